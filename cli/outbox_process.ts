@@ -1,0 +1,55 @@
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import type { Config } from '../config/mod.ts'
+import { ControlPlane, connectNats, connectRedis, redisReady, ensureStreams } from '../engine/protocol/mod.ts'
+import { startGateway, type Gateway } from '../gateway/main.ts'
+import { bootstrap } from '../gateway/control/orgs.ts'
+import { startEngine, type Engine } from '../engine/main.ts'
+
+export interface OutboxProcess {
+  readonly config: Config
+  readonly nc: NatsConnection
+  readonly redis: Redis
+  readonly cp: ControlPlane
+  readonly gateway?: Gateway
+  readonly engine?: Engine
+  /** Ordered shutdown: stop accepting, drain the engine, then close NATS and Redis. */
+  stop: () => Promise<void>
+}
+
+/** Starts the parts `config.role` names, sharing one NATS and one Redis connection between them. */
+export async function startOutbox (config: Config, log: Logger): Promise<OutboxProcess> {
+  const nc = await connectNats(config.nats.servers, `outbox-${config.role}`)
+  const redis = connectRedis(config.redis.url, `outbox-${config.role}`)
+  await redisReady(redis)
+  await ensureStreams(nc, config.nats.replicas)
+  const cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
+  const created = await bootstrap(cp, config)
+  if (created !== undefined) log.info({ organization_id: created.organization_id, domain_id: created.domain_id }, 'bootstrap organisation created')
+  const shared = { nc, redis, cp, log }
+  const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part
+  const engine = runs('engine') ? await startEngine(config, shared) : undefined
+  const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
+  let stopping: Promise<void> | undefined
+  return {
+    config,
+    nc,
+    redis,
+    cp,
+    ...(gateway !== undefined ? { gateway } : {}),
+    ...(engine !== undefined ? { engine } : {}),
+    stop () {
+      stopping ??= (async () => {
+        const deadline = Date.now() + config.shutdownTimeoutMs
+        const left = (): number => Math.max(100, deadline - Date.now())
+        await gateway?.drain(left())
+        await engine?.drain(left())
+        cp.close()
+        await nc.drain().catch(() => {})
+        redis.disconnect()
+      })()
+      return stopping
+    }
+  }
+}

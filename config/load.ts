@@ -1,0 +1,82 @@
+import { Value } from 'typebox/value'
+import { EnvSchema, type Config, type Env } from './schema.ts'
+
+/** A setting that failed validation; `message` is one line naming every bad variable. */
+export class ConfigError extends Error {
+  readonly code = 'config_error'
+  readonly variables: readonly string[]
+  constructor (problems: ReadonlyArray<{ variable: string, message: string }>) {
+    super('invalid configuration: ' + problems.map((p) => `${p.variable} ${p.message}`).join('; '))
+    this.name = 'ConfigError'
+    this.variables = problems.map((p) => p.variable)
+  }
+}
+
+const KNOWN = Object.keys(EnvSchema.properties) as Array<keyof Env>
+
+function seconds (list: string): number[] {
+  return list.split(',').map((s) => Number(s.trim()))
+}
+
+function deepFreeze<T> (value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v)
+    Object.freeze(value)
+  }
+  return value
+}
+
+/**
+ * Reads the settings once. Only the variables the schema knows are taken from `env`;
+ * empty strings count as unset so that `OB_X= npm start` falls back to the default.
+ */
+export function loadConfig (env: Readonly<Record<string, string | undefined>> = process.env): Config {
+  const picked: Record<string, unknown> = {}
+  for (const name of KNOWN) {
+    const raw = env[name]
+    if (raw !== undefined && raw !== '') picked[name] = raw.trim()
+  }
+  const withDefaults = Value.Default(EnvSchema, picked)
+  const converted = Value.Convert(EnvSchema, withDefaults)
+  if (!Value.Check(EnvSchema, converted)) {
+    const problems = new Map<string, string>()
+    for (const err of Value.Errors(EnvSchema, converted)) {
+      const variable = err.instancePath.replace(/^\//, '') || '(root)'
+      if (problems.has(variable)) continue
+      const choices = (EnvSchema.properties as Record<string, { anyOf?: Array<{ const?: unknown }> }>)[variable]?.anyOf
+      const expected = choices !== undefined ? `must be one of ${choices.map((c) => String(c.const)).join(', ')}` : err.message
+      problems.set(variable, `${expected} (got ${JSON.stringify(picked[variable] ?? null)})`)
+    }
+    throw new ConfigError([...problems].map(([variable, message]) => ({ variable, message })))
+  }
+  const e = converted as Env
+  const config: Config = {
+    role: e.OB_ROLE,
+    http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl: e.OB_PUBLIC_URL.replace(/\/+$/, '') },
+    nats: {
+      servers: (e.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean),
+      replicas: e.OB_NATS_REPLICAS,
+      configured: e.NATS_URL !== undefined
+    },
+    redis: { url: e.REDIS_URL ?? 'redis://127.0.0.1:6379', configured: e.REDIS_URL !== undefined },
+    smtp: {
+      inboundHost: e.OB_SMTP_INBOUND_HOST,
+      inboundPort: e.OB_SMTP_INBOUND_PORT,
+      inboundTlsCert: e.OB_SMTP_INBOUND_TLS_CERT,
+      inboundTlsKey: e.OB_SMTP_INBOUND_TLS_KEY,
+      relay: e.OB_SMTP_RELAY
+    },
+    bootstrap: { adminKey: e.OB_BOOTSTRAP_ADMIN_KEY, domain: e.OB_BOOTSTRAP_DOMAIN, plan: e.OB_BOOTSTRAP_PLAN },
+    plans: { enterpriseRateLimit: e.OB_ENTERPRISE_RATE_LIMIT },
+    webhook: { caFile: e.OB_WEBHOOK_CA_FILE, allowPrivate: e.OB_WEBHOOK_ALLOW_PRIVATE, retryScheduleS: seconds(e.OB_WEBHOOK_RETRY_SCHEDULE) },
+    delivery: { retryScheduleS: seconds(e.OB_DELIVERY_RETRY_SCHEDULE) },
+    domainVerification: e.OB_DOMAIN_VERIFICATION,
+    dnsServers: e.OB_DNS_SERVERS === undefined ? [] : e.OB_DNS_SERVERS.split(','),
+    engine: { shards: e.OB_ENGINE_SHARDS, threads: e.OB_ENGINE_THREADS },
+    secret: e.OB_SECRET,
+    dataDir: e.OB_DATA_DIR,
+    logLevel: e.OB_LOG_LEVEL,
+    shutdownTimeoutMs: e.OB_SHUTDOWN_TIMEOUT_MS
+  }
+  return deepFreeze(config)
+}

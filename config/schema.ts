@@ -1,0 +1,75 @@
+import { Type, type Static } from 'typebox'
+
+/**
+ * Every setting Outbox reads, as the environment variables that carry them.
+ * Defaults live here and nowhere else; `load.ts` converts, checks and freezes.
+ */
+const HostPattern = '^[A-Za-z0-9.:\\-\\[\\]]+$'
+const SecondsList = '^\\s*\\d+(\\s*,\\s*\\d+)*\\s*$'
+
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '60,300,1800,7200,18000,36000,36000,36000,36000,36000'
+// 60 s, 5 m, 15 m, 1 h, 4 h, then every 8 h: 13 attempts spread over 69 h, inside the 72 h promise.
+export const DEFAULT_DELIVERY_RETRY_SCHEDULE = '60,300,900,3600,14400,28800,28800,28800,28800,28800,28800,28800,28800'
+
+export const EnvSchema = Type.Object({
+  OB_HTTP_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
+  OB_HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  OB_PUBLIC_URL: Type.String({ pattern: '^https?://[^\\s]+$', default: 'http://127.0.0.1:8080' }),
+  NATS_URL: Type.Optional(Type.String({ pattern: '^(nats|tls)://[^\\s]+$' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^(redis|rediss|redis\\+sentinel|redis\\+cluster)://[^\\s]*$' })),
+  OB_SMTP_INBOUND_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
+  OB_SMTP_INBOUND_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 2525 }),
+  OB_SMTP_INBOUND_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
+  OB_SMTP_INBOUND_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  OB_SMTP_RELAY: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
+  OB_BOOTSTRAP_ADMIN_KEY: Type.Optional(Type.String({ pattern: '^ob_live_[A-Za-z0-9]{16,64}$' })),
+  OB_BOOTSTRAP_DOMAIN: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'example.com' }),
+  OB_BOOTSTRAP_PLAN: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')], { default: 'free' }),
+  OB_ENTERPRISE_RATE_LIMIT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 5000 }),
+  OB_WEBHOOK_CA_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  OB_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
+  OB_WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: SecondsList, default: DEFAULT_WEBHOOK_RETRY_SCHEDULE }),
+  OB_DELIVERY_RETRY_SCHEDULE: Type.String({ pattern: SecondsList, default: DEFAULT_DELIVERY_RETRY_SCHEDULE }),
+  OB_DOMAIN_VERIFICATION: Type.Union([Type.Literal('dns'), Type.Literal('off')], { default: 'dns' }),
+  OB_DNS_SERVERS: Type.Optional(Type.String({ pattern: '^[^\\s,]+(,[^\\s,]+)*$' })),
+  OB_ROLE: Type.Union([Type.Literal('gateway'), Type.Literal('engine'), Type.Literal('inbound'), Type.Literal('all')], { default: 'all' }),
+  OB_ENGINE_SHARDS: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),
+  OB_ENGINE_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
+  OB_NATS_REPLICAS: Type.Union([Type.Literal(1), Type.Literal(3), Type.Literal(5)], { default: 1 }),
+  OB_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  OB_DATA_DIR: Type.String({ minLength: 1, default: './var' }),
+  OB_LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
+  OB_SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 15_000 })
+}, { additionalProperties: false })
+
+export type Env = Static<typeof EnvSchema>
+
+export type Role = 'gateway' | 'engine' | 'inbound' | 'all'
+export type Plan = 'free' | 'starter' | 'pro' | 'enterprise'
+
+/** The frozen configuration every part receives; built once by `loadConfig`. */
+export interface Config {
+  readonly role: Role
+  readonly http: { readonly host: string, readonly port: number, readonly publicUrl: string }
+  readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean }
+  readonly redis: { readonly url: string, readonly configured: boolean }
+  readonly smtp: {
+    readonly inboundHost: string
+    readonly inboundPort: number
+    readonly inboundTlsCert?: string
+    readonly inboundTlsKey?: string
+    readonly relay?: string
+  }
+  readonly bootstrap: { readonly adminKey?: string, readonly domain: string, readonly plan: Plan }
+  readonly plans: { readonly enterpriseRateLimit: number }
+  readonly webhook: { readonly caFile?: string, readonly allowPrivate: boolean, readonly retryScheduleS: readonly number[] }
+  readonly delivery: { readonly retryScheduleS: readonly number[] }
+  readonly domainVerification: 'dns' | 'off'
+  readonly dnsServers: readonly string[]
+  readonly engine: { readonly shards: number, readonly threads: number }
+  /** Key material for tracking tokens; when unset a per-installation secret is kept in the control plane. */
+  readonly secret?: string
+  readonly dataDir: string
+  readonly logLevel: string
+  readonly shutdownTimeoutMs: number
+}

@@ -1,0 +1,70 @@
+import { Kvm, type KV } from '@nats-io/kv'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { KV_BUCKETS } from './subjects.ts'
+import { KvMirror } from './kv_mirror.ts'
+import type {
+  ApiKeyRecord, DomainRecord, OrgRecord, RouteRecord, SuppressionRecord, TemplateRecord, WebhookRecord
+} from './records.ts'
+import { sha256Hex } from './ids.ts'
+
+/**
+ * Organisations, domains, keys, webhooks, templates, inbound routes and suppressions, stored in NATS KV
+ * (replicated in a cluster) and mirrored in every process. Keys of org-owned records are `<org_id>.<id>`.
+ */
+export class ControlPlane {
+  private constructor (
+    readonly orgs: KvMirror<OrgRecord>,
+    readonly domains: KvMirror<DomainRecord>,
+    /** domain name → `<org_id>.<domain_id>`; `create` on it makes names unique across organisations. */
+    readonly domainNames: KvMirror<string>,
+    readonly apiKeys: KvMirror<ApiKeyRecord>,
+    readonly webhooks: KvMirror<WebhookRecord>,
+    readonly templates: KvMirror<TemplateRecord>,
+    readonly routes: KvMirror<RouteRecord>,
+    readonly suppressions: KvMirror<SuppressionRecord>,
+    readonly settings: KV
+  ) {}
+
+  static async open (nc: NatsConnection, opts: { replicas: number }): Promise<ControlPlane> {
+    const kvm = new Kvm(nc)
+    const bucket = async (name: string): Promise<KV> => await kvm.create(name, { replicas: opts.replicas, history: 1 })
+    const [orgs, domains, domainNames, apiKeys, webhooks, templates, routes, suppressions, settings] = await Promise.all([
+      bucket(KV_BUCKETS.orgs), bucket(KV_BUCKETS.domains), bucket(KV_BUCKETS.domainNames), bucket(KV_BUCKETS.apiKeys),
+      bucket(KV_BUCKETS.webhooks), bucket(KV_BUCKETS.templates), bucket(KV_BUCKETS.routes), bucket(KV_BUCKETS.suppressions),
+      bucket(KV_BUCKETS.settings)
+    ])
+    const mirrors = await Promise.all([
+      KvMirror.open<OrgRecord>(orgs),
+      KvMirror.open<DomainRecord>(domains, { id: (d) => d.id }),
+      KvMirror.open<string>(domainNames),
+      KvMirror.open<ApiKeyRecord>(apiKeys, { hash: (k) => k.hash }),  // keyed by key id
+      KvMirror.open<WebhookRecord>(webhooks, { id: (w) => w.id }),
+      KvMirror.open<TemplateRecord>(templates, { id: (t) => t.id }),
+      KvMirror.open<RouteRecord>(routes, { id: (r) => r.id }),
+      KvMirror.open<SuppressionRecord>(suppressions)
+    ])
+    return new ControlPlane(...mirrors, settings)
+  }
+
+  /** The key record for a presented key value, or undefined. Costs one SHA-256 and a map look-up. */
+  keyByValue (value: string): ApiKeyRecord | undefined {
+    return this.apiKeys.getBy('hash', sha256Hex(value))
+  }
+
+  domain (orgId: string, domainId: string): DomainRecord | undefined {
+    return this.domains.get(`${orgId}.${domainId}`)
+  }
+
+  isSuppressed (orgId: string, email: string): boolean {
+    return this.suppressions.get(suppressionKey(orgId, email)) !== undefined
+  }
+
+  close (): void {
+    for (const m of [this.orgs, this.domains, this.domainNames, this.apiKeys, this.webhooks, this.templates, this.routes, this.suppressions]) m.stop()
+  }
+}
+
+/** Suppression entries are keyed by a hash so any address fits KV's key alphabet. */
+export function suppressionKey (orgId: string, email: string): string {
+  return `${orgId}.${sha256Hex(email.trim().toLowerCase()).slice(0, 40)}`
+}

@@ -1,0 +1,40 @@
+import { randomBytes, createHash } from 'node:crypto'
+
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz'
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+
+export type IdPrefix = 'org' | 'dom' | 'key' | 'msg' | 'evt' | 'wh' | 'rt' | 'tpl' | 'whd' | 'req'
+
+/**
+ * `prefix_` + 10 characters of millisecond time + 16 random characters (Crockford base32, lower case).
+ * Ids sort by creation time, which lets lists page by id.
+ */
+export function newId (prefix: IdPrefix, now = Date.now()): string {
+  let time = ''
+  let t = now
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time
+    t = Math.floor(t / 32)
+  }
+  const bytes = randomBytes(16)
+  let rand = ''
+  for (let i = 0; i < 16; i++) rand += CROCKFORD[bytes[i]! & 31]
+  return `${prefix}_${time}${rand}`
+}
+
+/** Random base62 text; 32 characters carry about 190 bits. */
+export function randomToken (length = 32): string {
+  const bytes = randomBytes(length * 2)
+  let out = ''
+  for (let i = 0; i < bytes.length && out.length < length; i++) {
+    // 248 = 4 × 62: rejecting the rest keeps every character equally likely.
+    if (bytes[i]! < 248) out += BASE62[bytes[i]! % 62]
+  }
+  return out.length === length ? out : out + randomToken(length - out.length)
+}
+
+export function sha256Hex (value: string): string {
+  return createHash('sha256').update(value).digest('hex')
+}
+
+export const ID_PATTERN = '^[a-z]{2,3}_[0-9a-z]{26}$'

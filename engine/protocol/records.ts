@@ -1,0 +1,99 @@
+import { Type, type Static } from 'typebox'
+
+/** Control-plane records as stored in NATS KV. Timestamps are ISO 8601 UTC strings. */
+
+export const PLANS = ['free', 'starter', 'pro', 'enterprise'] as const
+export const PLAN_RATE_LIMITS: Record<Exclude<(typeof PLANS)[number], 'enterprise'>, number> = { free: 60, starter: 300, pro: 1000 }
+export const PERMISSIONS = ['send', 'read', 'manage', 'admin'] as const
+export type Permission = (typeof PERMISSIONS)[number]
+export type PlanName = (typeof PLANS)[number]
+
+export const OrgRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  plan: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')]),
+  /** Only for `enterprise`; the operator sets it. */
+  rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
+  created_at: Type.String()
+})
+export type OrgRecord = Static<typeof OrgRecord>
+
+export const DnsRecord = Type.Object({ type: Type.String(), name: Type.String(), value: Type.String() })
+
+export const DomainRecord = Type.Object({
+  id: Type.String(),
+  org_id: Type.String(),
+  name: Type.String(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('verified')]),
+  dkim_selector: Type.String(),
+  dkim_private_key: Type.String(),
+  dkim_public_key: Type.String(),
+  records: Type.Array(DnsRecord),
+  created_at: Type.String(),
+  verified_at: Type.Optional(Type.String())
+})
+export type DomainRecord = Static<typeof DomainRecord>
+
+export const ApiKeyRecord = Type.Object({
+  id: Type.String(),
+  org_id: Type.String(),
+  domain_id: Type.String(),
+  name: Type.String(),
+  permissions: Type.Array(Type.Union([Type.Literal('send'), Type.Literal('read'), Type.Literal('manage'), Type.Literal('admin')])),
+  environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+  /** SHA-256 of the key value, hex; the value itself is never stored. */
+  hash: Type.String(),
+  prefix: Type.String(),
+  last4: Type.String(),
+  created_at: Type.String(),
+  revoked_at: Type.Optional(Type.String()),
+  /** Set on the old key of a rotation: it stops working at this time. */
+  expires_at: Type.Optional(Type.String()),
+  replaced_by: Type.Optional(Type.String())
+})
+export type ApiKeyRecord = Static<typeof ApiKeyRecord>
+
+export const WEBHOOK_EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'] as const
+
+export const WebhookRecord = Type.Object({
+  id: Type.String(),
+  org_id: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  secret: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('failed')]),
+  created_at: Type.String(),
+  updated_at: Type.String()
+})
+export type WebhookRecord = Static<typeof WebhookRecord>
+
+export const TemplateRecord = Type.Object({
+  id: Type.String(),
+  org_id: Type.String(),
+  name: Type.String(),
+  subject: Type.String(),
+  html: Type.String(),
+  text: Type.Optional(Type.String()),
+  created_at: Type.String(),
+  updated_at: Type.String()
+})
+export type TemplateRecord = Static<typeof TemplateRecord>
+
+export const RouteRecord = Type.Object({
+  id: Type.String(),
+  org_id: Type.String(),
+  match: Type.String(),
+  action: Type.Object({ type: Type.Literal('webhook'), include_attachments: Type.Boolean() }),
+  created_at: Type.String()
+})
+export type RouteRecord = Static<typeof RouteRecord>
+
+export const SUPPRESSION_REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual'] as const
+export const SuppressionRecord = Type.Object({
+  org_id: Type.String(),
+  email: Type.String(),
+  reason: Type.Union([Type.Literal('hard_bounce'), Type.Literal('complaint'), Type.Literal('unsubscribe'), Type.Literal('manual')]),
+  message_id: Type.Optional(Type.String()),
+  created_at: Type.String()
+})
+export type SuppressionRecord = Static<typeof SuppressionRecord>

@@ -1,0 +1,105 @@
+import { Type, type Static } from 'typebox'
+
+/**
+ * The send request (POST /v1/messages/send and each item of /batch) and the queued message the gateway
+ * publishes to JetStream. Both sides compile these once.
+ */
+
+export const MAX_RECIPIENTS = 50
+export const MAX_BATCH = 100
+export const MAX_METADATA_PAIRS = 20
+export const MAX_SCHEDULE_AHEAD_MS = 72 * 3600_000 // 72 h
+
+// `addr@domain` or `Display Name <addr@domain>`; CR, LF and NUL are refused by the pattern itself.
+const ADDR = "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
+export const ADDRESS_PATTERN = `^(?:${ADDR}|[^\\r\\n\\0<>]{0,200}<${ADDR}>)$`
+const NO_CRLF = '^[^\\r\\n\\0]*$'
+
+export const Address = Type.String({ pattern: ADDRESS_PATTERN, maxLength: 320, description: 'addr@domain or "Display Name <addr@domain>"' })
+const Addresses = Type.Union([Address, Type.Array(Address, { minItems: 1, maxItems: MAX_RECIPIENTS })])
+
+export const Attachment = Type.Object({
+  filename: Type.String({ minLength: 1, maxLength: 255, pattern: NO_CRLF }),
+  content: Type.String({ description: 'base64', pattern: '^[A-Za-z0-9+/\\r\\n]*={0,2}[\\r\\n]*$' }),
+  content_type: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$', maxLength: 127 }))
+}, { additionalProperties: false })
+
+export const SendRequest = Type.Object({
+  from: Address,
+  to: Addresses,
+  cc: Type.Optional(Addresses),
+  bcc: Type.Optional(Addresses),
+  reply_to: Type.Optional(Address),
+  subject: Type.Optional(Type.String({ maxLength: 998, pattern: NO_CRLF })),
+  html: Type.Optional(Type.String()),
+  text: Type.Optional(Type.String()),
+  headers: Type.Optional(Type.Record(
+    Type.String({ pattern: '^[A-Za-z0-9-]{1,76}$' }),
+    Type.String({ maxLength: 998, pattern: NO_CRLF }),
+    { maxProperties: 50 }
+  )),
+  metadata: Type.Optional(Type.Record(
+    Type.String({ minLength: 1, maxLength: 40 }),
+    Type.String({ maxLength: 500 }),
+    { maxProperties: MAX_METADATA_PAIRS }
+  )),
+  attachments: Type.Optional(Type.Array(Attachment, { maxItems: 20 })),
+  template_id: Type.Optional(Type.String({ pattern: '^tpl_[0-9a-z]{26}$' })),
+  variables: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), { maxProperties: 100 })),
+  scheduled_at: Type.Optional(Type.String({ format: 'date-time' })),
+  track_opens: Type.Optional(Type.Boolean({ default: true })),
+  track_clicks: Type.Optional(Type.Boolean({ default: true }))
+}, { additionalProperties: false })
+export type SendRequest = Static<typeof SendRequest>
+
+export const BatchRequest = Type.Object({
+  messages: Type.Array(SendRequest, { minItems: 1, maxItems: MAX_BATCH })
+}, { additionalProperties: false })
+export type BatchRequest = Static<typeof BatchRequest>
+
+/** Header names a caller may not set through `headers`: the engine writes them. */
+export const RESERVED_HEADERS = new Set([
+  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'message-id', 'date', 'return-path', 'sender',
+  'dkim-signature', 'mime-version', 'content-type', 'content-transfer-encoding', 'list-unsubscribe', 'list-unsubscribe-post'
+])
+
+/** What the gateway publishes to `ob.out.<shard>`; the engine reads nothing else to deliver. */
+export interface QueuedMessage {
+  v: 1
+  id: string
+  org_id: string
+  domain_id: string
+  key_id: string
+  environment: 'live' | 'test'
+  from: string
+  to: string[]
+  cc: string[]
+  bcc: string[]
+  reply_to?: string
+  subject: string
+  html?: string
+  text?: string
+  headers: Record<string, string>
+  metadata: Record<string, string>
+  attachments: Array<{ filename: string, content: string, content_type?: string }>
+  template_id?: string
+  variables?: Record<string, string | number | boolean>
+  scheduled_at?: string
+  track_opens: boolean
+  track_clicks: boolean
+  /** Recipients dropped at the gateway because they are suppressed. */
+  suppressed: string[]
+  created_at: string
+}
+
+/** The bare address of `Name <addr@domain>` or `addr@domain`, lower-cased. */
+export function bareAddress (value: string): string {
+  const lt = value.lastIndexOf('<')
+  const addr = lt === -1 ? value : value.slice(lt + 1, value.lastIndexOf('>'))
+  return addr.trim().toLowerCase()
+}
+
+export function addressDomain (value: string): string {
+  const addr = bareAddress(value)
+  return addr.slice(addr.lastIndexOf('@') + 1)
+}

@@ -1,0 +1,49 @@
+/**
+ * Names shared by the gateway and the engine: streams, subjects, KV buckets, headers and Redis keys.
+ * Nothing else spells them out.
+ */
+export const STREAM_OUTBOUND = 'OB_OUTBOUND'
+export const STREAM_EVENTS = 'OB_EVENTS'
+
+export const OUTBOUND_SUBJECTS = 'ob.out.>'
+export const EVENT_SUBJECTS = 'ob.evt.>'
+
+/** Outbound work for one shard; the shard is the unit an engine owns. */
+export function outboundSubject (shard: number): string {
+  return `ob.out.${shard}`
+}
+
+export function eventSubject (orgId: string, type: string): string {
+  return `ob.evt.${orgId}.${type}`
+}
+
+export const KV_BUCKETS = {
+  orgs: 'ob_orgs',
+  domains: 'ob_domains',
+  domainNames: 'ob_domain_names',
+  apiKeys: 'ob_api_keys',
+  webhooks: 'ob_webhooks',
+  templates: 'ob_templates',
+  routes: 'ob_routes',
+  suppressions: 'ob_suppressions',
+  settings: 'ob_settings'
+} as const
+
+export const HDR_MSG_ID = 'Nats-Msg-Id'
+
+export const REDIS_KEYS = {
+  /** GCRA state for one API key; the limit is part of the key so a plan change starts a fresh bucket. */
+  rateLimit: (keyId: string, perMinute: number) => `ob:rl:${keyId}:${perMinute}:60`,
+  authFailures: (ip: string) => `ob:authfail:${ip}:30:60`,
+  idempotency: (orgId: string, key: string) => `ob:idem:${orgId}:${key}`
+} as const
+
+/** Stable shard for a message: FNV-1a over the id, so every gateway agrees without coordination. */
+export function shardOf (id: string, shards: number): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return (h >>> 0) % shards
+}

@@ -1,0 +1,20 @@
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import type { Config } from '../config/mod.ts'
+import type { ControlPlane } from '../engine/protocol/mod.ts'
+import type { RateLimiter } from './rate_limit.ts'
+import type { AuthFailureGuard } from './auth.ts'
+import type { Metrics } from './metrics.ts'
+
+/** What every handler may use; built once in `main.ts` and passed down. */
+export interface GatewayDeps {
+  readonly config: Config
+  readonly log: Logger
+  readonly nc: NatsConnection
+  readonly redis: Redis
+  readonly cp: ControlPlane
+  readonly limiter: RateLimiter
+  readonly authGuard: AuthFailureGuard
+  readonly metrics: Metrics
+}

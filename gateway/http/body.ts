@@ -1,0 +1,44 @@
+import type { HttpResponse } from 'uWebSockets.js'
+import { ApiError } from '../../engine/protocol/mod.ts'
+
+export const MAX_BODY_BYTES = 10 * 1024 * 1024 // 10 MB, documented
+
+/**
+ * Reads the request body, copying each chunk before uWS reuses its memory, and stops at the cap
+ * while streaming (a Content-Length over the cap is refused before any byte is read).
+ * `aborted()` is checked by the caller; an aborted request never settles this promise.
+ */
+export function readBody (res: HttpResponse, contentLength: number, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  if (contentLength > limit) return Promise.reject(new ApiError('payload_too_large'))
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let failed = false
+    res.onData((chunk, isLast) => {
+      if (failed) return
+      size += chunk.byteLength
+      if (size > limit) {
+        failed = true
+        reject(new ApiError('payload_too_large'))
+        return
+      }
+      chunks.push(Buffer.from(chunk.slice(0)))
+      if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))
+    })
+  })
+}
+
+/** JSON.parse with the documented error instead of a SyntaxError. */
+export function parseJson (raw: Buffer, contentType: string): unknown {
+  if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType)) {
+    throw new ApiError('validation_error', 'Content-Type must be application/json.', { field: 'Content-Type', errors: [{ field: 'Content-Type', message: 'must be application/json' }] })
+  }
+  if (raw.length === 0) {
+    throw new ApiError('validation_error', 'The request body is empty; a JSON object is required.', { errors: [{ field: 'body', message: 'must be a JSON object' }] })
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'))
+  } catch (err) {
+    throw new ApiError('validation_error', `The body is not valid JSON: ${(err as Error).message}`, { errors: [{ field: 'body', message: 'must be valid JSON' }] })
+  }
+}

@@ -1,0 +1,56 @@
+import type { TSchema } from 'typebox'
+import type { Permission } from '../../engine/protocol/mod.ts'
+import type { GatewayDeps } from '../deps.ts'
+import type { AuthContext } from '../auth.ts'
+
+export type Method = 'get' | 'post' | 'patch' | 'put' | 'del'
+
+/** The request as a handler sees it: everything was copied out of uWS before the first await. */
+export interface RequestContext<B = unknown> {
+  readonly deps: GatewayDeps
+  readonly requestId: string
+  readonly ip: string
+  readonly params: Readonly<Record<string, string>>
+  readonly query: URLSearchParams
+  readonly headers: Readonly<{ authorization: string, contentType: string, idempotencyKey: string, userAgent: string }>
+  readonly body: B
+  readonly rawBody: Buffer
+  /** Set for every route with a `permission`. */
+  readonly auth: AuthContext
+  /** Headers the pipeline already decided on (rate limit); a handler may add its own. */
+  readonly responseHeaders: Record<string, string>
+}
+
+export interface Reply {
+  status: number
+  body?: unknown
+  headers?: Record<string, string>
+  /** Bytes written as they are, with this content type (tracking pixel, Prometheus text). */
+  raw?: { contentType: string, data: string | Buffer }
+}
+
+export interface ResponseDoc { description: string, schema?: TSchema }
+
+/**
+ * One endpoint. The table of these drives uWS registration, validation, the permission check and the
+ * OpenAPI document, so none of them is written twice.
+ */
+export interface RouteDef<B = any> {
+  method: Method
+  path: string
+  /** null: no API key (health, tracking). */
+  permission: Permission | null
+  summary: string
+  tag: string
+  description?: string
+  body?: TSchema
+  query?: TSchema
+  responses: Record<number, ResponseDoc>
+  /** Skip the per-key rate limit (public endpoints, which are not tied to a key). */
+  unmetered?: boolean
+  handler: (ctx: RequestContext<B>) => Promise<Reply> | Reply
+}
+
+export function route<B = any> (def: RouteDef<B>): RouteDef<B> {
+  return def
+}

@@ -1,0 +1,56 @@
+import uWS from 'uWebSockets.js'
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import type { Config } from '../config/mod.ts'
+import type { ControlPlane } from '../engine/protocol/mod.ts'
+import { createHttpServer, type HttpServer } from './server.ts'
+import { ROUTES } from './routes/mod.ts'
+import { RateLimiter } from './rate_limit.ts'
+import { AuthFailureGuard } from './auth.ts'
+import { Metrics } from './metrics.ts'
+import type { GatewayDeps } from './deps.ts'
+
+export interface Gateway {
+  readonly port: number
+  readonly deps: GatewayDeps
+  readonly server: HttpServer
+  /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes the socket. */
+  drain: (timeoutMs: number) => Promise<void>
+}
+
+export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Gateway> {
+  const limiter = new RateLimiter(shared.redis)
+  const deps: GatewayDeps = {
+    config,
+    log: shared.log.child({ part: 'gateway' }),
+    nc: shared.nc,
+    redis: shared.redis,
+    cp: shared.cp,
+    limiter,
+    authGuard: new AuthFailureGuard(limiter),
+    metrics: new Metrics()
+  }
+  const server = createHttpServer(deps, ROUTES)
+  deps.metrics.gauge('outbox_http_in_flight', () => server.inFlight)
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
+    server.app.listen(config.http.host, config.http.port, (s) => {
+      if (s === false) reject(new Error(`cannot listen on ${config.http.host}:${config.http.port}`))
+      else resolve(s)
+    })
+  })
+  const port = uWS.us_socket_local_port(socket)
+  deps.log.info({ host: config.http.host, port }, 'HTTP API listening')
+  return {
+    port,
+    deps,
+    server,
+    async drain (timeoutMs) {
+      server.draining = true
+      const deadline = Date.now() + timeoutMs
+      while (server.inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+      if (server.inFlight > 0) deps.log.warn({ inFlight: server.inFlight }, 'closing with requests still in flight')
+      uWS.us_listen_socket_close(socket)
+    }
+  }
+}

@@ -1,0 +1,42 @@
+import { Type } from 'typebox'
+import { route } from '../http/route.ts'
+
+const Status = Type.Object({ status: Type.String() })
+
+export const healthRoutes = [
+  route({
+    method: 'get',
+    path: '/healthz',
+    permission: null,
+    summary: 'Liveness: the process is up',
+    tag: 'Operations',
+    responses: { 200: { description: 'Always, while the process runs', schema: Status } },
+    handler: () => ({ status: 200, body: { status: 'ok' } })
+  }),
+  route({
+    method: 'get',
+    path: '/readyz',
+    permission: null,
+    summary: 'Readiness: NATS and Redis answer',
+    tag: 'Operations',
+    responses: { 200: { description: 'NATS and Redis answer', schema: Status }, 503: { description: 'NATS or Redis does not answer', schema: Status } },
+    handler: async ({ deps }) => {
+      const deadline = new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error('timeout')), 1000).unref())
+      try {
+        await Promise.race([Promise.all([deps.nc.rtt(), deps.redis.ping()]), deadline])
+        return { status: 200, body: { status: 'ok' } }
+      } catch {
+        return { status: 503, body: { status: 'unavailable' } }
+      }
+    }
+  }),
+  route({
+    method: 'get',
+    path: '/metrics',
+    permission: null,
+    summary: 'Prometheus metrics',
+    tag: 'Operations',
+    responses: { 200: { description: 'Prometheus text exposition format' } },
+    handler: ({ deps }) => ({ status: 200, raw: { contentType: 'text/plain; version=0.0.4', data: deps.metrics.render() } })
+  })
+]

@@ -1,0 +1,180 @@
+import uWS from 'uWebSockets.js'
+import { Value } from 'typebox/value'
+import { ApiError, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../engine/protocol/mod.ts'
+import type { GatewayDeps } from './deps.ts'
+import type { Reply, RequestContext, RouteDef } from './http/route.ts'
+import { readBody, parseJson } from './http/body.ts'
+import { compileValidator, assertValid, type Validator } from './http/validate.ts'
+import { statusLine } from './http/status_text.ts'
+import { authenticate, hasPermission, type AuthContext } from './auth.ts'
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const JSON_TYPE = 'application/json'
+const EMPTY: Buffer = Buffer.alloc(0)
+const NO_AUTH = undefined as unknown as AuthContext
+
+export interface HttpServer {
+  readonly app: uWS.TemplatedApp
+  /** While true, new requests get 503 so a load balancer moves on; in-flight ones finish. */
+  draining: boolean
+  inFlight: number
+}
+
+interface Compiled {
+  def: RouteDef
+  params: string[]
+  body?: Validator
+  query?: { schema: NonNullable<RouteDef['query']>, validator: Validator }
+  label: string
+}
+
+export function planLimit (org: OrgRecord, enterpriseDefault: number): number {
+  return org.plan === 'enterprise' ? (org.rate_limit_per_minute ?? enterpriseDefault) : PLAN_RATE_LIMITS[org.plan]
+}
+
+function writeReply (res: uWS.HttpResponse, reply: Reply, requestId: string, extra: Record<string, string>, close = false): void {
+  res.cork(() => {
+    res.writeStatus(statusLine(reply.status))
+    res.writeHeader('X-Request-Id', requestId)
+    for (const k in extra) res.writeHeader(k, extra[k]!)
+    if (reply.headers !== undefined) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!)
+    if (reply.raw !== undefined) {
+      res.writeHeader('Content-Type', reply.raw.contentType)
+      res.end(reply.raw.data, close)
+    } else if (reply.body === undefined) {
+      res.endWithoutBody(0, close)
+    } else {
+      res.writeHeader('Content-Type', JSON_TYPE)
+      res.end(JSON.stringify(reply.body), close)
+    }
+  })
+}
+
+function errorReply (err: ApiError, requestId: string): Reply {
+  const reply: Reply = { status: err.status, body: err.toJSON(requestId) }
+  if (err.retryAfter !== undefined) reply.headers = { 'Retry-After': String(err.retryAfter) }
+  return reply
+}
+
+/** Registers every route of the table on a uWS app and runs each request through one pipeline. */
+export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]): HttpServer {
+  const app = uWS.App()
+  const server: HttpServer = { app, draining: false, inFlight: 0 }
+  const compiled: Compiled[] = routes.map((def) => ({
+    def,
+    params: [...def.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!),
+    ...(def.body !== undefined ? { body: compileValidator(def.body) } : {}),
+    ...(def.query !== undefined ? { query: { schema: def.query, validator: compileValidator(def.query) } } : {}),
+    label: `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`
+  }))
+
+  async function run (c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: Omit<RequestContext, 'body' | 'auth' | 'rawBody'>, bodyPromise: Promise<Buffer> | undefined, start: number): Promise<void> {
+    let reply: Reply
+    let close = false
+    try {
+      if (server.draining) throw new ApiError('service_unavailable', 'The server is shutting down.', { retryAfter: 1 })
+      let auth = NO_AUTH
+      if (c.def.permission !== null) {
+        const now = Date.now()
+        deps.authGuard.check(ctx.ip, now)
+        try {
+          auth = authenticate(deps.cp, ctx.headers.authorization, now)
+        } catch (err) {
+          throw (await deps.authGuard.fail(ctx.ip, now)) ?? err
+        }
+        if (!hasPermission(auth.key, c.def.permission)) {
+          throw new ApiError('forbidden', `This API key lacks the "${c.def.permission}" permission.`, { details: { required: c.def.permission, granted: auth.key.permissions } })
+        }
+        if (c.def.unmetered !== true) {
+          const limit = planLimit(auth.org, deps.config.plans.enterpriseRateLimit)
+          const d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit)
+          ctx.responseHeaders['RateLimit-Limit'] = String(limit)
+          ctx.responseHeaders['RateLimit-Remaining'] = String(d.remaining)
+          ctx.responseHeaders['RateLimit-Reset'] = String(d.resetS)
+          if (!d.allowed) {
+            ctx.responseHeaders['Retry-After'] = String(d.retryAfterS)
+            throw new ApiError('rate_limited', `Rate limit of ${limit} requests per minute exceeded.`, { retryAfter: d.retryAfterS })
+          }
+        }
+      }
+      let rawBody = EMPTY
+      let body: unknown
+      if (bodyPromise !== undefined) {
+        rawBody = await bodyPromise
+        if (c.body !== undefined) body = assertValid(c.body, parseJson(rawBody, ctx.headers.contentType))
+      }
+      if (c.query !== undefined) {
+        const q: Record<string, unknown> = {}
+        for (const [k, v] of ctx.query) q[k] = v
+        assertValid(c.query.validator, Value.Convert(c.query.schema, q))
+      }
+      reply = await c.def.handler({ ...ctx, body, rawBody, auth })
+    } catch (err) {
+      const apiErr = ApiError.from(err)
+      if (apiErr.code === 'internal_error') deps.log.error({ err, requestId: ctx.requestId, route: c.label }, 'request failed')
+      if (apiErr.code === 'payload_too_large') close = true
+      reply = errorReply(apiErr, ctx.requestId)
+    }
+    server.inFlight--
+    deps.metrics.request(c.label, reply.status, performance.now() - start)
+    if (!aborted.v) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, close)
+  }
+
+  for (const c of compiled) {
+    const hasBody = c.def.method === 'post' || c.def.method === 'patch' || c.def.method === 'put'
+    app[c.def.method](c.def.path, (res, req) => {
+      const start = performance.now()
+      const aborted = { v: false }
+      res.onAborted(() => { aborted.v = true })
+      server.inFlight++
+      const incoming = req.getHeader('x-request-id')
+      const params: Record<string, string> = {}
+      for (let i = 0; i < c.params.length; i++) {
+        const raw = req.getParameter(i) ?? ''
+        try { params[c.params[i]!] = decodeURIComponent(raw) } catch { params[c.params[i]!] = raw }
+      }
+      const ctx = {
+        deps,
+        requestId: REQUEST_ID.test(incoming) ? incoming : newId('req'),
+        ip: Buffer.from(res.getRemoteAddressAsText()).toString(),
+        params,
+        query: new URLSearchParams(req.getQuery() ?? ''),
+        headers: {
+          authorization: req.getHeader('authorization'),
+          contentType: req.getHeader('content-type'),
+          idempotencyKey: req.getHeader('idempotency-key'),
+          userAgent: req.getHeader('user-agent')
+        },
+        responseHeaders: {} as Record<string, string>
+      }
+      // The body must be taken as it streams in, before any await, or uWS drops it.
+      let bodyPromise: Promise<Buffer> | undefined
+      if (hasBody) {
+        bodyPromise = readBody(res, Number(req.getHeader('content-length') || 0))
+        bodyPromise.catch(() => {})
+      }
+      void run(c, res, aborted, ctx, bodyPromise, start)
+    })
+  }
+
+  const patterns = compiled.map((c) => ({
+    re: new RegExp('^' + c.def.path.replace(/:[A-Za-z_]+/g, '[^/]+') + '$'),
+    method: c.def.method === 'del' ? 'DELETE' : c.def.method.toUpperCase()
+  }))
+  app.any('/*', (res, req) => {
+    let aborted = false
+    res.onAborted(() => { aborted = true })
+    const incoming = req.getHeader('x-request-id')
+    const requestId = REQUEST_ID.test(incoming) ? incoming : newId('req')
+    const url = req.getUrl()
+    const allowed = patterns.filter((p) => p.re.test(url)).map((p) => p.method)
+    const err = allowed.length > 0
+      ? new ApiError('method_not_allowed', `${req.getCaseSensitiveMethod()} is not allowed on ${url}; use ${allowed.join(', ')}.`)
+      : new ApiError('not_found', `No endpoint at ${url}.`)
+    const reply = errorReply(err, requestId)
+    if (allowed.length > 0) reply.headers = { Allow: allowed.join(', ') }
+    deps.metrics.request('unmatched', reply.status, 0)
+    if (!aborted) writeReply(res, reply, requestId, {})
+  })
+  return server
+}

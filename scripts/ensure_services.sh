@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Makes sure nats-server and redis-server are installed (tests spawn their own on free ports).
+# Installs the Debian package when missing and apt-get is usable, and says so; never silently.
+set -euo pipefail
+missing=()
+command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "outbox: installing ${missing[*]} with apt-get (not found on PATH)"
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+else
+  echo "outbox: ${missing[*]} not found; install the Debian package(s): apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi

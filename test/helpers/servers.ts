@@ -1,0 +1,76 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { existsSync } from 'node:fs'
+import { freePort, waitForPort } from './ports.ts'
+
+/**
+ * A real nats-server or redis-server of the test's own, on a free port with a temporary data directory.
+ * Fault tests kill and restart these; the machine's own services are never touched.
+ */
+/** Debian puts nats-server in /usr/sbin, which a non-login PATH may lack. */
+function binary (name: string): string {
+  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin', '/usr/local/bin'])) {
+    if (dir !== '' && existsSync(join(dir, name))) return join(dir, name)
+  }
+  return name
+}
+
+export class ServerProcess {
+  private child?: ChildProcess
+  readonly dir: string
+
+  private constructor (readonly kind: 'nats' | 'redis', readonly port: number, private readonly extraArgs: string[]) {
+    this.dir = mkdtempSync(join(tmpdir(), `outbox-${kind}-`))
+  }
+
+  static async nats (opts: { port?: number, args?: string[] } = {}): Promise<ServerProcess> {
+    const s = new ServerProcess('nats', opts.port ?? await freePort(), opts.args ?? [])
+    await s.start()
+    return s
+  }
+
+  static async redis (opts: { port?: number, args?: string[] } = {}): Promise<ServerProcess> {
+    const s = new ServerProcess('redis', opts.port ?? await freePort(), opts.args ?? [])
+    await s.start()
+    return s
+  }
+
+  get url (): string {
+    return this.kind === 'nats' ? `nats://127.0.0.1:${this.port}` : `redis://127.0.0.1:${this.port}`
+  }
+
+  async start (): Promise<void> {
+    const [cmd, args] = this.kind === 'nats'
+      ? [binary('nats-server'), ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir, ...this.extraArgs]]
+      : [binary('redis-server'), ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--dir', this.dir, ...this.extraArgs]]
+    this.child = spawn(cmd, args, { stdio: 'ignore' })
+    const child = this.child
+    await Promise.race([
+      waitForPort(this.port),
+      new Promise((_resolve, reject) => child.once('exit', (code) => reject(new Error(`${cmd} exited with ${code}`))))
+    ])
+  }
+
+  /** SIGKILL by default: the server gets no chance to flush, as in a crash. */
+  async stop (signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve())
+      child.kill(signal)
+    })
+    this.child = undefined
+  }
+
+  async restart (): Promise<void> {
+    await this.stop()
+    await this.start()
+  }
+
+  async dispose (): Promise<void> {
+    await this.stop()
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+}
