@@ -31,6 +31,10 @@ export function compileValidator (schema: TSchema): Validator {
           continue
         }
         const f = fieldOf(e.instancePath)
+        if (e.keyword === 'boolean' && e.schemaPath.endsWith('/additionalProperties')) {
+          if (!seen.has(f)) seen.set(f, 'is not a known field')
+          continue
+        }
         // A union reports every branch; the last message ("must match a schema in anyOf") is the least useful.
         if (!seen.has(f)) seen.set(f, e.message)
       }

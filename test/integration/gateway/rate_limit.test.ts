@@ -1,0 +1,53 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { ServerProcess } from '../../helpers/servers.ts'
+import { connectRedis, redisReady } from '../../../engine/protocol/mod.ts'
+import { RateLimiter } from '../../../gateway/rate_limit.ts'
+import type { Redis } from 'ioredis'
+
+let server: ServerProcess
+let redis: Redis
+before(async () => {
+  server = await ServerProcess.redis()
+  redis = connectRedis(server.url, 'test')
+  await redisReady(redis)
+})
+after(async () => { redis.disconnect(); await server.dispose() })
+
+test('a fresh key gets its burst at once, then is refused with a retry time', async () => {
+  const limiter = new RateLimiter(redis)
+  const decisions = []
+  for (let i = 0; i < 61; i++) decisions.push(await limiter.take('ob:rl:k1:60:60', 60))
+  assert.equal(decisions.filter((d) => d.allowed).length, 60)
+  assert.equal(decisions[0]!.remaining, 59)
+  assert.equal(decisions[59]!.remaining, 0)
+  const refused = decisions[60]!
+  assert.equal(refused.allowed, false)
+  assert.ok(refused.retryAfterS >= 1 && refused.retryAfterS <= 2, `retry after ${refused.retryAfterS}`)
+  assert.ok(refused.resetS >= 59 && refused.resetS <= 61, `reset ${refused.resetS}`)
+})
+
+test('buckets are per key and the limit is part of the key', async () => {
+  const limiter = new RateLimiter(redis)
+  for (let i = 0; i < 5; i++) await limiter.take('ob:rl:k2:5:60', 5)
+  assert.equal((await limiter.take('ob:rl:k2:5:60', 5)).allowed, false)
+  assert.equal((await limiter.take('ob:rl:k3:5:60', 5)).allowed, true)
+  assert.equal((await limiter.take('ob:rl:k2:300:60', 300)).allowed, true)
+})
+
+test('concurrent takes never exceed the burst', async () => {
+  const limiter = new RateLimiter(redis)
+  const all = await Promise.all(Array.from({ length: 200 }, async () => await limiter.take('ob:rl:k4:100:60', 100)))
+  assert.equal(all.filter((d) => d.allowed).length, 100)
+})
+
+test('a Redis outage becomes service_unavailable, not a hang', async () => {
+  const own = await ServerProcess.redis()
+  const client = connectRedis(own.url, 'test-down')
+  await redisReady(client)
+  const limiter = new RateLimiter(client)
+  await own.stop()
+  await assert.rejects(limiter.take('ob:rl:k5:60:60', 60), (err: { code?: string, retryAfter?: number }) => err.code === 'service_unavailable' && err.retryAfter === 1)
+  client.disconnect()
+  await own.dispose()
+})

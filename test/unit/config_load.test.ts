@@ -1,0 +1,65 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { loadConfig, ConfigError, DEFAULT_DELIVERY_RETRY_SCHEDULE } from '../../config/mod.ts'
+
+test('defaults match the documented values', () => {
+  const c = loadConfig({})
+  assert.equal(c.http.host, '127.0.0.1')
+  assert.equal(c.http.port, 8080)
+  assert.equal(c.http.publicUrl, 'http://127.0.0.1:8080')
+  assert.deepEqual(c.nats.servers, ['nats://127.0.0.1:4222'])
+  assert.equal(c.nats.configured, false)
+  assert.equal(c.redis.url, 'redis://127.0.0.1:6379')
+  assert.equal(c.smtp.inboundPort, 2525)
+  assert.equal(c.bootstrap.domain, 'example.com')
+  assert.equal(c.bootstrap.plan, 'free')
+  assert.equal(c.webhook.allowPrivate, false)
+  assert.deepEqual(c.webhook.retryScheduleS, [60, 300, 1800, 7200, 18000, 36000, 36000, 36000, 36000, 36000])
+  assert.equal(c.domainVerification, 'dns')
+  assert.equal(c.role, 'all')
+})
+
+test('the default delivery schedule stays inside 72 hours', () => {
+  const total = DEFAULT_DELIVERY_RETRY_SCHEDULE.split(',').map(Number).reduce((a, b) => a + b, 0)
+  assert.ok(total <= 72 * 3600, `schedule sums to ${total} s`)
+})
+
+test('values are converted from strings and the result is frozen', () => {
+  const c = loadConfig({ OB_HTTP_PORT: '9090', OB_WEBHOOK_ALLOW_PRIVATE: 'true', NATS_URL: 'nats://a:1,nats://b:2', OB_DNS_SERVERS: '127.0.0.1:53,10.0.0.1' })
+  assert.equal(c.http.port, 9090)
+  assert.equal(c.webhook.allowPrivate, true)
+  assert.deepEqual(c.nats.servers, ['nats://a:1', 'nats://b:2'])
+  assert.equal(c.nats.configured, true)
+  assert.deepEqual(c.dnsServers, ['127.0.0.1:53', '10.0.0.1'])
+  assert.ok(Object.isFrozen(c) && Object.isFrozen(c.http) && Object.isFrozen(c.webhook.retryScheduleS))
+})
+
+test('a bad value fails with one line naming every bad variable', () => {
+  assert.throws(() => loadConfig({ OB_HTTP_PORT: 'eighty', OB_ROLE: 'worker', OB_WEBHOOK_RETRY_SCHEDULE: '1,x' }), (err: unknown) => {
+    assert.ok(err instanceof ConfigError)
+    assert.deepEqual([...err.variables].sort(), ['OB_HTTP_PORT', 'OB_ROLE', 'OB_WEBHOOK_RETRY_SCHEDULE'])
+    assert.ok(!err.message.includes('\n'))
+    assert.match(err.message, /OB_ROLE must be one of gateway, engine, inbound, all \(got "worker"\)/)
+    return true
+  })
+})
+
+test('empty strings count as unset', () => {
+  assert.equal(loadConfig({ OB_HTTP_PORT: '' }).http.port, 8080)
+})
+
+test('a bootstrap key must look like a live key', () => {
+  assert.throws(() => loadConfig({ OB_BOOTSTRAP_ADMIN_KEY: 'secret' }), ConfigError)
+  assert.equal(loadConfig({ OB_BOOTSTRAP_ADMIN_KEY: 'ob_live_' + 'a'.repeat(32) }).bootstrap.adminKey, 'ob_live_' + 'a'.repeat(32))
+})
+
+test('the example environment file is valid', () => {
+  const env: Record<string, string> = {}
+  for (const line of readFileSync(new URL('../../../config/outbox.example.env', import.meta.url), 'utf8').split('\n')) {
+    const m = /^([A-Z_]+)=(.*)$/.exec(line.trim())
+    if (m !== null) env[m[1]!] = m[2]!
+  }
+  assert.ok(Object.keys(env).length >= 10)
+  loadConfig(env)
+})
