@@ -5,7 +5,7 @@ import { planLimit } from '../server.ts'
 import { BillingView, errorResponses } from '../schemas/control.ts'
 
 const PatchBillingBody = Type.Object({
-  plan: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')], {
+  plan: Type.Enum(['free', 'starter', 'pro', 'enterprise'], {
     description: 'free 60, starter 300, pro 1000 requests per minute per key; enterprise as set by the operator'
   })
 }, { additionalProperties: false })

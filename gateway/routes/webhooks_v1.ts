@@ -21,7 +21,7 @@ const Url = Type.Refine(
 const CreateWebhookBody = Type.Object({ url: Url, events: EventTypes }, { additionalProperties: false })
 const PatchWebhookBody = Type.Object({
   events: Type.Optional(EventTypes),
-  status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('paused')], { description: '`active` also revives a failed webhook' }))
+  status: Type.Optional(Type.Enum(['active', 'paused'], { description: '`active` also revives a failed webhook' }))
 }, { additionalProperties: false, minProperties: 1 })
 
 interface PatchWebhook { events?: string[], status?: 'active' | 'paused' }

@@ -37,8 +37,8 @@ export function errorResponses (reasons: Partial<Record<ErrorCode, string>>): Re
 export const FORBIDDEN_PERMISSION = 'The key lacks the permission this endpoint needs'
 export const FORBIDDEN_OTHER_ORG = 'The key lacks the permission, or the resource belongs to another organisation'
 
-export const Permission = Type.Union([Type.Literal('send'), Type.Literal('read'), Type.Literal('manage'), Type.Literal('admin')])
-export const Environment = Type.Union([Type.Literal('live'), Type.Literal('test')])
+export const Permission = Type.Enum(['send', 'read', 'manage', 'admin'])
+export const Environment = Type.Enum(['live', 'test'])
 export const Timestamp = Type.String({ format: 'date-time' })
 
 export const ApiKeyView = Type.Object({
@@ -78,9 +78,9 @@ export const CheckedDnsRecord = Type.Object({
   type: Type.String(),
   name: Type.String(),
   value: Type.String(),
-  status: Type.Union([Type.Literal('verified'), Type.Literal('missing')])
+  status: Type.Enum(['verified', 'missing'])
 })
-const DomainStatus = Type.Union([Type.Literal('pending'), Type.Literal('verified')])
+const DomainStatus = Type.Enum(['pending', 'verified'])
 
 export const DomainView = Type.Object({
   id: Type.String(),
@@ -100,7 +100,7 @@ export const VerifiedDomainView = Type.Object({
   verified_at: Type.Optional(Timestamp)
 })
 
-const WebhookStatus = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('failed')])
+const WebhookStatus = Type.Enum(['active', 'paused', 'failed'])
 
 export const WebhookView = Type.Object({
   id: Type.String(),
@@ -143,12 +143,12 @@ export const RouteView = Type.Object({
 
 export const SuppressionView = Type.Object({
   email: Type.String(),
-  reason: Type.Union([Type.Literal('hard_bounce'), Type.Literal('complaint'), Type.Literal('unsubscribe'), Type.Literal('manual')]),
+  reason: Type.Enum(['hard_bounce', 'complaint', 'unsubscribe', 'manual']),
   message_id: Type.Optional(Type.String()),
   created_at: Timestamp
 })
 
 export const BillingView = Type.Object({
-  plan: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')]),
+  plan: Type.Enum(['free', 'starter', 'pro', 'enterprise']),
   rate_limit_per_minute: Type.Integer()
 })
