@@ -39,7 +39,7 @@ export function assertMayGrant (caller: ApiKeyRecord, permissions: readonly Perm
 /** Keys are stored by id alone, so ownership is checked here rather than by `ownedRecord`. */
 export function ownedKey (cp: ControlPlane, orgId: string, id: string): ApiKeyRecord {
   const key = cp.apiKeys.get(id)
-  if (key === undefined || !key.id.startsWith('key_')) throw new ApiError('not_found', `No API key with id ${id}.`)
+  if (key === undefined) throw new ApiError('not_found', `No API key with id ${id}.`)
   if (key.org_id !== orgId) throw new ApiError('forbidden', `The API key ${id} belongs to another organisation.`)
   return key
 }

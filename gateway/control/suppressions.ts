@@ -1,4 +1,4 @@
-import { ApiError, suppressionKey, type ControlPlane, type SuppressionRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, KvConflictError, suppressionKey, type ControlPlane, type SuppressionRecord } from '../../engine/protocol/mod.ts'
 import { pageParams, type Page } from '../http/pagination.ts'
 
 /** `local@domain` with no spaces or angle brackets; at most 254 characters (RFC 5321 path limit). */
@@ -52,10 +52,11 @@ export async function suppress (cp: ControlPlane, orgId: string, email: string):
   const record: SuppressionRecord = { org_id: orgId, email: normalizeEmail(email), reason: 'manual', created_at: new Date().toISOString() }
   try {
     await cp.suppressions.create(key, record)
-  } catch {
+  } catch (err) {
+    if (!(err instanceof KvConflictError)) throw err
     const raced = cp.suppressions.get(key)
     if (raced !== undefined) return { record: raced, created: false }
-    throw new ApiError('conflict', `The address ${record.email} is being changed; retry.`)
+    throw new ApiError('conflict', `The address ${record.email} is being changed; retry.`, { cause: err })
   }
   return { record, created: true }
 }

@@ -53,7 +53,7 @@ export const suppressionRoutes = [
     tag: TAG,
     responses: {
       204: { description: 'Removed' },
-      ...errorResponses({ validation_error: 'Not an email address', forbidden: 'The key lacks manage', not_found: 'The address is not suppressed' })
+      ...errorResponses({ forbidden: 'The key lacks manage', not_found: 'The address is not suppressed (or is not an address)' })
     },
     handler: async ({ deps, auth, params }) => {
       const email = params.email!.trim()
