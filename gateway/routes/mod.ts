@@ -1,7 +1,21 @@
 import type { RouteDef } from '../http/route.ts'
 import { healthRoutes } from './health_v1.ts'
+import { apiKeyRoutes } from './api_keys_v1.ts'
+import { domainRoutes } from './domains_v1.ts'
+import { webhookRoutes } from './webhooks_v1.ts'
+import { templateRoutes } from './templates_v1.ts'
+import { billingRoutes } from './billing_v1.ts'
+import { suppressionRoutes } from './suppressions_v1.ts'
+import { inboundRouteRoutes } from './inbound_routes_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
-  ...healthRoutes
+  ...healthRoutes,
+  ...apiKeyRoutes,
+  ...domainRoutes,
+  ...webhookRoutes,
+  ...templateRoutes,
+  ...billingRoutes,
+  ...suppressionRoutes,
+  ...inboundRouteRoutes
 ]

@@ -1,0 +1,53 @@
+/**
+ * Template rendering shared by the API (validation) and the delivery engine (sending).
+ *
+ * `{{name}}` (spaces inside the braces allowed) is replaced by `variables.name`; a dotted name
+ * (`{{user.first}}`) is first looked up as a key as written, then as a path into nested objects.
+ * Values are converted with String(); missing, null and undefined values and objects render as the
+ * empty string. In `html` every value is HTML-escaped; in `subject` and `text` values are inserted as
+ * they are. Any CR or LF a value would bring into the subject is replaced by a space, so a variable can
+ * never add a header line.
+ */
+export interface TemplateContent { subject: string, html: string, text?: string }
+
+export type TemplateVariables = Readonly<Record<string, unknown>>
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*\}\}/g
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+
+export function escapeHtml (value: string): string {
+  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!)
+}
+
+function lookup (variables: TemplateVariables, name: string): string {
+  let value: unknown = Object.hasOwn(variables, name) ? variables[name] : undefined
+  if (value === undefined && name.includes('.')) {
+    value = variables
+    for (const part of name.split('.')) {
+      if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) { value = undefined; break }
+      value = (value as Record<string, unknown>)[part]
+    }
+  }
+  if (value === undefined || value === null || typeof value === 'object' || typeof value === 'function') return ''
+  return String(value)
+}
+
+function fill (source: string, variables: TemplateVariables, encode: (v: string) => string): string {
+  return source.replace(PLACEHOLDER, (_m, name: string) => encode(lookup(variables, name)))
+}
+
+export function renderTemplate (tpl: TemplateContent, variables: TemplateVariables = {}): TemplateContent {
+  const out: TemplateContent = {
+    subject: fill(tpl.subject, variables, (v) => v.replace(/[\r\n]+/g, ' ')),
+    html: fill(tpl.html, variables, escapeHtml)
+  }
+  if (tpl.text !== undefined) out.text = fill(tpl.text, variables, (v) => v)
+  return out
+}
+
+/** The distinct placeholder names a template uses, in order of first appearance. */
+export function templateVariables (tpl: TemplateContent): string[] {
+  const names = new Set<string>()
+  for (const source of [tpl.subject, tpl.html, tpl.text ?? '']) for (const m of source.matchAll(PLACEHOLDER)) names.add(m[1]!)
+  return [...names]
+}

@@ -1,0 +1,86 @@
+import { Resolver } from 'node:dns/promises'
+import type { Config } from '../../config/mod.ts'
+import { ApiError, type ControlPlane, type DomainRecord } from '../../engine/protocol/mod.ts'
+
+export type RecordStatus = 'verified' | 'missing'
+export interface CheckedRecord { type: string, name: string, value: string, status: RecordStatus }
+
+const NOT_FOUND = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN', 'ESERVFAIL', 'EREFUSED'])
+const LOOKUP_TIMEOUT_MS = 2000
+
+function resolverFor (config: Config): Resolver {
+  const r = new Resolver({ timeout: LOOKUP_TIMEOUT_MS, tries: 2 })
+  if (config.dnsServers.length > 0) r.setServers([...config.dnsServers])
+  return r
+}
+
+async function txt (resolver: Resolver, name: string): Promise<string[]> {
+  try {
+    return (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''))
+  } catch (err) {
+    if (NOT_FOUND.has((err as NodeJS.ErrnoException).code ?? '')) return []
+    throw new ApiError('service_unavailable', `DNS look-up of ${name} failed (${(err as NodeJS.ErrnoException).code ?? 'error'}); retry shortly.`, { cause: err, retryAfter: 5 })
+  }
+}
+
+async function mx (resolver: Resolver, name: string): Promise<string[]> {
+  try {
+    return (await resolver.resolveMx(name)).map((m) => `${m.priority} ${m.exchange.replace(/\.$/, '')}`.toLowerCase())
+  } catch (err) {
+    if (NOT_FOUND.has((err as NodeJS.ErrnoException).code ?? '')) return []
+    throw new ApiError('service_unavailable', `DNS look-up of ${name} failed (${(err as NodeJS.ErrnoException).code ?? 'error'}); retry shortly.`, { cause: err, retryAfter: 5 })
+  }
+}
+
+const squash = (s: string): string => s.replace(/\s+/g, '')
+
+/** Whether one published record satisfies what we asked the owner to publish. */
+function found (expected: DomainRecord['records'][number], published: string[]): boolean {
+  if (expected.type === 'MX') return published.includes(expected.value.toLowerCase())
+  if (expected.value.startsWith('v=DKIM1')) {
+    const key = /p=([^;\s]+)/.exec(expected.value)?.[1] ?? ''
+    return published.some((p) => squash(p).includes(`p=${key}`))
+  }
+  if (expected.value.startsWith('v=spf1')) {
+    // The owner may merge our mechanism into an SPF record they already have.
+    const mechanism = expected.value.split(' ')[1] ?? ''
+    return published.some((p) => /^v=spf1(\s|$)/i.test(p.trim()) && p.trim().split(/\s+/).includes(mechanism))
+  }
+  if (expected.value.startsWith('v=DMARC1')) return published.some((p) => /^v=DMARC1\s*;/i.test(p.trim()))
+  return published.includes(expected.value)
+}
+
+/**
+ * Looks each record up through `OB_DNS_SERVERS` (or the system resolvers). SPF and DKIM decide the status;
+ * the return-path MX and DMARC are reported but optional.
+ */
+export async function checkDnsRecords (config: Config, domain: DomainRecord): Promise<{ records: CheckedRecord[], verified: boolean }> {
+  const resolver = resolverFor(config)
+  const records = await Promise.all(domain.records.map(async (r): Promise<CheckedRecord> => {
+    const published = r.type === 'MX' ? await mx(resolver, r.name) : await txt(resolver, r.name)
+    return { type: r.type, name: r.name, value: r.value, status: found(r, published) ? 'verified' : 'missing' }
+  }))
+  const required = records.filter((r) => r.value.startsWith('v=spf1') || r.value.startsWith('v=DKIM1'))
+  return { records, verified: required.length === 2 && required.every((r) => r.status === 'verified') }
+}
+
+/**
+ * `OB_DOMAIN_VERIFICATION=off` marks the domain verified; `dns` checks DNS. A verified domain stays
+ * verified when a later check misses a record: the answer still shows which records are missing.
+ */
+export async function verifyDomain (cp: ControlPlane, config: Config, domain: DomainRecord): Promise<{ domain: DomainRecord, records: CheckedRecord[] }> {
+  let records: CheckedRecord[]
+  let verified: boolean
+  if (config.domainVerification === 'off') {
+    records = domain.records.map((r) => ({ ...r, status: 'verified' }))
+    verified = true
+  } else {
+    ({ records, verified } = await checkDnsRecords(config, domain))
+  }
+  let current = domain
+  if (verified && domain.status !== 'verified') {
+    const at = new Date().toISOString()
+    current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => (d.status === 'verified' ? undefined : { ...d, status: 'verified', verified_at: at }))) ?? domain
+  }
+  return { domain: current, records }
+}

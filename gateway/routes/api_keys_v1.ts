@@ -1,0 +1,123 @@
+import { Type } from 'typebox'
+import type { Permission } from '../../engine/protocol/mod.ts'
+import { route } from '../http/route.ts'
+import { ownedRecord } from '../http/access.ts'
+import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
+import { buildApiKey } from '../control/orgs.ts'
+import { MAX_GRACE_MINUTES, assertMayGrant, keyView, orgKeys, ownedKey, revokeKey, rotateKey } from '../control/api_keys.ts'
+import {
+  ApiKeyView, CreatedApiKey, Environment, FORBIDDEN_OTHER_ORG, Permission as PermissionSchema, RotatedApiKey, errorResponses
+} from '../schemas/control.ts'
+
+const CreateKeyBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  domain_id: Type.String({ minLength: 1, maxLength: 64, description: 'A domain of the caller\'s organisation' }),
+  permissions: Type.Array(PermissionSchema, { minItems: 1, maxItems: 4 }),
+  environment: Type.Optional(Environment)
+}, { additionalProperties: false })
+
+interface CreateKey { name: string, domain_id: string, permissions: Permission[], environment?: 'live' | 'test' }
+
+const RotateBody = Type.Object({
+  grace_period_minutes: Type.Integer({ minimum: 0, maximum: MAX_GRACE_MINUTES, description: 'Minutes the old key keeps working; 0 revokes it now' })
+}, { additionalProperties: false })
+
+const TAG = 'API keys'
+
+export const apiKeyRoutes = [
+  route<CreateKey>({
+    method: 'post',
+    path: '/v1/api-keys',
+    permission: 'manage',
+    summary: 'Create an API key; the value is returned only in this response',
+    tag: TAG,
+    body: CreateKeyBody,
+    responses: {
+      201: { description: 'The key, with its full value', schema: CreatedApiKey },
+      ...errorResponses({
+        validation_error: 'Invalid or missing fields',
+        forbidden: 'The key lacks manage, grants a permission it does not hold, or the domain belongs to another organisation',
+        not_found: 'No domain with that domain_id'
+      })
+    },
+    handler: async ({ deps, auth, body }) => {
+      assertMayGrant(auth.key, body.permissions, 'create')
+      const domain = ownedRecord(deps.cp.domains, auth.org.id, body.domain_id, 'domain')
+      const k = buildApiKey({ orgId: auth.org.id, domainId: domain.id, name: body.name, permissions: body.permissions, environment: body.environment ?? 'live' })
+      await deps.cp.apiKeys.put(k.record.id, k.record)
+      const r = k.record
+      return {
+        status: 201,
+        body: { id: r.id, name: r.name, domain_id: r.domain_id, permissions: r.permissions, environment: r.environment, key: k.value, prefix: r.prefix, created_at: r.created_at }
+      }
+    }
+  }),
+  route({
+    method: 'get',
+    path: '/v1/api-keys',
+    permission: 'manage',
+    summary: 'List the organisation\'s API keys (never their values), oldest first',
+    tag: TAG,
+    query: PageQuery,
+    responses: {
+      200: { description: 'A page of keys', schema: pageSchema(ApiKeyView) },
+      ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
+    },
+    handler: ({ deps, auth, query }) => {
+      const page = pageById(orgKeys(deps.cp, auth.org.id), query)
+      return { status: 200, body: { ...page, data: page.data.map(keyView) } }
+    }
+  }),
+  route({
+    method: 'get',
+    path: '/v1/api-keys/:id',
+    permission: 'manage',
+    summary: 'Read one API key (never its value)',
+    tag: TAG,
+    responses: {
+      200: { description: 'The key', schema: ApiKeyView },
+      ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: 'No key with this id' })
+    },
+    handler: ({ deps, auth, params }) => ({ status: 200, body: keyView(ownedKey(deps.cp, auth.org.id, params.id!)) })
+  }),
+  route({
+    method: 'del',
+    path: '/v1/api-keys/:id',
+    permission: 'manage',
+    summary: 'Revoke an API key; it is refused (401) from then on',
+    tag: TAG,
+    responses: {
+      204: { description: 'Revoked (also when it already was)' },
+      ...errorResponses({ forbidden: `${FORBIDDEN_OTHER_ORG}, or the target key holds a permission the caller lacks`, not_found: 'No key with this id' })
+    },
+    handler: async ({ deps, auth, params }) => {
+      const key = ownedKey(deps.cp, auth.org.id, params.id!)
+      assertMayGrant(auth.key, key.permissions, 'revoke')
+      await revokeKey(deps.cp, key)
+      return { status: 204 }
+    }
+  }),
+  route<{ grace_period_minutes: number }>({
+    method: 'post',
+    path: '/v1/api-keys/:id/rotate',
+    permission: 'manage',
+    summary: 'Rotate an API key: issue a new value; the old one works for the grace period',
+    tag: TAG,
+    body: RotateBody,
+    responses: {
+      201: { description: 'The new key, with its full value', schema: RotatedApiKey },
+      ...errorResponses({
+        validation_error: 'grace_period_minutes missing or outside 0..10080',
+        forbidden: `${FORBIDDEN_OTHER_ORG}, or the key holds a permission the caller lacks`,
+        not_found: 'No key with this id',
+        conflict: 'The key is revoked, expired or was already rotated'
+      })
+    },
+    handler: async ({ deps, auth, params, body }) => {
+      const old = ownedKey(deps.cp, auth.org.id, params.id!)
+      assertMayGrant(auth.key, old.permissions, 'rotate')
+      const r = await rotateKey(deps.cp, old, body.grace_period_minutes)
+      return { status: 201, body: { id: r.created.id, key: r.value, replaces: old.id, old_key_expires_at: r.oldExpiresAt } }
+    }
+  })
+]

@@ -1,0 +1,89 @@
+import { Type } from 'typebox'
+import { route } from '../http/route.ts'
+import { ownedRecord } from '../http/access.ts'
+import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
+import { addDomain, domainView, removeDomain } from '../control/domain_admin.ts'
+import { verifyDomain } from '../control/domain_verify.ts'
+import { DomainView, FORBIDDEN_OTHER_ORG, VerifiedDomainView, errorResponses } from '../schemas/control.ts'
+
+const CreateDomainBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 253, description: 'The domain to send from, e.g. mail.example.com' })
+}, { additionalProperties: false })
+
+const TAG = 'Domains'
+const NOT_FOUND = 'No domain with this id'
+
+export const domainRoutes = [
+  route<{ name: string }>({
+    method: 'post',
+    path: '/v1/domains',
+    permission: 'manage',
+    summary: 'Add a sending domain; publish the returned DNS records, then verify it',
+    tag: TAG,
+    body: CreateDomainBody,
+    responses: {
+      201: { description: 'The domain, pending, with the DNS records to publish', schema: DomainView },
+      ...errorResponses({
+        validation_error: 'name is missing or not a domain name',
+        forbidden: 'The key lacks manage',
+        conflict: 'The domain is already registered (by this or another organisation)'
+      })
+    },
+    handler: async ({ deps, auth, body }) => ({ status: 201, body: domainView(await addDomain(deps.cp, deps.config, auth.org.id, body.name)) })
+  }),
+  route({
+    method: 'get',
+    path: '/v1/domains',
+    permission: 'manage',
+    summary: 'List the organisation\'s domains, oldest first',
+    tag: TAG,
+    query: PageQuery,
+    responses: {
+      200: { description: 'A page of domains', schema: pageSchema(DomainView) },
+      ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
+    },
+    handler: ({ deps, auth, query }) => {
+      const page = pageById(deps.cp.domains.list(`${auth.org.id}.`), query)
+      return { status: 200, body: { ...page, data: page.data.map(domainView) } }
+    }
+  }),
+  route({
+    method: 'get',
+    path: '/v1/domains/:id',
+    permission: 'manage',
+    summary: 'Read one domain',
+    tag: TAG,
+    responses: { 200: { description: 'The domain', schema: DomainView }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
+    handler: ({ deps, auth, params }) => ({ status: 200, body: domainView(ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain')) })
+  }),
+  route({
+    method: 'del',
+    path: '/v1/domains/:id',
+    permission: 'manage',
+    summary: 'Delete a domain and free its name',
+    tag: TAG,
+    responses: {
+      204: { description: 'Deleted' },
+      ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND, conflict: 'Live API keys are still bound to the domain' })
+    },
+    handler: async ({ deps, auth, params }) => {
+      await removeDomain(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))
+      return { status: 204 }
+    }
+  }),
+  route({
+    method: 'post',
+    path: '/v1/domains/:id/verify',
+    permission: 'manage',
+    summary: 'Check the domain\'s DNS records (or, with OB_DOMAIN_VERIFICATION=off, mark it verified)',
+    tag: TAG,
+    responses: {
+      200: { description: 'The domain with the status of each DNS record; verified once SPF and DKIM are found', schema: VerifiedDomainView },
+      ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND, service_unavailable: 'The DNS servers did not answer' })
+    },
+    handler: async ({ deps, auth, params }) => {
+      const { domain, records } = await verifyDomain(deps.cp, deps.config, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))
+      return { status: 200, body: { ...domainView(domain), records } }
+    }
+  })
+]

@@ -1,0 +1,154 @@
+import { Type } from 'typebox'
+import { ERRORS, type ErrorCode } from '../../engine/protocol/mod.ts'
+import type { ResponseDoc } from '../http/route.ts'
+
+/** Response records of the control-plane endpoints (what users see, never what is stored). */
+
+export const ErrorBody = Type.Object({
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    field: Type.Optional(Type.String()),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    retry_after: Type.Optional(Type.Integer()),
+    request_id: Type.Optional(Type.String())
+  })
+})
+
+/**
+ * Error responses of a route: every authenticated route can answer 401 and 429, the rest are listed per
+ * route with the reason they happen.
+ */
+export function errorResponses (reasons: Partial<Record<ErrorCode, string>>): Record<number, ResponseDoc> {
+  const all: Partial<Record<ErrorCode, string>> = {
+    unauthorized: 'Missing, malformed, unknown, revoked or expired API key',
+    rate_limited: 'Per-key rate limit of the plan exceeded',
+    ...reasons
+  }
+  const out: Record<number, ResponseDoc> = {}
+  for (const [code, why] of Object.entries(all) as Array<[ErrorCode, string]>) {
+    const status = ERRORS[code].status
+    out[status] = { description: out[status] === undefined ? `${code}: ${why}` : `${out[status]!.description}; ${code}: ${why}`, schema: ErrorBody }
+  }
+  return out
+}
+
+export const FORBIDDEN_PERMISSION = 'The key lacks the permission this endpoint needs'
+export const FORBIDDEN_OTHER_ORG = 'The key lacks the permission, or the resource belongs to another organisation'
+
+export const Permission = Type.Enum(['send', 'read', 'manage', 'admin'])
+export const Environment = Type.Enum(['live', 'test'])
+export const Timestamp = Type.String({ format: 'date-time' })
+
+export const ApiKeyView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  domain_id: Type.String(),
+  permissions: Type.Array(Permission),
+  environment: Environment,
+  prefix: Type.String({ description: 'The first 12 characters of the key value' }),
+  last4: Type.String({ description: 'The last 4 characters of the key value' }),
+  created_at: Timestamp,
+  revoked_at: Type.Optional(Timestamp),
+  expires_at: Type.Optional(Timestamp),
+  replaced_by: Type.Optional(Type.String())
+})
+
+export const CreatedApiKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  domain_id: Type.String(),
+  permissions: Type.Array(Permission),
+  environment: Environment,
+  key: Type.String({ description: 'The full key value; shown only in this response' }),
+  prefix: Type.String(),
+  created_at: Timestamp
+})
+
+export const RotatedApiKey = Type.Object({
+  id: Type.String({ description: 'Id of the new key' }),
+  key: Type.String({ description: 'The new key value; shown only in this response' }),
+  replaces: Type.String({ description: 'Id of the old key' }),
+  old_key_expires_at: Timestamp
+})
+
+export const DnsRecordView = Type.Object({ type: Type.String(), name: Type.String(), value: Type.String() })
+export const CheckedDnsRecord = Type.Object({
+  type: Type.String(),
+  name: Type.String(),
+  value: Type.String(),
+  status: Type.Enum(['verified', 'missing'])
+})
+const DomainStatus = Type.Enum(['pending', 'verified'])
+
+export const DomainView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: DomainStatus,
+  records: Type.Array(DnsRecordView),
+  created_at: Timestamp,
+  verified_at: Type.Optional(Timestamp)
+})
+
+export const VerifiedDomainView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: DomainStatus,
+  records: Type.Array(CheckedDnsRecord),
+  created_at: Timestamp,
+  verified_at: Type.Optional(Timestamp)
+})
+
+const WebhookStatus = Type.Enum(['active', 'paused', 'failed'])
+
+export const WebhookView = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  status: WebhookStatus,
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+
+export const CreatedWebhook = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  secret: Type.String({ description: 'whsec_…; shown only in this response' }),
+  status: WebhookStatus,
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+
+export const TemplateView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  subject: Type.String(),
+  html: Type.String(),
+  text: Type.Optional(Type.String()),
+  variables: Type.Array(Type.String(), { description: 'Placeholder names the template uses' }),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+
+export const RouteAction = Type.Object({ type: Type.Literal('webhook'), include_attachments: Type.Boolean() }, { additionalProperties: false })
+
+export const RouteView = Type.Object({
+  id: Type.String(),
+  match: Type.String(),
+  action: RouteAction,
+  created_at: Timestamp
+})
+
+export const SuppressionView = Type.Object({
+  email: Type.String(),
+  reason: Type.Enum(['hard_bounce', 'complaint', 'unsubscribe', 'manual']),
+  message_id: Type.Optional(Type.String()),
+  created_at: Timestamp
+})
+
+export const BillingView = Type.Object({
+  plan: Type.Enum(['free', 'starter', 'pro', 'enterprise']),
+  rate_limit_per_minute: Type.Integer()
+})

@@ -1,0 +1,86 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { DnsServer } from '../../helpers/dns_server.ts'
+
+let ob: TestOutbox
+let dns: DnsServer
+let org: TestOrg
+before(async () => {
+  dns = await DnsServer.start({ TXT: {} })
+  ob = await TestOutbox.start({ env: { OB_DOMAIN_VERIFICATION: 'dns', OB_DNS_SERVERS: dns.address } })
+  org = await ob.org()
+})
+after(async () => {
+  await ob.close()
+  await dns.close()
+})
+
+interface Rec { type: string, name: string, value: string, status?: string }
+
+async function addDomain (name: string): Promise<{ id: string, records: Rec[] }> {
+  const r = await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name } })
+  assert.equal(r.status, 201)
+  return r.body
+}
+
+const statusOf = (records: Rec[], pick: (r: Rec) => boolean): string | undefined => records.find(pick)?.status
+const isSpf = (r: Rec): boolean => r.value.startsWith('v=spf1')
+const isDkim = (r: Rec): boolean => r.value.startsWith('v=DKIM1')
+
+test('with nothing published the domain stays pending and every record is missing', async () => {
+  const d = await addDomain(`none${process.pid}.example.net`)
+  const r = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
+  assert.equal(r.status, 200)
+  assert.equal(r.body.status, 'pending')
+  assert.equal(r.body.records.length, 4)
+  assert.ok(r.body.records.every((x: Rec) => x.status === 'missing'))
+})
+
+test('DKIM alone is not enough; DKIM and SPF verify the domain', async () => {
+  const name = `both${process.pid}.example.net`
+  const d = await addDomain(name)
+  const dkim = d.records.find(isDkim)!
+  const spf = d.records.find(isSpf)!
+  // Long DKIM values travel as several 255-byte strings; the check joins them.
+  dns.table.TXT![dkim.name] = [dkim.value]
+  const half = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
+  assert.equal(half.status, 200)
+  assert.equal(half.body.status, 'pending')
+  assert.equal(statusOf(half.body.records, isDkim), 'verified')
+  assert.equal(statusOf(half.body.records, isSpf), 'missing')
+  // The owner merges our mechanism into the SPF record they already had.
+  const mechanism = spf.value.split(' ')[1]!
+  dns.table.TXT![name] = ['google-site-verification=abc', `v=spf1 include:_spf.example.com ${mechanism} -all`]
+  const full = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
+  assert.equal(full.body.status, 'verified')
+  assert.equal(statusOf(full.body.records, isSpf), 'verified')
+  assert.equal(statusOf(full.body.records, isDkim), 'verified')
+  assert.equal(statusOf(full.body.records, (x) => x.type === 'MX'), 'missing')
+  assert.equal((await ob.request('GET', `/v1/domains/${d.id}`, { key: org.adminKey })).body.status, 'verified')
+})
+
+test('a DKIM record with another key does not count', async () => {
+  const d = await addDomain(`wrong${process.pid}.example.net`)
+  const dkim = d.records.find(isDkim)!
+  const spf = d.records.find(isSpf)!
+  dns.table.TXT![dkim.name] = ['v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAsomethingelse']
+  dns.table.TXT![spf.name] = [spf.value]
+  const r = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
+  assert.equal(r.body.status, 'pending')
+  assert.equal(statusOf(r.body.records, isDkim), 'missing')
+})
+
+test('MX and DMARC are reported when published', async () => {
+  const name = `all${process.pid}.example.net`
+  const d = await addDomain(name)
+  for (const rec of d.records) {
+    if (rec.type === 'TXT') dns.table.TXT![rec.name] = [rec.value]
+  }
+  const mx = d.records.find((x) => x.type === 'MX')!
+  const [priority, exchange] = mx.value.split(' ')
+  dns.table.MX = { [mx.name]: [{ priority: Number(priority), exchange: exchange! }] }
+  const r = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
+  assert.equal(r.body.status, 'verified')
+  assert.ok(r.body.records.every((x: Rec) => x.status === 'verified'), JSON.stringify(r.body.records))
+})
