@@ -12,6 +12,12 @@ export class KvConflictError extends Error {
   }
 }
 
+/** JetStream's "wrong last sequence" (API error 10071): someone else wrote the key first. */
+function isSequenceConflict (err: unknown): boolean {
+  const e = err as { api_error?: { err_code?: number }, code?: unknown, message?: string }
+  return e.code === 10071 || e.api_error?.err_code === 10071 || /wrong last sequence|key exists/i.test(String(e.message))
+}
+
 interface Entry<T> { value: T, revision: number }
 
 /**
@@ -124,7 +130,7 @@ export class KvMirror<T> {
     try {
       revision = await this.kv.create(key, enc.encode(JSON.stringify(value)))
     } catch (err) {
-      throw new KvConflictError(key, { cause: err })
+      throw isSequenceConflict(err) ? new KvConflictError(key, { cause: err }) : err
     }
     await this.caughtUp(revision)
   }
@@ -135,7 +141,7 @@ export class KvMirror<T> {
     try {
       next = await this.kv.update(key, enc.encode(JSON.stringify(value)), revision)
     } catch (err) {
-      throw new KvConflictError(key, { cause: err })
+      throw isSequenceConflict(err) ? new KvConflictError(key, { cause: err }) : err
     }
     await this.caughtUp(next)
   }
