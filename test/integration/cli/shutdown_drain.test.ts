@@ -1,0 +1,20 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { TestOutbox } from '../../helpers/outbox.ts'
+
+test('while draining the gateway answers 503 service_unavailable with Retry-After; stop closes NATS and Redis', async () => {
+  const ob = await TestOutbox.start()
+  try {
+    assert.equal((await ob.request('GET', '/healthz')).status, 200)
+    ob.proc.gateway!.server.draining = true
+    const r = await ob.request('GET', '/healthz')
+    assert.equal(r.status, 503)
+    assert.equal(r.body.error.code, 'service_unavailable')
+    assert.equal(r.headers.get('retry-after'), '1')
+    ob.proc.gateway!.server.draining = false
+  } finally {
+    await ob.close()
+  }
+  assert.equal(ob.proc.nc.isClosed(), true)
+  assert.equal(ob.proc.redis.status, 'end')
+})
