@@ -6,24 +6,11 @@ import { BENCHMARKS } from './registry.ts'
 import { ProgressBar } from './progress.ts'
 import { describeMachine } from './machine.ts'
 import { writeReport, fillReadme, loadResults } from './report.ts'
+import { parseBenchArgs } from './args.ts'
 import type { BenchResult } from './types.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const USAGE = `usage: npm run bench -- [name…] [--quick] [--name=value…]   benchmarks: ${Object.keys(BENCHMARKS).join(', ')}`
-
-export function parseBenchArgs (argv: string[]): { names: string[], quick: boolean, args: Record<string, string> } {
-  const names: string[] = []
-  const args: Record<string, string> = {}
-  let quick = false
-  for (const a of argv) {
-    if (a === '--quick') quick = true
-    else if (a.startsWith('--')) {
-      const [k, ...v] = a.slice(2).split('=')
-      args[k!] = v.length > 0 ? v.join('=') : 'true'
-    } else names.push(a)
-  }
-  return { names: names.length > 0 ? names : Object.keys(BENCHMARKS), quick, args }
-}
 
 /**
  * `npm run bench -- [name…] [--quick]`: runs the named benchmarks (all by default) against a NATS and a Redis
@@ -31,7 +18,7 @@ export function parseBenchArgs (argv: string[]): { names: string[], quick: boole
  * Quick results go to bench/results/quick/ so that CI never overwrites the recorded figures.
  */
 async function main (): Promise<number> {
-  const { names, quick, args } = parseBenchArgs(process.argv.slice(2))
+  const { names, quick, args } = parseBenchArgs(process.argv.slice(2), Object.keys(BENCHMARKS))
   if (args.help !== undefined) { process.stdout.write(USAGE + '\n'); return 0 }
   const unknown = names.filter((n) => BENCHMARKS[n] === undefined)
   if (unknown.length > 0) { process.stderr.write(`unknown benchmark: ${unknown.join(', ')}\n${USAGE}\n`); return 2 }
