@@ -34,7 +34,7 @@ function frame (chart: Chart, yMax: number): string[] {
   ]
   for (let i = 0; i <= 5; i++) {
     const v = (yMax * i) / 5
-    const y = M.top + PLOT_H - (PLOT_H * i) / 5
+    const y = Math.round((M.top + PLOT_H - (PLOT_H * i) / 5) * 10) / 10
     out.push(`<line x1="${M.left}" y1="${y}" x2="${M.left + PLOT_W}" y2="${y}" stroke="#e5e7eb"/>`)
     out.push(`<text x="${M.left - 6}" y="${y + 4}" text-anchor="end">${fmt(v)}</text>`)
   }
