@@ -92,3 +92,11 @@ test('org create: usage errors exit 2, an unreachable NATS exits 1 with one clea
   assert.equal(help.code, 0)
   assert.match(help.stdout, /outbox org create/)
 })
+
+test('start exits 1 with one line naming NATS when NATS_URL points at nothing', async () => {
+  const silent = await freePort()
+  const r = await runCli(['start'], { NATS_URL: `nats://127.0.0.1:${silent}`, REDIS_URL: redis.url, OB_HTTP_PORT: '0' })
+  assert.equal(r.code, 1)
+  assert.match(r.stderr.trim(), new RegExp(`^outbox: no NATS server answers at nats://127\\.0\\.0\\.1:${silent}`))
+  assert.doesNotMatch(r.stderr, /\n\s+at /)
+})
