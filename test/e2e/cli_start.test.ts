@@ -100,3 +100,17 @@ test('start exits 1 with one line naming NATS when NATS_URL points at nothing', 
   assert.match(r.stderr.trim(), new RegExp(`^outbox: no NATS server answers at nats://127\\.0\\.0\\.1:${silent}`))
   assert.doesNotMatch(r.stderr, /\n\s+at /)
 })
+
+test('OB_ROLE=engine runs without the HTTP API and still exits 0 on SIGTERM', async () => {
+  const port = await freePort()
+  const run = spawnCli(['start'], { NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'engine', OB_HTTP_PORT: String(port), OB_LOG_LEVEL: 'info' })
+  let out = ''
+  run.child.stdout!.on('data', (d: Buffer) => { out += d.toString() })
+  for (let i = 0; i < 200 && !out.includes('outbox started'); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.match(out, /"role":"engine"/)
+  await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`), 'no HTTP API in the engine role')
+  run.child.kill('SIGTERM')
+  const result = await run.done
+  assert.equal(result.code, 0, result.stderr)
+  assert.match(result.stdout, /"msg":"stopped"/)
+})
