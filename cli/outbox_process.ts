@@ -7,6 +7,17 @@ import { startGateway, type Gateway } from '../gateway/main.ts'
 import { bootstrap } from '../gateway/control/orgs.ts'
 import { startEngine, type Engine } from '../engine/main.ts'
 
+/** A server URL without its password, for messages and logs. */
+function redact (url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password !== '') u.password = '***'
+    return u.toString().replace(/\/$/, '')
+  } catch {
+    return url
+  }
+}
+
 export interface OutboxProcess {
   readonly config: Config
   readonly nc: NatsConnection
@@ -20,9 +31,22 @@ export interface OutboxProcess {
 
 /** Starts the parts `config.role` names, sharing one NATS and one Redis connection between them. */
 export async function startOutbox (config: Config, log: Logger): Promise<OutboxProcess> {
-  const nc = await connectNats(config.nats.servers, `outbox-${config.role}`)
+  const nc = await connectNats(config.nats.servers, `outbox-${config.role}`).catch((err: Error) => {
+    throw new Error(`no NATS server answers at ${config.nats.servers.map(redact).join(',')} (${err.message}); start one or set NATS_URL`)
+  })
   const redis = connectRedis(config.redis.url, `outbox-${config.role}`)
-  await redisReady(redis)
+  // ioredis reports every failed reconnect; one line per outage is enough, and /readyz tells the rest.
+  let redisDown = false
+  redis.on('error', (err: Error) => {
+    if (!redisDown) log.warn({ err: err.message }, 'Redis connection lost; retrying')
+    redisDown = true
+  })
+  redis.on('ready', () => { if (redisDown) log.info('Redis connection restored'); redisDown = false })
+  await redisReady(redis).catch(async (err: Error) => {
+    redis.disconnect()
+    await nc.close()
+    throw new Error(`no Redis answers at ${redact(config.redis.url)} (${err.message}); start one or set REDIS_URL`)
+  })
   await ensureStreams(nc, config.nats.replicas)
   const cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
   const created = await bootstrap(cp, config)

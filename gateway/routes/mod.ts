@@ -7,6 +7,7 @@ import { templateRoutes } from './templates_v1.ts'
 import { billingRoutes } from './billing_v1.ts'
 import { suppressionRoutes } from './suppressions_v1.ts'
 import { inboundRouteRoutes } from './inbound_routes_v1.ts'
+import { whoamiRoutes } from './whoami_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -17,5 +18,6 @@ export const ROUTES: readonly RouteDef[] = [
   ...templateRoutes,
   ...billingRoutes,
   ...suppressionRoutes,
-  ...inboundRouteRoutes
+  ...inboundRouteRoutes,
+  ...whoamiRoutes
 ]

@@ -1,0 +1,10 @@
+import type { BenchFn } from './types.ts'
+import { runRatelimitBench } from './ratelimit.ts'
+
+/**
+ * Every benchmark `npm run bench` knows, in the order a full run takes them.
+ * Adding one is one import and one line here: `name: { title, run }`.
+ */
+export const BENCHMARKS: Record<string, { title: string, run: BenchFn }> = {
+  ratelimit: { title: 'Per-key rate limits across two gateway processes', run: runRatelimitBench }
+}

@@ -1,0 +1,63 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { ServerProcess } from '../test/helpers/servers.ts'
+import { BENCHMARKS } from './registry.ts'
+import { ProgressBar } from './progress.ts'
+import { describeMachine } from './machine.ts'
+import { writeReport, fillReadme, loadResults } from './report.ts'
+import { parseBenchArgs } from './args.ts'
+import type { BenchResult } from './types.ts'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const USAGE = `usage: npm run bench -- [name…] [--quick] [--name=value…]   benchmarks: ${Object.keys(BENCHMARKS).join(', ')}`
+
+/**
+ * `npm run bench -- [name…] [--quick]`: runs the named benchmarks (all by default) against a NATS and a Redis
+ * of its own, writes bench/results/<name>.json, REPORT.md and the SVG charts, and exits 1 when a check failed.
+ * Quick results go to bench/results/quick/ so that CI never overwrites the recorded figures.
+ */
+async function main (): Promise<number> {
+  const { names, quick, args } = parseBenchArgs(process.argv.slice(2), Object.keys(BENCHMARKS))
+  if (args.help !== undefined) { process.stdout.write(USAGE + '\n'); return 0 }
+  const unknown = names.filter((n) => BENCHMARKS[n] === undefined)
+  if (unknown.length > 0) { process.stderr.write(`unknown benchmark: ${unknown.join(', ')}\n${USAGE}\n`); return 2 }
+  const dir = join(ROOT, 'bench', 'results', ...(quick ? ['quick'] : []))
+  mkdirSync(dir, { recursive: true })
+  const [nats, redis] = await Promise.all([ServerProcess.nats(), ServerProcess.redis()])
+  const started = Date.now()
+  let failed = 0
+  try {
+    const machine = await describeMachine(nats.url, redis.url)
+    process.stderr.write(`bench: ${machine.cpus} × ${machine.cpu_model}, Node ${machine.node}, nats-server ${machine.nats_server}, redis-server ${machine.redis_server}${quick ? ', quick mode' : ''}\n`)
+    for (const [i, name] of names.entries()) {
+      const bar = new ProgressBar(`[${i + 1}/${names.length}] ${name}`)
+      const t0 = Date.now()
+      let result: BenchResult
+      try {
+        result = await BENCHMARKS[name]!.run({ quick, natsUrl: nats.url, redisUrl: redis.url, args, progress: (f, label) => bar.update(f, label) })
+      } catch (err) {
+        result = { name, title: BENCHMARKS[name]!.title, quick, passed: false, summary: `crashed: ${(err as Error).message}`, tables: [], charts: [], notes: [], failures: [String((err as Error).stack ?? err)], duration_s: 0 }
+      }
+      bar.done(result.passed ? 'done' : 'FAILED')
+      result.duration_s = Math.round((Date.now() - t0) / 100) / 10
+      result.machine = machine
+      result.finished_at = new Date().toISOString()
+      writeFileSync(join(dir, `${name}.json`), JSON.stringify(result, null, 2) + '\n')
+      process.stderr.write(`${result.passed ? 'PASS' : 'FAIL'} ${name}: ${result.summary}\n`)
+      for (const f of result.failures) process.stderr.write(`  - ${f}\n`)
+      if (!result.passed) failed++
+    }
+  } finally {
+    await Promise.all([nats.dispose(), redis.dispose()])
+  }
+  writeReport(dir)
+  if (!quick) fillReadme(join(ROOT, 'README.md'), loadResults(dir))
+  process.stderr.write(`bench: ${names.length} benchmark(s) in ${Math.round((Date.now() - started) / 1000)} s; report: ${join(dir, 'REPORT.md')}\n`)
+  return failed > 0 ? 1 : 0
+}
+
+main().then((code) => process.exit(code), (err: unknown) => {
+  process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`)
+  process.exit(1)
+})
