@@ -10,6 +10,7 @@ import { RateLimiter } from './rate_limit.ts'
 import { AuthFailureGuard } from './auth.ts'
 import { Metrics } from './metrics.ts'
 import type { GatewayDeps } from './deps.ts'
+import { registerEventStream } from './ws/event_stream.ts'
 
 export interface Gateway {
   readonly port: number
@@ -32,6 +33,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     metrics: new Metrics()
   }
   const server = createHttpServer(deps, ROUTES)
+  const eventStream = registerEventStream(server.app, deps)
   deps.metrics.gauge('outbox_http_in_flight', () => server.inFlight)
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     server.app.listen(config.http.host, config.http.port, (s) => {
@@ -47,6 +49,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     server,
     async drain (timeoutMs) {
       server.draining = true
+      eventStream.close()
       const deadline = Date.now() + timeoutMs
       while (server.inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
       if (server.inFlight > 0) deps.log.warn({ inFlight: server.inFlight }, 'closing with requests still in flight')

@@ -1,13 +1,183 @@
+import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
-import type { QueuedMessage } from './send.ts'
+import { ApiError } from './errors.ts'
+import { bareAddress, type QueuedMessage } from './send.ts'
+import { envelopeOf, statusAfter, type EventRecord, type MessageStatus } from './events.ts'
+import { STATUS_RANK } from './message_status.ts'
+import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket } from './message_store_keys.ts'
+import { pageIndex, type IndexPage } from './index_page.ts'
+import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
+
+export { STATS_COUNTERS, type StatsCounts, type StatsInterval, type StatsResult } from './message_stats.ts'
+export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS } from './message_store_keys.ts'
+export { STATUS_RANK } from './message_status.ts'
+export type { IndexPage } from './index_page.ts'
+
+const RECORD_LUA = readFileSync(new URL('../../../engine/protocol/record_queued.lua', import.meta.url), 'utf8')
+const APPLY_LUA = readFileSync(new URL('../../../engine/protocol/apply_event.lua', import.meta.url), 'utf8')
+
+/** Events shown inline by GET /v1/messages/{id}: the most recent ones; GET /v1/events pages through all. */
+export const MESSAGE_EVENTS_INLINE = 100
+
+export interface EventEnvelope { id: string, type: string, timestamp: string, data: Record<string, unknown> }
+
+export interface MessageSummary {
+  id: string
+  from: string
+  to: string[]
+  cc: string[]
+  bcc: string[]
+  subject: string
+  status: MessageStatus
+  environment: 'live' | 'test'
+  created_at: string
+  scheduled_at?: string
+  metadata: Record<string, string>
+}
+
+export interface MessageDetail extends MessageSummary { events: EventEnvelope[] }
+
+type StoreRedis = Redis & {
+  ob_record_queued: (numKeys: number, ...args: Array<string | number>) => Promise<number>
+  ob_apply_event: (numKeys: number, ...args: Array<string | number>) => Promise<number>
+}
+
+const stores = new WeakMap<Redis, MessageStore>()
+
+function parseSummary (json: string, status: string): MessageSummary {
+  const s = JSON.parse(json) as Omit<MessageSummary, 'status'> & { org_id?: string }
+  const { org_id: _org, ...rest } = s
+  return { ...rest, status: status as MessageStatus }
+}
 
 /**
- * The read model of messages (status, events, statistics) kept in Redis. The gateway records a message when
- * JetStream has accepted it; the engine's projector applies every event from the event stream.
+ * The read model of messages (status, events, statistics) kept in Redis: a projection of the durable
+ * event stream. The gateway records a message when JetStream has accepted it; the engine's projector
+ * applies every event from the event stream. Multi-key updates are Lua scripts sent by EVALSHA.
  */
 export class MessageStore {
-  constructor (readonly redis: Redis) {}
+  private readonly r: StoreRedis
 
-  /** Called by the gateway after the PubAck, before answering 202. */
-  async recordQueued (_msg: QueuedMessage, _status: 'queued' | 'scheduled'): Promise<void> {}
+  constructor (readonly redis: Redis) {
+    const r = redis as StoreRedis
+    if (typeof (r as Partial<StoreRedis>).ob_record_queued !== 'function') redis.defineCommand('ob_record_queued', { lua: RECORD_LUA })
+    if (typeof (r as Partial<StoreRedis>).ob_apply_event !== 'function') redis.defineCommand('ob_apply_event', { lua: APPLY_LUA })
+    this.r = r
+  }
+
+  /** One store per Redis connection, so every route shares it without threading it through. */
+  static for (redis: Redis): MessageStore {
+    let s = stores.get(redis)
+    if (s === undefined) stores.set(redis, s = new MessageStore(redis))
+    return s
+  }
+
+  /** Called by the gateway after the PubAck, before answering 202. Recording the same id twice counts it once. */
+  async recordQueued (msg: QueuedMessage, status: 'queued' | 'scheduled'): Promise<void> {
+    const created = Date.parse(msg.created_at)
+    const createdMs = Number.isFinite(created) ? created : Date.now()
+    const summary = {
+      id: msg.id,
+      org_id: msg.org_id,
+      from: msg.from,
+      to: msg.to,
+      cc: msg.cc,
+      bcc: msg.bcc,
+      subject: msg.subject,
+      environment: msg.environment,
+      created_at: msg.created_at,
+      ...(msg.scheduled_at !== undefined ? { scheduled_at: msg.scheduled_at } : {}),
+      metadata: msg.metadata
+    }
+    const recipients = new Set<string>()
+    for (const a of [...msg.to, ...msg.cc, ...msg.bcc]) recipients.add(K.messagesTo(msg.org_id, bareAddress(a)))
+    const keys = [K.message(msg.org_id, msg.id), K.messages(msg.org_id), K.stats(msg.org_id, hourBucket(createdMs)), ...recipients]
+    const now = Date.now()
+    await Promise.all([
+      this.redis.set(K.messageOwner(msg.id), msg.org_id, 'PX', READ_MODEL_RETENTION_MS),
+      this.r.ob_record_queued(keys.length, ...keys,
+        JSON.stringify(summary), status, STATUS_RANK[status], createdMs, READ_MODEL_RETENTION_MS,
+        now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(msg.org_id), STATS_RETENTION_MS, msg.id)
+    ])
+  }
+
+  /**
+   * Applies one event: stores it, indexes it per organisation, per type and per message, moves the message's
+   * status by precedence and counts it. Atomic and idempotent by event id: a replay returns false and
+   * changes nothing.
+   */
+  async applyEvent (e: EventRecord): Promise<boolean> {
+    const parsed = Date.parse(e.timestamp)
+    const ts = Number.isFinite(parsed) ? parsed : Date.now()
+    const org = e.org_id
+    const mid = e.message_id ?? (typeof e.data.message_id === 'string' ? e.data.message_id : undefined)
+    const keys = [K.event(org, e.id), K.events(org), K.eventsByType(org, e.type), K.stats(org, hourBucket(ts))]
+    if (mid !== undefined) keys.push(K.message(org, mid), K.messageEvents(org, mid))
+    const status = statusAfter(e.type)
+    const applied = await this.r.ob_apply_event(keys.length, ...keys,
+      JSON.stringify(envelopeOf(e)), ts, e.id, e.type, READ_MODEL_RETENTION_MS, Date.now() - READ_MODEL_RETENTION_MS,
+      STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org))
+    return applied === 1
+  }
+
+  /** 404 `not_found` when no organisation has the id, 403 `forbidden` when another one does. */
+  async getMessage (orgId: string, id: string): Promise<MessageDetail> {
+    const [fields, eventIds] = await Promise.all([
+      this.redis.hmget(K.message(orgId, id), 'summary', 'status'),
+      this.redis.zrange(K.messageEvents(orgId, id), String(-MESSAGE_EVENTS_INLINE), '-1')
+    ])
+    const [summary, status] = fields
+    if (summary === null || summary === undefined) {
+      await this.assertOwner(orgId, id)
+      throw new ApiError('not_found', `No message with id ${id}.`)
+    }
+    const events = await this.loadEvents(orgId, eventIds)
+    return { ...parseSummary(summary, status ?? 'queued'), events: events.filter((e) => e !== undefined) }
+  }
+
+  /** Newest first. `to` matches any recipient (to, cc or bcc), case-insensitively. */
+  async listMessages (orgId: string, q: { limit: number, cursor?: string, status?: MessageStatus, to?: string }): Promise<IndexPage<MessageSummary>> {
+    const key = q.to !== undefined
+      ? K.messagesTo(orgId, bareAddress(q.to))
+      : q.status !== undefined ? K.messagesByStatus(orgId, q.status) : K.messages(orgId)
+    const statusFilter = q.to !== undefined ? q.status : undefined
+    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: statusFilter !== undefined }, async (ids) => {
+      const rows = await Promise.all(ids.map((id) => this.redis.hmget(K.message(orgId, id), 'summary', 'status')))
+      return rows.map(([summary, status]) => {
+        // An index entry can outlive its message by up to one write; skip it.
+        if (summary === null || summary === undefined) return undefined
+        if (statusFilter !== undefined && status !== statusFilter) return undefined
+        return parseSummary(summary, status ?? 'queued')
+      })
+    })
+  }
+
+  /** Newest first, as webhook envelopes. A `message_id` of another organisation is 403. */
+  async listEvents (orgId: string, q: { limit: number, cursor?: string, message_id?: string, type?: string }): Promise<IndexPage<EventEnvelope>> {
+    if (q.message_id !== undefined) await this.assertOwner(orgId, q.message_id)
+    const key = q.message_id !== undefined
+      ? K.messageEvents(orgId, q.message_id)
+      : q.type !== undefined ? K.eventsByType(orgId, q.type) : K.events(orgId)
+    const typeFilter = q.message_id !== undefined ? q.type : undefined
+    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: typeFilter !== undefined }, async (ids) => {
+      const events = await this.loadEvents(orgId, ids)
+      return typeFilter === undefined ? events : events.map((e) => e?.type === typeFilter ? e : undefined)
+    })
+  }
+
+  /** Counts per event type (and `sent`, messages queued) over whole UTC hours overlapping [fromMs, toMs). */
+  async stats (orgId: string, fromMs: number, toMs: number, interval?: StatsInterval): Promise<StatsResult> {
+    return await statsOver((hour) => this.redis.hgetall(K.stats(orgId, hour)), fromMs, toMs, interval)
+  }
+
+  private async loadEvents (orgId: string, ids: string[]): Promise<Array<EventEnvelope | undefined>> {
+    if (ids.length === 0) return []
+    const raw = await this.redis.mget(ids.map((id) => K.event(orgId, id)))
+    return raw.map((json) => json === null ? undefined : JSON.parse(json) as EventEnvelope)
+  }
+
+  private async assertOwner (orgId: string, id: string): Promise<void> {
+    const owner = await this.redis.get(K.messageOwner(id))
+    if (owner !== null && owner !== orgId) throw new ApiError('forbidden', `The message ${id} belongs to another organisation.`)
+  }
 }

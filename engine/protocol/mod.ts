@@ -9,5 +9,5 @@ export { ensureStreams, streamConfigs, OUTBOUND_DUPLICATE_WINDOW_MS, EVENTS_MAX_
 export { connectNats, connectRedis, redisReady } from './connect.ts'
 export * from './events.ts'
 export * from './tracking_tokens.ts'
-export { MessageStore } from './message_store.ts'
+export * from './message_store.ts'
 export { renderTemplate, templateVariables, type TemplateContent, type TemplateVariables } from './templates.ts'

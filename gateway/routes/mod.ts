@@ -8,6 +8,9 @@ import { billingRoutes } from './billing_v1.ts'
 import { suppressionRoutes } from './suppressions_v1.ts'
 import { inboundRouteRoutes } from './inbound_routes_v1.ts'
 import { whoamiRoutes } from './whoami_v1.ts'
+import { messageReadRoutes } from './messages_read_v1.ts'
+import { eventRoutes } from './events_v1.ts'
+import { statsRoutes } from './stats_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -19,5 +22,8 @@ export const ROUTES: readonly RouteDef[] = [
   ...billingRoutes,
   ...suppressionRoutes,
   ...inboundRouteRoutes,
-  ...whoamiRoutes
+  ...whoamiRoutes,
+  ...messageReadRoutes,
+  ...eventRoutes,
+  ...statsRoutes
 ]

@@ -1,0 +1,97 @@
+import { jetstream, jetstreamManager, AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream'
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import { MessageStore, STREAM_EVENTS, EVENT_TYPES, type EventRecord } from './protocol/mod.ts'
+
+/** Durable consumer that feeds the read model; deleting it makes the next start replay the whole stream. */
+export const PROJECTOR_CONSUMER = 'ob_projector'
+
+const ACK_WAIT_MS = 30_000 // 30 s: an apply is one Lua call, far below this even under load
+const MAX_ACK_PENDING = 2048
+/** Events applied concurrently; Redis auto-pipelining turns them into few round trips. */
+const CONCURRENCY = 256
+const RETRY_DELAY_MS = 1000 // 1 s before a failed apply (Redis away) is redelivered
+const NS_PER_MS = 1_000_000
+const TYPES = new Set<string>(EVENT_TYPES)
+
+export interface Projector { stop: () => Promise<void> }
+
+/** An event the read model can use; anything else is a poison message and is terminated, not retried. */
+function parseEvent (m: JsMsg): EventRecord | undefined {
+  try {
+    const e = m.json<EventRecord>()
+    if (typeof e.id !== 'string' || typeof e.org_id !== 'string' || typeof e.timestamp !== 'string' || !TYPES.has(e.type)) return undefined
+    if (typeof e.data !== 'object' || e.data === null) return undefined
+    return e
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Applies every event of OB_EVENTS to the MessageStore, at least once. Applying is idempotent by event id,
+ * so a redelivery after a crash between apply and ack changes nothing. Each message is acked right after
+ * its own apply: `ack()` is a fire-and-forget publish that the client coalesces into one socket write, so
+ * a per-message ack costs no round trip, while AckPolicy.All would force applying strictly in order.
+ */
+export async function startProjector (shared: { nc: NatsConnection, redis: Redis, log: Logger }): Promise<Projector> {
+  const log = shared.log.child({ part: 'projector' })
+  const store = MessageStore.for(shared.redis)
+  const jsm = await jetstreamManager(shared.nc)
+  const config = {
+    durable_name: PROJECTOR_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: ACK_WAIT_MS * NS_PER_MS,
+    max_ack_pending: MAX_ACK_PENDING
+  }
+  try {
+    await jsm.consumers.info(STREAM_EVENTS, PROJECTOR_CONSUMER)
+  } catch {
+    await jsm.consumers.add(STREAM_EVENTS, config)
+  }
+  const consumer = await jetstream(shared.nc).consumers.get(STREAM_EVENTS, PROJECTOR_CONSUMER)
+  const messages = await consumer.consume({ max_messages: CONCURRENCY })
+  let inFlight = 0
+  let slotFreed: (() => void) | undefined
+  const idle = new Set<() => void>()
+
+  async function apply (m: JsMsg, e: EventRecord): Promise<void> {
+    try {
+      await store.applyEvent(e)
+      m.ack()
+    } catch (err) {
+      log.warn({ err, event: e.id }, 'applying an event failed; it will be redelivered')
+      m.nak(RETRY_DELAY_MS)
+    } finally {
+      inFlight--
+      slotFreed?.()
+      if (inFlight === 0) for (const done of idle) done()
+    }
+  }
+
+  const loop = (async () => {
+    for await (const m of messages) {
+      const e = parseEvent(m)
+      if (e === undefined) {
+        log.error({ seq: m.seq, subject: m.subject }, 'event is not an EventRecord; terminated')
+        m.term('not an EventRecord')
+        continue
+      }
+      while (inFlight >= CONCURRENCY) await new Promise<void>((resolve) => { slotFreed = resolve })
+      slotFreed = undefined
+      inFlight++
+      void apply(m, e)
+    }
+  })().catch((err) => log.error({ err }, 'projector stopped'))
+  log.info('projector started')
+
+  return {
+    async stop () {
+      await messages.close().catch(() => {})
+      await loop
+      if (inFlight > 0) await new Promise<void>((resolve) => idle.add(resolve))
+    }
+  }
+}

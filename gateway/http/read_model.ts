@@ -1,0 +1,46 @@
+import { Type } from 'typebox'
+import { ApiError, MESSAGE_STATUSES, MessageStore } from '../../engine/protocol/mod.ts'
+import type { GatewayDeps } from '../deps.ts'
+
+/** The read model behind GET /v1/messages, /v1/events and /v1/stats; one per Redis connection. */
+export function readModel (deps: GatewayDeps): MessageStore {
+  return MessageStore.for(deps.redis)
+}
+
+/**
+ * Awaits a read-model call; a Redis failure (connection lost, command timeout) becomes 503 with
+ * `retry_after`, while programming errors stay 500.
+ */
+export async function fromStore<T> (p: Promise<T>): Promise<T> {
+  try {
+    return await p
+  } catch (err) {
+    if (err instanceof ApiError || err instanceof TypeError || err instanceof SyntaxError || err instanceof RangeError) throw err
+    throw new ApiError('service_unavailable', 'The message store is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
+  }
+}
+
+export const EventEnvelopeSchema = Type.Object({
+  id: Type.String({ description: 'evt_…, unique per event; the same id as the webhook delivery' }),
+  type: Type.String(),
+  timestamp: Type.String({ format: 'date-time' }),
+  data: Type.Record(Type.String(), Type.Unknown())
+})
+
+export const MessageStatusSchema = Type.Union(MESSAGE_STATUSES.map((s) => Type.Literal(s)))
+
+export const MessageSummarySchema = Type.Object({
+  id: Type.String(),
+  from: Type.String(),
+  to: Type.Array(Type.String()),
+  cc: Type.Array(Type.String()),
+  bcc: Type.Array(Type.String()),
+  subject: Type.String(),
+  status: MessageStatusSchema,
+  environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+  created_at: Type.String({ format: 'date-time' }),
+  scheduled_at: Type.Optional(Type.String({ format: 'date-time' })),
+  metadata: Type.Record(Type.String(), Type.String())
+})
+
+export const ErrorDoc = (description: string) => ({ description })

@@ -1,0 +1,200 @@
+import uWS from 'uWebSockets.js'
+import type { Subscription } from '@nats-io/transport-node'
+import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, type EventRecord } from '../../engine/protocol/mod.ts'
+import { authenticate, hasPermission } from '../auth.ts'
+import type { GatewayDeps } from '../deps.ts'
+
+export const EVENT_STREAM_PATH = '/v1/events/stream'
+
+/** Close codes of the live feed, as documented in docs/reading.md. */
+export const CLOSE_CODES = {
+  goingAway: 1001,
+  badMessage: 1008,
+  tooSlow: 1013,
+  unauthorized: 4401,
+  forbidden: 4403,
+  rateLimited: 4429
+} as const
+
+const AUTH_TIMEOUT_MS = 5000 // 5 s for the first message
+/**
+ * A socket whose unsent backlog passes this is closed with 1013 rather than buffered further: one slow
+ * reader must not grow the gateway's memory. 1 MiB is several thousand events.
+ */
+const MAX_BUFFERED_BYTES = 1024 * 1024
+const MAX_CLIENT_MESSAGE_BYTES = 4096
+const IDLE_TIMEOUT_S = 60 // pings keep a healthy socket alive
+const TYPE_NAMES = new Set<string>([...EVENT_TYPES, 'inbound'])
+
+interface SocketState {
+  ip: string
+  open: boolean
+  orgId?: string
+  keyId?: string
+  /** Event types to forward; undefined: all. */
+  types?: Set<string>
+  timer?: NodeJS.Timeout
+}
+type Socket = uWS.WebSocket<SocketState>
+
+interface OrgFeed { sub: Subscription, sockets: Set<Socket> }
+
+export interface EventStream {
+  readonly sockets: number
+  /** Closes every socket with 1001 and refuses new ones. */
+  close: () => void
+}
+
+function send (ws: Socket, payload: Record<string, unknown>): void {
+  ws.cork(() => { ws.send(JSON.stringify(payload)) })
+}
+
+/**
+ * GET /v1/events/stream: the organisation's events as webhook envelopes, live. One NATS core subscription
+ * on `ob.evt.<org>.>` per organisation is shared by all of its sockets and dropped with the last one.
+ */
+export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): EventStream {
+  const log = deps.log.child({ part: 'event_stream' })
+  const feeds = new Map<string, OrgFeed>()
+  const all = new Set<Socket>()
+  let stopped = false
+
+  function keyStillValid (st: SocketState, now: number): boolean {
+    const key = deps.cp.apiKeys.get(st.keyId!)
+    return key !== undefined && key.revoked_at === undefined && (key.expires_at === undefined || Date.parse(key.expires_at) > now)
+  }
+
+  function fanOut (feed: OrgFeed, data: string): void {
+    let e: EventRecord
+    try { e = JSON.parse(data) as EventRecord } catch { return }
+    const text = JSON.stringify(envelopeOf(e))
+    const now = Date.now()
+    for (const ws of feed.sockets) {
+      const st = ws.getUserData()
+      if (st.types !== undefined && !st.types.has(e.type)) continue
+      if (!keyStillValid(st, now)) { ws.end(CLOSE_CODES.unauthorized, 'the API key is no longer valid'); continue }
+      if (ws.getBufferedAmount() > MAX_BUFFERED_BYTES) { ws.end(CLOSE_CODES.tooSlow, 'reading too slowly'); continue }
+      let status = 1
+      ws.cork(() => { status = ws.send(text) })
+      if (status === 2) ws.end(CLOSE_CODES.tooSlow, 'reading too slowly')
+    }
+  }
+
+  function join (ws: Socket, orgId: string): void {
+    let feed = feeds.get(orgId)
+    if (feed === undefined) {
+      const sockets = new Set<Socket>()
+      const sub = deps.nc.subscribe(eventSubject(orgId, '>'), { callback: (err, m) => { if (err === null) fanOut(feed!, m.string()) } })
+      feeds.set(orgId, feed = { sub, sockets })
+    }
+    feed.sockets.add(ws)
+  }
+
+  function leave (ws: Socket, orgId: string): void {
+    const feed = feeds.get(orgId)
+    if (feed === undefined) return
+    feed.sockets.delete(ws)
+    if (feed.sockets.size === 0) {
+      feed.sub.unsubscribe()
+      feeds.delete(orgId)
+    }
+  }
+
+  function onAuth (ws: Socket, st: SocketState, key: unknown): void {
+    const now = Date.now()
+    try {
+      deps.authGuard.check(st.ip, now)
+    } catch {
+      ws.end(CLOSE_CODES.rateLimited, 'too many failed authentications')
+      return
+    }
+    let auth
+    try {
+      auth = authenticate(deps.cp, typeof key === 'string' ? `Bearer ${key}` : '', now)
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err
+      void deps.authGuard.fail(st.ip, now).catch(() => {})
+      ws.end(CLOSE_CODES.unauthorized, err.message.slice(0, 100))
+      return
+    }
+    if (!hasPermission(auth.key, 'read')) {
+      ws.end(CLOSE_CODES.forbidden, 'this API key lacks the "read" permission')
+      return
+    }
+    clearTimeout(st.timer)
+    st.orgId = auth.org.id
+    st.keyId = auth.key.id
+    join(ws, st.orgId)
+    send(ws, { type: 'ready', organization_id: st.orgId })
+  }
+
+  function onFilter (ws: Socket, st: SocketState, types: unknown): void {
+    if (!Array.isArray(types) || types.length === 0 || types.length > TYPE_NAMES.size || !types.every((t) => typeof t === 'string' && TYPE_NAMES.has(t))) {
+      send(ws, { type: 'error', code: 'validation_error', field: 'types', message: `types must be a non-empty array of: ${[...TYPE_NAMES].join(', ')}` })
+      return
+    }
+    st.types = new Set(types.map((t: string) => t === 'inbound' ? 'inbound.received' : t))
+    send(ws, { type: 'filter', types: [...st.types] })
+  }
+
+  app.ws<SocketState>(EVENT_STREAM_PATH, {
+    maxPayloadLength: MAX_CLIENT_MESSAGE_BYTES,
+    idleTimeout: IDLE_TIMEOUT_S,
+    sendPingsAutomatically: true,
+    // uWS's own cap sits above ours, so our check (close with 1013) acts before uWS would drop messages silently.
+    maxBackpressure: 2 * MAX_BUFFERED_BYTES,
+    upgrade: (res, req, context) => {
+      if (stopped) {
+        res.cork(() => { res.writeStatus('503 Service Unavailable').end() })
+        return
+      }
+      res.upgrade<SocketState>(
+        { ip: Buffer.from(res.getRemoteAddressAsText()).toString(), open: true },
+        req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'),
+        context
+      )
+    },
+    open: (ws) => {
+      const st = ws.getUserData()
+      all.add(ws)
+      st.timer = setTimeout(() => { if (st.open && st.orgId === undefined) ws.end(CLOSE_CODES.unauthorized, 'authenticate within 5 seconds') }, AUTH_TIMEOUT_MS)
+      st.timer.unref()
+    },
+    message: (ws, raw) => {
+      const st = ws.getUserData()
+      let msg: { type?: unknown, key?: unknown, types?: unknown }
+      try {
+        msg = JSON.parse(Buffer.from(raw).toString('utf8')) as typeof msg
+        if (typeof msg !== 'object' || msg === null) throw new TypeError('not an object')
+      } catch {
+        if (st.orgId === undefined) ws.end(CLOSE_CODES.unauthorized, 'the first message must be {"type":"auth","key":"ob_…"}')
+        else send(ws, { type: 'error', code: 'validation_error', field: 'body', message: 'messages must be JSON objects' })
+        return
+      }
+      if (st.orgId === undefined) {
+        if (msg.type === 'auth') onAuth(ws, st, msg.key)
+        else ws.end(CLOSE_CODES.unauthorized, 'the first message must be {"type":"auth","key":"ob_…"}')
+        return
+      }
+      if (msg.type === 'filter') onFilter(ws, st, msg.types)
+      else send(ws, { type: 'error', code: 'validation_error', field: 'type', message: 'expected "filter"' })
+    },
+    close: (ws) => {
+      const st = ws.getUserData()
+      st.open = false
+      clearTimeout(st.timer)
+      all.delete(ws)
+      if (st.orgId !== undefined) leave(ws, st.orgId)
+    }
+  })
+
+  deps.metrics.gauge('outbox_event_stream_sockets', () => all.size)
+  log.debug({ path: EVENT_STREAM_PATH }, 'event stream registered')
+  return {
+    get sockets () { return all.size },
+    close () {
+      stopped = true
+      for (const ws of [...all]) ws.end(CLOSE_CODES.goingAway, 'server shutting down')
+    }
+  }
+}
