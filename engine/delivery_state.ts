@@ -1,9 +1,11 @@
 import type { Redis } from 'ioredis'
 import type { EventRecord } from './protocol/events.ts'
+import type { RecipientResult } from './actor/task.ts'
 
 /**
  * Per-recipient progress of one message, in the Redis hash `ob:done:<msg_id>` (7 days), so a redelivered
  * JetStream message never sends twice to a recipient that already has a final outcome:
+ *   s:<rcpt>  the final SMTP reply (RecipientResult JSON), written by the shard thread as soon as it arrives
  *   d:<rcpt>  the recipient's final events (JSON array)  — set before those events are published
  *   p:<rcpt>  "1" once those events were published      — a redelivery re-publishes them when missing
  *   a:<rcpt>  attempts that ended deferred
@@ -16,6 +18,8 @@ export function deliveryStateKey (messageId: string): string {
 }
 
 export interface RecipientState {
+  /** A final SMTP reply recorded by the thread whose events were not yet written (crash in between). */
+  sent?: RecipientResult
   final?: EventRecord[]
   published: boolean
   attempts: number
@@ -36,6 +40,7 @@ export class DeliveryState {
     for (const [field, value] of Object.entries(raw)) {
       const rcpt = field.slice(2)
       switch (field.slice(0, 2)) {
+        case 's:': get(rcpt).sent = JSON.parse(value) as RecipientResult; break
         case 'd:': get(rcpt).final = JSON.parse(value) as EventRecord[]; break
         case 'p:': get(rcpt).published = true; break
         case 'a:': get(rcpt).attempts = Number(value); break

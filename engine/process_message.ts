@@ -69,19 +69,23 @@ export class MessageProcessor {
     }
     const pending = recipients.filter((r) => st(r).final === undefined)
     if (pending.length === 0) return { kind: 'ack' }
-    const due = pending.filter((r) => st(r).notBefore <= now + 50)
-    if (due.length === 0) return nak(Math.min(...pending.map((r) => st(r).notBefore)) - now)
+    // replies a crashed run received but did not turn into events: use them, never send again
+    const recovered = pending.filter((r) => st(r).sent !== undefined).map((r) => st(r).sent!)
+    const due = pending.filter((r) => st(r).sent === undefined && st(r).notBefore <= now + 50)
+    if (due.length === 0 && recovered.length === 0) return nak(Math.min(...pending.map((r) => st(r).notBefore)) - now)
 
     const template = msg.template_id !== undefined ? this.d.cp.templates.get(`${msg.org_id}.${msg.template_id}`) : undefined
     const domain = this.d.cp.domain(msg.org_id, msg.domain_id)
     const subject = template !== undefined ? renderTemplate(template, msg.variables ?? {}).subject : msg.subject
     const events = new EventFactory(msg, subject)
-    let results: RecipientResult[]
+    let results: RecipientResult[] = []
     const followUps = new Map<string, SandboxResult['followUp']>()
     if (domain === undefined || (msg.template_id !== undefined && template === undefined)) {
       const reason = domain === undefined ? `the sending domain ${msg.domain_id} no longer exists` : `the template ${msg.template_id!} no longer exists`
       const at = new Date().toISOString()
-      results = pending.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason } }))
+      results = pending.filter((r) => st(r).sent === undefined).map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason } }))
+    } else if (due.length === 0) {
+      // only recovered replies to record
     } else if (msg.environment === 'test') {
       const html = template !== undefined ? renderTemplate(template, msg.variables ?? {}).html : msg.html
       results = due.map((rcpt) => {
@@ -100,7 +104,7 @@ export class MessageProcessor {
       if (template !== undefined) task.template = { subject: template.subject, html: template.html, ...(template.text !== undefined ? { text: template.text } : {}) }
       results = (await this.d.actors.deliver(shard, task)).results
     }
-    return await this.record(msg, events, results, st, followUps, pending)
+    return await this.record(msg, events, [...recovered, ...results], st, followUps, pending)
   }
 
   private async record (msg: QueuedMessage, events: EventFactory, results: RecipientResult[], st: (r: string) => RecipientState,

@@ -7,6 +7,8 @@ import { renderTemplate } from './render.ts'
 import type { DestinationThrottle } from './throttle.ts'
 import { relayDestination, type Destination, type TransportCache } from './transports.ts'
 import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult } from './task.ts'
+import type { Redis } from 'ioredis'
+import { DELIVERY_STATE_TTL_S, deliveryStateKey } from '../delivery_state.ts'
 
 /**
  * One delivery attempt of one message inside a shard's thread: render → per recipient route → throttle →
@@ -18,7 +20,7 @@ export class Deliverer {
   private readonly keys = new Map<string, KeyObject>()
   private readonly secret: Buffer
 
-  constructor (private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle) {
+  constructor (private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle, private readonly redis: Redis) {
     this.mx = new MxResolver(settings.dnsServers)
     if (settings.relay !== undefined) this.relay = relayDestination(settings.relay)
     this.secret = Buffer.from(settings.secret)
@@ -37,7 +39,9 @@ export class Deliverer {
     const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: { name: task.domain.name, selector: task.domain.selector, key } }
     const results = await Promise.all(task.recipients.map(async (rcpt): Promise<RecipientResult> => {
       const outcome = await this.one(task, content, rcpt, ctx)
-      return { rcpt, outcome, at: new Date().toISOString() }
+      const result = { rcpt, outcome, at: new Date().toISOString() }
+      if (outcome.kind === 'delivered' || outcome.kind === 'bounced') await this.recordSent(task.message.id, result)
+      return result
     }))
     return { results }
   }
@@ -53,6 +57,16 @@ export class Deliverer {
     } catch (err) {
       return classifyError(err as Error)
     }
+  }
+
+  /**
+   * Writes the final SMTP reply of a recipient to the message's delivery state the moment it arrives, from
+   * this thread, so that a crash right after the remote 250 finds it and does not send again. Only a crash
+   * between the 250 and this write (one Redis round trip) can still repeat a delivery.
+   */
+  private async recordSent (messageId: string, result: RecipientResult): Promise<void> {
+    const key = deliveryStateKey(messageId)
+    await this.redis.multi().hset(key, `s:${result.rcpt}`, JSON.stringify(result)).expire(key, DELIVERY_STATE_TTL_S).exec().catch(() => {})
   }
 
   private async mxDestination (domain: string): Promise<Destination> {

@@ -27,6 +27,10 @@ export class DestinationThrottle {
   /** 0 when a message to `host` may go now, else milliseconds to wait. */
   async check (host: string): Promise<number> {
     if (this.ratePerS === 0) return 0
-    return await this.redis.obThrottle(throttleKey(host, this.ratePerS), 1000 / this.ratePerS, this.ratePerS)
+    try {
+      return await this.redis.obThrottle(throttleKey(host, this.ratePerS), 1000 / this.ratePerS, this.ratePerS)
+    } catch {
+      return 0 // Redis unreachable: shaping is a courtesy to receivers, not a reason to stop delivering
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import nodemailer, { type Transporter } from 'nodemailer'
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js'
 
@@ -42,7 +43,7 @@ export class TransportCache {
       port: d.port,
       secure: d.secure,
       // TLS certificate names of MX hosts are rarely checkable; opportunistic STARTTLS must not fail on them
-      tls: { rejectUnauthorized: false, servername: d.host },
+      tls: { rejectUnauthorized: false, ...(isIP(d.host) === 0 ? { servername: d.host } : {}) },
       maxConnections: this.maxConnections,
       maxMessages: MAX_MESSAGES_PER_CONNECTION,
       connectionTimeout: 30_000,
