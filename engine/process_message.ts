@@ -113,7 +113,7 @@ export class MessageProcessor {
     const fields: Record<string, string> = {}
     const toPublish: EventRecord[] = []
     const finals: string[] = []
-    const hardBounced: string[] = []
+    const suppress: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }> = []
     const waits = new Map<string, number>()
     for (const { rcpt, at, outcome } of results) {
       const atMs = Date.parse(at)
@@ -124,11 +124,12 @@ export class MessageProcessor {
           final = [events.make('delivered', rcpt, at, { delivered_at: at, smtp_response: outcome.response })]
           const f = followUps.get(rcpt)
           if (f !== undefined) final.push(events.make(f.type, rcpt, at, f.fields))
+          if (f?.type === 'complained') suppress.push({ email: rcpt, reason: 'complaint' })
           break
         }
         case 'bounced':
           final = [events.make('bounced', rcpt, at, { bounce_type: 'hard', bounce_code: outcome.code, bounce_message: outcome.message, bounced_at: at })]
-          hardBounced.push(rcpt)
+          suppress.push({ email: rcpt, reason: 'hard_bounce' })
           break
         case 'failed':
           final = [events.make('failed', rcpt, at, { failed_at: at, reason: outcome.reason })]
@@ -164,7 +165,7 @@ export class MessageProcessor {
       // the outcomes happened; publish them anyway. Only a redelivery of this message could now repeat a send.
       this.d.log.error({ err, message_id: msg.id }, 'delivery state not saved')
     }
-    await this.suppress(msg, hardBounced)
+    await this.suppress(msg, suppress)
     await publishEvents(this.d.js, toPublish)
     await this.d.state.markPublished(msg.id, finals).catch(() => {})
     const done = new Set(finals)
@@ -173,10 +174,11 @@ export class MessageProcessor {
     return nak(Math.min(...left.map((r) => waits.get(r) ?? st(r).notBefore)) - Date.now())
   }
 
-  private async suppress (msg: QueuedMessage, addresses: string[]): Promise<void> {
-    await Promise.all(addresses.map(async (email) => {
+  /** Hard bounces (and sandbox complaints) put the address on the organisation's suppression list. */
+  private async suppress (msg: QueuedMessage, entries: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }>): Promise<void> {
+    await Promise.all(entries.map(async ({ email, reason }) => {
       await this.d.cp.suppressions.put(suppressionKey(msg.org_id, email), {
-        org_id: msg.org_id, email, reason: 'hard_bounce', message_id: msg.id, created_at: new Date().toISOString()
+        org_id: msg.org_id, email, reason, message_id: msg.id, created_at: new Date().toISOString()
       }).catch((err: unknown) => this.d.log.error({ err, email }, 'suppression not stored'))
     }))
   }

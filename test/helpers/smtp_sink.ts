@@ -49,6 +49,7 @@ export class SmtpSink {
     const server = new SMTPServer({
       authOptional: true,
       disabledCommands: ['AUTH'],
+      disableReverseLookup: true,
       hideSTARTTLS: opts.hideStartTls ?? false,
       logger: false,
       size: 30 * 1024 * 1024,
