@@ -13,6 +13,8 @@ const HANDBACK_RETRY_MS = 5_000 // an unexpected error: the message comes back i
 export class ShardDispatcher {
   private messages?: ConsumerMessages
   private readonly inFlight = new Map<JsMsg, Promise<void>>()
+  /** Messages whose fate was already given (normally, or handed back at the drain deadline). */
+  private readonly settled = new WeakSet<JsMsg>()
   private slotFreed?: () => void
   private stopping = false
   private loop?: Promise<void>
@@ -33,11 +35,11 @@ export class ShardDispatcher {
 
   private async run (messages: ConsumerMessages): Promise<void> {
     for await (const m of messages) {
+      while (this.inFlight.size >= this.capacity && !this.stopping) await new Promise<void>((resolve) => { this.slotFreed = resolve })
       if (this.stopping) {
         m.nak() // pulled but not started: hand it straight back
         continue
       }
-      while (this.inFlight.size >= this.capacity) await new Promise<void>((resolve) => { this.slotFreed = resolve })
       const p = this.handle(m).finally(() => {
         this.inFlight.delete(m)
         const wake = this.slotFreed
@@ -69,12 +71,11 @@ export class ShardDispatcher {
     }
   }
 
-  private readonly settled = new WeakSet<JsMsg>()
-
   /** Stops pulling, waits for messages in hand until `deadline`, then hands the rest back to JetStream. */
   async drain (deadline: number): Promise<void> {
     this.stopping = true
-    await this.messages?.close()
+    this.messages?.stop()
+    this.slotFreed?.() // a loop waiting for a slot goes on to hand back what it still holds
     await this.loop
     const all = Promise.all(this.inFlight.values())
     const left = deadline - Date.now()
