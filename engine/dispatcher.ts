@@ -3,21 +3,31 @@ import type { Logger } from 'pino'
 import type { Fate, MessageProcessor } from './process_message.ts'
 
 const HANDBACK_RETRY_MS = 5_000 // an unexpected error: the message comes back in 5 s
+const FETCH_EXPIRES_MS = 5_000 // an idle shard renews its pull request every 5 s
+const BATCH_WAIT_MS = 5 // after a slot frees, wait this long for more before pulling, so pulls are not one message each
+const ERROR_PAUSE_MS = 1_000
+
+interface InHand {
+  /** The delivery being worked on, plus any redelivery of the same stream message that arrived meanwhile. */
+  copies: JsMsg[]
+  done: Promise<void>
+}
 
 /**
- * The pull loop of one shard: at most `capacity` messages in hand (the pull size and the in-flight bound
- * are the same number), each processed by the shard's actor. While a message is being processed its
- * ack_wait is extended with `working()` every third of ack_wait, so a slow SMTP server never makes
- * JetStream hand the message to someone else mid-transaction.
+ * The pull loop of one shard. It pulls only as many messages as the shard has free slots
+ * (`fetch({max_messages: free})`), so every message it holds is being worked on: none waits in a buffer
+ * while its ack_wait runs out. Each message in hand gets `working()` every third of ack_wait, so a slow SMTP
+ * server never makes JetStream hand it to someone else mid-transaction. Should a redelivery of a message in
+ * hand still arrive (the event loop was blocked past ack_wait), it is not processed a second time: it shares
+ * the fate of the copy in progress.
  */
 export class ShardDispatcher {
-  private messages?: ConsumerMessages
-  private readonly inFlight = new Map<JsMsg, Promise<void>>()
-  /** Messages whose fate was already given (normally, or handed back at the drain deadline). */
-  private readonly settled = new WeakSet<JsMsg>()
+  private batch?: ConsumerMessages
+  private readonly inHand = new Map<number, InHand>()
   private slotFreed?: () => void
   private stopping = false
   private loop?: Promise<void>
+  private handedBack = 0
 
   constructor (
     readonly shard: number,
@@ -28,30 +38,58 @@ export class ShardDispatcher {
     private readonly log: Logger
   ) {}
 
-  async start (): Promise<void> {
-    this.messages = await this.consumer.consume({ max_messages: this.capacity })
-    this.loop = this.run(this.messages)
+  start (): void {
+    this.loop = this.run()
   }
 
-  private async run (messages: ConsumerMessages): Promise<void> {
-    for await (const m of messages) {
-      while (this.inFlight.size >= this.capacity && !this.stopping) await new Promise<void>((resolve) => { this.slotFreed = resolve })
-      if (this.stopping) {
-        m.nak() // pulled but not started: hand it straight back
-        continue
+  private get free (): number {
+    return this.capacity - this.inHand.size
+  }
+
+  private async waitForSlot (): Promise<void> {
+    while (this.free <= 0 && !this.stopping) await new Promise<void>((resolve) => { this.slotFreed = resolve })
+    if (this.free < this.capacity / 4 && !this.stopping) await new Promise((resolve) => setTimeout(resolve, BATCH_WAIT_MS))
+  }
+
+  private async run (): Promise<void> {
+    while (!this.stopping) {
+      await this.waitForSlot()
+      if (this.stopping) break
+      try {
+        this.batch = await this.consumer.fetch({ max_messages: this.free, expires: FETCH_EXPIRES_MS })
+        for await (const m of this.batch) {
+          if (this.stopping) {
+            m.nak() // pulled but not started: hand it straight back
+            continue
+          }
+          this.take(m)
+        }
+      } catch (err) {
+        if (this.stopping) break
+        this.log.warn({ err, shard: this.shard }, 'pull failed; retrying')
+        await new Promise((resolve) => setTimeout(resolve, ERROR_PAUSE_MS))
       }
-      const p = this.handle(m).finally(() => {
-        this.inFlight.delete(m)
-        const wake = this.slotFreed
-        this.slotFreed = undefined
-        wake?.()
-      })
-      this.inFlight.set(m, p)
     }
   }
 
-  private async handle (m: JsMsg): Promise<void> {
-    const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(this.ackWaitMs / 3)))
+  private take (m: JsMsg): void {
+    const current = this.inHand.get(m.seq)
+    if (current !== undefined) {
+      current.copies.push(m)
+      return
+    }
+    const entry: InHand = { copies: [m], done: Promise.resolve() }
+    this.inHand.set(m.seq, entry)
+    entry.done = this.handle(m, entry).finally(() => {
+      this.inHand.delete(m.seq)
+      const wake = this.slotFreed
+      this.slotFreed = undefined
+      wake?.()
+    })
+  }
+
+  private async handle (m: JsMsg, entry: InHand): Promise<void> {
+    const keepAlive = setInterval(() => { for (const c of entry.copies) c.working() }, Math.max(300, Math.floor(this.ackWaitMs / 3)))
     let fate: Fate
     try {
       fate = await this.processor.process(this.shard, m.data)
@@ -61,32 +99,30 @@ export class ShardDispatcher {
     } finally {
       clearInterval(keepAlive)
     }
-    if (this.settled.has(m)) return // drained at the deadline and handed back already
-    this.settled.add(m)
-    if (fate.kind === 'ack') m.ack()
-    else if (fate.kind === 'nak') m.nak(fate.delayMs)
-    else {
-      this.log.error({ shard: this.shard, seq: m.seq, reason: fate.reason }, 'outbound message terminated')
-      m.term(fate.reason)
+    if (!this.inHand.has(m.seq)) return // handed back at the drain deadline already
+    for (const c of entry.copies) {
+      if (fate.kind === 'ack') c.ack()
+      else if (fate.kind === 'nak') c.nak(fate.delayMs)
+      else c.term(fate.reason)
     }
+    if (fate.kind === 'term') this.log.error({ shard: this.shard, seq: m.seq, reason: fate.reason }, 'outbound message terminated')
   }
 
   /** Stops pulling, waits for messages in hand until `deadline`, then hands the rest back to JetStream. */
   async drain (deadline: number): Promise<void> {
     this.stopping = true
-    this.messages?.stop()
-    this.slotFreed?.() // a loop waiting for a slot goes on to hand back what it still holds
+    this.batch?.stop()
+    this.slotFreed?.()
     await this.loop
-    const all = Promise.all(this.inFlight.values())
-    const left = deadline - Date.now()
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([all, new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, left)) })])
+    const all = Promise.all([...this.inHand.values()].map(async (e) => await e.done))
+    await Promise.race([all, new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now())) })])
     clearTimeout(timer)
-    for (const m of this.inFlight.keys()) {
-      if (this.settled.has(m)) continue
-      this.settled.add(m)
-      m.nak()
+    for (const [seq, e] of this.inHand) {
+      this.inHand.delete(seq)
+      for (const c of e.copies) c.nak()
+      this.handedBack++
     }
-    if (this.inFlight.size > 0) this.log.warn({ shard: this.shard, handedBack: this.inFlight.size }, 'drain deadline reached; unfinished messages handed back')
+    if (this.handedBack > 0) this.log.warn({ shard: this.shard, handedBack: this.handedBack }, 'drain deadline reached; unfinished messages handed back')
   }
 }

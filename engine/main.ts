@@ -46,7 +46,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   for (const shard of ownedShards) {
     const consumer = await js.consumers.get(STREAM_OUTBOUND, consumerName(shard))
     const d = new ShardDispatcher(shard, consumer, processor, config.engine.shardCapacity, config.engine.ackWaitMs, log)
-    await d.start()
+    d.start()
     dispatchers.push(d)
   }
   log.info({ shards: ownedShards.length, threads, relay: config.smtp.relay ?? null }, 'engine started')

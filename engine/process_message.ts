@@ -15,7 +15,7 @@ import type { ShardActors } from './shards.ts'
 /** What the dispatcher does with the JetStream message afterwards. */
 export type Fate = { kind: 'ack' } | { kind: 'nak', delayMs: number } | { kind: 'term', reason: string }
 
-/** JetStream keeps a nak'd message for any delay; long waits are still taken in steps so a changed schedule or a moved shard takes effect within the hour. */
+/** Long waits are taken in steps of at most an hour, so a changed schedule or a moved shard takes effect within the hour. */
 export const MAX_NAK_MS = 3600_000 // 1 h
 const STATE_RETRY_MS = 5_000 // Redis unreachable: try the message again in 5 s, nothing was sent
 const dec = new TextDecoder()
