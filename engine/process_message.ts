@@ -38,7 +38,8 @@ export interface ProcessorDeps {
 export class MessageProcessor {
   constructor (private readonly d: ProcessorDeps) {}
 
-  async process (shard: number, data: Uint8Array): Promise<Fate> {
+  /** `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. */
+  async process (shard: number, data: Uint8Array, deliveryCount = 2): Promise<Fate> {
     let msg: QueuedMessage
     try {
       msg = JSON.parse(dec.decode(data)) as QueuedMessage
@@ -53,9 +54,9 @@ export class MessageProcessor {
       if (due - now > 250) return nak(due - now)
     }
     const recipients = [...new Set([...msg.to, ...(msg.cc ?? []), ...(msg.bcc ?? [])].map(bareAddress))]
-    let states: Map<string, RecipientState>
+    let states = new Map<string, RecipientState>()
     try {
-      states = await this.d.state.load(msg.id)
+      if (deliveryCount > 1) states = await this.d.state.load(msg.id)
     } catch (err) {
       this.d.log.warn({ err, message_id: msg.id }, 'delivery state unavailable; message handed back')
       return nak(STATE_RETRY_MS)
@@ -167,10 +168,11 @@ export class MessageProcessor {
     }
     await this.suppress(msg, suppress)
     await publishEvents(this.d.js, toPublish)
-    await this.d.state.markPublished(msg.id, finals).catch(() => {})
     const done = new Set(finals)
     const left = pending.filter((r) => !done.has(r))
+    // once acknowledged the message is not delivered again, so only a message that comes back needs the mark
     if (left.length === 0) return { kind: 'ack' }
+    await this.d.state.markPublished(msg.id, finals).catch(() => {})
     return nak(Math.min(...left.map((r) => waits.get(r) ?? st(r).notBefore)) - Date.now())
   }
 
