@@ -57,3 +57,11 @@ export function classifyError (err: SmtpErrorLike): RecipientOutcome {
   const what = code !== '' ? `${code}: ${message}` : message
   return { kind: 'deferred', response: what || 'delivery failed for an unknown reason' }
 }
+
+/**
+ * Whether a failed attempt should go on to the next MX host at once: only when no server answered at all
+ * (refused, unreachable, timed out, TLS or socket failure). A server's 4xx or 5xx speaks for the domain.
+ */
+export function tryNextHost (err: SmtpErrorLike): boolean {
+  return typeof err.responseCode !== 'number' && classifyError(err).kind === 'deferred'
+}

@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { addressDomain } from '../protocol/send.ts'
-import { classifyAccepted, classifyError, type RecipientOutcome } from './classify.ts'
+import { classifyAccepted, classifyError, tryNextHost, type RecipientOutcome } from './classify.ts'
 import { composeFor, type Content } from './compose.ts'
 import { MxResolver } from './mx.ts'
 import { renderTemplate } from './render.ts'
@@ -9,6 +9,8 @@ import { relayDestination, type Destination, type TransportCache } from './trans
 import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult } from './task.ts'
 import type { Redis } from 'ioredis'
 import { DELIVERY_STATE_TTL_S, deliveryStateKey } from '../delivery_state.ts'
+
+const MAX_MX_TRIED = 3
 
 /**
  * One delivery attempt of one message inside a shard's thread: render → per recipient route → throttle →
@@ -47,16 +49,27 @@ export class Deliverer {
   }
 
   private async one (task: DeliverTask, content: Content, rcpt: string, ctx: Parameters<typeof composeFor>[3]): Promise<RecipientOutcome> {
+    let dests: Destination[]
     try {
-      const dest = this.relay ?? await this.mxDestination(addressDomain(rcpt))
-      const wait = await this.throttle.check(dest.host)
-      if (wait > 0) return { kind: 'throttled', retryAfterMs: wait }
-      const info = await this.transports.get(dest).sendMail(composeFor(task.message, content, rcpt, ctx))
-      // one envelope recipient per transaction: resolving means it was accepted
-      return classifyAccepted(info)
+      dests = this.relay !== undefined ? [this.relay] : await this.mxDestinations(addressDomain(rcpt))
     } catch (err) {
       return classifyError(err as Error)
     }
+    let outcome: RecipientOutcome = { kind: 'deferred', response: 'no mail host tried' }
+    for (let i = 0; i < dests.length; i++) {
+      const dest = dests[i]!
+      try {
+        const wait = await this.throttle.check(dest.host)
+        if (wait > 0) return { kind: 'throttled', retryAfterMs: wait }
+        const info = await this.transports.get(dest).sendMail(composeFor(task.message, content, rcpt, ctx))
+        // one envelope recipient per transaction: resolving means it was accepted
+        return classifyAccepted(info)
+      } catch (err) {
+        outcome = classifyError(err as Error)
+        if (!tryNextHost(err as Error)) return outcome
+      }
+    }
+    return outcome
   }
 
   /**
@@ -69,9 +82,10 @@ export class Deliverer {
     await this.redis.multi().hset(key, `s:${result.rcpt}`, JSON.stringify(result)).expire(key, DELIVERY_STATE_TTL_S).exec().catch(() => {})
   }
 
-  private async mxDestination (domain: string): Promise<Destination> {
-    const mail = await this.mx.route(domain)
-    return { host: mail.host, connectTo: mail.ip, port: this.settings.outboundPort, secure: false }
+  /** Up to MAX_MX_TRIED hosts in preference order; the next is tried only when no server answered. */
+  private async mxDestinations (domain: string): Promise<Destination[]> {
+    const hosts = await this.mx.route(domain)
+    return hosts.slice(0, MAX_MX_TRIED).map((h) => ({ host: h.host, connectTo: h.ip, port: this.settings.outboundPort, secure: false }))
   }
 
   private dkimKey (domain: DeliverTask['domain']): KeyObject {

@@ -30,17 +30,20 @@ export class MxResolver {
     if (servers.length > 0) this.resolver.setServers([...servers])
   }
 
-  /** The best reachable mail host for `domain`; throws MxLookupError (`ENOMAILHOST`, `ENULLMX` or `EDNS`). */
-  async route (domain: string): Promise<MailHost> {
+  /**
+   * The mail hosts of `domain` that have an address, most preferred first (at least one);
+   * throws MxLookupError (`ENOMAILHOST`, `ENULLMX` or `EDNS`).
+   */
+  async route (domain: string): Promise<MailHost[]> {
     const hit = this.cache.get(domain)
     if (hit !== undefined && Date.now() - hit.at < CACHE_MS) {
       if (hit.error !== undefined) throw hit.error
-      return hit.hosts![0]!
+      return hit.hosts!
     }
     try {
       const hosts = await this.lookup(domain)
       this.cache.set(domain, { at: Date.now(), hosts })
-      return hosts[0]!
+      return hosts
     } catch (err) {
       // only definite answers are cached; a timed-out resolver is asked again next time
       if (err instanceof MxLookupError && err.code !== 'EDNS') this.cache.set(domain, { at: Date.now(), error: err })

@@ -24,6 +24,9 @@ export interface SinkOptions {
   keepRaw?: boolean
   /** Record messages at all (default true); false only counts them, for benchmarks. */
   record?: boolean
+  /** Listen address and port (default 127.0.0.1 and a free port). */
+  host?: string
+  port?: number
 }
 
 function parseHeaders (raw: Buffer): Map<string, string> {
@@ -112,7 +115,7 @@ export class SmtpSink {
     })
     const port = await new Promise<number>((resolve, reject) => {
       server.once('error', reject)
-      server.listen(0, '127.0.0.1', () => resolve((server.server.address() as { port: number }).port))
+      server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve((server.server.address() as { port: number }).port))
     })
     server.on('error', () => {})
     sink = new SmtpSink(server, port)

@@ -6,6 +6,7 @@ import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
 
 let sink: SmtpSink
+let backup: SmtpSink
 let dns: DnsServer
 let ob: TestOutbox
 let org: TestOrg
@@ -13,12 +14,15 @@ let events: EventWatcher
 
 before(async () => {
   sink = await SmtpSink.start()
+  backup = await SmtpSink.start({ host: '127.0.0.2', port: sink.port }) // same port: MX delivery uses one port
   dns = await DnsServer.start({
     MX: {
       'mx-dest.example': [{ exchange: 'backup.mx-dest.example', priority: 20 }, { exchange: 'primary.mx-dest.example', priority: 10 }],
-      'nullmx.example': [{ exchange: '', priority: 0 }]
+      'nullmx.example': [{ exchange: '', priority: 0 }],
+      // the preferred host refuses connections (nothing listens on 127.0.0.3), the next one is the backup sink
+      'failover.example': [{ exchange: 'down.failover.example', priority: 5 }, { exchange: 'up.failover.example', priority: 15 }]
     },
-    A: { 'primary.mx-dest.example': ['127.0.0.1'], 'backup.mx-dest.example': ['127.0.0.2'], 'implicit.example': ['127.0.0.1'] }
+    A: { 'primary.mx-dest.example': ['127.0.0.1'], 'backup.mx-dest.example': ['127.0.0.2'], 'implicit.example': ['127.0.0.1'], 'down.failover.example': ['127.0.0.3'], 'up.failover.example': ['127.0.0.2'] }
   })
   ob = await TestOutbox.start({ env: { OB_DNS_SERVERS: dns.address, OB_SMTP_OUTBOUND_PORT: String(sink.port), OB_ROLE: 'engine', OB_DELIVERY_RETRY_SCHEDULE: '1' } })
   org = await ob.org()
@@ -28,6 +32,7 @@ after(async () => {
   events.stop()
   await ob.close()
   await sink.close()
+  await backup.close()
   await dns.close()
 })
 
@@ -36,6 +41,15 @@ test('mail goes to the most preferred MX host, resolved through OB_DNS_SERVERS',
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'delivered').length === 1)
   assert.equal(sink.to('user@mx-dest.example').length, 1)
+  assert.equal(backup.to('user@mx-dest.example').length, 0, 'the less preferred host was not used')
+})
+
+test('when the preferred MX host does not answer, the next one is tried in the same attempt', async () => {
+  const msg = queuedMessage(org, { to: ['user@failover.example'] })
+  await publishQueued(ob.proc.nc, ob.proc.config, msg)
+  await events.until(() => events.of(msg.id, 'delivered').length === 1)
+  assert.deepEqual(events.of(msg.id).map((e) => e.type), ['delivered'])
+  assert.equal(backup.to('user@failover.example').length, 1)
 })
 
 test('a domain without MX falls back to its own A record', async () => {

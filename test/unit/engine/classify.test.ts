@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { classifyAccepted, classifyError } from '../../../engine/actor/classify.ts'
+import { classifyAccepted, classifyError, tryNextHost } from '../../../engine/actor/classify.ts'
 
 test('2xx is delivered with the server reply', () => {
   assert.deepEqual(classifyAccepted({ response: '250 2.0.0 Ok: queued as ABC' }), { kind: 'delivered', response: '250 2.0.0 Ok: queued as ABC' })
@@ -39,4 +39,12 @@ test('errors that mean the message cannot be built are failed, unknown errors de
   assert.equal(classifyError({ code: 'EFILEACCESS', message: 'file access rejected' }).kind, 'failed')
   assert.equal(classifyError({}).kind, 'deferred')
   assert.equal(classifyError({ responseCode: 'x' as unknown as number, message: 'odd' }).kind, 'deferred')
+})
+
+test('only a host that did not answer sends the attempt on to the next MX host', () => {
+  assert.equal(tryNextHost({ code: 'ESOCKET', message: 'connect ECONNREFUSED' }), true)
+  assert.equal(tryNextHost({ code: 'ETIMEDOUT', message: 'Greeting never received' }), true)
+  assert.equal(tryNextHost({ code: 'EENVELOPE', responseCode: 451, response: '451 later' }), false)
+  assert.equal(tryNextHost({ code: 'EENVELOPE', responseCode: 550, response: '550 no' }), false)
+  assert.equal(tryNextHost({ code: 'EFILEACCESS', message: 'x' }), false)
 })
