@@ -22,6 +22,11 @@ export const EnvSchema = Type.Object({
   OB_SMTP_INBOUND_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
   OB_SMTP_INBOUND_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   OB_SMTP_RELAY: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
+  OB_SMTP_OUTBOUND_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 25 }),
+  OB_SMTP_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  OB_DELIVERY_HOST_RATE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+  OB_ENGINE_ACK_WAIT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
+  OB_ENGINE_SHARD_CAPACITY: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
   OB_BOOTSTRAP_ADMIN_KEY: Type.Optional(Type.String({ pattern: '^ob_live_[A-Za-z0-9]{16,64}$' })),
   OB_BOOTSTRAP_DOMAIN: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'example.com' }),
   OB_BOOTSTRAP_PLAN: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')], { default: 'free' }),
@@ -59,14 +64,29 @@ export interface Config {
     readonly inboundTlsCert?: string
     readonly inboundTlsKey?: string
     readonly relay?: string
+    /** Port of recipients' MX hosts (25 in production; tests point it at a sink). */
+    readonly outboundPort: number
+    /** Pooled SMTP connections per destination host, per engine thread. */
+    readonly poolConnections: number
   }
   readonly bootstrap: { readonly adminKey?: string, readonly domain: string, readonly plan: Plan }
   readonly plans: { readonly enterpriseRateLimit: number }
   readonly webhook: { readonly caFile?: string, readonly allowPrivate: boolean, readonly retryScheduleS: readonly number[] }
-  readonly delivery: { readonly retryScheduleS: readonly number[] }
+  readonly delivery: {
+    readonly retryScheduleS: readonly number[]
+    /** Messages per second to one destination MX host (all engines together); 0 = no limit. */
+    readonly hostRatePerS: number
+  }
   readonly domainVerification: 'dns' | 'off'
   readonly dnsServers: readonly string[]
-  readonly engine: { readonly shards: number, readonly threads: number }
+  readonly engine: {
+    readonly shards: number
+    readonly threads: number
+    /** JetStream ack_wait of the outbound consumers; long SMTP sessions extend it with `working()`. */
+    readonly ackWaitMs: number
+    /** Messages one shard has in flight at most (its pull size). */
+    readonly shardCapacity: number
+  }
   /** Key material for tracking tokens; when unset a per-installation secret is kept in the control plane. */
   readonly secret?: string
   readonly dataDir: string

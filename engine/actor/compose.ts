@@ -1,0 +1,58 @@
+import type { KeyObject } from 'node:crypto'
+import type Mail from 'nodemailer/lib/mailer/index.js'
+import { signToken } from '../protocol/tracking_tokens.ts'
+import { encodeVerp } from '../protocol/verp.ts'
+import { rewriteHtml } from './tracking.ts'
+import type { TaskMessage } from './task.ts'
+
+/**
+ * The nodemailer mail for one recipient of a message. Every recipient gets its own transaction because the
+ * return path (VERP) and the tracking/unsubscribe tokens name the recipient; the visible To/Cc headers still
+ * list everyone, as the sender wrote them. nodemailer composes the MIME and signs it (DKIM) when sent.
+ */
+export interface ComposeContext {
+  publicUrl: string
+  secret: Buffer
+  domain: { name: string, selector: string, key: KeyObject }
+}
+
+export interface Content { subject: string, html?: string, text?: string }
+
+export function messageIdOf (id: string, domain: string): string {
+  return `<${id}@${domain}>`
+}
+
+export function composeFor (msg: TaskMessage, content: Content, rcpt: string, ctx: ComposeContext): Mail.Options {
+  const claims = { o: msg.org_id, m: msg.id, r: rcpt }
+  const unsubscribe = signToken(ctx.secret, { k: 'u', ...claims })
+  const returnPath = encodeVerp(msg.id, rcpt, ctx.domain.name)
+  let html = content.html
+  if (html !== undefined && (msg.track_opens || msg.track_clicks)) {
+    html = rewriteHtml(html, {
+      ...(msg.track_opens ? { openUrl: `${ctx.publicUrl}/t/o/${signToken(ctx.secret, { k: 'o', ...claims })}` } : {}),
+      ...(msg.track_clicks ? { clickUrl: (u: string) => `${ctx.publicUrl}/t/c/${signToken(ctx.secret, { k: 'c', ...claims, u })}` } : {})
+    })
+  }
+  const mail: Mail.Options = {
+    from: msg.from,
+    to: msg.to,
+    subject: content.subject,
+    messageId: messageIdOf(msg.id, ctx.domain.name),
+    envelope: { from: returnPath, to: [rcpt] },
+    headers: {
+      ...msg.headers,
+      // RFC 2369 + RFC 8058: the https link answers the one-click POST; the mailto reaches our inbound server
+      'List-Unsubscribe': `<${ctx.publicUrl}/t/u/${unsubscribe}>, <mailto:${returnPath}?subject=unsubscribe>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click'
+    },
+    attachments: msg.attachments.map((a) => ({ filename: a.filename, content: a.content, encoding: 'base64', ...(a.content_type !== undefined ? { contentType: a.content_type } : {}) })),
+    dkim: { domainName: ctx.domain.name, keySelector: ctx.domain.selector, privateKey: ctx.domain.key as unknown as string },
+    disableFileAccess: true,
+    disableUrlAccess: true
+  }
+  if (msg.cc.length > 0) mail.cc = msg.cc
+  if (msg.reply_to !== undefined) mail.replyTo = msg.reply_to
+  if (html !== undefined) mail.html = html
+  if (content.text !== undefined) mail.text = content.text
+  return mail
+}

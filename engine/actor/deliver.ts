@@ -1,0 +1,101 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto'
+import { addressDomain } from '../protocol/send.ts'
+import { classifyAccepted, classifyError, tryNextHost, type RecipientOutcome } from './classify.ts'
+import { composeFor, type Content } from './compose.ts'
+import { MxResolver } from './mx.ts'
+import { renderTemplate } from '../protocol/templates.ts'
+import type { DestinationThrottle } from './throttle.ts'
+import { relayDestination, type Destination, type TransportCache } from './transports.ts'
+import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult } from './task.ts'
+import type { Redis } from 'ioredis'
+import { DELIVERY_STATE_TTL_S, deliveryStateKey } from '../delivery_state.ts'
+
+const MAX_MX_TRIED = 3
+
+/**
+ * One delivery attempt of one message inside a shard's thread: render → per recipient route → throttle →
+ * sendMail (compose, DKIM, SMTP) → classify. Never throws: every recipient ends with an outcome.
+ */
+export class Deliverer {
+  private readonly mx: MxResolver
+  private readonly relay?: Destination
+  private readonly keys = new Map<string, KeyObject>()
+  private readonly secret: Buffer
+
+  constructor (private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle, private readonly redis: Redis) {
+    this.mx = new MxResolver(settings.dnsServers)
+    if (settings.relay !== undefined) this.relay = relayDestination(settings.relay)
+    this.secret = Buffer.from(settings.secret)
+  }
+
+  async run (task: DeliverTask): Promise<DeliverResult> {
+    let content: Content
+    let key: KeyObject
+    try {
+      content = task.template !== undefined ? renderTemplate(task.template, task.message.variables ?? {}) : task.message
+      key = this.dkimKey(task.domain)
+    } catch (err) {
+      const at = new Date().toISOString()
+      return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason: (err as Error).message } })) }
+    }
+    const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: { name: task.domain.name, selector: task.domain.selector, key } }
+    const results = await Promise.all(task.recipients.map(async (rcpt): Promise<RecipientResult> => {
+      const outcome = await this.one(task, content, rcpt, ctx)
+      const result = { rcpt, outcome, at: new Date().toISOString() }
+      if (outcome.kind === 'delivered' || outcome.kind === 'bounced') await this.recordSent(task.message.id, result)
+      return result
+    }))
+    return { results }
+  }
+
+  private async one (task: DeliverTask, content: Content, rcpt: string, ctx: Parameters<typeof composeFor>[3]): Promise<RecipientOutcome> {
+    let dests: Destination[]
+    try {
+      dests = this.relay !== undefined ? [this.relay] : await this.mxDestinations(addressDomain(rcpt))
+    } catch (err) {
+      return classifyError(err as Error)
+    }
+    let outcome: RecipientOutcome = { kind: 'deferred', response: 'no mail host tried' }
+    for (let i = 0; i < dests.length; i++) {
+      const dest = dests[i]!
+      try {
+        const wait = await this.throttle.check(dest.host)
+        if (wait > 0) return { kind: 'throttled', retryAfterMs: wait }
+        const info = await this.transports.get(dest).sendMail(composeFor(task.message, content, rcpt, ctx))
+        // one envelope recipient per transaction: resolving means it was accepted
+        return classifyAccepted(info)
+      } catch (err) {
+        outcome = classifyError(err as Error)
+        if (!tryNextHost(err as Error)) return outcome
+      }
+    }
+    return outcome
+  }
+
+  /**
+   * Writes the final SMTP reply of a recipient to the message's delivery state the moment it arrives, from
+   * this thread, so that a crash right after the remote 250 finds it and does not send again. Only a crash
+   * between the 250 and this write (one Redis round trip) can still repeat a delivery.
+   */
+  private async recordSent (messageId: string, result: RecipientResult): Promise<void> {
+    const key = deliveryStateKey(messageId)
+    await this.redis.multi().hset(key, `s:${result.rcpt}`, JSON.stringify(result)).expire(key, DELIVERY_STATE_TTL_S).exec().catch(() => {})
+  }
+
+  /** Up to MAX_MX_TRIED hosts in preference order; the next is tried only when no server answered. */
+  private async mxDestinations (domain: string): Promise<Destination[]> {
+    const hosts = await this.mx.route(domain)
+    return hosts.slice(0, MAX_MX_TRIED).map((h) => ({ host: h.host, connectTo: h.ip, port: this.settings.outboundPort, secure: false }))
+  }
+
+  private dkimKey (domain: DeliverTask['domain']): KeyObject {
+    const id = `${domain.id}:${domain.selector}`
+    let key = this.keys.get(id)
+    if (key === undefined) {
+      // parsing the PEM costs ~0.1 ms; a KeyObject is reused for every signature of the domain
+      key = createPrivateKey(domain.privateKey)
+      this.keys.set(id, key)
+    }
+    return key
+  }
+}

@@ -1,0 +1,55 @@
+import type { RecipientOutcome } from './classify.ts'
+
+/** What the dispatcher hands a shard's thread, and what comes back. Plain data: it crosses a thread boundary. */
+
+export interface ActorSettings {
+  redisUrl: string
+  relay?: string
+  outboundPort: number
+  dnsServers: string[]
+  poolConnections: number
+  hostRatePerS: number
+  publicUrl: string
+  /** Tracking-token key (installationSecret). */
+  secret: Uint8Array
+}
+
+export interface TaskMessage {
+  id: string
+  org_id: string
+  from: string
+  to: string[]
+  cc: string[]
+  reply_to?: string
+  subject: string
+  html?: string
+  text?: string
+  headers: Record<string, string>
+  attachments: Array<{ filename: string, content: string, content_type?: string }>
+  variables?: Record<string, string | number | boolean>
+  track_opens: boolean
+  track_clicks: boolean
+}
+
+export interface DeliverTask {
+  kind: 'deliver'
+  message: TaskMessage
+  /** Bare addresses to attempt in this run; each gets its own SMTP transaction (own VERP return path). */
+  recipients: string[]
+  domain: { id: string, name: string, selector: string, privateKey: string }
+  /** Subject/html/text of the template, when the message names one; rendered with `message.variables`. */
+  template?: { subject: string, html: string, text?: string }
+}
+
+export interface CloseTask { kind: 'close' }
+
+export type ActorTask = DeliverTask | CloseTask
+
+export interface RecipientResult {
+  rcpt: string
+  outcome: RecipientOutcome
+  /** When the outcome happened (ISO 8601). */
+  at: string
+}
+
+export interface DeliverResult { results: RecipientResult[] }

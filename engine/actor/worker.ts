@@ -1,0 +1,30 @@
+import { workerData } from 'node:worker_threads'
+import { Redis } from 'ioredis'
+import { Deliverer } from './deliver.ts'
+import { DestinationThrottle } from './throttle.ts'
+import { TransportCache } from './transports.ts'
+import type { ActorSettings, ActorTask, DeliverResult } from './task.ts'
+
+/**
+ * The piscina entry of a shard thread. Its state — SMTP pools, the Redis client for destination shaping,
+ * parsed DKIM keys, the MX cache — is created once when the thread starts and closed on a `close` task.
+ * The Redis client shapes per destination and records SMTP replies the moment they arrive. The pool runs with `atomics: 'disabled'` so the thread's sockets and timers keep running between tasks.
+ */
+const settings = workerData as ActorSettings
+const redis = new Redis(settings.redisUrl, {
+  connectionName: 'outbox-engine-actor',
+  enableAutoPipelining: true,
+  maxRetriesPerRequest: 1,
+  commandTimeout: 1000
+})
+const transports = new TransportCache(settings.poolConnections)
+const deliverer = new Deliverer(settings, transports, new DestinationThrottle(redis, settings.hostRatePerS), redis)
+
+export default async function actor (task: ActorTask): Promise<DeliverResult | undefined> {
+  if (task.kind === 'close') {
+    transports.close()
+    redis.disconnect()
+    return undefined
+  }
+  return await deliverer.run(task)
+}

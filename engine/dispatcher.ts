@@ -1,0 +1,128 @@
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream'
+import type { Logger } from 'pino'
+import type { Fate, MessageProcessor } from './process_message.ts'
+
+const HANDBACK_RETRY_MS = 5_000 // an unexpected error: the message comes back in 5 s
+const FETCH_EXPIRES_MS = 5_000 // an idle shard renews its pull request every 5 s
+const BATCH_WAIT_MS = 5 // after a slot frees, wait this long for more before pulling, so pulls are not one message each
+const ERROR_PAUSE_MS = 1_000
+
+interface InHand {
+  /** The delivery being worked on, plus any redelivery of the same stream message that arrived meanwhile. */
+  copies: JsMsg[]
+  done: Promise<void>
+}
+
+/**
+ * The pull loop of one shard. It pulls only as many messages as the shard has free slots
+ * (`fetch({max_messages: free})`), so every message it holds is being worked on: none waits in a buffer
+ * while its ack_wait runs out. Each message in hand gets `working()` every third of ack_wait, so a slow SMTP
+ * server never makes JetStream hand it to someone else mid-transaction. Should a redelivery of a message in
+ * hand still arrive (the event loop was blocked past ack_wait), it is not processed a second time: it shares
+ * the fate of the copy in progress.
+ */
+export class ShardDispatcher {
+  private batch?: ConsumerMessages
+  private readonly inHand = new Map<number, InHand>()
+  private slotFreed?: () => void
+  private stopping = false
+  private loop?: Promise<void>
+  private handedBack = 0
+
+  constructor (
+    readonly shard: number,
+    private readonly consumer: Consumer,
+    private readonly processor: MessageProcessor,
+    private readonly capacity: number,
+    private readonly ackWaitMs: number,
+    private readonly log: Logger
+  ) {}
+
+  start (): void {
+    this.loop = this.run()
+  }
+
+  private get free (): number {
+    return this.capacity - this.inHand.size
+  }
+
+  private async waitForSlot (): Promise<void> {
+    while (this.free <= 0 && !this.stopping) await new Promise<void>((resolve) => { this.slotFreed = resolve })
+    if (this.free < this.capacity / 4 && !this.stopping) await new Promise((resolve) => setTimeout(resolve, BATCH_WAIT_MS))
+  }
+
+  private async run (): Promise<void> {
+    while (!this.stopping) {
+      await this.waitForSlot()
+      if (this.stopping) break
+      try {
+        this.batch = await this.consumer.fetch({ max_messages: this.free, expires: FETCH_EXPIRES_MS })
+        for await (const m of this.batch) {
+          if (this.stopping) {
+            m.nak() // pulled but not started: hand it straight back
+            continue
+          }
+          this.take(m)
+        }
+      } catch (err) {
+        if (this.stopping) break
+        this.log.warn({ err, shard: this.shard }, 'pull failed; retrying')
+        await new Promise((resolve) => setTimeout(resolve, ERROR_PAUSE_MS))
+      }
+    }
+  }
+
+  private take (m: JsMsg): void {
+    const current = this.inHand.get(m.seq)
+    if (current !== undefined) {
+      current.copies.push(m)
+      return
+    }
+    const entry: InHand = { copies: [m], done: Promise.resolve() }
+    this.inHand.set(m.seq, entry)
+    entry.done = this.handle(m, entry).finally(() => {
+      this.inHand.delete(m.seq)
+      const wake = this.slotFreed
+      this.slotFreed = undefined
+      wake?.()
+    })
+  }
+
+  private async handle (m: JsMsg, entry: InHand): Promise<void> {
+    const keepAlive = setInterval(() => { for (const c of entry.copies) c.working() }, Math.max(300, Math.floor(this.ackWaitMs / 3)))
+    let fate: Fate
+    try {
+      fate = await this.processor.process(this.shard, m.data, m.info.deliveryCount)
+    } catch (err) {
+      this.log.error({ err, shard: this.shard, seq: m.seq }, 'message processing failed; handed back')
+      fate = { kind: 'nak', delayMs: HANDBACK_RETRY_MS }
+    } finally {
+      clearInterval(keepAlive)
+    }
+    if (!this.inHand.has(m.seq)) return // handed back at the drain deadline already
+    for (const c of entry.copies) {
+      if (fate.kind === 'ack') c.ack()
+      else if (fate.kind === 'nak') c.nak(fate.delayMs)
+      else c.term(fate.reason)
+    }
+    if (fate.kind === 'term') this.log.error({ shard: this.shard, seq: m.seq, reason: fate.reason }, 'outbound message terminated')
+  }
+
+  /** Stops pulling, waits for messages in hand until `deadline`, then hands the rest back to JetStream. */
+  async drain (deadline: number): Promise<void> {
+    this.stopping = true
+    this.batch?.stop()
+    this.slotFreed?.()
+    await this.loop
+    let timer: NodeJS.Timeout | undefined
+    const all = Promise.all([...this.inHand.values()].map(async (e) => await e.done))
+    await Promise.race([all, new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now())) })])
+    clearTimeout(timer)
+    for (const [seq, e] of this.inHand) {
+      this.inHand.delete(seq)
+      for (const c of e.copies) c.nak()
+      this.handedBack++
+    }
+    if (this.handedBack > 0) this.log.warn({ shard: this.shard, handedBack: this.handedBack }, 'drain deadline reached; unfinished messages handed back')
+  }
+}

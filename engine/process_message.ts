@@ -1,0 +1,187 @@
+import type { JetStreamClient } from '@nats-io/jetstream'
+import type { Logger } from 'pino'
+import type { Config } from '../config/mod.ts'
+import type { ControlPlane } from './protocol/control_plane.ts'
+import { suppressionKey } from './protocol/control_plane.ts'
+import type { EventRecord } from './protocol/events.ts'
+import { bareAddress, type QueuedMessage } from './protocol/send.ts'
+import type { RecipientResult, DeliverTask } from './actor/task.ts'
+import { renderTemplate } from './protocol/templates.ts'
+import type { DeliveryState, RecipientState } from './delivery_state.ts'
+import { EventFactory, publishEvents } from './events_out.ts'
+import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './sandbox.ts'
+import type { ShardActors } from './shards.ts'
+
+/** What the dispatcher does with the JetStream message afterwards. */
+export type Fate = { kind: 'ack' } | { kind: 'nak', delayMs: number } | { kind: 'term', reason: string }
+
+/** Long waits are taken in steps of at most an hour, so a changed schedule or a moved shard takes effect within the hour. */
+export const MAX_NAK_MS = 3600_000 // 1 h
+const STATE_RETRY_MS = 5_000 // Redis unreachable: try the message again in 5 s, nothing was sent
+const dec = new TextDecoder()
+
+const nak = (delayMs: number): Fate => ({ kind: 'nak', delayMs: Math.max(0, Math.min(MAX_NAK_MS, Math.ceil(delayMs))) })
+
+export interface ProcessorDeps {
+  config: Config
+  js: JetStreamClient
+  cp: ControlPlane
+  state: DeliveryState
+  actors: ShardActors
+  log: Logger
+}
+
+/**
+ * One delivery of one JetStream message: skip recipients that are done, attempt the due ones (SMTP in the
+ * shard's thread, or the sandbox), record progress, publish events, and say what to do with the message.
+ */
+export class MessageProcessor {
+  constructor (private readonly d: ProcessorDeps) {}
+
+  /** `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. */
+  async process (shard: number, data: Uint8Array, deliveryCount = 2): Promise<Fate> {
+    let msg: QueuedMessage
+    try {
+      msg = JSON.parse(dec.decode(data)) as QueuedMessage
+      if (msg?.v !== 1 || typeof msg.id !== 'string' || !Array.isArray(msg.to)) throw new Error('not a QueuedMessage v1')
+    } catch (err) {
+      return { kind: 'term', reason: `unreadable outbound message: ${(err as Error).message}` }
+    }
+    const now = Date.now()
+    if (msg.scheduled_at !== undefined) {
+      const due = Date.parse(msg.scheduled_at)
+      // a scheduled wait is not an attempt: nothing is recorded and the status stays `scheduled`
+      if (due - now > 250) return nak(due - now)
+    }
+    const recipients = [...new Set([...msg.to, ...(msg.cc ?? []), ...(msg.bcc ?? [])].map(bareAddress))]
+    let states = new Map<string, RecipientState>()
+    try {
+      if (deliveryCount > 1) states = await this.d.state.load(msg.id)
+    } catch (err) {
+      this.d.log.warn({ err, message_id: msg.id }, 'delivery state unavailable; message handed back')
+      return nak(STATE_RETRY_MS)
+    }
+    const st = (r: string): RecipientState => states.get(r) ?? { published: false, attempts: 0, notBefore: 0 }
+    // final events recorded by an earlier delivery that crashed before publishing them
+    const unpublished = recipients.filter((r) => st(r).final !== undefined && !st(r).published)
+    if (unpublished.length > 0) {
+      await publishEvents(this.d.js, unpublished.flatMap((r) => st(r).final!))
+      await this.d.state.markPublished(msg.id, unpublished)
+    }
+    const pending = recipients.filter((r) => st(r).final === undefined)
+    if (pending.length === 0) return { kind: 'ack' }
+    // replies a crashed run received but did not turn into events: use them, never send again
+    const recovered = pending.filter((r) => st(r).sent !== undefined).map((r) => st(r).sent!)
+    const due = pending.filter((r) => st(r).sent === undefined && st(r).notBefore <= now + 50)
+    if (due.length === 0 && recovered.length === 0) return nak(Math.min(...pending.map((r) => st(r).notBefore)) - now)
+
+    const template = msg.template_id !== undefined ? this.d.cp.templates.get(`${msg.org_id}.${msg.template_id}`) : undefined
+    const domain = this.d.cp.domain(msg.org_id, msg.domain_id)
+    const subject = template !== undefined ? renderTemplate(template, msg.variables ?? {}).subject : msg.subject
+    const events = new EventFactory(msg, subject)
+    let results: RecipientResult[] = []
+    const followUps = new Map<string, SandboxResult['followUp']>()
+    if (domain === undefined || (msg.template_id !== undefined && template === undefined)) {
+      const reason = domain === undefined ? `the sending domain ${msg.domain_id} no longer exists` : `the template ${msg.template_id!} no longer exists`
+      const at = new Date().toISOString()
+      results = pending.filter((r) => st(r).sent === undefined).map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason } }))
+    } else if (due.length === 0) {
+      // only recovered replies to record
+    } else if (msg.environment === 'test') {
+      const html = template !== undefined ? renderTemplate(template, msg.variables ?? {}).html : msg.html
+      results = due.map((rcpt) => {
+        const at = new Date().toISOString()
+        const r = sandboxOutcome(rcpt, html, this.d.config.http.publicUrl, at)
+        followUps.set(rcpt, r.followUp)
+        return { rcpt, at, outcome: r.outcome }
+      })
+    } else {
+      const task: DeliverTask = {
+        kind: 'deliver',
+        message: msg,
+        recipients: due,
+        domain: { id: domain.id, name: domain.name, selector: domain.dkim_selector, privateKey: domain.dkim_private_key }
+      }
+      if (template !== undefined) task.template = { subject: template.subject, html: template.html, ...(template.text !== undefined ? { text: template.text } : {}) }
+      results = (await this.d.actors.deliver(shard, task)).results
+    }
+    return await this.record(msg, events, [...recovered, ...results], st, followUps, pending)
+  }
+
+  private async record (msg: QueuedMessage, events: EventFactory, results: RecipientResult[], st: (r: string) => RecipientState,
+    followUps: Map<string, SandboxResult['followUp']>, pending: string[]): Promise<Fate> {
+    const schedule = msg.environment === 'test' ? SANDBOX_RETRY_SCHEDULE_S : this.d.config.delivery.retryScheduleS
+    const fields: Record<string, string> = {}
+    const toPublish: EventRecord[] = []
+    const finals: string[] = []
+    const suppress: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }> = []
+    const waits = new Map<string, number>()
+    for (const { rcpt, at, outcome } of results) {
+      const atMs = Date.parse(at)
+      const attempt = st(rcpt).attempts + 1
+      let final: EventRecord[] | undefined
+      switch (outcome.kind) {
+        case 'delivered': {
+          final = [events.make('delivered', rcpt, at, { delivered_at: at, smtp_response: outcome.response })]
+          const f = followUps.get(rcpt)
+          if (f !== undefined) final.push(events.make(f.type, rcpt, at, f.fields))
+          if (f?.type === 'complained') suppress.push({ email: rcpt, reason: 'complaint' })
+          break
+        }
+        case 'bounced':
+          final = [events.make('bounced', rcpt, at, { bounce_type: 'hard', bounce_code: outcome.code, bounce_message: outcome.message, bounced_at: at })]
+          suppress.push({ email: rcpt, reason: 'hard_bounce' })
+          break
+        case 'failed':
+          final = [events.make('failed', rcpt, at, { failed_at: at, reason: outcome.reason })]
+          break
+        case 'deferred':
+          if (attempt <= schedule.length) {
+            const next = atMs + schedule[attempt - 1]! * 1000
+            toPublish.push(events.make('deferred', rcpt, at, {
+              deferred_at: at, smtp_response: outcome.response, attempt, next_attempt_at: new Date(next).toISOString()
+            }, attempt))
+            fields[`a:${rcpt}`] = String(attempt)
+            fields[`n:${rcpt}`] = String(next)
+            waits.set(rcpt, next)
+          } else {
+            const code = /^[45]\d\d/.exec(outcome.response)?.[0] ?? '421'
+            final = [events.make('bounced', rcpt, at, { bounce_type: 'soft', bounce_code: code, bounce_message: outcome.response, bounced_at: at })]
+          }
+          break
+        case 'throttled':
+          fields[`n:${rcpt}`] = String(Date.now() + outcome.retryAfterMs)
+          waits.set(rcpt, Date.now() + outcome.retryAfterMs)
+          break
+      }
+      if (final !== undefined) {
+        fields[`d:${rcpt}`] = JSON.stringify(final)
+        toPublish.push(...final)
+        finals.push(rcpt)
+      }
+    }
+    try {
+      await this.d.state.save(msg.id, fields)
+    } catch (err) {
+      // the outcomes happened; publish them anyway. Only a redelivery of this message could now repeat a send.
+      this.d.log.error({ err, message_id: msg.id }, 'delivery state not saved')
+    }
+    await this.suppress(msg, suppress)
+    await publishEvents(this.d.js, toPublish)
+    const done = new Set(finals)
+    const left = pending.filter((r) => !done.has(r))
+    // once acknowledged the message is not delivered again, so only a message that comes back needs the mark
+    if (left.length === 0) return { kind: 'ack' }
+    await this.d.state.markPublished(msg.id, finals).catch(() => {})
+    return nak(Math.min(...left.map((r) => waits.get(r) ?? st(r).notBefore)) - Date.now())
+  }
+
+  /** Hard bounces (and sandbox complaints) put the address on the organisation's suppression list. */
+  private async suppress (msg: QueuedMessage, entries: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }>): Promise<void> {
+    await Promise.all(entries.map(async ({ email, reason }) => {
+      await this.d.cp.suppressions.put(suppressionKey(msg.org_id, email), {
+        org_id: msg.org_id, email, reason, message_id: msg.id, created_at: new Date().toISOString()
+      }).catch((err: unknown) => this.d.log.error({ err, email }, 'suppression not stored'))
+    }))
+  }
+}

@@ -1,0 +1,45 @@
+import { Piscina } from 'piscina'
+import type { ActorSettings, ActorTask, DeliverResult, DeliverTask } from './actor/task.ts'
+
+/**
+ * The shard actors: one piscina pool per engine thread (exactly one thread each, `atomics: 'disabled'` because
+ * the thread keeps SMTP sockets, a Redis client and timers alive between tasks). Shard n runs on thread
+ * n % threads, so one shard's work always stays in one thread with that thread's connection pools.
+ */
+export class ShardActors {
+  private readonly pools: Piscina[] = []
+
+  constructor (settings: ActorSettings, readonly threads: number, shardsPerThread: number, shardCapacity: number) {
+    const concurrency = shardsPerThread * shardCapacity
+    for (let i = 0; i < threads; i++) {
+      this.pools.push(new Piscina({
+        filename: new URL('./actor/worker.js', import.meta.url).href,
+        minThreads: 1,
+        maxThreads: 1,
+        atomics: 'disabled',
+        // each task is one message; its SMTP sends are awaited inside, so many run at once on the thread
+        concurrentTasksPerWorker: concurrency,
+        // dispatchers never hand over more than their capacity; the queue bound catches a bug, not load
+        maxQueue: concurrency,
+        idleTimeout: Number.POSITIVE_INFINITY,
+        workerData: settings
+      }))
+    }
+  }
+
+  threadOf (shard: number): number {
+    return shard % this.threads
+  }
+
+  async deliver (shard: number, task: DeliverTask): Promise<DeliverResult> {
+    return await this.pools[this.threadOf(shard)]!.run(task satisfies ActorTask) as DeliverResult
+  }
+
+  /** Asks every thread to close its pools and Redis client, then ends the threads. */
+  async close (): Promise<void> {
+    await Promise.all(this.pools.map(async (p) => {
+      await p.run({ kind: 'close' } satisfies ActorTask).catch(() => {})
+      await p.destroy()
+    }))
+  }
+}

@@ -1,0 +1,72 @@
+import { jetstream, DeliverPolicy } from '@nats-io/jetstream'
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Config } from '../../config/mod.ts'
+import { newId, outboundSubject, shardOf, STREAM_EVENTS, type EventRecord, type QueuedMessage } from '../../engine/protocol/mod.ts'
+import type { TestOrg } from './outbox.ts'
+
+const enc = new TextEncoder()
+const dec = new TextDecoder()
+
+/** A QueuedMessage as the gateway would publish it, from `sender@<org domain>`. */
+export function queuedMessage (org: TestOrg, fields: Partial<QueuedMessage> & { to: string[] }): QueuedMessage {
+  return {
+    v: 1,
+    id: newId('msg'),
+    org_id: org.orgId,
+    domain_id: org.domainId,
+    key_id: 'key_00000000000000000000000000',
+    environment: 'live',
+    from: `Sender <sender@${org.domain}>`,
+    cc: [],
+    bcc: [],
+    subject: 'Hello',
+    html: '<p>Hello <a href="https://example.org/welcome">there</a></p>',
+    text: 'Hello there',
+    headers: {},
+    metadata: { user: 'u1' },
+    attachments: [],
+    track_opens: true,
+    track_clicks: true,
+    suppressed: [],
+    created_at: new Date().toISOString(),
+    ...fields
+  }
+}
+
+/** Publishes to the shard subject with Nats-Msg-Id = message id, exactly as the gateway does. */
+export async function publishQueued (nc: NatsConnection, config: Config, msg: QueuedMessage): Promise<void> {
+  await jetstream(nc).publish(outboundSubject(shardOf(msg.id, config.engine.shards)), enc.encode(JSON.stringify(msg)), { msgID: msg.id })
+}
+
+/** Reads every event of one organisation from OB_EVENTS as it is published. */
+export class EventWatcher {
+  readonly events: EventRecord[] = []
+  private stopFn?: () => void
+
+  static async start (nc: NatsConnection, orgId: string): Promise<EventWatcher> {
+    const w = new EventWatcher()
+    const consumer = await jetstream(nc).consumers.get(STREAM_EVENTS, { filter_subjects: `ob.evt.${orgId}.>`, deliver_policy: DeliverPolicy.All })
+    const messages = await consumer.consume()
+    w.stopFn = () => { messages.stop() }
+    void (async () => {
+      for await (const m of messages) w.events.push(JSON.parse(dec.decode(m.data)) as EventRecord)
+    })()
+    return w
+  }
+
+  of (messageId: string, type?: string): EventRecord[] {
+    return this.events.filter((e) => e.message_id === messageId && (type === undefined || e.type === type))
+  }
+
+  async until (predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (!predicate()) {
+      if (Date.now() > deadline) throw new Error(`events: condition not met in time; seen ${JSON.stringify(this.events.map((e) => `${e.type}:${String(e.data.to)}`))}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+
+  stop (): void {
+    this.stopFn?.()
+  }
+}

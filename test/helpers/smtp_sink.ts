@@ -1,0 +1,151 @@
+import { SMTPServer, type SMTPServerAddress } from 'smtp-server'
+
+/**
+ * A real SMTP server for delivery tests. The recipient's local part decides the reply:
+ *   permfail… → 550 at RCPT; tempfail… → 451 at RCPT the first `tempfailTimes` times (per address), then accepted;
+ *   slow…     → the reply to DATA comes after `slowMs`; anything else → 250.
+ * Accepted messages are recorded with their envelope, raw bytes and headers.
+ */
+export interface SinkMessage {
+  mailFrom: string
+  rcptTo: string[]
+  raw: Buffer
+  /** Header name (lower case) → first value, unfolded. */
+  headers: Map<string, string>
+  messageId: string
+  secure: boolean
+}
+
+export interface SinkOptions {
+  tempfailTimes?: number
+  slowMs?: number
+  hideStartTls?: boolean
+  /** Keep each message's raw bytes (default true). */
+  keepRaw?: boolean
+  /** Record messages at all (default true); false only counts them, for benchmarks. */
+  record?: boolean
+  /** Listen address and port (default 127.0.0.1 and a free port). */
+  host?: string
+  port?: number
+}
+
+function parseHeaders (raw: Buffer): Map<string, string> {
+  const end = raw.indexOf('\r\n\r\n')
+  const head = raw.subarray(0, end === -1 ? raw.length : end).toString('utf8').replace(/\r\n[ \t]+/g, ' ')
+  const out = new Map<string, string>()
+  for (const line of head.split('\r\n')) {
+    const colon = line.indexOf(':')
+    if (colon <= 0) continue
+    const name = line.slice(0, colon).trim().toLowerCase()
+    if (!out.has(name)) out.set(name, line.slice(colon + 1).trim())
+  }
+  return out
+}
+
+export class SmtpSink {
+  readonly messages: SinkMessage[] = []
+  /** Every RCPT reply the sink gave, in order: `<address> <code>`. */
+  readonly rcptLog: string[] = []
+  accepted = 0
+  private readonly tempfails = new Map<string, number>()
+  private waiters: Array<() => void> = []
+
+  private constructor (private readonly server: SMTPServer, readonly port: number) {}
+
+  static async start (opts: SinkOptions = {}): Promise<SmtpSink> {
+    let sink!: SmtpSink
+    const tempfailTimes = opts.tempfailTimes ?? 1
+    const slowMs = opts.slowMs ?? 3000
+    const keepRaw = opts.keepRaw ?? true
+    const record = opts.record ?? true
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['AUTH'],
+      disableReverseLookup: true,
+      hideSTARTTLS: opts.hideStartTls ?? false,
+      logger: false,
+      size: 30 * 1024 * 1024,
+      onRcptTo (address: SMTPServerAddress, _session, callback) {
+        const local = address.address.slice(0, address.address.lastIndexOf('@')).toLowerCase()
+        if (local.startsWith('permfail')) {
+          sink.rcptLog.push(`${address.address} 550`)
+          const err = new Error('5.1.1 mailbox unavailable') as Error & { responseCode: number }
+          err.responseCode = 550
+          callback(err); return
+        }
+        if (local.startsWith('tempfail')) {
+          const seen = sink.tempfails.get(address.address) ?? 0
+          if (seen < tempfailTimes) {
+            sink.tempfails.set(address.address, seen + 1)
+            sink.rcptLog.push(`${address.address} 451`)
+            const err = new Error('4.7.1 try again later') as Error & { responseCode: number }
+            err.responseCode = 451
+            callback(err); return
+          }
+        }
+        sink.rcptLog.push(`${address.address} 250`)
+        callback()
+      },
+      onData (stream, session, callback) {
+        const chunks: Buffer[] = []
+        stream.on('data', (c: Buffer) => chunks.push(c))
+        stream.on('end', () => {
+          const raw = Buffer.concat(chunks)
+          const rcptTo = session.envelope.rcptTo.map((r) => r.address)
+          const finish = (): void => {
+            const headers = record ? parseHeaders(raw) : new Map<string, string>()
+            if (record) sink.messages.push({
+              mailFrom: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
+              rcptTo,
+              raw: keepRaw ? raw : Buffer.alloc(0),
+              headers,
+              messageId: headers.get('message-id') ?? '',
+              secure: session.secure
+            })
+            sink.accepted++
+            callback(null, 'Message queued as sink')
+            const w = sink.waiters
+            sink.waiters = []
+            for (const wake of w) wake()
+          }
+          if (rcptTo.some((r) => r.toLowerCase().startsWith('slow'))) setTimeout(finish, slowMs)
+          else finish()
+        })
+      }
+    })
+    const port = await new Promise<number>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve((server.server.address() as { port: number }).port))
+    })
+    server.on('error', () => {})
+    sink = new SmtpSink(server, port)
+    return sink
+  }
+
+  get url (): string {
+    return `smtp://127.0.0.1:${this.port}`
+  }
+
+  /** Messages accepted for `rcpt` (envelope recipient, case-insensitive). */
+  to (rcpt: string): SinkMessage[] {
+    const r = rcpt.toLowerCase()
+    return this.messages.filter((m) => m.rcptTo.some((x) => x.toLowerCase() === r))
+  }
+
+  /** Resolves when `predicate` holds, checked after every accepted message; rejects after `timeoutMs`. */
+  async until (predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (!predicate()) {
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error('sink: condition not met in time')
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(left, 200))
+        this.waiters.push(() => { clearTimeout(t); resolve() })
+      })
+    }
+  }
+
+  async close (): Promise<void> {
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+  }
+}

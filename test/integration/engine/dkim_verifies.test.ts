@@ -1,0 +1,56 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { authenticate } from 'mailauth'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+
+let sink: SmtpSink
+let ob: TestOutbox
+let org: TestOrg
+let events: EventWatcher
+
+before(async () => {
+  sink = await SmtpSink.start()
+  ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine' } })
+  org = await ob.org()
+  events = await EventWatcher.start(ob.proc.nc, org.orgId)
+})
+after(async () => {
+  events.stop()
+  await ob.close()
+  await sink.close()
+})
+
+test('the DKIM signature verifies against the TXT record the domain publishes', async () => {
+  const msg = queuedMessage(org, {
+    to: ['dkim@dest.example'],
+    subject: 'Grüße — signed',
+    attachments: [{ filename: 'a.txt', content: Buffer.from('attached text').toString('base64'), content_type: 'text/plain' }]
+  })
+  await publishQueued(ob.proc.nc, ob.proc.config, msg)
+  await events.until(() => events.of(msg.id, 'delivered').length === 1)
+  const domain = ob.proc.cp.domain(org.orgId, org.domainId)!
+  const txt = domain.records.find((r) => r.name === `${domain.dkim_selector}._domainkey.${domain.name}`)!
+  const lookups: string[] = []
+  const resolver = async (name: string, rr: string): Promise<unknown> => {
+    lookups.push(`${rr} ${name}`)
+    if (rr === 'TXT' && name === txt.name) return [[txt.value]]
+    const err = new Error('not found') as Error & { code: string }
+    err.code = 'ENOTFOUND'
+    throw err
+  }
+  const raw = sink.to('dkim@dest.example')[0]!.raw
+  const result = await authenticate(raw, { ip: '127.0.0.1', helo: 'engine.test', sender: sink.to('dkim@dest.example')[0]!.mailFrom, mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
+  const sig = result.dkim.results[0]!
+  assert.equal(sig.status.result, 'pass', JSON.stringify(sig.status))
+  assert.equal(sig.signingDomain, org.domain)
+  assert.ok(lookups.includes(`TXT ${txt.name}`))
+
+  // a changed byte breaks it: the check above can fail
+  const text = raw.toString('utf8')
+  assert.ok(text.includes('Hello there'))
+  const tampered = Buffer.from(text.replace('Hello there', 'Hello thera'))
+  const bad = await authenticate(tampered, { ip: '127.0.0.1', helo: 'engine.test', sender: 'x@y.z', mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
+  assert.notEqual(bad.dkim.results[0]!.status.result, 'pass')
+})

@@ -1,0 +1,41 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+
+let sink: SmtpSink
+let ob: TestOutbox
+let org: TestOrg
+let events: EventWatcher
+
+before(async () => {
+  sink = await SmtpSink.start({ tempfailTimes: 1 })
+  ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_DELIVERY_RETRY_SCHEDULE: '1,1,1' } })
+  org = await ob.org()
+  events = await EventWatcher.start(ob.proc.nc, org.orgId)
+})
+after(async () => {
+  events.stop()
+  await ob.close()
+  await sink.close()
+})
+
+test('each recipient gets its own outcome; a retry only goes to the recipient that was deferred', async () => {
+  const msg = queuedMessage(org, { to: ['ok@dest.example', 'permfail@dest.example'], cc: ['tempfail@dest.example'], bcc: ['hidden@dest.example'] })
+  await publishQueued(ob.proc.nc, ob.proc.config, msg)
+  await events.until(() => events.of(msg.id, 'delivered').length === 3 && events.of(msg.id, 'bounced').length === 1)
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  const by = (type: string): string[] => events.of(msg.id, type).map((e) => String(e.data.to)).sort()
+  assert.deepEqual(by('delivered'), ['hidden@dest.example', 'ok@dest.example', 'tempfail@dest.example'])
+  assert.deepEqual(by('bounced'), ['permfail@dest.example'])
+  assert.deepEqual(by('deferred'), ['tempfail@dest.example'])
+  assert.equal(sink.to('ok@dest.example').length, 1, 'not sent again with the retry')
+  assert.equal(sink.to('hidden@dest.example').length, 1)
+  assert.equal(sink.to('tempfail@dest.example').length, 1)
+  const ok = sink.to('ok@dest.example')[0]!
+  assert.match(ok.headers.get('to') ?? '', /ok@dest\.example.*permfail@dest\.example/)
+  assert.match(ok.headers.get('cc') ?? '', /tempfail@dest\.example/)
+  assert.equal(ok.headers.get('bcc'), undefined)
+  assert.notEqual(ok.mailFrom, sink.to('hidden@dest.example')[0]!.mailFrom, 'VERP return path differs per recipient')
+})

@@ -1,0 +1,36 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+
+let sink: SmtpSink
+let ob: TestOutbox
+let org: TestOrg
+let events: EventWatcher
+
+before(async () => {
+  sink = await SmtpSink.start()
+  ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine' } })
+  org = await ob.org()
+  events = await EventWatcher.start(ob.proc.nc, org.orgId)
+})
+after(async () => {
+  events.stop()
+  await ob.close()
+  await sink.close()
+})
+
+test('a scheduled message waits until scheduled_at, then goes out once with no deferral', async () => {
+  const at = new Date(Date.now() + 3000)
+  const msg = queuedMessage(org, { to: ['later@dest.example'], scheduled_at: at.toISOString() })
+  const now = queuedMessage(org, { to: ['now@dest.example'] })
+  await publishQueued(ob.proc.nc, ob.proc.config, msg)
+  await publishQueued(ob.proc.nc, ob.proc.config, now)
+  await events.until(() => events.of(now.id, 'delivered').length === 1)
+  assert.equal(sink.to('later@dest.example').length, 0, 'not before its time')
+  await events.until(() => events.of(msg.id, 'delivered').length === 1)
+  assert.ok(Date.parse(String(events.of(msg.id, 'delivered')[0]!.data.delivered_at)) >= at.getTime() - 250)
+  assert.deepEqual(events.of(msg.id).map((e) => e.type), ['delivered'])
+  assert.equal(sink.to('later@dest.example').length, 1)
+})

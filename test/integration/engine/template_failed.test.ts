@@ -1,0 +1,47 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+import { newId } from '../../../engine/protocol/mod.ts'
+
+let sink: SmtpSink
+let ob: TestOutbox
+let org: TestOrg
+let events: EventWatcher
+
+before(async () => {
+  sink = await SmtpSink.start()
+  ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine' } })
+  org = await ob.org()
+  events = await EventWatcher.start(ob.proc.nc, org.orgId)
+})
+after(async () => {
+  events.stop()
+  await ob.close()
+  await sink.close()
+})
+
+test('a template is rendered with its variables, HTML-escaped in html', async () => {
+  const id = newId('tpl')
+  const now = new Date().toISOString()
+  await ob.proc.cp.templates.put(`${org.orgId}.${id}`, { id, org_id: org.orgId, name: 't', subject: 'Hi {{name}}', html: '<p>Hello {{ name }}</p>', text: 'Hello {{name}}', created_at: now, updated_at: now })
+  const msg = queuedMessage(org, { to: ['tpl@dest.example'], subject: '', html: undefined, text: undefined, template_id: id, variables: { name: '<Ann & Bo>' }, track_opens: false })
+  await publishQueued(ob.proc.nc, ob.proc.config, msg)
+  await events.until(() => events.of(msg.id, 'delivered').length === 1)
+  const m = sink.to('tpl@dest.example')[0]!
+  assert.equal(m.headers.get('subject'), 'Hi <Ann & Bo>')
+  assert.match(m.raw.toString('utf8'), /Hello &lt;Ann &amp; Bo&gt;/)
+  assert.equal(events.of(msg.id, 'delivered')[0]!.data.subject, 'Hi <Ann & Bo>')
+})
+
+test('a message whose template was deleted fails and is not retried', async () => {
+  const msg = queuedMessage(org, { to: ['gone@dest.example'], template_id: newId('tpl') })
+  await publishQueued(ob.proc.nc, ob.proc.config, msg)
+  await events.until(() => events.of(msg.id, 'failed').length === 1)
+  const d = events.of(msg.id, 'failed')[0]!.data
+  assert.match(String(d.reason), /template .* no longer exists/)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  assert.equal(events.of(msg.id).length, 1)
+  assert.equal(sink.to('gone@dest.example').length, 0)
+})
