@@ -6,6 +6,7 @@ import { ControlPlane, connectNats, connectRedis, redisReady, ensureStreams } fr
 import { startGateway, type Gateway } from '../gateway/main.ts'
 import { bootstrap } from '../gateway/control/orgs.ts'
 import { startEngine, type Engine } from '../engine/main.ts'
+import { startWebhookDelivery } from '../engine/webhook/mod.ts'
 
 export interface OutboxProcess {
   readonly config: Config
@@ -30,6 +31,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   const shared = { nc, redis, cp, log }
   const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part
   const engine = runs('engine') ? await startEngine(config, shared) : undefined
+  const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
   let stopping: Promise<void> | undefined
   return {
@@ -45,6 +47,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
         const left = (): number => Math.max(100, deadline - Date.now())
         await gateway?.drain(left())
         await engine?.drain(left())
+        await webhooks?.drain(left())
         cp.close()
         await nc.drain().catch(() => {})
         redis.disconnect()

@@ -1,0 +1,143 @@
+import { jetstreamManager, type JsMsg } from '@nats-io/jetstream'
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Logger } from 'pino'
+import type { Config } from '../../config/mod.ts'
+import {
+  HDR_SIGNATURE, STREAM_WEBHOOK_JOBS, DeliveryLog, newId, publishWebhookJob, shardOf, webhookJobSubject,
+  type ControlPlane, type WebhookJob, type WebhookRecord
+} from '../protocol/mod.ts'
+import { signatureHeader } from './sign.ts'
+import { retryDelayMs } from './retry.ts'
+import { EndpointQueue } from './endpoint_queue.ts'
+import type { WebhookHttpClient, AttemptResult } from './http_client.ts'
+
+/** Jobs waiting per endpoint beyond those in flight; more are handed back to the stream for a few seconds. */
+const MAX_WAITING_PER_ENDPOINT = 1000
+const HAND_BACK_MIN_MS = 5000
+/** A job redelivered up to this much before it is due is attempted now rather than delayed again. */
+const EARLY_SLACK_MS = 50
+
+interface Work { m: JsMsg, job: WebhookJob, webhook: WebhookRecord, url: URL }
+
+/**
+ * Makes delivery attempts: picks the endpoint queue, signs the exact body sent, POSTs, records the attempt,
+ * then schedules the next attempt or marks the webhook failed. One per process, shared by the shard consumers.
+ */
+export class WebhookDispatcher {
+  private readonly endpoints = new Map<string, EndpointQueue<Work>>()
+  private readonly log: DeliveryLog
+  private draining = false
+
+  constructor (
+    private readonly config: Config,
+    private readonly nc: NatsConnection,
+    private readonly cp: ControlPlane,
+    deliveryLog: DeliveryLog,
+    private readonly http: WebhookHttpClient,
+    private readonly logger: Logger
+  ) {
+    this.log = deliveryLog
+  }
+
+  /** Takes one job message from a shard consumer; returns at once, the attempt runs in its endpoint queue. */
+  accept (m: JsMsg): void {
+    if (this.draining) { m.nak(); return }
+    let job: WebhookJob
+    try {
+      job = m.json<WebhookJob>()
+    } catch {
+      m.term('not a webhook job')
+      return
+    }
+    const webhook = this.cp.webhooks.get(`${job.org_id}.${job.webhook_id}`)
+    // Deleted, paused or failed: queued attempts are dropped, never kept for later (test events excepted).
+    if (webhook === undefined || (job.test !== true && webhook.status !== 'active')) { m.ack(); return }
+    const wait = job.due_at - Date.now()
+    if (wait > EARLY_SLACK_MS) { m.nak(wait); return }
+    let url: URL
+    try {
+      url = new URL(webhook.url)
+    } catch {
+      void this.finish({ m, job, webhook, url: new URL('https://invalid.invalid/') }, { statusCode: 0, durationMs: 0, error: 'invalid_url' }, new Date())
+      return
+    }
+    let q = this.endpoints.get(url.origin)
+    if (q === undefined) {
+      q = new EndpointQueue<Work>(this.config.webhook.endpointConcurrency, MAX_WAITING_PER_ENDPOINT, async (w) => await this.attempt(w))
+      this.endpoints.set(url.origin, q)
+    }
+    if (!q.offer({ m, job, webhook, url })) m.nak(HAND_BACK_MIN_MS + Math.floor(Math.random() * HAND_BACK_MIN_MS * 2))
+  }
+
+  private async attempt (w: Work): Promise<void> {
+    // The record may have changed while the job waited for a slot.
+    const current = this.cp.webhooks.get(`${w.job.org_id}.${w.job.webhook_id}`)
+    if (current === undefined || (w.job.test !== true && current.status !== 'active')) { w.m.ack(); return }
+    const at = new Date()
+    const body = JSON.stringify(w.job.event)
+    const signature = signatureHeader(current.secret, body, Math.floor(at.getTime() / 1000))
+    const result = await this.http.post(w.url, body, { [HDR_SIGNATURE]: signature })
+    await this.finish({ ...w, webhook: current }, result, at)
+  }
+
+  private async finish (w: Work, result: AttemptResult, at: Date): Promise<void> {
+    const { m, job, webhook } = w
+    this.log.record(webhook.id, {
+      id: newId('whd', at.getTime()),
+      event_id: job.event.id,
+      event_type: job.event.type,
+      attempt: job.attempt,
+      status_code: result.statusCode === 0 ? null : result.statusCode,
+      duration_ms: result.durationMs,
+      error: result.error,
+      at: at.toISOString()
+    }).catch((err: unknown) => this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'))
+    if (result.error === null || job.test === true) { m.ack(); return }
+    const delay = retryDelayMs(this.config.webhook.retryScheduleS, job.attempt)
+    if (delay !== undefined) {
+      try {
+        await publishWebhookJob(this.nc, this.config.engine.shards, { ...job, attempt: job.attempt + 1, due_at: Date.now() + delay })
+        m.ack()
+      } catch (err) {
+        this.logger.warn({ err, webhook_id: webhook.id }, 'cannot schedule webhook retry; the attempt will be made again')
+        m.nak(5000)
+      }
+      return
+    }
+    await this.markFailed(webhook)
+    m.ack()
+  }
+
+  /**
+   * The last retry failed: the webhook becomes `failed` and everything still queued for it is dropped, so a
+   * webhook revived later (PATCH status active) starts with new events only.
+   */
+  private async markFailed (webhook: WebhookRecord): Promise<void> {
+    const key = `${webhook.org_id}.${webhook.id}`
+    try {
+      await this.cp.webhooks.modify(key, (cur) => cur.status === 'active' ? { ...cur, status: 'failed', updated_at: new Date().toISOString() } : undefined)
+      this.logger.warn({ webhook_id: webhook.id }, 'webhook marked failed after its last retry')
+    } catch (err) {
+      this.logger.error({ err, webhook_id: webhook.id }, 'cannot mark webhook failed')
+    }
+    try {
+      const jsm = await jetstreamManager(this.nc)
+      await jsm.streams.purge(STREAM_WEBHOOK_JOBS, { filter: webhookJobSubject(shardOf(webhook.id, this.config.engine.shards), webhook.id) })
+    } catch (err) {
+      this.logger.warn({ err, webhook_id: webhook.id }, 'cannot purge queued jobs of a failed webhook; they are dropped when they come up')
+    }
+  }
+
+  /** Re-sends a working() for every waiting job so none is redelivered while it waits for its endpoint. */
+  keepAlive (): void {
+    for (const q of this.endpoints.values()) for (const w of q.waiting) w.m.working()
+    for (const [origin, q] of this.endpoints) if (q.idle) this.endpoints.delete(origin)
+  }
+
+  /** Hands waiting jobs back to the stream and waits for attempts in flight, up to the deadline. */
+  async drain (deadline: number): Promise<void> {
+    this.draining = true
+    for (const q of this.endpoints.values()) for (const w of q.takeWaiting()) w.m.nak()
+    while ([...this.endpoints.values()].some((q) => q.active > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
