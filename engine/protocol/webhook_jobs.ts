@@ -23,6 +23,8 @@ export interface WebhookJob {
   attempt: number
   /** Unix ms before which the attempt is not made. */
   due_at: number
+  /** Unix ms at which the event was fanned out to this webhook; kept by every retry. */
+  created_at: number
   /** A test event from POST /v1/webhooks/{id}/test: one attempt, whatever the webhook's status. */
   test?: boolean
 }
@@ -81,7 +83,7 @@ export async function enqueueTestEvent (
   }
   await ready
   const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
-  await publishWebhookJob(nc, opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, test: true })
+  await publishWebhookJob(nc, opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
   return event.id
 }
 

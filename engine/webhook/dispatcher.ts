@@ -1,9 +1,9 @@
-import { jetstreamManager, type JsMsg } from '@nats-io/jetstream'
+import type { JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
 import {
-  HDR_SIGNATURE, STREAM_WEBHOOK_JOBS, DeliveryLog, newId, publishWebhookJob, shardOf, webhookJobSubject,
+  HDR_SIGNATURE, DeliveryLog, newId, publishWebhookJob,
   type ControlPlane, type WebhookJob, type WebhookRecord
 } from '../protocol/mod.ts'
 import { signatureHeader } from './sign.ts'
@@ -16,6 +16,17 @@ const MAX_WAITING_PER_ENDPOINT = 1000
 const HAND_BACK_MIN_MS = 5000
 /** A job redelivered up to this much before it is due is attempted now rather than delayed again. */
 const EARLY_SLACK_MS = 50
+
+/**
+ * Whether a job may still be attempted: the webhook exists and is active (test events: exists), and the event
+ * was not fanned out before the webhook last turned failed. Deleted, paused or failed: the job is dropped.
+ */
+export function deliverable (job: WebhookJob, webhook: WebhookRecord | undefined): webhook is WebhookRecord {
+  if (webhook === undefined) return false
+  if (job.test === true) return true
+  if (webhook.status !== 'active') return false
+  return webhook.failed_at === undefined || job.created_at > Date.parse(webhook.failed_at)
+}
 
 interface Work { m: JsMsg, job: WebhookJob, webhook: WebhookRecord, url: URL }
 
@@ -50,8 +61,7 @@ export class WebhookDispatcher {
       return
     }
     const webhook = this.cp.webhooks.get(`${job.org_id}.${job.webhook_id}`)
-    // Deleted, paused or failed: queued attempts are dropped, never kept for later (test events excepted).
-    if (webhook === undefined || (job.test !== true && webhook.status !== 'active')) { m.ack(); return }
+    if (!deliverable(job, webhook)) { m.ack(); return }
     const wait = job.due_at - Date.now()
     if (wait > EARLY_SLACK_MS) { m.nak(wait); return }
     let url: URL
@@ -72,7 +82,7 @@ export class WebhookDispatcher {
   private async attempt (w: Work): Promise<void> {
     // The record may have changed while the job waited for a slot.
     const current = this.cp.webhooks.get(`${w.job.org_id}.${w.job.webhook_id}`)
-    if (current === undefined || (w.job.test !== true && current.status !== 'active')) { w.m.ack(); return }
+    if (!deliverable(w.job, current)) { w.m.ack(); return }
     const at = new Date()
     const body = JSON.stringify(w.job.event)
     const signature = signatureHeader(current.secret, body, Math.floor(at.getTime() / 1000))
@@ -109,22 +119,22 @@ export class WebhookDispatcher {
   }
 
   /**
-   * The last retry failed: the webhook becomes `failed` and everything still queued for it is dropped, so a
-   * webhook revived later (PATCH status active) starts with new events only.
+   * The last retry failed: the webhook becomes `failed` with `failed_at`. Every job of an event fanned out
+   * before that moment is dropped when it comes up, so a webhook revived later (PATCH status active) receives
+   * new events only. (Jobs are not purged from the stream: a subject-filtered purge can disturb the shard's
+   * consumer on nats-server 2.9, and dropping on arrival costs one ack.)
    */
   private async markFailed (webhook: WebhookRecord): Promise<void> {
     const key = `${webhook.org_id}.${webhook.id}`
     try {
-      await this.cp.webhooks.modify(key, (cur) => cur.status === 'active' ? { ...cur, status: 'failed', updated_at: new Date().toISOString() } : undefined)
+      await this.cp.webhooks.modify(key, (cur) => {
+        if (cur.status !== 'active') return undefined
+        const now = new Date().toISOString()
+        return { ...cur, status: 'failed', failed_at: now, updated_at: now }
+      })
       this.logger.warn({ webhook_id: webhook.id }, 'webhook marked failed after its last retry')
     } catch (err) {
       this.logger.error({ err, webhook_id: webhook.id }, 'cannot mark webhook failed')
-    }
-    try {
-      const jsm = await jetstreamManager(this.nc)
-      await jsm.streams.purge(STREAM_WEBHOOK_JOBS, { filter: webhookJobSubject(shardOf(webhook.id, this.config.engine.shards), webhook.id) })
-    } catch (err) {
-      this.logger.warn({ err, webhook_id: webhook.id }, 'cannot purge queued jobs of a failed webhook; they are dropped when they come up')
     }
   }
 

@@ -108,7 +108,7 @@ export class WebhookFanout {
     const now = Date.now()
     try {
       await Promise.all(targets.map(async (w) => {
-        await publishWebhookJob(this.nc, this.shards, { event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now })
+        await publishWebhookJob(this.nc, this.shards, { event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now })
       }))
       m.ack()
     } catch (err) {
