@@ -62,8 +62,12 @@ export async function ensureWebhookJobStream (nc: NatsConnection, replicas: numb
 
 const enc = new TextEncoder()
 
+const clients = new WeakMap<NatsConnection, ReturnType<typeof jetstream>>()
+
 export async function publishWebhookJob (nc: NatsConnection, shards: number, job: WebhookJob): Promise<void> {
-  await jetstream(nc).publish(webhookJobSubject(shardOf(job.webhook_id, shards), job.webhook_id), enc.encode(JSON.stringify(job)), { msgID: webhookJobMsgId(job) })
+  let js = clients.get(nc)
+  if (js === undefined) clients.set(nc, js = jetstream(nc))
+  await js.publish(webhookJobSubject(shardOf(job.webhook_id, shards), job.webhook_id), enc.encode(JSON.stringify(job)), { msgID: webhookJobMsgId(job) })
 }
 
 const ensured = new WeakMap<NatsConnection, Promise<void>>()

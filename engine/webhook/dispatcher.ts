@@ -11,9 +11,13 @@ import { retryDelayMs } from './retry.ts'
 import { EndpointQueue } from './endpoint_queue.ts'
 import type { WebhookHttpClient, AttemptResult } from './http_client.ts'
 
-/** Jobs waiting per endpoint beyond those in flight; more are handed back to the stream for a few seconds. */
+/** Jobs waiting per endpoint beyond those in flight; more are handed back to the stream until it catches up. */
 const MAX_WAITING_PER_ENDPOINT = 1000
-const HAND_BACK_MIN_MS = 5000
+/** Jobs waiting at endpoints that are making progress; above it the shard consumers stop taking work. */
+const MAX_MOVING_BACKLOG = 500
+/** The backlog is summed again after this many accepted jobs or this long, whichever comes first. */
+const BACKLOG_CHECK_JOBS = 32
+const BACKLOG_CHECK_MS = 5
 /** A job redelivered up to this much before it is due is attempted now rather than delayed again. */
 const EARLY_SLACK_MS = 50
 
@@ -76,7 +80,27 @@ export class WebhookDispatcher {
       q = new EndpointQueue<Work>(this.config.webhook.endpointConcurrency, MAX_WAITING_PER_ENDPOINT, async (w) => await this.attempt(w))
       this.endpoints.set(url.origin, q)
     }
-    if (!q.offer({ m, job, webhook, url })) m.nak(HAND_BACK_MIN_MS + Math.floor(Math.random() * HAND_BACK_MIN_MS * 2))
+    if (!q.offer({ m, job, webhook, url })) m.nak(Math.round(q.retryLaterMs() * (1 + Math.random() * 0.5)))
+  }
+
+  private backlogCheckedAt = 0
+  private acceptedSinceCheck = 0
+  private full = false
+
+  /**
+   * Backpressure for the shard consumers: true while endpoints that are making progress already hold enough
+   * waiting work. Stalled endpoints (dead or very slow receivers) do not count, so they cannot stop the pull
+   * for healthy ones; their overflow is handed back to the stream instead.
+   */
+  saturated (): boolean {
+    const now = Date.now()
+    if (++this.acceptedSinceCheck < BACKLOG_CHECK_JOBS && now - this.backlogCheckedAt < BACKLOG_CHECK_MS) return this.full
+    this.backlogCheckedAt = now
+    this.acceptedSinceCheck = 0
+    let backlog = 0
+    for (const q of this.endpoints.values()) if (!q.stalled(now)) backlog += q.waiting.length
+    this.full = backlog >= MAX_MOVING_BACKLOG
+    return this.full
   }
 
   private async attempt (w: Work): Promise<void> {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { rootCertificates } from 'node:tls'
+import { createSecureContext, rootCertificates } from 'node:tls'
 import { isIP } from 'node:net'
 import { Agent } from 'undici'
 import type { Config } from '../../config/mod.ts'
@@ -47,7 +47,10 @@ export class WebhookHttpClient {
   constructor (config: Config) {
     this.timeoutMs = config.webhook.timeoutMs
     this.allowPrivate = config.webhook.allowPrivate
-    const ca = config.webhook.caFile !== undefined ? [...rootCertificates, readFileSync(config.webhook.caFile, 'utf8')] : undefined
+    // One secure context for every connection: building one from ~140 root certificates costs ~50 ms of CPU.
+    const secureContext = config.webhook.caFile !== undefined
+      ? createSecureContext({ ca: [...rootCertificates, readFileSync(config.webhook.caFile, 'utf8')] })
+      : undefined
     this.agent = new Agent({
       connections: config.webhook.endpointConcurrency,
       pipelining: 1,
@@ -58,7 +61,7 @@ export class WebhookHttpClient {
       connect: {
         timeout: this.timeoutMs,
         lookup: guardedLookup(makeResolve(config.dnsServers), this.allowPrivate),
-        ...(ca !== undefined ? { ca } : {})
+        ...(secureContext !== undefined ? { secureContext } : {})
       }
     })
   }

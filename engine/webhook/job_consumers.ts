@@ -7,6 +7,7 @@ import type { WebhookDispatcher } from './dispatcher.ts'
 const NS_PER_MS = 1_000_000
 /** Slack over the request timeout before the server hands an unacknowledged job to another process. */
 const ACK_WAIT_SLACK_MS = 30_000
+const PAUSE_MS = 5
 
 /**
  * One durable pull consumer per shard on the job stream (work queue, `ob.whjob.<shard>.>`). Several engine
@@ -42,7 +43,10 @@ export class WebhookJobConsumers {
       const consumer = await js.consumers.get(STREAM_WEBHOOK_JOBS, name)
       const messages = await consumer.consume({ max_messages: 256 })
       const loop = (async () => {
-        for await (const m of messages) this.dispatcher.accept(m)
+        for await (const m of messages) {
+          while (this.dispatcher.saturated()) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS))
+          this.dispatcher.accept(m)
+        }
       })().catch((err: unknown) => this.log.error({ err, shard }, 'webhook job consumer stopped'))
       this.running.push({ messages, loop })
     }
