@@ -32,7 +32,13 @@ export function deliverable (job: WebhookJob, webhook: WebhookRecord | undefined
   return webhook.failed_at === undefined || job.created_at > Date.parse(webhook.failed_at)
 }
 
-interface Work { m: JsMsg, job: WebhookJob, webhook: WebhookRecord, url: URL }
+/** How an attempt's message is settled: a job message from the stream, or a first attempt made at fan-out. */
+interface Settle { ack: () => void, nak: (delayMs?: number) => void, working: () => void }
+
+interface Work { m: Settle, job: WebhookJob, webhook: WebhookRecord, url: URL }
+
+/** A first attempt is made at fan-out only while its endpoint has fewer than this many jobs waiting. */
+const DIRECT_MAX_WAITING = 256
 
 /**
  * Makes delivery attempts: picks the endpoint queue, signs the exact body sent, POSTs, records the attempt,
@@ -75,12 +81,43 @@ export class WebhookDispatcher {
       void this.finish({ m, job, webhook, url: new URL('https://invalid.invalid/') }, { statusCode: 0, durationMs: 0, error: 'invalid_url' }, new Date())
       return
     }
-    let q = this.endpoints.get(url.origin)
+    const q = this.endpoint(url.origin)
+    if (!q.offer({ m, job, webhook, url })) m.nak(Math.round(q.retryLaterMs() * (1 + Math.random() * 0.5)))
+  }
+
+  private endpoint (origin: string): EndpointQueue<Work> {
+    let q = this.endpoints.get(origin)
     if (q === undefined) {
       q = new EndpointQueue<Work>(this.config.webhook.endpointConcurrency, MAX_WAITING_PER_ENDPOINT, async (w) => await this.attempt(w))
-      this.endpoints.set(url.origin, q)
+      this.endpoints.set(origin, q)
     }
-    if (!q.offer({ m, job, webhook, url })) m.nak(Math.round(q.retryLaterMs() * (1 + Math.random() * 0.5)))
+    return q
+  }
+
+  /**
+   * The fast path for attempt 1: when the endpoint is making progress and has room, the fan-out makes the
+   * attempt itself instead of writing a job and reading it back (two JetStream round trips fewer per event).
+   * Resolves once the attempt is made and its retry (if any) is stored as a job; rejects when that could not
+   * be stored, and the caller then hands the event back. Returns undefined when the endpoint has no room:
+   * the caller queues a job as usual.
+   */
+  offerDirect (job: WebhookJob, webhook: WebhookRecord, event: Pick<JsMsg, 'working'>): Promise<void> | undefined {
+    if (this.draining) return undefined
+    let url: URL
+    try { url = new URL(webhook.url) } catch { return undefined }
+    const q = this.endpoint(url.origin)
+    if (q.stalled(Date.now()) || q.waiting.length >= DIRECT_MAX_WAITING) return undefined
+    return new Promise<void>((resolve, reject) => {
+      const m: Settle = {
+        ack: resolve,
+        // A direct attempt that must wait becomes a job due after the delay, like any other.
+        nak: (delayMs = 0) => {
+          publishWebhookJob(this.nc, this.config.engine.shards, { ...job, due_at: Date.now() + delayMs }).then(resolve, reject)
+        },
+        working: () => event.working()
+      }
+      if (!q.offer({ m, job, webhook, url })) m.nak(0)
+    })
   }
 
   private backlogCheckedAt = 0

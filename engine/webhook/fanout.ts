@@ -1,6 +1,7 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
+import type { WebhookDispatcher } from './dispatcher.ts'
 import {
   CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, STREAM_EVENTS, envelopeOf, publishWebhookJob,
   type ControlPlane, type EventRecord, type WebhookRecord
@@ -10,6 +11,8 @@ const NS_PER_MS = 1_000_000
 /** Events being fanned out at once; past this the loop waits, so the consumer's pull stays bounded. */
 const MAX_IN_FLIGHT = 1024
 const ORG_INDEX_MAX_AGE_MS = 1000
+const DEFAULT_ACK_WAIT_MS = 60_000
+const PAUSE_MS = 5
 
 /** Whether a webhook with these subscriptions receives an event of `type` (`inbound` is an alias). */
 export function subscribes (events: readonly string[], type: string): boolean {
@@ -31,9 +34,16 @@ export class WebhookFanout {
   private indexedSize = -1
   private indexedAt = 0
 
-  constructor (private readonly nc: NatsConnection, private readonly cp: ControlPlane, private readonly shards: number, private readonly log: Logger) {}
+  constructor (
+    private readonly nc: NatsConnection,
+    private readonly cp: ControlPlane,
+    private readonly shards: number,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly ackWaitMs: number,
+    private readonly log: Logger
+  ) {}
 
-  static async ensureConsumer (nc: NatsConnection): Promise<void> {
+  static async ensureConsumer (nc: NatsConnection, ackWaitMs = DEFAULT_ACK_WAIT_MS): Promise<void> {
     const jsm = await jetstreamManager(nc)
     const cfg = {
       durable_name: CONSUMER_WEBHOOK_FANOUT,
@@ -41,19 +51,21 @@ export class WebhookFanout {
       // A new installation starts at new events; it does not replay 30 days of history to fresh webhooks.
       deliver_policy: DeliverPolicy.New,
       filter_subject: EVENT_SUBJECTS,
-      ack_wait: 30_000 * NS_PER_MS,
+      // First attempts are made while the event is held, so this covers a request timeout plus slack.
+      ack_wait: ackWaitMs * NS_PER_MS,
       max_ack_pending: 20_000,
       max_deliver: -1
     }
     try {
       await jsm.consumers.info(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)
+      await jsm.consumers.update(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT, { ack_wait: cfg.ack_wait })
     } catch {
       await jsm.consumers.add(STREAM_EVENTS, cfg)
     }
   }
 
   async start (): Promise<void> {
-    await WebhookFanout.ensureConsumer(this.nc)
+    await WebhookFanout.ensureConsumer(this.nc, this.ackWaitMs)
     const consumer = await jetstream(this.nc).consumers.get(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)
     this.messages = await consumer.consume({ max_messages: 512 })
     this.loop = this.run(this.messages)
@@ -62,6 +74,8 @@ export class WebhookFanout {
   private async run (messages: ConsumerMessages): Promise<void> {
     for await (const m of messages) {
       if (this.inFlight >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => { this.wake = resolve })
+      // Pace the fan-out by delivery: while endpoints that make progress hold enough work, take no more events.
+      while (this.dispatcher.saturated()) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS))
       this.inFlight++
       this.fanOut(m).finally(() => {
         this.inFlight--
@@ -108,7 +122,10 @@ export class WebhookFanout {
     const now = Date.now()
     try {
       await Promise.all(targets.map(async (w) => {
-        await publishWebhookJob(this.nc, this.shards, { event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now })
+        const job = { event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now }
+        const direct = this.dispatcher.offerDirect(job, w, m)
+        if (direct !== undefined) await direct
+        else await publishWebhookJob(this.nc, this.shards, job)
       }))
       m.ack()
     } catch (err) {

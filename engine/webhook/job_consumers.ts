@@ -5,8 +5,6 @@ import { STREAM_WEBHOOK_JOBS, webhookJobConsumer, webhookJobShardFilter } from '
 import type { WebhookDispatcher } from './dispatcher.ts'
 
 const NS_PER_MS = 1_000_000
-/** Slack over the request timeout before the server hands an unacknowledged job to another process. */
-const ACK_WAIT_SLACK_MS = 30_000
 const PAUSE_MS = 5
 
 /**
@@ -17,7 +15,7 @@ const PAUSE_MS = 5
 export class WebhookJobConsumers {
   private readonly running: Array<{ messages: ConsumerMessages, loop: Promise<void> }> = []
 
-  constructor (private readonly nc: NatsConnection, private readonly shards: number, private readonly timeoutMs: number, private readonly dispatcher: WebhookDispatcher, private readonly log: Logger) {}
+  constructor (private readonly nc: NatsConnection, private readonly shards: number, private readonly ackWaitMs: number, private readonly dispatcher: WebhookDispatcher, private readonly log: Logger) {}
 
   async start (): Promise<void> {
     const jsm = await jetstreamManager(this.nc)
@@ -29,7 +27,7 @@ export class WebhookJobConsumers {
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         filter_subject: webhookJobShardFilter(shard),
-        ack_wait: (this.timeoutMs + ACK_WAIT_SLACK_MS) * NS_PER_MS,
+        ack_wait: this.ackWaitMs * NS_PER_MS,
         // Retries waiting for their time count as pending; a dead endpoint's backlog must not stall the shard.
         max_ack_pending: -1,
         max_deliver: -1

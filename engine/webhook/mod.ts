@@ -16,6 +16,12 @@ export interface WebhookDelivery {
   drain: (timeoutMs: number) => Promise<void>
 }
 
+/** Slack over the request timeout before the server hands an unacknowledged message to another process. */
+const ACK_WAIT_SLACK_MS = 30_000
+function ackWaitMs (config: Config): number {
+  return config.webhook.timeoutMs + ACK_WAIT_SLACK_MS
+}
+
 /** Starts webhook fan-out and delivery in this process (roles `engine` and `all`). */
 export async function startWebhookDelivery (
   config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }
@@ -24,9 +30,9 @@ export async function startWebhookDelivery (
   await ensureWebhookJobStream(shared.nc, config.nats.replicas)
   const http = new WebhookHttpClient(config)
   const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, new DeliveryLog(shared.redis), http, log)
-  const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, config.webhook.timeoutMs, dispatcher, log)
+  const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, ackWaitMs(config), dispatcher, log)
   await consumers.start()
-  const fanout = new WebhookFanout(shared.nc, shared.cp, config.engine.shards, log)
+  const fanout = new WebhookFanout(shared.nc, shared.cp, config.engine.shards, dispatcher, ackWaitMs(config), log)
   await fanout.start()
   const keepAlive = setInterval(() => dispatcher.keepAlive(), Math.max(1000, Math.floor(config.webhook.timeoutMs / 2)))
   keepAlive.unref()
