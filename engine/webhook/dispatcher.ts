@@ -3,12 +3,13 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
 import {
-  HDR_SIGNATURE, DeliveryLog, newId, publishWebhookJob,
+  HDR_SIGNATURE, DeliveryLog, deliveryId, publishWebhookJob,
   type ControlPlane, type WebhookJob, type WebhookRecord
 } from '../protocol/mod.ts'
 import { signatureHeader } from './sign.ts'
 import { retryDelayMs } from './retry.ts'
 import { EndpointQueue } from './endpoint_queue.ts'
+import { ackSoon } from './ack_batch.ts'
 import type { WebhookHttpClient, AttemptResult } from './http_client.ts'
 
 /** Jobs waiting per endpoint beyond those in flight; more are handed back to the stream until it catches up. */
@@ -38,7 +39,7 @@ interface Settle { ack: () => void, nak: (delayMs?: number) => void, working: ()
 interface Work { m: Settle, job: WebhookJob, webhook: WebhookRecord, url: URL }
 
 /** A first attempt is made at fan-out only while its endpoint has fewer than this many jobs waiting. */
-const DIRECT_MAX_WAITING = 256
+const DIRECT_MAX_WAITING = 500
 
 /**
  * Makes delivery attempts: picks the endpoint queue, signs the exact body sent, POSTs, records the attempt,
@@ -71,7 +72,7 @@ export class WebhookDispatcher {
       return
     }
     const webhook = this.cp.webhooks.get(`${job.org_id}.${job.webhook_id}`)
-    if (!deliverable(job, webhook)) { m.ack(); return }
+    if (!deliverable(job, webhook)) { ackSoon(m); return }
     const wait = job.due_at - Date.now()
     if (wait > EARLY_SLACK_MS) { m.nak(wait); return }
     let url: URL
@@ -82,7 +83,7 @@ export class WebhookDispatcher {
       return
     }
     const q = this.endpoint(url.origin)
-    if (!q.offer({ m, job, webhook, url })) m.nak(Math.round(q.retryLaterMs() * (1 + Math.random() * 0.5)))
+    if (!q.offer({ m, job, webhook, url })) m.nak(Math.round(q.retryLaterMs(Date.now()) * (1 + Math.random() * 0.5)))
   }
 
   private endpoint (origin: string): EndpointQueue<Work> {
@@ -106,7 +107,7 @@ export class WebhookDispatcher {
     let url: URL
     try { url = new URL(webhook.url) } catch { return undefined }
     const q = this.endpoint(url.origin)
-    if (q.stalled(Date.now()) || q.waiting.length >= DIRECT_MAX_WAITING) return undefined
+    if (!q.canHold(Date.now(), DIRECT_MAX_WAITING)) return undefined
     return new Promise<void>((resolve, reject) => {
       const m: Settle = {
         ack: resolve,
@@ -125,9 +126,9 @@ export class WebhookDispatcher {
   private full = false
 
   /**
-   * Backpressure for the shard consumers: true while endpoints that are making progress already hold enough
-   * waiting work. Stalled endpoints (dead or very slow receivers) do not count, so they cannot stop the pull
-   * for healthy ones; their overflow is handed back to the stream instead.
+   * Backpressure for the fan-out and the shard consumers: true while the endpoints that keep pace already
+   * hold about a second of their work. Dead or slow receivers do not count, so they cannot stop the pull for
+   * healthy ones; their overflow waits in the job stream instead.
    */
   saturated (): boolean {
     const now = Date.now()
@@ -135,15 +136,21 @@ export class WebhookDispatcher {
     this.backlogCheckedAt = now
     this.acceptedSinceCheck = 0
     let backlog = 0
-    for (const q of this.endpoints.values()) if (!q.stalled(now)) backlog += q.waiting.length
-    this.full = backlog >= MAX_MOVING_BACKLOG
+    let capacity = 0
+    for (const q of this.endpoints.values()) {
+      const p = q.pacing(now)
+      backlog += p.waiting
+      capacity += p.capacity
+    }
+    // Full when the endpoints that keep pace hold about a second of their work (or the absolute limit).
+    this.full = capacity > 0 && backlog >= Math.min(MAX_MOVING_BACKLOG, capacity)
     return this.full
   }
 
   private async attempt (w: Work): Promise<void> {
     // The record may have changed while the job waited for a slot.
     const current = this.cp.webhooks.get(`${w.job.org_id}.${w.job.webhook_id}`)
-    if (!deliverable(w.job, current)) { w.m.ack(); return }
+    if (!deliverable(w.job, current)) { ackSoon(w.m); return }
     const at = new Date()
     const body = JSON.stringify(w.job.event)
     const signature = signatureHeader(current.secret, body, Math.floor(at.getTime() / 1000))
@@ -154,7 +161,7 @@ export class WebhookDispatcher {
   private async finish (w: Work, result: AttemptResult, at: Date): Promise<void> {
     const { m, job, webhook } = w
     this.log.record(webhook.id, {
-      id: newId('whd', at.getTime()),
+      id: deliveryId(at.getTime()),
       event_id: job.event.id,
       event_type: job.event.type,
       attempt: job.attempt,
@@ -163,7 +170,7 @@ export class WebhookDispatcher {
       error: result.error,
       at: at.toISOString()
     }).catch((err: unknown) => this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'))
-    if (result.error === null || job.test === true) { m.ack(); return }
+    if (result.error === null || job.test === true) { ackSoon(m); return }
     const delay = retryDelayMs(this.config.webhook.retryScheduleS, job.attempt)
     if (delay !== undefined) {
       try {

@@ -1,6 +1,6 @@
-/** A receiver that finished nothing for this long while all its slots are busy counts as stalled. */
-const STALL_MS = 2000
-const RATE_HALF_LIFE_MS = 1000
+/** Waiting work beyond what the endpoint finishes in this long is not held for it at fan-out. */
+const HOLD_MS = 1000
+const UNPROVEN_CAPACITY = 500
 
 /**
  * Work for one endpoint origin: at most `concurrency` attempts in flight, at most `maxWaiting` waiting.
@@ -9,10 +9,12 @@ const RATE_HALF_LIFE_MS = 1000
 export class EndpointQueue<T> {
   active = 0
   readonly waiting: T[] = []
-  private lastDoneAt = Date.now()
-  /** Completed attempts per second, exponentially smoothed. */
-  private rate = 0
-  private rateAt = Date.now()
+  /** Completions in the current one-second window and in the one before it. */
+  private windowStart = Date.now()
+  private windowCount = 0
+  private previousCount = 0
+  private completions = 0
+  private readonly createdAt = Date.now()
 
   constructor (private readonly concurrency: number, private readonly maxWaiting: number, private readonly run: (item: T) => Promise<void>) {}
 
@@ -31,30 +33,62 @@ export class EndpointQueue<T> {
     this.active++
     this.run(item).catch(() => {}).finally(() => {
       this.active--
-      this.completed()
+      this.roll(Date.now())
+      this.windowCount++
+      this.completions++
       const next = this.waiting.shift()
       if (next !== undefined) this.start(next)
     })
   }
 
-  private completed (): void {
-    const now = Date.now()
-    const dt = Math.max(1, now - this.rateAt)
-    const keep = Math.pow(0.5, dt / RATE_HALF_LIFE_MS)
-    this.rate = this.rate * keep + (1 - keep) * (1000 / dt)
-    this.rateAt = now
-    this.lastDoneAt = now
+  private roll (now: number): void {
+    const age = now - this.windowStart
+    if (age < 1000) return
+    this.previousCount = age < 2000 ? this.windowCount : 0
+    this.windowCount = 0
+    this.windowStart = now
   }
 
-  /** Busy with no completion for a while: a dead or very slow receiver, whose backlog must not hold others back. */
-  stalled (now: number): boolean {
-    return this.active >= this.concurrency && now - this.lastDoneAt > STALL_MS
+  /** Completions per second, from the last second or two; 0 once nothing has completed for two seconds. */
+  ratePerS (now: number): number {
+    this.roll(now)
+    return Math.max(this.previousCount, (this.windowCount * 1000) / Math.max(250, now - this.windowStart))
+  }
+
+  /** A new endpoint whose pace is not known yet. */
+  private unproven (now: number): boolean {
+    return this.completions === 0 && now - this.createdAt < HOLD_MS
+  }
+
+  /**
+   * What this endpoint contributes to the backpressure that paces the engine: its waiting work and the work
+   * it finishes in about a second, or nothing when it finishes less than one round of its slots a second (a
+   * slow or dead receiver, whose overflow waits in the job stream instead of holding healthy endpoints back).
+   * A new endpoint whose pace is not known yet counts fully for its first second.
+   */
+  pacing (now: number): { waiting: number, capacity: number } {
+    if (this.unproven(now)) return { waiting: this.waiting.length, capacity: UNPROVEN_CAPACITY }
+    const rate = this.ratePerS(now)
+    if (rate < this.concurrency) return { waiting: 0, capacity: 0 }
+    const capacity = rate * (HOLD_MS / 1000)
+    return { waiting: Math.min(this.waiting.length, capacity), capacity }
+  }
+
+  /** About a second of this endpoint's work, and never less than one round of its slots. */
+  private holdable (now: number): number {
+    return Math.max(this.concurrency, this.ratePerS(now) * (HOLD_MS / 1000))
+  }
+
+  /** Whether a first attempt may wait here rather than in the job stream. */
+  canHold (now: number, max: number): boolean {
+    return this.waiting.length < Math.min(max, this.holdable(now))
   }
 
   /** How long until the waiting queue has likely drained, for handing an overflowing item back to the stream. */
-  retryLaterMs (): number {
-    if (this.rate === 0) return 5000 // nothing finished yet: no measure of its pace
-    const perS = Math.max(this.rate, 0.05)
+  retryLaterMs (now: number): number {
+    if (this.unproven(now)) return 2000 // no measure of its pace yet
+    const perS = this.ratePerS(now)
+    if (perS < 0.05) return 30_000 // nothing finishes: a dead or very slow receiver
     return Math.min(60_000, Math.max(250, Math.round((this.waiting.length / perS) * 1000)))
   }
 

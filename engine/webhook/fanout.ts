@@ -2,6 +2,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMes
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { WebhookDispatcher } from './dispatcher.ts'
+import { ackSoon } from './ack_batch.ts'
 import {
   CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, STREAM_EVENTS, envelopeOf, publishWebhookJob,
   type ControlPlane, type EventRecord, type WebhookRecord
@@ -117,7 +118,7 @@ export class WebhookFanout {
     }
     if (typeof record?.org_id !== 'string' || typeof record.type !== 'string') { m.term('not an event record'); return }
     const targets = this.targets(record.org_id, record.type)
-    if (targets.length === 0) { m.ack(); return }
+    if (targets.length === 0) { ackSoon(m); return }
     const event = envelopeOf(record)
     const now = Date.now()
     try {
@@ -127,7 +128,7 @@ export class WebhookFanout {
         if (direct !== undefined) await direct
         else await publishWebhookJob(this.nc, this.shards, job)
       }))
-      m.ack()
+      ackSoon(m)
     } catch (err) {
       // Jobs already published are deduplicated (msgID) when the event comes back.
       this.log.warn({ err, event_id: record.id }, 'webhook fan-out failed; the event will be retried')
