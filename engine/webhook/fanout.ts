@@ -136,10 +136,10 @@ export class WebhookFanout {
     }
   }
 
-  async stop (): Promise<void> {
+  /** Stops pulling events and waits (until `deadline`) for those in hand to be fanned out and acknowledged. */
+  async stop (deadline: number): Promise<void> {
     await this.messages?.close().catch(() => {})
     await this.loop?.catch(() => {})
-    const deadline = Date.now() + 5000
     while (this.inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }

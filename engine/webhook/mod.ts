@@ -43,9 +43,10 @@ export async function startWebhookDelivery (
       draining ??= (async () => {
         const deadline = Date.now() + timeoutMs
         clearInterval(keepAlive)
-        await fanout.stop()
-        await consumers.stop()
+        // Stop pulling and, at once, hand waiting jobs back; then let attempts in flight finish.
+        const stopped = Promise.all([fanout.stop(deadline), consumers.stop()])
         await dispatcher.drain(deadline)
+        await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref())])
         if (Date.now() < deadline) await http.close()
         else await http.destroy()
       })()
