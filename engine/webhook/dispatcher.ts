@@ -14,7 +14,7 @@ import type { WebhookHttpClient, AttemptResult } from './http_client.ts'
 
 /** Jobs waiting per endpoint beyond those in flight; more are handed back to the stream until it catches up. */
 const MAX_WAITING_PER_ENDPOINT = 1000
-/** Jobs waiting at endpoints that are making progress; above it the shard consumers stop taking work. */
+/** Jobs waiting at endpoints that keep pace; above it (or a second of their work) the engine stops taking work. */
 const MAX_MOVING_BACKLOG = 500
 /** The backlog is summed again after this many accepted jobs or this long, whichever comes first. */
 const BACKLOG_CHECK_JOBS = 32
