@@ -18,6 +18,7 @@ function redact (url: string): string {
     return url
   }
 }
+import { startWebhookDelivery } from '../engine/webhook/mod.ts'
 
 export interface OutboxProcess {
   readonly config: Config
@@ -56,6 +57,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part
   const engine = runs('engine') ? await startEngine(config, shared) : undefined
   const projector = runs('engine') ? await startProjector(shared) : undefined
+  const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
   let stopping: Promise<void> | undefined
   return {
@@ -72,6 +74,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
         await gateway?.drain(left())
         await engine?.drain(left())
         await projector?.stop()
+        await webhooks?.drain(left())
         cp.close()
         await nc.drain().catch(() => {})
         redis.disconnect()

@@ -70,7 +70,13 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     },
     bootstrap: { adminKey: e.OB_BOOTSTRAP_ADMIN_KEY, domain: e.OB_BOOTSTRAP_DOMAIN, plan: e.OB_BOOTSTRAP_PLAN },
     plans: { enterpriseRateLimit: e.OB_ENTERPRISE_RATE_LIMIT },
-    webhook: { caFile: e.OB_WEBHOOK_CA_FILE, allowPrivate: e.OB_WEBHOOK_ALLOW_PRIVATE, retryScheduleS: seconds(e.OB_WEBHOOK_RETRY_SCHEDULE) },
+    webhook: {
+      caFile: e.OB_WEBHOOK_CA_FILE,
+      allowPrivate: e.OB_WEBHOOK_ALLOW_PRIVATE,
+      retryScheduleS: seconds(e.OB_WEBHOOK_RETRY_SCHEDULE),
+      timeoutMs: e.OB_WEBHOOK_TIMEOUT_MS,
+      endpointConcurrency: e.OB_WEBHOOK_ENDPOINT_CONCURRENCY
+    },
     delivery: { retryScheduleS: seconds(e.OB_DELIVERY_RETRY_SCHEDULE), hostRatePerS: e.OB_DELIVERY_HOST_RATE },
     domainVerification: e.OB_DOMAIN_VERIFICATION,
     dnsServers: e.OB_DNS_SERVERS === undefined ? [] : e.OB_DNS_SERVERS.split(','),

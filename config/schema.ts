@@ -34,6 +34,8 @@ export const EnvSchema = Type.Object({
   OB_WEBHOOK_CA_FILE: Type.Optional(Type.String({ minLength: 1 })),
   OB_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
   OB_WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: SecondsList, default: DEFAULT_WEBHOOK_RETRY_SCHEDULE }),
+  OB_WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 30_000 }),
+  OB_WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 16 }),
   OB_DELIVERY_RETRY_SCHEDULE: Type.String({ pattern: SecondsList, default: DEFAULT_DELIVERY_RETRY_SCHEDULE }),
   OB_DOMAIN_VERIFICATION: Type.Union([Type.Literal('dns'), Type.Literal('off')], { default: 'dns' }),
   OB_DNS_SERVERS: Type.Optional(Type.String({ pattern: '^[^\\s,]+(,[^\\s,]+)*$' })),
@@ -71,7 +73,15 @@ export interface Config {
   }
   readonly bootstrap: { readonly adminKey?: string, readonly domain: string, readonly plan: Plan }
   readonly plans: { readonly enterpriseRateLimit: number }
-  readonly webhook: { readonly caFile?: string, readonly allowPrivate: boolean, readonly retryScheduleS: readonly number[] }
+  readonly webhook: {
+    readonly caFile?: string
+    readonly allowPrivate: boolean
+    readonly retryScheduleS: readonly number[]
+    /** Per attempt: time allowed for the response headers, and between body chunks. */
+    readonly timeoutMs: number
+    /** Requests in flight to one endpoint origin at once, per process. */
+    readonly endpointConcurrency: number
+  }
   readonly delivery: {
     readonly retryScheduleS: readonly number[]
     /** Messages per second to one destination MX host (all engines together); 0 = no limit. */

@@ -3,7 +3,8 @@ import { Redis } from 'ioredis'
 
 /** NATS client settings shared by every process: reconnect forever, a name that shows in `nats server report`. */
 export async function connectNats (servers: readonly string[], name: string): Promise<NatsConnection> {
-  return await connect({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000 })
+  // noAsyncTraces: no Error (with its stack) built per request/publish; on the webhook path that was ~7 % of CPU.
+  return await connect({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000, noAsyncTraces: true })
 }
 
 /**

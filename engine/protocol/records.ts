@@ -63,7 +63,9 @@ export const WebhookRecord = Type.Object({
   secret: Type.String(),
   status: Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('failed')]),
   created_at: Type.String(),
-  updated_at: Type.String()
+  updated_at: Type.String(),
+  /** Set when the last retry failed; attempts of events fanned out before it are never made, even after revival. */
+  failed_at: Type.Optional(Type.String())
 })
 export type WebhookRecord = Static<typeof WebhookRecord>
 

@@ -47,3 +47,28 @@ export function shardOf (id: string, shards: number): number {
   }
   return (h >>> 0) % shards
 }
+
+/** Webhook delivery jobs: one message per (event, webhook, attempt), in the shard that owns the webhook. */
+export const STREAM_WEBHOOK_JOBS = 'OB_WEBHOOK_JOBS'
+export const WEBHOOK_JOB_SUBJECTS = 'ob.whjob.>'
+/** Durable consumer on OB_EVENTS that turns events into delivery jobs. */
+export const CONSUMER_WEBHOOK_FANOUT = 'ob_webhooks'
+
+export function webhookJobSubject (shard: number, webhookId: string): string {
+  return `ob.whjob.${shard}.${webhookId}`
+}
+
+export function webhookJobShardFilter (shard: number): string {
+  return `ob.whjob.${shard}.>`
+}
+
+export function webhookJobConsumer (shard: number): string {
+  return `ob_whjob_${shard}`
+}
+
+export const HDR_SIGNATURE = 'X-Service-Signature'
+
+/** Delivery attempts of one webhook, newest first (a capped Redis list). */
+export function webhookDeliveryLogKey (webhookId: string): string {
+  return `ob:whd:${webhookId}`
+}

@@ -11,6 +11,7 @@ import { whoamiRoutes } from './whoami_v1.ts'
 import { messageReadRoutes } from './messages_read_v1.ts'
 import { eventRoutes } from './events_v1.ts'
 import { statsRoutes } from './stats_v1.ts'
+import { webhookDeliveryRoutes } from './webhook_deliveries_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -25,5 +26,6 @@ export const ROUTES: readonly RouteDef[] = [
   ...whoamiRoutes,
   ...messageReadRoutes,
   ...eventRoutes,
-  ...statsRoutes
+  ...statsRoutes,
+  ...webhookDeliveryRoutes
 ]

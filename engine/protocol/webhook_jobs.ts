@@ -1,0 +1,122 @@
+import { jetstream, jetstreamManager, RetentionPolicy, StorageType, DiscardPolicy } from '@nats-io/jetstream'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS, webhookJobSubject, shardOf } from './subjects.ts'
+import { newId } from './ids.ts'
+import type { WebhookRecord } from './records.ts'
+
+const NS_PER_MS = 1_000_000
+/** A job waits at most through the whole default schedule (~63 h); a week leaves room for long outages. */
+export const WEBHOOK_JOBS_MAX_AGE_MS = 7 * 24 * 3600_000
+
+/** What a webhook receives: exactly the event envelope. */
+export interface WebhookEnvelope { id: string, type: string, timestamp: string, data: Record<string, unknown> }
+
+/**
+ * One delivery attempt waiting to be made. Each retry is a new job with `attempt + 1` and its `due_at`, so
+ * the attempt count survives restarts and redeliveries exactly; the event (and its id) is carried unchanged.
+ */
+export interface WebhookJob {
+  event: WebhookEnvelope
+  org_id: string
+  webhook_id: string
+  /** 1 for the immediate attempt, 2..N+1 for the retries. */
+  attempt: number
+  /** Unix ms before which the attempt is not made. */
+  due_at: number
+  /** Unix ms at which the event was fanned out to this webhook; kept by every retry. */
+  created_at: number
+  /** A test event from POST /v1/webhooks/{id}/test: one attempt, whatever the webhook's status. */
+  test?: boolean
+}
+
+export function webhookJobMsgId (job: Pick<WebhookJob, 'event' | 'webhook_id' | 'attempt'>): string {
+  return `${job.event.id}:${job.webhook_id}:${job.attempt}`
+}
+
+export function webhookJobStreamConfig (replicas: number): { name: string, subjects: string[], [k: string]: unknown } {
+  return {
+    name: STREAM_WEBHOOK_JOBS,
+    subjects: [WEBHOOK_JOB_SUBJECTS],
+    // Work queue: a job leaves the stream when its attempt has been made and acknowledged.
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    num_replicas: replicas,
+    duplicate_window: 2 * 60_000 * NS_PER_MS,
+    max_age: WEBHOOK_JOBS_MAX_AGE_MS * NS_PER_MS,
+    discard: DiscardPolicy.Old
+  }
+}
+
+/** Creates the job stream or brings it to these settings; run by the engine at start, and lazily by the gateway. */
+export async function ensureWebhookJobStream (nc: NatsConnection, replicas: number): Promise<void> {
+  const jsm = await jetstreamManager(nc)
+  const cfg = webhookJobStreamConfig(replicas)
+  try {
+    await jsm.streams.info(cfg.name)
+    await jsm.streams.update(cfg.name, cfg)
+  } catch (err) {
+    if (!/not found/i.test(String((err as Error).message))) throw err
+    await jsm.streams.add(cfg)
+  }
+}
+
+const enc = new TextEncoder()
+
+const clients = new WeakMap<NatsConnection, ReturnType<typeof jetstream>>()
+
+export async function publishWebhookJob (nc: NatsConnection, shards: number, job: WebhookJob): Promise<void> {
+  let js = clients.get(nc)
+  if (js === undefined) clients.set(nc, js = jetstream(nc))
+  await js.publish(webhookJobSubject(shardOf(job.webhook_id, shards), job.webhook_id), enc.encode(JSON.stringify(job)), { msgID: webhookJobMsgId(job) })
+}
+
+const ensured = new WeakMap<NatsConnection, Promise<void>>()
+
+/**
+ * Queues a test event for one webhook through the same delivery path as real events. It goes to that webhook
+ * only, whatever its subscriptions and status, is attempted once, and is not stored as an event of the org.
+ */
+export async function enqueueTestEvent (
+  nc: NatsConnection, opts: { shards: number, replicas: number }, webhook: WebhookRecord, type: string, now = Date.now()
+): Promise<string> {
+  let ready = ensured.get(nc)
+  if (ready === undefined) {
+    ready = ensureWebhookJobStream(nc, opts.replicas)
+    ready.catch(() => ensured.delete(nc))
+    ensured.set(nc, ready)
+  }
+  await ready
+  const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
+  await publishWebhookJob(nc, opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
+  return event.id
+}
+
+/** Plausible `data` for a test event of each type, marked `test: true`. */
+export function sampleEventData (type: string, now: number): Record<string, unknown> {
+  const at = new Date(now).toISOString()
+  const base = { message_id: 'msg_test0000000000000000000000', to: 'recipient@example.com', metadata: { source: 'webhook_test' }, test: true }
+  switch (type) {
+    case 'delivered': return { ...base, delivered_at: at, smtp_response: '250 2.0.0 OK' }
+    case 'bounced': return { ...base, bounce_type: 'hard', bounce_code: '550', bounce_message: '550 5.1.1 User unknown', bounced_at: at }
+    case 'deferred': return { ...base, deferred_at: at, smtp_response: '451 4.7.1 Try again later', attempt: 1, next_attempt_at: new Date(now + 60_000).toISOString() }
+    case 'opened': return { ...base, opened_at: at, user_agent: 'Mozilla/5.0', ip_address: '203.0.113.7' }
+    case 'clicked': return { ...base, clicked_at: at, url: 'https://example.com/', user_agent: 'Mozilla/5.0', ip_address: '203.0.113.7' }
+    case 'unsubscribed': return { ...base, unsubscribed_at: at, method: 'link' }
+    case 'complained': return { ...base, complained_at: at, feedback_type: 'abuse' }
+    default: return {
+      message_id: base.message_id,
+      route_id: 'rt_test0000000000000000000000',
+      from: 'sender@example.org',
+      to: ['inbox@example.com'],
+      subject: 'Test inbound message',
+      text: 'This is a test inbound message.',
+      html: '<p>This is a test inbound message.</p>',
+      headers: { subject: 'Test inbound message' },
+      authentication: { spf: 'pass', dkim: 'pass', dmarc: 'pass' },
+      spam_score: 0.5,
+      attachments: [],
+      received_at: at,
+      test: true
+    }
+  }
+}

@@ -1,0 +1,145 @@
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream'
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Logger } from 'pino'
+import type { WebhookDispatcher } from './dispatcher.ts'
+import { ackSoon } from './ack_batch.ts'
+import {
+  CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, STREAM_EVENTS, envelopeOf, publishWebhookJob,
+  type ControlPlane, type EventRecord, type WebhookRecord
+} from '../protocol/mod.ts'
+
+const NS_PER_MS = 1_000_000
+/** Events being fanned out at once; past this the loop waits, so the consumer's pull stays bounded. */
+const MAX_IN_FLIGHT = 1024
+const ORG_INDEX_MAX_AGE_MS = 1000
+const DEFAULT_ACK_WAIT_MS = 60_000
+const PAUSE_MS = 5
+
+/** Whether a webhook with these subscriptions receives an event of `type` (`inbound` is an alias). */
+export function subscribes (events: readonly string[], type: string): boolean {
+  return events.includes(type) || (type === 'inbound.received' && events.includes('inbound'))
+}
+
+/**
+ * Turns every event on OB_EVENTS into one delivery job per active, subscribed webhook of the event's org.
+ * The status is read when the event is fanned out: an event that happens while a webhook is paused or failed
+ * gets no job, so it is never delivered to that webhook later.
+ */
+export class WebhookFanout {
+  private messages?: ConsumerMessages
+  private inFlight = 0
+  private wake?: () => void
+  private loop?: Promise<void>
+  /** org id → KV keys of its webhooks; rebuilt when the bucket's size changes or after a second. */
+  private orgIndex = new Map<string, string[]>()
+  private indexedSize = -1
+  private indexedAt = 0
+
+  constructor (
+    private readonly nc: NatsConnection,
+    private readonly cp: ControlPlane,
+    private readonly shards: number,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly ackWaitMs: number,
+    private readonly log: Logger
+  ) {}
+
+  static async ensureConsumer (nc: NatsConnection, ackWaitMs = DEFAULT_ACK_WAIT_MS): Promise<void> {
+    const jsm = await jetstreamManager(nc)
+    const cfg = {
+      durable_name: CONSUMER_WEBHOOK_FANOUT,
+      ack_policy: AckPolicy.Explicit,
+      // A new installation starts at new events; it does not replay 30 days of history to fresh webhooks.
+      deliver_policy: DeliverPolicy.New,
+      filter_subject: EVENT_SUBJECTS,
+      // First attempts are made while the event is held, so this covers a request timeout plus slack.
+      ack_wait: ackWaitMs * NS_PER_MS,
+      max_ack_pending: 20_000,
+      max_deliver: -1
+    }
+    try {
+      await jsm.consumers.info(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)
+      await jsm.consumers.update(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT, { ack_wait: cfg.ack_wait })
+    } catch {
+      await jsm.consumers.add(STREAM_EVENTS, cfg)
+    }
+  }
+
+  async start (): Promise<void> {
+    await WebhookFanout.ensureConsumer(this.nc, this.ackWaitMs)
+    const consumer = await jetstream(this.nc).consumers.get(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)
+    this.messages = await consumer.consume({ max_messages: 512 })
+    this.loop = this.run(this.messages)
+  }
+
+  private async run (messages: ConsumerMessages): Promise<void> {
+    for await (const m of messages) {
+      if (this.inFlight >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => { this.wake = resolve })
+      // Pace the fan-out by delivery: while endpoints that make progress hold enough work, take no more events.
+      while (this.dispatcher.saturated()) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS))
+      this.inFlight++
+      this.fanOut(m).finally(() => {
+        this.inFlight--
+        const w = this.wake
+        this.wake = undefined
+        w?.()
+      })
+    }
+  }
+
+  private targets (orgId: string, type: string): WebhookRecord[] {
+    const now = Date.now()
+    if (this.indexedSize !== this.cp.webhooks.size || now - this.indexedAt > ORG_INDEX_MAX_AGE_MS) {
+      const index = new Map<string, string[]>()
+      for (const w of this.cp.webhooks.list()) {
+        const keys = index.get(w.org_id) ?? []
+        keys.push(`${w.org_id}.${w.id}`)
+        index.set(w.org_id, keys)
+      }
+      this.orgIndex = index
+      this.indexedSize = this.cp.webhooks.size
+      this.indexedAt = now
+    }
+    const out: WebhookRecord[] = []
+    for (const key of this.orgIndex.get(orgId) ?? []) {
+      const w = this.cp.webhooks.get(key) // the record itself is always the mirror's current one
+      if (w !== undefined && w.status === 'active' && subscribes(w.events, type)) out.push(w)
+    }
+    return out
+  }
+
+  private async fanOut (m: JsMsg): Promise<void> {
+    let record: EventRecord
+    try {
+      record = m.json<EventRecord>()
+    } catch {
+      m.term('not an event record')
+      return
+    }
+    if (typeof record?.org_id !== 'string' || typeof record.type !== 'string') { m.term('not an event record'); return }
+    const targets = this.targets(record.org_id, record.type)
+    if (targets.length === 0) { ackSoon(m); return }
+    const event = envelopeOf(record)
+    const now = Date.now()
+    try {
+      await Promise.all(targets.map(async (w) => {
+        const job = { event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now }
+        const direct = this.dispatcher.offerDirect(job, w, m)
+        if (direct !== undefined) await direct
+        else await publishWebhookJob(this.nc, this.shards, job)
+      }))
+      ackSoon(m)
+    } catch (err) {
+      // Jobs already published are deduplicated (msgID) when the event comes back.
+      this.log.warn({ err, event_id: record.id }, 'webhook fan-out failed; the event will be retried')
+      m.nak(1000)
+    }
+  }
+
+  /** Stops pulling events and waits (until `deadline`) for those in hand to be fanned out and acknowledged. */
+  async stop (deadline: number): Promise<void> {
+    await this.messages?.close().catch(() => {})
+    await this.loop?.catch(() => {})
+    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}

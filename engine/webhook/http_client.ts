@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs'
+import { createSecureContext, rootCertificates } from 'node:tls'
+import { isIP } from 'node:net'
+import { Agent } from 'undici'
+import type { Config } from '../../config/mod.ts'
+import { guardedLookup, isBlockedAddress, makeResolve, SsrfBlockedError } from './ssrf.ts'
+
+export const USER_AGENT = 'Outbox-Webhooks/1'
+/** Response bodies are read only to free the socket for keep-alive; past this we stop reading and close. */
+const MAX_RESPONSE_BYTES = 64 * 1024
+const KEEP_ALIVE_MS = 30_000
+
+export interface AttemptResult {
+  /** 0 when no HTTP status was received. */
+  statusCode: number
+  durationMs: number
+  /** null on success; else a short code: http_<status>, timeout, ssrf_blocked, connection_refused, tls_error, … */
+  error: string | null
+}
+
+/** Maps an undici / socket error to the short code shown in the delivery log. */
+export function errorCode (err: unknown): string {
+  const e = err as { code?: string, name?: string, cause?: unknown }
+  if (err instanceof SsrfBlockedError || e?.code === 'ssrf_blocked') return 'ssrf_blocked'
+  if (e?.cause !== undefined && (e.cause as { code?: string })?.code === 'ssrf_blocked') return 'ssrf_blocked'
+  switch (e?.code) {
+    case 'UND_ERR_HEADERS_TIMEOUT': case 'UND_ERR_BODY_TIMEOUT': case 'UND_ERR_CONNECT_TIMEOUT': return 'timeout'
+    case 'ECONNREFUSED': return 'connection_refused'
+    case 'ECONNRESET': case 'UND_ERR_SOCKET': case 'EPIPE': return 'connection_reset'
+    case 'ENOTFOUND': case 'EAI_AGAIN': case 'ENODATA': case 'ESERVFAIL': return 'dns_error'
+    case 'EHOSTUNREACH': case 'ENETUNREACH': return 'unreachable'
+    default:
+      if (typeof e?.code === 'string' && /CERT|SSL|TLS|SELF_SIGNED|ERR_TLS/i.test(e.code)) return 'tls_error'
+      return 'request_failed'
+  }
+}
+
+/**
+ * HTTPS to webhook endpoints: one undici Agent, which keeps a keep-alive pool per origin (a TLS handshake per
+ * event would cap a process at ~800 deliveries/s). Redirects are not followed; only 2xx counts as success.
+ */
+export class WebhookHttpClient {
+  private readonly agent: Agent
+  private readonly timeoutMs: number
+  private readonly allowPrivate: boolean
+
+  constructor (config: Config) {
+    this.timeoutMs = config.webhook.timeoutMs
+    this.allowPrivate = config.webhook.allowPrivate
+    // One secure context for every connection: building one from ~140 root certificates costs ~50 ms of CPU.
+    const secureContext = config.webhook.caFile !== undefined
+      ? createSecureContext({ ca: [...rootCertificates, readFileSync(config.webhook.caFile, 'utf8')] })
+      : undefined
+    this.agent = new Agent({
+      connections: config.webhook.endpointConcurrency,
+      pipelining: 1,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_MS,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+      connect: {
+        timeout: this.timeoutMs,
+        lookup: guardedLookup(makeResolve(config.dnsServers), this.allowPrivate),
+        ...(secureContext !== undefined ? { secureContext } : {})
+      }
+    })
+  }
+
+  /** One POST attempt; never throws. */
+  async post (url: URL, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+    const start = performance.now()
+    const done = (statusCode: number, error: string | null): AttemptResult =>
+      ({ statusCode, durationMs: Math.round(performance.now() - start), error })
+    if (url.protocol !== 'https:') return done(0, 'https_required')
+    // An IP literal never goes through the lookup, so it is checked here.
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+    if (!this.allowPrivate && isIP(host) !== 0 && isBlockedAddress(host)) return done(0, 'ssrf_blocked')
+    try {
+      const res = await this.agent.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers },
+        body
+      })
+      await drain(res.body)
+      const ok = res.statusCode >= 200 && res.statusCode < 300
+      return done(res.statusCode, ok ? null : `http_${res.statusCode}`)
+    } catch (err) {
+      return done(0, errorCode(err))
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.agent.close().catch(() => {})
+  }
+
+  /** Drops open sockets at once (a drain past its deadline). */
+  async destroy (): Promise<void> {
+    await this.agent.destroy().catch(() => {})
+  }
+}
+
+async function drain (body: AsyncIterable<Buffer> & { destroy: () => void }): Promise<void> {
+  let n = 0
+  try {
+    for await (const chunk of body) {
+      n += chunk.length
+      if (n > MAX_RESPONSE_BYTES) { body.destroy(); return }
+    }
+  } catch { /* the status already decided the outcome */ }
+}

@@ -1,0 +1,56 @@
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import type { Config } from '../../config/mod.ts'
+import { DeliveryLog, ensureWebhookJobStream, type ControlPlane } from '../protocol/mod.ts'
+import { WebhookHttpClient } from './http_client.ts'
+import { WebhookDispatcher } from './dispatcher.ts'
+import { WebhookFanout } from './fanout.ts'
+import { WebhookJobConsumers } from './job_consumers.ts'
+
+export { signatureHeader, verifySignature } from './sign.ts'
+export { isBlockedAddress } from './ssrf.ts'
+
+export interface WebhookDelivery {
+  /** Stops pulling, hands queued jobs back, lets attempts in flight finish (up to `timeoutMs`). */
+  drain: (timeoutMs: number) => Promise<void>
+}
+
+/** Slack over the request timeout before the server hands an unacknowledged message to another process. */
+const ACK_WAIT_SLACK_MS = 30_000
+function ackWaitMs (config: Config): number {
+  return config.webhook.timeoutMs + ACK_WAIT_SLACK_MS
+}
+
+/** Starts webhook fan-out and delivery in this process (roles `engine` and `all`). */
+export async function startWebhookDelivery (
+  config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }
+): Promise<WebhookDelivery> {
+  const log = shared.log.child({ part: 'webhooks' })
+  await ensureWebhookJobStream(shared.nc, config.nats.replicas)
+  const http = new WebhookHttpClient(config)
+  const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, new DeliveryLog(shared.redis), http, log)
+  const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, ackWaitMs(config), dispatcher, log)
+  await consumers.start()
+  const fanout = new WebhookFanout(shared.nc, shared.cp, config.engine.shards, dispatcher, ackWaitMs(config), log)
+  await fanout.start()
+  const keepAlive = setInterval(() => dispatcher.keepAlive(), Math.max(1000, Math.floor(config.webhook.timeoutMs / 2)))
+  keepAlive.unref()
+  log.info({ shards: config.engine.shards }, 'webhook delivery started')
+  let draining: Promise<void> | undefined
+  return {
+    drain (timeoutMs) {
+      draining ??= (async () => {
+        const deadline = Date.now() + timeoutMs
+        clearInterval(keepAlive)
+        // Stop pulling and, at once, hand waiting jobs back; then let attempts in flight finish.
+        const stopped = Promise.all([fanout.stop(deadline), consumers.stop()])
+        await dispatcher.drain(deadline)
+        await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref())])
+        if (Date.now() < deadline) await http.close()
+        else await http.destroy()
+      })()
+      return draining
+    }
+  }
+}
