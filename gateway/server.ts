@@ -92,7 +92,6 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
           ctx.responseHeaders['RateLimit-Remaining'] = String(d.remaining)
           ctx.responseHeaders['RateLimit-Reset'] = String(d.resetS)
           if (!d.allowed) {
-            ctx.responseHeaders['Retry-After'] = String(d.retryAfterS)
             throw new ApiError('rate_limited', `Rate limit of ${limit} requests per minute exceeded.`, { retryAfter: d.retryAfterS })
           }
         }
