@@ -117,3 +117,16 @@ test('batch validation is all-or-nothing and names fields as messages[i].field',
   assert.equal(empty.status, 400)
   assert.equal((await outboundOf(ob, org)).length, before, 'no message of a refused batch was queued')
 })
+
+test('a message larger than the NATS server accepts is 413 with the limit, never a 5xx', async () => {
+  const content = Buffer.alloc(1536 * 1024, 7).toString('base64') // 1.5 MB of attachment, 2 MB as base64
+  const r = await ob.request('POST', '/v1/messages/send', { key, body: body(org, { attachments: [{ filename: 'big.bin', content }] }) })
+  const limit = ob.proc.nc.info!.max_payload
+  if (content.length > limit) {
+    assert.equal(r.status, 413, r.text)
+    assert.equal(r.body.error.code, 'payload_too_large')
+    assert.match(r.body.error.message, new RegExp(String(limit)))
+  } else {
+    assert.equal(r.status, 202, r.text)
+  }
+})
