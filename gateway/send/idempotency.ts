@@ -22,8 +22,26 @@ export class IdempotencyStoreError extends Error {
   }
 }
 
+/**
+ * What a request whose publish failed leaves under its key: the ids it gave its messages and which of them
+ * JetStream confirmed. The retry reuses the ids, so JetStream's duplicate window drops any message that was
+ * stored although its PubAck never arrived, and confirmed ones are not published again.
+ */
+export interface RetryState { ids: Array<string | null>, created_at: string, accepted: number[] }
+
+export interface ClaimedKey {
+  state: 'claimed'
+  /** Set when this request retries one whose publish failed. */
+  previous?: RetryState
+  /** The request failed before anything was published: the key is free again. */
+  release: () => Promise<void>
+  /** A publish failed: keep the ids for the retry (24 h). */
+  keepForRetry: (retry: RetryState) => Promise<void>
+  complete: (status: number, json: string) => Promise<void>
+}
+
 export type Claim =
-  | { state: 'claimed', release: () => Promise<void>, complete: (status: number, json: string) => Promise<void> }
+  | ClaimedKey
   | { state: 'in_flight' }
   | { state: 'done', status: number, json: string }
   | { state: 'mismatch' }
@@ -71,13 +89,19 @@ export class IdempotencyStore {
       throw new IdempotencyStoreError({ cause: err })
     }
     switch (r[0]) {
-      case 0: {
+      case 0:
+      case 4: {
         const pending = 'p' + fp + token
-        return {
+        const claimed: ClaimedKey = {
           state: 'claimed',
           release: async () => { await this.redis.ob_idem_release(redisKey, pending).catch(() => 0) },
+          keepForRetry: async (retry) => { await this.redis.set(redisKey, 'r' + fp + JSON.stringify(retry), 'PX', IDEMPOTENCY_TTL_MS).catch(() => null) },
           complete: async (status, json) => { await this.redis.set(redisKey, 'd' + fp + String(status) + json, 'PX', IDEMPOTENCY_TTL_MS) }
         }
+        if (r[0] === 4) {
+          try { claimed.previous = JSON.parse(r[1] ?? '') as RetryState } catch {}
+        }
+        return claimed
       }
       case 1: return { state: 'in_flight' }
       case 2: {

@@ -46,10 +46,11 @@ function list (value: string | string[] | undefined): string[] {
 /**
  * Turns one schema-valid send request into the message the engine reads: the checks the schema cannot express
  * (reserved headers, body or template, schedule window, domain binding, template ownership), then suppression.
- * `prefix` names fields of batch items (`messages[3].`). Returns undefined when it recorded a problem.
+ * `prefix` names fields of batch items (`messages[3].`); `id` is given when a retry reuses the id of a failed
+ * attempt. Returns undefined when it recorded a problem.
  */
 export function prepareMessage (
-  req: SendRequest, auth: AuthContext, cp: ControlPlane, nowMs: number, createdAt: string, prefix: string, problems: Problems
+  req: SendRequest, auth: AuthContext, cp: ControlPlane, nowMs: number, createdAt: string, prefix: string, problems: Problems, id?: string | null
 ): PreparedMessage | AllSuppressed | undefined {
   const before = problems.fields.length
   const to = list(req.to)
@@ -119,7 +120,7 @@ export function prepareMessage (
 
   const msg: QueuedMessage = {
     v: 1,
-    id: newId('msg', nowMs),
+    id: id ?? newId('msg', nowMs),
     org_id: orgId,
     domain_id: domain.id,
     key_id: auth.key.id,

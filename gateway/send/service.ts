@@ -4,7 +4,7 @@ import {
 import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
 import { OutboundPublisher, PayloadTooLargeError, PublishError } from './publisher.ts'
-import { IdempotencyStore, IdempotencyStoreError, checkIdempotencyKey, fingerprint } from './idempotency.ts'
+import { IdempotencyStore, IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
 import { Problems, isPrepared, prepareMessage, type AllSuppressed, type PreparedMessage, type SendStatus } from './prepare.ts'
 
 const JSON_TYPE = 'application/json'
@@ -52,55 +52,75 @@ export class SendService {
   }
 
   async send (ctx: RequestContext<SendRequest>, path: string): Promise<Reply> {
-    return await this.idempotent(ctx, path, async () => {
+    return await this.idempotent(ctx, path, async (previous, retry) => {
       const now = Date.now()
+      const createdAt = previous?.created_at ?? new Date(now).toISOString()
       const problems = new Problems()
-      const p = prepareMessage(ctx.body, ctx.auth, this.deps.cp, now, new Date(now).toISOString(), '', problems)
+      const p = prepareMessage(ctx.body, ctx.auth, this.deps.cp, now, createdAt, '', problems, previous?.ids[0])
       problems.throwIfAny()
       if (!isPrepared(p)) {
         throw new ApiError('recipient_suppressed', undefined, { details: { suppressed: p!.suppressed } })
       }
-      await this.publish(p.msg)
+      const data = this.encode(p.msg)
+      retry.ids = [p.msg.id]
+      retry.created_at = createdAt
+      await this.publish(p.msg, data)
       return { status: 202, body: result(p), after: this.record(p) }
     })
   }
 
   async batch (ctx: RequestContext<BatchRequest>, path: string): Promise<Reply> {
-    return await this.idempotent(ctx, path, async () => {
+    return await this.idempotent(ctx, path, async (previous, retry) => {
       const now = Date.now()
-      const createdAt = new Date(now).toISOString()
+      const createdAt = previous?.created_at ?? new Date(now).toISOString()
       const problems = new Problems()
-      const items = ctx.body.messages.map((m, i) => prepareMessage(m, ctx.auth, this.deps.cp, now, createdAt, `messages[${i}].`, problems))
+      const items = ctx.body.messages.map((m, i) => prepareMessage(m, ctx.auth, this.deps.cp, now, createdAt, `messages[${i}].`, problems, previous?.ids[i]))
       problems.throwIfAny()
-      const prepared = items.filter(isPrepared)
-      if (prepared.length === 0) {
+      if (!items.some(isPrepared)) {
         throw new ApiError('recipient_suppressed', 'Every recipient of every message is on the suppression list.', { details: { suppressed: items.flatMap((p) => (p as AllSuppressed).suppressed) } })
       }
-      const settled = await Promise.allSettled(prepared.map(async (p) => { await this.publish(p.msg) }))
-      const failed = settled.findIndex((s) => s.status === 'rejected')
-      if (failed !== -1) {
-        const accepted: Array<{ index: number, id: string }> = []
-        const refused: number[] = []
-        let j = 0
-        items.forEach((p, index) => {
-          if (!isPrepared(p)) return
-          if (settled[j++]!.status === 'fulfilled') accepted.push({ index, id: p.msg.id })
-          else refused.push(index)
-        })
-        await Promise.all(accepted.map(({ index }) => this.record(items[index] as PreparedMessage)))
-        const cause = (settled[failed] as PromiseRejectedResult).reason
+      // Every size is checked before anything is published, so a 413 leaves nothing half sent.
+      const encoded = items.map((p) => isPrepared(p) ? this.encode(p.msg) : undefined)
+      retry.ids = items.map((p) => isPrepared(p) ? p.msg.id : null)
+      retry.created_at = createdAt
+      const confirmedBefore = new Set(previous?.accepted ?? [])
+      // Messages a failed attempt already got confirmed are not published again.
+      const settled = await Promise.allSettled(items.map(async (p, index) => {
+        if (isPrepared(p) && !confirmedBefore.has(index)) await this.publish(p.msg, encoded[index]!)
+      }))
+      const failed: number[] = []
+      settled.forEach((s, index) => {
+        if (s.status === 'rejected') failed.push(index)
+        else if (isPrepared(items[index])) retry.accepted.push(index)
+      })
+      if (failed.length > 0) {
+        const accepted = retry.accepted.map((index) => ({ index, id: (items[index] as PreparedMessage).msg.id }))
+        await Promise.all(accepted.filter(({ index }) => !confirmedBefore.has(index)).map(async ({ index }) => { await this.record(items[index] as PreparedMessage) }))
+        const cause = (settled[failed[0]!] as PromiseRejectedResult).reason
         const err = unavailable(cause)
-        throw new ApiError(err.code, `${accepted.length} of ${prepared.length} messages were queued; resend only those listed in details.failed.`, {
-          cause, details: { accepted, failed: refused }, ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {})
+        const total = items.filter(isPrepared).length
+        throw new ApiError(err.code, `${accepted.length} of ${total} messages were queued; the others were not (see details.failed).`, {
+          cause, details: { accepted, failed }, ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {})
         })
       }
-      const data = items.map((p) => isPrepared(p) ? result(p) : { id: null, status: 'suppressed', suppressed: p!.suppressed })
-      return { status: 202, body: { data }, after: Promise.all(prepared.map(async (p) => { await this.record(p) })).then(() => {}) }
+      const data = items.map((p) => isPrepared(p) ? result(p) : { id: null, status: 'suppressed', suppressed: (p as AllSuppressed).suppressed })
+      const fresh = items.filter((p, index): p is PreparedMessage => isPrepared(p) && !confirmedBefore.has(index))
+      return { status: 202, body: { data }, after: Promise.all(fresh.map(async (p) => { await this.record(p) })).then(() => {}) }
     })
   }
 
-  private async publish (msg: QueuedMessage): Promise<void> {
+  /** The message as published; 413 when the NATS server would refuse its size. */
+  private encode (msg: QueuedMessage): Buffer {
     const data = Buffer.from(JSON.stringify(msg))
+    try {
+      this.publisher.checkSize(data)
+    } catch (err) {
+      throw unavailable(err)
+    }
+    return data
+  }
+
+  private async publish (msg: QueuedMessage, data: Buffer): Promise<void> {
     try {
       await this.publisher.publish(outboundSubject(shardOf(msg.id, this.deps.config.engine.shards)), msg.id, data)
     } catch (err) {
@@ -120,14 +140,16 @@ export class SendService {
 
   /**
    * Runs `work` under the request's Idempotency-Key (when it has one): a replay answers the stored response, a
-   * different body 422, a request still in flight 409. Only a 2xx is stored; any failure releases the key.
+   * different body 422, a request still in flight 409. Only a 2xx is stored. A failure before anything was
+   * published frees the key; a failed publish keeps the message ids so the retry reuses them.
    */
-  private async idempotent (ctx: RequestContext, path: string, work: () => Promise<Outcome>): Promise<Reply> {
+  private async idempotent (ctx: RequestContext, path: string, work: (previous: RetryState | undefined, retry: RetryState) => Promise<Outcome>): Promise<Reply> {
+    const retry: RetryState = { ids: [], created_at: '', accepted: [] }
     const headerValue = ctx.headers.idempotencyKey
     if (headerValue === '') {
       let out: Outcome
       try {
-        out = await work()
+        out = await work(undefined, retry)
       } catch (err) {
         throw unavailable(err)
       }
@@ -151,10 +173,13 @@ export class SendService {
     }
     let out: Outcome
     try {
-      out = await work()
+      out = await work(claim.previous, retry)
     } catch (err) {
-      await claim.release()
-      throw unavailable(err)
+      const apiErr = unavailable(err)
+      // Ids are set just before publishing, so a failure with ids means a publish was attempted.
+      if (retry.ids.length > 0 && apiErr.code === 'service_unavailable') await claim.keepForRetry(retry)
+      else await claim.release()
+      throw apiErr
     }
     const json = JSON.stringify(out.body)
     const stored = claim.complete(out.status, json).catch((err: unknown) => {

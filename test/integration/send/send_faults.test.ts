@@ -1,5 +1,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import { jetstreamManager, DiscardPolicy } from '@nats-io/jetstream'
+import { STREAM_OUTBOUND } from '../../../engine/protocol/mod.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import { startGateway, outboundOf, sendKey, body } from './helpers.ts'
@@ -85,4 +87,35 @@ test('a free-plan key gets 60 requests a minute, then 429 with Retry-After and e
   assert.equal(r.headers.get('retry-after'), String(r.body.error.retry_after))
   assert.equal(r.headers.get('ratelimit-remaining'), '0')
   assert.equal((await outboundOf(ob, free)).length, 60)
+})
+
+test('a batch that is partly stored answers 503 listing accepted and failed; the retry with the same key sends only the rest', async () => {
+  const jsm = await jetstreamManager(ob.proc.nc)
+  const info = await jsm.streams.info(STREAM_OUTBOUND)
+  const batchOrg = await ob.org('pro')
+  const k = await sendKey(ob, batchOrg)
+  const b = { messages: [1, 2, 3, 4, 5].map((n) => body(batchOrg, { to: `p${n}@example.net` })) }
+  const headers = { 'content-type': 'application/json', 'idempotency-key': 'partial-1' }
+  // Room for exactly two more messages: the stream refuses the rest.
+  await jsm.streams.update(STREAM_OUTBOUND, { ...info.config, max_msgs: info.state.messages + 2, discard: DiscardPolicy.New })
+  let first
+  try {
+    first = await ob.request('POST', '/v1/messages/batch', { key: k, rawBody: JSON.stringify(b), headers })
+  } finally {
+    await jsm.streams.update(STREAM_OUTBOUND, info.config)
+  }
+  assert.equal(first.status, 503, first.text)
+  assert.equal(first.body.error.code, 'service_unavailable')
+  const { accepted, failed } = first.body.error.details as { accepted: Array<{ index: number, id: string }>, failed: number[] }
+  assert.equal(accepted.length, 2)
+  assert.equal(failed.length, 3)
+  assert.deepEqual([...accepted.map((a) => a.index), ...failed].sort(), [0, 1, 2, 3, 4])
+  assert.equal((await outboundOf(ob, batchOrg)).length, 2)
+
+  const retry = await ob.request('POST', '/v1/messages/batch', { key: k, rawBody: JSON.stringify(b), headers })
+  assert.equal(retry.status, 202, retry.text)
+  for (const a of accepted) assert.equal(retry.body.data[a.index].id, a.id, 'the retry keeps the ids of the first attempt')
+  const stored = await outboundOf(ob, batchOrg)
+  assert.equal(stored.length, 5, 'each message stored once')
+  assert.deepEqual(stored.map((s) => s.msg.id).sort(), retry.body.data.map((d: { id: string }) => d.id).sort())
 })
