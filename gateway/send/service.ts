@@ -18,7 +18,7 @@ export interface SendResult { id: string, status: SendStatus, created_at: string
 function unavailable (err: unknown): ApiError {
   if (err instanceof ApiError) return err
   if (err instanceof PayloadTooLargeError) return new ApiError('payload_too_large', `The message is ${err.size} bytes encoded; the message store accepts at most ${err.limit}.`, { cause: err })
-  if (err instanceof PublishError) return new ApiError('service_unavailable', 'The message store did not confirm the message, so it was not accepted; retry shortly.', { cause: err, retryAfter: 1 })
+  if (err instanceof PublishError) return new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
   if (err instanceof IdempotencyStoreError) return new ApiError('service_unavailable', 'The idempotency store is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
   return ApiError.from(err)
 }
