@@ -51,7 +51,7 @@ export interface GatewayBenchResult {
   benchmark: 'gateway'
   date: string
   duration_s: number
-  machine: { cpus: number, node: string, load_average_before: string, busiest_other_processes: string[] }
+  machine: { cpus: number, node: string, load_average_before: string, load_average_after?: string, busiest_other_processes: string[] }
   measurements: Measurement[]
   ratios: Array<{ connections: number, full_over_bare: number, full_over_fastify: number }>
   targets: { full_ge_25pct_of_bare: boolean, full_ge_1_5x_fastify: boolean, full_p99_lt_25ms_at_100: boolean }
@@ -112,8 +112,8 @@ function environmentNote (): GatewayBenchResult['machine'] {
   let busiest: string[] = []
   let loadAvg = ''
   try {
-    loadAvg = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).trim()
-    busiest = execFileSync('ps', ['-eo', 'pcpu,comm', '--sort=-pcpu'], { encoding: 'utf8' }).split('\n').slice(1, 7).map((l) => l.trim()).filter(Boolean)
+    loadAvg = readFileSync('/proc/loadavg', 'utf8').trim()
+    busiest = execFileSync('ps', ['-eo', 'pcpu,args', '--sort=-pcpu'], { encoding: 'utf8' }).split('\n').slice(1, 7).map((l) => l.trim().slice(0, 110)).filter(Boolean)
   } catch {}
   return { cpus: cpus().length, node: process.version, load_average_before: loadAvg, busiest_other_processes: busiest }
 }
@@ -185,6 +185,7 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     await nats.dispose()
     await redis.dispose()
   }
+  try { machine.load_average_after = readFileSync('/proc/loadavg', 'utf8').trim() } catch {}
   const get = (t: Target, c: number): Measurement | undefined => measurements.find((m) => m.target === t && m.connections === c)
   const complete = TARGETS.every((t) => connectionCounts.every((c) => get(t, c) !== undefined))
   const ratios = !complete ? [] : connectionCounts.map((c) => ({
@@ -231,6 +232,6 @@ if (isMain) {
     const only = process.argv.find((a) => a.startsWith('--targets='))?.slice('--targets='.length).split(',') as Target[] | undefined
     const result = await runGatewayBench({ quick: process.argv.includes('--quick'), ...(only !== undefined ? { targets: only, out: false } : {}) })
     process.stdout.write(JSON.stringify(result, null, 2) + '\n\n' + markdownTable(result) + '\n')
-    process.stdout.write(`\nAlso running before the start: load average ${result.machine.load_average_before}; busiest processes: ${result.machine.busiest_other_processes.join('; ')}\n`)
+    process.stdout.write(`\nAlso running: load average ${result.machine.load_average_before} before, ${result.machine.load_average_after ?? '?'} after (${result.machine.cpus} cores); busiest processes at the start:\n  ${result.machine.busiest_other_processes.join('\n  ')}\n`)
   }
 }

@@ -15,7 +15,8 @@ interface Outcome { status: number, body: unknown, after?: Promise<void> }
 
 export interface SendResult { id: string, status: SendStatus, created_at: string, suppressed?: string[] }
 
-function unavailable (err: unknown): ApiError {
+/** Maps the typed errors of the publish and idempotency boundaries to the documented API errors. */
+function toApiError (err: unknown): ApiError {
   if (err instanceof ApiError) return err
   if (err instanceof PayloadTooLargeError) return new ApiError('payload_too_large', `The message is ${err.size} bytes encoded; the message store accepts at most ${err.limit}.`, { cause: err })
   if (err instanceof PublishError) return new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
@@ -97,7 +98,7 @@ export class SendService {
         const accepted = retry.accepted.map((index) => ({ index, id: (items[index] as PreparedMessage).msg.id }))
         await Promise.all(accepted.filter(({ index }) => !confirmedBefore.has(index)).map(async ({ index }) => { await this.record(items[index] as PreparedMessage) }))
         const cause = (settled[failed[0]!] as PromiseRejectedResult).reason
-        const err = unavailable(cause)
+        const err = toApiError(cause)
         const total = items.filter(isPrepared).length
         throw new ApiError(err.code, `${accepted.length} of ${total} messages were queued; the others were not (see details.failed).`, {
           cause, details: { accepted, failed }, ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {})
@@ -115,7 +116,7 @@ export class SendService {
     try {
       this.publisher.checkSize(data)
     } catch (err) {
-      throw unavailable(err)
+      throw toApiError(err)
     }
     return data
   }
@@ -124,7 +125,7 @@ export class SendService {
     try {
       await this.publisher.publish(outboundSubject(shardOf(msg.id, this.deps.config.engine.shards)), msg.id, data)
     } catch (err) {
-      throw unavailable(err)
+      throw toApiError(err)
     }
     this.deps.metrics.inc('outbox_messages_queued_total')
   }
@@ -151,7 +152,7 @@ export class SendService {
       try {
         out = await work(undefined, retry)
       } catch (err) {
-        throw unavailable(err)
+        throw toApiError(err)
       }
       if (out.after !== undefined) await out.after
       return { status: out.status, body: out.body }
@@ -161,7 +162,7 @@ export class SendService {
     try {
       claim = await this.idempotency.claim(ctx.auth.org.id, key, fingerprint(path, ctx.rawBody), ctx.requestId)
     } catch (err) {
-      throw unavailable(err)
+      throw toApiError(err)
     }
     switch (claim.state) {
       case 'done':
@@ -175,7 +176,7 @@ export class SendService {
     try {
       out = await work(claim.previous, retry)
     } catch (err) {
-      const apiErr = unavailable(err)
+      const apiErr = toApiError(err)
       // Ids are set just before publishing, so a failure with ids means a publish was attempted.
       if (retry.ids.length > 0 && apiErr.code === 'service_unavailable') await claim.keepForRetry(retry)
       else await claim.release()
