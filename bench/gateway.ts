@@ -148,39 +148,41 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
   const redis = await ServerProcess.redis()
   const nc = await connect({ servers: nats.url })
   const measurements: Measurement[] = []
+  const children = new Map<Target, Child>()
   try {
-    for (const target of opts.targets ?? TARGETS) {
-      const child = await startChild(target, nats.url, redis.url)
-      try {
-        for (const connections of connectionCounts) {
-          await load(child, connections, Math.max(1, Math.round(durationS / 4))) // warm-up: JIT, connection pools
-          if (target !== 'bare') await (await jetstreamManager(nc)).streams.purge(STREAM_OUTBOUND)
-          const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
-          const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))
-          const started = performance.now()
-          const r = await load(child, connections, durationS)
-          const elapsedS = (performance.now() - started) / 1000
-          const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((cpuTicks(pid) - before[k]!) / elapsedS, 0)])) as Measurement['cpu_pct']
-          const m: Measurement = {
-            target,
-            connections,
-            requests_per_s: round(r.requests.average, 0),
-            latency_p50_ms: r.latency.p50,
-            latency_p99_ms: r.latency.p99,
-            requests: r.requests.total,
-            non_2xx: r.non2xx,
-            errors: r.errors + r.timeouts,
-            server_cpu_us_per_request: round(cpu.server * 10_000 / Math.max(1, r.requests.average), 0),
-            cpu_pct: cpu
-          }
-          measurements.push(m)
-          log(`${target.padEnd(7)} c=${String(connections).padEnd(3)} ${String(m.requests_per_s).padStart(7)} req/s  p50 ${m.latency_p50_ms} ms  p99 ${m.latency_p99_ms} ms  non-2xx ${m.non_2xx}  errors ${m.errors}  server ${m.server_cpu_us_per_request} µs CPU/req  cpu% server ${cpu.server} nats ${cpu.nats} redis ${cpu.redis} autocannon ${cpu.load_generator}`)
+    // All servers start first and the measurements alternate between them, so that whatever else shares the
+    // machine weighs on each of them alike and the ratios stay fair.
+    const targets = opts.targets ?? TARGETS
+    for (const target of targets) children.set(target, await startChild(target, nats.url, redis.url))
+    for (const connections of connectionCounts) {
+      for (const target of targets) {
+        const child = children.get(target)!
+        await load(child, connections, Math.max(1, Math.round(durationS / 4))) // warm-up: JIT, connection pools
+        if (target !== 'bare') await (await jetstreamManager(nc)).streams.purge(STREAM_OUTBOUND)
+        const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
+        const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))
+        const started = performance.now()
+        const r = await load(child, connections, durationS)
+        const elapsedS = (performance.now() - started) / 1000
+        const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((cpuTicks(pid) - before[k]!) / elapsedS, 0)])) as Measurement['cpu_pct']
+        const m: Measurement = {
+          target,
+          connections,
+          requests_per_s: round(r.requests.average, 0),
+          latency_p50_ms: r.latency.p50,
+          latency_p99_ms: r.latency.p99,
+          requests: r.requests.total,
+          non_2xx: r.non2xx,
+          errors: r.errors + r.timeouts,
+          server_cpu_us_per_request: round(cpu.server * 10_000 / Math.max(1, r.requests.average), 0),
+          cpu_pct: cpu
         }
-      } finally {
-        await stopChild(child)
+        measurements.push(m)
+        log(`${target.padEnd(7)} c=${String(connections).padEnd(3)} ${String(m.requests_per_s).padStart(7)} req/s  p50 ${m.latency_p50_ms} ms  p99 ${m.latency_p99_ms} ms  non-2xx ${m.non_2xx}  errors ${m.errors}  server ${m.server_cpu_us_per_request} µs CPU/req  cpu% server ${cpu.server} nats ${cpu.nats} redis ${cpu.redis} autocannon ${cpu.load_generator}`)
       }
     }
   } finally {
+    for (const child of children.values()) await stopChild(child)
     await nc.close()
     await nats.dispose()
     await redis.dispose()
