@@ -67,6 +67,8 @@ export function natsConfigText (input: { host: string, port: number, storeDir: s
   const lines = [
     '# Written by `outbox start` for its embedded NATS server; rewritten at every start.',
     `listen: "${input.host}:${input.port}"`,
+    // A send body may be 10 MB; the queued message carries it plus a little framing.
+    'max_payload: 12MB',
     'jetstream {',
     `  store_dir: ${JSON.stringify(input.storeDir)}`
   ]

@@ -56,7 +56,8 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     nats: {
       servers: (e.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean),
       replicas: e.OB_NATS_REPLICAS,
-      configured: e.NATS_URL !== undefined
+      configured: e.NATS_URL !== undefined,
+      publishTimeoutMs: e.OB_PUBLISH_TIMEOUT_MS
     },
     redis: { url: e.REDIS_URL ?? 'redis://127.0.0.1:6379', configured: e.REDIS_URL !== undefined },
     smtp: {

@@ -42,6 +42,7 @@ export const EnvSchema = Type.Object({
   OB_ROLE: Type.Union([Type.Literal('gateway'), Type.Literal('engine'), Type.Literal('inbound'), Type.Literal('all')], { default: 'all' }),
   OB_ENGINE_SHARDS: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),
   OB_ENGINE_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
+  OB_PUBLISH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 5000 }),
   OB_NATS_REPLICAS: Type.Union([Type.Literal(1), Type.Literal(3), Type.Literal(5)], { default: 1 }),
   OB_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   OB_DATA_DIR: Type.String({ minLength: 1, default: './var' }),
@@ -58,7 +59,8 @@ export type Plan = 'free' | 'starter' | 'pro' | 'enterprise'
 export interface Config {
   readonly role: Role
   readonly http: { readonly host: string, readonly port: number, readonly publicUrl: string }
-  readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean }
+  /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */
+  readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean, readonly publishTimeoutMs: number }
   readonly redis: { readonly url: string, readonly configured: boolean }
   readonly smtp: {
     readonly inboundHost: string

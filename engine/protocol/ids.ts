@@ -1,9 +1,15 @@
-import { randomBytes, createHash } from 'node:crypto'
+import { randomBytes, randomFillSync, createHash } from 'node:crypto'
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz'
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 
 export type IdPrefix = 'org' | 'dom' | 'key' | 'msg' | 'evt' | 'wh' | 'rt' | 'tpl' | 'whd' | 'req'
+
+// Random bytes for ids are drawn from a pool refilled 4 KB at a time: one `randomBytes` call per id cost about
+// 5 % of the gateway's CPU on the send path. Each byte is used once.
+const POOL_BYTES = 4096
+const pool = Buffer.alloc(POOL_BYTES)
+let poolAt = POOL_BYTES
 
 /**
  * `prefix_` + 10 characters of millisecond time + 16 random characters (Crockford base32, lower case).
@@ -16,9 +22,12 @@ export function newId (prefix: IdPrefix, now = Date.now()): string {
     time = CROCKFORD[t % 32] + time
     t = Math.floor(t / 32)
   }
-  const bytes = randomBytes(16)
+  if (poolAt + 16 > POOL_BYTES) {
+    randomFillSync(pool)
+    poolAt = 0
+  }
   let rand = ''
-  for (let i = 0; i < 16; i++) rand += CROCKFORD[bytes[i]! & 31]
+  for (let i = 0; i < 16; i++) rand += CROCKFORD[pool[poolAt++]! & 31]
   return `${prefix}_${time}${rand}`
 }
 

@@ -11,16 +11,22 @@ export const MAX_METADATA_PAIRS = 20
 export const MAX_SCHEDULE_AHEAD_MS = 72 * 3600_000 // 72 h
 
 // `addr@domain` or `Display Name <addr@domain>`; CR, LF and NUL are refused by the pattern itself.
-const ADDR = "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
-export const ADDRESS_PATTERN = `^(?:${ADDR}|[^\\r\\n\\0<>]{0,200}<${ADDR}>)$`
+// A bare display name may not hold `,` `;` `:` `@` `"` `<` `>`: a mail composer would read
+// `evil@other.com, <me@mine.com>` as two addresses and slip a second sender or recipient past the checks.
+// Names that need those characters go in double quotes: `"Acme, Inc." <me@mine.com>`.
+const ADDR = "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
+const DISPLAY_NAME = '(?:[^\\r\\n\\0<>,;:@"\\\\]{0,200}|"[^\\r\\n\\0"\\\\<>]{0,200}" ?)'
+export const ADDRESS_PATTERN = `^(?:${ADDR}|${DISPLAY_NAME}<${ADDR}>)$`
 const NO_CRLF = '^[^\\r\\n\\0]*$'
+const ADDRESS_MESSAGE = 'must be addr@domain or "Display Name <addr@domain>" (no CR, LF or NUL; quote a name that holds , ; : @)'
+const NO_CRLF_MESSAGE = 'must not contain CR, LF or NUL'
 
-export const Address = Type.String({ pattern: ADDRESS_PATTERN, maxLength: 320, description: 'addr@domain or "Display Name <addr@domain>"' })
-const Addresses = Type.Union([Address, Type.Array(Address, { minItems: 1, maxItems: MAX_RECIPIENTS })])
+export const Address = Type.String({ pattern: ADDRESS_PATTERN, maxLength: 320, description: 'addr@domain or "Display Name <addr@domain>"', errorMessage: ADDRESS_MESSAGE })
+const Addresses = Type.Union([Address, Type.Array(Address, { minItems: 1, maxItems: MAX_RECIPIENTS })], { errorMessage: `must be an address or an array of 1 to ${MAX_RECIPIENTS} addresses` })
 
 export const Attachment = Type.Object({
-  filename: Type.String({ minLength: 1, maxLength: 255, pattern: NO_CRLF }),
-  content: Type.String({ description: 'base64', pattern: '^[A-Za-z0-9+/\\r\\n]*={0,2}[\\r\\n]*$' }),
+  filename: Type.String({ minLength: 1, maxLength: 255, pattern: NO_CRLF, errorMessage: NO_CRLF_MESSAGE }),
+  content: Type.String({ description: 'base64', pattern: '^[A-Za-z0-9+/\\r\\n]*={0,2}[\\r\\n]*$', errorMessage: 'must be base64' }),
   content_type: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$', maxLength: 127 }))
 }, { additionalProperties: false })
 
@@ -30,13 +36,14 @@ export const SendRequest = Type.Object({
   cc: Type.Optional(Addresses),
   bcc: Type.Optional(Addresses),
   reply_to: Type.Optional(Address),
-  subject: Type.Optional(Type.String({ maxLength: 998, pattern: NO_CRLF })),
+  subject: Type.Optional(Type.String({ maxLength: 998, pattern: NO_CRLF, errorMessage: NO_CRLF_MESSAGE })),
   html: Type.Optional(Type.String()),
   text: Type.Optional(Type.String()),
   headers: Type.Optional(Type.Record(
     Type.String({ pattern: '^[A-Za-z0-9-]{1,76}$' }),
-    Type.String({ maxLength: 998, pattern: NO_CRLF }),
-    { maxProperties: 50 }
+    Type.String({ maxLength: 998, pattern: NO_CRLF, errorMessage: NO_CRLF_MESSAGE }),
+    // Without this a name outside the key pattern (`Bad Name`, `X:Y`) would pass unchecked.
+    { maxProperties: 50, additionalProperties: false }
   )),
   metadata: Type.Optional(Type.Record(
     Type.String({ minLength: 1, maxLength: 40 }),
@@ -46,7 +53,7 @@ export const SendRequest = Type.Object({
   attachments: Type.Optional(Type.Array(Attachment, { maxItems: 20 })),
   template_id: Type.Optional(Type.String({ pattern: '^tpl_[0-9a-z]{26}$' })),
   variables: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), { maxProperties: 100 })),
-  scheduled_at: Type.Optional(Type.String({ format: 'date-time' })),
+  scheduled_at: Type.Optional(Type.String({ format: 'date-time', errorMessage: 'must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z' })),
   track_opens: Type.Optional(Type.Boolean({ default: true })),
   track_clicks: Type.Optional(Type.Boolean({ default: true }))
 }, { additionalProperties: false })
@@ -82,8 +89,14 @@ export interface QueuedMessage {
   headers: Record<string, string>
   metadata: Record<string, string>
   attachments: Array<{ filename: string, content: string, content_type?: string }>
+  /**
+   * Set when the message was sent with a template. `subject`, `html` and `text` then hold the template's text as it
+   * was at send time (or the caller's own `subject`), with `{{var}}` placeholders still in them; the engine renders
+   * them with `variables`, HTML-escaping values in `html`.
+   */
   template_id?: string
   variables?: Record<string, string | number | boolean>
+  /** ISO 8601 UTC; the engine does not attempt delivery before it. Absent: send now. */
   scheduled_at?: string
   track_opens: boolean
   track_clicks: boolean

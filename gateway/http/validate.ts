@@ -18,30 +18,60 @@ export function fieldOf (instancePath: string, missing?: string): string {
   return out === '' ? 'body' : out
 }
 
-/** Compiles once; `check` lists every failing field, one entry per field. */
+/** The sub-schema a `#/properties/to/anyOf/1/items` path points at, for its `errorMessage`. */
+function schemaAt (root: TSchema, schemaPath: string): Record<string, unknown> | undefined {
+  let node: unknown = root
+  for (const part of schemaPath.split('/').slice(1)) {
+    if (node === null || typeof node !== 'object') return undefined
+    node = (node as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')]
+  }
+  return node !== null && typeof node === 'object' ? node as Record<string, unknown> : undefined
+}
+
+function messageOf (root: TSchema, e: { keyword: string, schemaPath: string, message: string }): string {
+  const node = schemaAt(root, e.schemaPath)
+  // Only for the keywords whose generic text is unreadable; a length or type error keeps its own message.
+  if (typeof node?.errorMessage === 'string' && (e.keyword === 'pattern' || e.keyword === 'format' || e.keyword === 'anyOf')) return node.errorMessage
+  if (e.keyword === 'anyOf' && Array.isArray(node?.anyOf)) {
+    const branches = node.anyOf as Array<Record<string, unknown>>
+    if (branches.every((b) => b.const !== undefined)) return `must be one of ${branches.map((b) => JSON.stringify(b.const)).join(', ')}`
+  }
+  return e.message
+}
+
+/**
+ * Compiles once; `check` lists every failing field, one entry per field. A schema may carry `errorMessage`,
+ * which replaces the generic text (a pattern's regular expression means nothing to a user).
+ */
 export function compileValidator (schema: TSchema): Validator {
   const compiled = Compile(schema)
   return {
     check (value) {
       if (compiled.Check(value)) return null
       const seen = new Map<string, string>()
-      for (const e of compiled.Errors(value)) {
+      const errors = [...compiled.Errors(value)]
+      for (const e of errors) {
         const params = e.params as { requiredProperties?: string[], additionalProperties?: string[] }
         const names = params.requiredProperties ?? params.additionalProperties
         if (names !== undefined) {
+          const record = params.additionalProperties !== undefined && schemaAt(schema, e.schemaPath)?.patternProperties !== undefined
           for (const n of names) {
             const f = fieldOf(e.instancePath, n)
-            if (!seen.has(f)) seen.set(f, params.requiredProperties !== undefined ? 'is required' : 'is not a known field')
+            if (!seen.has(f)) seen.set(f, params.requiredProperties !== undefined ? 'is required' : record ? 'is not an allowed name' : 'is not a known field')
           }
           continue
         }
-        const f = fieldOf(e.instancePath)
-        if (e.keyword === 'boolean' && e.schemaPath.endsWith('/additionalProperties')) {
-          if (!seen.has(f)) seen.set(f, 'is not a known field')
-          continue
+        // `additionalProperties: false` also reports each extra key as "schema is false"; the entry above names it better.
+        if (e.keyword === 'boolean' && e.schemaPath.endsWith('/additionalProperties')) continue
+        const deeper = errors.some((o) => o.instancePath.startsWith(e.instancePath + '/'))
+        // A union (`to`: string or array) reports every branch it tried; when the value failed deeper inside one
+        // branch (`to[1]`), that error is the one that helps, otherwise the union's own message does.
+        if (e.instancePath !== '' || e.keyword === 'anyOf') {
+          if (e.keyword !== 'anyOf' && /\/anyOf\/\d+$/.test(e.schemaPath) && errors.some((o) => o.keyword === 'anyOf' && o.instancePath === e.instancePath)) continue
+          if (e.keyword === 'anyOf' && deeper) continue
         }
-        // A union reports every branch; the last message ("must match a schema in anyOf") is the least useful.
-        if (!seen.has(f)) seen.set(f, e.message)
+        const f = fieldOf(e.instancePath)
+        if (!seen.has(f)) seen.set(f, messageOf(schema, e))
       }
       return [...seen].map(([field, message]) => ({ field, message }))
     }

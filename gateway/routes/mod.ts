@@ -12,6 +12,7 @@ import { messageReadRoutes } from './messages_read_v1.ts'
 import { eventRoutes } from './events_v1.ts'
 import { statsRoutes } from './stats_v1.ts'
 import { webhookDeliveryRoutes } from './webhook_deliveries_v1.ts'
+import { messageSendRoutes } from './messages_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -27,5 +28,6 @@ export const ROUTES: readonly RouteDef[] = [
   ...messageReadRoutes,
   ...eventRoutes,
   ...statsRoutes,
-  ...webhookDeliveryRoutes
+  ...webhookDeliveryRoutes,
+  ...messageSendRoutes
 ]

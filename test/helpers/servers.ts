@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { existsSync } from 'node:fs'
@@ -41,9 +41,16 @@ export class ServerProcess {
     return this.kind === 'nats' ? `nats://127.0.0.1:${this.port}` : `redis://127.0.0.1:${this.port}`
   }
 
+  /** As Outbox's embedded server: 10 MB send bodies need a larger max_payload than the 1 MB default. */
+  private natsConfig (): string {
+    const file = join(this.dir, 'nats.conf')
+    writeFileSync(file, 'max_payload: 12MB\n')
+    return file
+  }
+
   async start (): Promise<void> {
     const [cmd, args] = this.kind === 'nats'
-      ? [binary('nats-server'), ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir, ...this.extraArgs]]
+      ? [binary('nats-server'), ['-c', this.natsConfig(), '-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir, ...this.extraArgs]]
       : [binary('redis-server'), ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--dir', this.dir, ...this.extraArgs]]
     this.child = spawn(cmd, args, { stdio: 'ignore' })
     const child = this.child

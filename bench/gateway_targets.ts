@@ -1,0 +1,139 @@
+/**
+ * The three servers the gateway benchmark compares, each started in its own child process by `gateway.ts`:
+ * - full:    the Outbox gateway as shipped (uWS pipeline → auth → GCRA in Redis → TypeBox → JetStream PubAck → 202)
+ * - fastify: Fastify doing the same send path with the same modules (auth, GCRA script, TypeBox, request-publish)
+ * - bare:    uWebSockets.js parsing the JSON body and answering 202, the ceiling for any HTTP JSON endpoint here
+ * Each prints one JSON line `{port, key, domain}` on stdout when it is ready and exits on SIGTERM.
+ */
+import uWS from 'uWebSockets.js'
+import Fastify from 'fastify'
+import { pino } from 'pino'
+import { Compile } from 'typebox/compile'
+import { loadConfig, type Config } from '../config/mod.ts'
+import {
+  ApiError, ControlPlane, MessageStore, REDIS_KEYS, SendRequest, connectNats, connectRedis, ensureStreams,
+  outboundSubject, redisReady, shardOf
+} from '../engine/protocol/mod.ts'
+import { startOutbox } from '../cli/outbox_process.ts'
+import { createOrganization, buildApiKey } from '../gateway/control/orgs.ts'
+import { authenticate, hasPermission } from '../gateway/auth.ts'
+import { planLimit } from '../gateway/server.ts'
+import { RateLimiter } from '../gateway/rate_limit.ts'
+import { OutboundPublisher } from '../gateway/send/publisher.ts'
+import { Problems, isPrepared, prepareMessage } from '../gateway/send/prepare.ts'
+
+export type Target = 'full' | 'fastify' | 'bare'
+
+/** High enough that the limiter runs on every request but never refuses one. */
+const BENCH_RATE_LIMIT = 10_000_000
+
+function configFor (natsUrl: string, redisUrl: string): Config {
+  return loadConfig({ NATS_URL: natsUrl, REDIS_URL: redisUrl, OB_ROLE: 'gateway', OB_HTTP_PORT: '0', OB_LOG_LEVEL: 'silent', OB_DOMAIN_VERIFICATION: 'off' })
+}
+
+/** An enterprise organisation with the bench limit and a send key. */
+async function benchOrg (cp: ControlPlane, config: Config, domain: string): Promise<string> {
+  const created = await createOrganization(cp, config, { name: domain, domain, plan: 'enterprise' })
+  const org = cp.orgs.get(created.organization_id)!
+  await cp.orgs.put(org.id, { ...org, rate_limit_per_minute: BENCH_RATE_LIMIT })
+  const key = buildApiKey({ orgId: org.id, domainId: created.domain_id, name: 'bench', permissions: ['send'], environment: 'live' })
+  await cp.apiKeys.put(key.record.id, key.record)
+  return key.value
+}
+
+function ready (port: number, key: string, domain: string): void {
+  process.stdout.write(JSON.stringify({ port, key, domain }) + '\n')
+}
+
+async function serveFull (natsUrl: string, redisUrl: string): Promise<() => Promise<void>> {
+  const config = configFor(natsUrl, redisUrl)
+  const proc = await startOutbox(config, pino({ level: 'silent' }))
+  const domain = 'bench-full.test'
+  ready(proc.gateway!.port, await benchOrg(proc.cp, config, domain), domain)
+  return async () => { await proc.stop() }
+}
+
+async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => Promise<void>> {
+  const config = configFor(natsUrl, redisUrl)
+  const nc = await connectNats(config.nats.servers, 'bench-fastify')
+  const redis = connectRedis(config.redis.url, 'bench-fastify')
+  await redisReady(redis)
+  await ensureStreams(nc, 1)
+  const cp = await ControlPlane.open(nc, { replicas: 1 })
+  const limiter = new RateLimiter(redis)
+  const publisher = new OutboundPublisher(nc, config.nats.publishTimeoutMs)
+  const store = new MessageStore(redis)
+  const validator = Compile(SendRequest)
+  const app = Fastify({ logger: false })
+  app.setValidatorCompiler(() => (data: unknown) => validator.Check(data) ? { value: data } : { error: new Error('invalid body') })
+  app.setErrorHandler((err, _request, reply) => {
+    const e = err instanceof ApiError ? err : new ApiError('validation_error', (err as Error).message)
+    void reply.code(e.status).send(e.toJSON())
+  })
+  app.post('/v1/messages/send', { schema: { body: SendRequest } }, async (request, reply) => {
+    const now = Date.now()
+    const auth = authenticate(cp, request.headers.authorization ?? '', now)
+    if (!hasPermission(auth.key, 'send')) throw new ApiError('forbidden')
+    const limit = planLimit(auth.org, config.plans.enterpriseRateLimit)
+    const d = await limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit)
+    void reply.header('RateLimit-Limit', String(limit)).header('RateLimit-Remaining', String(d.remaining)).header('RateLimit-Reset', String(d.resetS))
+    if (!d.allowed) throw new ApiError('rate_limited', undefined, { retryAfter: d.retryAfterS })
+    const problems = new Problems()
+    const p = prepareMessage(request.body as SendRequest, auth, cp, now, new Date(now).toISOString(), '', problems)
+    problems.throwIfAny()
+    if (!isPrepared(p)) throw new ApiError('recipient_suppressed')
+    try {
+      await publisher.publish(outboundSubject(shardOf(p.msg.id, config.engine.shards)), p.msg.id, Buffer.from(JSON.stringify(p.msg)))
+    } catch (err) {
+      throw new ApiError('service_unavailable', undefined, { cause: err, retryAfter: 1 })
+    }
+    await store.recordQueued(p.msg, p.status)
+    return await reply.code(202).send({ id: p.msg.id, status: p.status, created_at: p.msg.created_at })
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const domain = 'bench-fastify.test'
+  ready((app.server.address() as { port: number }).port, await benchOrg(cp, config, domain), domain)
+  return async () => {
+    await app.close()
+    cp.close()
+    await nc.close()
+    redis.disconnect()
+  }
+}
+
+async function serveBare (): Promise<() => Promise<void>> {
+  const app = uWS.App()
+  app.post('/v1/messages/send', (res) => {
+    let aborted = false
+    res.onAborted(() => { aborted = true })
+    const chunks: Buffer[] = []
+    res.onData((chunk, isLast) => {
+      chunks.push(Buffer.from(chunk.slice(0)))
+      if (!isLast) return
+      let status = '202 Accepted'
+      let out = '{"id":"msg_bare","status":"queued"}'
+      try {
+        JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      } catch {
+        status = '400 Bad Request'
+        out = '{"error":{"code":"validation_error","message":"invalid JSON"}}'
+      }
+      if (!aborted) res.cork(() => { res.writeStatus(status).writeHeader('Content-Type', 'application/json').end(out) })
+    })
+  })
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
+    app.listen('127.0.0.1', 0, (s) => { if (s === false) reject(new Error('cannot listen')); else resolve(s) })
+  })
+  ready(uWS.us_socket_local_port(socket), 'ob_live_bare0000000000000000', 'bench-bare.test')
+  return async () => { uWS.us_listen_socket_close(socket) }
+}
+
+/** Runs one target until SIGTERM. */
+export async function serve (target: Target, natsUrl: string, redisUrl: string): Promise<void> {
+  const stop = target === 'full' ? await serveFull(natsUrl, redisUrl) : target === 'fastify' ? await serveFastify(natsUrl, redisUrl) : await serveBare()
+  process.once('SIGTERM', () => {
+    const hardExit = setTimeout(() => process.exit(0), 3000)
+    hardExit.unref()
+    void stop().finally(() => process.exit(0))
+  })
+}

@@ -1,0 +1,193 @@
+import {
+  ApiError, MessageStore, outboundSubject, shardOf, type QueuedMessage, type SendRequest, type BatchRequest
+} from '../../engine/protocol/mod.ts'
+import type { GatewayDeps } from '../deps.ts'
+import type { Reply, RequestContext } from '../http/route.ts'
+import { OutboundPublisher, PayloadTooLargeError, PublishError } from './publisher.ts'
+import { IdempotencyStore, IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
+import { Problems, isPrepared, prepareMessage, type AllSuppressed, type PreparedMessage, type SendStatus } from './prepare.ts'
+
+const JSON_TYPE = 'application/json'
+const REPLAYED = { 'Idempotent-Replayed': 'true' }
+
+/** What a handler produced before the idempotency record and the read model are written. */
+interface Outcome { status: number, body: unknown, after?: Promise<void> }
+
+export interface SendResult { id: string, status: SendStatus, created_at: string, suppressed?: string[] }
+
+/** Maps the typed errors of the publish and idempotency boundaries to the documented API errors. */
+function toApiError (err: unknown): ApiError {
+  if (err instanceof ApiError) return err
+  if (err instanceof PayloadTooLargeError) return new ApiError('payload_too_large', `The message is ${err.size} bytes encoded; the message store accepts at most ${err.limit}.`, { cause: err })
+  if (err instanceof PublishError) return new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
+  if (err instanceof IdempotencyStoreError) return new ApiError('service_unavailable', 'The idempotency store is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
+  return ApiError.from(err)
+}
+
+function result (p: PreparedMessage): SendResult {
+  const r: SendResult = { id: p.msg.id, status: p.status, created_at: p.msg.created_at }
+  if (p.msg.suppressed.length > 0) r.suppressed = p.msg.suppressed
+  return r
+}
+
+/**
+ * The durable send path: prepare → publish to JetStream (202 only after the PubAck) → record in the read
+ * model, with the optional Idempotency-Key around it. One instance per gateway, made on first use.
+ */
+export class SendService {
+  private static readonly instances = new WeakMap<GatewayDeps, SendService>()
+  private readonly publisher: OutboundPublisher
+  private readonly idempotency: IdempotencyStore
+  private readonly store: MessageStore
+
+  private constructor (private readonly deps: GatewayDeps) {
+    this.publisher = new OutboundPublisher(deps.nc, deps.config.nats.publishTimeoutMs)
+    this.idempotency = new IdempotencyStore(deps.redis)
+    this.store = new MessageStore(deps.redis)
+  }
+
+  static of (deps: GatewayDeps): SendService {
+    let s = SendService.instances.get(deps)
+    if (s === undefined) SendService.instances.set(deps, s = new SendService(deps))
+    return s
+  }
+
+  async send (ctx: RequestContext<SendRequest>, path: string): Promise<Reply> {
+    return await this.idempotent(ctx, path, async (previous, retry) => {
+      const now = Date.now()
+      const createdAt = previous?.created_at ?? new Date(now).toISOString()
+      const problems = new Problems()
+      const p = prepareMessage(ctx.body, ctx.auth, this.deps.cp, now, createdAt, '', problems, previous?.ids[0])
+      problems.throwIfAny()
+      if (!isPrepared(p)) {
+        throw new ApiError('recipient_suppressed', undefined, { details: { suppressed: p!.suppressed } })
+      }
+      const data = this.encode(p.msg)
+      retry.ids = [p.msg.id]
+      retry.created_at = createdAt
+      await this.publish(p.msg, data)
+      return { status: 202, body: result(p), after: this.record(p) }
+    })
+  }
+
+  async batch (ctx: RequestContext<BatchRequest>, path: string): Promise<Reply> {
+    return await this.idempotent(ctx, path, async (previous, retry) => {
+      const now = Date.now()
+      const createdAt = previous?.created_at ?? new Date(now).toISOString()
+      const problems = new Problems()
+      const items = ctx.body.messages.map((m, i) => prepareMessage(m, ctx.auth, this.deps.cp, now, createdAt, `messages[${i}].`, problems, previous?.ids[i]))
+      problems.throwIfAny()
+      if (!items.some(isPrepared)) {
+        throw new ApiError('recipient_suppressed', 'Every recipient of every message is on the suppression list.', { details: { suppressed: items.flatMap((p) => (p as AllSuppressed).suppressed) } })
+      }
+      // Every size is checked before anything is published, so a 413 leaves nothing half sent.
+      const encoded = items.map((p) => isPrepared(p) ? this.encode(p.msg) : undefined)
+      retry.ids = items.map((p) => isPrepared(p) ? p.msg.id : null)
+      retry.created_at = createdAt
+      const confirmedBefore = new Set(previous?.accepted ?? [])
+      // Messages a failed attempt already got confirmed are not published again.
+      const settled = await Promise.allSettled(items.map(async (p, index) => {
+        if (isPrepared(p) && !confirmedBefore.has(index)) await this.publish(p.msg, encoded[index]!)
+      }))
+      const failed: number[] = []
+      settled.forEach((s, index) => {
+        if (s.status === 'rejected') failed.push(index)
+        else if (isPrepared(items[index])) retry.accepted.push(index)
+      })
+      if (failed.length > 0) {
+        const accepted = retry.accepted.map((index) => ({ index, id: (items[index] as PreparedMessage).msg.id }))
+        await Promise.all(accepted.filter(({ index }) => !confirmedBefore.has(index)).map(async ({ index }) => { await this.record(items[index] as PreparedMessage) }))
+        const cause = (settled[failed[0]!] as PromiseRejectedResult).reason
+        const err = toApiError(cause)
+        const total = items.filter(isPrepared).length
+        throw new ApiError(err.code, `${accepted.length} of ${total} messages were queued; the others were not (see details.failed).`, {
+          cause, details: { accepted, failed }, ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {})
+        })
+      }
+      const data = items.map((p) => isPrepared(p) ? result(p) : { id: null, status: 'suppressed', suppressed: (p as AllSuppressed).suppressed })
+      const fresh = items.filter((p, index): p is PreparedMessage => isPrepared(p) && !confirmedBefore.has(index))
+      return { status: 202, body: { data }, after: Promise.all(fresh.map(async (p) => { await this.record(p) })).then(() => {}) }
+    })
+  }
+
+  /** The message as published; 413 when the NATS server would refuse its size. */
+  private encode (msg: QueuedMessage): Buffer {
+    const data = Buffer.from(JSON.stringify(msg))
+    try {
+      this.publisher.checkSize(data)
+    } catch (err) {
+      throw toApiError(err)
+    }
+    return data
+  }
+
+  private async publish (msg: QueuedMessage, data: Buffer): Promise<void> {
+    try {
+      await this.publisher.publish(outboundSubject(shardOf(msg.id, this.deps.config.engine.shards)), msg.id, data)
+    } catch (err) {
+      throw toApiError(err)
+    }
+    this.deps.metrics.inc('outbox_messages_queued_total')
+  }
+
+  /** The read model is secondary: the message is already durable, so a failure here is logged, not answered. */
+  private async record (p: PreparedMessage): Promise<void> {
+    try {
+      await this.store.recordQueued(p.msg, p.status)
+    } catch (err) {
+      this.deps.log.error({ err, messageId: p.msg.id }, 'recording a queued message failed')
+    }
+  }
+
+  /**
+   * Runs `work` under the request's Idempotency-Key (when it has one): a replay answers the stored response, a
+   * different body 422, a request still in flight 409. Only a 2xx is stored. A failure before anything was
+   * published frees the key; a failed publish keeps the message ids so the retry reuses them.
+   */
+  private async idempotent (ctx: RequestContext, path: string, work: (previous: RetryState | undefined, retry: RetryState) => Promise<Outcome>): Promise<Reply> {
+    const retry: RetryState = { ids: [], created_at: '', accepted: [] }
+    const headerValue = ctx.headers.idempotencyKey
+    if (headerValue === '') {
+      let out: Outcome
+      try {
+        out = await work(undefined, retry)
+      } catch (err) {
+        throw toApiError(err)
+      }
+      if (out.after !== undefined) await out.after
+      return { status: out.status, body: out.body }
+    }
+    const key = checkIdempotencyKey(headerValue)
+    let claim
+    try {
+      claim = await this.idempotency.claim(ctx.auth.org.id, key, fingerprint(path, ctx.rawBody), ctx.requestId)
+    } catch (err) {
+      throw toApiError(err)
+    }
+    switch (claim.state) {
+      case 'done':
+        return { status: claim.status, headers: REPLAYED, raw: { contentType: JSON_TYPE, data: claim.json } }
+      case 'in_flight':
+        throw new ApiError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', { field: 'Idempotency-Key' })
+      case 'mismatch':
+        throw new ApiError('idempotency_key_reused', undefined, { field: 'Idempotency-Key' })
+    }
+    let out: Outcome
+    try {
+      out = await work(claim.previous, retry)
+    } catch (err) {
+      const apiErr = toApiError(err)
+      // Ids are set just before publishing, so a failure with ids means a publish was attempted.
+      if (retry.ids.length > 0 && apiErr.code === 'service_unavailable') await claim.keepForRetry(retry)
+      else await claim.release()
+      throw apiErr
+    }
+    const json = JSON.stringify(out.body)
+    const stored = claim.complete(out.status, json).catch((err: unknown) => {
+      // The message is queued; losing the record only means a retry with this key is not recognised.
+      this.deps.log.error({ err, requestId: ctx.requestId }, 'storing the idempotent response failed')
+    })
+    await Promise.all([stored, out.after])
+    return { status: out.status, raw: { contentType: JSON_TYPE, data: json } }
+  }
+}
