@@ -6,6 +6,7 @@ import { ControlPlane, connectNats, connectRedis, redisReady, ensureStreams } fr
 import { startGateway, type Gateway } from '../gateway/main.ts'
 import { bootstrap } from '../gateway/control/orgs.ts'
 import { startEngine, type Engine } from '../engine/main.ts'
+import { startInbound, type Inbound } from '../engine/inbound/mod.ts'
 
 export interface OutboxProcess {
   readonly config: Config
@@ -14,6 +15,7 @@ export interface OutboxProcess {
   readonly cp: ControlPlane
   readonly gateway?: Gateway
   readonly engine?: Engine
+  readonly inbound?: Inbound
   /** Ordered shutdown: stop accepting, drain the engine, then close NATS and Redis. */
   stop: () => Promise<void>
 }
@@ -30,6 +32,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   const shared = { nc, redis, cp, log }
   const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part
   const engine = runs('engine') ? await startEngine(config, shared) : undefined
+  const inbound = runs('inbound') ? await startInbound(config, shared) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
   let stopping: Promise<void> | undefined
   return {
@@ -39,11 +42,13 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
     cp,
     ...(gateway !== undefined ? { gateway } : {}),
     ...(engine !== undefined ? { engine } : {}),
+    ...(inbound !== undefined ? { inbound } : {}),
     stop () {
       stopping ??= (async () => {
         const deadline = Date.now() + config.shutdownTimeoutMs
         const left = (): number => Math.max(100, deadline - Date.now())
         await gateway?.drain(left())
+        await inbound?.drain(left())
         await engine?.drain(left())
         cp.close()
         await nc.drain().catch(() => {})
