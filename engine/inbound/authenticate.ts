@@ -37,8 +37,10 @@ export async function checkAuthentication (raw: Buffer, job: InboundJob, resolve
     disableArc: true,
     disableBimi: true
   } as Parameters<typeof authenticate>[1])
-  const dkimRows = (res.dkim?.results ?? []) as Array<{ status?: { result?: string } }>
-  const dkimResults = dkimRows.map((r) => normalise(r.status?.result))
+  const dkimRows = (res.dkim?.results ?? []) as Array<{ status?: { result?: string, comment?: string | false } }>
+  // mailauth reports a body-hash mismatch as "neutral"; RFC 6376 §6.1.3 makes it a failed signature (RFC 8601
+  // "fail"), which is what a user checking for tampering needs to see.
+  const dkimResults = dkimRows.map((r) => r.status?.comment === 'body hash did not verify' ? 'fail' : normalise(r.status?.result))
   const dkim: AuthResult = dkimResults.length === 0 ? 'none' : dkimResults.includes('pass') ? 'pass' : dkimResults[0]!
   const dmarc = res.dmarc === false || res.dmarc === undefined ? 'none' : normalise((res.dmarc as { status?: { result?: string } }).status?.result)
   return { spf: normalise((res.spf as { status?: { result?: string } } | false | undefined || undefined)?.status?.result), dkim, dmarc }

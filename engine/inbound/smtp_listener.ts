@@ -79,6 +79,8 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
     disabledCommands: tls !== undefined ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(tls !== undefined ? tls : {}),
     size: MAX_MESSAGE_BYTES,
+    // 552 past the limit whatever onData decided (the over-long body was still read to its end).
+    ...({ rejectOversized: true } as object),
     logger: false,
     onRcptTo (address, _session, callback) {
       const r = resolveRecipient(cp, address.address)
