@@ -10,7 +10,7 @@ import { INBOUND_MAX_DELIVER } from './streams.ts'
  * (object store read, DNS for SPF/DKIM/DMARC, publishes) is waiting on the network, so a few in flight keep one
  * core busy without a worker pool. More throughput: run more `OB_ROLE=inbound` processes; they share the consumer.
  */
-export const INBOUND_CONCURRENCY = 8
+export const INBOUND_CONCURRENCY = 32
 const RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 60_000]
 
 export interface InboundConsumer {
