@@ -19,7 +19,7 @@ import { PIXEL_GIF } from '../gateway/routes/tracking.ts'
  * - tracking: requests/s (autocannon) on the open pixel and the click redirect, each publishing its event with a
  *   PubAck before answering, against a bare uWebSockets.js server answering the same bytes.
  */
-export interface InboundBenchOptions { quick?: boolean, messages?: number, durationS?: number, connections?: number }
+export interface InboundBenchOptions { quick?: boolean, messages?: number, durationS?: number, connections?: number, /** skip the HTTP part (profiling) */ inboundOnly?: boolean }
 
 interface Row { name: string, outbox: number, baseline: number, unit: string, ratio: number }
 
@@ -93,6 +93,7 @@ export async function runInboundBench (opts: InboundBenchOptions = {}): Promise<
     const inbound = await outboxInbound(ob, org.orgId, org.domain, messages)
     rows.push({ name: 'inbound SMTP → inbound.received on OB_EVENTS', outbox: inbound, baseline: base, unit: 'msg/s', ratio: inbound / base })
 
+    if (opts.inboundOnly === true) return { rows, markdown: '' }
     const secret = await installationSecret(ob.proc.cp.settings, ob.proc.config.secret)
     const claims = { o: org.orgId, m: newId('msg'), r: 'reader@remote.test' }
     const open = signToken(secret, { k: 'o', ...claims })
@@ -118,7 +119,7 @@ export async function runInboundBench (opts: InboundBenchOptions = {}): Promise<
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const quick = process.argv.includes('--quick')
-  const result = await runInboundBench({ quick })
+  const result = await runInboundBench({ quick, inboundOnly: process.argv.includes('--inbound-only') })
   const out = { bench: 'inbound', quick, at: new Date().toISOString(), node: process.version, rows: result.rows, markdown: result.markdown }
   const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url))
   mkdirSync(dir, { recursive: true })

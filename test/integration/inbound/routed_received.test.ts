@@ -5,6 +5,8 @@ import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { inboundClient, addRoute, rejectedCode } from '../../helpers/inbound.ts'
 import type { Transporter } from 'nodemailer'
+import { Objm } from '@nats-io/obj'
+import { OBJ_INBOUND_RAW } from '../../../engine/protocol/mod.ts'
 
 let dns: DnsServer
 let ob: TestOutbox
@@ -101,4 +103,7 @@ test('a message over 25 MB is refused with 552 and nothing is stored or emitted'
   assert.equal(code, 552)
   await events.settle()
   assert.equal(events.of('inbound.received').length, before)
+  // Processed messages are deleted, and the oversized one was never kept.
+  const raw = await new Objm(ob.proc.nc).open(OBJ_INBOUND_RAW)
+  assert.deepEqual((await raw.list()).map((o) => o.name), [])
 })
