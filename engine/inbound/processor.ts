@@ -7,7 +7,7 @@ import { checkAuthentication, type Authentication, type DnsResolve } from './aut
 import { readReport } from './reports.ts'
 import { emitReportEvents, type ReportTarget } from './report_events.ts'
 import { resolveRecipient } from './recipients.ts'
-import type { InboundStores } from './streams.ts'
+import { readRaw, type InboundStores } from './streams.ts'
 import type { InboundJob } from './job.ts'
 
 export interface ProcessorDeps {
@@ -85,10 +85,10 @@ export class InboundProcessor {
 
   async handle (job: InboundJob): Promise<void> {
     const { cp, stores, log } = this.deps
-    const blob = await stores.raw.getBlob(job.id)
-    if (blob === null) return // processed and deleted already (a redelivered job)
-    const raw = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
-    const parsed = await simpleParser(raw, { keepDeliveryStatus: true, skipTextLinks: true })
+    const raw = await readRaw(stores, job.id)
+    if (raw === null) return // processed and deleted already (a redelivered job)
+    // textAsHtml is not part of the payload, and its linkify pass costs more than the rest of the parse.
+    const parsed = await simpleParser(raw, { keepDeliveryStatus: true, skipTextLinks: true, skipTextToHtml: true })
 
     const reportTargets: ReportTarget[] = []
     const routes = new Map<string, { route: RouteRecord, to: string[] }>()
