@@ -13,6 +13,7 @@ import type { InboundJob } from './job.ts'
 export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 /** Job subjects are spread over this many shards so several processors can share the stream evenly. */
 export const INBOUND_SHARDS = 16
+export const MAX_RECIPIENTS = 100
 const enc = new TextEncoder()
 
 /** An error smtp-server turns into a reply line: `<code> <enhanced code> <message>`. */
@@ -34,17 +35,20 @@ const REJECTIONS = {
  * store has not taken the chunks already handed over. (Readable.toWeb costs about 3 ms more per message here.)
  */
 function webStreamOf (stream: Readable): ReadableStream<Uint8Array> {
+  let open = true
   return new ReadableStream<Uint8Array>({
     start (controller) {
       stream.on('data', (chunk: Buffer) => {
+        // After the store gave up (cancel), the rest of DATA is only drained so smtp-server can answer.
+        if (!open) return
         controller.enqueue(chunk)
         if ((controller.desiredSize ?? 1) <= 0) stream.pause()
       })
-      stream.once('end', () => controller.close())
-      stream.once('error', (err) => controller.error(err))
+      stream.once('end', () => { if (open) { open = false; controller.close() } })
+      stream.once('error', (err) => { if (open) { open = false; controller.error(err) } })
     },
     pull () { stream.resume() },
-    cancel () { stream.resume() }
+    cancel () { open = false; stream.resume() }
   }, { highWaterMark: 16 })
 }
 
@@ -92,7 +96,6 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
   }
 
   const server = new SMTPServer({
-    name: undefined,
     banner: 'Outbox inbound',
     authOptional: true,
     disabledCommands: tls !== undefined ? ['AUTH'] : ['AUTH', 'STARTTLS'],
@@ -101,7 +104,9 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
     // 552 past the limit whatever onData decided (the over-long body was still read to its end).
     ...({ rejectOversized: true } as object),
     logger: false,
-    onRcptTo (address, _session, callback) {
+    onRcptTo (address, session, callback) {
+      // RFC 5321 §4.5.3.1.8: at least 100 recipients must be accepted; more are deferred to a later transaction.
+      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(new SmtpReply(452, 'Too many recipients, send the rest in another transaction'))
       const r = resolveRecipient(cp, address.address)
       if (r.kind === 'reject') return callback(new SmtpReply(550, REJECTIONS[r.reason]))
       callback()

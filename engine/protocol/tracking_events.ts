@@ -12,6 +12,13 @@ import { installationSecret, verifyToken, type TokenClaims } from './tracking_to
  */
 export const TRACKING_DEDUPE_SLOT_MS = 10_000 // 10 s
 
+/**
+ * Open and click events published but not yet acknowledged by JetStream. The pixel and the redirect are answered
+ * without waiting for the acknowledgement; past this many outstanding, a request waits for its own, so a slow or
+ * absent NATS slows tracking responses down instead of growing memory.
+ */
+export const MAX_PENDING_TRACKING_EVENTS = 2048
+
 export interface TrackingRequest {
   ip: string
   userAgent: string
@@ -23,7 +30,19 @@ export interface TrackingRequest {
  * the secret is read once at start.
  */
 export class TrackingRecorder {
+  private pending = 0
+
   private constructor (private readonly secret: Buffer, private readonly js: JetStreamClient, private readonly cp: ControlPlane) {}
+
+  /**
+   * Publishes without making the caller wait for the PubAck, unless too many are outstanding. `onError` hears
+   * about an event that could not be stored.
+   */
+  private async background (publish: Promise<void>, onError: (err: unknown) => void): Promise<void> {
+    this.pending++
+    const settled = publish.catch(onError).finally(() => { this.pending-- })
+    if (this.pending > MAX_PENDING_TRACKING_EVENTS) await settled
+  }
 
   static async open (nc: NatsConnection, cp: ControlPlane, configuredSecret: string | undefined): Promise<TrackingRecorder> {
     return new TrackingRecorder(await installationSecret(cp.settings, configuredSecret), jetstream(nc), cp)
@@ -37,20 +56,21 @@ export class TrackingRecorder {
     return claims
   }
 
-  async opened (c: TokenClaims, req: TrackingRequest): Promise<void> {
+  /** Resolves once the event is handed to NATS (see `background`); the reader never waits on the event stream. */
+  async opened (c: TokenClaims, req: TrackingRequest, onError: (err: unknown) => void = () => {}): Promise<void> {
     const now = req.now ?? Date.now()
     const id = eventId('opened', c.o, c.m, c.r, req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
-    await publishEvent(this.js, eventRecord(id, 'opened', c.o, {
+    await this.background(publishEvent(this.js, eventRecord(id, 'opened', c.o, {
       message_id: c.m, to: c.r, opened_at: new Date(now).toISOString(), user_agent: req.userAgent, ip_address: req.ip
-    }, c.m))
+    }, c.m)), onError)
   }
 
-  async clicked (c: TokenClaims, req: TrackingRequest): Promise<void> {
+  async clicked (c: TokenClaims, req: TrackingRequest, onError: (err: unknown) => void = () => {}): Promise<void> {
     const now = req.now ?? Date.now()
     const id = eventId('clicked', c.o, c.m, c.r, c.u ?? '', req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
-    await publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
+    await this.background(publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
       message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u, user_agent: req.userAgent, ip_address: req.ip
-    }, c.m))
+    }, c.m)), onError)
   }
 
   /**

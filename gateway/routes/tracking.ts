@@ -54,8 +54,8 @@ export const trackingRoutes = [
     responses: { 200: { description: 'image/gif, 43 bytes, Cache-Control: no-store' }, 404: { description: 'not_found' } },
     handler: async (ctx) => {
       const { rec, claims } = await claimsOf(ctx, 'o')
-      // The reader sees the image whatever happens to the event; a lost open is better than a broken image.
-      await rec.opened(claims, requestOf(ctx)).catch((err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'open event not recorded'))
+      // The reader sees the image at once whatever happens to the event; a lost open is better than a broken image.
+      await rec.opened(claims, requestOf(ctx), (err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'open event not recorded'))
       return { status: 200, headers: NO_STORE, raw: { contentType: 'image/gif', data: PIXEL_GIF } }
     }
   }),
@@ -70,7 +70,7 @@ export const trackingRoutes = [
     responses: { 302: { description: 'Location: the original URL' }, 404: { description: 'not_found' } },
     handler: async (ctx) => {
       const { rec, claims } = await claimsOf(ctx, 'c')
-      await rec.clicked(claims, requestOf(ctx)).catch((err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'click event not recorded'))
+      await rec.clicked(claims, requestOf(ctx), (err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'click event not recorded'))
       return { status: 302, headers: { ...NO_STORE, Location: claims.u! } }
     }
   }),

@@ -107,3 +107,13 @@ test('a message over 25 MB is refused with 552 and nothing is stored or emitted'
   const raw = await new Objm(ob.proc.nc).open(OBJ_INBOUND_RAW)
   assert.deepEqual((await raw.list()).map((o) => o.name), [])
 })
+
+test('past 100 recipients in one transaction the rest get 452 (try again), the first 100 are delivered', async () => {
+  const before = events.of('inbound.received').length
+  const to = Array.from({ length: 101 }, (_, i) => `many${i}@${org.domain}`)
+  const info = await smtp.sendMail({ envelope: { from: 'x@sender.test', to }, raw: 'Subject: many\r\n\r\nhello all\r\n' })
+  assert.equal(info.accepted?.length, 100)
+  assert.deepEqual(info.rejected, [`many100@${org.domain}`])
+  const all = await events.waitFor('inbound.received', before + 1)
+  assert.equal((all[before]!.data as any).to.length, 100)
+})
