@@ -1,4 +1,3 @@
-import { hostname } from 'node:os'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
@@ -7,7 +6,7 @@ import { ensureInboundStreams } from './streams.ts'
 import { startSmtpListener } from './smtp_listener.ts'
 import { InboundProcessor } from './processor.ts'
 import { startInboundConsumer } from './consumer.ts'
-import { dnsResolver } from './authenticate.ts'
+import { AnalysisPool } from './analysis_pool.ts'
 
 export { MAX_MESSAGE_BYTES } from './smtp_listener.ts'
 export { resolveRecipient } from './recipients.ts'
@@ -23,12 +22,12 @@ export interface Inbound {
 export async function startInbound (config: Config, shared: { nc: NatsConnection, cp: ControlPlane, log: Logger }): Promise<Inbound> {
   const log = shared.log.child({ part: 'inbound' })
   const stores = await ensureInboundStreams(shared.nc, config.nats.replicas)
+  const analysis = new AnalysisPool(config.dnsServers)
   const processor = new InboundProcessor({
     cp: shared.cp,
     stores,
     log,
-    resolver: dnsResolver(config.dnsServers),
-    mta: hostname(),
+    analysis,
     maxPayload: shared.nc.info?.max_payload ?? 1024 * 1024
   })
   const consumer = await startInboundConsumer(stores.js, processor, log)
@@ -40,6 +39,7 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
       // Half the time for SMTP sessions, the rest for processing what they handed over.
       await smtp.close(Math.max(100, Math.floor(timeoutMs / 2)))
       await consumer.stop(Math.max(100, deadline - Date.now()))
+      await analysis.close()
     }
   }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType, DiscardPolicy, AckPolicy, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream'
-import { Objm, type ObjectStore } from '@nats-io/obj'
+import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { STREAM_INBOUND, INBOUND_SUBJECTS, OBJ_INBOUND_RAW, CONSUMER_INBOUND } from '../protocol/mod.ts'
 
@@ -80,6 +80,8 @@ export async function ensureInboundStreams (nc: NatsConnection, replicas: number
   } catch {
     await jsm.consumers.add(cfg.name, consumer)
   }
+  // Node's own SHA-256 for object digests instead of the library's portable pure-JS default.
+  setSha256Backend('native')
   const raw = await new Objm(nc).create(OBJ_INBOUND_RAW, {
     replicas,
     storage: StorageType.File,
