@@ -6,9 +6,8 @@ import type { InboundJob } from './job.ts'
 import { INBOUND_MAX_DELIVER } from './streams.ts'
 
 /**
- * Messages processed at once per process. Parsing is CPU work but mailparser yields between chunks, and the rest
- * (object store read, DNS for SPF/DKIM/DMARC, publishes) is waiting on the network, so a few in flight keep one
- * core busy without a worker pool. More throughput: run more `OB_ROLE=inbound` processes; they share the consumer.
+ * Messages in flight per process. Most of a message's time is waiting (object store, DNS, publishes); the CPU part
+ * runs on the analysis pool's threads. More throughput: run more `OB_ROLE=inbound` processes; they share the consumer.
  */
 export const INBOUND_CONCURRENCY = 32
 const RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 60_000]
