@@ -4,7 +4,7 @@ import { SMTPServer } from 'smtp-server'
 import { createTransport } from 'nodemailer'
 import autocannon from 'autocannon'
 import uWS from 'uWebSockets.js'
-import { jetstream } from '@nats-io/jetstream'
+import { jetstream, DeliverPolicy } from '@nats-io/jetstream'
 import { TestOutbox } from '../test/helpers/outbox.ts'
 import { DnsServer } from '../test/helpers/dns_server.ts'
 import { addRoute } from '../test/helpers/inbound.ts'
@@ -48,7 +48,8 @@ async function bareSmtp (count: number): Promise<number> {
 }
 
 async function outboxInbound (ob: TestOutbox, orgId: string, domain: string, count: number): Promise<number> {
-  const consumer = await jetstream(ob.proc.nc).consumers.get(STREAM_EVENTS, { filter_subjects: eventSubject(orgId, 'inbound.received') })
+  // Only events published from now on: earlier rounds' events must not count.
+  const consumer = await jetstream(ob.proc.nc).consumers.get(STREAM_EVENTS, { filter_subjects: eventSubject(orgId, 'inbound.received'), deliver_policy: DeliverPolicy.New })
   const messages = await consumer.consume()
   let seen = 0
   let done!: () => void

@@ -8,7 +8,7 @@ import type { AnalysisRequest, MessageAnalysis } from './analysis.ts'
  * since a good part of a message's time is DNS look-ups. The consumer already bounds what is in flight, so the
  * queue never grows past that.
  */
-export const ANALYSIS_TASKS_PER_THREAD = 8
+export const ANALYSIS_TASKS_PER_THREAD = 32
 
 export class AnalysisPool {
   private readonly pool: Piscina
