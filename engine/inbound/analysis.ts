@@ -70,7 +70,10 @@ export async function analyzeMessage (req: AnalysisRequest, resolver: DnsResolve
     if (report !== undefined) out.report = report
   }
   if (req.routed) {
+    // A failure inside the checks (a malformed signature header, a resolver error) is a temporary error of the
+    // check, not of the message: the mail is still delivered to the route, marked temperror.
     out.authentication = await checkAuthentication(raw, req.job, resolver, mta)
+      .catch((): Authentication => ({ spf: 'temperror', dkim: 'temperror', dmarc: 'temperror' }))
     out.spamScore = analyzeContent({
       subject: out.subject, html, text: out.text, from: out.from, attachments: out.attachments
     }).score

@@ -117,3 +117,15 @@ test('past 100 recipients in one transaction the rest get 452 (try again), the f
   const all = await events.waitFor('inbound.received', before + 1)
   assert.equal((all[before]!.data as any).to.length, 100)
 })
+
+test('malformed mail (no headers, binary junk, broken MIME) is still delivered with what could be read', async () => {
+  const before = events.of('inbound.received').length
+  const junk = 'no header line here\r\n\u0001\u0002\u00ff binary \r\nContent-Type: multipart/mixed; boundary="x"\r\n\r\n--x\r\nbroken'
+  await smtp.sendMail({ envelope: { from: '', to: [`junk@${org.domain}`] }, raw: junk })
+  const all = await events.waitFor('inbound.received', before + 1)
+  const d = all[before]!.data as any
+  assert.deepEqual(d.to, [`junk@${org.domain}`])
+  assert.equal(typeof d.subject, 'string')
+  assert.equal(d.from, '')
+  assert.ok(['none', 'neutral', 'temperror', 'permerror', 'fail', 'softfail', 'pass'].includes(d.authentication.spf))
+})
