@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { SMTPServer } from 'smtp-server'
-import { createTransport } from 'nodemailer'
+import { Worker } from 'node:worker_threads'
 import autocannon from 'autocannon'
 import uWS from 'uWebSockets.js'
 import { jetstream, DeliverPolicy } from '@nats-io/jetstream'
@@ -25,17 +25,14 @@ interface Row { name: string, outbox: number, baseline: number, unit: string, ra
 
 const ROUNDS = 3
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-const BODY = 'Hello,\r\n\r\nThis is a benchmark message with a little text in it, as a reply to a support ticket would have.\r\n'
-
+/** Runs the pooled sender on a worker thread (bench/inbound_sender.ts) and returns the elapsed milliseconds. */
 async function sendAll (port: number, count: number, to: string): Promise<number> {
-  const t = createTransport({ host: '127.0.0.1', port, pool: true, maxConnections: 8, maxMessages: Infinity, ignoreTLS: true })
-  const start = performance.now()
-  await Promise.all(Array.from({ length: count }, (_, i) => t.sendMail({
-    from: 'Bench Sender <bench@sender.test>', to, subject: `Benchmark message ${i}`, text: BODY, html: `<p>${BODY}</p>`
-  })))
-  const ms = performance.now() - start
-  t.close()
-  return ms
+  const w = new Worker(new URL('./inbound_sender.js', import.meta.url), { workerData: { port, count, to } })
+  return await new Promise<number>((resolve, reject) => {
+    w.once('message', (ms: number) => resolve(ms))
+    w.once('error', reject)
+    w.once('exit', (code) => { if (code !== 0) reject(new Error(`sender exited with ${code}`)) })
+  })
 }
 
 async function bareSmtp (count: number): Promise<number> {
