@@ -4,6 +4,7 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { inboundClient, addRoute, rejectedCode } from '../../helpers/inbound.ts'
+import { RawSmtp } from '../../helpers/raw_smtp.ts'
 import type { Transporter } from 'nodemailer'
 import { Objm } from '@nats-io/obj'
 import { OBJ_INBOUND_RAW } from '../../../engine/protocol/mod.ts'
@@ -128,4 +129,16 @@ test('malformed mail (no headers, binary junk, broken MIME) is still delivered w
   assert.equal(typeof d.subject, 'string')
   assert.equal(d.from, '')
   assert.ok(['none', 'neutral', 'temperror', 'permerror', 'fail', 'softfail', 'pass'].includes(d.authentication.spf))
+})
+
+test('a source route cannot relay: the route part is ignored (RFC 5321) and the address must still be ours', async () => {
+  const s = await RawSmtp.open(ob.proc.inbound!.port)
+  assert.match(await s.command('EHLO client.test'), /^250/)
+  assert.match(await s.command('MAIL FROM:<x@sender.test>'), /^250/)
+  assert.match(await s.command('RCPT TO:<@relay.test:victim@elsewhere.test>'), /^550 /)
+  assert.match(await s.command('RCPT TO:<@a.test,@b.test:victim%elsewhere.test@' + org.domain + '>'), /^550 /)
+  assert.match(await s.command(`RCPT TO:<@relay.test:support@${org.domain}>`), /^250 /)
+  assert.match(await s.command('RSET'), /^250/)
+  await s.command('QUIT')
+  s.close()
 })
