@@ -34,13 +34,22 @@ const REJECTIONS = {
  * The DATA stream as a web ReadableStream for the object store, with backpressure: the socket is paused while the
  * store has not taken the chunks already handed over. (Readable.toWeb costs about 3 ms more per message here.)
  */
-function webStreamOf (stream: Readable): ReadableStream<Uint8Array> {
+function webStreamOf (stream: Readable, limit: number): ReadableStream<Uint8Array> {
   let open = true
+  let bytes = 0
   return new ReadableStream<Uint8Array>({
     start (controller) {
       stream.on('data', (chunk: Buffer) => {
-        // After the store gave up (cancel), the rest of DATA is only drained so smtp-server can answer.
+        // After the store gave up (cancel) or the limit was passed, the rest of DATA is only drained so smtp-server
+        // can answer (552 past the limit); an endless DATA never fills the bucket.
         if (!open) return
+        bytes += chunk.length
+        if (bytes > limit) {
+          open = false
+          controller.close()
+          stream.resume()
+          return
+        }
         controller.enqueue(chunk)
         if ((controller.desiredSize ?? 1) <= 0) stream.pause()
       })
@@ -69,10 +78,10 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
     const id = newId('msg')
     let stored = false
     try {
-      await stores.raw.put({ name: id }, webStreamOf(stream))
+      await stores.raw.put({ name: id }, webStreamOf(stream, MAX_MESSAGE_BYTES))
       stored = true
       // smtp-server answers 552 itself when the message was over the limit; drop what was stored.
-      if (stream.sizeExceeded) {
+      if (stream.sizeExceeded || (stream as unknown as { byteLength?: number }).byteLength! > MAX_MESSAGE_BYTES) {
         await stores.raw.delete(id).catch(() => {})
         return id
       }
