@@ -19,6 +19,7 @@ function redact (url: string): string {
   }
 }
 import { startWebhookDelivery } from '../engine/webhook/mod.ts'
+import { startInbound, type Inbound } from '../engine/inbound/mod.ts'
 
 export interface OutboxProcess {
   readonly config: Config
@@ -27,6 +28,7 @@ export interface OutboxProcess {
   readonly cp: ControlPlane
   readonly gateway?: Gateway
   readonly engine?: Engine
+  readonly inbound?: Inbound
   /** Ordered shutdown: stop accepting, drain the engine, then close NATS and Redis. */
   stop: () => Promise<void>
 }
@@ -58,6 +60,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   const engine = runs('engine') ? await startEngine(config, shared) : undefined
   const projector = runs('engine') ? await startProjector(shared) : undefined
   const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
+  const inbound = runs('inbound') ? await startInbound(config, shared) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
   let stopping: Promise<void> | undefined
   return {
@@ -67,11 +70,13 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
     cp,
     ...(gateway !== undefined ? { gateway } : {}),
     ...(engine !== undefined ? { engine } : {}),
+    ...(inbound !== undefined ? { inbound } : {}),
     stop () {
       stopping ??= (async () => {
         const deadline = Date.now() + config.shutdownTimeoutMs
         const left = (): number => Math.max(100, deadline - Date.now())
         await gateway?.drain(left())
+        await inbound?.drain(left())
         await engine?.drain(left())
         await projector?.stop()
         await webhooks?.drain(left())

@@ -8,6 +8,16 @@ export const STREAM_EVENTS = 'OB_EVENTS'
 export const OUTBOUND_SUBJECTS = 'ob.out.>'
 export const EVENT_SUBJECTS = 'ob.evt.>'
 
+/** Inbound mail: the raw message lives in an object store bucket, a small job on a work-queue stream points at it. */
+export const STREAM_INBOUND = 'OB_INBOUND'
+export const INBOUND_SUBJECTS = 'ob.in.>'
+export const OBJ_INBOUND_RAW = 'ob_inbound_raw'
+export const CONSUMER_INBOUND = 'inbound'
+
+export function inboundSubject (shard: number): string {
+  return `ob.in.${shard}`
+}
+
 /** Outbound work for one shard; the shard is the unit an engine owns. */
 export function outboundSubject (shard: number): string {
   return `ob.out.${shard}`

@@ -44,3 +44,8 @@ export function decodeVerp (address: string): VerpAddress | undefined {
 export function verpRecipient (decoded: VerpAddress, recipients: readonly string[]): string | undefined {
   return recipients.find((r) => verpRecipientHash(r) === decoded.rcptHash)
 }
+
+/** True when `recipient` is the address the VERP hash was made from. */
+export function verpMatches (verp: VerpAddress, recipient: string): boolean {
+  return verpRecipientHash(recipient) === verp.rcptHash
+}

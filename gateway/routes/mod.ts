@@ -13,6 +13,8 @@ import { eventRoutes } from './events_v1.ts'
 import { statsRoutes } from './stats_v1.ts'
 import { webhookDeliveryRoutes } from './webhook_deliveries_v1.ts'
 import { messageSendRoutes } from './messages_v1.ts'
+import { trackingRoutes } from './tracking.ts'
+import { analyzeRoutes } from './analyze_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -29,5 +31,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...eventRoutes,
   ...statsRoutes,
   ...webhookDeliveryRoutes,
-  ...messageSendRoutes
+  ...messageSendRoutes,
+  ...trackingRoutes,
+  ...analyzeRoutes
 ]

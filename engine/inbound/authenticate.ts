@@ -1,0 +1,47 @@
+import { Resolver } from 'node:dns/promises'
+import { authenticate } from 'mailauth'
+import type { InboundJob } from './job.ts'
+
+export type AuthResult = 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror'
+export interface Authentication { spf: AuthResult, dkim: AuthResult, dmarc: AuthResult }
+
+const RESULTS = new Set<string>(['pass', 'fail', 'softfail', 'neutral', 'none', 'temperror', 'permerror'])
+const DNS_TIMEOUT_MS = 3000
+
+function normalise (value: unknown): AuthResult {
+  const v = typeof value === 'string' ? value.toLowerCase() : 'none'
+  if (v === 'policy') return 'fail'
+  return RESULTS.has(v) ? v as AuthResult : 'none'
+}
+
+export type DnsResolve = (name: string, rrtype: string) => Promise<unknown>
+
+/** A DNS resolve function on the configured servers (`OB_DNS_SERVERS`), else the system's. */
+export function dnsResolver (servers: readonly string[]): DnsResolve {
+  const r = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: 2 })
+  if (servers.length > 0) r.setServers([...servers])
+  return async (name, rrtype) => await r.resolve(name, rrtype as 'TXT')
+}
+
+/**
+ * SPF (envelope sender and client IP), DKIM (every signature; one passing signature is a pass) and DMARC for a
+ * received message, through mailauth. ARC and BIMI are skipped: neither changes what we report.
+ */
+export async function checkAuthentication (raw: Buffer, job: InboundJob, resolver: DnsResolve, mta: string): Promise<Authentication> {
+  const res = await authenticate(raw, {
+    ip: job.remote_ip,
+    helo: job.helo,
+    sender: job.mail_from,
+    mta,
+    resolver,
+    disableArc: true,
+    disableBimi: true
+  } as Parameters<typeof authenticate>[1])
+  const dkimRows = (res.dkim?.results ?? []) as Array<{ status?: { result?: string, comment?: string | false } }>
+  // mailauth reports a body-hash mismatch as "neutral"; RFC 6376 §6.1.3 makes it a failed signature (RFC 8601
+  // "fail"), which is what a user checking for tampering needs to see.
+  const dkimResults = dkimRows.map((r) => r.status?.comment === 'body hash did not verify' ? 'fail' : normalise(r.status?.result))
+  const dkim: AuthResult = dkimResults.length === 0 ? 'none' : dkimResults.includes('pass') ? 'pass' : dkimResults[0]!
+  const dmarc = res.dmarc === false || res.dmarc === undefined ? 'none' : normalise((res.dmarc as { status?: { result?: string } }).status?.result)
+  return { spf: normalise((res.spf as { status?: { result?: string } } | false | undefined || undefined)?.status?.result), dkim, dmarc }
+}

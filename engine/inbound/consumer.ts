@@ -1,0 +1,64 @@
+import type { JetStreamClient, JsMsg, ConsumerMessages } from '@nats-io/jetstream'
+import type { Logger } from 'pino'
+import { STREAM_INBOUND, CONSUMER_INBOUND } from '../protocol/mod.ts'
+import type { InboundProcessor } from './processor.ts'
+import type { InboundJob } from './job.ts'
+import { INBOUND_MAX_DELIVER } from './streams.ts'
+
+/**
+ * Messages in flight per process. Most of a message's time is waiting (object store, DNS, publishes); the CPU part
+ * runs on the analysis pool's threads. More throughput: run more `OB_ROLE=inbound` processes; they share the consumer.
+ */
+export const INBOUND_CONCURRENCY = 32
+const RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 60_000]
+
+export interface InboundConsumer {
+  stop: (timeoutMs: number) => Promise<void>
+}
+
+export async function startInboundConsumer (js: JetStreamClient, processor: InboundProcessor, log: Logger): Promise<InboundConsumer> {
+  const consumer = await js.consumers.get(STREAM_INBOUND, CONSUMER_INBOUND)
+  const messages: ConsumerMessages = await consumer.consume({ max_messages: INBOUND_CONCURRENCY })
+  const inFlight = new Set<Promise<void>>()
+
+  async function handle (m: JsMsg): Promise<void> {
+    let job: InboundJob
+    try {
+      job = m.json<InboundJob>()
+    } catch (err) {
+      log.error({ err, seq: m.seq }, 'malformed inbound job; dropped')
+      m.term('malformed job')
+      return
+    }
+    try {
+      await processor.handle(job)
+      m.ack()
+    } catch (err) {
+      const attempt = m.info.deliveryCount
+      if (attempt >= INBOUND_MAX_DELIVER) {
+        log.error({ err, id: job.id, attempt }, 'inbound message could not be processed; giving up')
+        m.term('processing failed')
+      } else {
+        log.warn({ err, id: job.id, attempt }, 'inbound message processing failed; will retry')
+        m.nak(RETRY_DELAYS_MS[Math.min(attempt - 1, RETRY_DELAYS_MS.length - 1)])
+      }
+    }
+  }
+
+  const loop = (async () => {
+    for await (const m of messages) {
+      const p = handle(m).finally(() => inFlight.delete(p))
+      inFlight.add(p)
+      // max_messages already bounds what the server hands us; this keeps the local backlog to the same size.
+      if (inFlight.size >= INBOUND_CONCURRENCY) await Promise.race(inFlight)
+    }
+  })()
+
+  return {
+    async stop (timeoutMs) {
+      await messages.close().catch(() => {})
+      const deadline = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())
+      await Promise.race([Promise.all([loop, ...inFlight]), deadline])
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Logger } from 'pino'
+import type { Config } from '../../config/mod.ts'
+import type { ControlPlane } from '../protocol/mod.ts'
+import { ensureInboundStreams } from './streams.ts'
+import { startSmtpListener } from './smtp_listener.ts'
+import { InboundProcessor } from './processor.ts'
+import { startInboundConsumer } from './consumer.ts'
+import { AnalysisPool } from './analysis_pool.ts'
+
+export { MAX_MESSAGE_BYTES } from './smtp_listener.ts'
+export { resolveRecipient } from './recipients.ts'
+
+export interface Inbound {
+  /** The bound SMTP port (useful when configured as 0). */
+  readonly port: number
+  /** Stops accepting SMTP (421 to sessions still open at the deadline), then finishes the messages being processed. */
+  drain: (timeoutMs: number) => Promise<void>
+}
+
+/** Inbound SMTP and the processing of what it stores, for `OB_ROLE=inbound` and `all`. */
+export async function startInbound (config: Config, shared: { nc: NatsConnection, cp: ControlPlane, log: Logger }): Promise<Inbound> {
+  const log = shared.log.child({ part: 'inbound' })
+  const stores = await ensureInboundStreams(shared.nc, config.nats.replicas)
+  const analysis = new AnalysisPool(config.dnsServers)
+  const processor = new InboundProcessor({
+    cp: shared.cp,
+    stores,
+    log,
+    analysis,
+    maxPayload: shared.nc.info?.max_payload ?? 1024 * 1024
+  })
+  const consumer = await startInboundConsumer(stores.js, processor, log)
+  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log })
+  return {
+    port: smtp.port,
+    async drain (timeoutMs) {
+      const deadline = Date.now() + timeoutMs
+      // Half the time for SMTP sessions, the rest for processing what they handed over.
+      await smtp.close(Math.max(100, Math.floor(timeoutMs / 2)))
+      await consumer.stop(Math.max(100, deadline - Date.now()))
+      await analysis.close()
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import type { Logger } from 'pino'
+import { eventId, eventRecord, publishEvent, type ControlPlane, type RouteRecord } from '../protocol/mod.ts'
+import type { MessageAnalysis } from './analysis.ts'
+import type { AnalysisPool } from './analysis_pool.ts'
+import { emitReportEvents, type ReportTarget } from './report_events.ts'
+import { resolveRecipient } from './recipients.ts'
+import { readRaw, type InboundStores } from './streams.ts'
+import type { InboundJob } from './job.ts'
+
+export interface ProcessorDeps {
+  cp: ControlPlane
+  stores: InboundStores
+  log: Logger
+  analysis: AnalysisPool
+  /** NATS max_payload: an event must fit in one message. */
+  maxPayload: number
+}
+
+/**
+ * The `inbound.received` payload for one route. When it would not fit in one NATS message, attachment contents
+ * are dropped first (`content_omitted: true`), then text and HTML are cut (`truncated: true`).
+ */
+export function inboundPayload (m: MessageAnalysis, job: InboundJob, route: RouteRecord, to: string[], maxBytes: number): Record<string, unknown> {
+  const include = route.action.include_attachments
+  type Attachment = MessageAnalysis['attachments'][number]
+  const attachments: Attachment[] = m.attachments.map(({ content, ...rest }) => include && content !== undefined ? { ...rest, content } : rest)
+  const data: Record<string, unknown> = {
+    message_id: job.id,
+    route_id: route.id,
+    from: m.from,
+    to,
+    subject: m.subject,
+    text: m.text,
+    html: m.html,
+    headers: m.headers,
+    authentication: m.authentication,
+    spam_score: m.spamScore,
+    attachments,
+    received_at: job.received_at
+  }
+  const budget = maxBytes - 4096 // the record's envelope around data
+  if (Buffer.byteLength(JSON.stringify(data)) <= budget) return data
+  data.attachments = attachments.map(({ content: _c, ...rest }) => ({ ...rest, ...(include ? { content_omitted: true } : {}) }))
+  let size = Buffer.byteLength(JSON.stringify(data))
+  if (size <= budget) return data
+  const over = size - budget
+  for (const field of ['html', 'text'] as const) {
+    const s = data[field] as string
+    if (s.length === 0) continue
+    data[field] = s.slice(0, Math.max(0, s.length - over))
+    data.truncated = true
+    size = Buffer.byteLength(JSON.stringify(data))
+    if (size <= budget) break
+  }
+  return data
+}
+
+/** One stored message: reports become bounced/complained, routed mail becomes `inbound.received` per route. */
+export class InboundProcessor {
+  constructor (private readonly deps: ProcessorDeps) {}
+
+  async handle (job: InboundJob): Promise<void> {
+    const { cp, stores, log } = this.deps
+    const raw = await readRaw(stores, job.id)
+    if (raw === null) return // processed and deleted already (a redelivered job)
+
+    const reportTargets: ReportTarget[] = []
+    const routes = new Map<string, { route: RouteRecord, to: string[] }>()
+    for (const rcpt of job.rcpt_to) {
+      // Routes are looked up again: one deleted since the RCPT gets nothing; the message is still ours to drop.
+      const r = resolveRecipient(cp, rcpt)
+      if (r.kind === 'verp') reportTargets.push({ kind: 'verp', verp: r.verp, orgId: r.orgId })
+      if (r.kind !== 'route') continue
+      for (const route of r.routes) {
+        const hit = routes.get(route.id) ?? { route, to: [] }
+        hit.to.push(rcpt.toLowerCase())
+        routes.set(route.id, hit)
+      }
+    }
+    if (reportTargets.length === 0 && routes.size === 0) {
+      await stores.raw.delete(job.id)
+      return
+    }
+
+    const m = await this.deps.analysis.analyze({
+      raw,
+      job,
+      routed: routes.size > 0,
+      withContent: [...routes.values()].some((h) => h.route.action.include_attachments),
+      reports: true
+    })
+    if (m.report !== undefined) {
+      const targets = [...reportTargets, ...[...routes.values()].map((h): ReportTarget => ({ kind: 'route', orgId: h.route.org_id }))]
+      for (const t of targets) await emitReportEvents({ cp, js: stores.js, log }, m.report, t)
+    } else if (reportTargets.length > 0) {
+      log.info({ id: job.id }, 'mail to a bounce address that is not a delivery or feedback report; dropped')
+    }
+    for (const { route, to } of routes.values()) {
+      const data = inboundPayload(m, job, route, to, this.deps.maxPayload)
+      await publishEvent(stores.js, eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id))
+    }
+    await stores.raw.delete(job.id)
+  }
+}

@@ -1,0 +1,42 @@
+import type { ControlPlane, RouteRecord } from '../protocol/mod.ts'
+import { decodeVerp, type VerpAddress } from '../protocol/mod.ts'
+
+/** What a RCPT TO address is to us. */
+export type Recipient =
+  | { kind: 'route', routes: RouteRecord[] }
+  | { kind: 'verp', verp: VerpAddress, orgId: string }
+  | { kind: 'reject', reason: 'unknown_mailbox' | 'relay' | 'syntax' }
+
+/**
+ * Accepts an address only when a route matches it (exact `addr@domain` first, else `*@domain`) or it is a VERP
+ * bounce address of a domain registered here. Everything else is refused, so the server is never an open relay.
+ */
+export function resolveRecipient (cp: ControlPlane, address: string): Recipient {
+  const addr = address.trim().toLowerCase()
+  const at = addr.lastIndexOf('@')
+  // `%`, `!` and `@` in the local part are the old relay hacks (user%other@us, host!user@us, "a@b"@us).
+  if (at <= 0 || at === addr.length - 1 || /[%!@"\\]/.test(addr.slice(0, at))) return { kind: 'reject', reason: 'syntax' }
+  const domain = addr.slice(at + 1)
+  const verp = decodeVerp(addr)
+  if (verp !== undefined) {
+    const owner = cp.domainNames.get(verp.domain)
+    if (owner !== undefined) return { kind: 'verp', verp, orgId: owner.split('.')[0]! }
+  }
+  const routes = matchRoutes(cp, addr, domain)
+  if (routes.length > 0) return { kind: 'route', routes }
+  const known = cp.domainNames.get(domain) !== undefined || cp.routes.list().some((r) => r.match.toLowerCase().endsWith(`@${domain}`))
+  return { kind: 'reject', reason: known ? 'unknown_mailbox' : 'relay' }
+}
+
+/** Exact-address routes win over catch-all routes of the same domain; several organisations may each have one. */
+export function matchRoutes (cp: ControlPlane, address: string, domain: string): RouteRecord[] {
+  const exact: RouteRecord[] = []
+  const wildcard: RouteRecord[] = []
+  const star = `*@${domain}`
+  for (const r of cp.routes.list()) {
+    const m = r.match.toLowerCase()
+    if (m === address) exact.push(r)
+    else if (m === star) wildcard.push(r)
+  }
+  return exact.length > 0 ? exact : wildcard
+}

@@ -1,0 +1,39 @@
+import { headers as natsHeaders } from '@nats-io/transport-node'
+import type { JetStreamClient } from '@nats-io/jetstream'
+import type { ControlPlane } from './control_plane.ts'
+import { suppressionKey } from './control_plane.ts'
+import { eventSubject, HDR_MSG_ID } from './subjects.ts'
+import type { EventRecord, EventType } from './events.ts'
+import type { SuppressionRecord } from './records.ts'
+
+const enc = new TextEncoder()
+
+/**
+ * Publishes one event to OB_EVENTS and waits for the PubAck. The event id is the JetStream message id, so a
+ * re-publish of the same outcome (a redelivered job, a repeated request) is dropped by the stream.
+ */
+export async function publishEvent (js: JetStreamClient, e: EventRecord): Promise<void> {
+  const h = natsHeaders()
+  h.set(HDR_MSG_ID, e.id)
+  await js.publish(eventSubject(e.org_id, e.type), enc.encode(JSON.stringify(e)), { headers: h, msgID: e.id })
+}
+
+export function eventRecord (id: string, type: EventType, orgId: string, data: Record<string, unknown>, messageId?: string): EventRecord {
+  return { id, type, timestamp: new Date().toISOString(), org_id: orgId, ...(messageId !== undefined ? { message_id: messageId } : {}), data }
+}
+
+/**
+ * Adds an address to the organisation's suppression list. An existing entry is kept as it is (its first reason
+ * and date are what users want to see), so repeated bounces or clicks cost one look-up.
+ */
+export async function suppressAddress (cp: ControlPlane, orgId: string, email: string, reason: SuppressionRecord['reason'], messageId?: string): Promise<void> {
+  const key = suppressionKey(orgId, email)
+  if (cp.suppressions.get(key) !== undefined) return
+  await cp.suppressions.put(key, {
+    org_id: orgId,
+    email: email.trim().toLowerCase(),
+    reason,
+    ...(messageId !== undefined ? { message_id: messageId } : {}),
+    created_at: new Date().toISOString()
+  })
+}

@@ -1,0 +1,86 @@
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream'
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { ControlPlane } from './control_plane.ts'
+import { eventId } from './events.ts'
+import { eventRecord, publishEvent, suppressAddress } from './event_publish.ts'
+import { installationSecret, verifyToken, type TokenClaims } from './tracking_tokens.ts'
+
+/**
+ * Identical open or click requests (same token, IP address and user agent) inside one slot of this length count
+ * once: mail clients and proxies often fetch the pixel twice in a row. Anything else is one event per request,
+ * as Postmark and Resend do. The slot id is part of the event id, and OB_EVENTS drops duplicate ids.
+ */
+export const TRACKING_DEDUPE_SLOT_MS = 10_000 // 10 s
+
+/**
+ * Open and click events published but not yet acknowledged by JetStream. The pixel and the redirect are answered
+ * without waiting for the acknowledgement; past this many outstanding, a request waits for its own, so a slow or
+ * absent NATS slows tracking responses down instead of growing memory.
+ */
+export const MAX_PENDING_TRACKING_EVENTS = 2048
+
+export interface TrackingRequest {
+  ip: string
+  userAgent: string
+  now?: number
+}
+
+/**
+ * Turns verified tracking tokens into `opened`, `clicked` and `unsubscribed` events. One per gateway process;
+ * the secret is read once at start.
+ */
+export class TrackingRecorder {
+  private pending = 0
+
+  private constructor (private readonly secret: Buffer, private readonly js: JetStreamClient, private readonly cp: ControlPlane) {}
+
+  /**
+   * Publishes without making the caller wait for the PubAck, unless too many are outstanding. `onError` hears
+   * about an event that could not be stored.
+   */
+  private async background (publish: Promise<void>, onError: (err: unknown) => void): Promise<void> {
+    this.pending++
+    const settled = publish.catch(onError).finally(() => { this.pending-- })
+    if (this.pending > MAX_PENDING_TRACKING_EVENTS) await settled
+  }
+
+  static async open (nc: NatsConnection, cp: ControlPlane, configuredSecret: string | undefined): Promise<TrackingRecorder> {
+    return new TrackingRecorder(await installationSecret(cp.settings, configuredSecret), jetstream(nc), cp)
+  }
+
+  /** The token's claims when it is genuine and of the expected kind; undefined for a forged or altered one. */
+  verify (token: string, kind: TokenClaims['k']): TokenClaims | undefined {
+    const claims = verifyToken(this.secret, token)
+    if (claims === undefined || claims.k !== kind) return undefined
+    if (kind === 'c' && (typeof claims.u !== 'string' || !/^https?:\/\//i.test(claims.u))) return undefined
+    return claims
+  }
+
+  /** Resolves once the event is handed to NATS (see `background`); the reader never waits on the event stream. */
+  async opened (c: TokenClaims, req: TrackingRequest, onError: (err: unknown) => void = () => {}): Promise<void> {
+    const now = req.now ?? Date.now()
+    const id = eventId('opened', c.o, c.m, c.r, req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
+    await this.background(publishEvent(this.js, eventRecord(id, 'opened', c.o, {
+      message_id: c.m, to: c.r, opened_at: new Date(now).toISOString(), user_agent: req.userAgent, ip_address: req.ip
+    }, c.m)), onError)
+  }
+
+  async clicked (c: TokenClaims, req: TrackingRequest, onError: (err: unknown) => void = () => {}): Promise<void> {
+    const now = req.now ?? Date.now()
+    const id = eventId('clicked', c.o, c.m, c.r, c.u ?? '', req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
+    await this.background(publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
+      message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u, user_agent: req.userAgent, ip_address: req.ip
+    }, c.m)), onError)
+  }
+
+  /**
+   * Suppresses the address first, then publishes: a failure to publish leaves the address suppressed (what the
+   * recipient asked for) and the request fails so the client may retry. One event per message and recipient.
+   */
+  async unsubscribed (c: TokenClaims, method: 'link' | 'one-click', now = Date.now()): Promise<void> {
+    await suppressAddress(this.cp, c.o, c.r, 'unsubscribe', c.m)
+    await publishEvent(this.js, eventRecord(eventId('unsubscribed', c.o, c.m, c.r), 'unsubscribed', c.o, {
+      message_id: c.m, to: c.r, unsubscribed_at: new Date(now).toISOString(), method
+    }, c.m))
+  }
+}

@@ -1,0 +1,118 @@
+import { ApiError, TrackingRecorder, type TokenClaims, type TrackingRequest } from '../../engine/protocol/mod.ts'
+import type { GatewayDeps } from '../deps.ts'
+import { route, type RequestContext } from '../http/route.ts'
+
+/** The smallest transparent 1×1 GIF (43 bytes). */
+export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
+const NO_STORE = { 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache' }
+
+// One recorder per gateway: the installation secret is read from the control plane once, on first use.
+const recorders = new WeakMap<GatewayDeps, Promise<TrackingRecorder>>()
+function recorder (deps: GatewayDeps): Promise<TrackingRecorder> {
+  let r = recorders.get(deps)
+  if (r === undefined) {
+    r = TrackingRecorder.open(deps.nc, deps.cp, deps.config.secret)
+    r.catch(() => recorders.delete(deps))
+    recorders.set(deps, r)
+  }
+  return r
+}
+
+async function claimsOf (ctx: RequestContext, kind: TokenClaims['k']): Promise<{ rec: TrackingRecorder, claims: TokenClaims }> {
+  const rec = await recorder(ctx.deps)
+  const claims = rec.verify(ctx.params.token ?? '', kind)
+  // The same answer for every bad token, so a forger learns nothing about which part was wrong.
+  if (claims === undefined) throw new ApiError('not_found', 'This link is not valid.')
+  return { rec, claims }
+}
+
+function requestOf (ctx: RequestContext): TrackingRequest {
+  return { ip: ctx.ip, userAgent: ctx.headers.userAgent }
+}
+
+function escapeHtml (s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+}
+
+function unsubscribedPage (email: string): string {
+  return '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
+    '<title>Unsubscribed</title></head><body style="font-family:sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem">' +
+    `<h1>You are unsubscribed</h1><p>${escapeHtml(email)} will no longer receive these emails.</p></body></html>`
+}
+
+const tokenParam = 'Signed token from the message; a forged or altered one is 404 `not_found`.'
+
+export const trackingRoutes = [
+  route({
+    method: 'get',
+    path: '/t/o/:token',
+    permission: null,
+    unmetered: true,
+    summary: 'Open-tracking pixel',
+    description: `Answers a 1×1 transparent GIF and records an \`opened\` event. ${tokenParam}`,
+    tag: 'Tracking',
+    responses: { 200: { description: 'image/gif, 43 bytes, Cache-Control: no-store' }, 404: { description: 'not_found' } },
+    handler: async (ctx) => {
+      const { rec, claims } = await claimsOf(ctx, 'o')
+      // The reader sees the image at once whatever happens to the event; a lost open is better than a broken image.
+      await rec.opened(claims, requestOf(ctx), (err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'open event not recorded'))
+      return { status: 200, headers: NO_STORE, raw: { contentType: 'image/gif', data: PIXEL_GIF } }
+    }
+  }),
+  route({
+    method: 'get',
+    path: '/t/c/:token',
+    permission: null,
+    unmetered: true,
+    summary: 'Click-tracking redirect',
+    description: `Redirects (302) to the original URL and records a \`clicked\` event. ${tokenParam}`,
+    tag: 'Tracking',
+    responses: { 302: { description: 'Location: the original URL' }, 404: { description: 'not_found' } },
+    handler: async (ctx) => {
+      const { rec, claims } = await claimsOf(ctx, 'c')
+      await rec.clicked(claims, requestOf(ctx), (err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'click event not recorded'))
+      return { status: 302, headers: { ...NO_STORE, Location: claims.u! } }
+    }
+  }),
+  route({
+    method: 'get',
+    path: '/t/u/:token',
+    permission: null,
+    unmetered: true,
+    summary: 'Unsubscribe link',
+    description: `Suppresses the recipient for the sending organisation, records \`unsubscribed\` (method \`link\`) and answers a confirmation page. ${tokenParam}`,
+    tag: 'Tracking',
+    responses: { 200: { description: 'text/html confirmation page' }, 404: { description: 'not_found' }, 503: { description: 'service_unavailable: try again' } },
+    handler: async (ctx) => {
+      const { rec, claims } = await claimsOf(ctx, 'u')
+      await unsubscribe(ctx, rec, claims, 'link')
+      return { status: 200, headers: NO_STORE, raw: { contentType: 'text/html; charset=utf-8', data: unsubscribedPage(claims.r) } }
+    }
+  }),
+  route({
+    method: 'post',
+    path: '/t/u/:token',
+    permission: null,
+    unmetered: true,
+    summary: 'One-click unsubscribe (RFC 8058)',
+    description: `Mailbox providers POST \`List-Unsubscribe=One-Click\` (form-encoded) here. Records \`unsubscribed\` (method \`one-click\`). ${tokenParam}`,
+    tag: 'Tracking',
+    responses: { 200: { description: 'Unsubscribed (empty body)' }, 404: { description: 'not_found' }, 503: { description: 'service_unavailable: try again' } },
+    handler: async (ctx) => {
+      // The form body (`List-Unsubscribe=One-Click`) is not checked: the signed token is the authority, and some
+      // providers send it as multipart. There is no JSON body schema on this route, so the raw body is left alone.
+      const { rec, claims } = await claimsOf(ctx, 'u')
+      await unsubscribe(ctx, rec, claims, 'one-click')
+      return { status: 200, headers: NO_STORE }
+    }
+  })
+]
+
+async function unsubscribe (ctx: RequestContext, rec: TrackingRecorder, claims: TokenClaims, method: 'link' | 'one-click'): Promise<void> {
+  try {
+    await rec.unsubscribed(claims, method)
+  } catch (err) {
+    ctx.deps.log.error({ err, message_id: claims.m }, 'unsubscribe not recorded')
+    throw new ApiError('service_unavailable', 'The unsubscription could not be recorded; please try again.', { retryAfter: 5, cause: err })
+  }
+}

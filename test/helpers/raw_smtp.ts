@@ -1,0 +1,58 @@
+import { connect, type Socket } from 'node:net'
+
+/**
+ * A bare SMTP session over a socket, for what no well-behaved client will send (bare LF endings, pipelined
+ * smuggling attempts) and for watching the server's own replies (421 at shutdown).
+ */
+export class RawSmtp {
+  private buffer = ''
+  private waiters: Array<() => void> = []
+  closed = false
+
+  private constructor (private readonly socket: Socket) {
+    socket.setEncoding('utf8')
+    socket.on('data', (d: string) => { this.buffer += d; this.wake() })
+    socket.on('close', () => { this.closed = true; this.wake() })
+    socket.on('error', () => {})
+  }
+
+  static async open (port: number): Promise<RawSmtp> {
+    const socket = connect(port, '127.0.0.1')
+    await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject) })
+    const s = new RawSmtp(socket)
+    await s.reply()
+    return s
+  }
+
+  private wake (): void {
+    for (const w of this.waiters.splice(0)) w()
+  }
+
+  write (data: string): void {
+    this.socket.write(data)
+  }
+
+  /** The next complete reply (last line `NNN text`), or '' if the connection closed first. */
+  async reply (timeoutMs = 5000): Promise<string> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const m = /^(?:\d{3}-[^\r\n]*\r\n)*\d{3} [^\r\n]*\r\n/.exec(this.buffer)
+      if (m !== null) {
+        this.buffer = this.buffer.slice(m[0].length)
+        return m[0]
+      }
+      if (this.closed) return ''
+      if (Date.now() > deadline) throw new Error(`no SMTP reply; buffer: ${JSON.stringify(this.buffer)}`)
+      await new Promise<void>((resolve) => { this.waiters.push(resolve); setTimeout(resolve, 100) })
+    }
+  }
+
+  async command (line: string): Promise<string> {
+    this.write(`${line}\r\n`)
+    return await this.reply()
+  }
+
+  close (): void {
+    this.socket.destroy()
+  }
+}
