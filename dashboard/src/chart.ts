@@ -19,12 +19,14 @@ function niceMax (n: number): number {
   return [1, 2, 2.5, 5, 10].map((m) => m * p).find((m) => m >= n)!
 }
 
-/** A line chart of hourly counts, drawn as SVG, with its numbers in a table for screen readers. */
-export function lineChart (title: string, labels: string[], series: Series[]): HTMLElement {
+/** A bar chart of hourly counts, drawn as SVG, with its numbers in a table for screen readers. */
+export function barChart (title: string, labels: string[], series: Series[]): HTMLElement {
   const max = niceMax(Math.max(0, ...series.flatMap((s) => s.values)))
   const iw = W - PAD.left - PAD.right
   const ih = H - PAD.top - PAD.bottom
-  const x = (i: number): number => PAD.left + (labels.length <= 1 ? iw / 2 : (i * iw) / (labels.length - 1))
+  const slot = iw / Math.max(1, labels.length)
+  const bar = Math.max(1, (slot * 0.8) / Math.max(1, series.length))
+  const x = (i: number): number => PAD.left + i * slot + slot / 2
   const y = (v: number): number => PAD.top + ih - (v / max) * ih
   const grid = [0, 0.25, 0.5, 0.75, 1].map((f) => {
     const v = Math.round(max * f)
@@ -36,13 +38,15 @@ export function lineChart (title: string, labels: string[], series: Series[]): H
   const ticks = labels.map((l, i) => i % step === 0
     ? svg('text', { x: x(i).toFixed(1), y: H - 12, 'text-anchor': 'middle', class: 'axis' }, l)
     : null)
-  const lines = series.map((s) => svg('g', { class: 'series' },
-    svg('polyline', { points: s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' '), fill: 'none', stroke: s.color, 'stroke-width': 2 }),
-    s.values.map((v, i) => v > 0 ? svg('circle', { cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 3, fill: s.color }, svg('title', null, `${s.name} ${labels[i]}: ${v}`)) : null)))
+  // Grouped bars: sparse hourly counts stay readable, and equal values of two series never hide each other.
+  const bars = series.map((s, k) => svg('g', { class: 'series', fill: s.color },
+    s.values.map((v, i) => v > 0
+      ? svg('rect', { x: (x(i) - (bar * series.length) / 2 + k * bar).toFixed(1), y: y(v).toFixed(1), width: bar.toFixed(1), height: (PAD.top + ih - y(v)).toFixed(1) }, svg('title', null, `${s.name} ${labels[i]}: ${v}`))
+      : null)))
   const titleId = `chart-${Math.random().toString(36).slice(2)}`
   return h('figure', { class: 'chart' },
     svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': titleId, 'data-testid': 'stats-chart' },
-      svg('title', { id: titleId }, title), grid, ticks, lines),
+      svg('title', { id: titleId }, title), grid, ticks, bars),
     h('figcaption', null, h('ul', { class: 'legend' }, series.map((s) =>
       h('li', null, swatch(s.color), `${s.name} (${s.values.reduce((a, b) => a + b, 0)})`)))),
     h('details', null, h('summary', null, 'Numbers'),

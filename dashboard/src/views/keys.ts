@@ -41,7 +41,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   async function load (): Promise<void> {
     const page = await client.apiKeys.list({ limit: 100 })
     list.replaceChildren(table('API keys', ['Name', 'Key', 'Permissions', 'Environment', 'Created', 'State', 'Actions'], page.data.map((k) => [
-      k.name, h('code', null, `${k.prefix}…${k.last4}`), k.permissions.join(', '), k.environment, timeEl(k.created_at), state(k), actions(k)
+      k.name, h('code', { class: 'nowrap' }, `${k.prefix}…${k.last4}`), k.permissions.join(', '), k.environment, timeEl(k.created_at), state(k), actions(k)
     ]), 'No keys.'))
   }
 

@@ -1,5 +1,5 @@
 import { h } from '../dom.ts'
-import { lineChart } from '../chart.ts'
+import { barChart } from '../chart.ts'
 import { showError } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
@@ -25,7 +25,7 @@ async function render (ctx: ViewContext): Promise<Node> {
         return hours <= 24 ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' }) : d.toLocaleString(undefined, { weekday: 'short', hour: '2-digit' })
       })
       const pick = (k: 'delivered' | 'bounced' | 'opened'): number[] => series.map((p) => p.counts[k] ?? 0)
-      area.replaceChildren(lineChart(`Delivered, bounced and opened per hour, ${RANGES[hours as keyof typeof RANGES].toLowerCase()}`, labels, [
+      area.replaceChildren(barChart(`Delivered, bounced and opened per hour, ${RANGES[hours as keyof typeof RANGES].toLowerCase()}`, labels, [
         { name: 'delivered', color: 'var(--ok)', values: pick('delivered') },
         { name: 'bounced', color: 'var(--bad)', values: pick('bounced') },
         { name: 'opened', color: 'var(--accent)', values: pick('opened') }
