@@ -48,6 +48,26 @@ test('create a key (value shown once), then revoke it', { skip: missing }, async
   await page.close()
 })
 
+test('rotate a key with a grace period: both values work, then revoke the new one', { skip: missing }, async () => {
+  const old = await ob.key(org, ['read'])
+  const oldId = (await ob.request('GET', '/v1/whoami', { key: old })).body.key_id as string
+  const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
+  await page.goto(`${ob.baseUrl}/dashboard#/keys`)
+  const row = page.locator('tr', { has: page.locator(`button[data-key-id="${oldId}"]`) })
+  await row.getByRole('spinbutton').fill('5')
+  await row.getByRole('button', { name: 'Rotate' }).click()
+  const value = (await page.getByTestId('new-key-value').textContent())!
+  assert.notEqual(value, old)
+  assert.equal((await ob.request('GET', '/v1/whoami', { key: value })).status, 200)
+  assert.equal((await ob.request('GET', '/v1/whoami', { key: old })).status, 200, 'the old value works during the grace period')
+  await page.locator('tr', { has: page.locator(`button[data-key-id="${oldId}"]`) }).getByText('expiring').waitFor()
+  const newId = (await ob.request('GET', '/v1/whoami', { key: value })).body.key_id as string
+  await page.locator(`button[data-key-id="${newId}"]`).click()
+  await page.waitForFunction((id) => document.querySelector(`button[data-key-id="${id}"]`) === null, newId)
+  assert.equal((await ob.request('GET', '/v1/whoami', { key: value })).status, 401)
+  await page.close()
+})
+
 test('a rejected form shows each field error as the API words it', { skip: missing }, async () => {
   const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
   await page.goto(`${ob.baseUrl}/dashboard#/keys`)
@@ -107,5 +127,29 @@ test('a webhook: secret shown once, a test event of a chosen type reaches the HT
   await page.getByRole('button', { name: 'Refresh' }).click()
   await page.getByTestId('deliveries').locator('td', { hasText: '200' }).first().waitFor()
   await screenshot(page, 'webhooks')
+  await page.close()
+})
+
+test('inbound routes and suppressions: add and remove', { skip: missing }, async () => {
+  const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
+  await page.goto(`${ob.baseUrl}/dashboard#/inbound`)
+  await page.getByLabel('Address (or *@domain)').fill(`support@${org.domain}`)
+  await page.getByLabel('Include attachment content (base64)').check()
+  await page.getByRole('button', { name: 'Add route' }).click()
+  const route = page.getByTestId('routes').locator('tr', { hasText: `support@${org.domain}` })
+  await route.getByText('included').waitFor()
+  const routes = await ob.request('GET', '/v1/inbound/routes', { key: org.adminKey })
+  assert.equal(routes.body.data[0].action.include_attachments, true)
+  await route.getByRole('button', { name: 'Delete' }).click()
+  await page.getByText('No inbound routes.').waitFor()
+
+  await page.goto(`${ob.baseUrl}/dashboard#/suppressions`)
+  await page.getByLabel('Email address').fill('gone@example.net')
+  await page.getByRole('button', { name: 'Suppress' }).click()
+  const sup = page.getByTestId('suppressions').locator('tr', { hasText: 'gone@example.net' })
+  await sup.getByText('manual').waitFor()
+  await sup.getByRole('button', { name: 'Remove' }).click()
+  await page.getByText('No suppressed addresses.').waitFor()
+  assert.equal((await ob.request('GET', '/v1/suppressions', { key: org.adminKey })).body.data.length, 0)
   await page.close()
 })
