@@ -26,6 +26,17 @@ export interface RawRequest {
   text?: boolean
 }
 
+/** A random UUID v4. Browsers offer randomUUID only on https (or localhost) pages; getRandomValues works everywhere. */
+function newIdempotencyKey (): string {
+  const c = globalThis.crypto
+  if (typeof c.randomUUID === 'function') return c.randomUUID()
+  const b = c.getRandomValues(new Uint8Array(16))
+  b[6] = (b[6]! & 0x0f) | 0x40
+  b[8] = (b[8]! & 0x3f) | 0x80
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface OutboxClient extends Operations {}
 
@@ -59,7 +70,7 @@ export class OutboxClient {
     }
     const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json', ...options.headers }
     if (req.body !== undefined) headers['content-type'] = 'application/json'
-    if (req.idempotent === true) headers['idempotency-key'] = options.idempotencyKey ?? globalThis.crypto.randomUUID()
+    if (req.idempotent === true) headers['idempotency-key'] = options.idempotencyKey ?? newIdempotencyKey()
     // Retrying a request whose answer was lost is only safe when it cannot act twice.
     const canRetryNetwork = req.method === 'GET' || req.method === 'DELETE' || headers['idempotency-key'] !== undefined
     const body = req.body === undefined ? undefined : JSON.stringify(req.body)

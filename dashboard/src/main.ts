@@ -22,6 +22,8 @@ const who = document.getElementById('who')!
 let session: Session | undefined
 let live: LiveFeed | undefined
 let leave: Array<() => void> = []
+/** Increases with every navigation, so a slow view that finishes after the user moved on is dropped. */
+let generation = 0
 
 function landing (s: Session): string {
   return s.can('read') ? '#/activity' : '#/keys'
@@ -44,6 +46,7 @@ function renderChrome (s: Session): void {
 }
 
 async function route (): Promise<void> {
+  const current = ++generation
   for (const fn of leave) fn()
   leave = []
   if (session === undefined) {
@@ -59,8 +62,8 @@ async function route (): Promise<void> {
   }
   const s = session
   const path = location.hash.replace(/^#\/?/, '')
-  if (path === '') { location.hash = landing(s); return }
   renderChrome(s)
+  if (path === '') { location.hash = landing(s); return }
   const view = VIEWS.find((v) => v.path.test(path))
   if (view === undefined) { main.replaceChildren(h('h1', null, 'Not found'), h('p', null, 'No such page. ', h('a', { href: landing(s) }, 'Go back.'))); return }
   document.title = `${view.title} · Outbox`
@@ -70,11 +73,14 @@ async function route (): Promise<void> {
   }
   const params = view.path.exec(path)!.slice(1).map(decodeURIComponent)
   main.replaceChildren(h('p', { class: 'loading', 'aria-busy': 'true' }, 'Loading…'))
+  const cleanups: Array<() => void> = []
+  leave.push(() => { for (const fn of cleanups) fn() })
   try {
-    const node = await view.render({ session: s, live: live!, params, onLeave: (fn) => leave.push(fn) })
+    const node = await view.render({ session: s, live: live!, params, onLeave: (fn) => cleanups.push(fn) })
+    if (current !== generation) { for (const fn of cleanups) fn(); return }
     main.replaceChildren(node)
   } catch (err) {
-    main.replaceChildren(h('h1', null, view.title), errorBox(err))
+    if (current === generation) main.replaceChildren(h('h1', null, view.title), errorBox(err))
   }
 }
 

@@ -75,3 +75,22 @@ test('a read-only key sees no management views or actions', { skip: missing }, a
   }
   await page.close()
 })
+
+test('a manage-only key signs in to the management views; a send-only key gets the API 403 message', { skip: missing }, async () => {
+  const manager = await signedInPage(browser, ob.baseUrl, await ob.key(org, ['manage']))
+  await manager.getByRole('heading', { name: 'API keys' }).waitFor()
+  assert.deepEqual(await manager.locator('#nav a').allTextContents(), ['Webhooks', 'API keys', 'Domains', 'Inbound'])
+  await manager.close()
+
+  const sendOnly = await ob.key(org, ['send'])
+  const page = await browser.newPage()
+  await page.goto(`${ob.baseUrl}/dashboard`)
+  await page.getByLabel('API key').fill(sendOnly)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  const alert = page.getByRole('alert')
+  await alert.waitFor()
+  const api = await ob.request('GET', '/v1/whoami', { key: sendOnly })
+  assert.equal(api.status, 403)
+  assert.equal(await alert.locator('.error-message').textContent(), api.body.error.message)
+  await page.close()
+})
