@@ -6,7 +6,7 @@ import type { ViewContext, ViewDef } from '../view.ts'
 export const EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound'] as const
 const TEST_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound.received']
 
-interface Delivery { id: string, event_id: string, attempt: number, status_code: number | null, duration_ms: number | null, error: string | null, at: string }
+interface Delivery { id: string, event_id: string, event_type?: string, attempt: number, status_code: number | null, duration_ms: number | null, error: string | null, at: string }
 
 async function renderList (ctx: ViewContext): Promise<Node> {
   const client = ctx.session.client
@@ -63,8 +63,8 @@ async function renderOne (ctx: ViewContext): Promise<Node> {
   async function loadDeliveries (): Promise<void> {
     try {
       const page = await client.request<{ data: Delivery[] }>({ method: 'GET', path: `/v1/webhooks/${encodeURIComponent(id)}/deliveries`, query: { limit: 50 } })
-      deliveries.replaceChildren(table('Delivery attempts, newest first', ['When', 'Event', 'Attempt', 'Status code', 'Duration', 'Error'], page.data.map((d) => [
-        timeEl(d.at), h('code', { class: 'id' }, d.event_id), String(d.attempt),
+      deliveries.replaceChildren(table('Delivery attempts, newest first', ['When', 'Type', 'Event', 'Attempt', 'Status code', 'Duration', 'Error'], page.data.map((d) => [
+        timeEl(d.at), d.event_type ?? '—', h('code', { class: 'id' }, d.event_id), String(d.attempt),
         d.status_code === null ? '—' : h('span', { class: d.status_code >= 200 && d.status_code < 300 ? 'ok' : 'bad' }, String(d.status_code)),
         d.duration_ms === null ? '—' : `${d.duration_ms} ms`, d.error ?? ''
       ]), 'No delivery attempts yet.'))
