@@ -6,6 +6,7 @@ import type { ViewContext, ViewDef } from '../view.ts'
 
 const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed'] as const
 type Message = GetMessagesResponse['data'][number]
+const PAGE = 25
 
 function messageRow (m: Message): HTMLElement[] {
   return [
@@ -37,7 +38,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   let rows: Message[] = []
 
   async function load (append: boolean): Promise<void> {
-    const query: GetMessagesQuery = { limit: 25 }
+    const query: GetMessagesQuery = { limit: PAGE }
     if (status.value !== '') query.status = status.value as GetMessagesQuery['status']
     if (to.value.trim() !== '') query.to = to.value.trim()
     if (append && cursor !== null) query.cursor = cursor
@@ -62,6 +63,12 @@ async function render (ctx: ViewContext): Promise<Node> {
     timer = window.setTimeout(() => { void load(false) }, 400)
   }))
   ctx.onLeave(() => clearTimeout(timer))
+  // Accepted messages have no event until delivery starts: re-read the first page now and then, unless the
+  // user has paged further (a reload would drop those pages) or the tab is hidden.
+  const poll = window.setInterval(() => {
+    if (document.visibilityState === 'visible' && rows.length <= PAGE) void load(false)
+  }, 10_000)
+  ctx.onLeave(() => clearInterval(poll))
 
   await load(false)
   return h('section', null,

@@ -52,7 +52,7 @@ async function renderOne (ctx: ViewContext): Promise<Node> {
 
   async function loadWebhook (): Promise<void> {
     const w = await client.webhooks.get(id)
-    const toggle = h('button', { type: 'button', class: 'secondary' }, w.status === 'active' ? 'Pause' : 'Make active')
+    const toggle = h('button', { type: 'button', class: 'small secondary' }, w.status === 'active' ? 'Pause' : 'Make active')
     toggle.onclick = () => { void act(toggle, slot, async () => { await client.webhooks.update(id, { status: w.status === 'active' ? 'paused' : 'active' }); await loadWebhook() }) }
     info.replaceChildren(h('dl', { class: 'fields' },
       h('dt', null, 'URL'), h('dd', null, w.url),
