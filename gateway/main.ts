@@ -11,6 +11,7 @@ import { AuthFailureGuard } from './auth.ts'
 import { Metrics } from './metrics.ts'
 import type { GatewayDeps } from './deps.ts'
 import { registerEventStream } from './ws/event_stream.ts'
+import { registerStaticFiles } from './static_files.ts'
 
 export interface Gateway {
   readonly port: number
@@ -34,6 +35,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)
+  registerStaticFiles(server.app, deps.log)
   deps.metrics.gauge('outbox_http_in_flight', () => server.inFlight)
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     server.app.listen(config.http.host, config.http.port, (s) => {

@@ -5,5 +5,6 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure_services.sh
 rm -rf dist
 npx tsc -p .
+npm run --silent build:dashboard
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
 exec node --test --test-concurrency=2 --test-timeout=180000 "${files[@]}"

@@ -1,0 +1,64 @@
+/** One invalid field of a 400 `validation_error`. */
+export interface FieldError { field: string, message: string }
+
+/** The API's error format: `{"error": {code, message, field?, details?, errors?, retry_after?, request_id?}}`. */
+export interface ErrorBody {
+  code: string
+  message: string
+  field?: string
+  details?: Record<string, unknown>
+  errors?: FieldError[]
+  retry_after?: number
+  request_id?: string
+}
+
+/** An error answer of the Outbox API, with its fields as the API words them. */
+export class OutboxApiError extends Error {
+  override readonly name = 'OutboxApiError'
+  readonly status: number
+  readonly code: string
+  readonly field: string | undefined
+  readonly errors: FieldError[]
+  readonly details: Record<string, unknown> | undefined
+  /** Seconds to wait before retrying (429, 503), from `error.retry_after` or the `Retry-After` header. */
+  readonly retryAfter: number | undefined
+  /** `error.request_id`, or the `X-Request-Id` header. */
+  readonly requestId: string | undefined
+
+  constructor (status: number, body: ErrorBody, headers?: { get: (name: string) => string | null }) {
+    super(body.message)
+    this.status = status
+    this.code = body.code
+    this.field = body.field
+    this.errors = body.errors ?? []
+    this.details = body.details
+    this.retryAfter = body.retry_after ?? parseRetryAfter(headers?.get('retry-after') ?? null)
+    this.requestId = body.request_id ?? headers?.get('x-request-id') ?? undefined
+  }
+
+  /** Builds the error from any HTTP answer; a body that is not the error format keeps the status. */
+  static from (status: number, text: string, headers?: { get: (name: string) => string | null }): OutboxApiError {
+    let body: ErrorBody | undefined
+    try {
+      const parsed = JSON.parse(text) as { error?: ErrorBody }
+      if (typeof parsed?.error?.code === 'string' && typeof parsed.error.message === 'string') body = parsed.error
+    } catch { /* not JSON: fall through */ }
+    return new OutboxApiError(status, body ?? { code: `http_${status}`, message: text.trim().slice(0, 300) || `HTTP ${status}` }, headers)
+  }
+}
+
+/** The request never got an HTTP answer (connection refused, reset, DNS) after all attempts. */
+export class OutboxConnectionError extends Error {
+  override readonly name = 'OutboxConnectionError'
+  constructor (message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/** `Retry-After` as seconds: delta-seconds or an HTTP date. */
+export function parseRetryAfter (value: string | null): number | undefined {
+  if (value === null || value === '') return undefined
+  if (/^\d+$/.test(value.trim())) return Number(value.trim())
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000))
+}

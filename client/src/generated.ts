@@ -1,0 +1,691 @@
+// Generated from docs/openapi.json by scripts/gen_client.ts (npm run gen:client). Do not edit by hand.
+/* eslint-disable */
+
+/** Per-call options. */
+export interface RequestOptions {
+  /** Idempotency-Key for sends; generated (crypto.randomUUID) when absent and reused across retries. */
+  idempotencyKey?: string
+  /** Aborts the call, including any wait between retries. */
+  signal?: AbortSignal
+  /** Extra request headers. */
+  headers?: Record<string, string>
+}
+
+/** What a generated method asks the transport to do. */
+export interface CallSpec {
+  method: string
+  path: string
+  body?: unknown
+  query?: Record<string, unknown>
+  idempotent?: true
+  text?: true
+}
+
+export type Call = <T>(spec: CallSpec, options?: RequestOptions) => Promise<T>
+
+/** Response of GET /healthz. */
+export type GetHealthzResponse = {
+  status: string
+}
+
+/** Response of GET /readyz. */
+export type GetReadyzResponse = {
+  status: string
+}
+
+/** Request body of POST /v1/api-keys. */
+export type PostApiKeysBody = {
+  name: string
+  /** A domain of the caller's organisation */
+  domain_id: string
+  permissions: Array<"send" | "read" | "manage" | "admin">
+  environment?: "live" | "test"
+}
+
+/** Response of POST /v1/api-keys. */
+export type PostApiKeysResponse = {
+  id: string
+  name: string
+  domain_id: string
+  permissions: Array<"send" | "read" | "manage" | "admin">
+  environment: "live" | "test"
+  /** The full key value; shown only in this response */
+  key: string
+  prefix: string
+  created_at: string
+}
+
+/** Query parameters of GET /v1/api-keys. */
+export type GetApiKeysQuery = {
+  limit?: number
+  cursor?: string
+}
+
+/** Response of GET /v1/api-keys. */
+export type GetApiKeysResponse = {
+  data: {
+    id: string
+    name: string
+    domain_id: string
+    permissions: Array<"send" | "read" | "manage" | "admin">
+    environment: "live" | "test"
+    /** The first 12 characters of the key value */
+    prefix: string
+    /** The last 4 characters of the key value */
+    last4: string
+    created_at: string
+    revoked_at?: string
+    expires_at?: string
+    replaced_by?: string
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Response of GET /v1/api-keys/{id}. */
+export type GetApiKeysByIdResponse = {
+  id: string
+  name: string
+  domain_id: string
+  permissions: Array<"send" | "read" | "manage" | "admin">
+  environment: "live" | "test"
+  /** The first 12 characters of the key value */
+  prefix: string
+  /** The last 4 characters of the key value */
+  last4: string
+  created_at: string
+  revoked_at?: string
+  expires_at?: string
+  replaced_by?: string
+}
+
+/** Request body of POST /v1/api-keys/{id}/rotate. */
+export type PostApiKeysByIdRotateBody = {
+  /** Minutes the old key keeps working; 0 revokes it now */
+  grace_period_minutes: number
+}
+
+/** Response of POST /v1/api-keys/{id}/rotate. */
+export type PostApiKeysByIdRotateResponse = {
+  /** Id of the new key */
+  id: string
+  /** The new key value; shown only in this response */
+  key: string
+  /** Id of the old key */
+  replaces: string
+  old_key_expires_at: string
+}
+
+/** Request body of POST /v1/domains. */
+export type PostDomainsBody = {
+  /** The domain to send from, e.g. mail.example.com */
+  name: string
+}
+
+/** Response of POST /v1/domains. */
+export type PostDomainsResponse = {
+  id: string
+  name: string
+  status: "pending" | "verified"
+  records: {
+    type: string
+    name: string
+    value: string
+  }[]
+  created_at: string
+  verified_at?: string
+}
+
+/** Query parameters of GET /v1/domains. */
+export type GetDomainsQuery = {
+  limit?: number
+  cursor?: string
+}
+
+/** Response of GET /v1/domains. */
+export type GetDomainsResponse = {
+  data: {
+    id: string
+    name: string
+    status: "pending" | "verified"
+    records: {
+      type: string
+      name: string
+      value: string
+    }[]
+    created_at: string
+    verified_at?: string
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Response of GET /v1/domains/{id}. */
+export type GetDomainsByIdResponse = {
+  id: string
+  name: string
+  status: "pending" | "verified"
+  records: {
+    type: string
+    name: string
+    value: string
+  }[]
+  created_at: string
+  verified_at?: string
+}
+
+/** Response of POST /v1/domains/{id}/verify. */
+export type PostDomainsByIdVerifyResponse = {
+  id: string
+  name: string
+  status: "pending" | "verified"
+  records: {
+    type: string
+    name: string
+    value: string
+    status: "verified" | "missing"
+  }[]
+  created_at: string
+  verified_at?: string
+}
+
+/** Request body of POST /v1/webhooks. */
+export type PostWebhooksBody = {
+  /** An https:// URL without credentials */
+  url: string
+  /** `inbound` and `inbound.received` both subscribe to inbound.received events */
+  events: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received">
+}
+
+/** Response of POST /v1/webhooks. */
+export type PostWebhooksResponse = {
+  id: string
+  url: string
+  events: string[]
+  /** whsec_…; shown only in this response */
+  secret: string
+  status: "active" | "paused" | "failed"
+  created_at: string
+  updated_at: string
+}
+
+/** Query parameters of GET /v1/webhooks. */
+export type GetWebhooksQuery = {
+  limit?: number
+  cursor?: string
+}
+
+/** Response of GET /v1/webhooks. */
+export type GetWebhooksResponse = {
+  data: {
+    id: string
+    url: string
+    events: string[]
+    status: "active" | "paused" | "failed"
+    created_at: string
+    updated_at: string
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Response of GET /v1/webhooks/{id}. */
+export type GetWebhooksByIdResponse = {
+  id: string
+  url: string
+  events: string[]
+  status: "active" | "paused" | "failed"
+  created_at: string
+  updated_at: string
+}
+
+/** Request body of PATCH /v1/webhooks/{id}. */
+export type PatchWebhooksByIdBody = {
+  /** `inbound` and `inbound.received` both subscribe to inbound.received events */
+  events?: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received">
+  /** `active` also revives a failed webhook */
+  status?: "active" | "paused"
+}
+
+/** Response of PATCH /v1/webhooks/{id}. */
+export type PatchWebhooksByIdResponse = {
+  id: string
+  url: string
+  events: string[]
+  status: "active" | "paused" | "failed"
+  created_at: string
+  updated_at: string
+}
+
+/** Request body of POST /v1/templates. */
+export type PostTemplatesBody = {
+  name: string
+  /** {{var}} placeholders are filled as plain text */
+  subject: string
+  /** {{var}} placeholders are filled HTML-escaped */
+  html: string
+  /** {{var}} placeholders are filled as plain text */
+  text?: string
+}
+
+/** Response of POST /v1/templates. */
+export type PostTemplatesResponse = {
+  id: string
+  name: string
+  subject: string
+  html: string
+  text?: string
+  /** Placeholder names the template uses */
+  variables: string[]
+  created_at: string
+  updated_at: string
+}
+
+/** Query parameters of GET /v1/templates. */
+export type GetTemplatesQuery = {
+  limit?: number
+  cursor?: string
+}
+
+/** Response of GET /v1/templates. */
+export type GetTemplatesResponse = {
+  data: {
+    id: string
+    name: string
+    subject: string
+    html: string
+    text?: string
+    /** Placeholder names the template uses */
+    variables: string[]
+    created_at: string
+    updated_at: string
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Response of GET /v1/templates/{id}. */
+export type GetTemplatesByIdResponse = {
+  id: string
+  name: string
+  subject: string
+  html: string
+  text?: string
+  /** Placeholder names the template uses */
+  variables: string[]
+  created_at: string
+  updated_at: string
+}
+
+/** Request body of PATCH /v1/templates/{id}. */
+export type PatchTemplatesByIdBody = {
+  name?: string
+  /** {{var}} placeholders are filled as plain text */
+  subject?: string
+  /** {{var}} placeholders are filled HTML-escaped */
+  html?: string
+  /** null removes the plain-text part */
+  text?: string | null
+}
+
+/** Response of PATCH /v1/templates/{id}. */
+export type PatchTemplatesByIdResponse = {
+  id: string
+  name: string
+  subject: string
+  html: string
+  text?: string
+  /** Placeholder names the template uses */
+  variables: string[]
+  created_at: string
+  updated_at: string
+}
+
+/** Response of GET /v1/billing. */
+export type GetBillingResponse = {
+  plan: "free" | "starter" | "pro" | "enterprise"
+  rate_limit_per_minute: number
+}
+
+/** Request body of PATCH /v1/billing. */
+export type PatchBillingBody = {
+  /** free 60, starter 300, pro 1000 requests per minute per key; enterprise as set by the operator */
+  plan: "free" | "starter" | "pro" | "enterprise"
+}
+
+/** Response of PATCH /v1/billing. */
+export type PatchBillingResponse = {
+  plan: "free" | "starter" | "pro" | "enterprise"
+  rate_limit_per_minute: number
+}
+
+/** Query parameters of GET /v1/suppressions. */
+export type GetSuppressionsQuery = {
+  limit?: number
+  cursor?: string
+  /** Only this address (case-insensitive) */
+  email?: string
+}
+
+/** Response of GET /v1/suppressions. */
+export type GetSuppressionsResponse = {
+  data: {
+    email: string
+    reason: "hard_bounce" | "complaint" | "unsubscribe" | "manual"
+    message_id?: string
+    created_at: string
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Request body of POST /v1/suppressions. */
+export type PostSuppressionsBody = {
+  email: string
+}
+
+/** Response of POST /v1/suppressions. */
+export type PostSuppressionsResponse = {
+  email: string
+  reason: "hard_bounce" | "complaint" | "unsubscribe" | "manual"
+  message_id?: string
+  created_at: string
+}
+
+/** Request body of POST /v1/inbound/routes. */
+export type PostInboundRoutesBody = {
+  /** "addr@domain" or "*@domain" (any address of the domain); compared case-insensitively */
+  match: string
+  action: {
+    type: "webhook"
+    include_attachments: boolean
+  }
+}
+
+/** Response of POST /v1/inbound/routes. */
+export type PostInboundRoutesResponse = {
+  id: string
+  match: string
+  action: {
+    type: "webhook"
+    include_attachments: boolean
+  }
+  created_at: string
+}
+
+/** Query parameters of GET /v1/inbound/routes. */
+export type GetInboundRoutesQuery = {
+  limit?: number
+  cursor?: string
+}
+
+/** Response of GET /v1/inbound/routes. */
+export type GetInboundRoutesResponse = {
+  data: {
+    id: string
+    match: string
+    action: {
+      type: "webhook"
+      include_attachments: boolean
+    }
+    created_at: string
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Response of GET /v1/inbound/routes/{id}. */
+export type GetInboundRoutesByIdResponse = {
+  id: string
+  match: string
+  action: {
+    type: "webhook"
+    include_attachments: boolean
+  }
+  created_at: string
+}
+
+/** Response of GET /v1/whoami. */
+export type GetWhoamiResponse = {
+  /** Id of the API key that made the request */
+  key_id: string
+  key_name: string
+  permissions: string[]
+  environment: "live" | "test"
+  organization_id: string
+  domain_id: string
+  /** The domain the key sends from */
+  domain: string
+  plan: string
+  /** Requests per minute this key may make */
+  rate_limit_per_minute: number
+}
+
+/** Query parameters of GET /v1/messages. */
+export type GetMessagesQuery = {
+  limit?: number
+  cursor?: string
+  status?: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
+  /** addr@domain or "Display Name <addr@domain>" */
+  to?: string
+}
+
+/** Response of GET /v1/messages. */
+export type GetMessagesResponse = {
+  data: {
+    id: string
+    from: string
+    to: string[]
+    cc: string[]
+    bcc: string[]
+    subject: string
+    status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
+    environment: "live" | "test"
+    created_at: string
+    scheduled_at?: string
+    metadata: {
+      [key: string]: string
+    }
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Response of GET /v1/messages/{id}. */
+export type GetMessagesByIdResponse = {
+  id: string
+  from: string
+  to: string[]
+  cc: string[]
+  bcc: string[]
+  subject: string
+  status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
+  environment: "live" | "test"
+  created_at: string
+  scheduled_at?: string
+  metadata: {
+    [key: string]: string
+  }
+  events: {
+    /** evt_…, unique per event; the same id as the webhook delivery */
+    id: string
+    type: string
+    timestamp: string
+    data: {
+      [key: string]: unknown
+    }
+  }[]
+}
+
+/** Query parameters of GET /v1/events. */
+export type GetEventsQuery = {
+  limit?: number
+  cursor?: string
+  message_id?: string
+  type?: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound.received" | "failed"
+}
+
+/** Response of GET /v1/events. */
+export type GetEventsResponse = {
+  data: {
+    /** evt_…, unique per event; the same id as the webhook delivery */
+    id: string
+    type: string
+    timestamp: string
+    data: {
+      [key: string]: unknown
+    }
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Query parameters of GET /v1/stats. */
+export type GetStatsQuery = {
+  /** ISO 8601; default `to` minus 7 days */
+  from?: string
+  /** ISO 8601, exclusive; default now */
+  to?: string
+  /** also return `series` per hour or UTC day */
+  interval?: "hour" | "day"
+}
+
+/** Response of GET /v1/stats. */
+export type GetStatsResponse = {
+  from: string
+  to: string
+  interval?: "hour" | "day"
+  counts: {
+    sent: number
+    delivered: number
+    bounced: number
+    deferred: number
+    opened: number
+    clicked: number
+    unsubscribed: number
+    complained: number
+  }
+  series?: {
+    start: string
+    counts: {
+      sent: number
+      delivered: number
+      bounced: number
+      deferred: number
+      opened: number
+      clicked: number
+      unsubscribed: number
+      complained: number
+    }
+  }[]
+}
+
+/** Every HTTP operation of docs/openapi.json, grouped by resource. */
+export function operations (call: Call) {
+  return {
+  healthz: {
+    /** GET /healthz: Liveness: the process is up. */
+    get: async (options?: RequestOptions): Promise<GetHealthzResponse> => await call<GetHealthzResponse>({ method: 'GET', path: '/healthz' }, options)
+  },
+  readyz: {
+    /** GET /readyz: Readiness: NATS and Redis answer. */
+    get: async (options?: RequestOptions): Promise<GetReadyzResponse> => await call<GetReadyzResponse>({ method: 'GET', path: '/readyz' }, options)
+  },
+  metrics: {
+    /** GET /metrics: Prometheus metrics. */
+    get: async (options?: RequestOptions): Promise<string> => await call<string>({ method: 'GET', path: '/metrics', text: true }, options)
+  },
+  apiKeys: {
+    /** POST /v1/api-keys: Create an API key; the value is returned only in this response. */
+    create: async (body: PostApiKeysBody, options?: RequestOptions): Promise<PostApiKeysResponse> => await call<PostApiKeysResponse>({ method: 'POST', path: '/v1/api-keys', body }, options),
+    /** GET /v1/api-keys: List the organisation's API keys (never their values), oldest first. */
+    list: async (query?: GetApiKeysQuery, options?: RequestOptions): Promise<GetApiKeysResponse> => await call<GetApiKeysResponse>({ method: 'GET', path: '/v1/api-keys', query }, options),
+    /** GET /v1/api-keys/{id}: Read one API key (never its value). */
+    get: async (id: string, options?: RequestOptions): Promise<GetApiKeysByIdResponse> => await call<GetApiKeysByIdResponse>({ method: 'GET', path: `/v1/api-keys/${encodeURIComponent(id)}` }, options),
+    /** DELETE /v1/api-keys/{id}: Revoke an API key; it is refused (401) from then on. */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/api-keys/${encodeURIComponent(id)}` }, options),
+    /** POST /v1/api-keys/{id}/rotate: Rotate an API key: issue a new value; the old one works for the grace period. */
+    rotate: async (id: string, body: PostApiKeysByIdRotateBody, options?: RequestOptions): Promise<PostApiKeysByIdRotateResponse> => await call<PostApiKeysByIdRotateResponse>({ method: 'POST', path: `/v1/api-keys/${encodeURIComponent(id)}/rotate`, body }, options)
+  },
+  domains: {
+    /** POST /v1/domains: Add a sending domain; publish the returned DNS records, then verify it. */
+    create: async (body: PostDomainsBody, options?: RequestOptions): Promise<PostDomainsResponse> => await call<PostDomainsResponse>({ method: 'POST', path: '/v1/domains', body }, options),
+    /** GET /v1/domains: List the organisation's domains, oldest first. */
+    list: async (query?: GetDomainsQuery, options?: RequestOptions): Promise<GetDomainsResponse> => await call<GetDomainsResponse>({ method: 'GET', path: '/v1/domains', query }, options),
+    /** GET /v1/domains/{id}: Read one domain. */
+    get: async (id: string, options?: RequestOptions): Promise<GetDomainsByIdResponse> => await call<GetDomainsByIdResponse>({ method: 'GET', path: `/v1/domains/${encodeURIComponent(id)}` }, options),
+    /** DELETE /v1/domains/{id}: Delete a domain and free its name. */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/domains/${encodeURIComponent(id)}` }, options),
+    /** POST /v1/domains/{id}/verify: Check the domain's DNS records (or, with OB_DOMAIN_VERIFICATION=off, mark it verified). */
+    verify: async (id: string, options?: RequestOptions): Promise<PostDomainsByIdVerifyResponse> => await call<PostDomainsByIdVerifyResponse>({ method: 'POST', path: `/v1/domains/${encodeURIComponent(id)}/verify` }, options)
+  },
+  webhooks: {
+    /** POST /v1/webhooks: Register a webhook; its signing secret is returned only in this response. */
+    create: async (body: PostWebhooksBody, options?: RequestOptions): Promise<PostWebhooksResponse> => await call<PostWebhooksResponse>({ method: 'POST', path: '/v1/webhooks', body }, options),
+    /** GET /v1/webhooks: List the organisation's webhooks (without secrets), oldest first. */
+    list: async (query?: GetWebhooksQuery, options?: RequestOptions): Promise<GetWebhooksResponse> => await call<GetWebhooksResponse>({ method: 'GET', path: '/v1/webhooks', query }, options),
+    /** GET /v1/webhooks/{id}: Read one webhook (without its secret). */
+    get: async (id: string, options?: RequestOptions): Promise<GetWebhooksByIdResponse> => await call<GetWebhooksByIdResponse>({ method: 'GET', path: `/v1/webhooks/${encodeURIComponent(id)}` }, options),
+    /** PATCH /v1/webhooks/{id}: Change the events of a webhook, pause it, or make it active again (also after it failed). */
+    update: async (id: string, body: PatchWebhooksByIdBody, options?: RequestOptions): Promise<PatchWebhooksByIdResponse> => await call<PatchWebhooksByIdResponse>({ method: 'PATCH', path: `/v1/webhooks/${encodeURIComponent(id)}`, body }, options),
+    /** DELETE /v1/webhooks/{id}: Delete a webhook; nothing more is delivered to it. */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/webhooks/${encodeURIComponent(id)}` }, options)
+  },
+  templates: {
+    /** POST /v1/templates: Create a template with {{var}} placeholders. */
+    create: async (body: PostTemplatesBody, options?: RequestOptions): Promise<PostTemplatesResponse> => await call<PostTemplatesResponse>({ method: 'POST', path: '/v1/templates', body }, options),
+    /** GET /v1/templates: List the organisation's templates, oldest first. */
+    list: async (query?: GetTemplatesQuery, options?: RequestOptions): Promise<GetTemplatesResponse> => await call<GetTemplatesResponse>({ method: 'GET', path: '/v1/templates', query }, options),
+    /** GET /v1/templates/{id}: Read one template. */
+    get: async (id: string, options?: RequestOptions): Promise<GetTemplatesByIdResponse> => await call<GetTemplatesByIdResponse>({ method: 'GET', path: `/v1/templates/${encodeURIComponent(id)}` }, options),
+    /** PATCH /v1/templates/{id}: Change some fields of a template. */
+    update: async (id: string, body: PatchTemplatesByIdBody, options?: RequestOptions): Promise<PatchTemplatesByIdResponse> => await call<PatchTemplatesByIdResponse>({ method: 'PATCH', path: `/v1/templates/${encodeURIComponent(id)}`, body }, options),
+    /** DELETE /v1/templates/{id}: Delete a template. */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/templates/${encodeURIComponent(id)}` }, options)
+  },
+  billing: {
+    /** GET /v1/billing: The organisation's plan and per-key rate limit. */
+    get: async (options?: RequestOptions): Promise<GetBillingResponse> => await call<GetBillingResponse>({ method: 'GET', path: '/v1/billing' }, options),
+    /** PATCH /v1/billing: Change the plan; the new rate limit applies from the next request. */
+    update: async (body: PatchBillingBody, options?: RequestOptions): Promise<PatchBillingResponse> => await call<PatchBillingResponse>({ method: 'PATCH', path: '/v1/billing', body }, options)
+  },
+  suppressions: {
+    /** GET /v1/suppressions: List suppressed addresses (hard bounces, complaints, unsubscribes, manual), in address order. */
+    list: async (query?: GetSuppressionsQuery, options?: RequestOptions): Promise<GetSuppressionsResponse> => await call<GetSuppressionsResponse>({ method: 'GET', path: '/v1/suppressions', query }, options),
+    /** POST /v1/suppressions: Suppress an address by hand (reason manual); sends to it are then skipped. */
+    create: async (body: PostSuppressionsBody, options?: RequestOptions): Promise<PostSuppressionsResponse> => await call<PostSuppressionsResponse>({ method: 'POST', path: '/v1/suppressions', body }, options),
+    /** DELETE /v1/suppressions/{email}: Remove an address from the suppression list so it can be sent to again. */
+    delete: async (email: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/suppressions/${encodeURIComponent(email)}` }, options)
+  },
+  inboundRoutes: {
+    /** POST /v1/inbound/routes: Route inbound mail for an address (or a whole domain) to the organisation's webhooks as inbound.received events. */
+    create: async (body: PostInboundRoutesBody, options?: RequestOptions): Promise<PostInboundRoutesResponse> => await call<PostInboundRoutesResponse>({ method: 'POST', path: '/v1/inbound/routes', body }, options),
+    /** GET /v1/inbound/routes: List the organisation's inbound routes, oldest first. */
+    list: async (query?: GetInboundRoutesQuery, options?: RequestOptions): Promise<GetInboundRoutesResponse> => await call<GetInboundRoutesResponse>({ method: 'GET', path: '/v1/inbound/routes', query }, options),
+    /** GET /v1/inbound/routes/{id}: Read one inbound route. */
+    get: async (id: string, options?: RequestOptions): Promise<GetInboundRoutesByIdResponse> => await call<GetInboundRoutesByIdResponse>({ method: 'GET', path: `/v1/inbound/routes/${encodeURIComponent(id)}` }, options),
+    /** DELETE /v1/inbound/routes/{id}: Delete an inbound route; mail to its address is then refused. */
+    delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/inbound/routes/${encodeURIComponent(id)}` }, options)
+  },
+  whoami: {
+    /** GET /v1/whoami: Describe the calling API key. */
+    get: async (options?: RequestOptions): Promise<GetWhoamiResponse> => await call<GetWhoamiResponse>({ method: 'GET', path: '/v1/whoami' }, options)
+  },
+  messages: {
+    /** GET /v1/messages: List messages, newest first. */
+    list: async (query?: GetMessagesQuery, options?: RequestOptions): Promise<GetMessagesResponse> => await call<GetMessagesResponse>({ method: 'GET', path: '/v1/messages', query }, options),
+    /** GET /v1/messages/{id}: One message with its status and events. */
+    get: async (id: string, options?: RequestOptions): Promise<GetMessagesByIdResponse> => await call<GetMessagesByIdResponse>({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}` }, options)
+  },
+  events: {
+    /** GET /v1/events: List events, newest first. */
+    list: async (query?: GetEventsQuery, options?: RequestOptions): Promise<GetEventsResponse> => await call<GetEventsResponse>({ method: 'GET', path: '/v1/events', query }, options)
+  },
+  stats: {
+    /** GET /v1/stats: Counts of messages sent and of each event type over a time range. */
+    get: async (query?: GetStatsQuery, options?: RequestOptions): Promise<GetStatsResponse> => await call<GetStatsResponse>({ method: 'GET', path: '/v1/stats', query }, options)
+  }
+  }
+}
+
+export type Operations = ReturnType<typeof operations>

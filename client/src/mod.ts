@@ -1,0 +1,5 @@
+export { OutboxClient, type OutboxClientOptions, type RawRequest } from './client.ts'
+export { OutboxApiError, OutboxConnectionError, parseRetryAfter, type ErrorBody, type FieldError } from './errors.ts'
+export { DEFAULT_RETRY, RETRYABLE_STATUS, retryDelay, type RetryPolicy } from './retry.ts'
+export { verifyWebhook, type VerifyWebhookOptions } from './verify_webhook.ts'
+export type * from './generated.ts'

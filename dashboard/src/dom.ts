@@ -1,0 +1,72 @@
+/** A tiny element builder: text always goes through textContent, so API data can never inject markup. */
+export type Child = Node | string | number | null | undefined | false | Child[]
+type Attrs = Record<string, unknown> | null | undefined
+
+function append (el: Element, children: Child[]): void {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue
+    if (Array.isArray(c)) append(el, c)
+    else el.append(c instanceof Node ? c : String(c))
+  }
+}
+
+function setAttrs (el: Element, attrs: Attrs): void {
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue
+    if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2).toLowerCase(), value as EventListener)
+    else if (name === 'value' && 'value' in el) (el as HTMLInputElement).value = String(value)
+    else el.setAttribute(name, value === true ? '' : String(value))
+  }
+}
+
+export function h<K extends keyof HTMLElementTagNameMap> (tag: K, attrs?: Attrs, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag)
+  setAttrs(el, attrs)
+  append(el, children)
+  return el
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg'
+export function svg (tag: string, attrs?: Attrs, ...children: Child[]): SVGElement {
+  const el = document.createElementNS(SVG_NS, tag)
+  setAttrs(el, attrs)
+  append(el, children)
+  return el
+}
+
+export function formatTime (iso: string | undefined): string {
+  if (iso === undefined || iso === null) return '—'
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
+}
+
+export function timeEl (iso: string | undefined): HTMLElement {
+  return iso === undefined ? h('span', null, '—') : h('time', { datetime: iso, title: iso }, formatTime(iso))
+}
+
+export function statusBadge (status: string): HTMLElement {
+  return h('span', { class: `badge s-${status.replace(/[^a-z]/g, '')}` }, status)
+}
+
+/** A table with a caption (visually hidden when `hideCaption`) and a message when empty. */
+export function table (caption: string, headers: string[], rows: Child[][], empty: string, attrs: Attrs = null): HTMLElement {
+  if (rows.length === 0) return h('p', { class: 'empty' }, empty)
+  return h('table', attrs,
+    h('caption', { class: 'sr-only' }, caption),
+    h('thead', null, h('tr', null, headers.map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', null, rows.map((r) => h('tr', null, r.map((c) => h('td', null, c))))))
+}
+
+/** Shows a secret value once, with a copy button. */
+export function secretBox (label: string, value: string, testId: string): HTMLElement {
+  const copy = h('button', { type: 'button', class: 'small', onclick: () => { void navigator.clipboard?.writeText(value) } }, 'Copy')
+  return h('div', { class: 'secret', role: 'status' },
+    h('p', null, h('strong', null, label), ' This is the only time it is shown; store it now.'),
+    h('code', { 'data-testid': testId }, value), ' ', copy)
+}
+
+/** Replaces an element's children (same child rules as `h`). */
+export function fill (el: Element, ...children: Child[]): void {
+  el.replaceChildren()
+  append(el, children)
+}

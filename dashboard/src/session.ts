@@ -1,0 +1,62 @@
+import { OutboxClient, OutboxApiError, type GetWhoamiResponse } from '../../client/src/mod.ts'
+
+const STORAGE_KEY = 'outbox.dashboard.key'
+
+/** A signed-in key: its client and what it may do. The key lives only in sessionStorage (gone with the tab). */
+export interface Session {
+  key: string
+  client: OutboxClient
+  me: GetWhoamiResponse
+  can: (permission: 'read' | 'manage' | 'send' | 'admin') => boolean
+}
+
+function clientFor (key: string): OutboxClient {
+  // A dashboard user waits at the screen: retry briefly, never for long.
+  return new OutboxClient({ apiKey: key, baseUrl: location.origin, retry: { maxAttempts: 2, maxRetryAfterMs: 5000 } })
+}
+
+/**
+ * GET /v1/whoami needs `read`. A key with `manage` but not `read` finds itself in its organisation's key list
+ * instead (by its prefix and last 4 characters); any other key gets whoami's own error (403 for a send-only key).
+ */
+async function describe (client: OutboxClient, key: string): Promise<GetWhoamiResponse> {
+  try {
+    return await client.whoami.get()
+  } catch (err) {
+    if (!(err instanceof OutboxApiError) || err.status !== 403) throw err
+    let cursor: string | undefined
+    try {
+      do {
+        const page = await client.apiKeys.list({ limit: 100, cursor })
+        const self = page.data.find((k) => k.prefix === key.slice(0, k.prefix.length) && key.endsWith(k.last4))
+        if (self !== undefined) {
+          const domain = await client.domains.get(self.domain_id)
+          return { key_id: self.id, key_name: self.name, permissions: self.permissions, environment: self.environment, organization_id: '', domain_id: self.domain_id, domain: domain.name, plan: '', rate_limit_per_minute: 0 }
+        }
+        cursor = page.next_cursor ?? undefined
+      } while (cursor !== undefined)
+    } catch { /* no manage either */ }
+    throw err
+  }
+}
+
+/** Checks the key with GET /v1/whoami; throws the API's error (401 for a bad key). */
+export async function signIn (key: string): Promise<Session> {
+  const trimmed = key.trim()
+  if (!trimmed.startsWith('ob_')) {
+    throw new OutboxApiError(401, { code: 'unauthorized', message: 'An API key starts with ob_live_ or ob_test_.' })
+  }
+  const client = clientFor(trimmed)
+  const me = await describe(client, trimmed)
+  sessionStorage.setItem(STORAGE_KEY, trimmed)
+  const perms = new Set(me.permissions)
+  return { key: trimmed, client, me, can: (p) => perms.has('admin') || perms.has(p) }
+}
+
+export function storedKey (): string | null {
+  return sessionStorage.getItem(STORAGE_KEY)
+}
+
+export function signOut (): void {
+  sessionStorage.removeItem(STORAGE_KEY)
+}

@@ -1,0 +1,88 @@
+import type { GetMessagesQuery, GetMessagesResponse } from '../../../client/src/mod.ts'
+import { h, statusBadge, table, timeEl } from '../dom.ts'
+import { showError } from '../errors.ts'
+import type { LiveEvent } from '../live.ts'
+import type { ViewContext, ViewDef } from '../view.ts'
+
+const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed'] as const
+type Message = GetMessagesResponse['data'][number]
+const PAGE = 25
+
+function messageRow (m: Message): HTMLElement[] {
+  return [
+    timeEl(m.created_at),
+    h('span', null, m.to.join(', ')),
+    h('a', { href: `#/messages/${encodeURIComponent(m.id)}` }, m.subject === '' ? '(no subject)' : m.subject),
+    statusBadge(m.status),
+    h('code', { class: 'id' }, m.id)
+  ]
+}
+
+function eventItem (e: LiveEvent): HTMLElement {
+  const messageId = typeof e.data.message_id === 'string' ? e.data.message_id : undefined
+  const to = Array.isArray(e.data.to) ? e.data.to.join(', ') : (e.data.to as string | undefined)
+  return h('li', { 'data-event-id': e.id },
+    statusBadge(e.type), ' ', timeEl(e.timestamp), ' ',
+    to !== undefined && h('span', null, to), ' ',
+    messageId !== undefined && h('a', { href: `#/messages/${encodeURIComponent(messageId)}` }, messageId))
+}
+
+async function render (ctx: ViewContext): Promise<Node> {
+  const client = ctx.session.client
+  const slot = h('div')
+  const list = h('div', { 'data-testid': 'messages' })
+  const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more')
+  const status = h('select', { id: 'f-status', name: 'status' }, h('option', { value: '' }, 'any status'), STATUSES.map((s) => h('option', { value: s }, s)))
+  const to = h('input', { id: 'f-to', name: 'to', type: 'search', placeholder: 'ann@example.net', autocomplete: 'off' })
+  let cursor: string | null = null
+  let rows: Message[] = []
+
+  async function load (append: boolean): Promise<void> {
+    const query: GetMessagesQuery = { limit: PAGE }
+    if (status.value !== '') query.status = status.value as GetMessagesQuery['status']
+    if (to.value.trim() !== '') query.to = to.value.trim()
+    if (append && cursor !== null) query.cursor = cursor
+    try {
+      const page = await client.messages.list(query)
+      showError(slot, undefined)
+      rows = append ? rows.concat(page.data) : page.data
+      cursor = page.next_cursor ?? null
+      more.hidden = !page.has_more
+      list.replaceChildren(table('Messages, newest first', ['Created', 'To', 'Subject', 'Status', 'Id'], rows.map(messageRow), 'No messages match.'))
+    } catch (err) { showError(slot, err) }
+  }
+  more.onclick = () => { void load(true) }
+
+  const feed = h('ol', { class: 'feed', 'data-testid': 'live-feed', 'aria-live': 'polite' })
+  let timer: number | undefined
+  ctx.onLeave(ctx.live.on((e) => {
+    feed.prepend(eventItem(e))
+    while (feed.childElementCount > 30) feed.lastElementChild!.remove()
+    // Status changes arrive as events: refresh the first page shortly after, once per burst.
+    clearTimeout(timer)
+    timer = window.setTimeout(() => { void load(false) }, 400)
+  }))
+  ctx.onLeave(() => clearTimeout(timer))
+  // Accepted messages have no event until delivery starts: re-read the first page now and then, unless the
+  // user has paged further (a reload would drop those pages) or the tab is hidden.
+  const poll = window.setInterval(() => {
+    if (document.visibilityState === 'visible' && rows.length <= PAGE) void load(false)
+  }, 10_000)
+  ctx.onLeave(() => clearInterval(poll))
+
+  await load(false)
+  return h('section', null,
+    h('h1', null, 'Activity'),
+    h('form', { class: 'filters', role: 'search', onsubmit: (e: Event) => { e.preventDefault(); void load(false) } },
+      h('label', { for: 'f-status' }, 'Status'), status,
+      h('label', { for: 'f-to' }, 'Recipient'), to,
+      h('button', { type: 'submit' }, 'Filter')),
+    slot,
+    list,
+    more,
+    h('h2', null, 'Live events'),
+    h('p', { class: 'help' }, 'Events of your organisation as they happen (the same bodies your webhooks receive).'),
+    feed)
+}
+
+export const activityView: ViewDef = { path: /^activity$/, title: 'Activity', nav: 'Activity', permission: 'read', render }

@@ -1,0 +1,46 @@
+import type { GetDomainsResponse } from '../../../client/src/mod.ts'
+import { h, statusBadge, table, timeEl } from '../dom.ts'
+import { act } from '../errors.ts'
+import type { ViewContext, ViewDef } from '../view.ts'
+
+type Domain = GetDomainsResponse['data'][number]
+
+async function render (ctx: ViewContext): Promise<Node> {
+  const client = ctx.session.client
+  const slot = h('div')
+  const list = h('div', { 'data-testid': 'domains' })
+
+  function card (d: Domain): HTMLElement {
+    const verify = h('button', { type: 'button', class: 'small' }, 'Verify')
+    verify.onclick = () => { void act(verify, slot, async () => { await client.domains.verify(d.id); await load() }) }
+    const del = h('button', { type: 'button', class: 'small danger' }, 'Delete')
+    del.onclick = () => {
+      if (!confirm(`Delete ${d.name}? Keys bound to it can no longer send.`)) return
+      void act(del, slot, async () => { await client.domains.delete(d.id); await load() })
+    }
+    return h('article', { class: 'card', 'data-domain': d.name },
+      h('h2', null, d.name, ' ', statusBadge(d.status)),
+      h('p', { class: 'help' }, d.status === 'verified' ? ['Verified ', timeEl(d.verified_at)] : 'Publish these DNS records, then verify.'),
+      table(`DNS records of ${d.name}`, ['Type', 'Name', 'Value'], d.records.map((r) => [r.type, h('code', null, r.name), h('code', { class: 'wrap' }, r.value)]), 'No records.'),
+      h('p', { class: 'row-actions' }, d.status !== 'verified' && verify, del))
+  }
+
+  async function load (): Promise<void> {
+    const page = await client.domains.list({ limit: 100 })
+    list.replaceChildren(...(page.data.length === 0 ? [h('p', { class: 'empty' }, 'No domains.')] : page.data.map(card)))
+  }
+
+  const name = h('input', { id: 'domain-name', required: true, placeholder: 'mail.example.com' })
+  const submit = h('button', { type: 'submit' }, 'Add domain')
+  const form = h('form', {
+    class: 'card',
+    onsubmit: (e: Event) => {
+      e.preventDefault()
+      void act(submit, slot, async () => { await client.domains.create({ name: name.value.trim() }); name.value = ''; await load() })
+    }
+  }, h('h2', null, 'Add a sending domain'), h('label', { for: 'domain-name' }, 'Domain name'), name, submit)
+  await load()
+  return h('section', null, h('h1', null, 'Domains'), slot, list, form)
+}
+
+export const domainsView: ViewDef = { path: /^domains$/, title: 'Domains', nav: 'Domains', permission: 'manage', render }
