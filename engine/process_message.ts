@@ -124,7 +124,7 @@ export class MessageProcessor {
         case 'delivered': {
           final = [events.make('delivered', rcpt, at, { delivered_at: at, smtp_response: outcome.response })]
           const f = followUps.get(rcpt)
-          if (f !== undefined) final.push(events.make(f.type, rcpt, at, f.fields))
+          if (f !== undefined) final.push(events.make(f.type, rcpt, f.at, f.fields))
           if (f?.type === 'complained') suppress.push({ email: rcpt, reason: 'complaint' })
           break
         }

@@ -16,7 +16,7 @@ export const SANDBOX_IP = '127.0.0.1'
 
 export interface SandboxResult {
   outcome: RecipientOutcome
-  followUp?: { type: 'complained' | 'opened' | 'clicked', fields: Record<string, unknown> }
+  followUp?: { type: 'complained' | 'opened' | 'clicked', at: string, fields: Record<string, unknown> }
 }
 
 function localPart (rcpt: string): string {
@@ -30,16 +30,18 @@ function firstLink (html: string | undefined): string | undefined {
   return first
 }
 
-export function sandboxOutcome (rcpt: string, html: string | undefined, publicUrl: string, at: string): SandboxResult {
+export function sandboxOutcome (rcpt: string, html: string | undefined, publicUrl: string, deliveredAt: string): SandboxResult {
+  // Engagement happens after delivery: stamping it a millisecond later keeps every timeline in that order.
+  const at = new Date(Date.parse(deliveredAt) + 1).toISOString()
   const accepted: RecipientOutcome = { kind: 'delivered', response: '250 2.0.0 Sandbox: accepted, not sent' }
   switch (localPart(rcpt)) {
     case 'bounce': return { outcome: { kind: 'bounced', code: '550', message: '550 5.1.1 Sandbox: simulated hard bounce' } }
     case 'softbounce': return { outcome: { kind: 'deferred', response: '451 4.2.0 Sandbox: simulated temporary failure' } }
-    case 'complaint': return { outcome: accepted, followUp: { type: 'complained', fields: { complained_at: at, feedback_type: 'abuse' } } }
-    case 'open': return { outcome: accepted, followUp: { type: 'opened', fields: { opened_at: at, user_agent: SANDBOX_USER_AGENT, ip_address: SANDBOX_IP } } }
+    case 'complaint': return { outcome: accepted, followUp: { type: 'complained', at, fields: { complained_at: at, feedback_type: 'abuse' } } }
+    case 'open': return { outcome: accepted, followUp: { type: 'opened', at, fields: { opened_at: at, user_agent: SANDBOX_USER_AGENT, ip_address: SANDBOX_IP } } }
     case 'click': return {
       outcome: accepted,
-      followUp: { type: 'clicked', fields: { clicked_at: at, url: firstLink(html) ?? `${publicUrl}/`, user_agent: SANDBOX_USER_AGENT, ip_address: SANDBOX_IP } }
+      followUp: { type: 'clicked', at, fields: { clicked_at: at, url: firstLink(html) ?? `${publicUrl}/`, user_agent: SANDBOX_USER_AGENT, ip_address: SANDBOX_IP } }
     }
     default: return { outcome: accepted }
   }

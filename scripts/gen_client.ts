@@ -117,6 +117,8 @@ function naming (path: string, method: string, op: Operation): { group: string, 
 function collect (doc: OpenApi): Method[] {
   const out: Method[] = []
   for (const [path, ops] of Object.entries(doc.paths)) {
+    // Tracking links are followed by recipients' mail clients, never called by a sender's code.
+    if (path.startsWith('/t/')) continue
     for (const [method, op] of Object.entries(ops)) {
       if (op.responses['101'] !== undefined) continue // WebSocket: not an HTTP call
       const { group, action } = naming(path, method, op)

@@ -580,6 +580,158 @@ export type GetStatsResponse = {
   }[]
 }
 
+/** Request body of POST /v1/webhooks/{id}/test. */
+export type PostWebhooksByIdTestBody = {
+  /** `inbound` sends an `inbound.received` event */
+  type: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received"
+}
+
+/** Response of POST /v1/webhooks/{id}/test. */
+export type PostWebhooksByIdTestResponse = {
+  event_id: string
+}
+
+/** Query parameters of GET /v1/webhooks/{id}/deliveries. */
+export type GetWebhooksByIdDeliveriesQuery = {
+  limit?: number
+  cursor?: string
+}
+
+/** Response of GET /v1/webhooks/{id}/deliveries. */
+export type GetWebhooksByIdDeliveriesResponse = {
+  data: {
+    id: string
+    event_id: string
+    event_type: string
+    attempt: number
+    status_code: number | null
+    duration_ms: number
+    error: string | null
+    at: string
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Request body of POST /v1/messages/send. */
+export type PostMessagesSendBody = {
+  /** addr@domain or "Display Name <addr@domain>" */
+  from: string
+  to: string | string[]
+  cc?: string | string[]
+  bcc?: string | string[]
+  /** addr@domain or "Display Name <addr@domain>" */
+  reply_to?: string
+  subject?: string
+  html?: string
+  text?: string
+  headers?: {
+    [key: string]: string
+  }
+  metadata?: {
+    [key: string]: string
+  }
+  attachments?: {
+    filename: string
+    /** base64 */
+    content: string
+    content_type?: string
+  }[]
+  template_id?: string
+  variables?: {
+    [key: string]: string | number | boolean
+  }
+  scheduled_at?: string
+  track_opens?: boolean
+  track_clicks?: boolean
+}
+
+/** Response of POST /v1/messages/send. */
+export type PostMessagesSendResponse = {
+  /** msg_… id of the queued message */
+  id: string
+  status: "queued" | "scheduled"
+  created_at: string
+  /** Recipients skipped because they are on the suppression list */
+  suppressed?: string[]
+}
+
+/** Request body of POST /v1/messages/batch. */
+export type PostMessagesBatchBody = {
+  messages: {
+    /** addr@domain or "Display Name <addr@domain>" */
+    from: string
+    to: string | string[]
+    cc?: string | string[]
+    bcc?: string | string[]
+    /** addr@domain or "Display Name <addr@domain>" */
+    reply_to?: string
+    subject?: string
+    html?: string
+    text?: string
+    headers?: {
+      [key: string]: string
+    }
+    metadata?: {
+      [key: string]: string
+    }
+    attachments?: {
+      filename: string
+      /** base64 */
+      content: string
+      content_type?: string
+    }[]
+    template_id?: string
+    variables?: {
+      [key: string]: string | number | boolean
+    }
+    scheduled_at?: string
+    track_opens?: boolean
+    track_clicks?: boolean
+  }[]
+}
+
+/** Response of POST /v1/messages/batch. */
+export type PostMessagesBatchResponse = {
+  data: {
+    /** msg_… id of the queued message */
+    id: string
+    status: "queued" | "scheduled"
+    created_at: string
+    /** Recipients skipped because they are on the suppression list */
+    suppressed?: string[]
+  } | {
+    id: null
+    status: "suppressed"
+    suppressed: string[]
+  }[]
+}
+
+/** Request body of POST /v1/messages/analyze. */
+export type PostMessagesAnalyzeBody = {
+  /** Subject line; an empty one is reported by `subject_missing`. */
+  subject: string
+  /** HTML body */
+  html: string
+  /** Plain-text body */
+  text?: string
+  /** `addr@domain` or `Name <addr@domain>` */
+  from?: string
+}
+
+/** Response of POST /v1/messages/analyze. */
+export type PostMessagesAnalyzeResponse = {
+  /** 0–10, lower is better */
+  score: number
+  /** pass < 3 ≤ warn < 6 ≤ fail */
+  verdict: "pass" | "warn" | "fail"
+  checks: {
+    id: string
+    severity: "info" | "warning" | "error"
+    message: string
+  }[]
+}
+
 /** Every HTTP operation of docs/openapi.json, grouped by resource. */
 export function operations (call: Call) {
   return {
@@ -629,7 +781,11 @@ export function operations (call: Call) {
     /** PATCH /v1/webhooks/{id}: Change the events of a webhook, pause it, or make it active again (also after it failed). */
     update: async (id: string, body: PatchWebhooksByIdBody, options?: RequestOptions): Promise<PatchWebhooksByIdResponse> => await call<PatchWebhooksByIdResponse>({ method: 'PATCH', path: `/v1/webhooks/${encodeURIComponent(id)}`, body }, options),
     /** DELETE /v1/webhooks/{id}: Delete a webhook; nothing more is delivered to it. */
-    delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/webhooks/${encodeURIComponent(id)}` }, options)
+    delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/webhooks/${encodeURIComponent(id)}` }, options),
+    /** POST /v1/webhooks/{id}/test: Send a signed test event to this webhook. */
+    test: async (id: string, body: PostWebhooksByIdTestBody, options?: RequestOptions): Promise<PostWebhooksByIdTestResponse> => await call<PostWebhooksByIdTestResponse>({ method: 'POST', path: `/v1/webhooks/${encodeURIComponent(id)}/test`, body }, options),
+    /** GET /v1/webhooks/{id}/deliveries: Delivery attempts of this webhook, newest first. */
+    deliveries: async (id: string, query?: GetWebhooksByIdDeliveriesQuery, options?: RequestOptions): Promise<GetWebhooksByIdDeliveriesResponse> => await call<GetWebhooksByIdDeliveriesResponse>({ method: 'GET', path: `/v1/webhooks/${encodeURIComponent(id)}/deliveries`, query }, options)
   },
   templates: {
     /** POST /v1/templates: Create a template with {{var}} placeholders. */
@@ -675,7 +831,13 @@ export function operations (call: Call) {
     /** GET /v1/messages: List messages, newest first. */
     list: async (query?: GetMessagesQuery, options?: RequestOptions): Promise<GetMessagesResponse> => await call<GetMessagesResponse>({ method: 'GET', path: '/v1/messages', query }, options),
     /** GET /v1/messages/{id}: One message with its status and events. */
-    get: async (id: string, options?: RequestOptions): Promise<GetMessagesByIdResponse> => await call<GetMessagesByIdResponse>({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}` }, options)
+    get: async (id: string, options?: RequestOptions): Promise<GetMessagesByIdResponse> => await call<GetMessagesByIdResponse>({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}` }, options),
+    /** POST /v1/messages/send: Send one message. */
+    send: async (body: PostMessagesSendBody, options?: RequestOptions): Promise<PostMessagesSendResponse> => await call<PostMessagesSendResponse>({ method: 'POST', path: '/v1/messages/send', body, idempotent: true }, options),
+    /** POST /v1/messages/batch: Send up to 100 messages. */
+    batch: async (body: PostMessagesBatchBody, options?: RequestOptions): Promise<PostMessagesBatchResponse> => await call<PostMessagesBatchResponse>({ method: 'POST', path: '/v1/messages/batch', body, idempotent: true }, options),
+    /** POST /v1/messages/analyze: Score content for spam signals before sending. */
+    analyze: async (body: PostMessagesAnalyzeBody, options?: RequestOptions): Promise<PostMessagesAnalyzeResponse> => await call<PostMessagesAnalyzeResponse>({ method: 'POST', path: '/v1/messages/analyze', body }, options)
   },
   events: {
     /** GET /v1/events: List events, newest first. */

@@ -4,6 +4,7 @@ import { sandboxOutcome } from '../../../engine/sandbox.ts'
 import { renderTemplate } from '../../../engine/protocol/templates.ts'
 
 const AT = '2026-01-01T00:00:00.000Z'
+const LATER = '2026-01-01T00:00:00.001Z' // engagement is stamped just after the delivery
 const HTML = '<a href="mailto:x@y.z">m</a><a href="https://example.org/a">a</a>'
 
 test('sandbox outcome follows the local part, ignoring +tags and case', () => {
@@ -11,9 +12,9 @@ test('sandbox outcome follows the local part, ignoring +tags and case', () => {
   assert.equal(sandboxOutcome('softbounce@x.org', HTML, 'https://p', AT).outcome.kind, 'deferred')
   const c = sandboxOutcome('complaint@x.org', HTML, 'https://p', AT)
   assert.equal(c.outcome.kind, 'delivered')
-  assert.deepEqual(c.followUp, { type: 'complained', fields: { complained_at: AT, feedback_type: 'abuse' } })
+  assert.deepEqual(c.followUp, { type: 'complained', at: LATER, fields: { complained_at: LATER, feedback_type: 'abuse' } })
   assert.deepEqual(sandboxOutcome('open@x.org', HTML, 'https://p', AT).followUp,
-    { type: 'opened', fields: { opened_at: AT, user_agent: 'Outbox-Sandbox', ip_address: '127.0.0.1' } })
+    { type: 'opened', at: LATER, fields: { opened_at: LATER, user_agent: 'Outbox-Sandbox', ip_address: '127.0.0.1' } })
   assert.equal(sandboxOutcome('click@x.org', HTML, 'https://p', AT).followUp?.fields.url, 'https://example.org/a')
   assert.equal(sandboxOutcome('click@x.org', undefined, 'https://p', AT).followUp?.fields.url, 'https://p/')
   const plain = sandboxOutcome('bouncer@x.org', HTML, 'https://p', AT)
