@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType, DiscardPolicy, AckPolicy, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream'
 import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_INBOUND, INBOUND_SUBJECTS, OBJ_INBOUND_RAW, CONSUMER_INBOUND } from '../protocol/mod.ts'
+import { STREAM_INBOUND, INBOUND_SUBJECTS, OBJ_INBOUND_RAW, CONSUMER_INBOUND, ensureStream } from '../protocol/mod.ts'
 
 const NS_PER_MS = 1_000_000
 /** A job republished with the same message id inside this window (an SMTP client retrying after a lost 250) is dropped. */
@@ -60,14 +60,7 @@ export async function readRaw (stores: InboundStores, name: string): Promise<Buf
 /** Creates (or updates) the inbound job stream, its durable consumer and the raw-message bucket. */
 export async function ensureInboundStreams (nc: NatsConnection, replicas: number): Promise<InboundStores> {
   const jsm = await jetstreamManager(nc)
-  const cfg = inboundStreamConfig(replicas)
-  try {
-    await jsm.streams.info(cfg.name)
-    await jsm.streams.update(cfg.name, cfg)
-  } catch (err) {
-    if (!/not found/i.test(String((err as Error).message))) throw err
-    await jsm.streams.add(cfg)
-  }
+  await ensureStream(jsm, inboundStreamConfig(replicas))
   const consumer = {
     durable_name: CONSUMER_INBOUND,
     ack_policy: AckPolicy.Explicit,
@@ -76,9 +69,9 @@ export async function ensureInboundStreams (nc: NatsConnection, replicas: number
     backoff: [1_000, 5_000, 30_000, 60_000].map((ms) => ms * NS_PER_MS)
   }
   try {
-    await jsm.consumers.info(cfg.name, CONSUMER_INBOUND)
+    await jsm.consumers.info(STREAM_INBOUND, CONSUMER_INBOUND)
   } catch {
-    await jsm.consumers.add(cfg.name, consumer)
+    await jsm.consumers.add(STREAM_INBOUND, consumer)
   }
   // Node's own SHA-256 for object digests instead of the library's portable pure-JS default.
   setSha256Backend('native')

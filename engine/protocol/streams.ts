@@ -1,4 +1,4 @@
-import { jetstreamManager, RetentionPolicy, StorageType, DiscardPolicy, type StreamConfig } from '@nats-io/jetstream'
+import { jetstreamManager, RetentionPolicy, StorageType, DiscardPolicy, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { STREAM_OUTBOUND, OUTBOUND_SUBJECTS, STREAM_EVENTS, EVENT_SUBJECTS } from './subjects.ts'
 
@@ -34,16 +34,19 @@ export function streamConfigs (replicas: number): Array<Partial<StreamConfig> & 
   ]
 }
 
-/** Creates the streams, or brings an existing one to these settings; safe to run from every process. */
+/** Creates a stream, or brings an existing one to `cfg`; safe to run from every process at every start. */
+export async function ensureStream (jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }): Promise<void> {
+  try {
+    await jsm.streams.info(cfg.name)
+    await jsm.streams.update(cfg.name, cfg)
+  } catch (err) {
+    if ((err as { name?: string }).name !== 'StreamNotFoundError' && !/not found/i.test(String((err as Error).message))) throw err
+    await jsm.streams.add(cfg)
+  }
+}
+
+/** The outbound and event streams, which every role needs. */
 export async function ensureStreams (nc: NatsConnection, replicas: number): Promise<void> {
   const jsm = await jetstreamManager(nc)
-  for (const cfg of streamConfigs(replicas)) {
-    try {
-      await jsm.streams.info(cfg.name)
-      await jsm.streams.update(cfg.name, cfg)
-    } catch (err) {
-      if ((err as { code?: unknown, name?: string }).name !== 'StreamNotFoundError' && !/not found/i.test(String((err as Error).message))) throw err
-      await jsm.streams.add(cfg)
-    }
-  }
+  for (const cfg of streamConfigs(replicas)) await ensureStream(jsm, cfg)
 }

@@ -2,6 +2,7 @@ import { jetstream, jetstreamManager, RetentionPolicy, StorageType, DiscardPolic
 import type { NatsConnection } from '@nats-io/transport-node'
 import { STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS, webhookJobSubject, shardOf } from './subjects.ts'
 import { newId } from './ids.ts'
+import { ensureStream } from './streams.ts'
 import type { WebhookRecord } from './records.ts'
 
 const NS_PER_MS = 1_000_000
@@ -50,14 +51,7 @@ export function webhookJobStreamConfig (replicas: number): { name: string, subje
 /** Creates the job stream or brings it to these settings; run by the engine at start, and lazily by the gateway. */
 export async function ensureWebhookJobStream (nc: NatsConnection, replicas: number): Promise<void> {
   const jsm = await jetstreamManager(nc)
-  const cfg = webhookJobStreamConfig(replicas)
-  try {
-    await jsm.streams.info(cfg.name)
-    await jsm.streams.update(cfg.name, cfg)
-  } catch (err) {
-    if (!/not found/i.test(String((err as Error).message))) throw err
-    await jsm.streams.add(cfg)
-  }
+  await ensureStream(jsm, webhookJobStreamConfig(replicas))
 }
 
 const enc = new TextEncoder()
