@@ -44,7 +44,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, consumerName(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   const ownerId = processOwnerId()
-  const leases = new LeaseTable(await openLeaseBucket(shared.nc, config.nats.replicas), {
+  const leases = new LeaseTable(await openLeaseBucket(shared.nc, config.nats.replicas, Math.max(1000, renewIntervalMs(config.engine.leaseMs))), {
     group: 'outbound',
     units: shards.length,
     ownerId,

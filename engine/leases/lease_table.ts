@@ -1,6 +1,9 @@
 import type { KV, KvEntry } from '@nats-io/kv'
 import type { Logger } from 'pino'
 
+/** The bucket, and a way to list its keys matching a subject filter such as `outbound.member.*`. */
+export interface LeaseBucket { kv: KV, keys: (filter: string) => Promise<string[]> }
+
 /** What a lease key and a presence key hold; `expires_at` is epoch milliseconds of the writer's clock. */
 export interface LeaseRecord { owner: string, expires_at: number }
 
@@ -58,10 +61,15 @@ function live (e: KvEntry | null): LeaseRecord | undefined {
 export class LeaseTable {
   private readonly held = new Map<number, Held>()
   private timer?: NodeJS.Timeout
-  private ticking: Promise<void> = Promise.resolve()
+  /** The renew and the balance round run on separate chains, so a slow claim never delays a renew. */
+  private renewing?: Promise<void>
+  private balancing?: Promise<void>
   private closed = false
+  private readonly kv: KV
 
-  constructor (private readonly kv: KV, private readonly opts: LeaseTableOptions) {}
+  constructor (private readonly bucket: LeaseBucket, private readonly opts: LeaseTableOptions) {
+    this.kv = bucket.kv
+  }
 
   private unitKey (unit: number): string { return `${this.opts.group}.shard.${unit}` }
   private memberKey (id: string): string { return `${this.opts.group}.member.${id}` }
@@ -82,17 +90,28 @@ export class LeaseTable {
 
   /** Announces this process and claims its share; resolves after the first round. */
   async start (): Promise<void> {
-    await this.round()
-    this.timer = setInterval(() => { this.ticking = this.ticking.then(async () => await this.round()) }, this.opts.renewMs)
+    await this.renewRound()
+    await this.balanceRound()
+    // a round still running when the next is due is not queued behind: the next tick starts afresh
+    this.timer = setInterval(() => {
+      this.renewing ??= this.renewRound().finally(() => { this.renewing = undefined })
+      this.balancing ??= this.balanceRound().finally(() => { this.balancing = undefined })
+    }, this.opts.renewMs)
   }
 
-  private async round (): Promise<void> {
+  private async renewRound (): Promise<void> {
+    if (this.closed) return
+    const presence = this.kv.put(this.memberKey(this.opts.ownerId), this.record(Date.now())).catch((err: unknown) => {
+      this.opts.log.warn({ err, group: this.opts.group }, 'presence renew failed')
+    })
+    await Promise.all([presence, this.renewAll()])
+  }
+
+  private async balanceRound (): Promise<void> {
     if (this.closed) return
     try {
-      const now = Date.now()
-      await this.kv.put(this.memberKey(this.opts.ownerId), this.record(now))
-      await this.renewAll()
       const members = await this.liveMembers(Date.now())
+      if (this.closed) return
       const target = Math.ceil(this.opts.units / Math.max(1, members))
       const active = [...this.held.entries()].filter(([, h]) => !h.releasing).map(([u]) => u)
       if (active.length > target) {
@@ -101,7 +120,7 @@ export class LeaseTable {
         await this.claim(target - active.length)
       }
     } catch (err) {
-      this.opts.log.warn({ err, group: this.opts.group }, 'lease round failed; retrying')
+      this.opts.log.warn({ err, group: this.opts.group }, 'lease balance round failed; retrying')
     }
   }
 
@@ -114,7 +133,10 @@ export class LeaseTable {
         h.doubtful = false
       } catch (err) {
         if (isWrongRevision(err)) {
-          this.lose(unit, 'the lease revision moved')
+          // a renew that timed out may still have been written: then the newer revision is our own
+          const e = await this.kv.get(this.unitKey(unit)).catch(() => null)
+          if (live(e)?.owner === this.opts.ownerId && this.held.get(unit) === h) h.revision = e!.revision
+          else this.lose(unit, 'the lease revision moved')
         } else {
           h.doubtful = true // pause pulls; the lease is still ours unless the next renews fail past the term
           if (Date.now() >= h.basis + this.opts.leaseMs) this.lose(unit, 'renewals failed for a whole lease term')
@@ -126,7 +148,7 @@ export class LeaseTable {
 
   private async liveMembers (now: number): Promise<number> {
     let count = 0
-    for await (const key of await this.kv.keys(`${this.opts.group}.member.*`)) {
+    for (const key of await this.bucket.keys(`${this.opts.group}.member.*`)) {
       const e = await this.kv.get(key)
       const rec = live(e)
       if (rec !== undefined && rec.expires_at > now) count++
@@ -175,7 +197,7 @@ export class LeaseTable {
     h.releasing = true
     this.opts.log.info({ unit, group: this.opts.group }, 'releasing surplus lease')
     void this.opts.stop(unit, Date.now() + this.opts.drainMs).then(async () => {
-      await this.ticking // no renew of this key is in flight while it is deleted
+      await this.renewing // no renew of this key is in flight while it is deleted
       const now = this.held.get(unit)
       if (now !== h) return // lost meanwhile
       this.held.delete(unit)
@@ -188,7 +210,7 @@ export class LeaseTable {
     if (this.closed) return
     this.closed = true
     clearInterval(this.timer)
-    await this.ticking
+    await Promise.all([this.renewing, this.balancing])
     const mine = [...this.held]
     await Promise.all(mine.map(async ([unit]) => await this.opts.stop(unit, deadline)))
     this.held.clear()

@@ -1,14 +1,30 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
-import { Kvm, type KV } from '@nats-io/kv'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { Kvm } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { KV_SHARD_LEASES } from '../protocol/subjects.ts'
+import type { LeaseBucket } from './lease_table.ts'
 
-export { LeaseTable, type LeaseRecord, type LeaseTableOptions } from './lease_table.ts'
+export { LeaseTable, type LeaseBucket, type LeaseRecord, type LeaseTableOptions } from './lease_table.ts'
 
-/** The lease bucket; one revision per key is enough, a lease is only ever compared with its latest value. */
-export async function openLeaseBucket (nc: NatsConnection, replicas: number): Promise<KV> {
-  return await new Kvm(nc).create(KV_SHARD_LEASES, { replicas, history: 1 })
+/**
+ * The lease bucket (one revision per key: a lease is only compared with its latest value). Requests time out
+ * after `timeoutMs`, so a renew stuck behind a NATS leader election does not hold up the next one.
+ * Keys are listed with a stream-info request filtered by subject rather than `kv.keys()`, whose consumer
+ * can miss a reply while a cluster node is gone.
+ */
+export async function openLeaseBucket (nc: NatsConnection, replicas: number, timeoutMs = 5000): Promise<LeaseBucket> {
+  const kv = await new Kvm(jetstream(nc, { timeout: timeoutMs })).create(KV_SHARD_LEASES, { replicas, history: 1 })
+  const jsm = await jetstreamManager(nc, { timeout: timeoutMs })
+  const prefix = `$KV.${KV_SHARD_LEASES}.`
+  return {
+    kv,
+    async keys (filter) {
+      const info = await jsm.streams.info(`KV_${KV_SHARD_LEASES}`, { subjects_filter: prefix + filter })
+      return Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length))
+    }
+  }
 }
 
 /** This process's id in lease and presence keys: host, pid and a random suffix, so a restart is a new owner. */

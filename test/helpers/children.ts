@@ -8,7 +8,12 @@ export interface Child { process: ChildProcess, port?: number }
 
 /** Spawns a role child with exactly `env` (plus PATH) and resolves once it printed `ready`. */
 export async function spawnChild (script: string, env: Record<string, string>): Promise<Child> {
-  const c = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const log = process.env.OB_TEST_LOG
+  const c = spawn(process.execPath, [script], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...(log !== undefined ? { OB_TEST_LOG: log } : {}), ...env },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  if (log !== undefined) c.stdout!.on('data', (b: Buffer) => process.stderr.write(b)) // the child logs to stdout
   return await new Promise<Child>((resolve, reject) => {
     let out = ''
     c.stdout!.on('data', (b: Buffer) => {

@@ -1,10 +1,10 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import type { KV } from '@nats-io/kv'
 import { pino } from 'pino'
 import { ServerProcess } from '../../helpers/servers.ts'
-import { LeaseTable, openLeaseBucket, type LeaseRecord } from '../../../engine/leases/mod.ts'
+import type { KV } from '@nats-io/kv'
+import { LeaseTable, openLeaseBucket, type LeaseBucket, type LeaseRecord } from '../../../engine/leases/mod.ts'
 
 const UNITS = 4
 const LEASE_MS = 1500
@@ -27,18 +27,20 @@ class Participant {
   readonly stopped: number[] = []
   readonly fences = new Map<number, () => boolean>()
   table!: LeaseTable
-  constructor (readonly id: string, readonly nc: NatsConnection, readonly kv: KV, group: string) {
-    this.table = new LeaseTable(kv, {
+  constructor (readonly id: string, readonly nc: NatsConnection, readonly bucket: LeaseBucket, group: string) {
+    this.table = new LeaseTable(bucket, {
       group, units: UNITS, ownerId: id, leaseMs: LEASE_MS, renewMs: RENEW_MS, drainMs: 1000, log,
       start: (unit, fence) => { this.started.push(unit); this.fences.set(unit, fence) },
       stop: async (unit) => { this.stopped.push(unit) }
     })
   }
 
+  get kv (): KV { return this.bucket.kv }
+
   static async join (id: string, group: string): Promise<Participant> {
     const nc = await connect({ servers: nats.url })
     conns.push(nc)
-    const p = new Participant(id, nc, await openLeaseBucket(nc, 1), group)
+    const p = new Participant(id, nc, await openLeaseBucket(nc, 1, 1000), group)
     await p.table.start()
     return p
   }
