@@ -8,7 +8,7 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
 import { ENGINE_CHILD, spawnChild, stopChild, type Child } from '../../helpers/children.ts'
-import { KV_SHARD_LEASES, STREAM_OUTBOUND, type QueuedMessage } from '../../../engine/protocol/mod.ts'
+import { KV_BUCKETS, KV_SHARD_LEASES, STREAM_OUTBOUND, type QueuedMessage } from '../../../engine/protocol/mod.ts'
 import type { LeaseRecord } from '../../../engine/leases/mod.ts'
 
 /**
@@ -36,7 +36,7 @@ before(async () => {
   // this process writes the control plane, publishes as the gateway does and reads the lease bucket
   ob = await TestOutbox.start({ nats: cluster.nodes[0], redis, env: { ...common, OB_ROLE: 'gateway' } })
   org = await ob.org()
-  leases = await new Kvm(ob.proc.nc).open(KV_SHARD_LEASES)
+  leases = await retrying(async () => await new Kvm(ob.proc.nc).open(KV_SHARD_LEASES))
   const env = {
     ...common,
     REDIS_URL: redis.url,
@@ -45,7 +45,8 @@ before(async () => {
     OB_ENGINE_ACK_WAIT_MS: '3000',
     OB_SHUTDOWN_TIMEOUT_MS: '2000'
   }
-  for (let i = 0; i < 3; i++) engines.push(await spawnChild(ENGINE_CHILD, env))
+  // a start-up request that times out on a busy machine makes an engine exit 1, as systemd would restart it
+  for (let i = 0; i < 3; i++) engines.push(await retrying(async () => await spawnChild(ENGINE_CHILD, env)))
 })
 after(async () => {
   await Promise.all(engines.map(async (e) => await stopChild(e, 'SIGKILL')))
@@ -71,6 +72,17 @@ async function until (what: string, predicate: () => boolean | Promise<boolean>,
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`not in time: ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+async function retrying<T> (fn: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn()
+    } catch (err) {
+      if (i >= attempts) throw err
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
   }
 }
 
@@ -124,7 +136,10 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
   assert.ok(!owners.includes(victim.process.pid!), 'no shard is leased to the dead engine')
   for (const p of survivors) assert.equal(owners.filter((x) => x === p).length, SHARDS / 2, `engine ${p} holds its share`)
 
-  const info = await (await jetstreamManager(ob.proc.nc)).streams.info(STREAM_OUTBOUND)
-  assert.equal(info.config.num_replicas, 3)
+  const jsm = await jetstreamManager(ob.proc.nc)
+  for (const stream of [STREAM_OUTBOUND, `KV_${KV_SHARD_LEASES}`, `KV_${KV_BUCKETS.apiKeys}`]) {
+    assert.equal((await retrying(async () => await jsm.streams.info(stream))).config.num_replicas, 3, `${stream} has OB_NATS_REPLICAS replicas`)
+  }
+  const info = await retrying(async () => await jsm.streams.info(STREAM_OUTBOUND))
   assert.ok(info.cluster?.leader !== undefined && info.cluster.leader !== 'n3', `the stream has a leader on a live node (${String(info.cluster?.leader)})`)
 })
