@@ -43,6 +43,8 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   const processor = new MessageProcessor({ config, js, cp: shared.cp, state: new DeliveryState(shared.redis), actors, log })
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, consumerName(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
+  /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */
+  const handingOver = new Map<number, Promise<void>>()
   const ownerId = processOwnerId()
   const leases = new LeaseTable(await openLeaseBucket(shared.nc, config.nats.replicas, Math.max(1000, renewIntervalMs(config.engine.leaseMs))), {
     group: 'outbound',
@@ -59,8 +61,11 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     },
     async stop (shard, deadline) {
       const d = dispatchers.get(shard)
-      dispatchers.delete(shard)
-      await d?.drain(deadline)
+      if (d !== undefined) {
+        dispatchers.delete(shard)
+        handingOver.set(shard, d.drain(deadline).finally(() => handingOver.delete(shard)))
+      }
+      await handingOver.get(shard)
     }
   })
   await leases.start()
