@@ -117,6 +117,8 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
   const killedAt = Date.now()
   t.diagnostic(`killed NATS node n3 and engine ${victim.process.pid!} after ${sink.accepted} accepted`)
 
+  await new Promise((resolve) => setTimeout(resolve, 1000)) // let the sink finish transactions the kill cut short
+  const acceptedByThen = new Set(sink.messages.map((m) => m.messageId))
   await publishing
   const ids = new Set(msgs.map((m) => `<${m.id}@${org.domain}>`))
   const arrived = new Set<string>()
@@ -125,6 +127,12 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
     return [...ids].every((id) => arrived.has(id))
   }, 40_000)
   t.diagnostic(`all ${COUNT} delivered ${Date.now() - killedAt} ms after the kills; sink accepted ${sink.messages.length} (duplicates ${sink.messages.length - arrived.size})`)
+
+  const counts = new Map<string, number>()
+  for (const m of sink.messages) counts.set(m.messageId, (counts.get(m.messageId) ?? 0) + 1)
+  for (const [id, n] of counts) {
+    if (n > 1) assert.ok(acceptedByThen.has(id), `${id} was sent twice although the sink had not accepted it by the kill`)
+  }
 
   const survivors = pids.slice(1)
   // while a survivor's presence key was out of reach, the other may briefly hold everything; then they rebalance
