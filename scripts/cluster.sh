@@ -16,7 +16,13 @@ NODES=(1 2 3)
 GATEWAYS=(1 2)
 ENGINES=(1 2 3)
 
-alive () { [ -f "$DIR/$1.pid" ] && kill -0 "$(cat "$DIR/$1.pid")" 2>/dev/null; }
+# Running, and still the program this script started under that pid (a pid may be reused after a reboot).
+alive () {
+  [ -f "$DIR/$1.pid" ] || return 1
+  local pid; pid=$(cat "$DIR/$1.pid")
+  kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qE 'nats-server|redis-server|dist/cli/main.js'
+}
 
 launch () { # name, command...
   local name=$1; shift
@@ -59,6 +65,22 @@ wait_meta_leader () { # R3 streams can only be created once the JetStream meta g
   return 1
 }
 
+# After a restart on existing data every stream and KV bucket elects its own leader; until then requests to it
+# time out, so Outbox processes start only once all of them have one.
+streams_led () {
+  curl -sf 'http://127.0.0.1:18222/jsz?accounts=true&streams=true' | node -e '
+    let s = ""; process.stdin.on("data", (d) => { s += d }).on("end", () => {
+      const streams = (JSON.parse(s).account_details ?? []).flatMap((a) => a.stream_detail ?? [])
+      process.exit(streams.every((x) => x.cluster?.leader) ? 0 : 1)
+    })'
+}
+
+wait_streams_led () {
+  for _ in $(seq 1 300); do streams_led && return 0; sleep 0.1; done
+  echo "some streams elected no leader within 30 s; see $DIR/nats-n*.log" >&2
+  return 1
+}
+
 outbox () { # name, role, extra env...
   local name=$1 role=$2; shift 2
   launch "$name" env $(grep -Ev '^\s*(#|$)' "$ENV_FILE" | xargs) OB_ROLE="$role" "$@" node dist/cli/main.js start
@@ -75,6 +97,7 @@ start () {
   launch redis "$REDIS_BIN" --port 16379 --bind 127.0.0.1 --dir "$DIR/redis" --appendonly yes --save ''
   for p in 14222 14223 14224 16379; do wait_port "$p"; done
   wait_meta_leader
+  wait_streams_led
   for i in "${GATEWAYS[@]}"; do outbox "gateway-$i" gateway OB_HTTP_PORT=$((18079 + i)); done
   for i in "${ENGINES[@]}"; do outbox "engine-$i" engine; done
   for i in "${GATEWAYS[@]}"; do wait_port $((18079 + i)); done
