@@ -51,8 +51,22 @@ function live (e: KvEntry | null): LeaseRecord | undefined {
 }
 
 /**
+ * How many units `self` should hold: units / members, one more for the first (units mod members) members in id
+ * order. The shares add up to exactly `units`, so no process is left idle (rounding every share up would give
+ * 12 units over 5 processes as 3+3+3+3+0). A process missing from the list (its presence write failed) counts
+ * as one more member, last in order.
+ */
+export function shareOf (units: number, members: readonly string[], self: string): number {
+  const ids = [...new Set([...members].sort())]
+  let index = ids.indexOf(self)
+  if (index === -1) { index = ids.length; ids.push(self) }
+  const base = Math.floor(units / ids.length)
+  return base + (index < units % ids.length ? 1 : 0)
+}
+
+/**
  * Leases on numbered units of work held in one NATS KV bucket. Each process announces itself with a presence
- * key, aims to hold ceil(units / live processes), claims free or expired units with `create` or a
+ * key, aims to hold its share of the units (`shareOf`), claims free or expired units with `create` or a
  * compare-and-set `update` on the revision it read, renews what it holds every `renewMs`, and releases its
  * surplus (drained first) when a newcomer joins. A unit's work runs only while `fence()` is true: the lease is
  * held at the revision this process wrote last, the last renew succeeded, and the term has at least one renew
@@ -112,7 +126,7 @@ export class LeaseTable {
     try {
       const members = await this.liveMembers(Date.now())
       if (this.closed) return
-      const target = Math.ceil(this.opts.units / Math.max(1, members))
+      const target = shareOf(this.opts.units, members, this.opts.ownerId)
       const active = [...this.held.entries()].filter(([, h]) => !h.releasing).map(([u]) => u)
       if (active.length > target) {
         for (const unit of active.sort((a, b) => b - a).slice(0, active.length - target)) this.release(unit)
@@ -146,17 +160,18 @@ export class LeaseTable {
     }))
   }
 
-  private async liveMembers (now: number): Promise<number> {
-    let count = 0
+  /** Owner ids of the processes whose presence has not expired. */
+  private async liveMembers (now: number): Promise<string[]> {
+    const ids: string[] = []
     for (const key of await this.bucket.keys(`${this.opts.group}.member.*`)) {
       const e = await this.kv.get(key)
       const rec = live(e)
-      if (rec !== undefined && rec.expires_at > now) count++
+      if (rec !== undefined && rec.expires_at > now) ids.push(rec.owner)
       else if (rec !== undefined && e !== null && rec.expires_at + this.opts.leaseMs < now) {
         await this.kv.delete(key, { previousSeq: e.revision }).catch(() => {}) // long dead: tidy up
       }
     }
-    return count
+    return ids
   }
 
   private async claim (wanted: number): Promise<void> {

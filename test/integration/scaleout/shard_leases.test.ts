@@ -88,6 +88,13 @@ test('a second engine joining gets half the shards; the first drains and release
   await b.table.close(Date.now() + 1000)
 })
 
+test('three engines over four shards hold 2, 1 and 1: the shares add up, none is idle', async () => {
+  const ps = [await Participant.join('a', 'g6'), await Participant.join('b', 'g6'), await Participant.join('c', 'g6')]
+  await until('shares 2/1/1', () => ps.map((p) => p.table.units().length).join() === '2,1,1')
+  assert.equal((await owners(ps[0]!.kv, 'g6')).filter((o) => o !== null).length, UNITS)
+  for (const p of ps) await p.table.close(Date.now() + 1000)
+})
+
 test('a lease whose revision moved is lost at the next renew: the holder stops pulling', async () => {
   const a = await Participant.join('a', 'g3')
   const e = (await a.kv.get('g3.shard.1'))!
