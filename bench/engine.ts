@@ -43,7 +43,7 @@ async function measure (mode: BenchRow['mode'], messages: number, run: () => Pro
 }
 
 /** The sink in its own process (bench/sink_process.ts). */
-class RemoteSink {
+export class RemoteSink {
   private constructor (private readonly child: ChildProcess, readonly port: number) {}
 
   static async start (): Promise<RemoteSink> {

@@ -40,6 +40,7 @@ export const EnvSchema = Type.Object({
   OB_DOMAIN_VERIFICATION: Type.Union([Type.Literal('dns'), Type.Literal('off')], { default: 'dns' }),
   OB_DNS_SERVERS: Type.Optional(Type.String({ pattern: '^[^\\s,]+(,[^\\s,]+)*$' })),
   OB_ROLE: Type.Union([Type.Literal('gateway'), Type.Literal('engine'), Type.Literal('inbound'), Type.Literal('all')], { default: 'all' }),
+  OB_SHARD_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000 }),
   OB_ENGINE_SHARDS: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),
   OB_ENGINE_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
   OB_PUBLISH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 5000 }),
@@ -98,6 +99,8 @@ export interface Config {
     readonly ackWaitMs: number
     /** Messages one shard has in flight at most (its pull size). */
     readonly shardCapacity: number
+    /** How long a shard lease lasts without renewal; renewed every third of it. */
+    readonly leaseMs: number
   }
   /** Key material for tracking tokens; when unset a per-installation secret is kept in the control plane. */
   readonly secret?: string

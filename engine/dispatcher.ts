@@ -6,6 +6,7 @@ const HANDBACK_RETRY_MS = 5_000 // an unexpected error: the message comes back i
 const FETCH_EXPIRES_MS = 5_000 // an idle shard renews its pull request every 5 s
 const BATCH_WAIT_MS = 5 // after a slot frees, wait this long for more before pulling, so pulls are not one message each
 const ERROR_PAUSE_MS = 1_000
+const FENCE_PAUSE_MS = 100 // while the shard lease is in doubt, look again this often
 
 interface InHand {
   /** The delivery being worked on, plus any redelivery of the same stream message that arrived meanwhile. */
@@ -20,6 +21,9 @@ interface InHand {
  * server never makes JetStream hand it to someone else mid-transaction. Should a redelivery of a message in
  * hand still arrive (the event loop was blocked past ack_wait), it is not processed a second time: it shares
  * the fate of the copy in progress.
+ *
+ * `fence()` says whether this process still holds the shard's lease (engine/leases/); it is checked before
+ * every pull and for every pulled message, so a process that lost the lease stops taking work at once.
  */
 export class ShardDispatcher {
   private batch?: ConsumerMessages
@@ -35,7 +39,8 @@ export class ShardDispatcher {
     private readonly processor: MessageProcessor,
     private readonly capacity: number,
     private readonly ackWaitMs: number,
-    private readonly log: Logger
+    private readonly log: Logger,
+    private readonly fence: () => boolean = () => true
   ) {}
 
   start (): void {
@@ -55,10 +60,14 @@ export class ShardDispatcher {
     while (!this.stopping) {
       await this.waitForSlot()
       if (this.stopping) break
+      if (!this.fence()) {
+        await new Promise((resolve) => setTimeout(resolve, FENCE_PAUSE_MS))
+        continue
+      }
       try {
         this.batch = await this.consumer.fetch({ max_messages: this.free, expires: FETCH_EXPIRES_MS })
         for await (const m of this.batch) {
-          if (this.stopping) {
+          if (this.stopping || !this.fence()) {
             m.nak() // pulled but not started: hand it straight back
             continue
           }

@@ -11,25 +11,24 @@ import { DeliveryState } from './delivery_state.ts'
 import { ShardDispatcher } from './dispatcher.ts'
 import { MessageProcessor } from './process_message.ts'
 import { ShardActors } from './shards.ts'
+import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
 
 export interface Engine {
-  /** The shards this process consumes. */
+  /** This process's id in the shard lease bucket. */
+  readonly ownerId: string
+  /** The shards this process holds leases on right now. */
   readonly ownedShards: readonly number[]
   /** Stops taking work, finishes or hands back what is in flight, within `timeoutMs`. */
   drain: (timeoutMs: number) => Promise<void>
 }
 
-/** Every shard, for now: shard leases across engine processes come later and only change this list. */
-function shardsToOwn (config: Config): number[] {
-  return Array.from({ length: config.engine.shards }, (_v, i) => i)
-}
-
 export async function startEngine (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Engine> {
   const log = shared.log.child({ part: 'engine' })
-  const ownedShards = shardsToOwn(config)
-  await ensureConsumers(shared.nc, ownedShards, config.engine.ackWaitMs)
+  const shards = Array.from({ length: config.engine.shards }, (_v, i) => i)
+  await ensureConsumers(shared.nc, shards, config.engine.ackWaitMs)
   const secret = await installationSecret(shared.cp.settings, config.secret)
-  const threads = Math.min(config.engine.threads, ownedShards.length)
+  // threads are sized for every shard: leases move shards between processes at any time
+  const threads = Math.min(config.engine.threads, shards.length)
   const actors = new ShardActors({
     redisUrl: config.redis.url,
     ...(config.smtp.relay !== undefined ? { relay: config.smtp.relay } : {}),
@@ -39,24 +38,47 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     hostRatePerS: config.delivery.hostRatePerS,
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret)
-  }, threads, Math.ceil(ownedShards.length / threads), config.engine.shardCapacity)
+  }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity)
   const js = jetstream(shared.nc)
   const processor = new MessageProcessor({ config, js, cp: shared.cp, state: new DeliveryState(shared.redis), actors, log })
-  const dispatchers: ShardDispatcher[] = []
-  for (const shard of ownedShards) {
-    const consumer = await js.consumers.get(STREAM_OUTBOUND, consumerName(shard))
-    const d = new ShardDispatcher(shard, consumer, processor, config.engine.shardCapacity, config.engine.ackWaitMs, log)
-    d.start()
-    dispatchers.push(d)
-  }
-  log.info({ shards: ownedShards.length, threads, relay: config.smtp.relay ?? null }, 'engine started')
+  const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, consumerName(shard))))
+  const dispatchers = new Map<number, ShardDispatcher>()
+  /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */
+  const handingOver = new Map<number, Promise<void>>()
+  const ownerId = processOwnerId()
+  const leases = new LeaseTable(await openLeaseBucket(shared.nc, config.nats.replicas, Math.max(1000, renewIntervalMs(config.engine.leaseMs))), {
+    group: 'outbound',
+    units: shards.length,
+    ownerId,
+    leaseMs: config.engine.leaseMs,
+    renewMs: renewIntervalMs(config.engine.leaseMs),
+    drainMs: config.engine.ackWaitMs,
+    log,
+    start (shard, fence) {
+      const d = new ShardDispatcher(shard, consumers[shard]!, processor, config.engine.shardCapacity, config.engine.ackWaitMs, log, fence)
+      dispatchers.set(shard, d)
+      d.start()
+    },
+    async stop (shard, deadline) {
+      const d = dispatchers.get(shard)
+      if (d !== undefined) {
+        dispatchers.delete(shard)
+        handingOver.set(shard, d.drain(deadline).finally(() => handingOver.delete(shard)))
+      }
+      await handingOver.get(shard)
+    }
+  })
+  await leases.start()
+  log.info({ owner: ownerId, shards: shards.length, held: leases.units(), threads, relay: config.smtp.relay ?? null }, 'engine started')
   let draining: Promise<void> | undefined
   return {
-    ownedShards,
+    ownerId,
+    get ownedShards () { return leases.units() },
     drain (timeoutMs) {
       draining ??= (async () => {
         const deadline = Date.now() + timeoutMs
-        await Promise.all(dispatchers.map(async (d) => await d.drain(deadline)))
+        // drains every shard, then deletes its lease so the other engines take it over at their next renew
+        await leases.close(deadline)
         await actors.close()
         log.info('engine drained')
       })()

@@ -39,6 +39,12 @@ export const KV_BUCKETS = {
   settings: 'ob_settings'
 } as const
 
+/**
+ * Shard leases and engine presence (engine/leases/); not mirrored by the control plane.
+ * Keys: `<group>.shard.<n>` → `{owner, expires_at}`, `<group>.member.<engine id>` → `{owner, expires_at}`.
+ */
+export const KV_SHARD_LEASES = 'ob_shard_leases'
+
 export const HDR_MSG_ID = 'Nats-Msg-Id'
 
 export const REDIS_KEYS = {

@@ -37,6 +37,11 @@ export class ServerProcess {
     return s
   }
 
+  /** The server's process id while it runs (benchmarks read its CPU time from /proc). */
+  get pid (): number | undefined {
+    return this.child?.pid
+  }
+
   get url (): string {
     return this.kind === 'nats' ? `nats://127.0.0.1:${this.port}` : `redis://127.0.0.1:${this.port}`
   }

@@ -1,0 +1,38 @@
+import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { Kvm } from '@nats-io/kv'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { KV_SHARD_LEASES } from '../protocol/subjects.ts'
+import type { LeaseBucket } from './lease_table.ts'
+
+export { LeaseTable, type LeaseBucket, type LeaseRecord, type LeaseTableOptions } from './lease_table.ts'
+
+/**
+ * The lease bucket (one revision per key: a lease is only compared with its latest value). Requests time out
+ * after `timeoutMs`, so a renew stuck behind a NATS leader election does not hold up the next one.
+ * Keys are listed with a stream-info request filtered by subject rather than `kv.keys()`, whose consumer
+ * can miss a reply while a cluster node is gone.
+ */
+export async function openLeaseBucket (nc: NatsConnection, replicas: number, timeoutMs = 5000): Promise<LeaseBucket> {
+  const kv = await new Kvm(jetstream(nc, { timeout: timeoutMs })).create(KV_SHARD_LEASES, { replicas, history: 1 })
+  const jsm = await jetstreamManager(nc, { timeout: timeoutMs })
+  const prefix = `$KV.${KV_SHARD_LEASES}.`
+  return {
+    kv,
+    async keys (filter) {
+      const info = await jsm.streams.info(`KV_${KV_SHARD_LEASES}`, { subjects_filter: prefix + filter })
+      return Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length))
+    }
+  }
+}
+
+/** This process's id in lease and presence keys: host, pid and a random suffix, so a restart is a new owner. */
+export function processOwnerId (): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`.replace(/[^A-Za-z0-9_-]/g, '_')
+}
+
+/** Renew three times per lease term, so one lost renew never costs the lease. */
+export function renewIntervalMs (leaseMs: number): number {
+  return Math.max(100, Math.floor(leaseMs / 3))
+}
