@@ -157,7 +157,7 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     for (const connections of connectionCounts) {
       for (const target of targets) {
         const child = children.get(target)!
-        await load(child, connections, Math.max(1, Math.round(durationS / 4))) // warm-up: JIT, connection pools
+        await load(child, connections, Math.max(0.5, Math.round(durationS / 4))) // warm-up: JIT, connection pools
         if (target !== 'bare') await (await jetstreamManager(nc)).streams.purge(STREAM_OUTBOUND)
         const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
         const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))
