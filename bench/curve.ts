@@ -10,7 +10,7 @@ import type { BenchOptions, BenchResult } from './types.ts'
  * server process. On a shared 2-core machine the CPU cost per message is the figure to compare; the rates show
  * where the curve flattens.
  */
-const FULL = { connections: [10, 100, 1000], durationS: 8, shards: [1, 2, 4, 8], messages: 5000 }
+const FULL = { connections: [10, 100, 1000], durationS: 8, shards: [1, 2, 4, 8], messages: 3000 }
 const QUICK = { connections: [10, 100], durationS: 1, shards: [1, 2], messages: 100 }
 const ENGINE_THREADS = '2'
 

@@ -54,7 +54,7 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
   let done = 0
   const steps = connections.length * 3
   opts.progress(0, 'starting servers')
-  const r = await runGatewayBench({ quick: opts.quick, durationS, connections, out: false, log: (line) => { opts.progress(++done / steps, line.split('  ')[0] ?? '') } })
+  const r = await runGatewayBench({ quick: opts.quick, durationS, connections, out: false, log: (line) => { opts.progress(++done / steps, line.split(/\s+/).slice(0, 2).join(' ')) } })
   const failures = r.measurements.filter((m) => m.target !== 'bare' && m.non_2xx + m.errors > 0)
     .map((m) => `${m.target} at ${m.connections} connections: ${m.non_2xx} non-2xx, ${m.errors} errors`)
   const full = (c: number): Measurement | undefined => r.measurements.find((m) => m.target === 'full' && m.connections === c)
@@ -117,14 +117,19 @@ export async function webhooksSuite (opts: BenchOptions): Promise<BenchResult> {
   })
 }
 
+/** 'open pixel GET /t/o/{token}' → 'open pixel'; the inbound row → 'inbound SMTP'. */
+function shortName (name: string): string {
+  return name.startsWith('inbound') ? 'inbound SMTP' : name.split(' ').slice(0, 2).join(' ')
+}
+
 export async function inboundSuite (opts: BenchOptions): Promise<BenchResult> {
   opts.progress(0.05, 'inbound SMTP rounds, then tracking endpoints')
   const r = await runInboundBench(opts.quick ? { messages: 100, durationS: 1, rounds: 1 } : {})
   const failures = r.rows.filter((x) => !(x.outbox > 0)).map((x) => `${x.name}: no throughput`)
   return result('inbound', 'Inbound SMTP and tracking endpoints vs bare servers', opts.quick, {
-    summary: r.rows.map((x) => `${x.name.split(' ')[0]} ${x.name.includes('pixel') ? 'pixel' : x.name.includes('click') ? 'click' : ''} ${x.outbox.toFixed(0)} ${x.unit} (${(x.ratio * 100).toFixed(0)} % of bare)`.replace(/\s+/g, ' ')).join('; '),
+    summary: r.rows.map((x) => `${shortName(x.name)} ${x.outbox.toFixed(0)} ${x.unit} (${(x.ratio * 100).toFixed(0)} % of bare)`).join('; '),
     failures,
     tables: [{ title: 'Outbox next to a bare baseline in the same run', columns: ['measurement', 'Outbox', 'bare baseline', 'unit', 'Outbox / baseline'], rows: r.rows.map((x) => [x.name, Math.round(x.outbox), Math.round(x.baseline), x.unit, `${(x.ratio * 100).toFixed(0)} %`]) }],
-    charts: [{ title: 'Outbox vs bare baseline (% of baseline)', kind: 'bar', xLabel: 'measurement', yLabel: '% of baseline', x: r.rows.map((x) => x.name.split(' ').slice(0, 2).join(' ')), series: [{ name: 'Outbox / bare', values: r.rows.map((x) => Math.round(x.ratio * 100)) }] }]
+    charts: [{ title: 'Outbox vs bare baseline (% of baseline)', kind: 'bar', xLabel: 'measurement', yLabel: '% of baseline', x: r.rows.map((x) => shortName(x.name)), series: [{ name: 'Outbox / bare', values: r.rows.map((x) => Math.round(x.ratio * 100)) }] }]
   })
 }
