@@ -153,7 +153,8 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     // All servers start first and the measurements alternate between them, so that whatever else shares the
     // machine weighs on each of them alike and the ratios stay fair.
     const targets = opts.targets ?? TARGETS
-    for (const target of targets) children.set(target, await startChild(target, nats.url, redis.url))
+    const started = await Promise.all(targets.map(async (target) => await startChild(target, nats.url, redis.url)))
+    targets.forEach((target, i) => children.set(target, started[i]!))
     for (const connections of connectionCounts) {
       for (const target of targets) {
         const child = children.get(target)!

@@ -98,7 +98,7 @@ export async function engineSuite (opts: BenchOptions): Promise<BenchResult> {
 
 export async function webhooksSuite (opts: BenchOptions): Promise<BenchResult> {
   opts.progress(0.05, 'bare undici loop, then three webhook runs')
-  const r = await runWebhookBench({ quick: opts.quick, events: opts.quick ? 1000 : 20_000, out: join(tmpdir(), `ob-bench-webhooks-${process.pid}.json`) })
+  const r = await runWebhookBench({ quick: opts.quick, events: opts.quick ? 500 : 20_000, out: join(tmpdir(), `ob-bench-webhooks-${process.pid}.json`) })
   const failures = r.webhooks_per_s > 0 ? [] : ['no webhook deliveries']
   return result('webhooks', 'Signed webhook deliveries vs a bare undici loop', opts.quick, {
     summary: `${r.webhooks_per_s} signed deliveries/s (${Math.round(r.ratio_to_bare * 100)} % of a bare undici loop at ${r.bare_undici_per_s}/s); a dead endpoint on every event costs a healthy one ${Math.round(r.dead_endpoint_drop * 100)} %`,
@@ -124,7 +124,7 @@ function shortName (name: string): string {
 
 export async function inboundSuite (opts: BenchOptions): Promise<BenchResult> {
   opts.progress(0.05, 'inbound SMTP rounds, then tracking endpoints')
-  const r = await runInboundBench(opts.quick ? { messages: 100, durationS: 1, rounds: 1 } : {})
+  const r = await runInboundBench(opts.quick ? { messages: 50, durationS: 1, rounds: 1 } : {})
   const failures = r.rows.filter((x) => !(x.outbox > 0)).map((x) => `${x.name}: no throughput`)
   return result('inbound', 'Inbound SMTP and tracking endpoints vs bare servers', opts.quick, {
     summary: r.rows.map((x) => `${shortName(x.name)} ${x.outbox.toFixed(0)} ${x.unit} (${(x.ratio * 100).toFixed(0)} % of bare)`).join('; '),
