@@ -84,8 +84,9 @@ async function plainLoop (sink: RemoteSink, domain: DomainRecord, n: number): Pr
   transport.close()
 }
 
-async function engineRun (sink: RemoteSink, nats: ServerProcess, redis: ServerProcess, n: number): Promise<BenchRow> {
-  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_HTTP_PORT: '0', OB_LOG_LEVEL: 'silent' } as const
+/** `extraEnv` (e.g. OB_ENGINE_SHARDS) is applied to the engine's settings: the scaling curve varies it. */
+export async function engineRun (sink: RemoteSink, nats: ServerProcess, redis: ServerProcess, n: number, extraEnv: Record<string, string> = {}): Promise<BenchRow> {
+  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_HTTP_PORT: '0', OB_LOG_LEVEL: 'silent', ...extraEnv }
   const config = loadConfig(env)
   const nc = await connectNats(config.nats.servers, 'bench')
   await ensureStreams(nc, 1)
@@ -112,8 +113,8 @@ async function engineRun (sink: RemoteSink, nats: ServerProcess, redis: ServerPr
   return row
 }
 
-export async function runEngineBench (opts: { quick?: boolean, full?: boolean } = {}): Promise<BenchResult> {
-  const sizes = opts.quick === true ? [1000] : opts.full === true ? [1000, 10_000, 100_000] : [1000, 10_000]
+export async function runEngineBench (opts: { quick?: boolean, full?: boolean, sizes?: number[], progress?: (fraction: number, label: string) => void } = {}): Promise<BenchResult> {
+  const sizes = opts.sizes ?? (opts.quick === true ? [1000] : opts.full === true ? [1000, 10_000, 100_000] : [1000, 10_000])
   const nats = await ServerProcess.nats()
   const redis = await ServerProcess.redis()
   const sink = await RemoteSink.start()
@@ -129,7 +130,8 @@ export async function runEngineBench (opts: { quick?: boolean, full?: boolean } 
     const domain = cp.domain(made.organization_id, made.domain_id)!
     cp.close()
     await nc.drain()
-    for (const n of sizes) {
+    for (const [i, n] of sizes.entries()) {
+      opts.progress?.(i / sizes.length, `${n} messages: plain loop, then engine`)
       const loop = await measure('plain_loop', n, async () => await plainLoop(sink, domain, n))
       const engine = await engineRun(sink, nats, redis, n)
       rows.push(loop, engine)

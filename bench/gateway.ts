@@ -153,11 +153,12 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     // All servers start first and the measurements alternate between them, so that whatever else shares the
     // machine weighs on each of them alike and the ratios stay fair.
     const targets = opts.targets ?? TARGETS
-    for (const target of targets) children.set(target, await startChild(target, nats.url, redis.url))
+    const started = await Promise.all(targets.map(async (target) => await startChild(target, nats.url, redis.url)))
+    targets.forEach((target, i) => children.set(target, started[i]!))
     for (const connections of connectionCounts) {
       for (const target of targets) {
         const child = children.get(target)!
-        await load(child, connections, Math.max(1, Math.round(durationS / 4))) // warm-up: JIT, connection pools
+        await load(child, connections, Math.max(0.5, Math.round(durationS / 4))) // warm-up: JIT, connection pools
         if (target !== 'bare') await (await jetstreamManager(nc)).streams.purge(STREAM_OUTBOUND)
         const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
         const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))

@@ -19,9 +19,9 @@ import { PIXEL_GIF } from '../gateway/routes/tracking.ts'
  * - tracking: requests/s (autocannon) on the open pixel and the click redirect, each publishing its event with a
  *   PubAck before answering, against a bare uWebSockets.js server answering the same bytes.
  */
-export interface InboundBenchOptions { quick?: boolean, messages?: number, durationS?: number, connections?: number, /** skip the HTTP part (profiling) */ inboundOnly?: boolean }
+export interface InboundBenchOptions { quick?: boolean, messages?: number, durationS?: number, connections?: number, rounds?: number, /** skip the HTTP part (profiling) */ inboundOnly?: boolean }
 
-interface Row { name: string, outbox: number, baseline: number, unit: string, ratio: number }
+export interface Row { name: string, outbox: number, baseline: number, unit: string, ratio: number }
 
 const ROUNDS = 3
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -91,7 +91,7 @@ export async function runInboundBench (opts: InboundBenchOptions = {}): Promise<
     // Alternating rounds, median of each: the machine is shared, and load drifts within a run.
     const bases: number[] = []
     const inbounds: number[] = []
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < (opts.rounds ?? ROUNDS); round++) {
       bases.push(await bareSmtp(messages))
       inbounds.push(await outboxInbound(ob, org.orgId, org.domain, messages))
     }

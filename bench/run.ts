@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ServerProcess } from '../test/helpers/servers.ts'
@@ -11,6 +12,11 @@ import type { BenchResult } from './types.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const USAGE = `usage: npm run bench -- [name…] [--quick] [--name=value…]   benchmarks: ${Object.keys(BENCHMARKS).join(', ')}`
+
+/** The 1, 5 and 15 minute load averages, e.g. "2.41 3.10 3.95": how busy the machine was besides us. */
+function loadAverage (): string {
+  return loadavg().map((l) => l.toFixed(2)).join(' ')
+}
 
 /**
  * `npm run bench -- [name…] [--quick]`: runs the named benchmarks (all by default) against a NATS and a Redis
@@ -33,6 +39,7 @@ async function main (): Promise<number> {
     for (const [i, name] of names.entries()) {
       const bar = new ProgressBar(`[${i + 1}/${names.length}] ${name}`)
       const t0 = Date.now()
+      const loadStart = loadAverage()
       let result: BenchResult
       try {
         result = await BENCHMARKS[name]!.run({ quick, natsUrl: nats.url, redisUrl: redis.url, args, progress: (f, label) => bar.update(f, label) })
@@ -43,6 +50,8 @@ async function main (): Promise<number> {
       result.duration_s = Math.round((Date.now() - t0) / 100) / 10
       result.machine = machine
       result.finished_at = new Date().toISOString()
+      result.load_start = loadStart
+      result.load_end = loadAverage()
       writeFileSync(join(dir, `${name}.json`), JSON.stringify(result, null, 2) + '\n')
       process.stderr.write(`${result.passed ? 'PASS' : 'FAIL'} ${name}: ${result.summary}\n`)
       for (const f of result.failures) process.stderr.write(`  - ${f}\n`)

@@ -48,6 +48,9 @@ export interface BenchResult {
   duration_s: number
   machine?: Machine
   finished_at?: string
+  /** /proc/loadavg (1, 5, 15 min) when the benchmark started and ended: what else was running. */
+  load_start?: string
+  load_end?: string
 }
 
 export type BenchFn = (opts: BenchOptions) => Promise<BenchResult>

@@ -12,6 +12,11 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const JSON_TYPE = 'application/json'
 const EMPTY: Buffer = Buffer.alloc(0)
 const NO_AUTH = undefined as unknown as AuthContext
+/** Shared by every request without a query string; handlers only read queries. */
+const EMPTY_QUERY = new URLSearchParams()
+
+/** The pipeline fills body, rawBody and auth in place: one object per request, no spread copies. */
+type MutableContext = { -readonly [K in keyof RequestContext]: RequestContext[K] }
 
 export interface HttpServer {
   readonly app: uWS.TemplatedApp
@@ -68,20 +73,20 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     label: `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`
   }))
 
-  async function run (c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: Omit<RequestContext, 'body' | 'auth' | 'rawBody'>, bodyPromise: Promise<Buffer> | undefined, start: number): Promise<void> {
+  async function run (c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: MutableContext, bodyPromise: Promise<Buffer> | undefined, start: number): Promise<void> {
     let reply: Reply
     let close = false
     try {
       if (server.draining) throw new ApiError('service_unavailable', 'The server is shutting down.', { retryAfter: 1 })
-      let auth = NO_AUTH
       if (c.def.permission !== null) {
         const now = Date.now()
         deps.authGuard.check(ctx.ip, now)
         try {
-          auth = authenticate(deps.cp, ctx.headers.authorization, now)
+          ctx.auth = authenticate(deps.cp, ctx.headers.authorization, now)
         } catch (err) {
           throw (await deps.authGuard.fail(ctx.ip, now)) ?? err
         }
+        const auth = ctx.auth
         if (!hasPermission(auth.key, c.def.permission)) {
           throw new ApiError('forbidden', `This API key lacks the "${c.def.permission}" permission.`, { details: { required: c.def.permission, granted: auth.key.permissions } })
         }
@@ -96,18 +101,16 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
           }
         }
       }
-      let rawBody = EMPTY
-      let body: unknown
       if (bodyPromise !== undefined) {
-        rawBody = await bodyPromise
-        if (c.body !== undefined) body = assertValid(c.body, parseJson(rawBody, ctx.headers.contentType))
+        ctx.rawBody = await bodyPromise
+        if (c.body !== undefined) ctx.body = assertValid(c.body, parseJson(ctx.rawBody, ctx.headers.contentType))
       }
       if (c.query !== undefined) {
         const q: Record<string, unknown> = {}
         for (const [k, v] of ctx.query) q[k] = v
         assertValid(c.query.validator, Value.Convert(c.query.schema, q))
       }
-      reply = await c.def.handler({ ...ctx, body, rawBody, auth })
+      reply = await c.def.handler(ctx)
     } catch (err) {
       const apiErr = ApiError.from(err)
       if (apiErr.code === 'internal_error') deps.log.error({ err, requestId: ctx.requestId, route: c.label }, 'request failed')
@@ -132,19 +135,23 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         const raw = req.getParameter(i) ?? ''
         try { params[c.params[i]!] = decodeURIComponent(raw) } catch { params[c.params[i]!] = raw }
       }
-      const ctx = {
+      const query = req.getQuery()
+      const ctx: MutableContext = {
         deps,
         requestId: REQUEST_ID.test(incoming) ? incoming : newId('req'),
         ip: Buffer.from(res.getRemoteAddressAsText()).toString(),
         params,
-        query: new URLSearchParams(req.getQuery() ?? ''),
+        query: query === undefined || query === '' ? EMPTY_QUERY : new URLSearchParams(query),
         headers: {
           authorization: req.getHeader('authorization'),
           contentType: req.getHeader('content-type'),
           idempotencyKey: req.getHeader('idempotency-key'),
           userAgent: req.getHeader('user-agent')
         },
-        responseHeaders: {} as Record<string, string>
+        body: undefined,
+        rawBody: EMPTY,
+        auth: NO_AUTH,
+        responseHeaders: {}
       }
       // The body must be taken as it streams in, before any await, or uWS drops it.
       let bodyPromise: Promise<Buffer> | undefined

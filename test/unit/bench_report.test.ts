@@ -38,3 +38,23 @@ test('the report has a section, tables and one SVG per chart per result; README 
   assert.match(text, /<!-- bench:end -->\ntail/)
   rmSync(dir, { recursive: true, force: true })
 })
+
+test('every benchmark is registered; the report states the load average and leaves out JSON of another shape', () => {
+  for (const name of ['gateway', 'curve', 'engine', 'webhooks', 'inbound', 'ratelimit']) assert.ok(BENCHMARKS[name] !== undefined, name)
+  const dir = mkdtempSync(join(tmpdir(), 'outbox-bench-'))
+  const result: BenchResult = {
+    name: 'demo', title: 'Demo', quick: false, passed: true, summary: '42 req/s', duration_s: 1, tables: [], charts: [], notes: [], failures: [],
+    machine: { cpus: 2, cpu_model: 'cpu', memory_gb: 4, os: 'Linux', node: 'v20', nats_server: '2.9.10', redis_server: '7.0.15' },
+    load_start: '3.10 2.00 1.50',
+    load_end: '4.20 2.50 1.60'
+  }
+  writeFileSync(join(dir, 'demo.json'), JSON.stringify(result))
+  writeFileSync(join(dir, 'old.json'), JSON.stringify({ benchmark: 'gateway', measurements: [] }))
+  assert.deepEqual(loadResults(dir).map((r) => r.name), ['demo'])
+  assert.match(writeReport(dir), /Load average \(1\/5\/15 min\) on these 2 cores: 3\.10 2\.00 1\.50 at the start, 4\.20 2\.50 1\.60 at the end\./)
+  const readme = join(dir, 'README.md')
+  writeFileSync(readme, '<!-- bench:begin -->\n<!-- bench:end -->\n')
+  fillReadme(readme, loadResults(dir))
+  assert.match(readFileSync(readme, 'utf8'), /\(2 cores, load average 3\.10 → 4\.20,/)
+  rmSync(dir, { recursive: true, force: true })
+})
