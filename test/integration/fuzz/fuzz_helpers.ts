@@ -9,13 +9,15 @@ export interface RawResponse { status: number, head: string, body: string }
 
 /**
  * One request written byte for byte over a socket (methods, header bytes and paths no HTTP client sends).
- * Resolves with the parsed response, or `null` when the server closed the connection without one.
+ * Resolves with the parsed response, or `null` when the server closed the connection without one. With
+ * `heldIsRefusal`, a connection the server holds open without answering until `timeoutMs` also counts as
+ * `null` (uWS holds a request its parser refuses until its idle timeout closes it).
  */
-export async function rawHttp (port: number, request: Buffer | string, timeoutMs = 10_000): Promise<RawResponse | null> {
+export async function rawHttp (port: number, request: Buffer | string, timeoutMs = 10_000, heldIsRefusal = false): Promise<RawResponse | null> {
   return await new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1')
     let buf = Buffer.alloc(0)
-    const timer = setTimeout(() => { socket.destroy(); reject(new Error('no response and no close')) }, timeoutMs)
+    const timer = setTimeout(() => { socket.destroy(); heldIsRefusal ? resolve(null) : reject(new Error('no response and no close')) }, timeoutMs)
     const done = (r: RawResponse | null): void => { clearTimeout(timer); socket.destroy(); resolve(r) }
     const tryParse = (): void => {
       const end = buf.indexOf('\r\n\r\n')
