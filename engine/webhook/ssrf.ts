@@ -120,6 +120,10 @@ export function makeResolve (dnsServers: readonly string[]): (host: string) => P
 export async function checkedAddress (host: string, resolve: (host: string) => Promise<Resolved[]>, allowPrivate: boolean): Promise<Resolved> {
   const bare = host.startsWith('[') ? host.slice(1, -1) : host
   const literal = isIP(bare)
+  // RFC 6761: `localhost` and its subdomains are loopback whatever a DNS server says, so they are refused by name;
+  // a resolver that does not know them (NXDOMAIN) must not turn a refusal into a retryable DNS error.
+  const name = bare.replace(/\.$/, '').toLowerCase()
+  if (!allowPrivate && literal === 0 && (name === 'localhost' || name.endsWith('.localhost'))) throw new SsrfBlockedError(bare, 'loopback')
   const addresses = literal !== 0 ? [{ address: bare, family: literal as 4 | 6 }] : await resolve(bare)
   if (!allowPrivate) {
     for (const a of addresses) if (isBlockedAddress(a.address)) throw new SsrfBlockedError(bare, a.address)

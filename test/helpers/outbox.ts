@@ -27,7 +27,8 @@ export class TestOutbox {
 
   private constructor (readonly proc: OutboxProcess, readonly nats: ServerProcess, readonly redisServer: ServerProcess, private readonly ownServers: boolean) {}
 
-  static async start (opts: { env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess } = {}): Promise<TestOutbox> {
+  /** `log` captures the process's pino output at the given level (default: OB_TEST_LOG, else silent, to stdout). */
+  static async start (opts: { env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess, log?: { level: string, stream: NodeJS.WritableStream } } = {}): Promise<TestOutbox> {
     const nats = opts.nats ?? await ServerProcess.nats()
     const redis = opts.redis ?? await ServerProcess.redis()
     const config = loadConfig({
@@ -39,7 +40,7 @@ export class TestOutbox {
       OB_SHUTDOWN_TIMEOUT_MS: '2000',
       ...opts.env
     })
-    const log = pino({ level: process.env.OB_TEST_LOG ?? 'silent' })
+    const log = opts.log !== undefined ? pino({ level: opts.log.level }, opts.log.stream) : pino({ level: process.env.OB_TEST_LOG ?? 'silent' })
     const proc = await startOutbox(config, log)
     return new TestOutbox(proc, nats, redis, opts.nats === undefined)
   }

@@ -24,7 +24,7 @@ after(async () => {
   await dns.close()
 })
 
-for (const [name, terminator] of [['<LF>.<LF>', '\n.\n'], ['<CR><LF>.<LF>', '\r\n.\n'], ['<LF>.<CR><LF>', '\n.\r\n']] as const) {
+for (const [name, terminator] of [['<LF>.<LF>', '\n.\n'], ['<CR><LF>.<LF>', '\r\n.\n'], ['<LF>.<CR><LF>', '\n.\r\n'], ['<CR>.<LF>', '\r.\n'], ['<CR>.<CR><LF>', '\r.\r\n']] as const) {
   test(`${name} inside DATA does not end the message: one message, the rest is content`, async () => {
     const before = events.of('inbound.received').length
     const s = await RawSmtp.open(ob.proc.inbound!.port)

@@ -1,0 +1,72 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { rawHttp } from '../fuzz/fuzz_helpers.ts'
+
+/**
+ * Malformed keys are a 401 in the error format, never a throw; and guessing keys from one address is cut off
+ * after 30 failed authentications a minute with 429 `rate_limited` and `retry_after`.
+ * The tests share one address (127.0.0.1), so the malformed-key test stays under the limit and runs first.
+ */
+let ob: TestOutbox
+let org: TestOrg
+before(async () => {
+  ob = await TestOutbox.start()
+  org = await ob.org()
+})
+after(async () => { await ob.close() })
+
+const MALFORMED: Array<[string, string]> = [
+  ['short', 'Bearer ob_live_abc'],
+  ['one short of the minimum', `Bearer ob_live_${'a'.repeat(15)}`],
+  ['too long', `Bearer ob_live_${'a'.repeat(65)}`],
+  ['10 KB key', `Bearer ob_live_${'a'.repeat(10_240)}`],
+  ['unknown prefix', `Bearer sk_live_${'a'.repeat(32)}`],
+  ['unicode', `Bearer ob_live_${'é'.repeat(20)}`],
+  ['emoji', `Bearer ob_live_${'😀'.repeat(20)}`],
+  ['right shape, unknown key', `Bearer ob_live_${'Z'.repeat(40)}`],
+  ['lower-case bearer', `bearer ob_live_${'b'.repeat(32)}`],
+  ['no scheme', `ob_live_${'c'.repeat(32)}`],
+  ['Basic scheme', 'Basic b2JfbGl2ZV94eHg6'],
+  ['Bearer alone', 'Bearer'],
+  ['Bearer and spaces', 'Bearer    '],
+  ['two keys', `Bearer ob_live_${'d'.repeat(32)} ob_live_${'e'.repeat(32)}`],
+  ['tab separator', `Bearer\tob_live_${'f'.repeat(32)}`],
+  ['empty', '']
+]
+
+test('wrong-length, unicode, 10 KB and oddly-schemed keys are a 401 in the error format', async () => {
+  for (const [name, value] of MALFORMED) {
+    // Raw bytes: unicode goes out as UTF-8, which fetch would refuse to send.
+    const r = await rawHttp(ob.proc.gateway!.port, Buffer.from(`GET /v1/whoami HTTP/1.1\r\nHost: x\r\n${value === '' ? '' : `Authorization: ${value}\r\n`}\r\n`))
+    assert.ok(r !== null, name)
+    assert.equal(r.status, 401, `${name}: ${r.status} ${r.body}`)
+    assert.equal(JSON.parse(r.body).error.code, 'unauthorized', name)
+  }
+  // The real key with a wrong suffix or prefix is not accepted either.
+  for (const value of [`${org.adminKey}x`, org.adminKey.slice(0, -1), ` ${org.adminKey}`.replace(' ', 'x')]) {
+    const r = await ob.request('GET', '/v1/whoami', { key: value })
+    assert.equal(r.status, 401, value)
+  }
+})
+
+test('more than 30 failed authentications a minute from one address → 429 rate_limited with retry_after', async () => {
+  let unauthorized = 0
+  let limited: any
+  for (let i = 0; i < 60 && limited === undefined; i++) {
+    const r = await ob.request('GET', '/v1/whoami', { key: `ob_live_${String(i).padStart(32, 'g')}` })
+    if (r.status === 401) unauthorized++
+    else if (r.status === 429) limited = r
+    else assert.fail(`unexpected ${r.status} ${r.text}`)
+  }
+  assert.ok(limited !== undefined, 'guessing was cut off')
+  assert.ok(unauthorized <= 30, `${unauthorized} guesses answered before the limit`)
+  assert.equal(limited.body.error.code, 'rate_limited')
+  assert.ok(Number.isInteger(limited.body.error.retry_after) && limited.body.error.retry_after >= 1)
+  assert.equal(limited.headers.get('retry-after'), String(limited.body.error.retry_after))
+  // While blocked the address gets 429 even with a good key: a guesser cannot tell a hit from a miss.
+  const good = await ob.request('GET', '/v1/whoami', { key: org.adminKey })
+  assert.equal(good.status, 429)
+  // Unauthenticated endpoints stay reachable.
+  assert.equal((await ob.request('GET', '/healthz')).status, 200)
+})
