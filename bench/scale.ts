@@ -57,7 +57,7 @@ export async function runScaleBench (opts: Pick<BenchOptions, 'quick'> & Partial
   const t0 = Date.now()
   const progress = opts.progress ?? (() => {})
   const quick = opts.quick
-  const messages = quick ? 600 : 4000
+  const messages = quick ? 300 : 4000
   const cluster = quick ? undefined : await NatsCluster.start(3, 'obbench')
   const single = quick ? await ServerProcess.nats() : undefined
   const natsPids = cluster !== undefined ? cluster.nodes.map((n) => n.pid) : [single!.pid]

@@ -82,7 +82,7 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
 }
 
 export async function engineSuite (opts: BenchOptions): Promise<BenchResult> {
-  const r = await runEngineBench({ quick: opts.quick, sizes: opts.quick ? [200] : [1000, 10_000], progress: opts.progress })
+  const r = await runEngineBench({ quick: opts.quick, sizes: opts.quick ? [200] : [1000, 10_000, 100_000], progress: opts.progress })
   const rows = r.rows
   const failures = rows.filter((x) => !(x.msgs_per_s > 0)).map((x) => `${x.mode} ${x.messages}: no throughput`)
   const biggest = rows.filter((x) => x.mode === 'engine').at(-1)
