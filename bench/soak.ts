@@ -238,6 +238,8 @@ function report (quick: boolean, started: number, durationS: number, tallies: So
       { title: 'Healthy delivery rate with and without poison traffic (a destination that always answers 451)', columns: ['run', 'healthy messages', 'delivered per second'], rows: [
         ['healthy only', poison.healthy, poison.baselineRate], [`healthy + ${poison.poison} poison`, poison.healthy, poison.withPoisonRate], ['slowdown', '', `${poison.slowdownPct} %`]
       ] },
+      { title: 'Process usage and latency over time (every 5th second)', columns: ['second', 'send p99 ms', 'read p99 ms', 'gateway RSS MB', 'gateway fds', 'engine RSS MB', 'engine fds', 'fault'],
+        rows: samples.filter((_s, i) => i % 5 === 4 || _s.fault !== '').map((s) => [s.t_s, s.send_p99_ms, s.read_p99_ms, s.gateway_rss_mb, s.gateway_fds, s.engine_rss_mb, s.engine_fds, s.fault]) },
       { title: 'Faults injected', columns: ['second', 'fault'], rows: faults.map((f) => [f.t_s, f.fault]) }
     ],
     charts,
