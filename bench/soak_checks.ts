@@ -1,7 +1,7 @@
-import { jetstream } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
-import { STREAM_EVENTS, eventSubject, type EventRecord } from '../engine/protocol/mod.ts'
-import { nothingPending, pendingState, sinkCounts, sleep } from '../test/integration/faults/fault_env.ts'
+import { STREAM_EVENTS, STREAM_OUTBOUND, eventSubject, type EventRecord } from '../engine/protocol/mod.ts'
+import { pendingState, sinkCounts, sleep } from '../test/integration/faults/fault_env.ts'
 import type { SoakWorld } from './soak.ts'
 
 export interface SoakTallies { accepted: string[], statuses: Map<number, number>, inboundSent: number, inboundAccepted: number }
@@ -47,7 +47,9 @@ export async function drain (w: SoakWorld, t: SoakTallies, timeoutMs: number): P
     events = await collectEvents(w.nats.url, w.orgId)
     const got = new Set(receivedIds(w))
     const nc = await connect({ servers: w.nats.url })
-    const idle = nothingPending(await pendingState(nc).finally(async () => { await nc.close() }))
+    const state = await pendingState(nc).finally(async () => { await nc.close() })
+    // Idle once no consumer holds or owes anything; messages still stored after delivery are counted apart.
+    const idle = state.webhookJobs === 0 && state.consumers.every((c) => c.pending === 0 && c.ackPending === 0)
     missing = events.filter((e) => WEBHOOK_TYPES.has(e.type) && !got.has(e.id)).map((e) => e.id)
     if ((missing.length === 0 && idle) || Date.now() > deadline) break
     await sleep(1000)
@@ -62,5 +64,31 @@ export async function drain (w: SoakWorld, t: SoakTallies, timeoutMs: number): P
     webhookRepeats: ids.length - new Set(ids).size,
     inboundLost: Math.max(0, t.inboundAccepted - inboundEvents),
     drainS: Math.round((Date.now() - started) / 100) / 10
+  }
+}
+
+export interface Leftover { seq: number, id: string, at_sink: boolean }
+
+/**
+ * What is still in OB_OUTBOUND, read by sequence, with whether each message already reached the sink: one at the
+ * sink that is still stored was delivered, and only its removal from the work queue did not happen.
+ */
+export async function leftovers (w: SoakWorld, limit = 100_000): Promise<Leftover[]> {
+  const nc = await connect({ servers: w.nats.url })
+  try {
+    const jsm = await jetstreamManager(nc)
+    const info = await jsm.streams.info(STREAM_OUTBOUND)
+    if (info.state.messages === 0) return []
+    const at = sinkCounts(w.sink)
+    const out: Leftover[] = []
+    for (let seq = info.state.first_seq; seq <= Math.min(info.state.last_seq, info.state.first_seq + limit) && out.length < info.state.messages; seq++) {
+      const m = await jsm.streams.getMessage(STREAM_OUTBOUND, { seq }).catch(() => null)
+      if (m === null) continue
+      const id = (m.json<{ id: string }>()).id
+      out.push({ seq, id, at_sink: at.has(`<${id}@${w.domain}>`) })
+    }
+    return out
+  } finally {
+    await nc.close()
   }
 }
