@@ -93,17 +93,22 @@ export async function pendingState (nc: NatsConnection): Promise<PendingState> {
   return { outboundMessages: info.state.messages, consumers, webhookJobs }
 }
 
+/** No consumer holds or owes a message and no webhook job waits (messages may still be stored, see nats_restart). */
+export function consumersIdle (s: PendingState): boolean {
+  return s.webhookJobs === 0 && s.consumers.every((c) => c.pending === 0 && c.ackPending === 0)
+}
+
 export function nothingPending (s: PendingState): boolean {
   return s.outboundMessages === 0 && s.webhookJobs === 0 && s.consumers.every((c) => c.pending === 0 && c.ackPending === 0)
 }
 
 /** Polls until nothing is pending (engines ack just after their events), returning the last state seen. */
-export async function untilNothingPending (natsUrl: string, timeoutMs = 20_000): Promise<PendingState> {
+export async function untilNothingPending (natsUrl: string, timeoutMs = 20_000, done: (s: PendingState) => boolean = nothingPending): Promise<PendingState> {
   const nc = await connect({ servers: natsUrl })
   try {
     const deadline = Date.now() + timeoutMs
     let s = await pendingState(nc)
-    while (!nothingPending(s) && Date.now() < deadline) {
+    while (!done(s) && Date.now() < deadline) {
       await sleep(200)
       s = await pendingState(nc)
     }

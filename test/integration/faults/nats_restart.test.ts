@@ -5,8 +5,9 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import {
-  acceptedIds, closeAgent, nothingPending, send, sendBody, sleep, untilDelivered, untilNothingPending, type SendResult
+  acceptedIds, closeAgent, consumersIdle, messageIdHeader, send, sendBody, sinkCounts, sleep, untilDelivered, untilNothingPending, type SendResult
 } from './fault_env.ts'
+import { outbound } from '../send/helpers.ts'
 
 let nats: ServerProcess
 let redis: ServerProcess
@@ -74,6 +75,12 @@ test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, n
     await events.until(() => ids.every((id) => events.of(id, 'delivered').length >= 1), 30_000)
     for (const id of ids) assert.equal(events.of(id, 'delivered').length, 1, `one delivered event for ${id}`)
   } finally { events.stop() }
-  const state = await untilNothingPending(nats.url)
-  assert.ok(nothingPending(state), JSON.stringify(state))
+  const state = await untilNothingPending(nats.url, 20_000, consumersIdle)
+  assert.ok(consumersIdle(state), JSON.stringify(state))
+  // nats-server 2.9 can lose work-queue removals when it is SIGKILLed: a message already delivered and
+  // acknowledged may stay stored, though no consumer will hand it out again. Allowed here only for delivered mail.
+  const delivered = new Set(sinkCounts(sink).keys())
+  const stored = await outbound(ob)
+  t.diagnostic(`delivered but still stored after the restart: ${stored.length}`)
+  for (const m of stored) assert.ok(delivered.has(messageIdHeader(org, m.msg.id)), `${m.msg.id} is stored but was never delivered`)
 })
