@@ -3,17 +3,19 @@ import { runRatelimitBench } from './ratelimit.ts'
 import { runScaleBench } from './scale.ts'
 import { gatewaySuite, engineSuite, webhooksSuite, inboundSuite } from './suites.ts'
 import { runCurveBench } from './curve.ts'
+import { runSoakBench } from './soak.ts'
 
 /**
  * Every benchmark `npm run bench` knows, in the order a full run takes them.
  * Adding one is one import and one line here: `name: { title, run }`.
  */
-export const BENCHMARKS: Record<string, { title: string, run: BenchFn }> = {
+export const BENCHMARKS: Record<string, { title: string, run: BenchFn, byNameInQuick?: boolean }> = {
   gateway: { title: 'Send API throughput: Outbox gateway vs bare uWS vs Fastify', run: gatewaySuite },
   curve: { title: 'Scaling curve: gateway connections and engine shards', run: runCurveBench },
   engine: { title: 'Delivery engine vs a plain nodemailer loop', run: engineSuite },
   webhooks: { title: 'Signed webhook deliveries vs a bare undici loop', run: webhooksSuite },
   inbound: { title: 'Inbound SMTP and tracking endpoints vs bare servers', run: inboundSuite },
   ratelimit: { title: 'Per-key rate limits across two gateway processes', run: runRatelimitBench },
-  scale: { title: 'Engine scale-out: 1, 2 and 3 engine processes sharing the shards', run: runScaleBench }
+  scale: { title: 'Engine scale-out: 1, 2 and 3 engine processes sharing the shards', run: runScaleBench },
+  soak: { title: 'Soak with injected faults', run: runSoakBench, byNameInQuick: true }
 }

@@ -17,6 +17,9 @@ const redis = new Redis(settings.redisUrl, {
   maxRetriesPerRequest: 1,
   commandTimeout: 1000
 })
+// An outage surfaces as failed commands, which the deliverer turns into deferrals, and the main thread logs it
+// once; without a listener ioredis would print every reconnect attempt as an unhandled error.
+redis.on('error', () => {})
 const transports = new TransportCache(settings.poolConnections)
 const deliverer = new Deliverer(settings, transports, new DestinationThrottle(redis, settings.hostRatePerS), redis)
 

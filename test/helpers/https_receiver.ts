@@ -51,12 +51,13 @@ export class HttpsReceiver {
 
   private constructor (private readonly server: Server, readonly port: number) {}
 
-  static async start (script?: Script): Promise<HttpsReceiver> {
+  /** `port` 0 picks a free one; fault tests pass the port of a receiver they closed, to bring it back. */
+  static async start (script?: Script, port = 0): Promise<HttpsReceiver> {
     const ca = testCa()
     let receiver!: HttpsReceiver
     const server = createServer({ key: ca.key, cert: ca.cert }, (req, res) => { receiver.handle(req, res) })
     server.on('connection', (s: Socket) => { receiver.sockets.add(s); s.once('close', () => receiver.sockets.delete(s)) })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
     receiver = new HttpsReceiver(server, (server.address() as { port: number }).port)
     if (script !== undefined) receiver.script = script
     return receiver

@@ -1,0 +1,278 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { ChildProcess } from 'node:child_process'
+import { connect } from '@nats-io/transport-node'
+import { createTransport } from 'nodemailer'
+import { loadConfig } from '../config/mod.ts'
+import { ControlPlane, ensureStreams, newId, randomToken } from '../engine/protocol/mod.ts'
+import { createOrganization, buildApiKey } from '../gateway/control/orgs.ts'
+import { ServerProcess } from '../test/helpers/servers.ts'
+import { SmtpSink } from '../test/helpers/smtp_sink.ts'
+import { HttpsReceiver, testCa } from '../test/helpers/https_receiver.ts'
+import { DnsServer } from '../test/helpers/dns_server.ts'
+import { spawnCli } from '../test/helpers/cli.ts'
+import { freePort } from '../test/helpers/ports.ts'
+import { pendingState, send, sendBody, sleep, type PendingState } from '../test/integration/faults/fault_env.ts'
+import { renderChart } from './svg_chart.ts'
+import { LatencyWindow, processUsage, type SoakSample } from './soak_probe.ts'
+import { measurePoisonImpact, type PoisonImpact } from './soak_poison.ts'
+import { drain, leftovers, type Leftover, type SoakTallies } from './soak_checks.ts'
+import type { BenchOptions, BenchResult, Chart } from './types.ts'
+
+/**
+ * Soak: mixed load (sends, reads, webhooks to an HTTPS receiver, inbound SMTP) against separate gateway, engine
+ * and inbound processes while faults are injected on a schedule: engine SIGKILL, NATS SIGKILL + restart on its
+ * store, Redis SIGKILL + restart (appendonly), webhook receiver down. Reports lost, duplicated and stuck
+ * messages, p99 latencies, RSS and open descriptors over time. Uses NATS and Redis of its own (it kills them).
+ */
+const QUICK = { durationS: 30, cycleS: 30, senders: 3, poisonHealthy: 150, poisonCount: 60 }
+const FULL = { durationS: 600, cycleS: 60, senders: 4, poisonHealthy: 600, poisonCount: 200 }
+
+export interface SoakWorld {
+  nats: ServerProcess
+  redis: ServerProcess
+  sink: SmtpSink
+  receiver: HttpsReceiver
+  receiverPort: number
+  /** Event ids received by receivers since closed (a restarted receiver starts with an empty record). */
+  receivedIds: string[]
+  baseUrl: string
+  key: string
+  orgId: string
+  domain: string
+}
+
+export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
+  const plan = opts.quick ? QUICK : FULL
+  const started = Date.now()
+  const nats = await ServerProcess.nats()
+  const redis = await ServerProcess.redis()
+  const sink = await SmtpSink.start({ keepRaw: false, tempfailTimes: Number.MAX_SAFE_INTEGER })
+  let receiver = await HttpsReceiver.start()
+  const receiverPort = receiver.port
+  const dns = await DnsServer.start({})
+  const [httpPort, inboundPort, enginePort, inboundHttpPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
+  const children = new Set<ChildProcess>()
+  const env = {
+    NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_DNS_SERVERS: dns.address,
+    OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,2,2,5,5,10,10,20,30,60',
+    OB_DELIVERY_RETRY_SCHEDULE: '1,1,2,2,5,5,10', OB_ENGINE_ACK_WAIT_MS: '5000', OB_PUBLISH_TIMEOUT_MS: '2000',
+    OB_SHUTDOWN_TIMEOUT_MS: '5000', OB_LOG_LEVEL: 'error', OB_ENTERPRISE_RATE_LIMIT: '600000'
+  }
+  const startRole = (role: string, extra: Record<string, string>): ChildProcess => {
+    const run = spawnCli(['start'], { ...env, OB_ROLE: role, ...extra })
+    children.add(run.child)
+    void run.done.then(() => children.delete(run.child))
+    return run.child
+  }
+  try {
+    // organisation, key, webhook and inbound route, written as the API would
+    const config = loadConfig({ NATS_URL: nats.url, REDIS_URL: redis.url, OB_DOMAIN_VERIFICATION: 'off' })
+    const nc = await connect({ servers: nats.url })
+    await ensureStreams(nc, 1)
+    const cp = await ControlPlane.open(nc, { replicas: 1 })
+    const domain = `soak-${Date.now().toString(36)}.bench.test`
+    const org = await createOrganization(cp, config, { name: 'soak', domain, plan: 'enterprise' })
+    const k = buildApiKey({ orgId: org.organization_id, domainId: org.domain_id, name: 'soak', permissions: ['admin'], environment: 'live' })
+    await cp.apiKeys.put(k.record.id, k.record)
+    const now = new Date().toISOString()
+    const wh = { id: newId('wh'), org_id: org.organization_id, url: receiver.url('/hook'), events: ['delivered', 'bounced', 'inbound.received'], secret: `whsec_${randomToken(32)}`, status: 'active' as const, created_at: now, updated_at: now }
+    await cp.webhooks.put(`${org.organization_id}.${wh.id}`, wh)
+    const route = { id: newId('rt'), org_id: org.organization_id, match: `support@${domain}`, action: { type: 'webhook' as const, include_attachments: false }, created_at: now }
+    await cp.routes.put(`${org.organization_id}.${route.id}`, route)
+    cp.close()
+    await nc.close()
+
+    const gateway = startRole('gateway', { OB_HTTP_PORT: String(httpPort) })
+    let engine = startRole('engine', { OB_HTTP_PORT: String(enginePort) })
+    startRole('inbound', { OB_HTTP_PORT: String(inboundHttpPort), OB_SMTP_INBOUND_PORT: String(inboundPort) })
+    const baseUrl = `http://127.0.0.1:${httpPort}`
+    const world: SoakWorld = { nats, redis, sink, receiver, receiverPort, receivedIds: [], baseUrl, key: k.value, orgId: org.organization_id, domain }
+    for (let i = 0; ; i++) {
+      const r = await send(baseUrl, k.value, sendBody({ orgId: org.organization_id, domainId: org.domain_id, domain, adminKey: k.value }, 'warmup@healthy.example'))
+      if (r.status === 202) break
+      if (i > 300) throw new Error(`the gateway did not accept sends: ${r.status} ${r.error ?? ''}`)
+      await sleep(100)
+    }
+    const tallies: SoakTallies = { accepted: [], statuses: new Map(), inboundSent: 0, inboundAccepted: 0 }
+
+    opts.progress(0.02, 'poison comparison')
+    const poison: PoisonImpact = await measurePoisonImpact(world, plan.poisonHealthy, plan.poisonCount)
+
+    // ---- mixed load with faults on a schedule
+    const sendLat = new LatencyWindow()
+    const readLat = new LatencyWindow()
+    const samples: SoakSample[] = []
+    const faults: Array<{ t_s: number, fault: string }> = []
+    let running = true
+    let lastFault = ''
+    const soakStart = Date.now()
+    const orgRef = { orgId: org.organization_id, domainId: org.domain_id, domain, adminKey: k.value }
+    const senders = Array.from({ length: plan.senders }, async (_v, s) => {
+      let n = 0
+      while (running) {
+        // A client that retries with one Idempotency-Key until it gets an answer, as the client library does.
+        const idem = `soak-${s}-${n++}`
+        const body = sendBody(orgRef, `s${s}x${n}@healthy.example`)
+        for (let attempt = 0; running || attempt === 0; attempt++) {
+          const r = await send(baseUrl, k.value, body, { 'idempotency-key': idem })
+          tallies.statuses.set(r.status, (tallies.statuses.get(r.status) ?? 0) + 1)
+          if (r.status === 202) { sendLat.add(r.ms); tallies.accepted.push(r.id!); break }
+          await sleep(Math.min(1000, Number(r.retryAfter ?? 1) * 1000))
+        }
+        await sleep(40)
+      }
+    })
+    const reader = (async () => {
+      while (running) {
+        const id = tallies.accepted[Math.floor(Math.random() * tallies.accepted.length)]
+        if (id !== undefined) {
+          const t0 = Date.now()
+          const res = await fetch(`${baseUrl}/v1/messages/${id}`, { headers: { authorization: `Bearer ${k.value}` } }).catch(() => undefined)
+          await res?.arrayBuffer()
+          if (res?.status === 200) readLat.add(Date.now() - t0)
+        }
+        await sleep(100)
+      }
+    })()
+    const smtp = createTransport({ host: '127.0.0.1', port: inboundPort, secure: false, ignoreTLS: true, pool: false })
+    const inbound = (async () => {
+      while (running) {
+        tallies.inboundSent++
+        try {
+          await smtp.sendMail({ from: 'Customer <customer@sender.test>', to: `support@${domain}`, subject: 'Soak inbound', text: 'hello' })
+          tallies.inboundAccepted++
+        } catch { /* refused while NATS is down: the sender retries later, as MTAs do */ }
+        await sleep(500)
+      }
+    })()
+    const cycle = async (): Promise<void> => {
+      const at = async (fraction: number, cycleStart: number): Promise<boolean> => {
+        const wait = cycleStart + fraction * plan.cycleS * 1000 - Date.now()
+        if (wait > 0) await sleep(wait)
+        return running && Date.now() - soakStart < plan.durationS * 1000
+      }
+      const mark = (fault: string): void => { lastFault = fault; faults.push({ t_s: Math.round((Date.now() - soakStart) / 1000), fault }) }
+      for (let c = 0; running && Date.now() - soakStart < plan.durationS * 1000; c++) {
+        const cs = soakStart + c * plan.cycleS * 1000
+        if (!await at(0.15, cs)) break
+        mark('engine SIGKILL'); engine.kill('SIGKILL'); await sleep(500); engine = startRole('engine', { OB_HTTP_PORT: String(enginePort) })
+        if (!await at(0.35, cs)) break
+        mark('NATS restart'); await nats.stop('SIGKILL'); await sleep(2000); await nats.start()
+        if (!await at(0.55, cs)) break
+        mark('Redis restart'); await redis.stop('SIGKILL'); await sleep(2000); await redis.start()
+        if (!await at(0.75, cs)) break
+        mark('receiver down')
+        for (const r of receiver.on('/hook')) world.receivedIds.push((JSON.parse(r.rawBody.toString()) as { id: string }).id)
+        await receiver.close(); await sleep(plan.cycleS * 100)
+        receiver = await HttpsReceiver.start(undefined, receiverPort); world.receiver = receiver
+      }
+    }
+    const faulting = cycle()
+    while (Date.now() - soakStart < plan.durationS * 1000) {
+      await sleep(1000)
+      const s = sendLat.take()
+      const g = processUsage(gateway.pid)
+      const e = processUsage(engine.pid)
+      samples.push({
+        t_s: Math.round((Date.now() - soakStart) / 1000), send_p99_ms: s.p99, read_p99_ms: readLat.take().p99, sends: s.count,
+        gateway_rss_mb: g?.rssMb ?? 0, gateway_fds: g?.fds ?? 0, engine_rss_mb: e?.rssMb ?? 0, engine_fds: e?.fds ?? 0, fault: lastFault
+      })
+      lastFault = ''
+      opts.progress(0.1 + 0.75 * (Date.now() - soakStart) / (plan.durationS * 1000), 'soak with faults')
+    }
+    running = false
+    await Promise.all([...senders, reader, inbound, faulting])
+    smtp.close()
+
+    opts.progress(0.9, 'draining')
+    const checks = await drain(world, tallies, opts.quick ? 90_000 : 180_000)
+    let pending: PendingState | undefined
+    const pnc = await connect({ servers: nats.url })
+    try { pending = await pendingState(pnc) } finally { await pnc.close() }
+    const left = pending.outboundMessages > 0 ? await leftovers(world) : []
+    return report(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left)
+  } finally {
+    for (const c of children) c.kill('SIGTERM')
+    await sleep(1000)
+    for (const c of children) c.kill('SIGKILL')
+    await receiver.close().catch(() => {})
+    await sink.close()
+    await dns.close()
+    await nats.dispose()
+    await redis.dispose()
+  }
+}
+
+function report (quick: boolean, started: number, durationS: number, tallies: SoakTallies, checks: Awaited<ReturnType<typeof drain>>, pending: PendingState | undefined,
+  samples: SoakSample[], faults: Array<{ t_s: number, fault: string }>, sendLat: LatencyWindow, readLat: LatencyWindow, poison: PoisonImpact, left: Leftover[]): BenchResult {
+  // A message still stored although it reached the sink was delivered; only its removal from the work queue was
+  // lost (NATS killed before it wrote it). Counted apart from mail that is really waiting.
+  const residue = left.filter((l) => l.at_sink).length
+  const unacked = pending === undefined ? 0 : pending.consumers.reduce((n, c) => n + c.pending + c.ackPending, 0)
+  const stuck = pending === undefined ? -1 : Math.max(0, pending.outboundMessages - residue) + pending.webhookJobs + unacked
+  const failures: string[] = []
+  if (checks.lost > 0) failures.push(`${checks.lost} accepted message(s) never reached the SMTP sink`)
+  if (checks.webhookLost > 0) failures.push(`${checks.webhookLost} event(s) never reached the webhook receiver`)
+  if (checks.inboundLost > 0) failures.push(`${checks.inboundLost} accepted inbound mail(s) without an inbound.received event`)
+  if (stuck !== 0) failures.push(`left pending: ${JSON.stringify(pending)}`)
+  const send = sendLat.overall()
+  const read = readLat.overall()
+  const x = samples.map((s) => s.t_s)
+  const charts: Chart[] = [
+    { title: 'Soak: p99 latency per second (faults injected)', kind: 'line', xLabel: 'seconds', yLabel: 'ms', x, series: [{ name: 'send p99', values: samples.map((s) => s.send_p99_ms) }, { name: 'read p99', values: samples.map((s) => s.read_p99_ms) }] },
+    { title: 'Soak: resident memory', kind: 'line', xLabel: 'seconds', yLabel: 'MB', x, series: [{ name: 'gateway RSS', values: samples.map((s) => s.gateway_rss_mb) }, { name: 'engine RSS', values: samples.map((s) => s.engine_rss_mb) }] },
+    { title: 'Soak: open file descriptors', kind: 'line', xLabel: 'seconds', yLabel: 'fds', x, series: [{ name: 'gateway', values: samples.map((s) => s.gateway_fds) }, { name: 'engine', values: samples.map((s) => s.engine_fds) }] }
+  ]
+  const statuses = [...tallies.statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s === 0 ? 'connection error' : s}: ${n}`).join(', ')
+  return {
+    name: 'soak',
+    title: 'Soak with injected faults (engine SIGKILL, NATS and Redis restarts, webhook receiver down)',
+    quick,
+    passed: failures.length === 0,
+    summary: `${durationS} s with ${faults.length} faults: ${tallies.accepted.length} accepted, lost ${checks.lost}, duplicated SMTP ${checks.duplicated}, stuck ${stuck}, delivered but still stored ${residue}; send p99 ${send.p99} ms; poison traffic slowed healthy delivery by ${poison.slowdownPct} %`,
+    tables: [
+      { title: 'Outcome', columns: ['metric', 'value'], rows: [
+        ['messages accepted (202)', tallies.accepted.length], ['lost (202 but not at the sink)', checks.lost], ['duplicated SMTP transactions (same Message-ID)', checks.duplicated],
+        ['stuck (waiting in OB_OUTBOUND or webhook jobs)', stuck], ['delivered but still stored in OB_OUTBOUND', residue], ['webhook events expected', checks.webhookExpected], ['webhook events lost', checks.webhookLost],
+        ['webhook requests repeating an event id', checks.webhookRepeats], ['inbound mails accepted', tallies.inboundAccepted], ['inbound mails without event', checks.inboundLost],
+        ['send answers', statuses], ['send p50 / p99 / max ms', `${send.p50} / ${send.p99} / ${send.max}`], ['read p50 / p99 / max ms', `${read.p50} / ${read.p99} / ${read.max}`],
+        ['drain after load (s)', checks.drainS]
+      ] },
+      { title: 'Healthy delivery rate with and without poison traffic (a destination that always answers 451)', columns: ['run', 'healthy messages', 'delivered per second'], rows: [
+        ['healthy only', poison.healthy, poison.baselineRate], [`healthy + ${poison.poison} poison`, poison.healthy, poison.withPoisonRate], ['slowdown', '', `${poison.slowdownPct} %`]
+      ] },
+      { title: 'Process usage and latency over time (every 5th second)', columns: ['second', 'send p99 ms', 'read p99 ms', 'gateway RSS MB', 'gateway fds', 'engine RSS MB', 'engine fds', 'fault'],
+        rows: samples.filter((_s, i) => i % 5 === 4 || _s.fault !== '').map((s) => [s.t_s, s.send_p99_ms, s.read_p99_ms, s.gateway_rss_mb, s.gateway_fds, s.engine_rss_mb, s.engine_fds, s.fault]) },
+      { title: 'Messages left in OB_OUTBOUND after the drain', columns: ['stream seq', 'message id', 'already at the sink'], rows: left.map((l) => [l.seq, l.id, l.at_sink ? 'yes' : 'no']) },
+      { title: 'Faults injected', columns: ['second', 'fault'], rows: faults.map((f) => [f.t_s, f.fault]) }
+    ],
+    charts,
+    notes: [
+      'Gateway, engine and inbound run as separate `outbox start` processes (OB_ROLE gateway / engine / inbound); RSS and descriptors are read from /proc every second. The engine series restarts after each SIGKILL.',
+      'Senders retry 503 and connection errors with the same Idempotency-Key, as the client library does; only the final 202 counts as accepted.',
+      `Drain waited for every accepted message at the sink and every event at the receiver; it took ${checks.drainS} s.`
+    ],
+    failures,
+    duration_s: Math.round((Date.now() - started) / 100) / 10
+  }
+}
+
+/** `node dist/bench/soak.js [--quick]`: one soak run with NATS and Redis of its own; writes bench/results/soak.json and soak.svg. */
+async function main (): Promise<number> {
+  const quick = process.argv.includes('--quick')
+  const result = await runSoakBench({ quick, natsUrl: '', redisUrl: '', args: {}, progress: (f, label) => { process.stderr.write(`\rsoak ${Math.round(f * 100)} % ${label}        `) } })
+  process.stderr.write('\n')
+  const dir = fileURLToPath(new URL(`../../bench/results/${quick ? 'quick/' : ''}`, import.meta.url))
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'soak.json'), JSON.stringify({ ...result, finished_at: new Date().toISOString() }, null, 2) + '\n')
+  result.charts.forEach((c, i) => { writeFileSync(join(dir, i === 0 ? 'soak.svg' : `soak-${i + 1}.svg`), renderChart(c)) })
+  process.stderr.write(`${result.passed ? 'PASS' : 'FAIL'} soak: ${result.summary}\n`)
+  for (const f of result.failures) process.stderr.write(`  - ${f}\n`)
+  return result.passed ? 0 : 1
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().then((code) => process.exit(code), (err: unknown) => { process.stderr.write(`${String((err as Error).stack ?? err)}\n`); process.exit(1) })
+}

@@ -1,0 +1,86 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { ServerProcess } from '../../helpers/servers.ts'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { EventWatcher } from '../../helpers/engine_env.ts'
+import {
+  acceptedIds, closeAgent, consumersIdle, messageIdHeader, send, sendBody, sinkCounts, sleep, untilDelivered, untilNothingPending, type SendResult
+} from './fault_env.ts'
+import { outbound } from '../send/helpers.ts'
+
+let nats: ServerProcess
+let redis: ServerProcess
+let sink: SmtpSink
+let ob: TestOutbox
+let org: TestOrg
+let key: string
+
+before(async () => {
+  nats = await ServerProcess.nats()
+  redis = await ServerProcess.redis()
+  sink = await SmtpSink.start({ keepRaw: false })
+  ob = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_PUBLISH_TIMEOUT_MS: '1000', OB_ENGINE_ACK_WAIT_MS: '2000' } })
+  org = await ob.org()
+  key = await ob.key(org, ['send'])
+})
+after(async () => {
+  await ob.close()
+  await closeAgent()
+  await sink.close()
+  await nats.dispose()
+  await redis.dispose()
+})
+
+test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, no hang, every 202 delivered', { timeout: 90_000 }, async (t) => {
+  const results: SendResult[] = []
+  let running = true
+  let n = 0
+  const senders = Array.from({ length: 4 }, async () => {
+    while (running) {
+      results.push(await send(ob.baseUrl, key, sendBody(org, `n${n++}@dest.example`)))
+      await sleep(10)
+    }
+  })
+  await sleep(1000)
+  await nats.stop('SIGKILL')
+  const down = Date.now()
+  await sleep(3000)
+  const duringOutage = results.length
+  await nats.start()
+  t.diagnostic(`NATS was down ${Date.now() - down} ms`)
+  // keep sending until sends succeed again for a while
+  const back = Date.now()
+  while (Date.now() - back < 20_000) {
+    await sleep(250)
+    const tail = results.slice(-8)
+    if (tail.length === 8 && tail.every((r) => r.status === 202)) break
+  }
+  await sleep(1000)
+  running = false
+  await Promise.all(senders)
+
+  const statuses = new Map<number, number>()
+  for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
+  t.diagnostic(`statuses ${JSON.stringify([...statuses])}; requests up to restart ${duringOutage}; slowest ${Math.max(...results.map((r) => r.ms))} ms`)
+  for (const r of results) assert.ok(r.status === 202 || r.status === 503, `status ${r.status} ${r.error ?? ''}`)
+  assert.ok((statuses.get(503) ?? 0) > 0, 'the outage was seen by senders')
+  for (const r of results.filter((x) => x.status === 503)) assert.ok(Number(r.retryAfter) >= 1, 'a 503 carries Retry-After')
+  const ids = acceptedIds(results)
+  assert.ok(ids.length > 0)
+
+  await untilDelivered(sink, org, ids, 60_000)
+  const events = await EventWatcher.start(ob.proc.nc, org.orgId)
+  try {
+    await events.until(() => ids.every((id) => events.of(id, 'delivered').length >= 1), 30_000)
+    for (const id of ids) assert.equal(events.of(id, 'delivered').length, 1, `one delivered event for ${id}`)
+  } finally { events.stop() }
+  const state = await untilNothingPending(nats.url, 20_000, consumersIdle)
+  assert.ok(consumersIdle(state), JSON.stringify(state))
+  // nats-server 2.9 can lose work-queue removals when it is SIGKILLed: a message already delivered and
+  // acknowledged may stay stored, though no consumer will hand it out again. Allowed here only for delivered mail.
+  const delivered = new Set(sinkCounts(sink).keys())
+  const stored = await outbound(ob)
+  t.diagnostic(`delivered but still stored after the restart: ${stored.length}`)
+  for (const m of stored) assert.ok(delivered.has(messageIdHeader(org, m.msg.id)), `${m.msg.id} is stored but was never delivered`)
+})

@@ -1,0 +1,70 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { ServerProcess } from '../../helpers/servers.ts'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { EventWatcher } from '../../helpers/engine_env.ts'
+import {
+  acceptedIds, closeAgent, messageIdHeader, nothingPending, sendMany, sinkCounts, untilDelivered, untilNothingPending
+} from './fault_env.ts'
+
+// The sink answers 451 to every `tempfail…` recipient, forever: that is the poison traffic. One shard with room
+// for 4 messages, and more poison than that, so a deferred message that kept its slot would stop healthy mail.
+// How much the poison slows healthy mail is measured by bench/soak.ts, not asserted here.
+const POISON = 12
+const HEALTHY = 60
+
+let nats: ServerProcess
+let redis: ServerProcess
+let sink: SmtpSink
+let ob: TestOutbox
+let org: TestOrg
+let key: string
+let events: EventWatcher
+
+before(async () => {
+  nats = await ServerProcess.nats()
+  redis = await ServerProcess.redis()
+  sink = await SmtpSink.start({ keepRaw: false, tempfailTimes: Number.MAX_SAFE_INTEGER })
+  ob = await TestOutbox.start({
+    nats, redis,
+    env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_ENGINE_SHARDS: '1', OB_ENGINE_THREADS: '1', OB_ENGINE_SHARD_CAPACITY: '4', OB_DELIVERY_RETRY_SCHEDULE: '1,1,2', OB_ENGINE_ACK_WAIT_MS: '2000' }
+  })
+  org = await ob.org()
+  key = await ob.key(org, ['send'])
+  events = await EventWatcher.start(ob.proc.nc, org.orgId)
+})
+after(async () => {
+  events.stop()
+  await ob.close()
+  await closeAgent()
+  await sink.close()
+  await nats.dispose()
+  await redis.dispose()
+})
+
+test('a destination that always answers 4xx is deferred with growing attempts and does not hold slots from healthy mail', { timeout: 60_000 }, async (t) => {
+  const poison = acceptedIds(await sendMany(ob.baseUrl, key, org, POISON, (i) => `tempfail${i}@poison.example`))
+  const healthy = acceptedIds(await sendMany(ob.baseUrl, key, org, HEALTHY, (i) => `h${i}@healthy.example`))
+  assert.equal(poison.length, POISON)
+  assert.equal(healthy.length, HEALTHY)
+
+  await untilDelivered(sink, org, healthy, 30_000)
+  const counts = sinkCounts(sink)
+  for (const id of healthy) assert.equal(counts.get(messageIdHeader(org, id)), 1)
+  for (const id of poison) assert.equal(counts.has(messageIdHeader(org, id)), false, 'poison mail never reaches the mailbox')
+
+  // Attempts 1, 2, 3 deferred, the 4th (schedule spent) a soft bounce; then nothing waits any more.
+  await events.until(() => poison.every((id) => events.of(id, 'bounced').length === 1), 30_000)
+  for (const id of poison) {
+    const attempts = events.of(id, 'deferred').map((e) => (e.data as { attempt: number }).attempt)
+    assert.deepEqual(attempts, [1, 2, 3], `deferred attempts of ${id}`)
+    assert.equal((events.of(id, 'bounced')[0]!.data as { bounce_type: string }).bounce_type, 'soft')
+  }
+  const lastHealthyDone = Math.max(...healthy.map((id) => Date.parse(events.of(id, 'delivered')[0]?.timestamp ?? '0')))
+  const lastPoisonDone = Math.max(...poison.map((id) => Date.parse(events.of(id, 'bounced')[0]!.timestamp)))
+  t.diagnostic(`healthy mail finished ${lastPoisonDone - lastHealthyDone} ms before the last poison bounce`)
+  assert.ok(lastHealthyDone < lastPoisonDone, 'healthy mail did not wait for the poison retries to run out')
+  const state = await untilNothingPending(nats.url)
+  assert.ok(nothingPending(state), JSON.stringify(state))
+})

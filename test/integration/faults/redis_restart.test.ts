@@ -1,0 +1,77 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { ServerProcess } from '../../helpers/servers.ts'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import {
+  acceptedIds, closeAgent, messageIdHeader, nothingPending, send, sendBody, sinkCounts, sleep, untilDelivered,
+  untilNothingPending, type SendResult
+} from './fault_env.ts'
+
+// Redis runs with appendonly yes (ServerProcess), as docs/reliability.md recommends.
+let nats: ServerProcess
+let redis: ServerProcess
+let sink: SmtpSink
+let ob: TestOutbox
+let org: TestOrg
+let key: string
+
+before(async () => {
+  nats = await ServerProcess.nats()
+  redis = await ServerProcess.redis()
+  sink = await SmtpSink.start({ keepRaw: false })
+  ob = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_ENGINE_ACK_WAIT_MS: '2000' } })
+  org = await ob.org()
+  key = await ob.key(org, ['send'])
+})
+after(async () => {
+  await ob.close()
+  await closeAgent()
+  await sink.close()
+  await nats.dispose()
+  await redis.dispose()
+})
+
+test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down, nothing sent unthrottled, then everything flows', { timeout: 90_000 }, async (t) => {
+  const results: SendResult[] = []
+  let running = true
+  let n = 0
+  const senders = Array.from({ length: 4 }, async () => {
+    while (running) {
+      results.push(await send(ob.baseUrl, key, sendBody(org, `r${n++}@dest.example`)))
+      await sleep(10)
+    }
+  })
+  await sleep(1000)
+  await redis.stop('SIGKILL')
+  const outageStart = results.length
+  await sleep(2500)
+  const outage = results.slice(outageStart)
+  await redis.start()
+  const back = Date.now()
+  while (Date.now() - back < 20_000) {
+    await sleep(250)
+    const tail = results.slice(-8)
+    if (tail.length === 8 && tail.every((r) => r.status === 202)) break
+  }
+  await sleep(1000)
+  running = false
+  await Promise.all(senders)
+
+  const statuses = new Map<number, number>()
+  for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
+  const slowest503 = Math.max(0, ...results.filter((r) => r.status === 503).map((r) => r.ms))
+  t.diagnostic(`statuses ${JSON.stringify([...statuses])}; answers during the outage ${outage.length}; slowest 503 ${slowest503} ms`)
+  for (const r of results) assert.ok(r.status === 202 || r.status === 503, `status ${r.status} ${r.error ?? ''}`)
+  assert.ok(outage.some((r) => r.status === 503), 'senders saw the outage')
+  for (const r of results.filter((x) => x.status === 503)) assert.ok(Number(r.retryAfter) >= 1, 'a 503 carries Retry-After')
+  assert.equal(results.at(-1)!.status, 202, 'sending resumed')
+
+  const ids = acceptedIds(results)
+  await untilDelivered(sink, org, ids, 60_000)
+  const state = await untilNothingPending(nats.url)
+  assert.ok(nothingPending(state), JSON.stringify(state))
+  // Nothing got through without the limiter: the sink holds exactly the messages that were answered 202.
+  const delivered = new Set(sinkCounts(sink).keys())
+  assert.deepEqual(delivered, new Set(ids.map((id) => messageIdHeader(org, id))))
+})
