@@ -2,21 +2,10 @@ import { Type } from 'typebox'
 import { BatchRequest, SendRequest, MAX_BATCH } from '../../engine/protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { SendService } from '../send/service.ts'
+import { ErrorBody } from '../schemas/control.ts'
 
 const SEND_PATH = '/v1/messages/send'
 const BATCH_PATH = '/v1/messages/batch'
-
-const ErrorBody = Type.Object({
-  error: Type.Object({
-    code: Type.String(),
-    message: Type.String(),
-    field: Type.Optional(Type.String()),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
-    retry_after: Type.Optional(Type.Integer()),
-    request_id: Type.String()
-  })
-})
 
 const SendResult = Type.Object({
   id: Type.String({ description: 'msg_… id of the queued message' }),

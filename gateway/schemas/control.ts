@@ -12,7 +12,7 @@ export const ErrorBody = Type.Object({
     details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
     retry_after: Type.Optional(Type.Integer()),
-    request_id: Type.Optional(Type.String())
+    request_id: Type.String()
   })
 })
 
