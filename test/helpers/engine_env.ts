@@ -2,7 +2,8 @@ import { jetstream, DeliverPolicy } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Config } from '../../config/mod.ts'
 import { newId, outboundSubject, shardOf, STREAM_EVENTS, type EventRecord, type QueuedMessage } from '../../engine/protocol/mod.ts'
-import type { TestOrg } from './outbox.ts'
+import { TestOutbox, type TestOrg } from './outbox.ts'
+import { SmtpSink, type SinkOptions } from './smtp_sink.ts'
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()
@@ -68,5 +69,29 @@ export class EventWatcher {
 
   stop (): void {
     this.stopFn?.()
+  }
+}
+
+export interface RelayScenario { sink: SmtpSink, ob: TestOutbox, org: TestOrg, events: EventWatcher, close: () => Promise<void> }
+
+/**
+ * An engine-only Outbox that relays every message to an SMTP sink of its own, one organisation, and a watcher of
+ * that organisation's events: the setting of most engine scenarios.
+ */
+export async function startRelayScenario (opts: { sink?: SinkOptions, env?: Record<string, string> } = {}): Promise<RelayScenario> {
+  const sink = await SmtpSink.start(opts.sink)
+  const ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', ...opts.env } })
+  const org = await ob.org()
+  const events = await EventWatcher.start(ob.proc.nc, org.orgId)
+  return {
+    sink,
+    ob,
+    org,
+    events,
+    async close () {
+      events.stop()
+      await ob.close()
+      await sink.close()
+    }
   }
 }

@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
-import { SmtpSink } from '../../helpers/smtp_sink.ts'
-import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
+import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { decodeVerp, verpRecipientHash } from '../../../engine/protocol/mod.ts'
 
 let sink: SmtpSink
@@ -10,17 +10,9 @@ let ob: TestOutbox
 let org: TestOrg
 let events: EventWatcher
 
-before(async () => {
-  sink = await SmtpSink.start()
-  ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_PUBLIC_URL: 'https://mail.example.net' } })
-  org = await ob.org()
-  events = await EventWatcher.start(ob.proc.nc, org.orgId)
-})
-after(async () => {
-  events.stop()
-  await ob.close()
-  await sink.close()
-})
+let scenario: RelayScenario
+before(async () => { ({ sink, ob, org, events } = scenario = await startRelayScenario({ env: { OB_PUBLIC_URL: 'https://mail.example.net' } })) })
+after(async () => { await scenario.close() })
 
 test('a queued message is delivered once over SMTP with its headers, and a delivered event is published', async () => {
   const msg = queuedMessage(org, { to: ['alice@dest.example'], metadata: { order: '42' } })

@@ -1,26 +1,18 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
-import { SmtpSink } from '../../helpers/smtp_sink.ts'
-import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
+import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 
 let sink: SmtpSink
 let ob: TestOutbox
 let org: TestOrg
 let events: EventWatcher
 
-before(async () => {
-  sink = await SmtpSink.start({ slowMs: 3500 })
-  // ack_wait of 1 s against a 3.5 s DATA reply: only working() keeps JetStream from redelivering mid-transaction
-  ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_ENGINE_ACK_WAIT_MS: '1000' } })
-  org = await ob.org()
-  events = await EventWatcher.start(ob.proc.nc, org.orgId)
-})
-after(async () => {
-  events.stop()
-  await ob.close()
-  await sink.close()
-})
+let scenario: RelayScenario
+// ack_wait of 1 s against a 3.5 s DATA reply: only working() keeps JetStream from redelivering mid-transaction
+before(async () => { ({ sink, ob, org, events } = scenario = await startRelayScenario({ sink: { slowMs: 3500 }, env: { OB_ENGINE_ACK_WAIT_MS: '1000' } })) })
+after(async () => { await scenario.close() })
 
 test('a server slower than ack_wait still gets the message exactly once', async () => {
   const msg = queuedMessage(org, { to: ['slow@dest.example'] })

@@ -1,25 +1,17 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
-import { SmtpSink } from '../../helpers/smtp_sink.ts'
-import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
+import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 
 let sink: SmtpSink
 let ob: TestOutbox
 let org: TestOrg
 let events: EventWatcher
 
-before(async () => {
-  sink = await SmtpSink.start()
-  ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_DELIVERY_HOST_RATE: '2' } })
-  org = await ob.org()
-  events = await EventWatcher.start(ob.proc.nc, org.orgId)
-})
-after(async () => {
-  events.stop()
-  await ob.close()
-  await sink.close()
-})
+let scenario: RelayScenario
+before(async () => { ({ sink, ob, org, events } = scenario = await startRelayScenario({ env: { OB_DELIVERY_HOST_RATE: '2' } })) })
+after(async () => { await scenario.close() })
 
 test('sends over the destination rate wait and go out later, without a deferral', async () => {
   const msgs = Array.from({ length: 6 }, (_v, i) => queuedMessage(org, { to: [`t${i}@dest.example`] }))
