@@ -52,10 +52,20 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     async drain (timeoutMs) {
       server.draining = true
       eventStream.close()
-      const deadline = Date.now() + timeoutMs
-      while (server.inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
-      if (server.inFlight > 0) deps.log.warn({ inFlight: server.inFlight }, 'closing with requests still in flight')
+      // New connections are refused at once (a load balancer moves on); requests on open connections are
+      // still answered, each with `Connection: close`, so keep-alive clients reconnect elsewhere.
       uWS.us_listen_socket_close(socket)
+      const deadline = Date.now() + timeoutMs
+      // Quiet for a few ticks, not just zero once: a keep-alive request may be on the wire right after an answer.
+      let quietTicks = 0
+      while (quietTicks < 5 && Date.now() < deadline) {
+        quietTicks = server.inFlight === 0 ? quietTicks + 1 : 0
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      if (server.inFlight > 0) deps.log.warn({ inFlight: server.inFlight }, 'closing with requests still in flight')
+      // Connections still open are idle now; close them with a FIN rather than a reset when the process exits.
+      // (`close` exists in this uWS build but not in its type declarations.)
+      ;(server.app as unknown as { close?: () => void }).close?.()
     }
   }
 }

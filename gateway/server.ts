@@ -119,7 +119,9 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     }
     server.inFlight--
     deps.metrics.request(c.label, reply.status, performance.now() - start)
-    if (!aborted.v) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, close)
+    // While draining, every answer also closes its connection, so keep-alive clients move on instead of
+    // sending their next request into a socket that is about to go away.
+    if (!aborted.v) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, close || server.draining)
   }
 
   for (const c of compiled) {

@@ -22,6 +22,8 @@ test('while draining the gateway answers 503 service_unavailable with Retry-Afte
 test('stop waits for the request in flight: 503 to new ones meanwhile, NATS closed only afterwards', async () => {
   const ob = await TestOutbox.start()
   const server = ob.proc.gateway!.server
+  // A keep-alive connection opened before the drain: new connections are refused from then on, open ones answered.
+  assert.equal((await ob.request('GET', '/healthz')).status, 200)
   server.inFlight++ // a request still being handled
   let stopped = false
   const stopping = ob.proc.stop().then(() => { stopped = true })
@@ -30,6 +32,7 @@ test('stop waits for the request in flight: 503 to new ones meanwhile, NATS clos
     const r = await ob.request('GET', '/v1/whoami')
     assert.equal(r.status, 503)
     assert.equal(r.body.error.code, 'service_unavailable')
+    assert.equal(r.headers.get('connection'), 'close')
     assert.equal(stopped, false)
     assert.equal(ob.proc.nc.isClosed(), false)
   } finally {

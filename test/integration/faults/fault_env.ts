@@ -57,6 +57,20 @@ export async function sendMany (baseUrl: string, key: string, org: TestOrg, coun
   return results
 }
 
+/** Clients posting one send after another until `stop()`: the load the outage tests inject faults into. */
+export function startSendLoad (baseUrl: string, key: string, org: TestOrg, prefix: string, senders = 4): { results: SendResult[], stop: () => Promise<void> } {
+  const results: SendResult[] = []
+  let running = true
+  let n = 0
+  const loops = Array.from({ length: senders }, async () => {
+    while (running) {
+      results.push(await send(baseUrl, key, sendBody(org, `${prefix}${n++}@dest.example`)))
+      await sleep(10)
+    }
+  })
+  return { results, stop: async () => { running = false; await Promise.all(loops) } }
+}
+
 export function acceptedIds (results: SendResult[]): string[] {
   return results.filter((r) => r.status === 202 && r.id !== undefined).map((r) => r.id!)
 }

@@ -5,7 +5,7 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import {
-  acceptedIds, closeAgent, consumersIdle, messageIdHeader, send, sendBody, sinkCounts, sleep, untilDelivered, untilNothingPending, type SendResult
+  acceptedIds, closeAgent, consumersIdle, messageIdHeader, startSendLoad, sinkCounts, sleep, untilDelivered, untilNothingPending
 } from './fault_env.ts'
 import { outbound } from '../send/helpers.ts'
 
@@ -33,15 +33,8 @@ after(async () => {
 })
 
 test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, no hang, every 202 delivered', { timeout: 90_000 }, async (t) => {
-  const results: SendResult[] = []
-  let running = true
-  let n = 0
-  const senders = Array.from({ length: 4 }, async () => {
-    while (running) {
-      results.push(await send(ob.baseUrl, key, sendBody(org, `n${n++}@dest.example`)))
-      await sleep(10)
-    }
-  })
+  const load = startSendLoad(ob.baseUrl, key, org, 'n')
+  const results = load.results
   await sleep(1000)
   await nats.stop('SIGKILL')
   const down = Date.now()
@@ -57,8 +50,7 @@ test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, n
     if (tail.length === 8 && tail.every((r) => r.status === 202)) break
   }
   await sleep(1000)
-  running = false
-  await Promise.all(senders)
+  await load.stop()
 
   const statuses = new Map<number, number>()
   for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)

@@ -4,8 +4,8 @@ import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import {
-  acceptedIds, closeAgent, messageIdHeader, nothingPending, send, sendBody, sinkCounts, sleep, untilDelivered,
-  untilNothingPending, type SendResult
+  acceptedIds, closeAgent, messageIdHeader, nothingPending, startSendLoad, sinkCounts, sleep, untilDelivered,
+  untilNothingPending
 } from './fault_env.ts'
 
 // Redis runs with appendonly yes (ServerProcess), as docs/reliability.md recommends.
@@ -33,15 +33,8 @@ after(async () => {
 })
 
 test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down, nothing sent unthrottled, then everything flows', { timeout: 90_000 }, async (t) => {
-  const results: SendResult[] = []
-  let running = true
-  let n = 0
-  const senders = Array.from({ length: 4 }, async () => {
-    while (running) {
-      results.push(await send(ob.baseUrl, key, sendBody(org, `r${n++}@dest.example`)))
-      await sleep(10)
-    }
-  })
+  const load = startSendLoad(ob.baseUrl, key, org, 'r')
+  const results = load.results
   await sleep(1000)
   await redis.stop('SIGKILL')
   const outageStart = results.length
@@ -55,8 +48,7 @@ test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down,
     if (tail.length === 8 && tail.every((r) => r.status === 202)) break
   }
   await sleep(1000)
-  running = false
-  await Promise.all(senders)
+  await load.stop()
 
   const statuses = new Map<number, number>()
   for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)

@@ -144,10 +144,11 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
   assert.ok(!owners.includes(victim.process.pid!), 'no shard is leased to the dead engine')
   for (const p of survivors) assert.equal(owners.filter((x) => x === p).length, SHARDS / 2, `engine ${p} holds its share`)
 
-  const jsm = await jetstreamManager(ob.proc.nc)
+  // the JetStream API can time out while the cluster is still electing leaders after the kill
+  const jsm = await retrying(async () => await jetstreamManager(ob.proc.nc), 6)
   for (const stream of [STREAM_OUTBOUND, `KV_${KV_SHARD_LEASES}`, `KV_${KV_BUCKETS.apiKeys}`]) {
-    assert.equal((await retrying(async () => await jsm.streams.info(stream))).config.num_replicas, 3, `${stream} has OB_NATS_REPLICAS replicas`)
+    assert.equal((await retrying(async () => await jsm.streams.info(stream), 6)).config.num_replicas, 3, `${stream} has OB_NATS_REPLICAS replicas`)
   }
-  const info = await retrying(async () => await jsm.streams.info(STREAM_OUTBOUND))
+  const info = await retrying(async () => await jsm.streams.info(STREAM_OUTBOUND), 6)
   assert.ok(info.cluster?.leader !== undefined && info.cluster.leader !== 'n3', `the stream has a leader on a live node (${String(info.cluster?.leader)})`)
 })
