@@ -4,8 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Agent, fetch as undiciFetch } from 'undici'
 import { STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS } from '../../../engine/protocol/mod.ts'
-import type { SmtpSink } from '../../helpers/smtp_sink.ts'
-import type { TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { ServerProcess } from '../../helpers/servers.ts'
 
 /**
  * Shared pieces of the fault tests: HTTP sends that survive connection errors (recorded, not thrown), an
@@ -154,4 +155,29 @@ export async function killChild (c: ChildProcess, signal: NodeJS.Signals = 'SIGK
 
 export async function closeAgent (): Promise<void> {
   await agent.close().catch(() => {})
+}
+
+export interface RelayWorld { nats: ServerProcess, redis: ServerProcess, sink: SmtpSink, ob: TestOutbox, org: TestOrg, key: string, close: () => Promise<void> }
+
+/**
+ * NATS and Redis of the test's own (so they can be killed), an SMTP sink, one Outbox running every part and
+ * relaying to the sink, and a send key: the world of the outage tests. `env` adds the test's own settings.
+ */
+export async function startRelayWorld (env: Record<string, string> = {}): Promise<RelayWorld> {
+  const nats = await ServerProcess.nats()
+  const redis = await ServerProcess.redis()
+  const sink = await SmtpSink.start({ keepRaw: false })
+  const ob = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, ...env } })
+  const org = await ob.org()
+  const key = await ob.key(org, ['send'])
+  return {
+    nats, redis, sink, ob, org, key,
+    async close () {
+      await ob.close()
+      await closeAgent()
+      await sink.close()
+      await nats.dispose()
+      await redis.dispose()
+    }
+  }
 }

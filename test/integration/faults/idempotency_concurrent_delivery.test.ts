@@ -1,36 +1,23 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { jetstreamManager } from '@nats-io/jetstream'
-import { ServerProcess } from '../../helpers/servers.ts'
-import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
-import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import type { ServerProcess } from '../../helpers/servers.ts'
+import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
+import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { STREAM_OUTBOUND } from '../../../engine/protocol/mod.ts'
-import { closeAgent, messageIdHeader, nothingPending, sendBody, sleep, untilDelivered, untilNothingPending } from './fault_env.ts'
+import { messageIdHeader, nothingPending, sendBody, sleep, untilDelivered, untilNothingPending, startRelayWorld, type RelayWorld } from './fault_env.ts'
 
 // test/integration/send/send_idempotency.test.ts checks the stream with only a gateway running; this one runs the
 // engine too and counts at the SMTP sink.
 let nats: ServerProcess
-let redis: ServerProcess
 let sink: SmtpSink
 let ob: TestOutbox
 let org: TestOrg
 let key: string
 
-before(async () => {
-  nats = await ServerProcess.nats()
-  redis = await ServerProcess.redis()
-  sink = await SmtpSink.start({ keepRaw: false })
-  ob = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url } })
-  org = await ob.org()
-  key = await ob.key(org, ['send'])
-})
-after(async () => {
-  await ob.close()
-  await closeAgent()
-  await sink.close()
-  await nats.dispose()
-  await redis.dispose()
-})
+let world: RelayWorld
+before(async () => { ({ nats, sink, ob, org, key } = world = await startRelayWorld()) })
+after(async () => { await world.close() })
 
 test('50 concurrent sends with one Idempotency-Key: one message in the stream and at the sink, the rest replayed or 409', async () => {
   const jsm = await jetstreamManager(ob.proc.nc)

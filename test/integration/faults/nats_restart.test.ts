@@ -1,36 +1,23 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { ServerProcess } from '../../helpers/servers.ts'
-import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
-import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import type { ServerProcess } from '../../helpers/servers.ts'
+import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
+import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import {
-  acceptedIds, closeAgent, consumersIdle, messageIdHeader, startSendLoad, sinkCounts, sleep, untilDelivered, untilNothingPending
+  acceptedIds, consumersIdle, messageIdHeader, startSendLoad, sinkCounts, sleep, untilDelivered, untilNothingPending, startRelayWorld, type RelayWorld
 } from './fault_env.ts'
 import { outbound } from '../send/helpers.ts'
 
 let nats: ServerProcess
-let redis: ServerProcess
 let sink: SmtpSink
 let ob: TestOutbox
 let org: TestOrg
 let key: string
 
-before(async () => {
-  nats = await ServerProcess.nats()
-  redis = await ServerProcess.redis()
-  sink = await SmtpSink.start({ keepRaw: false })
-  ob = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_PUBLISH_TIMEOUT_MS: '1000', OB_ENGINE_ACK_WAIT_MS: '2000' } })
-  org = await ob.org()
-  key = await ob.key(org, ['send'])
-})
-after(async () => {
-  await ob.close()
-  await closeAgent()
-  await sink.close()
-  await nats.dispose()
-  await redis.dispose()
-})
+let world: RelayWorld
+before(async () => { ({ nats, sink, ob, org, key } = world = await startRelayWorld({ OB_PUBLISH_TIMEOUT_MS: '1000', OB_ENGINE_ACK_WAIT_MS: '2000' })) })
+after(async () => { await world.close() })
 
 test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, no hang, every 202 delivered', { timeout: 90_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'n')

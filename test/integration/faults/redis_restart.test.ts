@@ -1,11 +1,11 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { ServerProcess } from '../../helpers/servers.ts'
-import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
-import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import type { ServerProcess } from '../../helpers/servers.ts'
+import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
+import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import {
-  acceptedIds, closeAgent, messageIdHeader, nothingPending, startSendLoad, sinkCounts, sleep, untilDelivered,
-  untilNothingPending
+  acceptedIds, messageIdHeader, nothingPending, startSendLoad, sinkCounts, sleep, untilDelivered,
+  untilNothingPending, startRelayWorld, type RelayWorld
 } from './fault_env.ts'
 
 // Redis runs with appendonly yes (ServerProcess), as docs/reliability.md recommends.
@@ -16,21 +16,9 @@ let ob: TestOutbox
 let org: TestOrg
 let key: string
 
-before(async () => {
-  nats = await ServerProcess.nats()
-  redis = await ServerProcess.redis()
-  sink = await SmtpSink.start({ keepRaw: false })
-  ob = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_ENGINE_ACK_WAIT_MS: '2000' } })
-  org = await ob.org()
-  key = await ob.key(org, ['send'])
-})
-after(async () => {
-  await ob.close()
-  await closeAgent()
-  await sink.close()
-  await nats.dispose()
-  await redis.dispose()
-})
+let world: RelayWorld
+before(async () => { ({ nats, redis, sink, ob, org, key } = world = await startRelayWorld({ OB_ENGINE_ACK_WAIT_MS: '2000' })) })
+after(async () => { await world.close() })
 
 test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down, nothing sent unthrottled, then everything flows', { timeout: 90_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'r')
