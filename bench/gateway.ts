@@ -2,8 +2,9 @@
  * Throughput and latency of POST /v1/messages/send through the whole Outbox gateway, next to a bare
  * uWebSockets.js server that only parses the JSON body and a Fastify server doing the same send path.
  *
- *   node dist/bench/gateway.js            ~10 s per measurement, writes bench/results/gateway.json
- *   node dist/bench/gateway.js --quick    ~2 s per measurement, writes bench/results/gateway-quick.json
+ *   node dist/bench/gateway.js            ~10 s per measurement; prints the JSON result and a markdown table
+ *   node dist/bench/gateway.js --quick    ~2 s per measurement
+ *   npm run bench -- gateway              the same measurements, recorded in bench/results/gateway.json
  *
  * Every server under test runs in its own child process; autocannon runs in this one; NATS and Redis are
  * spawned for the run. Nothing outside loopback is touched.
@@ -11,6 +12,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { cpus } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
@@ -25,9 +27,17 @@ export interface GatewayBenchOptions {
   /** Seconds per measurement; default 10, or 2 with `quick`. */
   durationS?: number
   connections?: number[]
-  /** Which servers to measure; default all three. Ratios need bare, fastify and full. */
+  /**
+   * Connection counts at which Outbox and Fastify are also measured with a fresh Idempotency-Key on every request;
+   * default [100], none with `quick`. Bare uWS is not: building a request per key caps the load generator itself.
+   */
+  keyedConnections?: number[]
+  /** Which servers to measure; default all four. Ratios need bare, fastify and full. */
   targets?: Target[]
-  /** Where to write the JSON result; default bench/results/gateway.json (gateway-quick.json with `quick`). */
+  /**
+   * Where to write the raw JSON result; by default nowhere. `npm run bench -- gateway` records the run in
+   * bench/results/gateway.json in the format every benchmark shares, which this raw form must not overwrite.
+   */
   out?: string | false
   log?: (line: string) => void
 }
@@ -35,6 +45,8 @@ export interface GatewayBenchOptions {
 export interface Measurement {
   target: Target
   connections: number
+  /** Every request carried its own Idempotency-Key. */
+  idempotency_key: boolean
   requests_per_s: number
   latency_p50_ms: number
   latency_p99_ms: number
@@ -54,10 +66,14 @@ export interface GatewayBenchResult {
   machine: { cpus: number, node: string, load_average_before: string, load_average_after?: string, busiest_other_processes: string[] }
   measurements: Measurement[]
   ratios: Array<{ connections: number, full_over_bare: number, full_over_fastify: number }>
+  /** Outbox over Fastify when every request carries its own Idempotency-Key. */
+  keyed_ratios: Array<{ connections: number, full_over_fastify: number }>
   targets: { full_ge_25pct_of_bare: boolean, full_ge_1_5x_fastify: boolean, full_p99_lt_25ms_at_100: boolean }
 }
 
-const TARGETS: Target[] = ['bare', 'fastify', 'full']
+const TARGETS: Target[] = ['bare', 'fastify-bare', 'fastify', 'full']
+/** Those the ratios need; `fastify-bare` only shows what the HTTP layer alone costs. */
+const RATIO_TARGETS: Target[] = ['bare', 'fastify', 'full']
 
 interface Child { proc: ChildProcess, port: number, key: string, domain: string }
 
@@ -96,14 +112,27 @@ function sendBody (domain: string): string {
   })
 }
 
-async function load (c: Child, connections: number, durationS: number): Promise<autocannon.Result> {
+let loadRun = 0
+
+/**
+ * With `keyed`, every request carries its own Idempotency-Key, as a careful client sends them, so the whole path
+ * runs (claim, publish, stored response). The load generator then builds each request anew, which costs it more.
+ */
+async function load (c: Child, connections: number, durationS: number, keyed: boolean): Promise<autocannon.Result> {
+  const headers = { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' }
+  const url = `http://127.0.0.1:${c.port}/v1/messages/send`
+  if (!keyed) return await autocannon({ url, method: 'POST', connections, duration: durationS, headers, body: sendBody(c.domain) })
+  const prefix = `bench-${process.pid}-${++loadRun}-`
+  let n = 0
   return await autocannon({
-    url: `http://127.0.0.1:${c.port}/v1/messages/send`,
-    method: 'POST',
+    url,
     connections,
     duration: durationS,
-    headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
-    body: sendBody(c.domain)
+    requests: [{
+      method: 'POST',
+      body: sendBody(c.domain),
+      setupRequest: (req) => ({ ...req, headers: { ...headers, 'idempotency-key': prefix + String(n++) } })
+    }]
   })
 }
 
@@ -143,6 +172,7 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'))
   const durationS = opts.durationS ?? (opts.quick === true ? 2 : 10)
   const connectionCounts = opts.connections ?? [100, 10]
+  const keyedConnections = opts.keyedConnections ?? (opts.quick === true ? [] : [100])
   const machine = environmentNote()
   const nats = await ServerProcess.nats()
   const redis = await ServerProcess.redis()
@@ -155,32 +185,36 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     const targets = opts.targets ?? TARGETS
     const started = await Promise.all(targets.map(async (target) => await startChild(target, nats.url, redis.url)))
     targets.forEach((target, i) => children.set(target, started[i]!))
-    for (const connections of connectionCounts) {
-      for (const target of targets) {
-        const child = children.get(target)!
-        await load(child, connections, Math.max(0.5, Math.round(durationS / 4))) // warm-up: JIT, connection pools
-        if (target !== 'bare') await (await jetstreamManager(nc)).streams.purge(STREAM_OUTBOUND)
-        const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
-        const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))
-        const started = performance.now()
-        const r = await load(child, connections, durationS)
-        const elapsedS = (performance.now() - started) / 1000
-        const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((cpuTicks(pid) - before[k]!) / elapsedS, 0)])) as Measurement['cpu_pct']
-        const m: Measurement = {
-          target,
-          connections,
-          requests_per_s: round(r.requests.average, 0),
-          latency_p50_ms: r.latency.p50,
-          latency_p99_ms: r.latency.p99,
-          requests: r.requests.total,
-          non_2xx: r.non2xx,
-          errors: r.errors + r.timeouts,
-          server_cpu_us_per_request: round(cpu.server * 10_000 / Math.max(1, r.requests.average), 0),
-          cpu_pct: cpu
-        }
-        measurements.push(m)
-        log(`${target.padEnd(7)} c=${String(connections).padEnd(3)} ${String(m.requests_per_s).padStart(7)} req/s  p50 ${m.latency_p50_ms} ms  p99 ${m.latency_p99_ms} ms  non-2xx ${m.non_2xx}  errors ${m.errors}  server ${m.server_cpu_us_per_request} µs CPU/req  cpu% server ${cpu.server} nats ${cpu.nats} redis ${cpu.redis} autocannon ${cpu.load_generator}`)
+    const plan: Array<{ target: Target, connections: number, keyed: boolean }> = []
+    for (const connections of connectionCounts) for (const target of targets) plan.push({ target, connections, keyed: false })
+    for (const connections of keyedConnections) {
+      for (const target of targets) if (target === 'full' || target === 'fastify') plan.push({ target, connections, keyed: true })
+    }
+    for (const { target, connections, keyed } of plan) {
+      const child = children.get(target)!
+      await load(child, connections, Math.max(0.5, Math.round(durationS / 4)), keyed) // warm-up: JIT, connection pools
+      if (target === 'full' || target === 'fastify') await (await jetstreamManager(nc)).streams.purge(STREAM_OUTBOUND)
+      const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
+      const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))
+      const started = performance.now()
+      const r = await load(child, connections, durationS, keyed)
+      const elapsedS = (performance.now() - started) / 1000
+      const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((cpuTicks(pid) - before[k]!) / elapsedS, 0)])) as Measurement['cpu_pct']
+      const m: Measurement = {
+        target,
+        connections,
+        idempotency_key: keyed,
+        requests_per_s: round(r.requests.average, 0),
+        latency_p50_ms: r.latency.p50,
+        latency_p99_ms: r.latency.p99,
+        requests: r.requests.total,
+        non_2xx: r.non2xx,
+        errors: r.errors + r.timeouts,
+        server_cpu_us_per_request: round(cpu.server * 10_000 / Math.max(1, r.requests.average), 0),
+        cpu_pct: cpu
       }
+      measurements.push(m)
+      log(`${target.padEnd(7)} c=${String(connections).padEnd(3)}${keyed ? ' +key' : ''} ${String(m.requests_per_s).padStart(7)} req/s  p50 ${m.latency_p50_ms} ms  p99 ${m.latency_p99_ms} ms  non-2xx ${m.non_2xx}  errors ${m.errors}  server ${m.server_cpu_us_per_request} µs CPU/req  cpu% server ${cpu.server} nats ${cpu.nats} redis ${cpu.redis} autocannon ${cpu.load_generator}`)
     }
   } finally {
     for (const child of children.values()) await stopChild(child)
@@ -189,13 +223,15 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     await redis.dispose()
   }
   try { machine.load_average_after = readFileSync('/proc/loadavg', 'utf8').trim() } catch {}
-  const get = (t: Target, c: number): Measurement | undefined => measurements.find((m) => m.target === t && m.connections === c)
-  const complete = TARGETS.every((t) => connectionCounts.every((c) => get(t, c) !== undefined))
+  const get = (t: Target, c: number, keyed = false): Measurement | undefined => measurements.find((m) => m.target === t && m.connections === c && m.idempotency_key === keyed)
+  const complete = RATIO_TARGETS.every((t) => connectionCounts.every((c) => get(t, c) !== undefined))
   const ratios = !complete ? [] : connectionCounts.map((c) => ({
     connections: c,
     full_over_bare: round(get('full', c)!.requests_per_s / get('bare', c)!.requests_per_s),
     full_over_fastify: round(get('full', c)!.requests_per_s / get('fastify', c)!.requests_per_s)
   }))
+  const keyedRatios = keyedConnections.filter((c) => get('full', c, true) !== undefined && get('fastify', c, true) !== undefined)
+    .map((c) => ({ connections: c, full_over_fastify: round(get('full', c, true)!.requests_per_s / get('fastify', c, true)!.requests_per_s) }))
   const at100 = ratios.find((r) => r.connections === 100) ?? ratios[0] ?? { full_over_bare: 0, full_over_fastify: 0 }
   const result: GatewayBenchResult = {
     benchmark: 'gateway',
@@ -204,25 +240,26 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     machine,
     measurements,
     ratios,
+    keyed_ratios: keyedRatios,
     targets: {
       full_ge_25pct_of_bare: at100.full_over_bare >= 0.25,
       full_ge_1_5x_fastify: at100.full_over_fastify >= 1.5,
       full_p99_lt_25ms_at_100: (get('full', 100)?.latency_p99_ms ?? Infinity) < 25
     }
   }
-  if (opts.out !== false) {
-    const out = opts.out ?? fileURLToPath(new URL(`../../bench/results/${opts.quick === true ? 'gateway-quick' : 'gateway'}.json`, import.meta.url))
-    mkdirSync(new URL('.', `file://${out}`), { recursive: true })
-    writeFileSync(out, JSON.stringify(result, null, 2) + '\n')
+  if (opts.out !== undefined && opts.out !== false) {
+    mkdirSync(dirname(opts.out), { recursive: true })
+    writeFileSync(opts.out, JSON.stringify(result, null, 2) + '\n')
   }
   return result
 }
 
 export function markdownTable (r: GatewayBenchResult): string {
-  const rows = ['| server | connections | req/s | p50 ms | p99 ms | non-2xx | server CPU µs/req | CPU % server / nats / redis / autocannon |', '|---|---:|---:|---:|---:|---:|---:|---|']
-  for (const m of r.measurements) rows.push(`| ${m.target} | ${m.connections} | ${m.requests_per_s} | ${m.latency_p50_ms} | ${m.latency_p99_ms} | ${m.non_2xx + m.errors} | ${m.server_cpu_us_per_request} | ${m.cpu_pct.server} / ${m.cpu_pct.nats} / ${m.cpu_pct.redis} / ${m.cpu_pct.load_generator} |`)
+  const rows = ['| server | connections | Idempotency-Key | req/s | p50 ms | p99 ms | non-2xx | server CPU µs/req | CPU % server / nats / redis / autocannon |', '|---|---:|---|---:|---:|---:|---:|---:|---|']
+  for (const m of r.measurements) rows.push(`| ${m.target} | ${m.connections} | ${m.idempotency_key ? 'fresh per request' : 'none'} | ${m.requests_per_s} | ${m.latency_p50_ms} | ${m.latency_p99_ms} | ${m.non_2xx + m.errors} | ${m.server_cpu_us_per_request} | ${m.cpu_pct.server} / ${m.cpu_pct.nats} / ${m.cpu_pct.redis} / ${m.cpu_pct.load_generator} |`)
   rows.push('', '| connections | full / bare | full / fastify |', '|---:|---:|---:|')
   for (const x of r.ratios) rows.push(`| ${x.connections} | ${x.full_over_bare} | ${x.full_over_fastify} |`)
+  for (const x of r.keyed_ratios) rows.push(`| ${x.connections}, with Idempotency-Key | | ${x.full_over_fastify} |`)
   return rows.join('\n')
 }
 
@@ -233,7 +270,7 @@ if (isMain) {
     await serve(process.argv[serveAt + 1] as Target, process.env.BENCH_NATS_URL!, process.env.BENCH_REDIS_URL!)
   } else {
     const only = process.argv.find((a) => a.startsWith('--targets='))?.slice('--targets='.length).split(',') as Target[] | undefined
-    const result = await runGatewayBench({ quick: process.argv.includes('--quick'), ...(only !== undefined ? { targets: only, out: false } : {}) })
+    const result = await runGatewayBench({ quick: process.argv.includes('--quick'), ...(only !== undefined ? { targets: only } : {}) })
     process.stdout.write(JSON.stringify(result, null, 2) + '\n\n' + markdownTable(result) + '\n')
     process.stdout.write(`\nAlso running: load average ${result.machine.load_average_before} before, ${result.machine.load_average_after ?? '?'} after (${result.machine.cpus} cores); busiest processes at the start:\n  ${result.machine.busiest_other_processes.join('\n  ')}\n`)
   }

@@ -1,8 +1,11 @@
 /**
  * The three servers the gateway benchmark compares, each started in its own child process by `gateway.ts`:
- * - full:    the Outbox gateway as shipped (uWS pipeline → auth → GCRA in Redis → TypeBox → JetStream PubAck → 202)
- * - fastify: Fastify doing the same send path with the same modules (auth, GCRA script, TypeBox, request-publish)
+ * - full:    the Outbox gateway as shipped (uWS pipeline → auth → GCRA in Redis → TypeBox → Idempotency-Key claim
+ *            → JetStream PubAck → read model and idempotency record → 202)
+ * - fastify: Fastify doing the same send path with the same modules (auth, GCRA script, TypeBox, idempotency store,
+ *            request-publish, read model)
  * - bare:    uWebSockets.js parsing the JSON body and answering 202, the ceiling for any HTTP JSON endpoint here
+ * - fastify-bare: Fastify parsing the JSON body and answering 202: with `bare`, the cost of the HTTP layer alone
  * Each prints one JSON line `{port, key, domain}` on stdout when it is ready and exits on SIGTERM.
  */
 import uWS from 'uWebSockets.js'
@@ -11,7 +14,7 @@ import { pino } from 'pino'
 import { Compile } from 'typebox/compile'
 import { loadConfig, type Config } from '../config/mod.ts'
 import {
-  ApiError, ControlPlane, MessageStore, REDIS_KEYS, SendRequest, connectNats, connectRedis, ensureStreams,
+  ApiError, ControlPlane, MessageStore, newId, REDIS_KEYS, SendRequest, connectNats, connectRedis, ensureStreams,
   outboundSubject, redisReady, shardOf
 } from '../engine/protocol/mod.ts'
 import { startOutbox } from '../cli/outbox_process.ts'
@@ -20,9 +23,10 @@ import { authenticate, hasPermission } from '../gateway/auth.ts'
 import { planLimit } from '../gateway/server.ts'
 import { RateLimiter } from '../gateway/rate_limit.ts'
 import { OutboundPublisher } from '../gateway/send/publisher.ts'
+import { IdempotencyStore, checkIdempotencyKey, fingerprint } from '../gateway/send/idempotency.ts'
 import { Problems, isPrepared, prepareMessage } from '../gateway/send/prepare.ts'
 
-export type Target = 'full' | 'fastify' | 'bare'
+export type Target = 'full' | 'fastify' | 'bare' | 'fastify-bare'
 
 /** High enough that the limiter runs on every request but never refuses one. */
 const BENCH_RATE_LIMIT = 10_000_000
@@ -63,8 +67,15 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
   const limiter = new RateLimiter(redis)
   const publisher = new OutboundPublisher(nc, config.nats.publishTimeoutMs)
   const store = new MessageStore(redis)
+  const idempotency = new IdempotencyStore(redis)
   const validator = Compile(SendRequest)
   const app = Fastify({ logger: false })
+  // The raw body is kept for the Idempotency-Key fingerprint, as the Outbox gateway does.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    (request as unknown as { rawBody: Buffer }).rawBody = body as Buffer
+    try { done(null, JSON.parse((body as Buffer).toString('utf8'))) } catch (err) { done(err as Error) }
+  })
   app.setValidatorCompiler(() => (data: unknown) => validator.Check(data) ? { value: data } : { error: new Error('invalid body') })
   app.setErrorHandler((err, _request, reply) => {
     const e = err instanceof ApiError ? err : new ApiError('validation_error', (err as Error).message)
@@ -78,6 +89,11 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
     const d = await limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit)
     void reply.header('RateLimit-Limit', String(limit)).header('RateLimit-Remaining', String(d.remaining)).header('RateLimit-Reset', String(d.resetS))
     if (!d.allowed) throw new ApiError('rate_limited', undefined, { retryAfter: d.retryAfterS })
+    const idemKey = request.headers['idempotency-key']
+    const claim = typeof idemKey === 'string'
+      ? await idempotency.claim(auth.org.id, checkIdempotencyKey(idemKey), fingerprint('/v1/messages/send', (request as unknown as { rawBody: Buffer }).rawBody), newId('req'))
+      : undefined
+    if (claim !== undefined && claim.state !== 'claimed') throw new ApiError('conflict')
     const problems = new Problems()
     const p = prepareMessage(request.body as SendRequest, auth, cp, now, new Date(now).toISOString(), '', problems)
     problems.throwIfAny()
@@ -87,8 +103,10 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
     } catch (err) {
       throw new ApiError('service_unavailable', undefined, { cause: err, retryAfter: 1 })
     }
-    await store.recordQueued(p.msg, p.status)
-    return await reply.code(202).send({ id: p.msg.id, status: p.status, created_at: p.msg.created_at })
+    store.recordQueued(p.msg, p.status).catch(() => {})
+    const json = JSON.stringify({ id: p.msg.id, status: p.status, created_at: p.msg.created_at })
+    if (claim !== undefined) await claim.complete(202, json)
+    return await reply.code(202).type('application/json').send(json)
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const domain = 'bench-fastify.test'
@@ -128,9 +146,19 @@ async function serveBare (): Promise<() => Promise<void>> {
   return async () => { uWS.us_listen_socket_close(socket) }
 }
 
+async function serveFastifyBare (): Promise<() => Promise<void>> {
+  const app = Fastify({ logger: false })
+  app.post('/v1/messages/send', async (_request, reply) => await reply.code(202).send({ id: 'msg_bare', status: 'queued' }))
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  ready((app.server.address() as { port: number }).port, 'ob_live_bare0000000000000000', 'bench-bare.test')
+  return async () => { await app.close() }
+}
+
 /** Runs one target until SIGTERM. */
 export async function serve (target: Target, natsUrl: string, redisUrl: string): Promise<void> {
-  const stop = target === 'full' ? await serveFull(natsUrl, redisUrl) : target === 'fastify' ? await serveFastify(natsUrl, redisUrl) : await serveBare()
+  const stop = target === 'full'
+    ? await serveFull(natsUrl, redisUrl)
+    : target === 'fastify' ? await serveFastify(natsUrl, redisUrl) : target === 'fastify-bare' ? await serveFastifyBare() : await serveBare()
   process.once('SIGTERM', () => {
     const hardExit = setTimeout(() => process.exit(0), 3000)
     hardExit.unref()

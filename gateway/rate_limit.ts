@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
-import { ApiError } from '../engine/protocol/mod.ts'
+import { ApiError, ScriptBatch } from '../engine/protocol/mod.ts'
 
 const GCRA_LUA = readFileSync(new URL('../../gateway/gcra.lua', import.meta.url), 'utf8')
+const GCRA_FINISH_LUA = readFileSync(new URL('../../gateway/gcra_finish.lua', import.meta.url), 'utf8')
 
 export interface RateDecision {
   allowed: boolean
@@ -14,25 +15,22 @@ export interface RateDecision {
   resetS: number
 }
 
-type GcraRedis = Redis & { ob_gcra: (key: string, intervalUs: number, burst: number, cost: number) => Promise<[number, number, number, number]> }
-
 /**
- * Per-key GCRA limits kept in Redis. The script is registered with `defineCommand`, so ioredis sends
- * EVALSHA and loads the script only when Redis does not know it yet.
+ * Per-key GCRA limits kept in Redis. Every decision of one event-loop turn goes to Redis as one EVALSHA
+ * (ScriptBatch), run in arrival order, so concurrent requests on one key are decided exactly as if one by one.
  */
 export class RateLimiter {
-  private readonly redis: GcraRedis
+  private readonly gcra: ScriptBatch<[number, number, number, number]>
 
   constructor (redis: Redis) {
-    if (typeof (redis as unknown as Partial<GcraRedis>).ob_gcra !== 'function') redis.defineCommand('ob_gcra', { numberOfKeys: 1, lua: GCRA_LUA })
-    this.redis = redis as unknown as GcraRedis
+    this.gcra = new ScriptBatch(redis, 'ob_gcra_batch', GCRA_LUA, { finish: GCRA_FINISH_LUA })
   }
 
   /** `perMinute` requests a minute with a burst of `burst`; Redis failures become 503 within the command timeout. */
   async take (key: string, perMinute: number, burst = perMinute): Promise<RateDecision> {
     let r: [number, number, number, number]
     try {
-      r = await this.redis.ob_gcra(key, Math.round(60_000_000 / perMinute), burst, 1)
+      r = await this.gcra.call([key], [Math.round(60_000_000 / perMinute), burst, 1])
     } catch (err) {
       throw new ApiError('service_unavailable', 'The rate limiter is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
     }

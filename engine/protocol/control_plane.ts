@@ -11,7 +11,12 @@ import { sha256Hex } from './ids.ts'
  * Organisations, domains, keys, webhooks, templates, inbound routes and suppressions, stored in NATS KV
  * (replicated in a cluster) and mirrored in every process. Keys of org-owned records are `<org_id>.<id>`.
  */
+/** How many presented key values' digests a process remembers. */
+const PRESENTED_KEY_HASHES = 10_000
+
 export class ControlPlane {
+  private readonly presentedKeyHashes = new Map<string, string>()
+
   private constructor (
     readonly orgs: KvMirror<OrgRecord>,
     readonly domains: KvMirror<DomainRecord>,
@@ -46,9 +51,22 @@ export class ControlPlane {
     return new ControlPlane(...mirrors, settings)
   }
 
-  /** The key record for a presented key value, or undefined. Costs one SHA-256 and a map look-up. */
+  /**
+   * The key record for a presented key value, or undefined: a map look-up by the value's SHA-256. The digests of
+   * recently presented values are remembered in this process only (never stored), since a busy client presents
+   * the same key on every request; the record itself is always looked up afresh, so a revocation applies at once.
+   */
   keyByValue (value: string): ApiKeyRecord | undefined {
-    return this.apiKeys.getBy('hash', sha256Hex(value))
+    const known = this.presentedKeyHashes.get(value)
+    if (known !== undefined) return this.apiKeys.getBy('hash', known)
+    const hash = sha256Hex(value)
+    const key = this.apiKeys.getBy('hash', hash)
+    // Only values that matched a key are remembered, so guessed values cannot crowd out real ones.
+    if (key !== undefined) {
+      if (this.presentedKeyHashes.size >= PRESENTED_KEY_HASHES) this.presentedKeyHashes.clear()
+      this.presentedKeyHashes.set(value, hash)
+    }
+    return key
   }
 
   domain (orgId: string, domainId: string): DomainRecord | undefined {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
 import { ApiError } from './errors.ts'
+import { ScriptBatch } from './script_batch.ts'
 import { bareAddress, type QueuedMessage } from './send.ts'
 import { envelopeOf, statusAfter, type EventRecord, type MessageStatus } from './events.ts'
 import { STATUS_RANK } from './message_status.ts'
@@ -14,6 +15,7 @@ export { STATUS_RANK } from './message_status.ts'
 export type { IndexPage } from './index_page.ts'
 
 const RECORD_LUA = readFileSync(new URL('../../../engine/protocol/record_queued.lua', import.meta.url), 'utf8')
+const RECORD_FINISH_LUA = readFileSync(new URL('../../../engine/protocol/record_queued_finish.lua', import.meta.url), 'utf8')
 const APPLY_LUA = readFileSync(new URL('../../../engine/protocol/apply_event.lua', import.meta.url), 'utf8')
 
 /** Events shown inline by GET /v1/messages/{id}: the most recent ones; GET /v1/events pages through all. */
@@ -38,11 +40,18 @@ export interface MessageSummary {
 export interface MessageDetail extends MessageSummary { events: EventEnvelope[] }
 
 type StoreRedis = Redis & {
-  ob_record_queued: (numKeys: number, ...args: Array<string | number>) => Promise<number>
   ob_apply_event: (numKeys: number, ...args: Array<string | number>) => Promise<number>
 }
 
 const stores = new WeakMap<Redis, MessageStore>()
+
+/** Appends each recipient's index key once; the first four keys of a record are never recipient indexes. */
+function addRecipientIndexes (keys: string[], org: string, addresses: readonly string[]): void {
+  for (const a of addresses) {
+    const key = K.messagesTo(org, bareAddress(a))
+    if (keys.indexOf(key, 4) === -1) keys.push(key)
+  }
+}
 
 function parseSummary (json: string, status: string): MessageSummary {
   const s = JSON.parse(json) as Omit<MessageSummary, 'status'> & { org_id?: string }
@@ -57,10 +66,11 @@ function parseSummary (json: string, status: string): MessageSummary {
  */
 export class MessageStore {
   private readonly r: StoreRedis
+  private readonly queued: ScriptBatch<number>
 
   constructor (readonly redis: Redis) {
     const r = redis as StoreRedis
-    if (typeof (r as Partial<StoreRedis>).ob_record_queued !== 'function') redis.defineCommand('ob_record_queued', { lua: RECORD_LUA })
+    this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_FINISH_LUA })
     if (typeof (r as Partial<StoreRedis>).ob_apply_event !== 'function') redis.defineCommand('ob_apply_event', { lua: APPLY_LUA })
     this.r = r
   }
@@ -72,11 +82,14 @@ export class MessageStore {
     return s
   }
 
-  /** Called by the gateway after the PubAck, before answering 202. Recording the same id twice counts it once. */
+  /**
+   * Called by the gateway after the PubAck. Recording the same id twice counts it once. The messages recorded
+   * in one event-loop turn go to Redis as one batched script.
+   */
   async recordQueued (msg: QueuedMessage, status: 'queued' | 'scheduled'): Promise<void> {
     const created = Date.parse(msg.created_at)
     const createdMs = Number.isFinite(created) ? created : Date.now()
-    const summary = {
+    const summary = JSON.stringify({
       id: msg.id,
       org_id: msg.org_id,
       from: msg.from,
@@ -88,17 +101,15 @@ export class MessageStore {
       created_at: msg.created_at,
       ...(msg.scheduled_at !== undefined ? { scheduled_at: msg.scheduled_at } : {}),
       metadata: msg.metadata
-    }
-    const recipients = new Set<string>()
-    for (const a of [...msg.to, ...msg.cc, ...msg.bcc]) recipients.add(K.messagesTo(msg.org_id, bareAddress(a)))
-    const keys = [K.message(msg.org_id, msg.id), K.messages(msg.org_id), K.stats(msg.org_id, hourBucket(createdMs)), ...recipients]
+    })
+    const org = msg.org_id
+    const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org), K.stats(org, hourBucket(createdMs))]
+    addRecipientIndexes(keys, org, msg.to)
+    addRecipientIndexes(keys, org, msg.cc)
+    addRecipientIndexes(keys, org, msg.bcc)
     const now = Date.now()
-    await Promise.all([
-      this.redis.set(K.messageOwner(msg.id), msg.org_id, 'PX', READ_MODEL_RETENTION_MS),
-      this.r.ob_record_queued(keys.length, ...keys,
-        JSON.stringify(summary), status, STATUS_RANK[status], createdMs, READ_MODEL_RETENTION_MS,
-        now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(msg.org_id), STATS_RETENTION_MS, msg.id)
-    ])
+    await this.queued.call(keys, [summary, status, STATUS_RANK[status], createdMs, READ_MODEL_RETENTION_MS,
+      now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(org), STATS_RETENTION_MS, msg.id, org])
   }
 
   /**

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { ApiError, REDIS_KEYS } from '../../engine/protocol/mod.ts'
+import { ApiError, REDIS_KEYS, ScriptBatch } from '../../engine/protocol/mod.ts'
 
 const CLAIM_LUA = readFileSync(new URL('../../../gateway/send/idempotency.lua', import.meta.url), 'utf8')
 // Deletes the claim only while it is still this request's (a claim that expired may have been taken over).
 const RELEASE_LUA = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+// Stores the finished response; a script only so that it can join the batch of its event-loop turn.
+const COMPLETE_LUA = "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1"
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000 // 24 h, documented
 /** A claim whose request never finished (the gateway died) frees the key after this. */
@@ -47,7 +49,6 @@ export type Claim =
   | { state: 'mismatch' }
 
 type IdemRedis = Redis & {
-  ob_idem_claim: (key: string, fingerprint: string, token: string, ttlMs: number) => Promise<[number, string?]>
   ob_idem_release: (key: string, value: string) => Promise<number>
 }
 
@@ -68,23 +69,27 @@ export function fingerprint (path: string, rawBody: Buffer): string {
 
 /**
  * Idempotency keys per organisation in Redis. One round trip claims the key (SET NX semantics in Lua) or reads
- * what it holds, so concurrent requests with one key see exactly one winner.
+ * what it holds, so concurrent requests with one key see exactly one winner. Claims and completions of one
+ * event-loop turn each travel as one batched script (ScriptBatch), in arrival order.
  */
 export class IdempotencyStore {
   private readonly redis: IdemRedis
+  private readonly claims: ScriptBatch<[number, string?]>
+  private readonly completions: ScriptBatch<number>
 
   constructor (redis: Redis) {
     const r = redis as unknown as Partial<IdemRedis>
-    if (typeof r.ob_idem_claim !== 'function') redis.defineCommand('ob_idem_claim', { numberOfKeys: 1, lua: CLAIM_LUA })
     if (typeof r.ob_idem_release !== 'function') redis.defineCommand('ob_idem_release', { numberOfKeys: 1, lua: RELEASE_LUA })
     this.redis = redis as unknown as IdemRedis
+    this.claims = new ScriptBatch(redis, 'ob_idem_claim_batch', CLAIM_LUA)
+    this.completions = new ScriptBatch(redis, 'ob_idem_complete_batch', COMPLETE_LUA)
   }
 
   async claim (orgId: string, key: string, fp: string, token: string): Promise<Claim> {
     const redisKey = REDIS_KEYS.idempotency(orgId, key)
     let r: [number, string?]
     try {
-      r = await this.redis.ob_idem_claim(redisKey, fp, token, IDEMPOTENCY_CLAIM_TTL_MS)
+      r = await this.claims.call([redisKey], [fp, token, IDEMPOTENCY_CLAIM_TTL_MS])
     } catch (err) {
       throw new IdempotencyStoreError({ cause: err })
     }
@@ -96,7 +101,7 @@ export class IdempotencyStore {
           state: 'claimed',
           release: async () => { await this.redis.ob_idem_release(redisKey, pending).catch(() => 0) },
           keepForRetry: async (retry) => { await this.redis.set(redisKey, 'r' + fp + JSON.stringify(retry), 'PX', IDEMPOTENCY_TTL_MS).catch(() => null) },
-          complete: async (status, json) => { await this.redis.set(redisKey, 'd' + fp + String(status) + json, 'PX', IDEMPOTENCY_TTL_MS) }
+          complete: async (status, json) => { await this.completions.call([redisKey], ['d' + fp + String(status) + json, IDEMPOTENCY_TTL_MS]) }
         }
         if (r[0] === 4) {
           try { claimed.previous = JSON.parse(r[1] ?? '') as RetryState } catch {}

@@ -10,8 +10,8 @@ import { Problems, isPrepared, prepareMessage, type AllSuppressed, type Prepared
 const JSON_TYPE = 'application/json'
 const REPLAYED = { 'Idempotent-Replayed': 'true' }
 
-/** What a handler produced before the idempotency record and the read model are written. */
-interface Outcome { status: number, body: unknown, after?: Promise<void> }
+/** What a handler produced, before the idempotency record is written. */
+interface Outcome { status: number, body: unknown }
 
 export interface SendResult { id: string, status: SendStatus, created_at: string, suppressed?: string[] }
 
@@ -43,7 +43,7 @@ export class SendService {
   private constructor (private readonly deps: GatewayDeps) {
     this.publisher = new OutboundPublisher(deps.nc, deps.config.nats.publishTimeoutMs)
     this.idempotency = new IdempotencyStore(deps.redis)
-    this.store = new MessageStore(deps.redis)
+    this.store = MessageStore.for(deps.redis)
   }
 
   static of (deps: GatewayDeps): SendService {
@@ -66,7 +66,8 @@ export class SendService {
       retry.ids = [p.msg.id]
       retry.created_at = createdAt
       await this.publish(p.msg, data)
-      return { status: 202, body: result(p), after: this.record(p) }
+      this.record(p)
+      return { status: 202, body: result(p) }
     })
   }
 
@@ -96,7 +97,7 @@ export class SendService {
       })
       if (failed.length > 0) {
         const accepted = retry.accepted.map((index) => ({ index, id: (items[index] as PreparedMessage).msg.id }))
-        await Promise.all(accepted.filter(({ index }) => !confirmedBefore.has(index)).map(async ({ index }) => { await this.record(items[index] as PreparedMessage) }))
+        for (const { index } of accepted) if (!confirmedBefore.has(index)) this.record(items[index] as PreparedMessage)
         const cause = (settled[failed[0]!] as PromiseRejectedResult).reason
         const err = toApiError(cause)
         const total = items.filter(isPrepared).length
@@ -106,7 +107,8 @@ export class SendService {
       }
       const data = items.map((p) => isPrepared(p) ? result(p) : { id: null, status: 'suppressed', suppressed: (p as AllSuppressed).suppressed })
       const fresh = items.filter((p, index): p is PreparedMessage => isPrepared(p) && !confirmedBefore.has(index))
-      return { status: 202, body: { data }, after: Promise.all(fresh.map(async (p) => { await this.record(p) })).then(() => {}) }
+      for (const p of fresh) this.record(p)
+      return { status: 202, body: { data } }
     })
   }
 
@@ -130,13 +132,15 @@ export class SendService {
     this.deps.metrics.inc('outbox_messages_queued_total')
   }
 
-  /** The read model is secondary: the message is already durable, so a failure here is logged, not answered. */
-  private async record (p: PreparedMessage): Promise<void> {
-    try {
-      await this.store.recordQueued(p.msg, p.status)
-    } catch (err) {
+  /**
+   * Queues the read-model write before the reply is written. The reply does not wait for it: the write leaves
+   * on the gateway's one Redis connection ahead of any read this gateway makes afterwards, so a message is
+   * readable as soon as its 202 has been received. The message is already durable, so a failure is logged.
+   */
+  private record (p: PreparedMessage): void {
+    this.store.recordQueued(p.msg, p.status).catch((err: unknown) => {
       this.deps.log.error({ err, messageId: p.msg.id }, 'recording a queued message failed')
-    }
+    })
   }
 
   /**
@@ -154,7 +158,6 @@ export class SendService {
       } catch (err) {
         throw toApiError(err)
       }
-      if (out.after !== undefined) await out.after
       return { status: out.status, body: out.body }
     }
     const key = checkIdempotencyKey(headerValue)
@@ -187,7 +190,7 @@ export class SendService {
       // The message is queued; losing the record only means a retry with this key is not recognised.
       this.deps.log.error({ err, requestId: ctx.requestId }, 'storing the idempotent response failed')
     })
-    await Promise.all([stored, out.after])
+    await stored
     return { status: out.status, raw: { contentType: JSON_TYPE, data: json } }
   }
 }

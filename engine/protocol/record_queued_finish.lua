@@ -1,0 +1,14 @@
+-- After every call of a record_queued batch: one ZADD, trim and expiry per index, one HINCRBY per stats hour.
+if BATCH.z then
+  for _, key in ipairs(BATCH.zkeys) do
+    local entries = BATCH.z[key]
+    redis.call('ZADD', key, unpack(entries))
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', entries.cutoff)
+    redis.call('PEXPIRE', key, entries.ttl)
+  end
+  for _, key in ipairs(BATCH.ckeys) do
+    local count = BATCH.c[key]
+    redis.call('HINCRBY', key, 'sent', count.n)
+    redis.call('PEXPIRE', key, count.ttl)
+  end
+end
