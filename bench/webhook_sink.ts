@@ -3,9 +3,10 @@ import { parentPort, workerData } from 'node:worker_threads'
 
 /**
  * The receiving side of the webhook bench, in its own thread: two healthy HTTPS servers that answer 200 at
- * once, and a dead one that accepts requests and never answers. It reports how many requests a path received.
+ * once, a dead one that accepts requests and never answers, and a slow one that answers after `slowMs`.
+ * It reports how many requests a path received.
  */
-const { key, cert } = workerData as { key: Buffer, cert: Buffer }
+const { key, cert, slowMs } = workerData as { key: Buffer, cert: Buffer, slowMs: number }
 const counts = new Map<string, number>()
 const handler = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void => {
   req.resume()
@@ -20,26 +21,28 @@ const other = createServer({ key, cert }, handler)
 healthy.keepAliveTimeout = 60_000
 other.keepAliveTimeout = 60_000
 const dead = createServer({ key, cert }, (req) => { req.resume() })
-healthy.listen(0, '127.0.0.1', () => {
-  dead.listen(0, '127.0.0.1', () => {
-    other.listen(0, '127.0.0.1', () => {
-      const port = (s: typeof dead): number => (s.address() as { port: number }).port
-      parentPort!.postMessage({ healthy: port(healthy), other: port(other), dead: port(dead) })
-    })
-  })
+const slow = createServer({ key, cert }, (req, res) => {
+  req.resume()
+  const timer = setTimeout(() => { res.writeHead(200, { 'content-length': '2' }); res.end('ok') }, slowMs)
+  res.on('close', () => clearTimeout(timer))
 })
+slow.keepAliveTimeout = 60_000
+const servers = [healthy, other, dead, slow]
+let listening = 0
+for (const s of servers) {
+  s.listen(0, '127.0.0.1', () => {
+    if (++listening < servers.length) return
+    const port = (x: typeof dead): number => (x.address() as { port: number }).port
+    parentPort!.postMessage({ healthy: port(healthy), other: port(other), dead: port(dead), slow: port(slow) })
+  })
+}
 parentPort!.on('message', (m: string) => {
   if (m.startsWith('count ')) {
     parentPort!.postMessage({ total: counts.get(m.slice(6)) ?? 0 })
   } else if (m === 'reset') {
     counts.clear()
   } else if (m === 'close') {
-    healthy.closeAllConnections()
-    dead.closeAllConnections()
-    other.closeAllConnections()
-    other.close()
-    healthy.close()
-    dead.close()
+    for (const s of servers) { s.closeAllConnections(); s.close() }
     parentPort!.close()
   }
 })

@@ -18,11 +18,13 @@ import { ServerProcess } from '../test/helpers/servers.ts'
 import { testCa } from '../test/helpers/https_receiver.ts'
 
 /**
- * Signed webhook deliveries per second to a local HTTPS receiver, against a bare undici loop posting the same
- * bodies to the same receiver; and the rate to healthy endpoints with a dead endpoint subscribed to every
- * event vs without. Events are published to OB_EVENTS before the clock starts, so the figure is the webhook
- * path alone: fan-out, job stream, signing, HTTPS, delivery log, acknowledgements. The dead-endpoint figure is
- * compared with a second healthy endpoint, so both runs do the same fan-out work and only the receiver differs.
+ * Signed webhook deliveries per second to a local HTTPS receiver, against a bare undici loop posting bodies of
+ * the same size, signed the same way, to the same receiver with the same number of connections, in the same
+ * run. Events are published to OB_EVENTS before the clock starts (which starts before the engine's webhook
+ * delivery is started), so the figure is the webhook path alone: fan-out, signing, HTTPS, delivery log,
+ * acknowledgements. Isolation: the rate to endpoint A alone, and with a second endpoint B subscribed to every
+ * event that is dead (accepts, never answers), slow (answers after 2 s) or healthy; the drop a dead or slow B
+ * causes is measured against A alone.
  */
 export interface WebhookBenchOptions { events?: number, concurrency?: number, quick?: boolean, out?: string }
 
@@ -32,21 +34,28 @@ export interface WebhookBenchResult {
   bare_undici_per_s: number
   webhooks_per_s: number
   ratio_to_bare: number
-  /** Rate to the first endpoint while a second, healthy endpoint gets every event too. */
-  healthy_with_second_healthy_endpoint_per_s: number
   /** Rate to the first endpoint while a dead endpoint (accepts, never answers) gets every event too. */
   healthy_with_dead_endpoint_per_s: number
-  /** 1 - dead / second-healthy: what the dead endpoint costs the healthy one, with the same fan-out work. */
+  /** 1 - (A with a dead B) / (A alone): what a dead endpoint costs a healthy one. */
   dead_endpoint_drop: number
+  /** Rate to the first endpoint while a slow endpoint (answers after SLOW_MS) gets every event too. */
+  healthy_with_slow_endpoint_per_s: number
+  /** 1 - (A with a slow B) / (A alone). */
+  slow_endpoint_drop: number
+  /** Rate to the first endpoint while a second, healthy endpoint gets every event too (twice the requests). */
+  healthy_with_second_healthy_endpoint_per_s: number
 }
 
-class Sink {
-  private constructor (private readonly worker: Worker, readonly healthyPort: number, readonly otherPort: number, readonly deadPort: number) {}
+/** How long the slow receiver takes to answer. */
+export const SLOW_MS = 2000
+
+export class Sink {
+  private constructor (private readonly worker: Worker, readonly healthyPort: number, readonly otherPort: number, readonly deadPort: number, readonly slowPort: number) {}
   static async start (): Promise<Sink> {
     const ca = testCa()
-    const worker = new Worker(new URL('./webhook_sink.js', import.meta.url), { workerData: { key: ca.key, cert: ca.cert } })
-    const [ports] = await once(worker, 'message') as [{ healthy: number, other: number, dead: number }]
-    return new Sink(worker, ports.healthy, ports.other, ports.dead)
+    const worker = new Worker(new URL('./webhook_sink.js', import.meta.url), { workerData: { key: ca.key, cert: ca.cert, slowMs: SLOW_MS } })
+    const [ports] = await once(worker, 'message') as [{ healthy: number, other: number, dead: number, slow: number }]
+    return new Sink(worker, ports.healthy, ports.other, ports.dead, ports.slow)
   }
 
   async count (path: string): Promise<number> {
@@ -69,7 +78,7 @@ function sampleBody (i: number): string {
 }
 
 /** The floor: one undici pool with the same connection count, posting signed bodies as fast as it can. */
-async function bareLoop (port: number, n: number, concurrency: number, caPem: string): Promise<number> {
+export async function bareLoop (port: number, n: number, concurrency: number, caPem: string): Promise<number> {
   const pool = new Pool(`https://127.0.0.1:${port}`, { connections: concurrency, pipelining: 1, connect: { ca: caPem } })
   const bodies = Array.from({ length: 256 }, (_v, i) => sampleBody(i))
   let next = 0
@@ -87,8 +96,8 @@ async function bareLoop (port: number, n: number, concurrency: number, caPem: st
   return n / s
 }
 
-/** `second`: none, a second healthy endpoint, or a dead one, subscribed to every event like the first. */
-async function webhookRun (opts: { events: number, concurrency: number, second: 'none' | 'healthy' | 'dead', caFile: string, sink: Sink }): Promise<number> {
+/** `second`: none, or a second endpoint (healthy, dead or slow) subscribed to every event like the first. */
+export async function webhookRun (opts: { events: number, concurrency: number, second: 'none' | 'healthy' | 'dead' | 'slow', caFile: string, sink: Sink }): Promise<number> {
   const nats = await ServerProcess.nats()
   const redisServer = await ServerProcess.redis()
   const config = loadConfig({
@@ -115,6 +124,7 @@ async function webhookRun (opts: { events: number, concurrency: number, second: 
     await hook(`https://127.0.0.1:${opts.sink.healthyPort}/hook`)
     if (opts.second === 'healthy') await hook(`https://127.0.0.1:${opts.sink.otherPort}/other`)
     if (opts.second === 'dead') await hook(`https://127.0.0.1:${opts.sink.deadPort}/dead`)
+    if (opts.second === 'slow') await hook(`https://127.0.0.1:${opts.sink.slowPort}/slow`)
     // The fan-out consumer starts at new events: create it, then fill the stream before the clock starts.
     await WebhookFanout.ensureConsumer(nc)
     const js = jetstream(nc)
@@ -153,18 +163,22 @@ export async function runWebhookBench (opts: WebhookBenchOptions = {}): Promise<
   try {
     await bareLoop(sink.healthyPort, Math.min(2000, events), concurrency, caPem) // warm-up
     const bare = await bareLoop(sink.healthyPort, events, concurrency, caPem)
-    const plain = await webhookRun({ events, concurrency, second: 'none', caFile: ca.caFile, sink })
-    const withHealthy = await webhookRun({ events, concurrency, second: 'healthy', caFile: ca.caFile, sink })
-    const withDead = await webhookRun({ events, concurrency, second: 'dead', caFile: ca.caFile, sink })
+    const run = async (second: 'none' | 'healthy' | 'dead' | 'slow'): Promise<number> => await webhookRun({ events, concurrency, second, caFile: ca.caFile, sink })
+    const plain = await run('none')
+    const withDead = await run('dead')
+    const withSlow = await run('slow')
+    const withHealthy = await run('healthy')
     const result: WebhookBenchResult = {
       events,
       concurrency,
       bare_undici_per_s: Math.round(bare),
       webhooks_per_s: Math.round(plain),
       ratio_to_bare: Number((plain / bare).toFixed(3)),
-      healthy_with_second_healthy_endpoint_per_s: Math.round(withHealthy),
       healthy_with_dead_endpoint_per_s: Math.round(withDead),
-      dead_endpoint_drop: Number((1 - withDead / withHealthy).toFixed(3))
+      dead_endpoint_drop: Number((1 - withDead / plain).toFixed(3)),
+      healthy_with_slow_endpoint_per_s: Math.round(withSlow),
+      slow_endpoint_drop: Number((1 - withSlow / plain).toFixed(3)),
+      healthy_with_second_healthy_endpoint_per_s: Math.round(withHealthy)
     }
     const out = opts.out ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results', 'webhooks.json')
     mkdirSync(dirname(out), { recursive: true })
@@ -175,14 +189,27 @@ export async function runWebhookBench (opts: WebhookBenchOptions = {}): Promise<
   }
 }
 
+const pct = (x: number): string => `${Math.round(x * 100)} %`
+/** A drop as text: "12 % lower", or "5 % higher" when the rate was higher. */
+export const relativeDrop = (drop: number): string => drop >= 0 ? `${pct(drop)} lower` : `${pct(-drop)} higher`
+
+/** The figures as a markdown table, as printed by the bench and copied into docs/webhooks.md. */
+export function webhookMarkdown (r: WebhookBenchResult): string {
+  return [
+    '| measure | deliveries/s |',
+    '|---|---|',
+    `| bare undici loop (signed bodies, ${r.concurrency} connections) | ${r.bare_undici_per_s} |`,
+    `| Outbox signed webhook deliveries | ${r.webhooks_per_s} (${pct(r.ratio_to_bare)} of the bare loop) |`,
+    `| endpoint A, while a **dead** endpoint B gets every event too | ${r.healthy_with_dead_endpoint_per_s} (${relativeDrop(r.dead_endpoint_drop)} than A alone) |`,
+    `| endpoint A, while a **slow** endpoint B (answers after ${SLOW_MS / 1000} s) gets every event too | ${r.healthy_with_slow_endpoint_per_s} (${relativeDrop(r.slow_endpoint_drop)} than A alone) |`,
+    `| endpoint A, while a second **healthy** endpoint B gets every event too (twice the requests) | ${r.healthy_with_second_healthy_endpoint_per_s} |`
+  ].join('\n')
+}
+
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const quick = process.argv.includes('--quick')
   const r = await runWebhookBench({ quick })
   console.log(JSON.stringify(r))
-  console.log('\n| measure | per second |\n|---|---|')
-  console.log(`| bare undici loop (signed bodies, ${r.concurrency} connections) | ${r.bare_undici_per_s} |`)
-  console.log(`| Outbox webhook deliveries | ${r.webhooks_per_s} (${Math.round(r.ratio_to_bare * 100)} % of bare) |`)
-  console.log(`| Outbox, endpoint A, with a second healthy endpoint B on every event | ${r.healthy_with_second_healthy_endpoint_per_s} |`)
-  console.log(`| Outbox, endpoint A, with a dead endpoint B on every event | ${r.healthy_with_dead_endpoint_per_s} (drop ${Math.round(r.dead_endpoint_drop * 100)} % vs healthy B) |`)
+  console.log('\n' + webhookMarkdown(r))
   process.exit(0)
 }

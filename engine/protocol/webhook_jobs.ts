@@ -64,6 +64,54 @@ export async function publishWebhookJob (nc: NatsConnection, shards: number, job
   await js.publish(webhookJobSubject(shardOf(job.webhook_id, shards), job.webhook_id), enc.encode(JSON.stringify(job)), { msgID: webhookJobMsgId(job) })
 }
 
+/**
+ * Several jobs of one webhook in one stream message: `{"jobs":[<job>, …]}`. Work parked for an endpoint that
+ * cannot take it now is written this way, one message per short batch instead of one per event, so a dead
+ * endpoint costs the stream (and the engine reading it back) a small fraction of what its events do.
+ */
+export interface WebhookJobBatch { jobs: WebhookJob[] }
+
+/** A job as JSON, reusing its event's JSON when the caller has it (the event is most of the bytes). */
+export function webhookJobJson (job: WebhookJob, eventJson: string = JSON.stringify(job.event)): string {
+  const { event: _event, ...rest } = job
+  const tail = JSON.stringify(rest)
+  return tail === '{}' ? `{"event":${eventJson}}` : `{"event":${eventJson},${tail.slice(1)}`
+}
+
+/** The jobs of a job-stream message: one plain job, or the jobs of a batch. Throws on anything else. */
+export function webhookJobsOf (data: unknown): WebhookJob[] {
+  const d = data as Partial<WebhookJob & WebhookJobBatch> | null
+  if (d !== null && typeof d === 'object') {
+    if (Array.isArray(d.jobs)) {
+      if (d.jobs.length > 0 && d.jobs.every(isJob)) return d.jobs
+    } else if (isJob(d)) {
+      return [d]
+    }
+  }
+  throw new Error('not a webhook job')
+}
+
+function isJob (j: unknown): j is WebhookJob {
+  const x = j as Partial<WebhookJob> | null
+  return x !== null && typeof x === 'object' && typeof x.webhook_id === 'string' && typeof x.org_id === 'string' &&
+    typeof x.attempt === 'number' && typeof x.due_at === 'number' && typeof x.event?.id === 'string'
+}
+
+/**
+ * Stores jobs of one webhook as one batch message. `serialized` are the jobs as JSON (the caller measured
+ * them); the message id names the first job and the count, so a repeated publish of the same batch is
+ * stored once.
+ */
+export async function publishWebhookJobBatch (nc: NatsConnection, shards: number, jobs: readonly WebhookJob[], serialized: readonly string[]): Promise<void> {
+  const first = jobs[0]
+  if (first === undefined) return
+  if (jobs.length === 1) { await publishWebhookJob(nc, shards, first); return }
+  let js = clients.get(nc)
+  if (js === undefined) clients.set(nc, js = jetstream(nc))
+  const payload = `{"jobs":[${serialized.join(',')}]}`
+  await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), enc.encode(payload), { msgID: `${webhookJobMsgId(first)}+${jobs.length}` })
+}
+
 const ensured = new WeakMap<NatsConnection, Promise<void>>()
 
 /**

@@ -1,21 +1,23 @@
 /**
- * Acknowledgements made during one turn of the event loop are sent together. nats.js writes its buffer to the
- * socket once per microtask checkpoint, and attempts finish one per socket read, so without this every ack
- * is its own write (measured: socket writes were the largest cost on the webhook path).
+ * Acknowledgements are gathered for a few milliseconds and sent together. nats.js writes its buffer to the
+ * socket once per microtask checkpoint, and attempts finish a few per socket read, so acknowledging at once
+ * costs one socket write per handful of events (measured: NATS socket writes were a tenth of the engine's
+ * CPU on the webhook path). A message acknowledged a few milliseconds later is not delivered again: the
+ * consumers' ack wait is the request timeout plus 30 s.
  */
-const queue: Array<{ ack: () => void }> = []
-let scheduled = false
+const ACK_FLUSH_MS = 5
 
-function flush (): void {
-  scheduled = false
+const queue: Array<{ ack: () => void }> = []
+let timer: NodeJS.Timeout | undefined
+
+/** Sends every pending acknowledgement now (also at shutdown, before the connection is drained). */
+export function flushAcks (): void {
+  if (timer !== undefined) { clearTimeout(timer); timer = undefined }
   const batch = queue.splice(0)
   for (const m of batch) m.ack()
 }
 
 export function ackSoon (m: { ack: () => void }): void {
   queue.push(m)
-  if (!scheduled) {
-    scheduled = true
-    setImmediate(flush)
-  }
+  timer ??= setTimeout(flushAcks, ACK_FLUSH_MS)
 }

@@ -3,13 +3,15 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
 import {
-  HDR_SIGNATURE, DeliveryLog, deliveryId, publishWebhookJob,
+  HDR_SIGNATURE, DeliveryLog, deliveryId, publishWebhookJob, webhookJobsOf,
   type ControlPlane, type WebhookJob, type WebhookRecord
 } from '../protocol/mod.ts'
 import { signatureHeader } from './sign.ts'
 import { retryDelayMs } from './retry.ts'
 import { EndpointQueue } from './endpoint_queue.ts'
 import { ackSoon } from './ack_batch.ts'
+import { JobParker } from './job_parker.ts'
+import { batchSettles, type Settle } from './settle.ts'
 import type { WebhookHttpClient, AttemptResult } from './http_client.ts'
 
 /** Jobs waiting per endpoint beyond those in flight; more are handed back to the stream until it catches up. */
@@ -33,13 +35,8 @@ export function deliverable (job: WebhookJob, webhook: WebhookRecord | undefined
   return webhook.failed_at === undefined || job.created_at > Date.parse(webhook.failed_at)
 }
 
-/** How an attempt's message is settled: a job message from the stream, or a first attempt made at fan-out. */
-interface Settle { ack: () => void, nak: (delayMs?: number) => void, working: () => void }
-
-interface Work { m: Settle, job: WebhookJob, webhook: WebhookRecord, url: URL }
-
-/** A first attempt is made at fan-out only while its endpoint has fewer than this many jobs waiting. */
-const DIRECT_MAX_WAITING = 500
+/** `body`: the event envelope as JSON when the fan-out already serialised it (once for all its webhooks). */
+interface Work { m: Settle, job: WebhookJob, webhook: WebhookRecord, url: URL, body?: string }
 
 /**
  * Makes delivery attempts: picks the endpoint queue, signs the exact body sent, POSTs, records the attempt,
@@ -47,7 +44,10 @@ const DIRECT_MAX_WAITING = 500
  */
 export class WebhookDispatcher {
   private readonly endpoints = new Map<string, EndpointQueue<Work>>()
+  /** webhook id → endpoint origin, for handing back a stalled endpoint's jobs without reading them. */
+  private readonly originOf = new Map<string, string>()
   private readonly log: DeliveryLog
+  private readonly parker: JobParker
   private draining = false
 
   constructor (
@@ -59,31 +59,71 @@ export class WebhookDispatcher {
     private readonly logger: Logger
   ) {
     this.log = deliveryLog
+    this.parker = new JobParker(nc, config.engine.shards)
   }
 
-  /** Takes one job message from a shard consumer; returns at once, the attempt runs in its endpoint queue. */
+  /**
+   * Takes one job message (one job or a batch of one webhook's jobs) from a shard consumer; returns at once,
+   * the attempts run in the endpoint's queue. When the endpoint cannot take them now, the message is handed
+   * back to the stream with a delay estimated from the endpoint's pace (not an attempt: nothing changes).
+   */
   accept (m: JsMsg): void {
     if (this.draining) { m.nak(); return }
-    let job: WebhookJob
+    // Work for an endpoint known to be stalled goes back unread (the webhook id is the subject's last token).
+    const known = this.endpoints.get(this.originOf.get(m.subject.slice(m.subject.lastIndexOf('.') + 1)) ?? '')
+    if (known !== undefined && known.freeSlots === 0 && !known.keepsPace(Date.now())) { m.nak(this.laterMs(known, Date.now())); return }
+    let all: WebhookJob[]
     try {
-      job = m.json<WebhookJob>()
+      all = webhookJobsOf(m.json())
     } catch {
       m.term('not a webhook job')
       return
     }
-    const webhook = this.cp.webhooks.get(`${job.org_id}.${job.webhook_id}`)
-    if (!deliverable(job, webhook)) { ackSoon(m); return }
-    const wait = job.due_at - Date.now()
+    const first = all[0]!
+    const webhook = this.cp.webhooks.get(`${first.org_id}.${first.webhook_id}`)
+    const jobs = all.filter((j) => j.webhook_id === first.webhook_id && deliverable(j, webhook))
+    if (jobs.length === 0 || webhook === undefined) { ackSoon(m); return }
+    const now = Date.now()
+    const wait = Math.min(...jobs.map((j) => j.due_at)) - now
     if (wait > EARLY_SLACK_MS) { m.nak(wait); return }
+    const settles: Settle[] = all.length === 1 ? [m] : batchSettles(m, jobs, async (job, delayMs) => await this.requeue(job, delayMs))
     let url: URL
     try {
       url = new URL(webhook.url)
     } catch {
-      void this.finish({ m, job, webhook, url: new URL('https://invalid.invalid/') }, { statusCode: 0, durationMs: 0, error: 'invalid_url' }, new Date())
+      const bad = new URL('https://invalid.invalid/')
+      jobs.forEach((job, i) => { void this.finish({ m: settles[i]!, job, webhook, url: bad }, { statusCode: 0, durationMs: 0, error: 'invalid_url' }, new Date()) })
       return
     }
     const q = this.endpoint(url.origin)
-    if (!q.offer({ m, job, webhook, url })) m.nak(Math.round(q.retryLaterMs(Date.now()) * (1 + Math.random() * 0.5)))
+    this.originOf.set(webhook.id, url.origin)
+    // An endpoint that does not keep pace takes a batch only as far as it has free slots; the rest is
+    // parked again (one message) until it is likely to have room.
+    const take = q.keepsPace(now) ? jobs.length : Math.min(jobs.length, q.freeSlots)
+    if (take === 0 || !q.canTake(take, now)) { m.nak(this.laterMs(q, now)); return }
+    jobs.forEach((job, i) => {
+      if (i < take) q.offer({ m: settles[i]!, job, webhook, url })
+      else settles[i]!.nak(this.laterMs(q, now))
+    })
+  }
+
+  private laterMs (q: EndpointQueue<Work>, now: number): number {
+    return Math.round(q.retryLaterMs(now) * (1 + Math.random() * 0.5))
+  }
+
+  /**
+   * Stores a job again to be attempted after `delayMs` (the attempt count is unchanged), gathered with other
+   * jobs of its webhook into one message.
+   */
+  private async requeue (job: WebhookJob, delayMs: number): Promise<void> {
+    const waiting = { ...job, due_at: Math.max(job.due_at, Date.now() + delayMs) }
+    if (this.draining) await publishWebhookJob(this.nc, this.config.engine.shards, waiting)
+    else await this.parker.park(waiting)
+  }
+
+  /** Parks a first attempt in the job stream (batched per webhook); resolves once it is stored. */
+  async park (job: WebhookJob, body?: string): Promise<void> {
+    await this.parker.park(job, body)
   }
 
   private endpoint (origin: string): EndpointQueue<Work> {
@@ -96,28 +136,26 @@ export class WebhookDispatcher {
   }
 
   /**
-   * The fast path for attempt 1: when the endpoint is making progress and has room, the fan-out makes the
-   * attempt itself instead of writing a job and reading it back (two JetStream round trips fewer per event).
-   * Resolves once the attempt is made and its retry (if any) is stored as a job; rejects when that could not
-   * be stored, and the caller then hands the event back. Returns undefined when the endpoint has no room:
-   * the caller queues a job as usual.
+   * The fast path for attempt 1: when the endpoint keeps pace and has room (or has a free slot), the fan-out
+   * makes the attempt itself instead of writing a job and reading it back. Resolves once the attempt is made
+   * and its retry (if any) is stored as a job; rejects when that could not be stored, and the caller then
+   * hands the event back. Returns undefined when the endpoint cannot take it: the caller parks the job.
    */
-  offerDirect (job: WebhookJob, webhook: WebhookRecord, event: Pick<JsMsg, 'working'>): Promise<void> | undefined {
+  offerDirect (job: WebhookJob, webhook: WebhookRecord, event: Pick<JsMsg, 'working'>, body?: string): Promise<void> | undefined {
     if (this.draining) return undefined
     let url: URL
     try { url = new URL(webhook.url) } catch { return undefined }
     const q = this.endpoint(url.origin)
-    if (!q.canHold(Date.now(), DIRECT_MAX_WAITING)) return undefined
+    this.originOf.set(webhook.id, url.origin)
+    if (!q.canTake(1, Date.now())) return undefined
     return new Promise<void>((resolve, reject) => {
       const m: Settle = {
         ack: resolve,
         // A direct attempt that must wait becomes a job due after the delay, like any other.
-        nak: (delayMs = 0) => {
-          publishWebhookJob(this.nc, this.config.engine.shards, { ...job, due_at: Date.now() + delayMs }).then(resolve, reject)
-        },
+        nak: (delayMs = 0) => { this.requeue(job, delayMs).then(resolve, reject) },
         working: () => event.working()
       }
-      if (!q.offer({ m, job, webhook, url })) m.nak(0)
+      q.offer({ m, job, webhook, url, body })
     })
   }
 
@@ -135,13 +173,20 @@ export class WebhookDispatcher {
     if (++this.acceptedSinceCheck < BACKLOG_CHECK_JOBS && now - this.backlogCheckedAt < BACKLOG_CHECK_MS) return this.full
     this.backlogCheckedAt = now
     this.acceptedSinceCheck = 0
-    let backlog = 0
-    let capacity = 0
+    // Endpoints that have answered pace the fan-out. One that never answered yet (new, or dead from the start)
+    // does not, unless no endpoint has answered yet: else a receiver that hangs from its first request would
+    // hold every other endpoint back until it is found stalled.
+    const answered = { backlog: 0, capacity: 0 }
+    const unanswered = { backlog: 0, capacity: 0 }
     for (const q of this.endpoints.values()) {
+      // Work that waits here for an endpoint that stopped keeping pace goes back to the job stream.
+      if (q.waiting.length > 0 && !q.keepsPace(now)) for (const w of q.takeWaiting()) w.m.nak(this.laterMs(q, now))
       const p = q.pacing(now)
-      backlog += p.waiting
-      capacity += p.capacity
+      const sum = q.answered ? answered : unanswered
+      sum.backlog += p.waiting
+      sum.capacity += p.capacity
     }
+    const { backlog, capacity } = answered.capacity > 0 ? answered : unanswered
     // Full when the endpoints that keep pace hold about a second of their work (or the absolute limit).
     this.full = capacity > 0 && backlog >= Math.min(MAX_MOVING_BACKLOG, capacity)
     return this.full
@@ -152,7 +197,7 @@ export class WebhookDispatcher {
     const current = this.cp.webhooks.get(`${w.job.org_id}.${w.job.webhook_id}`)
     if (!deliverable(w.job, current)) { ackSoon(w.m); return }
     const at = new Date()
-    const body = JSON.stringify(w.job.event)
+    const body = w.body ?? JSON.stringify(w.job.event)
     const signature = signatureHeader(current.secret, body, Math.floor(at.getTime() / 1000))
     const result = await this.http.post(w.url, body, { [HDR_SIGNATURE]: signature })
     await this.finish({ ...w, webhook: current }, result, at)
@@ -210,12 +255,14 @@ export class WebhookDispatcher {
   keepAlive (): void {
     for (const q of this.endpoints.values()) for (const w of q.waiting) w.m.working()
     for (const [origin, q] of this.endpoints) if (q.idle) this.endpoints.delete(origin)
+    for (const [id, origin] of this.originOf) if (!this.endpoints.has(origin)) this.originOf.delete(id)
   }
 
   /** Hands waiting jobs back to the stream and waits for attempts in flight, up to the deadline. */
   async drain (deadline: number): Promise<void> {
     this.draining = true
     for (const q of this.endpoints.values()) for (const w of q.takeWaiting()) w.m.nak()
+    await this.parker.flushAll().catch(() => {})
     while ([...this.endpoints.values()].some((q) => q.active > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }

@@ -1,6 +1,8 @@
 /** Waiting work beyond what the endpoint finishes in this long is not held for it at fan-out. */
 const HOLD_MS = 1000
 const UNPROVEN_CAPACITY = 500
+/** All slots busy and nothing finished for this long: the receiver is stalled (dead, hanging or very slow). */
+const STALL_MS = 1000
 
 /**
  * Work for one endpoint origin: at most `concurrency` attempts in flight, at most `maxWaiting` waiting.
@@ -13,7 +15,12 @@ export class EndpointQueue<T> {
   private windowStart = Date.now()
   private windowCount = 0
   private previousCount = 0
+  /** Whether a window before the current one exists (else the rate is the current window's alone). */
+  private rolled = false
   private completions = 0
+  private lastCompletionAt = 0
+  /** When the last free slot was taken (all slots busy since then, if `active === concurrency`). */
+  private fullSince = 0
   private readonly createdAt = Date.now()
 
   constructor (private readonly concurrency: number, private readonly maxWaiting: number, private readonly run: (item: T) => Promise<void>) {}
@@ -29,13 +36,30 @@ export class EndpointQueue<T> {
     return true
   }
 
+  /** Whether any attempt to this endpoint has finished yet. */
+  get answered (): boolean {
+    return this.completions > 0
+  }
+
+  get freeSlots (): number {
+    return Math.max(0, this.concurrency - this.active)
+  }
+
+  /** Room for `n` more items without going past `maxWaiting`. */
+  hasRoom (n: number): boolean {
+    return this.waiting.length + Math.max(0, n - (this.concurrency - this.active)) <= this.maxWaiting
+  }
+
   private start (item: T): void {
     this.active++
+    if (this.active === this.concurrency) this.fullSince = Date.now()
     this.run(item).catch(() => {}).finally(() => {
       this.active--
-      this.roll(Date.now())
+      const now = Date.now()
+      this.roll(now)
       this.windowCount++
       this.completions++
+      this.lastCompletionAt = now
       const next = this.waiting.shift()
       if (next !== undefined) this.start(next)
     })
@@ -45,14 +69,21 @@ export class EndpointQueue<T> {
     const age = now - this.windowStart
     if (age < 1000) return
     this.previousCount = age < 2000 ? this.windowCount : 0
+    this.rolled = true
     this.windowCount = 0
     this.windowStart = now
   }
 
-  /** Completions per second, from the last second or two; 0 once nothing has completed for two seconds. */
+  /**
+   * Completions per second over the current window and the one before it (a receiver that answers in bursts,
+   * such as a slow one whose slots all finish together, is judged by its average, not by its bursts); 0 once
+   * nothing has completed for two seconds.
+   */
   ratePerS (now: number): number {
     this.roll(now)
-    return Math.max(this.previousCount, (this.windowCount * 1000) / Math.max(250, now - this.windowStart))
+    const elapsed = Math.max(250, now - this.windowStart)
+    if (!this.rolled) return (this.windowCount * 1000) / elapsed
+    return ((this.previousCount + this.windowCount) * 1000) / (1000 + elapsed)
   }
 
   /** A new endpoint whose pace is not known yet. */
@@ -61,27 +92,48 @@ export class EndpointQueue<T> {
   }
 
   /**
-   * What this endpoint contributes to the backpressure that paces the engine: its waiting work and the work
-   * it finishes in about a second, or nothing when it finishes less than one round of its slots a second (a
-   * slow or dead receiver, whose overflow waits in the job stream instead of holding healthy endpoints back).
-   * A new endpoint whose pace is not known yet counts fully for its first second.
+   * Whether this endpoint keeps pace: it is not stalled (every slot busy with nothing finished for a
+   * moment) and, once a second of its pace is known, finishes at least one round of its slots a second.
+   * Work for an endpoint that does not keep pace is parked in the job stream instead of held in memory, and
+   * it never slows the fan-out.
+   */
+  keepsPace (now: number): boolean {
+    if (this.active >= this.concurrency && now - Math.max(this.fullSince, this.lastCompletionAt) > STALL_MS) return false
+    if (now - this.createdAt < HOLD_MS) return true
+    return this.ratePerS(now) >= this.concurrency
+  }
+
+  /**
+   * How much waiting work this endpoint may hold in memory: about a second of its work (never less than one
+   * round of its slots), and while its pace is not known yet (its first second) a fixed allowance.
+   */
+  holdable (now: number): number {
+    const rate = this.ratePerS(now)
+    const h = now - this.createdAt < HOLD_MS ? Math.max(UNPROVEN_CAPACITY, rate) : Math.max(this.concurrency, rate * (HOLD_MS / 1000))
+    return Math.min(this.maxWaiting, h)
+  }
+
+  /**
+   * Whether `n` more items may be queued here now rather than wait in the job stream: the endpoint keeps
+   * pace and holds less than it may, or it has a free slot (how a stalled endpoint gets work again and
+   * proves it is back). Never past `maxWaiting`.
+   */
+  canTake (n: number, now: number): boolean {
+    if (!this.hasRoom(n)) return false
+    if (this.active < this.concurrency) return true
+    // Twice what it may hold: the fan-out pauses at what it may hold, and overshoots by a few events.
+    return this.keepsPace(now) && this.waiting.length < 2 * this.holdable(now)
+  }
+
+  /**
+   * What this endpoint contributes to the backpressure that paces the engine: its waiting work (up to what
+   * it may hold) and what it may hold, or nothing when it does not keep pace (a slow or dead receiver, whose
+   * work waits in the job stream instead of holding healthy endpoints back).
    */
   pacing (now: number): { waiting: number, capacity: number } {
-    if (this.unproven(now)) return { waiting: this.waiting.length, capacity: UNPROVEN_CAPACITY }
-    const rate = this.ratePerS(now)
-    if (rate < this.concurrency) return { waiting: 0, capacity: 0 }
-    const capacity = rate * (HOLD_MS / 1000)
+    if (!this.keepsPace(now)) return { waiting: 0, capacity: 0 }
+    const capacity = this.holdable(now)
     return { waiting: Math.min(this.waiting.length, capacity), capacity }
-  }
-
-  /** About a second of this endpoint's work, and never less than one round of its slots. */
-  private holdable (now: number): number {
-    return Math.max(this.concurrency, this.ratePerS(now) * (HOLD_MS / 1000))
-  }
-
-  /** Whether a first attempt may wait here rather than in the job stream. */
-  canHold (now: number, max: number): boolean {
-    return this.waiting.length < Math.min(max, this.holdable(now))
   }
 
   /** How long until the waiting queue has likely drained, for handing an overflowing item back to the stream. */

@@ -4,13 +4,13 @@ import type { Logger } from 'pino'
 import type { WebhookDispatcher } from './dispatcher.ts'
 import { ackSoon } from './ack_batch.ts'
 import {
-  CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, STREAM_EVENTS, envelopeOf, publishWebhookJob,
+  CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, STREAM_EVENTS, envelopeOf,
   type ControlPlane, type EventRecord, type WebhookRecord
 } from '../protocol/mod.ts'
 
 const NS_PER_MS = 1_000_000
 /** Events being fanned out at once; past this the loop waits, so the consumer's pull stays bounded. */
-const MAX_IN_FLIGHT = 1024
+const MAX_IN_FLIGHT = 2048
 const ORG_INDEX_MAX_AGE_MS = 1000
 const DEFAULT_ACK_WAIT_MS = 60_000
 const PAUSE_MS = 5
@@ -38,7 +38,6 @@ export class WebhookFanout {
   constructor (
     private readonly nc: NatsConnection,
     private readonly cp: ControlPlane,
-    private readonly shards: number,
     private readonly dispatcher: WebhookDispatcher,
     private readonly ackWaitMs: number,
     private readonly log: Logger
@@ -120,13 +119,15 @@ export class WebhookFanout {
     const targets = this.targets(record.org_id, record.type)
     if (targets.length === 0) { ackSoon(m); return }
     const event = envelopeOf(record)
+    // Serialised once for every webhook of the event: the exact bytes each of them is sent.
+    const body = JSON.stringify(event)
     const now = Date.now()
     try {
       await Promise.all(targets.map(async (w) => {
         const job = { event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now }
-        const direct = this.dispatcher.offerDirect(job, w, m)
+        const direct = this.dispatcher.offerDirect(job, w, m, body)
         if (direct !== undefined) await direct
-        else await publishWebhookJob(this.nc, this.shards, job)
+        else await this.dispatcher.park(job, body)
       }))
       ackSoon(m)
     } catch (err) {

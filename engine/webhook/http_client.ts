@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createSecureContext, rootCertificates } from 'node:tls'
 import { isIP } from 'node:net'
-import { Agent } from 'undici'
+import { Agent, type Dispatcher } from 'undici'
 import type { Config } from '../../config/mod.ts'
 import { guardedLookup, isBlockedAddress, makeResolve, SsrfBlockedError } from './ssrf.ts'
 
@@ -9,6 +9,11 @@ export const USER_AGENT = 'Outbox-Webhooks/1'
 /** Response bodies are read only to free the socket for keep-alive; past this we stop reading and close. */
 const MAX_RESPONSE_BYTES = 64 * 1024
 const KEEP_ALIVE_MS = 30_000
+
+/** Past MAX_RESPONSE_BYTES the response is not read further and its connection is closed. */
+class ResponseTooLargeError extends Error {
+  readonly code = 'response_too_large'
+}
 
 export interface AttemptResult {
   /** 0 when no HTTP status was received. */
@@ -66,7 +71,11 @@ export class WebhookHttpClient {
     })
   }
 
-  /** One POST attempt; never throws. */
+  /**
+   * One POST attempt; never throws. It uses undici's dispatch interface directly: the status decides, and
+   * the response body is only read (up to 64 KB, then the connection is closed) to free the connection, so a
+   * response stream per request would be pure overhead.
+   */
   async post (url: URL, body: string, headers: Record<string, string>): Promise<AttemptResult> {
     const start = performance.now()
     const done = (statusCode: number, error: string | null): AttemptResult =>
@@ -75,20 +84,37 @@ export class WebhookHttpClient {
     // An IP literal never goes through the lookup, so it is checked here.
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
     if (!this.allowPrivate && isIP(host) !== 0 && isBlockedAddress(host)) return done(0, 'ssrf_blocked')
-    try {
-      const res = await this.agent.request({
+    return await new Promise<AttemptResult>((resolve) => {
+      let status = 0
+      let received = 0
+      let abort: ((err?: Error) => void) | undefined
+      let settled = false
+      const byStatus = (): void => settle(status, status >= 200 && status < 300 ? null : `http_${status}`)
+      const settle = (statusCode: number, error: string | null): void => {
+        if (settled) return
+        settled = true
+        resolve(done(statusCode, error))
+      }
+      const handler: Dispatcher.DispatchHandler = {
+        onConnect: (a) => { abort = a },
+        onHeaders: (statusCode) => { status = statusCode; return true },
+        onData: (chunk) => {
+          received += chunk.length
+          if (received > MAX_RESPONSE_BYTES) { byStatus(); abort?.(new ResponseTooLargeError()) }
+          return true
+        },
+        onComplete: byStatus,
+        // Once a status arrived it decides the outcome, whatever happens to the rest of the body.
+        onError: (err) => { if (status !== 0) byStatus(); else settle(0, errorCode(err)) }
+      }
+      this.agent.dispatch({
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers },
         body
-      })
-      await drain(res.body)
-      const ok = res.statusCode >= 200 && res.statusCode < 300
-      return done(res.statusCode, ok ? null : `http_${res.statusCode}`)
-    } catch (err) {
-      return done(0, errorCode(err))
-    }
+      }, handler)
+    })
   }
 
   async close (): Promise<void> {
@@ -99,14 +125,4 @@ export class WebhookHttpClient {
   async destroy (): Promise<void> {
     await this.agent.destroy().catch(() => {})
   }
-}
-
-async function drain (body: AsyncIterable<Buffer> & { destroy: () => void }): Promise<void> {
-  let n = 0
-  try {
-    for await (const chunk of body) {
-      n += chunk.length
-      if (n > MAX_RESPONSE_BYTES) { body.destroy(); return }
-    }
-  } catch { /* the status already decided the outcome */ }
 }

@@ -7,6 +7,7 @@ import { WebhookHttpClient } from './http_client.ts'
 import { WebhookDispatcher } from './dispatcher.ts'
 import { WebhookFanout } from './fanout.ts'
 import { WebhookJobConsumers } from './job_consumers.ts'
+import { flushAcks } from './ack_batch.ts'
 
 export { signatureHeader, verifySignature } from './sign.ts'
 export { isBlockedAddress } from './ssrf.ts'
@@ -32,7 +33,7 @@ export async function startWebhookDelivery (
   const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, new DeliveryLog(shared.redis), http, log)
   const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, ackWaitMs(config), dispatcher, log)
   await consumers.start()
-  const fanout = new WebhookFanout(shared.nc, shared.cp, config.engine.shards, dispatcher, ackWaitMs(config), log)
+  const fanout = new WebhookFanout(shared.nc, shared.cp, dispatcher, ackWaitMs(config), log)
   await fanout.start()
   const keepAlive = setInterval(() => dispatcher.keepAlive(), Math.max(1000, Math.floor(config.webhook.timeoutMs / 2)))
   keepAlive.unref()
@@ -47,6 +48,7 @@ export async function startWebhookDelivery (
         const stopped = Promise.all([fanout.stop(deadline), consumers.stop()])
         await dispatcher.drain(deadline)
         await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref())])
+        flushAcks()
         if (Date.now() < deadline) await http.close()
         else await http.destroy()
       })()

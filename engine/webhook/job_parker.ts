@@ -1,0 +1,68 @@
+import type { NatsConnection } from '@nats-io/transport-node'
+import { publishWebhookJobBatch, webhookJobJson, type WebhookJob } from '../protocol/mod.ts'
+
+/** A batch is written at most this long after its first job was parked… */
+const PARK_FLUSH_MS = 10
+/** …or as soon as it holds this many jobs or bytes (a shard consumer pulls up to 256 messages: at most 16 MB). */
+const PARK_MAX_JOBS = 128
+const PARK_MAX_BYTES = 64 * 1024
+
+interface Batch {
+  jobs: WebhookJob[]
+  serialized: string[]
+  bytes: number
+  waiters: Array<{ resolve: () => void, reject: (err: unknown) => void }>
+  timer: NodeJS.Timeout
+}
+
+/**
+ * Parks jobs in the job stream for endpoints that cannot take them now (dead, slow, or behind), gathered
+ * per webhook into batch messages. `park` resolves once the job is stored, so the caller acknowledges the
+ * event only after that: nothing is lost if the process stops in between (the event is fanned out again).
+ */
+export class JobParker {
+  private readonly open = new Map<string, Batch>()
+  private readonly writing = new Set<Promise<void>>()
+
+  constructor (private readonly nc: NatsConnection, private readonly shards: number) {}
+
+  /** `eventJson`: the job's event already serialised, which saves serialising it again. */
+  park (job: WebhookJob, eventJson?: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const s = webhookJobJson(job, eventJson)
+      let b = this.open.get(job.webhook_id)
+      if (b !== undefined && b.bytes + s.length > PARK_MAX_BYTES) {
+        this.flush(job.webhook_id)
+        b = undefined
+      }
+      if (b === undefined) {
+        b = { jobs: [], serialized: [], bytes: 0, waiters: [], timer: setTimeout(() => this.flush(job.webhook_id), PARK_FLUSH_MS) }
+        this.open.set(job.webhook_id, b)
+      }
+      b.jobs.push(job)
+      b.serialized.push(s)
+      b.bytes += s.length
+      b.waiters.push({ resolve, reject })
+      if (b.jobs.length >= PARK_MAX_JOBS) this.flush(job.webhook_id)
+    })
+  }
+
+  private flush (webhookId: string): void {
+    const b = this.open.get(webhookId)
+    if (b === undefined) return
+    this.open.delete(webhookId)
+    clearTimeout(b.timer)
+    const w = publishWebhookJobBatch(this.nc, this.shards, b.jobs, b.serialized).then(
+      () => { for (const x of b.waiters) x.resolve() },
+      (err: unknown) => { for (const x of b.waiters) x.reject(err) }
+    )
+    this.writing.add(w)
+    void w.finally(() => this.writing.delete(w))
+  }
+
+  /** Writes every open batch now and waits for all writes. */
+  async flushAll (): Promise<void> {
+    for (const id of [...this.open.keys()]) this.flush(id)
+    await Promise.all([...this.writing])
+  }
+}
