@@ -7,6 +7,15 @@ import { dnsResolver } from './authenticate.ts'
 const resolver = dnsResolver((workerData as { dnsServers?: string[] } | undefined)?.dnsServers ?? [])
 const mta = hostname()
 
-export default async function run (req: AnalysisRequest): Promise<MessageAnalysis> {
-  return await analyzeMessage(req, resolver, mta)
+export type AnalysisOutcome = { ok: true, analysis: MessageAnalysis } | { ok: false, error: string }
+
+/** A batch of messages, analysed concurrently; one failing message does not fail the others. */
+export default async function run (reqs: AnalysisRequest[]): Promise<AnalysisOutcome[]> {
+  return await Promise.all(reqs.map(async (req): Promise<AnalysisOutcome> => {
+    try {
+      return { ok: true, analysis: await analyzeMessage(req, resolver, mta) }
+    } catch (err) {
+      return { ok: false, error: (err as Error).message }
+    }
+  }))
 }

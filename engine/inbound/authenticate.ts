@@ -16,11 +16,36 @@ function normalise (value: unknown): AuthResult {
 
 export type DnsResolve = (name: string, rrtype: string) => Promise<unknown>
 
-/** A DNS resolve function on the configured servers (`OB_DNS_SERVERS`), else the system's. */
-export function dnsResolver (servers: readonly string[]): DnsResolve {
+/**
+ * Answers (and "no such name / no such record") are kept this long. Mail comes in bursts from the same senders,
+ * each message costing SPF and DMARC look-ups of the same few names; the limit stays well under the TTLs such
+ * records are published with. Failures (timeouts, SERVFAIL) are not kept.
+ */
+export const DNS_CACHE_MS = 60_000
+const DNS_CACHE_ENTRIES = 5_000
+const CACHED_FAILURES = new Set(['ENOTFOUND', 'ENODATA'])
+
+/** A DNS resolve function on the configured servers (`OB_DNS_SERVERS`), else the system's, with a small cache. */
+export function dnsResolver (servers: readonly string[], cacheMs = DNS_CACHE_MS): DnsResolve {
   const r = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: 2 })
   if (servers.length > 0) r.setServers([...servers])
-  return async (name, rrtype) => await r.resolve(name, rrtype as 'TXT')
+  // One entry per name and type, holding the look-up itself, so concurrent messages share one query.
+  const cache = new Map<string, { until: number, answer: Promise<unknown> }>()
+  return async (name, rrtype) => {
+    const key = `${rrtype} ${name.toLowerCase()}`
+    const now = Date.now()
+    let hit = cache.get(key)
+    if (hit === undefined || hit.until <= now) {
+      if (hit !== undefined) cache.delete(key)
+      if (cache.size >= DNS_CACHE_ENTRIES) cache.delete(cache.keys().next().value!)
+      const answer = r.resolve(name, rrtype as 'TXT')
+      hit = { until: now + cacheMs, answer }
+      cache.set(key, hit)
+      answer.catch((err: { code?: string }) => { if (!CACHED_FAILURES.has(err.code ?? '') && cache.get(key)?.answer === answer) cache.delete(key) })
+    }
+    // A copy: callers may change what they are given.
+    return structuredClone(await hit.answer)
+  }
 }
 
 /**

@@ -7,4 +7,9 @@ export interface InboundJob {
   remote_ip: string
   helo: string
   size: number
+  /**
+   * Set when the message was stored in one chunk together with the job (nearly all mail): the token naming its
+   * chunk and metadata, and the SHA-256 (base64url) of its bytes. Without it the message is read by name.
+   */
+  raw?: { token: string, sha256: string }
 }

@@ -7,6 +7,7 @@ import { startSmtpListener } from './smtp_listener.ts'
 import { InboundProcessor } from './processor.ts'
 import { startInboundConsumer } from './consumer.ts'
 import { AnalysisPool } from './analysis_pool.ts'
+import { JustStored } from './raw_store.ts'
 
 export { MAX_MESSAGE_BYTES } from './smtp_listener.ts'
 export { resolveRecipient } from './recipients.ts'
@@ -23,15 +24,17 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
   const log = shared.log.child({ part: 'inbound' })
   const stores = await ensureInboundStreams(shared.nc, config.nats.replicas)
   const analysis = new AnalysisPool(config.dnsServers)
+  const justStored = new JustStored()
   const processor = new InboundProcessor({
     cp: shared.cp,
     stores,
     log,
     analysis,
+    justStored,
     maxPayload: shared.nc.info?.max_payload ?? 1024 * 1024
   })
   const consumer = await startInboundConsumer(stores.js, processor, log)
-  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log })
+  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored })
   return {
     port: smtp.port,
     async drain (timeoutMs) {

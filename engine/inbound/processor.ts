@@ -5,6 +5,7 @@ import type { AnalysisPool } from './analysis_pool.ts'
 import { emitReportEvents, type ReportTarget } from './report_events.ts'
 import { resolveRecipient } from './recipients.ts'
 import { readRaw, type InboundStores } from './streams.ts'
+import { readSmall, deleteSmall, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
 import type { InboundJob } from './job.ts'
 
 export interface ProcessorDeps {
@@ -12,6 +13,8 @@ export interface ProcessorDeps {
   stores: InboundStores
   log: Logger
   analysis: AnalysisPool
+  /** Messages the SMTP listener of this process just stored. */
+  justStored?: JustStored
   /** NATS max_payload: an event must fit in one message. */
   maxPayload: number
 }
@@ -55,14 +58,31 @@ export function inboundPayload (m: MessageAnalysis, job: InboundJob, route: Rout
   return data
 }
 
+/** A job whose message is not readable yet; the consumer retries it. */
+export class RawNotYetStored extends Error {
+  readonly code = 'E_INBOUND_RAW_PENDING'
+  constructor (id: string) {
+    super(`message ${id} is not readable yet`)
+    this.name = 'RawNotYetStored'
+  }
+}
+
 /** One stored message: reports become bounced/complained, routed mail becomes `inbound.received` per route. */
 export class InboundProcessor {
   constructor (private readonly deps: ProcessorDeps) {}
 
   async handle (job: InboundJob): Promise<void> {
     const { cp, stores, log } = this.deps
-    const raw = await readRaw(stores, job.id)
-    if (raw === null) return // processed and deleted already (a redelivered job)
+    const raw = this.deps.justStored?.take(job.id) ?? (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
+    if (raw === null) {
+      // The chunk and the job are stored by two streams at once: a job may be read a moment before its chunk.
+      if (job.raw !== undefined && Date.now() - Date.parse(job.received_at) < RAW_SETTLE_MS) throw new RawNotYetStored(job.id)
+      return // processed and deleted already (a redelivered job)
+    }
+    const remove = async (): Promise<void> => {
+      if (job.raw !== undefined) await deleteSmall(stores, job.raw.token)
+      else await stores.raw.delete(job.id)
+    }
 
     const reportTargets: ReportTarget[] = []
     const routes = new Map<string, { route: RouteRecord, to: string[] }>()
@@ -78,7 +98,7 @@ export class InboundProcessor {
       }
     }
     if (reportTargets.length === 0 && routes.size === 0) {
-      await stores.raw.delete(job.id)
+      await remove()
       return
     }
 
@@ -99,6 +119,6 @@ export class InboundProcessor {
       const data = inboundPayload(m, job, route, to, this.deps.maxPayload)
       await publishEvent(stores.js, eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id))
     }
-    await stores.raw.delete(job.id)
+    await remove()
   }
 }

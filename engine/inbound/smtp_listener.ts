@@ -7,6 +7,7 @@ import type { Config } from '../../config/mod.ts'
 import { newId, inboundSubject, shardOf, HDR_MSG_ID, type ControlPlane } from '../protocol/mod.ts'
 import { resolveRecipient } from './recipients.ts'
 import type { InboundStores } from './streams.ts'
+import { storeSmall, RAW_CHUNK_BYTES, type JustStored } from './raw_store.ts'
 import type { InboundJob } from './job.ts'
 
 /** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
@@ -31,14 +32,45 @@ const REJECTIONS = {
 } as const
 
 /**
+ * Reads DATA until its end or until more than `max` bytes arrived; in the second case the stream is left paused
+ * with what was read so far, for `webStreamOf` to continue from.
+ */
+function readUpTo (stream: Readable, max: number): Promise<{ chunks: Buffer[], bytes: number, ended: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let bytes = 0
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk)
+      bytes += chunk.length
+      if (bytes <= max) return
+      stream.pause()
+      settle()
+      resolve({ chunks, bytes, ended: false })
+    }
+    const onEnd = (): void => { settle(); resolve({ chunks, bytes, ended: true }) }
+    const onError = (err: Error): void => { settle(); reject(err) }
+    const settle = (): void => {
+      stream.off('data', onData)
+      stream.off('end', onEnd)
+      stream.off('error', onError)
+    }
+    stream.on('data', onData)
+    stream.once('end', onEnd)
+    stream.once('error', onError)
+  })
+}
+
+/**
  * The DATA stream as a web ReadableStream for the object store, with backpressure: the socket is paused while the
  * store has not taken the chunks already handed over. (Readable.toWeb costs about 3 ms more per message here.)
+ * `head` is what `readUpTo` already read.
  */
-function webStreamOf (stream: Readable, limit: number): ReadableStream<Uint8Array> {
+function webStreamOf (stream: Readable, limit: number, head: { chunks: Buffer[], bytes: number }): ReadableStream<Uint8Array> {
   let open = true
-  let bytes = 0
+  let bytes = head.bytes
   return new ReadableStream<Uint8Array>({
     start (controller) {
+      for (const chunk of head.chunks) controller.enqueue(chunk)
       stream.on('data', (chunk: Buffer) => {
         // After the store gave up (cancel) or the limit was passed, the rest of DATA is only drained so smtp-server
         // can answer (552 past the limit); an endless DATA never fills the bucket.
@@ -68,32 +100,41 @@ export interface SmtpListener {
   close: (timeoutMs: number) => Promise<void>
 }
 
-export async function startSmtpListener (config: Config, deps: { cp: ControlPlane, stores: InboundStores, log: Logger }): Promise<SmtpListener> {
-  const { cp, stores, log } = deps
+export async function startSmtpListener (config: Config, deps: { cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored }): Promise<SmtpListener> {
+  const { cp, stores, log, justStored } = deps
   const tls = config.smtp.inboundTlsCert !== undefined && config.smtp.inboundTlsKey !== undefined
     ? { key: readFileSync(config.smtp.inboundTlsKey), cert: readFileSync(config.smtp.inboundTlsCert) }
     : undefined
 
   async function store (stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const id = newId('msg')
+    const jobOf = (size: number): InboundJob => ({
+      id,
+      received_at: new Date().toISOString(),
+      mail_from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
+      rcpt_to: session.envelope.rcptTo.map((r) => r.address),
+      remote_ip: session.remoteAddress,
+      helo: session.hostNameAppearsAs ?? '',
+      size
+    })
     let stored = false
     try {
-      await stores.raw.put({ name: id }, webStreamOf(stream, MAX_MESSAGE_BYTES))
+      const head = await readUpTo(stream, RAW_CHUNK_BYTES)
+      if (head.ended) {
+        if (stream.sizeExceeded) return id
+        const data = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks, head.bytes)
+        await storeSmall(stores, data, jobOf(head.bytes), INBOUND_SHARDS)
+        justStored.put(id, data)
+        return id
+      }
+      await stores.raw.put({ name: id }, webStreamOf(stream, MAX_MESSAGE_BYTES, head))
       stored = true
       // smtp-server answers 552 itself when the message was over the limit; drop what was stored.
       if (stream.sizeExceeded || (stream as unknown as { byteLength?: number }).byteLength! > MAX_MESSAGE_BYTES) {
         await stores.raw.delete(id).catch(() => {})
         return id
       }
-      const job: InboundJob = {
-        id,
-        received_at: new Date().toISOString(),
-        mail_from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
-        rcpt_to: session.envelope.rcptTo.map((r) => r.address),
-        remote_ip: session.remoteAddress,
-        helo: session.hostNameAppearsAs ?? '',
-        size: (stream as unknown as { byteLength?: number }).byteLength ?? 0
-      }
+      const job = jobOf((stream as unknown as { byteLength?: number }).byteLength ?? 0)
       const h = natsHeaders()
       h.set(HDR_MSG_ID, id)
       await stores.js.publish(inboundSubject(shardOf(id, INBOUND_SHARDS)), enc.encode(JSON.stringify(job)), { msgID: id, headers: h })

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { ServerProcess } from '../../helpers/servers.ts'
+import { pino } from 'pino'
 import { ensureInboundStreams, readRaw, type InboundStores } from '../../../engine/inbound/streams.ts'
+import { storeSmall, readSmall, deleteSmall, rawToken, RAW_SETTLE_MS } from '../../../engine/inbound/raw_store.ts'
+import { InboundProcessor, RawNotYetStored } from '../../../engine/inbound/processor.ts'
+import type { InboundJob } from '../../../engine/inbound/job.ts'
+import { STREAM_INBOUND, inboundSubject, shardOf, newId } from '../../../engine/protocol/mod.ts'
 
 let nats: ServerProcess
 let nc: NatsConnection
@@ -51,4 +56,35 @@ test('a missing or deleted message reads as null', async () => {
 test('ensuring the streams twice is harmless', async () => {
   const again = await ensureInboundStreams(nc, 1)
   assert.deepEqual(await readRaw(again, 'small'), await readRaw(stores, 'small'))
+})
+
+test('a one-chunk message stored with its job is an ordinary object, read and deleted in one request each', async () => {
+  const data = Buffer.from('Subject: hi\r\n\r\nhello\r\n')
+  const job: InboundJob = { id: newId('msg'), received_at: new Date().toISOString(), mail_from: 'a@sender.test', rcpt_to: ['b@ours.test'], remote_ip: '127.0.0.1', helo: 'sender.test', size: data.length }
+  await storeSmall(stores, data, job, 16)
+  // The object store's own API sees it as if `put` had written it.
+  const info = await stores.raw.info(job.id)
+  assert.equal(info?.size, data.length)
+  assert.equal(info?.chunks, 1)
+  assert.deepEqual(Buffer.from((await stores.raw.getBlob(job.id))!), data)
+  assert.deepEqual(await readRaw(stores, job.id), data, 'digest in the metadata matches')
+  // The job names the chunk, so the processor reads it without the metadata.
+  const m = await stores.jsm.streams.getMessage(STREAM_INBOUND, { last_by_subj: inboundSubject(shardOf(job.id, 16)) })
+  const published = m!.json<InboundJob>()
+  assert.equal(published.id, job.id)
+  assert.deepEqual(await readSmall(stores, published.raw!), data)
+  await assert.rejects(readSmall(stores, { ...published.raw!, sha256: 'x' }), /digest/)
+  // One purge removes chunk and metadata.
+  await deleteSmall(stores, published.raw!.token)
+  assert.equal(await stores.raw.info(job.id), null)
+  assert.equal(await readSmall(stores, published.raw!), null)
+})
+
+test('a job whose message is not readable is retried while young, dropped once old (processed before)', async () => {
+  const processor = new InboundProcessor({ stores, cp: undefined as never, log: pino({ level: 'silent' }), analysis: undefined as never, maxPayload: 1024 * 1024 })
+  const job = (ageMs: number): InboundJob => ({
+    id: newId('msg'), received_at: new Date(Date.now() - ageMs).toISOString(), mail_from: '', rcpt_to: ['b@ours.test'], remote_ip: '127.0.0.1', helo: '', size: 1, raw: { token: rawToken(newId('msg')), sha256: '' }
+  })
+  await assert.rejects(processor.handle(job(0)), RawNotYetStored)
+  await processor.handle(job(RAW_SETTLE_MS + 1000))
 })

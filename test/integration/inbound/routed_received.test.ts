@@ -96,6 +96,17 @@ test('an unrouted mailbox of another domain, and relay tricks, are refused with 
   assert.equal(events.of('inbound.received').length, before)
 })
 
+test('a message larger than one object-store chunk is streamed to the store and delivered whole', async () => {
+  const before = events.of('inbound.received').length
+  const line = 'y'.repeat(76) + '\r\n'
+  const text = line.repeat(Math.ceil(300 * 1024 / line.length))
+  await smtp.sendMail({ envelope: { from: 'x@sender.test', to: [`support@${org.domain}`] }, raw: `Subject: large\r\nContent-Type: text/plain\r\n\r\n${text}` })
+  const received = await events.waitFor('inbound.received', before + 1)
+  const data = received[before]!.data as { subject: string, text: string }
+  assert.equal(data.subject, 'large')
+  assert.equal(data.text.replace(/\r?\n/g, '').length, text.replace(/\r\n/g, '').length)
+})
+
 test('a message over 25 MB is refused with 552 and nothing is stored or emitted', async () => {
   const before = events.of('inbound.received').length
   const big = 'x'.repeat(76) + '\r\n'
