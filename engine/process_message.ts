@@ -4,8 +4,10 @@ import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from './protocol/control_plane.ts'
 import { suppressionKey } from './protocol/control_plane.ts'
 import type { EventRecord } from './protocol/events.ts'
-import { bareAddress, type QueuedMessage } from './protocol/send.ts'
+import { addressDomain, bareAddress, type QueuedMessage } from './protocol/send.ts'
 import type { RecipientResult, DeliverTask } from './actor/task.ts'
+import type { RecipientOutcome } from './actor/classify.ts'
+import { DestinationBackoff, backoffSettings, type AttemptVerdict } from './destination_backoff.ts'
 import { renderTemplate } from './protocol/templates.ts'
 import type { DeliveryState, RecipientState } from './delivery_state.ts'
 import { EventFactory, publishEvents } from './events_out.ts'
@@ -36,7 +38,12 @@ export interface ProcessorDeps {
  * shard's thread, or the sandbox), record progress, publish events, and say what to do with the message.
  */
 export class MessageProcessor {
-  constructor (private readonly d: ProcessorDeps) {}
+  /** One per process, shared by all its shards: a destination's mail is spread over every shard. */
+  private readonly backoff: DestinationBackoff
+
+  constructor (private readonly d: ProcessorDeps) {
+    this.backoff = new DestinationBackoff(backoffSettings(d.config.delivery.retryScheduleS, d.config.smtp.poolConnections))
+  }
 
   /** `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. */
   async process (shard: number, data: Uint8Array, deliveryCount = 2): Promise<Fate> {
@@ -80,6 +87,7 @@ export class MessageProcessor {
     const subject = template !== undefined ? renderTemplate(template, msg.variables ?? {}).subject : msg.subject
     const events = new EventFactory(msg, subject)
     let results: RecipientResult[] = []
+    let probes = new Map<string, number>()
     const followUps = new Map<string, SandboxResult['followUp']>()
     if (domain === undefined || (msg.template_id !== undefined && template === undefined)) {
       const reason = domain === undefined ? `the sending domain ${msg.domain_id} no longer exists` : `the template ${msg.template_id!} no longer exists`
@@ -96,20 +104,69 @@ export class MessageProcessor {
         return { rcpt, at, outcome: r.outcome }
       })
     } else {
-      const task: DeliverTask = {
-        kind: 'deliver',
-        message: msg,
-        recipients: due,
-        domain: { id: domain.id, name: domain.name, selector: domain.dkim_selector, privateKey: domain.dkim_private_key }
+      const admitted = await this.admit(due)
+      results = admitted.notAttempted
+      probes = admitted.probes
+      if (admitted.attempt.length > 0) {
+        const task: DeliverTask = {
+          kind: 'deliver',
+          message: msg,
+          recipients: admitted.attempt,
+          domain: { id: domain.id, name: domain.name, selector: domain.dkim_selector, privateKey: domain.dkim_private_key }
+        }
+        if (template !== undefined) task.template = { subject: template.subject, html: template.html, ...(template.text !== undefined ? { text: template.text } : {}) }
+        let sent: RecipientResult[]
+        try {
+          sent = (await this.d.actors.deliver(shard, task)).results
+        } catch (err) {
+          for (const r of admitted.attempt) this.backoff.record(addressDomain(r), 'unknown')
+          throw err
+        }
+        for (const r of sent) {
+          const dest = addressDomain(r.rcpt)
+          if (this.backoff.record(dest, verdictOf(r.outcome), r.outcome.kind === 'deferred' ? r.outcome.response : '')) {
+            this.d.log.warn({ destination: dest, response: r.outcome.kind === 'deferred' ? r.outcome.response : '' }, 'destination answers only 4xx; attempts suspended')
+          }
+        }
+        results.push(...sent)
       }
-      if (template !== undefined) task.template = { subject: template.subject, html: template.html, ...(template.text !== undefined ? { text: template.text } : {}) }
-      results = (await this.d.actors.deliver(shard, task)).results
     }
-    return await this.record(msg, events, [...recovered, ...results], st, followUps, pending)
+    return await this.record(msg, events, [...recovered, ...results], st, followUps, pending, probes)
+  }
+
+  /**
+   * Splits due recipients by their destination's backoff. A recipient at a suspended destination takes its turn
+   * in the retry schedule without a transaction: a deferral with the destination's last reply, so its events,
+   * attempts and final soft bounce are those of a real attempt, and its next turn is not before the destination's
+   * next probe (`probes`), since no answer can change before then. One at a destination still busy with its capped
+   * attempts waits like a throttled one, without a deferral.
+   */
+  private async admit (due: string[]): Promise<{ attempt: string[], notAttempted: RecipientResult[], probes: Map<string, number> }> {
+    const attempt: string[] = []
+    const notAttempted: RecipientResult[] = []
+    const probes = new Map<string, number>()
+    const taken = new Set<string>()
+    for (const rcpt of due) {
+      const dest = addressDomain(rcpt)
+      // a second recipient at one destination must not wait for the slot the first one holds
+      const a = await this.backoff.admit(dest, !taken.has(dest))
+      const at = new Date().toISOString()
+      if (a.kind === 'attempt') {
+        attempt.push(rcpt)
+        taken.add(dest)
+      } else if (a.kind === 'busy') {
+        notAttempted.push({ rcpt, at, outcome: { kind: 'throttled', retryAfterMs: a.retryAfterMs } })
+      } else {
+        const response = `${a.lastResponse} (not attempted: ${dest} answered only 4xx lately; next probe ${new Date(a.probeAt).toISOString()})`
+        notAttempted.push({ rcpt, at, outcome: { kind: 'deferred', response } })
+        probes.set(rcpt, a.probeAt)
+      }
+    }
+    return { attempt, notAttempted, probes }
   }
 
   private async record (msg: QueuedMessage, events: EventFactory, results: RecipientResult[], st: (r: string) => RecipientState,
-    followUps: Map<string, SandboxResult['followUp']>, pending: string[]): Promise<Fate> {
+    followUps: Map<string, SandboxResult['followUp']>, pending: string[], probes = new Map<string, number>()): Promise<Fate> {
     const schedule = msg.environment === 'test' ? SANDBOX_RETRY_SCHEDULE_S : this.d.config.delivery.retryScheduleS
     const fields: Record<string, string> = {}
     const toPublish: EventRecord[] = []
@@ -137,7 +194,7 @@ export class MessageProcessor {
           break
         case 'deferred':
           if (attempt <= schedule.length) {
-            const next = atMs + schedule[attempt - 1]! * 1000
+            const next = Math.max(atMs + schedule[attempt - 1]! * 1000, probes.get(rcpt) ?? 0)
             toPublish.push(events.make('deferred', rcpt, at, {
               deferred_at: at, smtp_response: outcome.response, attempt, next_attempt_at: new Date(next).toISOString()
             }, attempt))
@@ -184,4 +241,11 @@ export class MessageProcessor {
       }).catch((err: unknown) => this.d.log.error({ err, email }, 'suppression not stored'))
     }))
   }
+}
+
+/** What an attempt's outcome says about its destination: only a 4xx or a failed connection counts against it. */
+function verdictOf (o: RecipientOutcome): AttemptVerdict {
+  if (o.kind === 'deferred') return 'transient'
+  if (o.kind === 'delivered' || o.kind === 'bounced') return 'answered'
+  return 'unknown'
 }

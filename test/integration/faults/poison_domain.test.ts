@@ -10,7 +10,9 @@ import {
 
 // The sink answers 451 to every `tempfail…` recipient, forever: that is the poison traffic. One shard with room
 // for 4 messages, and more poison than that, so a deferred message that kept its slot would stop healthy mail.
-// How much the poison slows healthy mail is measured by bench/soak.ts, not asserted here.
+// After SUSPEND_AFTER failures in a row the destination is suspended: its mail still takes every turn of the retry
+// schedule (a deferred event per attempt, then a soft bounce), but without a transaction, apart from one probe per
+// backoff period. How much the poison slows healthy mail is measured by bench/poison.ts.
 const POISON = 12
 const HEALTHY = 60
 
@@ -43,7 +45,7 @@ after(async () => {
   await redis.dispose()
 })
 
-test('a destination that always answers 4xx is deferred with growing attempts and does not hold slots from healthy mail', { timeout: 60_000 }, async (t) => {
+test('a destination that always answers 4xx is deferred with growing attempts, backed off, and does not hold up healthy mail', { timeout: 60_000 }, async (t) => {
   const poison = acceptedIds(await sendMany(ob.baseUrl, key, org, POISON, (i) => `tempfail${i}@poison.example`))
   const healthy = acceptedIds(await sendMany(ob.baseUrl, key, org, HEALTHY, (i) => `h${i}@healthy.example`))
   assert.equal(poison.length, POISON)
@@ -54,13 +56,20 @@ test('a destination that always answers 4xx is deferred with growing attempts an
   for (const id of healthy) assert.equal(counts.get(messageIdHeader(org, id)), 1)
   for (const id of poison) assert.equal(counts.has(messageIdHeader(org, id)), false, 'poison mail never reaches the mailbox')
 
-  // Attempts 1, 2, 3 deferred, the 4th (schedule spent) a soft bounce; then nothing waits any more.
   await events.until(() => poison.every((id) => events.of(id, 'bounced').length === 1), 30_000)
+  // Attempts 1, 2, 3 deferred, the 4th (schedule spent) a soft bounce, whether or not they made a transaction.
   for (const id of poison) {
     const attempts = events.of(id, 'deferred').map((e) => (e.data as { attempt: number }).attempt)
     assert.deepEqual(attempts, [1, 2, 3], `deferred attempts of ${id}`)
-    assert.equal((events.of(id, 'bounced')[0]!.data as { bounce_type: string }).bounce_type, 'soft')
+    const bounce = events.of(id, 'bounced')
+    assert.equal(bounce.length, 1)
+    assert.equal((bounce[0]!.data as { bounce_type: string }).bounce_type, 'soft')
+    assert.equal((bounce[0]!.data as { bounce_code: string }).bounce_code, '451')
   }
+  // without the backoff every poison message makes 4 transactions (3 deferrals, then the soft bounce)
+  const transactions = sink.rcptLog.filter((l) => l.startsWith('tempfail')).length
+  t.diagnostic(`${transactions} transactions to the poison destination for ${POISON} messages`)
+  assert.ok(transactions <= POISON * 2, `poison destination backed off: ${transactions} transactions`)
   const lastHealthyDone = Math.max(...healthy.map((id) => Date.parse(events.of(id, 'delivered')[0]?.timestamp ?? '0')))
   const lastPoisonDone = Math.max(...poison.map((id) => Date.parse(events.of(id, 'bounced')[0]!.timestamp)))
   t.diagnostic(`healthy mail finished ${lastPoisonDone - lastHealthyDone} ms before the last poison bounce`)
