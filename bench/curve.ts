@@ -46,6 +46,7 @@ export async function runCurveBench (opts: BenchOptions): Promise<BenchResult> {
     quick: opts.quick,
     durationS: shape.durationS,
     connections: shape.connections,
+    keyedConnections: [],
     targets: ['full'],
     out: false,
     log: () => { opts.progress(0.5 * ++done / shape.connections.length, 'gateway: connections') }

@@ -4,6 +4,7 @@ import { runScaleBench } from './scale.ts'
 import { gatewaySuite, engineSuite, webhooksSuite, inboundSuite } from './suites.ts'
 import { runCurveBench } from './curve.ts'
 import { runSoakBench } from './soak.ts'
+import { runPoisonBench } from './poison.ts'
 
 /**
  * Every benchmark `npm run bench` knows, in the order a full run takes them.
@@ -17,5 +18,6 @@ export const BENCHMARKS: Record<string, { title: string, run: BenchFn, byNameInQ
   inbound: { title: 'Inbound SMTP and tracking endpoints vs bare servers', run: inboundSuite },
   ratelimit: { title: 'Per-key rate limits across two gateway processes', run: runRatelimitBench },
   scale: { title: 'Engine scale-out: 1, 2 and 3 engine processes sharing the shards', run: runScaleBench },
+  poison: { title: 'Healthy mail alone and with mail to a destination that always answers 451', run: runPoisonBench },
   soak: { title: 'Soak with injected faults', run: runSoakBench, byNameInQuick: true }
 }

@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runGatewayBench, type Measurement } from './gateway.ts'
 import { runEngineBench } from './engine.ts'
-import { runWebhookBench } from './webhooks.ts'
+import { runWebhookBench, webhookMarkdown, relativeDrop, SLOW_MS } from './webhooks.ts'
 import { runInboundBench } from './inbound.ts'
 import type { BenchOptions, BenchResult, Chart, Table } from './types.ts'
 
@@ -12,7 +12,7 @@ import type { BenchOptions, BenchResult, Chart, Table } from './types.ts'
  * stopped working (errors, lost messages); speed targets are reported, never failed, because the machine is shared.
  */
 
-const TARGET_LABEL = { full: 'Outbox gateway', fastify: 'Fastify, same send path', bare: 'bare uWS, JSON parse only' } as const
+const TARGET_LABEL = { full: 'Outbox gateway', fastify: 'Fastify, same send path', bare: 'bare uWS, JSON parse only', 'fastify-bare': 'bare Fastify, JSON parse only' } as const
 
 function result (name: string, title: string, quick: boolean, fields: Partial<BenchResult> & { summary: string }): BenchResult {
   const failures = fields.failures ?? []
@@ -44,7 +44,7 @@ export function measurementTable (title: string, ms: Measurement[]): Table {
   return {
     title,
     columns: ['server', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx + errors', 'server CPU µs/req', 'CPU % server / nats / redis / autocannon'],
-    rows: ms.map((m) => [TARGET_LABEL[m.target], m.connections, m.requests_per_s, m.latency_p50_ms, m.latency_p99_ms, m.non_2xx + m.errors, m.server_cpu_us_per_request, `${m.cpu_pct.server} / ${m.cpu_pct.nats} / ${m.cpu_pct.redis} / ${m.cpu_pct.load_generator}`])
+    rows: ms.map((m) => [TARGET_LABEL[m.target] + (m.idempotency_key ? ', fresh Idempotency-Key per request' : ''), m.connections, m.requests_per_s, m.latency_p50_ms, m.latency_p99_ms, m.non_2xx + m.errors, m.server_cpu_us_per_request, `${m.cpu_pct.server} / ${m.cpu_pct.nats} / ${m.cpu_pct.redis} / ${m.cpu_pct.load_generator}`])
   }
 }
 
@@ -52,12 +52,13 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
   const connections = opts.quick ? [10] : [10, 100]
   const durationS = opts.quick ? 1 : 10
   let done = 0
-  const steps = connections.length * 3
+  const keyedConnections = opts.quick ? [] : [100]
+  const steps = connections.length * 4 + keyedConnections.length * 2
   opts.progress(0, 'starting servers')
-  const r = await runGatewayBench({ quick: opts.quick, durationS, connections, out: false, log: (line) => { opts.progress(++done / steps, line.split(/\s+/).slice(0, 2).join(' ')) } })
-  const failures = r.measurements.filter((m) => m.target !== 'bare' && m.non_2xx + m.errors > 0)
+  const r = await runGatewayBench({ quick: opts.quick, durationS, connections, keyedConnections, out: false, log: (line) => { opts.progress(++done / steps, line.split(/\s+/).slice(0, 2).join(' ')) } })
+  const failures = r.measurements.filter((m) => (m.target === 'full' || m.target === 'fastify') && m.non_2xx + m.errors > 0)
     .map((m) => `${m.target} at ${m.connections} connections: ${m.non_2xx} non-2xx, ${m.errors} errors`)
-  const full = (c: number): Measurement | undefined => r.measurements.find((m) => m.target === 'full' && m.connections === c)
+  const full = (c: number): Measurement | undefined => r.measurements.find((m) => m.target === 'full' && m.connections === c && !m.idempotency_key)
   const top = connections[connections.length - 1]!
   const ratio = r.ratios.find((x) => x.connections === top)
   const f = full(top)
@@ -75,9 +76,16 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
     notes,
     tables: [
       measurementTable(`POST /v1/messages/send, ${durationS} s per measurement after a warm-up`, r.measurements),
-      { title: 'Ratios (same run)', columns: ['connections', 'Outbox / bare uWS', 'Outbox / Fastify'], rows: r.ratios.map((x) => [x.connections, x.full_over_bare, x.full_over_fastify]) }
+      {
+        title: 'Ratios (same run)',
+        columns: ['connections', 'Outbox / bare uWS', 'Outbox / Fastify'],
+        rows: [
+          ...r.ratios.map((x) => [x.connections, x.full_over_bare, x.full_over_fastify]),
+          ...r.keyed_ratios.map((x) => [`${x.connections}, fresh Idempotency-Key per request`, '', x.full_over_fastify])
+        ]
+      }
     ],
-    charts: concurrencyCharts('POST /v1/messages/send', r.measurements)
+    charts: concurrencyCharts('POST /v1/messages/send', r.measurements.filter((m) => !m.idempotency_key))
   })
 }
 
@@ -97,39 +105,50 @@ export async function engineSuite (opts: BenchOptions): Promise<BenchResult> {
 }
 
 export async function webhooksSuite (opts: BenchOptions): Promise<BenchResult> {
-  opts.progress(0.05, 'bare undici loop, then three webhook runs')
+  opts.progress(0.05, 'bare undici loop, then four webhook runs')
   const r = await runWebhookBench({ quick: opts.quick, events: opts.quick ? 500 : 20_000, out: join(tmpdir(), `ob-bench-webhooks-${process.pid}.json`) })
-  const failures = r.webhooks_per_s > 0 ? [] : ['no webhook deliveries']
+  process.stdout.write(JSON.stringify(r) + '\n\n' + webhookMarkdown(r) + '\n')
+  const failures = r.webhooks_per_s > 0 && r.healthy_with_dead_endpoint_per_s > 0 && r.healthy_with_slow_endpoint_per_s > 0 ? [] : ['no webhook deliveries']
   return result('webhooks', 'Signed webhook deliveries vs a bare undici loop', opts.quick, {
-    summary: `${r.webhooks_per_s} signed deliveries/s (${Math.round(r.ratio_to_bare * 100)} % of a bare undici loop at ${r.bare_undici_per_s}/s); a dead endpoint on every event costs a healthy one ${Math.round(r.dead_endpoint_drop * 100)} %`,
+    summary: `${r.webhooks_per_s} signed deliveries/s (${Math.round(r.ratio_to_bare * 100)} % of a bare undici loop at ${r.bare_undici_per_s}/s); with a dead endpoint on every event a healthy one's rate is ${relativeDrop(r.dead_endpoint_drop)}, with a slow one ${relativeDrop(r.slow_endpoint_drop)}`,
     failures,
     tables: [{
       title: `${r.events} events, ${r.concurrency} concurrent deliveries, local HTTPS receiver`,
       columns: ['measure', 'per second'],
       rows: [
         ['bare undici loop (signed bodies)', r.bare_undici_per_s],
-        ['Outbox webhook deliveries', r.webhooks_per_s],
-        ['Outbox, endpoint A, second healthy endpoint B on every event', r.healthy_with_second_healthy_endpoint_per_s],
-        ['Outbox, endpoint A, dead endpoint B on every event', r.healthy_with_dead_endpoint_per_s]
+        ['Outbox webhook deliveries (endpoint A alone)', r.webhooks_per_s],
+        ['Outbox, endpoint A, dead endpoint B on every event', r.healthy_with_dead_endpoint_per_s],
+        [`Outbox, endpoint A, slow endpoint B (${SLOW_MS / 1000} s) on every event`, r.healthy_with_slow_endpoint_per_s],
+        ['Outbox, endpoint A, second healthy endpoint B on every event', r.healthy_with_second_healthy_endpoint_per_s]
       ]
     }],
-    charts: [{ title: 'Webhook deliveries/s', kind: 'bar', xLabel: 'run', yLabel: 'per second', x: ['bare undici', 'Outbox', 'A with healthy B', 'A with dead B'], series: [{ name: 'deliveries/s', values: [r.bare_undici_per_s, r.webhooks_per_s, r.healthy_with_second_healthy_endpoint_per_s, r.healthy_with_dead_endpoint_per_s] }] }]
+    charts: [{ title: 'Webhook deliveries/s', kind: 'bar', xLabel: 'run', yLabel: 'per second', x: ['bare undici', 'Outbox (A alone)', 'A with dead B', 'A with slow B', 'A with healthy B'], series: [{ name: 'deliveries/s', values: [r.bare_undici_per_s, r.webhooks_per_s, r.healthy_with_dead_endpoint_per_s, r.healthy_with_slow_endpoint_per_s, r.healthy_with_second_healthy_endpoint_per_s] }] }]
   })
 }
 
-/** 'open pixel GET /t/o/{token}' → 'open pixel'; the inbound row → 'inbound SMTP'. */
+/** 'open pixel GET /t/o/{token}' → 'open pixel'; the inbound rows → 'inbound SMTP' and 'inbound, webhook paused'. */
 function shortName (name: string): string {
-  return name.startsWith('inbound') ? 'inbound SMTP' : name.split(' ').slice(0, 2).join(' ')
+  if (name.startsWith('inbound')) return name.includes('paused') ? 'inbound, webhook paused' : 'inbound SMTP'
+  return name.split(' ').slice(0, 2).join(' ')
 }
 
 export async function inboundSuite (opts: BenchOptions): Promise<BenchResult> {
   opts.progress(0.05, 'inbound SMTP rounds, then tracking endpoints')
   const r = await runInboundBench(opts.quick ? { messages: 50, durationS: 1, rounds: 1 } : {})
   const failures = r.rows.filter((x) => !(x.outbox > 0)).map((x) => `${x.name}: no throughput`)
+  // The rows and their table on stdout as well, for whoever runs `npm run bench -- inbound` by hand.
+  process.stdout.write(JSON.stringify(r.rows, null, 2) + '\n' + r.markdown + '\n')
+  const cpu = (us: number | undefined): string => us === undefined ? '' : String(us)
   return result('inbound', 'Inbound SMTP and tracking endpoints vs bare servers', opts.quick, {
     summary: r.rows.map((x) => `${shortName(x.name)} ${x.outbox.toFixed(0)} ${x.unit} (${(x.ratio * 100).toFixed(0)} % of bare)`).join('; '),
     failures,
-    tables: [{ title: 'Outbox next to a bare baseline in the same run', columns: ['measurement', 'Outbox', 'bare baseline', 'unit', 'Outbox / baseline'], rows: r.rows.map((x) => [x.name, Math.round(x.outbox), Math.round(x.baseline), x.unit, `${(x.ratio * 100).toFixed(0)} %`]) }],
+    tables: [{
+      title: 'Outbox next to a bare baseline in the same run',
+      columns: ['measurement', 'Outbox', 'bare baseline', 'unit', 'Outbox / baseline', 'CPU µs/msg Outbox', 'CPU µs/msg bare'],
+      rows: r.rows.map((x) => [x.name, Math.round(x.outbox), Math.round(x.baseline), x.unit, `${(x.ratio * 100).toFixed(0)} %`, cpu(x.outbox_cpu_us), cpu(x.baseline_cpu_us)])
+    }],
+    notes: ['Inbound CPU per message counts the whole benchmark process (server, sender and receiver threads) plus, for Outbox, its NATS and Redis.'],
     charts: [{ title: 'Outbox vs bare baseline (% of baseline)', kind: 'bar', xLabel: 'measurement', yLabel: '% of baseline', x: r.rows.map((x) => shortName(x.name)), series: [{ name: 'Outbox / bare', values: r.rows.map((x) => Math.round(x.ratio * 100)) }] }]
   })
 }
