@@ -3,7 +3,7 @@ import { Value } from 'typebox/value'
 import { ApiError, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../engine/protocol/mod.ts'
 import type { GatewayDeps } from './deps.ts'
 import type { Reply, RequestContext, RouteDef } from './http/route.ts'
-import { readBody, parseJson } from './http/body.ts'
+import { readBody, parseJson, BodyTooLargeError } from './http/body.ts'
 import { compileValidator, assertValid, type Validator } from './http/validate.ts'
 import { statusLine } from './http/status_text.ts'
 import { authenticate, hasPermission, type AuthContext } from './auth.ts'
@@ -114,7 +114,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     } catch (err) {
       const apiErr = ApiError.from(err)
       if (apiErr.code === 'internal_error') deps.log.error({ err, requestId: ctx.requestId, route: c.label }, 'request failed')
-      if (apiErr.code === 'payload_too_large') close = true
+      if (err instanceof BodyTooLargeError && err.closeConnection) close = true
       reply = errorReply(apiErr, ctx.requestId)
     }
     server.inFlight--

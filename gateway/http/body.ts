@@ -4,29 +4,38 @@ import { ApiError } from '../../engine/protocol/mod.ts'
 export const MAX_BODY_BYTES = 10 * 1024 * 1024 // 10 MB, documented
 
 /**
- * An over-limit body is still read (and thrown away) up to this many bytes before the 413 goes out.
- * HTTP/1.1 clients that are still uploading when the server answers and closes see a connection reset
- * instead of the answer; reading the rest first lets them see the 413. Past this, the answer goes out at once.
+ * How much of an over-limit body the connection may still carry after the 413 for it to stay open. The 413
+ * goes out at once; uWS's parser then reads the rest of the declared body and drops it, so a client still
+ * uploading sees the answer (closing under an upload makes the kernel reset the connection, and the client
+ * sees an error instead). A declared body larger than this is not worth reading: the connection is closed.
  */
 export const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024
 
+/** `payload_too_large` for a request body; `closeConnection` when the connection must not carry the rest. */
+export class BodyTooLargeError extends ApiError {
+  constructor (readonly closeConnection: boolean) {
+    super('payload_too_large')
+  }
+}
+
 /**
- * Reads the request body, copying each chunk before uWS reuses its memory, and refuses it with
- * `payload_too_large` once it passes the cap, after reading the rest of it (see DISCARD_LIMIT_BYTES).
+ * Reads the request body, copying each chunk before uWS reuses its memory, and stops at the cap
+ * while streaming (a Content-Length over the cap is refused before any byte is read).
  * `aborted()` is checked by the caller; an aborted request never settles this promise.
  */
 export function readBody (res: HttpResponse, contentLength: number, limit = MAX_BODY_BYTES): Promise<Buffer> {
-  if (contentLength > DISCARD_LIMIT_BYTES) return Promise.reject(new ApiError('payload_too_large'))
+  if (contentLength > limit) return Promise.reject(new BodyTooLargeError(contentLength > DISCARD_LIMIT_BYTES))
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
-    let over = contentLength > limit
+    let failed = false
     res.onData((chunk, isLast) => {
+      if (failed) return
       size += chunk.byteLength
-      if (over || size > limit) {
-        over = true
-        chunks.length = 0
-        if (isLast || size > DISCARD_LIMIT_BYTES) reject(new ApiError('payload_too_large'))
+      if (size > limit) {
+        // more bytes than declared: the parser and the client disagree, so the connection cannot be reused
+        failed = true
+        reject(new BodyTooLargeError(true))
         return
       }
       chunks.push(Buffer.from(chunk.slice(0)))

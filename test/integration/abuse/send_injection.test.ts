@@ -1,4 +1,5 @@
 import { test, before, after } from 'node:test'
+import { connect } from 'node:net'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { rawHttp } from '../fuzz/fuzz_helpers.ts'
@@ -90,6 +91,32 @@ test('a 5 MB subject → 400 or 413, never 5xx; an 11 MB body → 413', async ()
   assert.equal(huge.status, 413)
   assert.equal(JSON.parse(huge.body).error.code, 'payload_too_large')
   assert.equal((await ob.request('GET', '/healthz')).status, 200)
+})
+
+/** Writes `request` and `body` on one connection and collects what comes back until the server closes it or `ms` pass. */
+async function exchange (port: number, parts: Array<string | Buffer>, ms: number): Promise<{ text: string, closed: boolean }> {
+  return await new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    let text = ''
+    let closed = false
+    const timer = setTimeout(() => { socket.destroy(); resolve({ text, closed }) }, ms)
+    socket.on('data', (d) => { text += d.toString('latin1') })
+    socket.on('error', () => {})
+    socket.on('close', () => { closed = true; clearTimeout(timer); resolve({ text, closed }) })
+    for (const p of parts) socket.write(p)
+  })
+}
+
+test('after a 413 the rest of a declared body is read and the connection serves the next request; over 64 MB it is closed', async () => {
+  const port = ob.proc.gateway!.port
+  const declared = 11 * 1024 * 1024
+  const head = `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n`
+  const kept = await exchange(port, [head, Buffer.alloc(declared, 0x20), 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], 5000)
+  const statuses = [...kept.text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]))
+  assert.deepEqual(statuses, [413, 200], kept.text.slice(0, 400))
+  const closed = await exchange(port, [`POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${65 * 1024 * 1024}\r\n\r\n{`], 5000)
+  assert.match(closed.text, /^HTTP\/1\.1 413/)
+  assert.equal(closed.closed, true)
 })
 
 test('a 100 KB header on a send → 4xx or a cleanly refused connection; the server stays up', async () => {

@@ -94,10 +94,12 @@ test('malformed JSON and wrong Content-Type are 400; a body over 10 MB is 413', 
   assert.equal(type.status, 400)
   assert.equal(type.body.error.field, 'Content-Type')
   const big = JSON.stringify(body(org, { html: 'x'.repeat(10 * 1024 * 1024) }))
-  // The gateway reads the rest of an over-limit body before it answers, so a client still uploading sees the 413.
-  const r = await ob.request('POST', '/v1/messages/send', { key, rawBody: big, headers: { 'content-type': 'application/json' } })
-  assert.equal(r.status, 413)
-  assert.equal(r.body.error.code, 'payload_too_large')
+  // The gateway answers before reading the body and keeps the connection, so a client still uploading sees the 413.
+  for (let i = 0; i < 3; i++) {
+    const r = await ob.request('POST', '/v1/messages/send', { key, rawBody: big, headers: { 'content-type': 'application/json' } })
+    assert.equal(r.status, 413)
+    assert.equal(r.body.error.code, 'payload_too_large')
+  }
 })
 
 test('batch validation is all-or-nothing and names fields as messages[i].field', async () => {
