@@ -1,16 +1,17 @@
-import { jetstream } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from './protocol/mod.ts'
 import { installationSecret } from './protocol/tracking_tokens.ts'
-import { STREAM_OUTBOUND } from './protocol/subjects.ts'
+import { STREAM_OUTBOUND, outboundSubject } from './protocol/subjects.ts'
 import { consumerName, ensureConsumers } from './consumers.ts'
 import { DeliveryState } from './delivery_state.ts'
 import { ShardDispatcher } from './dispatcher.ts'
 import { MessageProcessor } from './process_message.ts'
 import { ShardActors } from './shards.ts'
+import { WorkQueueSweeper } from './work_queue_sweep.ts'
 import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
 
 export interface Engine {
@@ -69,6 +70,17 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     }
   })
   await leases.start()
+  const sweeper = new WorkQueueSweeper({
+    jsm: await jetstreamManager(shared.nc),
+    stream: STREAM_OUTBOUND,
+    target: (shard) => ({ consumer: consumerName(shard), subject: outboundSubject(shard) }),
+    shards: () => leases.units(),
+    settled: async (data) => await processor.settleIfFinal(data),
+    reconnects: reconnectsOf(shared.nc),
+    onSwept: (shard, r) => log.warn({ shard, ...r }, 'cleared what a NATS restart left in the shard: finished messages still stored, un-acknowledged entries of removed ones'),
+    onError: (shard, err) => log.warn({ err, shard }, 'work-queue sweep failed; tried again later')
+  })
+  sweeper.start()
   log.info({ owner: ownerId, shards: shards.length, held: leases.units(), threads, relay: config.smtp.relay ?? null }, 'engine started')
   let draining: Promise<void> | undefined
   return {
@@ -77,6 +89,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     drain (timeoutMs) {
       draining ??= (async () => {
         const deadline = Date.now() + timeoutMs
+        sweeper.stop()
         // drains every shard, then deletes its lease so the other engines take it over at their next renew
         await leases.close(deadline)
         await actors.close()
@@ -85,4 +98,8 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
       return draining
     }
   }
+}
+
+async function * reconnectsOf (nc: NatsConnection): AsyncIterable<void> {
+  for await (const s of nc.status()) if (s.type === 'reconnect') yield
 }

@@ -45,22 +45,34 @@ export class MessageProcessor {
     this.backoff = new DestinationBackoff(backoffSettings(d.config.delivery.retryScheduleS, d.config.smtp.poolConnections))
   }
 
+  /**
+   * For the work-queue sweep (work_queue_sweep.ts): whether every recipient of a stored message has its final
+   * outcome. If so, the final events not yet marked published are published again, as a redelivery would do
+   * before its acknowledgement (their ids make JetStream drop copies it already has), and the message may go.
+   */
+  async settleIfFinal (data: Uint8Array): Promise<boolean> {
+    const msg = readQueued(data)
+    if (typeof msg === 'string') return false
+    const recipients = recipientsOf(msg)
+    const states = await this.d.state.load(msg.id)
+    if (!recipients.every((r) => states.get(r)?.final !== undefined)) return false
+    const unpublished = recipients.filter((r) => states.get(r)?.published !== true)
+    await publishEvents(this.d.js, unpublished.flatMap((r) => states.get(r)!.final!))
+    await this.d.state.markPublished(msg.id, unpublished)
+    return true
+  }
+
   /** `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. */
   async process (shard: number, data: Uint8Array, deliveryCount = 2): Promise<Fate> {
-    let msg: QueuedMessage
-    try {
-      msg = JSON.parse(dec.decode(data)) as QueuedMessage
-      if (msg?.v !== 1 || typeof msg.id !== 'string' || !Array.isArray(msg.to)) throw new Error('not a QueuedMessage v1')
-    } catch (err) {
-      return { kind: 'term', reason: `unreadable outbound message: ${(err as Error).message}` }
-    }
+    const msg = readQueued(data)
+    if (typeof msg === 'string') return { kind: 'term', reason: `unreadable outbound message: ${msg}` }
     const now = Date.now()
     if (msg.scheduled_at !== undefined) {
       const due = Date.parse(msg.scheduled_at)
       // a scheduled wait is not an attempt: nothing is recorded and the status stays `scheduled`
       if (due - now > 250) return nak(due - now)
     }
-    const recipients = [...new Set([...msg.to, ...(msg.cc ?? []), ...(msg.bcc ?? [])].map(bareAddress))]
+    const recipients = recipientsOf(msg)
     let states = new Map<string, RecipientState>()
     try {
       if (deliveryCount > 1) states = await this.d.state.load(msg.id)
@@ -241,6 +253,21 @@ export class MessageProcessor {
       }).catch((err: unknown) => this.d.log.error({ err, email }, 'suppression not stored'))
     }))
   }
+}
+
+/** The message, or why it cannot be read. */
+function readQueued (data: Uint8Array): QueuedMessage | string {
+  try {
+    const msg = JSON.parse(dec.decode(data)) as QueuedMessage
+    if (msg?.v !== 1 || typeof msg.id !== 'string' || !Array.isArray(msg.to)) return 'not a QueuedMessage v1'
+    return msg
+  } catch (err) {
+    return (err as Error).message
+  }
+}
+
+function recipientsOf (msg: QueuedMessage): string[] {
+  return [...new Set([...msg.to, ...(msg.cc ?? []), ...(msg.bcc ?? [])].map(bareAddress))]
 }
 
 /** What an attempt's outcome says about its destination: only a 4xx or a failed connection counts against it. */
