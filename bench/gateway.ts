@@ -65,14 +65,15 @@ export interface GatewayBenchResult {
   duration_s: number
   machine: { cpus: number, node: string, load_average_before: string, load_average_after?: string, busiest_other_processes: string[] }
   measurements: Measurement[]
-  ratios: Array<{ connections: number, full_over_bare: number, full_over_fastify: number }>
+  /** `floor_*` when the floor target was measured: how far the two round trips alone get, and the full path beside them. */
+  ratios: Array<{ connections: number, full_over_bare: number, full_over_fastify: number, floor_over_bare?: number, full_over_floor?: number }>
   /** Outbox over Fastify when every request carries its own Idempotency-Key. */
   keyed_ratios: Array<{ connections: number, full_over_fastify: number }>
   targets: { full_ge_25pct_of_bare: boolean, full_ge_1_5x_fastify: boolean, full_p99_lt_25ms_at_100: boolean }
 }
 
-const TARGETS: Target[] = ['bare', 'fastify-bare', 'fastify', 'full']
-/** Those the ratios need; `fastify-bare` only shows what the HTTP layer alone costs. */
+const TARGETS: Target[] = ['bare', 'fastify-bare', 'floor', 'fastify', 'full']
+/** Those the ratios need; `fastify-bare` shows what the HTTP layer alone costs, `floor` what two round trips cost. */
 const RATIO_TARGETS: Target[] = ['bare', 'fastify', 'full']
 
 interface Child { proc: ChildProcess, port: number, key: string, domain: string }
@@ -193,7 +194,7 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     for (const { target, connections, keyed } of plan) {
       const child = children.get(target)!
       await load(child, connections, Math.max(0.5, Math.round(durationS / 4)), keyed) // warm-up: JIT, connection pools
-      if (target === 'full' || target === 'fastify') await (await jetstreamManager(nc)).streams.purge(STREAM_OUTBOUND)
+      if (target === 'full' || target === 'fastify' || target === 'floor') await (await jetstreamManager(nc)).streams.purge(STREAM_OUTBOUND)
       const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
       const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))
       const started = performance.now()
@@ -228,7 +229,10 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
   const ratios = !complete ? [] : connectionCounts.map((c) => ({
     connections: c,
     full_over_bare: round(get('full', c)!.requests_per_s / get('bare', c)!.requests_per_s),
-    full_over_fastify: round(get('full', c)!.requests_per_s / get('fastify', c)!.requests_per_s)
+    full_over_fastify: round(get('full', c)!.requests_per_s / get('fastify', c)!.requests_per_s),
+    ...(get('floor', c) !== undefined
+      ? { floor_over_bare: round(get('floor', c)!.requests_per_s / get('bare', c)!.requests_per_s), full_over_floor: round(get('full', c)!.requests_per_s / get('floor', c)!.requests_per_s) }
+      : {})
   }))
   const keyedRatios = keyedConnections.filter((c) => get('full', c, true) !== undefined && get('fastify', c, true) !== undefined)
     .map((c) => ({ connections: c, full_over_fastify: round(get('full', c, true)!.requests_per_s / get('fastify', c, true)!.requests_per_s) }))
@@ -257,9 +261,9 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
 export function markdownTable (r: GatewayBenchResult): string {
   const rows = ['| server | connections | Idempotency-Key | req/s | p50 ms | p99 ms | non-2xx | server CPU µs/req | CPU % server / nats / redis / autocannon |', '|---|---:|---|---:|---:|---:|---:|---:|---|']
   for (const m of r.measurements) rows.push(`| ${m.target} | ${m.connections} | ${m.idempotency_key ? 'fresh per request' : 'none'} | ${m.requests_per_s} | ${m.latency_p50_ms} | ${m.latency_p99_ms} | ${m.non_2xx + m.errors} | ${m.server_cpu_us_per_request} | ${m.cpu_pct.server} / ${m.cpu_pct.nats} / ${m.cpu_pct.redis} / ${m.cpu_pct.load_generator} |`)
-  rows.push('', '| connections | full / bare | full / fastify |', '|---:|---:|---:|')
-  for (const x of r.ratios) rows.push(`| ${x.connections} | ${x.full_over_bare} | ${x.full_over_fastify} |`)
-  for (const x of r.keyed_ratios) rows.push(`| ${x.connections}, with Idempotency-Key | | ${x.full_over_fastify} |`)
+  rows.push('', '| connections | full / bare | full / fastify | floor / bare | full / floor |', '|---:|---:|---:|---:|---:|')
+  for (const x of r.ratios) rows.push(`| ${x.connections} | ${x.full_over_bare} | ${x.full_over_fastify} | ${x.floor_over_bare ?? ''} | ${x.full_over_floor ?? ''} |`)
+  for (const x of r.keyed_ratios) rows.push(`| ${x.connections}, with Idempotency-Key | | ${x.full_over_fastify} | | |`)
   return rows.join('\n')
 }
 

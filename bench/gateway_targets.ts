@@ -6,6 +6,9 @@
  *            request-publish, read model)
  * - bare:    uWebSockets.js parsing the JSON body and answering 202, the ceiling for any HTTP JSON endpoint here
  * - fastify-bare: Fastify parsing the JSON body and answering 202: with `bare`, the cost of the HTTP layer alone
+ * - floor:   uWebSockets.js with only the two round trips every send needs (one GCRA script in Redis, one
+ *            JetStream publish with its PubAck) around the JSON parse: no auth, validation, idempotency or read
+ *            model. What any durable, rate-limited send endpoint costs here; the full path cannot be faster.
  * Each prints one JSON line `{port, key, domain}` on stdout when it is ready and exits on SIGTERM.
  */
 import uWS from 'uWebSockets.js'
@@ -26,7 +29,7 @@ import { OutboundPublisher } from '../gateway/send/publisher.ts'
 import { IdempotencyStore, checkIdempotencyKey, fingerprint } from '../gateway/send/idempotency.ts'
 import { Problems, isPrepared, prepareMessage } from '../gateway/send/prepare.ts'
 
-export type Target = 'full' | 'fastify' | 'bare' | 'fastify-bare'
+export type Target = 'full' | 'fastify' | 'bare' | 'fastify-bare' | 'floor'
 
 /** High enough that the limiter runs on every request but never refuses one. */
 const BENCH_RATE_LIMIT = 10_000_000
@@ -146,6 +149,48 @@ async function serveBare (): Promise<() => Promise<void>> {
   return async () => { uWS.us_listen_socket_close(socket) }
 }
 
+async function serveFloor (natsUrl: string, redisUrl: string): Promise<() => Promise<void>> {
+  const config = configFor(natsUrl, redisUrl)
+  const nc = await connectNats(config.nats.servers, 'bench-floor')
+  const redis = connectRedis(config.redis.url, 'bench-floor')
+  await redisReady(redis)
+  await ensureStreams(nc, 1)
+  const limiter = new RateLimiter(redis)
+  const publisher = new OutboundPublisher(nc, config.nats.publishTimeoutMs)
+  const bucket = REDIS_KEYS.rateLimit('key_floor', BENCH_RATE_LIMIT)
+  const app = uWS.App()
+  app.post('/v1/messages/send', (res) => {
+    let aborted = false
+    res.onAborted(() => { aborted = true })
+    const chunks: Buffer[] = []
+    res.onData((chunk, isLast) => {
+      chunks.push(Buffer.from(chunk.slice(0)))
+      if (!isLast) return
+      const answer = (status: string, out: string): void => {
+        if (!aborted) res.cork(() => { res.writeStatus(status).writeHeader('Content-Type', 'application/json').end(out) })
+      }
+      void (async () => {
+        const body = Buffer.concat(chunks)
+        JSON.parse(body.toString('utf8'))
+        const d = await limiter.take(bucket, BENCH_RATE_LIMIT)
+        if (!d.allowed) return answer('429 Too Many Requests', '{}')
+        const id = newId('msg')
+        await publisher.publish(outboundSubject(shardOf(id, config.engine.shards)), id, body)
+        answer('202 Accepted', `{"id":"${id}","status":"queued"}`)
+      })().catch(() => { answer('503 Service Unavailable', '{}') })
+    })
+  })
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
+    app.listen('127.0.0.1', 0, (s) => { if (s === false) reject(new Error('cannot listen')); else resolve(s) })
+  })
+  ready(uWS.us_socket_local_port(socket), 'ob_live_floor000000000000000', 'bench-floor.test')
+  return async () => {
+    uWS.us_listen_socket_close(socket)
+    await nc.close()
+    redis.disconnect()
+  }
+}
+
 async function serveFastifyBare (): Promise<() => Promise<void>> {
   const app = Fastify({ logger: false })
   app.post('/v1/messages/send', async (_request, reply) => await reply.code(202).send({ id: 'msg_bare', status: 'queued' }))
@@ -158,7 +203,9 @@ async function serveFastifyBare (): Promise<() => Promise<void>> {
 export async function serve (target: Target, natsUrl: string, redisUrl: string): Promise<void> {
   const stop = target === 'full'
     ? await serveFull(natsUrl, redisUrl)
-    : target === 'fastify' ? await serveFastify(natsUrl, redisUrl) : target === 'fastify-bare' ? await serveFastifyBare() : await serveBare()
+    : target === 'fastify'
+      ? await serveFastify(natsUrl, redisUrl)
+      : target === 'floor' ? await serveFloor(natsUrl, redisUrl) : target === 'fastify-bare' ? await serveFastifyBare() : await serveBare()
   process.once('SIGTERM', () => {
     const hardExit = setTimeout(() => process.exit(0), 3000)
     hardExit.unref()

@@ -12,7 +12,7 @@ import type { BenchOptions, BenchResult, Chart, Table } from './types.ts'
  * stopped working (errors, lost messages); speed targets are reported, never failed, because the machine is shared.
  */
 
-const TARGET_LABEL = { full: 'Outbox gateway', fastify: 'Fastify, same send path', bare: 'bare uWS, JSON parse only', 'fastify-bare': 'bare Fastify, JSON parse only' } as const
+const TARGET_LABEL = { full: 'Outbox gateway', fastify: 'Fastify, same send path', bare: 'bare uWS, JSON parse only', 'fastify-bare': 'bare Fastify, JSON parse only', floor: 'uWS + GCRA script + JetStream publish only' } as const
 
 function result (name: string, title: string, quick: boolean, fields: Partial<BenchResult> & { summary: string }): BenchResult {
   const failures = fields.failures ?? []
@@ -53,7 +53,7 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
   const durationS = opts.quick ? 1 : 10
   let done = 0
   const keyedConnections = opts.quick ? [] : [100]
-  const steps = connections.length * 4 + keyedConnections.length * 2
+  const steps = connections.length * 5 + keyedConnections.length * 2
   opts.progress(0, 'starting servers')
   const r = await runGatewayBench({ quick: opts.quick, durationS, connections, keyedConnections, out: false, log: (line) => { opts.progress(++done / steps, line.split(/\s+/).slice(0, 2).join(' ')) } })
   const failures = r.measurements.filter((m) => (m.target === 'full' || m.target === 'fastify') && m.non_2xx + m.errors > 0)
@@ -64,7 +64,7 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
   const f = full(top)
   const summary = f === undefined || ratio === undefined
     ? 'incomplete'
-    : `POST /v1/messages/send at ${top} connections: ${f.requests_per_s} req/s, p50 ${f.latency_p50_ms} ms, p99 ${f.latency_p99_ms} ms, ${f.server_cpu_us_per_request} µs server CPU per request; ${Math.round(ratio.full_over_bare * 100)} % of bare uWS, ${ratio.full_over_fastify}× Fastify`
+    : `POST /v1/messages/send at ${top} connections: ${f.requests_per_s} req/s, p50 ${f.latency_p50_ms} ms, p99 ${f.latency_p99_ms} ms, ${f.server_cpu_us_per_request} µs server CPU per request; ${Math.round(ratio.full_over_bare * 100)} % of bare uWS, ${ratio.full_over_fastify}× Fastify${ratio.floor_over_bare !== undefined ? `; the two round trips alone (GCRA script, JetStream publish) reach ${Math.round(ratio.floor_over_bare * 100)} % of bare uWS and Outbox ${Math.round((ratio.full_over_floor ?? 0) * 100)} % of them` : ''}`
   const notes = [
     'Servers are measured alternately in one run (same NATS, Redis and load generator), so the ratios compare like with like; absolute req/s move with whatever else shares the cores, CPU µs per request much less.',
     `Targets at ${top} connections: ≥ 25 % of bare uWS: ${r.targets.full_ge_25pct_of_bare ? 'met' : 'not met'}; ≥ 1.5× Fastify: ${r.targets.full_ge_1_5x_fastify ? 'met' : 'not met'}; p99 < 25 ms at 100 connections: ${r.targets.full_p99_lt_25ms_at_100 ? 'met' : 'not met'}${opts.quick ? ' (quick mode: 1 s samples at 10 connections, not a measurement)' : ''}.`,
@@ -78,10 +78,10 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
       measurementTable(`POST /v1/messages/send, ${durationS} s per measurement after a warm-up`, r.measurements),
       {
         title: 'Ratios (same run)',
-        columns: ['connections', 'Outbox / bare uWS', 'Outbox / Fastify'],
+        columns: ['connections', 'Outbox / bare uWS', 'Outbox / Fastify', 'two round trips only / bare uWS', 'Outbox / two round trips only'],
         rows: [
-          ...r.ratios.map((x) => [x.connections, x.full_over_bare, x.full_over_fastify]),
-          ...r.keyed_ratios.map((x) => [`${x.connections}, fresh Idempotency-Key per request`, '', x.full_over_fastify])
+          ...r.ratios.map((x) => [x.connections, x.full_over_bare, x.full_over_fastify, x.floor_over_bare ?? '', x.full_over_floor ?? '']),
+          ...r.keyed_ratios.map((x) => [`${x.connections}, fresh Idempotency-Key per request`, '', x.full_over_fastify, '', ''])
         ]
       }
     ],
