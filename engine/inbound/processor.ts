@@ -71,15 +71,17 @@ export class RawNotYetStored extends Error {
 export class InboundProcessor {
   constructor (private readonly deps: ProcessorDeps) {}
 
-  async handle (job: InboundJob): Promise<void> {
+  /** `inline`: the message, when it travelled inside its job (then there is nothing to read or delete). */
+  async handle (job: InboundJob, inline?: Buffer): Promise<void> {
     const { cp, stores, log } = this.deps
-    const raw = this.deps.justStored?.take(job.id) ?? (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
+    const raw = inline ?? this.deps.justStored?.take(job.id) ?? (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
     if (raw === null) {
       // The chunk and the job are stored by two streams at once: a job may be read a moment before its chunk.
       if (job.raw !== undefined && Date.now() - Date.parse(job.received_at) < RAW_SETTLE_MS) throw new RawNotYetStored(job.id)
       return // processed and deleted already (a redelivered job)
     }
     const remove = async (): Promise<void> => {
+      if (inline !== undefined) return // acknowledging the job removes it
       if (job.raw !== undefined) await deleteSmall(stores, job.raw.token)
       else await stores.raw.delete(job.id)
     }

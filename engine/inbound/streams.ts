@@ -15,6 +15,8 @@ export const INBOUND_RAW_TTL_MS = 7 * 24 * 3600_000 // 7 days
 /** A job is redelivered after this long without an ack; processing one message takes well under a second. */
 export const INBOUND_ACK_WAIT_MS = 60_000
 export const INBOUND_MAX_DELIVER = 10
+/** Largest job message; a raw message that fits in it with its job travels inside the job (`storeInline`). */
+export const INBOUND_JOB_MAX_BYTES = 64 * 1024
 
 export function inboundStreamConfig (replicas: number): Partial<StreamConfig> & { name: string, subjects: string[] } {
   return {
@@ -25,7 +27,7 @@ export function inboundStreamConfig (replicas: number): Partial<StreamConfig> & 
     num_replicas: replicas,
     duplicate_window: INBOUND_DUPLICATE_WINDOW_MS * NS_PER_MS,
     discard: DiscardPolicy.Old,
-    max_msg_size: 64 * 1024
+    max_msg_size: INBOUND_JOB_MAX_BYTES
   }
 }
 
