@@ -42,6 +42,7 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
       // Half the time for SMTP sessions, the rest for processing what they handed over.
       await smtp.close(Math.max(100, Math.floor(timeoutMs / 2)))
       await consumer.stop(Math.max(100, deadline - Date.now()))
+      stores.pub.close()
       await analysis.close()
     }
   }

@@ -113,13 +113,13 @@ export class InboundProcessor {
     })
     if (m.report !== undefined) {
       const targets = [...reportTargets, ...[...routes.values()].map((h): ReportTarget => ({ kind: 'route', orgId: h.route.org_id }))]
-      for (const t of targets) await emitReportEvents({ cp, js: stores.js, log }, m.report, t)
+      for (const t of targets) await emitReportEvents({ cp, js: stores.pub, log }, m.report, t)
     } else if (reportTargets.length > 0) {
       log.info({ id: job.id }, 'mail to a bounce address that is not a delivery or feedback report; dropped')
     }
     for (const { route, to } of routes.values()) {
       const data = inboundPayload(m, job, route, to, this.deps.maxPayload)
-      await publishEvent(stores.js, eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id))
+      await publishEvent(stores.pub, eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id))
     }
     await remove()
   }

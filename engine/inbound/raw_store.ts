@@ -54,9 +54,9 @@ export async function storeSmall (stores: InboundStores, data: Buffer, job: Inbo
   h.set(HDR_MSG_ID, job.id)
   const withRaw: InboundJob = { ...job, raw: { token, sha256: digest } }
   const acks = await Promise.allSettled([
-    stores.js.publish(chunkSubject(token), data),
-    stores.js.publish(metaSubject(token), enc.encode(JSON.stringify(info)), { headers: rollup }),
-    stores.js.publish(inboundSubject(shardOf(job.id, jobShards)), enc.encode(JSON.stringify(withRaw)), { msgID: job.id, headers: h })
+    stores.pub.publish(chunkSubject(token), data),
+    stores.pub.publish(metaSubject(token), enc.encode(JSON.stringify(info)), { headers: rollup }),
+    stores.pub.publish(inboundSubject(shardOf(job.id, jobShards)), enc.encode(JSON.stringify(withRaw)), { msgID: job.id, headers: h })
   ])
   const failed = acks.find((a) => a.status === 'rejected')
   if (failed !== undefined) {
@@ -84,7 +84,7 @@ export function fitsInline (data: Uint8Array, job: InboundJob, maxMsgSize: numbe
 export async function storeInline (stores: InboundStores, data: Uint8Array, job: InboundJob, jobShards: number): Promise<void> {
   const h = natsHeaders()
   h.set(HDR_MSG_ID, job.id)
-  await stores.js.publish(inboundSubject(shardOf(job.id, jobShards)), encodeJob(job, data), { msgID: job.id, headers: h })
+  await stores.pub.publish(inboundSubject(shardOf(job.id, jobShards)), encodeJob(job, data), { msgID: job.id, headers: h })
 }
 
 /** The message of a job stored by `storeSmall`, null once it was deleted (or never landed). */

@@ -141,7 +141,7 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
       const job = jobOf((stream as unknown as { byteLength?: number }).byteLength ?? 0)
       const h = natsHeaders()
       h.set(HDR_MSG_ID, id)
-      await stores.js.publish(inboundSubject(shardOf(id, INBOUND_SHARDS)), encodeJob(job), { msgID: id, headers: h })
+      await stores.pub.publish(inboundSubject(shardOf(id, INBOUND_SHARDS)), encodeJob(job), { msgID: id, headers: h })
       return id
     } catch (err) {
       if (stored) await stores.raw.delete(id).catch(() => {})

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType, DiscardPolicy, AckPolicy, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream'
 import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_INBOUND, INBOUND_SUBJECTS, OBJ_INBOUND_RAW, CONSUMER_INBOUND, ensureStream } from '../protocol/mod.ts'
+import { STREAM_INBOUND, INBOUND_SUBJECTS, OBJ_INBOUND_RAW, CONSUMER_INBOUND, ensureStream, JsPublisher } from '../protocol/mod.ts'
 
 const NS_PER_MS = 1_000_000
 /** A job republished with the same message id inside this window (an SMTP client retrying after a lost 250) is dropped. */
@@ -33,6 +33,8 @@ export function inboundStreamConfig (replicas: number): Partial<StreamConfig> & 
 
 export interface InboundStores {
   js: JetStreamClient
+  /** Publishes (jobs, chunks, events) that wait for their PubAck without a request per message. */
+  pub: JsPublisher
   jsm: JetStreamManager
   raw: ObjectStore
 }
@@ -83,5 +85,5 @@ export async function ensureInboundStreams (nc: NatsConnection, replicas: number
     ttl: INBOUND_RAW_TTL_MS * NS_PER_MS,
     description: 'Raw inbound messages awaiting processing'
   })
-  return { js: jetstream(nc), jsm, raw }
+  return { js: jetstream(nc), pub: new JsPublisher(nc), jsm, raw }
 }
