@@ -99,8 +99,10 @@ export interface SmtpListener {
   close: (timeoutMs: number) => Promise<void>
 }
 
-export async function startSmtpListener (config: Config, deps: { cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored }): Promise<SmtpListener> {
+/** `maxPayload`: the NATS server's message size limit, which a job carrying its message must also fit. */
+export async function startSmtpListener (config: Config, deps: { cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored, maxPayload: number }): Promise<SmtpListener> {
   const { cp, stores, log, justStored } = deps
+  const inlineMax = Math.min(INBOUND_JOB_MAX_BYTES, deps.maxPayload)
   const tls = config.smtp.inboundTlsCert !== undefined && config.smtp.inboundTlsKey !== undefined
     ? { key: readFileSync(config.smtp.inboundTlsKey), cert: readFileSync(config.smtp.inboundTlsCert) }
     : undefined
@@ -123,7 +125,7 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
         if (stream.sizeExceeded) return id
         const data = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks, head.bytes)
         const job = jobOf(head.bytes)
-        if (fitsInline(data, job, INBOUND_JOB_MAX_BYTES)) {
+        if (fitsInline(data, job, inlineMax)) {
           await storeInline(stores, data, job, INBOUND_SHARDS)
           return id
         }
