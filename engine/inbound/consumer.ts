@@ -2,7 +2,7 @@ import type { JetStreamClient, JsMsg, ConsumerMessages } from '@nats-io/jetstrea
 import type { Logger } from 'pino'
 import { STREAM_INBOUND, CONSUMER_INBOUND } from '../protocol/mod.ts'
 import type { InboundProcessor } from './processor.ts'
-import type { InboundJob } from './job.ts'
+import { decodeJob, type InboundJob } from './job.ts'
 import { INBOUND_MAX_DELIVER } from './streams.ts'
 
 /**
@@ -23,15 +23,16 @@ export async function startInboundConsumer (js: JetStreamClient, processor: Inbo
 
   async function handle (m: JsMsg): Promise<void> {
     let job: InboundJob
+    let raw: Buffer | undefined
     try {
-      job = m.json<InboundJob>()
+      ({ job, raw } = decodeJob(m.data))
     } catch (err) {
       log.error({ err, seq: m.seq }, 'malformed inbound job; dropped')
       m.term('malformed job')
       return
     }
     try {
-      await processor.handle(job)
+      await processor.handle(job, raw)
       m.ack()
     } catch (err) {
       const attempt = m.info.deliveryCount

@@ -25,16 +25,17 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
   const stores = await ensureInboundStreams(shared.nc, config.nats.replicas)
   const analysis = new AnalysisPool(config.dnsServers)
   const justStored = new JustStored()
+  const maxPayload = shared.nc.info?.max_payload ?? 1024 * 1024
   const processor = new InboundProcessor({
     cp: shared.cp,
     stores,
     log,
     analysis,
     justStored,
-    maxPayload: shared.nc.info?.max_payload ?? 1024 * 1024
+    maxPayload
   })
   const consumer = await startInboundConsumer(stores.js, processor, log)
-  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored })
+  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload })
   return {
     port: smtp.port,
     async drain (timeoutMs) {
@@ -42,6 +43,7 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
       // Half the time for SMTP sessions, the rest for processing what they handed over.
       await smtp.close(Math.max(100, Math.floor(timeoutMs / 2)))
       await consumer.stop(Math.max(100, deadline - Date.now()))
+      stores.pub.close()
       await analysis.close()
     }
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { headers as natsHeaders } from '@nats-io/transport-node'
 import { OBJ_INBOUND_RAW, inboundSubject, shardOf, HDR_MSG_ID } from '../protocol/mod.ts'
 import type { InboundStores } from './streams.ts'
-import type { InboundJob } from './job.ts'
+import { encodeJob, type InboundJob } from './job.ts'
 
 /**
  * The fast path for nearly all mail: a message of at most one object-store chunk is written as the object store
@@ -54,15 +54,37 @@ export async function storeSmall (stores: InboundStores, data: Buffer, job: Inbo
   h.set(HDR_MSG_ID, job.id)
   const withRaw: InboundJob = { ...job, raw: { token, sha256: digest } }
   const acks = await Promise.allSettled([
-    stores.js.publish(chunkSubject(token), data),
-    stores.js.publish(metaSubject(token), enc.encode(JSON.stringify(info)), { headers: rollup }),
-    stores.js.publish(inboundSubject(shardOf(job.id, jobShards)), enc.encode(JSON.stringify(withRaw)), { msgID: job.id, headers: h })
+    stores.pub.publish(chunkSubject(token), data),
+    stores.pub.publish(metaSubject(token), enc.encode(JSON.stringify(info)), { headers: rollup }),
+    stores.pub.publish(inboundSubject(shardOf(job.id, jobShards)), enc.encode(JSON.stringify(withRaw)), { msgID: job.id, headers: h })
   ])
   const failed = acks.find((a) => a.status === 'rejected')
   if (failed !== undefined) {
     await deleteSmall(stores, token).catch(() => {})
     throw (failed as PromiseRejectedResult).reason
   }
+}
+
+/**
+ * Room kept in a job message for its headers (message id) and JSON; what is left of the job stream's message size
+ * limit is how large a message may be to travel inside its job.
+ */
+const INLINE_HEADROOM = 512
+
+/** Whether `data` can be carried inside its job, on a job stream whose messages may be `maxMsgSize` bytes. */
+export function fitsInline (data: Uint8Array, job: InboundJob, maxMsgSize: number): boolean {
+  return data.length + INLINE_HEADROOM + Buffer.byteLength(JSON.stringify(job)) <= maxMsgSize
+}
+
+/**
+ * The fastest path, for messages that fit in one job message (nearly all mail): the raw message is published
+ * inside its job, so storing it is one publish and one acknowledgement, and processing it needs no read and no
+ * delete (acknowledging the job removes it from the work queue).
+ */
+export async function storeInline (stores: InboundStores, data: Uint8Array, job: InboundJob, jobShards: number): Promise<void> {
+  const h = natsHeaders()
+  h.set(HDR_MSG_ID, job.id)
+  await stores.pub.publish(inboundSubject(shardOf(job.id, jobShards)), encodeJob(job, data), { msgID: job.id, headers: h })
 }
 
 /** The message of a job stored by `storeSmall`, null once it was deleted (or never landed). */

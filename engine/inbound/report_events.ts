@@ -1,14 +1,13 @@
-import type { JetStreamClient } from '@nats-io/jetstream'
 import type { Logger } from 'pino'
 import {
-  eventId, eventRecord, publishEvent, suppressAddress, verpMatches, type ControlPlane, type VerpAddress
+  eventId, eventRecord, publishEvent, suppressAddress, verpMatches, type ControlPlane, type VerpAddress, type JsPublish
 } from '../protocol/mod.ts'
 import { bounceCode, ownMessageId, type Report } from './reports.ts'
 
 /** Where a report arrived: a VERP address (message and recipient hash known) or a route of this organisation. */
 export type ReportTarget = { kind: 'verp', verp: VerpAddress, orgId: string } | { kind: 'route', orgId: string }
 
-export interface ReportDeps { cp: ControlPlane, js: JetStreamClient, log: Logger }
+export interface ReportDeps { cp: ControlPlane, js: JsPublish, log: Logger }
 
 function orgOfDomain (cp: ControlPlane, domain: string): string | undefined {
   return cp.domainNames.get(domain)?.split('.')[0]

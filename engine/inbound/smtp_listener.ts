@@ -6,16 +6,15 @@ import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
 import { newId, inboundSubject, shardOf, HDR_MSG_ID, type ControlPlane } from '../protocol/mod.ts'
 import { resolveRecipient } from './recipients.ts'
-import type { InboundStores } from './streams.ts'
-import { storeSmall, RAW_CHUNK_BYTES, type JustStored } from './raw_store.ts'
-import type { InboundJob } from './job.ts'
+import { INBOUND_JOB_MAX_BYTES, type InboundStores } from './streams.ts'
+import { storeSmall, storeInline, fitsInline, RAW_CHUNK_BYTES, type JustStored } from './raw_store.ts'
+import { encodeJob, type InboundJob } from './job.ts'
 
 /** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
 export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 /** Job subjects are spread over this many shards so several processors can share the stream evenly. */
 export const INBOUND_SHARDS = 16
 export const MAX_RECIPIENTS = 100
-const enc = new TextEncoder()
 
 /** An error smtp-server turns into a reply line: `<code> <enhanced code> <message>`. */
 class SmtpReply extends Error {
@@ -100,8 +99,10 @@ export interface SmtpListener {
   close: (timeoutMs: number) => Promise<void>
 }
 
-export async function startSmtpListener (config: Config, deps: { cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored }): Promise<SmtpListener> {
+/** `maxPayload`: the NATS server's message size limit, which a job carrying its message must also fit. */
+export async function startSmtpListener (config: Config, deps: { cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored, maxPayload: number }): Promise<SmtpListener> {
   const { cp, stores, log, justStored } = deps
+  const inlineMax = Math.min(INBOUND_JOB_MAX_BYTES, deps.maxPayload)
   const tls = config.smtp.inboundTlsCert !== undefined && config.smtp.inboundTlsKey !== undefined
     ? { key: readFileSync(config.smtp.inboundTlsKey), cert: readFileSync(config.smtp.inboundTlsCert) }
     : undefined
@@ -123,7 +124,12 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
       if (head.ended) {
         if (stream.sizeExceeded) return id
         const data = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks, head.bytes)
-        await storeSmall(stores, data, jobOf(head.bytes), INBOUND_SHARDS)
+        const job = jobOf(head.bytes)
+        if (fitsInline(data, job, inlineMax)) {
+          await storeInline(stores, data, job, INBOUND_SHARDS)
+          return id
+        }
+        await storeSmall(stores, data, job, INBOUND_SHARDS)
         justStored.put(id, data)
         return id
       }
@@ -137,7 +143,7 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
       const job = jobOf((stream as unknown as { byteLength?: number }).byteLength ?? 0)
       const h = natsHeaders()
       h.set(HDR_MSG_ID, id)
-      await stores.js.publish(inboundSubject(shardOf(id, INBOUND_SHARDS)), enc.encode(JSON.stringify(job)), { msgID: id, headers: h })
+      await stores.pub.publish(inboundSubject(shardOf(id, INBOUND_SHARDS)), encodeJob(job), { msgID: id, headers: h })
       return id
     } catch (err) {
       if (stored) await stores.raw.delete(id).catch(() => {})

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType, DiscardPolicy, AckPolicy, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream'
 import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_INBOUND, INBOUND_SUBJECTS, OBJ_INBOUND_RAW, CONSUMER_INBOUND, ensureStream } from '../protocol/mod.ts'
+import { STREAM_INBOUND, INBOUND_SUBJECTS, OBJ_INBOUND_RAW, CONSUMER_INBOUND, ensureStream, JsPublisher } from '../protocol/mod.ts'
 
 const NS_PER_MS = 1_000_000
 /** A job republished with the same message id inside this window (an SMTP client retrying after a lost 250) is dropped. */
@@ -15,6 +15,8 @@ export const INBOUND_RAW_TTL_MS = 7 * 24 * 3600_000 // 7 days
 /** A job is redelivered after this long without an ack; processing one message takes well under a second. */
 export const INBOUND_ACK_WAIT_MS = 60_000
 export const INBOUND_MAX_DELIVER = 10
+/** Largest job message; a raw message that fits in it with its job travels inside the job (`storeInline`). */
+export const INBOUND_JOB_MAX_BYTES = 64 * 1024
 
 export function inboundStreamConfig (replicas: number): Partial<StreamConfig> & { name: string, subjects: string[] } {
   return {
@@ -25,12 +27,14 @@ export function inboundStreamConfig (replicas: number): Partial<StreamConfig> & 
     num_replicas: replicas,
     duplicate_window: INBOUND_DUPLICATE_WINDOW_MS * NS_PER_MS,
     discard: DiscardPolicy.Old,
-    max_msg_size: 64 * 1024
+    max_msg_size: INBOUND_JOB_MAX_BYTES
   }
 }
 
 export interface InboundStores {
   js: JetStreamClient
+  /** Publishes (jobs, chunks, events) that wait for their PubAck without a request per message. */
+  pub: JsPublisher
   jsm: JetStreamManager
   raw: ObjectStore
 }
@@ -81,5 +85,5 @@ export async function ensureInboundStreams (nc: NatsConnection, replicas: number
     ttl: INBOUND_RAW_TTL_MS * NS_PER_MS,
     description: 'Raw inbound messages awaiting processing'
   })
-  return { js: jetstream(nc), jsm, raw }
+  return { js: jetstream(nc), pub: new JsPublisher(nc), jsm, raw }
 }

@@ -1,5 +1,5 @@
 import { headers as natsHeaders } from '@nats-io/transport-node'
-import type { JetStreamClient } from '@nats-io/jetstream'
+import type { JsPublish } from './js_publisher.ts'
 import type { ControlPlane } from './control_plane.ts'
 import { suppressionKey } from './control_plane.ts'
 import { eventSubject, HDR_MSG_ID } from './subjects.ts'
@@ -12,7 +12,7 @@ const enc = new TextEncoder()
  * Publishes one event to OB_EVENTS and waits for the PubAck. The event id is the JetStream message id, so a
  * re-publish of the same outcome (a redelivered job, a repeated request) is dropped by the stream.
  */
-export async function publishEvent (js: JetStreamClient, e: EventRecord): Promise<void> {
+export async function publishEvent (js: JsPublish, e: EventRecord): Promise<void> {
   const h = natsHeaders()
   h.set(HDR_MSG_ID, e.id)
   await js.publish(eventSubject(e.org_id, e.type), enc.encode(JSON.stringify(e)), { headers: h, msgID: e.id })

@@ -5,10 +5,10 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { pino } from 'pino'
 import { ensureInboundStreams, readRaw, type InboundStores } from '../../../engine/inbound/streams.ts'
-import { storeSmall, readSmall, deleteSmall, rawToken, RAW_SETTLE_MS } from '../../../engine/inbound/raw_store.ts'
+import { storeSmall, storeInline, readSmall, deleteSmall, rawToken, RAW_SETTLE_MS } from '../../../engine/inbound/raw_store.ts'
 import { InboundProcessor, RawNotYetStored } from '../../../engine/inbound/processor.ts'
-import type { InboundJob } from '../../../engine/inbound/job.ts'
-import { STREAM_INBOUND, inboundSubject, shardOf, newId } from '../../../engine/protocol/mod.ts'
+import { decodeJob, type InboundJob } from '../../../engine/inbound/job.ts'
+import { STREAM_INBOUND, inboundSubject, shardOf, newId, JsPublisher, type PublishRejectedError, type PublishTimeoutError } from '../../../engine/protocol/mod.ts'
 
 let nats: ServerProcess
 let nc: NatsConnection
@@ -87,4 +87,45 @@ test('a job whose message is not readable is retried while young, dropped once o
   })
   await assert.rejects(processor.handle(job(0)), RawNotYetStored)
   await processor.handle(job(RAW_SETTLE_MS + 1000))
+})
+
+test('a message stored inside its job is one job message; processing it reads and deletes nothing', async () => {
+  const data = Buffer.from('Subject: inline\r\n\r\nhello\r\n')
+  const job: InboundJob = { id: newId('msg'), received_at: new Date().toISOString(), mail_from: 'a@sender.test', rcpt_to: ['nobody@unrouted.test'], remote_ip: '127.0.0.1', helo: 'sender.test', size: data.length }
+  await storeInline(stores, data, job, 16)
+  assert.equal(await stores.raw.info(job.id), null, 'nothing in the bucket')
+  const m = await stores.jsm.streams.getMessage(STREAM_INBOUND, { last_by_subj: inboundSubject(shardOf(job.id, 16)) })
+  assert.equal(m!.header.get('Nats-Msg-Id'), job.id)
+  const { job: back, raw } = decodeJob(m!.data)
+  assert.deepEqual(back, job)
+  assert.deepEqual(raw, data)
+  // No route matches: the processor only drops the message, and must not touch the store for it.
+  const cp = { routes: { list: () => [] }, domainNames: new Map() }
+  const untouched = { ...stores, jsm: undefined as never, raw: undefined as never }
+  const processor = new InboundProcessor({ stores: untouched, cp: cp as never, log: pino({ level: 'silent' }), analysis: undefined as never, maxPayload: 1024 * 1024 })
+  await processor.handle(back, raw)
+})
+
+test('publishes wait for their PubAck on one subscription: stored, deduplicated, refused, timed out', async () => {
+  const pub = new JsPublisher(nc, 300)
+  try {
+    const id = newId('msg')
+    const first = await pub.publish(inboundSubject(0), Buffer.from('{}'), { msgID: id })
+    assert.equal(first.stream, STREAM_INBOUND)
+    assert.equal(first.duplicate, false)
+    const again = await pub.publish(inboundSubject(0), Buffer.from('{}'), { msgID: id })
+    assert.equal(again.duplicate, true)
+    assert.equal(again.seq, first.seq)
+    // Concurrent publishes each get their own acknowledgement.
+    const acks = await Promise.all(Array.from({ length: 20 }, async () => await pub.publish(inboundSubject(1), Buffer.from('{}'))))
+    assert.equal(new Set(acks.map((a) => a.seq)).size, 20)
+    await assert.rejects(pub.publish('no.stream.here', Buffer.from('x')), (err: PublishRejectedError) => err.code === 'E_PUBLISH_REJECTED')
+    // A responder that never answers: the publish fails after the timeout.
+    const silent = nc.subscribe('silent.subject', { callback: () => {} })
+    await nc.flush()
+    await assert.rejects(pub.publish('silent.subject', Buffer.from('x')), (err: PublishTimeoutError) => err.code === 'E_PUBLISH_TIMEOUT')
+    silent.unsubscribe()
+  } finally {
+    pub.close()
+  }
 })
