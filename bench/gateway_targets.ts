@@ -17,7 +17,7 @@ import { pino } from 'pino'
 import { Compile } from 'typebox/compile'
 import { loadConfig, type Config } from '../config/mod.ts'
 import {
-  ApiError, ControlPlane, MessageStore, newId, REDIS_KEYS, SendRequest, connectNats, connectRedis, ensureStreams,
+  ApiError, ControlPlane, JsPublisher, MessageStore, newId, REDIS_KEYS, SendRequest, connectNats, connectRedis, ensureStreams,
   outboundSubject, redisReady, shardOf
 } from '../engine/protocol/mod.ts'
 import { startOutbox } from '../cli/outbox_process.ts'
@@ -25,7 +25,6 @@ import { createOrganization, buildApiKey } from '../gateway/control/orgs.ts'
 import { authenticate, hasPermission } from '../gateway/auth.ts'
 import { planLimit } from '../gateway/server.ts'
 import { RateLimiter } from '../gateway/rate_limit.ts'
-import { OutboundPublisher } from '../gateway/send/publisher.ts'
 import { IdempotencyStore, checkIdempotencyKey, fingerprint } from '../gateway/send/idempotency.ts'
 import { Problems, isPrepared, prepareMessage } from '../gateway/send/prepare.ts'
 
@@ -68,7 +67,7 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
   await ensureStreams(nc, 1)
   const cp = await ControlPlane.open(nc, { replicas: 1 })
   const limiter = new RateLimiter(redis)
-  const publisher = new OutboundPublisher(nc, config.nats.publishTimeoutMs)
+  const publisher = new JsPublisher(nc, config.nats.publishTimeoutMs)
   const store = new MessageStore(redis)
   const idempotency = new IdempotencyStore(redis)
   const validator = Compile(SendRequest)
@@ -102,7 +101,7 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
     problems.throwIfAny()
     if (!isPrepared(p)) throw new ApiError('recipient_suppressed')
     try {
-      await publisher.publish(outboundSubject(shardOf(p.msg.id, config.engine.shards)), p.msg.id, Buffer.from(JSON.stringify(p.msg)))
+      await publisher.publish(outboundSubject(shardOf(p.msg.id, config.engine.shards)), Buffer.from(JSON.stringify(p.msg)), { msgID: p.msg.id })
     } catch (err) {
       throw new ApiError('service_unavailable', undefined, { cause: err, retryAfter: 1 })
     }
@@ -156,7 +155,7 @@ async function serveFloor (natsUrl: string, redisUrl: string): Promise<() => Pro
   await redisReady(redis)
   await ensureStreams(nc, 1)
   const limiter = new RateLimiter(redis)
-  const publisher = new OutboundPublisher(nc, config.nats.publishTimeoutMs)
+  const publisher = new JsPublisher(nc, config.nats.publishTimeoutMs)
   const bucket = REDIS_KEYS.rateLimit('key_floor', BENCH_RATE_LIMIT)
   const app = uWS.App()
   app.post('/v1/messages/send', (res) => {
@@ -175,7 +174,7 @@ async function serveFloor (natsUrl: string, redisUrl: string): Promise<() => Pro
         const d = await limiter.take(bucket, BENCH_RATE_LIMIT)
         if (!d.allowed) return answer('429 Too Many Requests', '{}')
         const id = newId('msg')
-        await publisher.publish(outboundSubject(shardOf(id, config.engine.shards)), id, body)
+        await publisher.publish(outboundSubject(shardOf(id, config.engine.shards)), body, { msgID: id })
         answer('202 Accepted', `{"id":"${id}","status":"queued"}`)
       })().catch(() => { answer('503 Service Unavailable', '{}') })
     })

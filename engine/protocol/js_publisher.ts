@@ -24,6 +24,15 @@ export class PublishRejectedError extends Error {
   }
 }
 
+/** The encoded message is larger than the NATS server accepts (`max_payload`); nothing was sent. */
+export class PayloadTooLargeError extends Error {
+  readonly code = 'E_PAYLOAD_TOO_LARGE'
+  constructor (readonly size: number, readonly limit: number) {
+    super(`the message is ${size} bytes; the NATS server accepts at most ${limit}`)
+    this.name = 'PayloadTooLargeError'
+  }
+}
+
 interface Pending { subject: string, at: number, resolve: (a: PubAck) => void, reject: (e: Error) => void }
 
 const dec = new TextDecoder()
@@ -34,7 +43,8 @@ const SWEEP_MS = 250
  * `js.publish` makes a request per message: a request object, a timer, a promise race and, once the answer is
  * in, an Error (with its stack) to cancel what already settled; on the inbound path that was a visible share of
  * the CPU per message. Here a publish is one map entry, and one sweep every 250 ms fails those past the timeout.
- * A publish is sent once (like `js.publish` without retries): the caller decides what a failure means.
+ * A publish is sent once (like `js.publish` without retries): the caller decides what a failure means. Every
+ * failure is one of the three errors above.
  */
 export class JsPublisher implements JsPublish {
   private readonly prefix: string
@@ -48,7 +58,14 @@ export class JsPublisher implements JsPublish {
     this.sub = nc.subscribe(`${this.prefix}*`, { callback: (err, m) => { if (err === null) this.answer(m) } })
   }
 
+  /** Throws PayloadTooLargeError when `data` exceeds the connected server's limit. */
+  checkSize (data: Uint8Array): void {
+    const limit = this.nc.info?.max_payload
+    if (limit !== undefined && data.byteLength > limit) throw new PayloadTooLargeError(data.byteLength, limit)
+  }
+
   async publish (subject: string, data: Uint8Array, opts: { msgID?: string, headers?: MsgHdrs } = {}): Promise<PubAck> {
+    this.checkSize(data)
     const token = ++this.next
     let headers = opts.headers
     if (opts.msgID !== undefined) {
@@ -61,8 +78,9 @@ export class JsPublisher implements JsPublish {
       try {
         this.nc.publish(subject, data, { reply: this.prefix + String(token), ...(headers !== undefined ? { headers } : {}) })
       } catch (err) {
+        // the connection is closed or draining
         this.pending.delete(token)
-        reject(err as Error)
+        reject(new PublishRejectedError(subject, (err as Error).message))
       }
     })
   }

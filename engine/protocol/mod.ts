@@ -15,6 +15,6 @@ export { renderTemplate, templateVariables, type TemplateContent, type TemplateV
 export * from './verp.ts'
 export * from './webhook_delivery_api.ts'
 export { publishEvent, eventRecord, suppressAddress } from './event_publish.ts'
-export { JsPublisher, PublishTimeoutError, PublishRejectedError, type JsPublish } from './js_publisher.ts'
+export { JsPublisher, PublishTimeoutError, PublishRejectedError, PayloadTooLargeError, type JsPublish } from './js_publisher.ts'
 export { TrackingRecorder, TRACKING_DEDUPE_SLOT_MS, type TrackingRequest } from './tracking_events.ts'
 export * from './content_rules/mod.ts'

@@ -1,9 +1,9 @@
 import {
-  ApiError, MessageStore, outboundSubject, shardOf, type QueuedMessage, type SendRequest, type BatchRequest
+  ApiError, JsPublisher, MessageStore, PayloadTooLargeError, PublishRejectedError, PublishTimeoutError, outboundSubject, shardOf,
+  type QueuedMessage, type SendRequest, type BatchRequest
 } from '../../engine/protocol/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
-import { OutboundPublisher, PayloadTooLargeError, PublishError } from './publisher.ts'
 import { IdempotencyStore, IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
 import { Problems, isPrepared, prepareMessage, type AllSuppressed, type PreparedMessage, type SendStatus } from './prepare.ts'
 
@@ -19,7 +19,7 @@ export interface SendResult { id: string, status: SendStatus, created_at: string
 function toApiError (err: unknown): ApiError {
   if (err instanceof ApiError) return err
   if (err instanceof PayloadTooLargeError) return new ApiError('payload_too_large', `The message is ${err.size} bytes encoded; the message store accepts at most ${err.limit}.`, { cause: err })
-  if (err instanceof PublishError) return new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
+  if (err instanceof PublishTimeoutError || err instanceof PublishRejectedError) return new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
   if (err instanceof IdempotencyStoreError) return new ApiError('service_unavailable', 'The idempotency store is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
   return ApiError.from(err)
 }
@@ -36,12 +36,12 @@ function result (p: PreparedMessage): SendResult {
  */
 export class SendService {
   private static readonly instances = new WeakMap<GatewayDeps, SendService>()
-  private readonly publisher: OutboundPublisher
+  private readonly publisher: JsPublisher
   private readonly idempotency: IdempotencyStore
   private readonly store: MessageStore
 
   private constructor (private readonly deps: GatewayDeps) {
-    this.publisher = new OutboundPublisher(deps.nc, deps.config.nats.publishTimeoutMs)
+    this.publisher = new JsPublisher(deps.nc, deps.config.nats.publishTimeoutMs)
     this.idempotency = new IdempotencyStore(deps.redis)
     this.store = MessageStore.for(deps.redis)
   }
@@ -125,7 +125,7 @@ export class SendService {
 
   private async publish (msg: QueuedMessage, data: Buffer): Promise<void> {
     try {
-      await this.publisher.publish(outboundSubject(shardOf(msg.id, this.deps.config.engine.shards)), msg.id, data)
+      await this.publisher.publish(outboundSubject(shardOf(msg.id, this.deps.config.engine.shards)), data, { msgID: msg.id })
     } catch (err) {
       throw toApiError(err)
     }
