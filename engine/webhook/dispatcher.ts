@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
 import {
-  HDR_SIGNATURE, DeliveryLog, deliveryId, isJobRef, publishWebhookJob, publishWebhookJobBatch, webhookJobJson, webhookJobsOf,
+  HDR_SIGNATURE, DeliveryLog, deliveryId, isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf,
   type ControlPlane, type StoredWebhookJob, type WebhookJob, type WebhookRecord
 } from '../protocol/mod.ts'
 import { signatureHeader, signingKey } from './sign.ts'
@@ -157,8 +157,16 @@ export class WebhookDispatcher {
    */
   private async requeue (job: StoredWebhookJob, delayMs: number): Promise<void> {
     const waiting = { ...job, due_at: Math.max(job.due_at, Date.now() + delayMs) }
-    if (this.draining) await publishWebhookJobBatch(this.nc, this.config.engine.shards, [waiting], [webhookJobJson(waiting)])
+    if (this.draining) await this.storeOne(waiting)
     else await this.parker.park(waiting)
+  }
+
+  /**
+   * Stores one job as a message of its own (a retry: its jittered due time is its own, so it is not gathered
+   * with others), naming its event when its OB_EVENTS sequence is known.
+   */
+  private async storeOne (job: StoredWebhookJob): Promise<void> {
+    await publishWebhookJobBatch(this.nc, this.config.engine.shards, [job], [webhookJobJson(job)])
   }
 
   /** Parks a first attempt in the job stream (batched per webhook); resolves once it is stored. */
@@ -279,7 +287,7 @@ export class WebhookDispatcher {
     const delay = retryDelayMs(this.config.webhook.retryScheduleS, job.attempt)
     if (delay !== undefined) {
       try {
-        await publishWebhookJob(this.nc, this.config.engine.shards, { ...job, attempt: job.attempt + 1, due_at: Date.now() + delay })
+        await this.storeOne({ ...job, attempt: job.attempt + 1, due_at: Date.now() + delay })
         m.ack()
       } catch (err) {
         this.logger.warn({ err, webhook_id: webhook.id }, 'cannot schedule webhook retry; the attempt will be made again')
