@@ -23,6 +23,10 @@ export interface DeliveryAttempt {
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz'
 const pool = Buffer.alloc(4096)
 let poolAt = pool.length
+/** Every two-character string of the alphabet, indexed by two 5-bit values. */
+const PAIRS = Array.from({ length: 1024 }, (_v, i) => CROCKFORD[i >> 5]! + CROCKFORD[i & 31]!)
+let prefix = ''
+let prefixAt = -1
 
 /**
  * `whd_` ids in the format of `newId` (10 characters of time, 16 random), drawing the random part from a
@@ -30,12 +34,17 @@ let poolAt = pool.length
  */
 export function deliveryId (now = Date.now()): string {
   if (poolAt + 16 > pool.length) { randomFillSync(pool); poolAt = 0 }
-  let time = ''
-  let t = now
-  for (let i = 0; i < 10; i++) { time = CROCKFORD[t % 32] + time; t = Math.floor(t / 32) }
+  // Attempts finish several per millisecond: the time part is made once per millisecond.
+  if (now !== prefixAt) {
+    let time = ''
+    let t = now
+    for (let i = 0; i < 10; i++) { time = CROCKFORD[t % 32] + time; t = Math.floor(t / 32) }
+    prefix = `whd_${time}`
+    prefixAt = now
+  }
   let rand = ''
-  for (let i = 0; i < 16; i++) rand += CROCKFORD[pool[poolAt++]! & 31]
-  return `whd_${time}${rand}`
+  for (let i = 0; i < 16; i += 2) rand += PAIRS[((pool[poolAt++]! & 31) << 5) | (pool[poolAt++]! & 31)]
+  return prefix + rand
 }
 
 /** Attempts are written in batches, at most this long after they were made. */
@@ -53,12 +62,13 @@ export class DeliveryLog {
   constructor (private readonly redis: Redis) {}
 
   /** Resolves when the entry is written (with the batch it belongs to). */
-  async record (webhookId: string, entry: DeliveryAttempt): Promise<void> {
+  record (webhookId: string, entry: DeliveryAttempt): Promise<void> {
     const list = this.pending.get(webhookId)
     if (list === undefined) this.pending.set(webhookId, [JSON.stringify(entry)])
     else list.push(JSON.stringify(entry))
+    // Every entry of a batch shares its write (no promise of its own per attempt).
     this.flushing ??= new Promise<void>((resolve) => setTimeout(resolve, FLUSH_MS)).then(async () => await this.flush())
-    await this.flushing
+    return this.flushing
   }
 
   private async flush (): Promise<void> {

@@ -18,6 +18,11 @@ export interface WebhookEnvelope { id: string, type: string, timestamp: string, 
  */
 export interface WebhookJob {
   event: WebhookEnvelope
+  /**
+   * The event's sequence in OB_EVENTS when it came from there (not for test events). Parked work is stored
+   * with this instead of the event (see WebhookJobRef).
+   */
+  event_seq?: number
   org_id: string
   webhook_id: string
   /** 1 for the immediate attempt, 2..N+1 for the retries. */
@@ -30,8 +35,26 @@ export interface WebhookJob {
   test?: boolean
 }
 
-export function webhookJobMsgId (job: Pick<WebhookJob, 'event' | 'webhook_id' | 'attempt'>): string {
-  return `${job.event.id}:${job.webhook_id}:${job.attempt}`
+/**
+ * A job stored with its event named, not carried: `event_seq` in OB_EVENTS (which keeps events 30 days, the
+ * job stream 7), and `event_id` to check what is read back. Parked work is stored this way, so an endpoint
+ * that cannot keep pace costs the job stream about 200 bytes per event instead of the whole event.
+ */
+export interface WebhookJobRef extends Omit<WebhookJob, 'event' | 'event_seq'> { event_seq: number, event_id: string }
+
+/** A job as read from the job stream: with its event, or naming it. */
+export type StoredWebhookJob = WebhookJob | WebhookJobRef
+
+export function isJobRef (job: StoredWebhookJob): job is WebhookJobRef {
+  return (job as Partial<WebhookJob>).event === undefined
+}
+
+export function storedEventId (job: StoredWebhookJob): string {
+  return isJobRef(job) ? job.event_id : job.event.id
+}
+
+export function webhookJobMsgId (job: StoredWebhookJob): string {
+  return `${storedEventId(job)}:${job.webhook_id}:${job.attempt}`
 }
 
 export function webhookJobStreamConfig (replicas: number): { name: string, subjects: string[], [k: string]: unknown } {
@@ -69,17 +92,23 @@ export async function publishWebhookJob (nc: NatsConnection, shards: number, job
  * cannot take it now is written this way, one message per short batch instead of one per event, so a dead
  * endpoint costs the stream (and the engine reading it back) a small fraction of what its events do.
  */
-export interface WebhookJobBatch { jobs: WebhookJob[] }
+export interface WebhookJobBatch { jobs: StoredWebhookJob[] }
 
-/** A job as JSON, reusing its event's JSON when the caller has it (the event is most of the bytes). */
-export function webhookJobJson (job: WebhookJob, eventJson: string = JSON.stringify(job.event)): string {
-  const { event: _event, ...rest } = job
+/**
+ * A job as stored by the parker: naming its event when its OB_EVENTS sequence is known (a WebhookJobRef),
+ * else carrying it, reusing the event's JSON when the caller has it.
+ */
+export function webhookJobJson (job: StoredWebhookJob, eventJson?: string): string {
+  if (isJobRef(job)) return JSON.stringify(job)
+  const { event, event_seq: seq, ...rest } = job
+  if (seq !== undefined) return JSON.stringify({ event_seq: seq, event_id: event.id, ...rest })
   const tail = JSON.stringify(rest)
-  return tail === '{}' ? `{"event":${eventJson}}` : `{"event":${eventJson},${tail.slice(1)}`
+  const e = eventJson ?? JSON.stringify(event)
+  return tail === '{}' ? `{"event":${e}}` : `{"event":${e},${tail.slice(1)}`
 }
 
 /** The jobs of a job-stream message: one plain job, or the jobs of a batch. Throws on anything else. */
-export function webhookJobsOf (data: unknown): WebhookJob[] {
+export function webhookJobsOf (data: unknown): StoredWebhookJob[] {
   const d = data as Partial<WebhookJob & WebhookJobBatch> | null
   if (d !== null && typeof d === 'object') {
     if (Array.isArray(d.jobs)) {
@@ -91,10 +120,11 @@ export function webhookJobsOf (data: unknown): WebhookJob[] {
   throw new Error('not a webhook job')
 }
 
-function isJob (j: unknown): j is WebhookJob {
-  const x = j as Partial<WebhookJob> | null
+function isJob (j: unknown): j is StoredWebhookJob {
+  const x = j as Partial<WebhookJob & WebhookJobRef> | null
   return x !== null && typeof x === 'object' && typeof x.webhook_id === 'string' && typeof x.org_id === 'string' &&
-    typeof x.attempt === 'number' && typeof x.due_at === 'number' && typeof x.event?.id === 'string'
+    typeof x.attempt === 'number' && typeof x.due_at === 'number' &&
+    (typeof x.event?.id === 'string' || (x.event === undefined && typeof x.event_seq === 'number' && typeof x.event_id === 'string'))
 }
 
 /**
@@ -102,14 +132,14 @@ function isJob (j: unknown): j is WebhookJob {
  * them); the message id names the first job and the count, so a repeated publish of the same batch is
  * stored once.
  */
-export async function publishWebhookJobBatch (nc: NatsConnection, shards: number, jobs: readonly WebhookJob[], serialized: readonly string[]): Promise<void> {
+export async function publishWebhookJobBatch (nc: NatsConnection, shards: number, jobs: readonly StoredWebhookJob[], serialized: readonly string[]): Promise<void> {
   const first = jobs[0]
   if (first === undefined) return
-  if (jobs.length === 1) { await publishWebhookJob(nc, shards, first); return }
   let js = clients.get(nc)
   if (js === undefined) clients.set(nc, js = jetstream(nc))
-  const payload = `{"jobs":[${serialized.join(',')}]}`
-  await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), enc.encode(payload), { msgID: `${webhookJobMsgId(first)}+${jobs.length}` })
+  const single = jobs.length === 1
+  const payload = single ? serialized[0]! : `{"jobs":[${serialized.join(',')}]}`
+  await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), enc.encode(payload), { msgID: single ? webhookJobMsgId(first) : `${webhookJobMsgId(first)}+${jobs.length}` })
 }
 
 const ensured = new WeakMap<NatsConnection, Promise<void>>()

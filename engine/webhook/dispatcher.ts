@@ -3,40 +3,48 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
 import {
-  HDR_SIGNATURE, DeliveryLog, deliveryId, publishWebhookJob, webhookJobsOf,
-  type ControlPlane, type WebhookJob, type WebhookRecord
+  HDR_SIGNATURE, DeliveryLog, deliveryId, isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf,
+  type ControlPlane, type StoredWebhookJob, type WebhookJob, type WebhookRecord
 } from '../protocol/mod.ts'
-import { signatureHeader } from './sign.ts'
+import { signatureHeader, signingKey } from './sign.ts'
 import { retryDelayMs } from './retry.ts'
 import { EndpointQueue } from './endpoint_queue.ts'
 import { ackSoon } from './ack_batch.ts'
 import { JobParker } from './job_parker.ts'
+import { EventReader } from './event_reader.ts'
 import { batchSettles, type Settle } from './settle.ts'
 import type { WebhookHttpClient, AttemptResult } from './http_client.ts'
 
 /** Jobs waiting per endpoint beyond those in flight; more are handed back to the stream until it catches up. */
 const MAX_WAITING_PER_ENDPOINT = 1000
 /** Jobs waiting at endpoints that keep pace; above it (or a second of their work) the engine stops taking work. */
-const MAX_MOVING_BACKLOG = 500
+const MAX_MOVING_BACKLOG = 128
 /** The backlog is summed again after this many accepted jobs or this long, whichever comes first. */
 const BACKLOG_CHECK_JOBS = 32
 const BACKLOG_CHECK_MS = 5
+/** Parsed webhook URLs kept; past this many the cache starts over. */
+const MAX_URLS = 10_000
 /** A job redelivered up to this much before it is due is attempted now rather than delayed again. */
 const EARLY_SLACK_MS = 50
+/** A parked job whose event could not be read is stored again, due after this long. */
+const EVENT_READ_RETRY_MS = 5000
 
 /**
  * Whether a job may still be attempted: the webhook exists and is active (test events: exists), and the event
  * was not fanned out before the webhook last turned failed. Deleted, paused or failed: the job is dropped.
  */
-export function deliverable (job: WebhookJob, webhook: WebhookRecord | undefined): webhook is WebhookRecord {
+export function deliverable (job: Pick<WebhookJob, 'test' | 'created_at'>, webhook: WebhookRecord | undefined): webhook is WebhookRecord {
   if (webhook === undefined) return false
   if (job.test === true) return true
   if (webhook.status !== 'active') return false
   return webhook.failed_at === undefined || job.created_at > Date.parse(webhook.failed_at)
 }
 
-/** `body`: the event envelope as JSON when the fan-out already serialised it (once for all its webhooks). */
-interface Work { m: Settle, job: WebhookJob, webhook: WebhookRecord, url: URL, body?: string }
+/**
+ * `body`: the event envelope as JSON bytes when the fan-out already serialised it (once for all its webhooks);
+ * the same bytes are signed and sent, so they are encoded once.
+ */
+interface Work { m: Settle, job: WebhookJob, webhook: WebhookRecord, url: URL, body?: Buffer }
 
 /**
  * Makes delivery attempts: picks the endpoint queue, signs the exact body sent, POSTs, records the attempt,
@@ -48,6 +56,8 @@ export class WebhookDispatcher {
   private readonly originOf = new Map<string, string>()
   private readonly log: DeliveryLog
   private readonly parker: JobParker
+  private readonly events: EventReader
+  private readonly urls = new Map<string, { url: URL, origin: string } | null>()
   private draining = false
 
   constructor (
@@ -60,6 +70,7 @@ export class WebhookDispatcher {
   ) {
     this.log = deliveryLog
     this.parker = new JobParker(nc, config.engine.shards)
+    this.events = new EventReader(nc)
   }
 
   /**
@@ -72,7 +83,7 @@ export class WebhookDispatcher {
     // Work for an endpoint known to be stalled goes back unread (the webhook id is the subject's last token).
     const known = this.endpoints.get(this.originOf.get(m.subject.slice(m.subject.lastIndexOf('.') + 1)) ?? '')
     if (known !== undefined && known.freeSlots === 0 && !known.keepsPace(Date.now())) { m.nak(this.laterMs(known, Date.now())); return }
-    let all: WebhookJob[]
+    let all: StoredWebhookJob[]
     try {
       all = webhookJobsOf(m.json())
     } catch {
@@ -87,24 +98,53 @@ export class WebhookDispatcher {
     const wait = Math.min(...jobs.map((j) => j.due_at)) - now
     if (wait > EARLY_SLACK_MS) { m.nak(wait); return }
     const settles: Settle[] = all.length === 1 ? [m] : batchSettles(m, jobs, async (job, delayMs) => await this.requeue(job, delayMs))
-    let url: URL
-    try {
-      url = new URL(webhook.url)
-    } catch {
+    const target = this.urlOf(webhook.url)
+    if (target === undefined) {
       const bad = new URL('https://invalid.invalid/')
-      jobs.forEach((job, i) => { void this.finish({ m: settles[i]!, job, webhook, url: bad }, { statusCode: 0, durationMs: 0, error: 'invalid_url' }, new Date()) })
+      const failed = { statusCode: 0, durationMs: 0, error: 'invalid_url' }
+      jobs.forEach((job, i) => { void this.withEvent(job, settles[i]!).then((full) => { if (full !== undefined) void this.finish({ m: settles[i]!, job: full, webhook, url: bad }, failed, new Date()) }) })
       return
     }
-    const q = this.endpoint(url.origin)
-    this.originOf.set(webhook.id, url.origin)
+    const { url, origin } = target
+    const q = this.endpoint(origin)
+    this.originOf.set(webhook.id, origin)
     // An endpoint that does not keep pace takes a batch only as far as it has free slots; the rest is
     // parked again (one message) until it is likely to have room.
     const take = q.keepsPace(now) ? jobs.length : Math.min(jobs.length, q.freeSlots)
     if (take === 0 || !q.canTake(take, now)) { m.nak(this.laterMs(q, now)); return }
     jobs.forEach((job, i) => {
-      if (i < take) q.offer({ m: settles[i]!, job, webhook, url })
-      else settles[i]!.nak(this.laterMs(q, now))
+      const settle = settles[i]!
+      if (i >= take) { settle.nak(this.laterMs(q, now)); return }
+      if (!isJobRef(job)) { this.offer(q, { m: settle, job, webhook, url }); return }
+      // A parked job names its event: read it now that the attempt is about to be made.
+      void this.withEvent(job, settle).then((full) => { if (full !== undefined) this.offer(q, { m: settle, job: full, webhook, url }) })
     })
+  }
+
+  /** Queues an attempt; when the endpoint filled up meanwhile (an event was being read), it waits in the stream. */
+  private offer (q: EndpointQueue<Work>, w: Work): void {
+    if (!q.offer(w)) w.m.nak(this.laterMs(q, Date.now()))
+  }
+
+  /**
+   * The job with its event: read from OB_EVENTS for a parked job. When NATS cannot answer, the job is stored
+   * again for later; when the event is no longer there (older than OB_EVENTS keeps, or purged), it cannot be
+   * sent and is dropped with a warning.
+   */
+  private async withEvent (job: StoredWebhookJob, settle: Settle): Promise<WebhookJob | undefined> {
+    if (!isJobRef(job)) return job
+    try {
+      const full = await this.events.job(job)
+      if (full === undefined) {
+        this.logger.warn({ webhook_id: job.webhook_id, event_id: job.event_id, event_seq: job.event_seq }, 'parked webhook event no longer in the event stream; dropped')
+        ackSoon(settle)
+      }
+      return full
+    } catch (err) {
+      this.logger.warn({ err, webhook_id: job.webhook_id }, 'cannot read a parked webhook event; it will be tried again')
+      settle.nak(EVENT_READ_RETRY_MS)
+      return undefined
+    }
   }
 
   private laterMs (q: EndpointQueue<Work>, now: number): number {
@@ -115,15 +155,42 @@ export class WebhookDispatcher {
    * Stores a job again to be attempted after `delayMs` (the attempt count is unchanged), gathered with other
    * jobs of its webhook into one message.
    */
-  private async requeue (job: WebhookJob, delayMs: number): Promise<void> {
+  private async requeue (job: StoredWebhookJob, delayMs: number): Promise<void> {
     const waiting = { ...job, due_at: Math.max(job.due_at, Date.now() + delayMs) }
-    if (this.draining) await publishWebhookJob(this.nc, this.config.engine.shards, waiting)
+    if (this.draining) await this.storeOne(waiting)
     else await this.parker.park(waiting)
   }
 
+  /**
+   * Stores one job as a message of its own (a retry: its jittered due time is its own, so it is not gathered
+   * with others), naming its event when its OB_EVENTS sequence is known.
+   */
+  private async storeOne (job: StoredWebhookJob): Promise<void> {
+    await publishWebhookJobBatch(this.nc, this.config.engine.shards, [job], [webhookJobJson(job)])
+  }
+
   /** Parks a first attempt in the job stream (batched per webhook); resolves once it is stored. */
-  async park (job: WebhookJob, body?: string): Promise<void> {
-    await this.parker.park(job, body)
+  park (job: WebhookJob, eventJson?: string): Promise<void> {
+    return this.parker.park(job, eventJson)
+  }
+
+  /**
+   * The webhook's URL parsed once (not per event), and the same object every time, so that the HTTP client
+   * can keep what it derives from it; undefined when it does not parse.
+   */
+  private urlOf (href: string): { url: URL, origin: string } | undefined {
+    let parsed = this.urls.get(href)
+    if (parsed === undefined) {
+      if (this.urls.size >= MAX_URLS) this.urls.clear()
+      try {
+        const url = new URL(href)
+        parsed = { url, origin: url.origin }
+      } catch {
+        parsed = null
+      }
+      this.urls.set(href, parsed)
+    }
+    return parsed ?? undefined
   }
 
   private endpoint (origin: string): EndpointQueue<Work> {
@@ -141,12 +208,13 @@ export class WebhookDispatcher {
    * and its retry (if any) is stored as a job; rejects when that could not be stored, and the caller then
    * hands the event back. Returns undefined when the endpoint cannot take it: the caller parks the job.
    */
-  offerDirect (job: WebhookJob, webhook: WebhookRecord, event: Pick<JsMsg, 'working'>, body?: string): Promise<void> | undefined {
+  offerDirect (job: WebhookJob, webhook: WebhookRecord, event: Pick<JsMsg, 'working'>, body?: Buffer): Promise<void> | undefined {
     if (this.draining) return undefined
-    let url: URL
-    try { url = new URL(webhook.url) } catch { return undefined }
-    const q = this.endpoint(url.origin)
-    this.originOf.set(webhook.id, url.origin)
+    const target = this.urlOf(webhook.url)
+    if (target === undefined) return undefined
+    const { url, origin } = target
+    const q = this.endpoint(origin)
+    this.originOf.set(webhook.id, origin)
     if (!q.canTake(1, Date.now())) return undefined
     return new Promise<void>((resolve, reject) => {
       const m: Settle = {
@@ -197,9 +265,9 @@ export class WebhookDispatcher {
     const current = this.cp.webhooks.get(`${w.job.org_id}.${w.job.webhook_id}`)
     if (!deliverable(w.job, current)) { ackSoon(w.m); return }
     const at = new Date()
-    const body = w.body ?? JSON.stringify(w.job.event)
-    const signature = signatureHeader(current.secret, body, Math.floor(at.getTime() / 1000))
-    const result = await this.http.post(w.url, body, { [HDR_SIGNATURE]: signature })
+    const body = w.body ?? Buffer.from(JSON.stringify(w.job.event))
+    const signature = signatureHeader(signingKey(current.secret), body, Math.floor(at.getTime() / 1000))
+    const result = await this.http.post(w.url, body, [HDR_SIGNATURE, signature])
     await this.finish({ ...w, webhook: current }, result, at)
   }
 
@@ -219,7 +287,7 @@ export class WebhookDispatcher {
     const delay = retryDelayMs(this.config.webhook.retryScheduleS, job.attempt)
     if (delay !== undefined) {
       try {
-        await publishWebhookJob(this.nc, this.config.engine.shards, { ...job, attempt: job.attempt + 1, due_at: Date.now() + delay })
+        await this.storeOne({ ...job, attempt: job.attempt + 1, due_at: Date.now() + delay })
         m.ack()
       } catch (err) {
         this.logger.warn({ err, webhook_id: webhook.id }, 'cannot schedule webhook retry; the attempt will be made again')

@@ -120,15 +120,15 @@ export class WebhookFanout {
     if (targets.length === 0) { ackSoon(m); return }
     const event = envelopeOf(record)
     // Serialised once for every webhook of the event: the exact bytes each of them is sent.
-    const body = JSON.stringify(event)
+    const json = JSON.stringify(event)
+    const body = Buffer.from(json)
     const now = Date.now()
+    const deliver = (w: WebhookRecord): Promise<void> => {
+      const job = { event, event_seq: m.seq, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now }
+      return this.dispatcher.offerDirect(job, w, m, body) ?? this.dispatcher.park(job, json)
+    }
     try {
-      await Promise.all(targets.map(async (w) => {
-        const job = { event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now }
-        const direct = this.dispatcher.offerDirect(job, w, m, body)
-        if (direct !== undefined) await direct
-        else await this.dispatcher.park(job, body)
-      }))
+      await (targets.length === 1 ? deliver(targets[0]!) : Promise.all(targets.map(deliver)))
       ackSoon(m)
     } catch (err) {
       // Jobs already published are deduplicated (msgID) when the event comes back.

@@ -44,8 +44,14 @@ export function errorCode (err: unknown): string {
  * HTTPS to webhook endpoints: one undici Agent, which keeps a keep-alive pool per origin (a TLS handshake per
  * event would cap a process at ~800 deliveries/s). Redirects are not followed; only 2xx counts as success.
  */
+/** `refused`: the error an attempt to this URL ends with before any connection, or null. */
+interface Target { origin: string, path: string, refused: string | null }
+
+const BASE_HEADERS = ['content-type', 'application/json', 'user-agent', USER_AGENT]
+
 export class WebhookHttpClient {
   private readonly agent: Agent
+  private readonly targets = new WeakMap<URL, Target>()
   private readonly timeoutMs: number
   private readonly allowPrivate: boolean
 
@@ -74,16 +80,14 @@ export class WebhookHttpClient {
   /**
    * One POST attempt; never throws. It uses undici's dispatch interface directly: the status decides, and
    * the response body is only read (up to 64 KB, then the connection is closed) to free the connection, so a
-   * response stream per request would be pure overhead.
+   * response stream per request would be pure overhead. `headers`: extra headers as name, value, name, value….
    */
-  async post (url: URL, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+  async post (url: URL, body: string | Buffer, headers: readonly string[]): Promise<AttemptResult> {
     const start = performance.now()
     const done = (statusCode: number, error: string | null): AttemptResult =>
       ({ statusCode, durationMs: Math.round(performance.now() - start), error })
-    if (url.protocol !== 'https:') return done(0, 'https_required')
-    // An IP literal never goes through the lookup, so it is checked here.
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
-    if (!this.allowPrivate && isIP(host) !== 0 && isBlockedAddress(host)) return done(0, 'ssrf_blocked')
+    const t = this.target(url)
+    if (t.refused !== null) return done(0, t.refused)
     return await new Promise<AttemptResult>((resolve) => {
       let status = 0
       let received = 0
@@ -107,14 +111,23 @@ export class WebhookHttpClient {
         // Once a status arrived it decides the outcome, whatever happens to the rest of the body.
         onError: (err) => { if (status !== 0) byStatus(); else settle(0, errorCode(err)) }
       }
-      this.agent.dispatch({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers },
-        body
-      }, handler)
+      this.agent.dispatch({ origin: t.origin, path: t.path, method: 'POST', headers: [...BASE_HEADERS, ...headers], body }, handler)
     })
+  }
+
+  /** What a URL's attempts need, worked out once per URL object (the dispatcher keeps one per webhook URL). */
+  private target (url: URL): Target {
+    let t = this.targets.get(url)
+    if (t === undefined) {
+      // An IP literal never goes through the lookup, so it is checked here.
+      const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+      const refused = url.protocol !== 'https:'
+        ? 'https_required'
+        : !this.allowPrivate && isIP(host) !== 0 && isBlockedAddress(host) ? 'ssrf_blocked' : null
+      t = { origin: url.origin, path: url.pathname + url.search, refused }
+      this.targets.set(url, t)
+    }
+    return t
   }
 
   async close (): Promise<void> {

@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node'
-import { publishWebhookJobBatch, webhookJobJson, type WebhookJob } from '../protocol/mod.ts'
+import { publishWebhookJobBatch, webhookJobJson, type StoredWebhookJob } from '../protocol/mod.ts'
 
 /** A batch is written at most this long after its first job was parked… */
 const PARK_FLUSH_MS = 10
@@ -8,7 +8,7 @@ const PARK_MAX_JOBS = 128
 const PARK_MAX_BYTES = 64 * 1024
 
 interface Batch {
-  jobs: WebhookJob[]
+  jobs: StoredWebhookJob[]
   serialized: string[]
   bytes: number
   waiters: Array<{ resolve: () => void, reject: (err: unknown) => void }>
@@ -26,8 +26,11 @@ export class JobParker {
 
   constructor (private readonly nc: NatsConnection, private readonly shards: number) {}
 
-  /** `eventJson`: the job's event already serialised, which saves serialising it again. */
-  park (job: WebhookJob, eventJson?: string): Promise<void> {
+  /**
+   * A job whose OB_EVENTS sequence is known is stored naming its event, else with it (`eventJson`: the event
+   * already serialised, which saves serialising it again).
+   */
+  park (job: StoredWebhookJob, eventJson?: string): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const s = webhookJobJson(job, eventJson)
       let b = this.open.get(job.webhook_id)

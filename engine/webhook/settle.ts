@@ -1,5 +1,5 @@
 import type { JsMsg } from '@nats-io/jetstream'
-import type { WebhookJob } from '../protocol/mod.ts'
+import type { StoredWebhookJob } from '../protocol/mod.ts'
 import { ackSoon } from './ack_batch.ts'
 
 /** How an attempt's message is settled: a job message from the stream, or a first attempt made at fan-out. */
@@ -15,7 +15,7 @@ const BATCH_RETRY_MS = 5000
  * that must wait (a nak) is first stored as a job of its own with that delay; if that fails, the whole
  * batch is handed back and comes again (its other jobs may then be sent twice: at least once).
  */
-export function batchSettles (m: JsMsg, jobs: readonly WebhookJob[], requeue: (job: WebhookJob, delayMs: number) => Promise<void>): Settle[] {
+export function batchSettles (m: JsMsg, jobs: readonly StoredWebhookJob[], requeue: (job: StoredWebhookJob, delayMs: number) => Promise<void>): Settle[] {
   let remaining = jobs.length
   let handedBack = false
   let workingAt = 0

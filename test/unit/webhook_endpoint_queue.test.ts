@@ -4,7 +4,7 @@ import type { JsMsg } from '@nats-io/jetstream'
 import { EndpointQueue } from '../../engine/webhook/endpoint_queue.ts'
 import { batchSettles } from '../../engine/webhook/settle.ts'
 import { flushAcks } from '../../engine/webhook/ack_batch.ts'
-import { webhookJobsOf, webhookJobJson, type WebhookJob } from '../../engine/protocol/mod.ts'
+import { isJobRef, storedEventId, webhookJobsOf, webhookJobJson, type WebhookJob } from '../../engine/protocol/mod.ts'
 
 const never = async (): Promise<void> => await new Promise<void>(() => {})
 
@@ -53,6 +53,17 @@ test('a job serialised around its event\'s JSON reads back as the same job', () 
   assert.deepEqual(webhookJobsOf(JSON.parse(`{"jobs":[${webhookJobJson(job(1))},${webhookJobJson(job(2))}]}`)), [job(1), job(2)])
 })
 
+test('a job whose OB_EVENTS sequence is known is stored naming its event, and reads back as that reference', () => {
+  const j = { ...job(4), event_seq: 42 }
+  const stored = webhookJobJson(j, JSON.stringify(j.event))
+  assert.ok(!stored.includes('"event":'), 'the event itself is not stored')
+  const [back] = webhookJobsOf(JSON.parse(`{"jobs":[${stored}]}`))
+  assert.ok(back !== undefined && isJobRef(back))
+  assert.deepEqual(back, { event_seq: 42, event_id: 'evt_4', org_id: 'org_1', webhook_id: 'wh_1', attempt: 1, due_at: 0, created_at: 0 })
+  assert.equal(webhookJobJson(back), stored, 'a reference is stored again unchanged')
+  assert.throws(() => webhookJobsOf({ event_seq: 'x', event_id: 'evt_4', org_id: 'org_1', webhook_id: 'wh_1', attempt: 1, due_at: 0 }))
+})
+
 function fakeMsg (): { m: JsMsg, acks: () => number, naks: () => number } {
   let acks = 0
   let naks = 0
@@ -63,7 +74,7 @@ function fakeMsg (): { m: JsMsg, acks: () => number, naks: () => number } {
 test('a batch message is acknowledged once every job in it is settled, after requeued jobs are stored', async () => {
   const { m, acks, naks } = fakeMsg()
   const stored: string[] = []
-  const settles = batchSettles(m, [job(1), job(2), job(3)], async (j) => { stored.push(j.event.id) })
+  const settles = batchSettles(m, [job(1), job(2), job(3)], async (j) => { stored.push(storedEventId(j)) })
   settles[0]!.ack()
   settles[1]!.nak(1000)
   await new Promise((resolve) => setImmediate(resolve))

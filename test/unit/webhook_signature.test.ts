@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
-import { signatureHeader, verifySignature } from '../../engine/webhook/sign.ts'
+import { signatureHeader, signingKey, verifySignature } from '../../engine/webhook/sign.ts'
 import { verifyWebhook } from '../../docs/verify_webhook.ts'
 
 const secret = 'whsec_abcdefghijklmnopqrstuvwxyz012345'
@@ -52,3 +52,12 @@ for (const [name, verify] of [['library', verifySignature], ['docs/verify_webhoo
     }), { numRuns: 200 })
   })
 }
+
+test('signing with the cached key object gives the header signing with the secret gives, for text and bytes', () => {
+  fc.assert(fc.property(fc.string({ minLength: 1 }), fc.string(), fc.integer({ min: 0, max: 2 ** 40 }), (secret, body, t) => {
+    const expected = signatureHeader(secret, body, t)
+    assert.equal(signatureHeader(signingKey(secret), body, t), expected)
+    assert.equal(signatureHeader(signingKey(secret), Buffer.from(body), t), expected)
+    assert.equal(expected, `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`)
+  }))
+})
