@@ -21,8 +21,6 @@ export interface SweepResult {
   readonly released: number
 }
 
-export const NOTHING_SWEPT: SweepResult = Object.freeze({ removed: 0, released: 0 })
-
 export interface SweepTarget {
   stream: string
   consumer: string
@@ -65,21 +63,23 @@ export async function sweepWorkQueue (jsm: JetStreamManager, t: SweepTarget): Pr
 async function removeDone (jsm: JetStreamManager, t: SweepTarget, c: ConsumerInfo): Promise<{ removed: number, kept: Set<number>, live?: number }> {
   const floor = c.ack_floor.stream_seq
   const kept = new Set<number>()
+  let firstKept: number | undefined // the walk goes up by sequence, so the first one kept is the lowest
   let removed = 0
   let m = await storedFrom(jsm, t.stream, t.subject, 1)
   for (let read = 0; m !== null; read++) {
     if (m.seq > c.delivered.stream_seq || (m.seq > floor && (t.settled === undefined || read >= (t.limit ?? FULL_SWEEP_LIMIT)))) {
-      return { removed, kept, live: kept.size > 0 ? Math.min(...kept) : m.seq }
+      return { removed, kept, live: firstKept ?? m.seq }
     }
     if (m.seq <= floor || await t.settled!(m.data)) {
       await jsm.streams.deleteMessage(t.stream, m.seq, false)
       removed++
     } else {
       kept.add(m.seq)
+      firstKept ??= m.seq
     }
     m = await storedFrom(jsm, t.stream, t.subject, m.seq + 1)
   }
-  return kept.size > 0 ? { removed, kept, live: Math.min(...kept) } : { removed, kept }
+  return firstKept !== undefined ? { removed, kept, live: firstKept } : { removed, kept }
 }
 
 /**
