@@ -121,7 +121,14 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
   }
 }
 
-async function serveBare (): Promise<() => Promise<void>> {
+type Answer = readonly [status: string, body: string]
+const BAD_JSON: Answer = ['400 Bad Request', '{"error":{"code":"validation_error","message":"invalid JSON"}}']
+
+/**
+ * A uWS server on a free port answering POST /v1/messages/send with what `handle` makes of the whole body.
+ * A synchronous handler adds no promise per request, so the bare server stays a bare baseline.
+ */
+async function listenUws (handle: (body: Buffer) => Answer | Promise<Answer>): Promise<uWS.us_listen_socket> {
   const app = uWS.App()
   app.post('/v1/messages/send', (res) => {
     let aborted = false
@@ -130,19 +137,28 @@ async function serveBare (): Promise<() => Promise<void>> {
     res.onData((chunk, isLast) => {
       chunks.push(Buffer.from(chunk.slice(0)))
       if (!isLast) return
-      let status = '202 Accepted'
-      let out = '{"id":"msg_bare","status":"queued"}'
-      try {
-        JSON.parse(Buffer.concat(chunks).toString('utf8'))
-      } catch {
-        status = '400 Bad Request'
-        out = '{"error":{"code":"validation_error","message":"invalid JSON"}}'
+      const write = ([status, out]: Answer): void => {
+        if (!aborted) res.cork(() => { res.writeStatus(status).writeHeader('Content-Type', 'application/json').end(out) })
       }
-      if (!aborted) res.cork(() => { res.writeStatus(status).writeHeader('Content-Type', 'application/json').end(out) })
+      const answer = handle(Buffer.concat(chunks))
+      if (answer instanceof Promise) answer.then(write, () => { write(['503 Service Unavailable', '{}']) })
+      else write(answer)
     })
   })
-  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
+  return await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     app.listen('127.0.0.1', 0, (s) => { if (s === false) reject(new Error('cannot listen')); else resolve(s) })
+  })
+}
+
+async function serveBare (): Promise<() => Promise<void>> {
+  const accepted: Answer = ['202 Accepted', '{"id":"msg_bare","status":"queued"}']
+  const socket = await listenUws((body) => {
+    try {
+      JSON.parse(body.toString('utf8'))
+      return accepted
+    } catch {
+      return BAD_JSON
+    }
   })
   ready(uWS.us_socket_local_port(socket), 'ob_live_bare0000000000000000', 'bench-bare.test')
   return async () => { uWS.us_listen_socket_close(socket) }
@@ -157,30 +173,17 @@ async function serveFloor (natsUrl: string, redisUrl: string): Promise<() => Pro
   const limiter = new RateLimiter(redis)
   const publisher = new JsPublisher(nc, config.nats.publishTimeoutMs)
   const bucket = REDIS_KEYS.rateLimit('key_floor', BENCH_RATE_LIMIT)
-  const app = uWS.App()
-  app.post('/v1/messages/send', (res) => {
-    let aborted = false
-    res.onAborted(() => { aborted = true })
-    const chunks: Buffer[] = []
-    res.onData((chunk, isLast) => {
-      chunks.push(Buffer.from(chunk.slice(0)))
-      if (!isLast) return
-      const answer = (status: string, out: string): void => {
-        if (!aborted) res.cork(() => { res.writeStatus(status).writeHeader('Content-Type', 'application/json').end(out) })
-      }
-      void (async () => {
-        const body = Buffer.concat(chunks)
-        JSON.parse(body.toString('utf8'))
-        const d = await limiter.take(bucket, BENCH_RATE_LIMIT)
-        if (!d.allowed) return answer('429 Too Many Requests', '{}')
-        const id = newId('msg')
-        await publisher.publish(outboundSubject(shardOf(id, config.engine.shards)), body, { msgID: id })
-        answer('202 Accepted', `{"id":"${id}","status":"queued"}`)
-      })().catch(() => { answer('503 Service Unavailable', '{}') })
-    })
-  })
-  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    app.listen('127.0.0.1', 0, (s) => { if (s === false) reject(new Error('cannot listen')); else resolve(s) })
+  const socket = await listenUws(async (body) => {
+    try {
+      JSON.parse(body.toString('utf8'))
+    } catch {
+      return BAD_JSON
+    }
+    const d = await limiter.take(bucket, BENCH_RATE_LIMIT)
+    if (!d.allowed) return ['429 Too Many Requests', '{}']
+    const id = newId('msg')
+    await publisher.publish(outboundSubject(shardOf(id, config.engine.shards)), body, { msgID: id })
+    return ['202 Accepted', `{"id":"${id}","status":"queued"}`]
   })
   ready(uWS.us_socket_local_port(socket), 'ob_live_floor000000000000000', 'bench-floor.test')
   return async () => {
