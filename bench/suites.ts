@@ -105,25 +105,31 @@ export async function engineSuite (opts: BenchOptions): Promise<BenchResult> {
 }
 
 export async function webhooksSuite (opts: BenchOptions): Promise<BenchResult> {
-  opts.progress(0.05, 'bare undici loop, then four webhook runs')
+  opts.progress(0.05, 'bare undici loop, the floor, then four webhook runs, per round')
   const r = await runWebhookBench({ quick: opts.quick, events: opts.quick ? 500 : 20_000, out: join(tmpdir(), `ob-bench-webhooks-${process.pid}.json`) })
   process.stdout.write(JSON.stringify(r) + '\n\n' + webhookMarkdown(r) + '\n')
-  const failures = r.webhooks_per_s > 0 && r.healthy_with_dead_endpoint_per_s > 0 && r.healthy_with_slow_endpoint_per_s > 0 ? [] : ['no webhook deliveries']
+  const failures = r.webhooks_per_s > 0 && r.floor_per_s > 0 && r.healthy_with_dead_endpoint_per_s > 0 && r.healthy_with_slow_endpoint_per_s > 0 ? [] : ['no webhook deliveries']
+  const pct = (x: number): number => Math.round(x * 100)
   return result('webhooks', 'Signed webhook deliveries vs a bare undici loop', opts.quick, {
-    summary: `${r.webhooks_per_s} signed deliveries/s (${Math.round(r.ratio_to_bare * 100)} % of a bare undici loop at ${r.bare_undici_per_s}/s); with a dead endpoint on every event a healthy one's rate is ${relativeDrop(r.dead_endpoint_drop)}, with a slow one ${relativeDrop(r.slow_endpoint_drop)}`,
+    summary: `${r.webhooks_per_s} signed deliveries/s (${pct(r.ratio_to_bare)} % of a bare undici loop at ${r.bare_undici_per_s}/s; the floor of any durable delivery, ${r.floor_per_s}/s, is ${pct(r.floor_over_bare)} %, Outbox ${pct(r.webhooks_over_floor)} % of it); with a dead endpoint on every event a healthy one's rate is ${relativeDrop(r.dead_endpoint_drop)}, with a slow one ${relativeDrop(r.slow_endpoint_drop)} (medians of ${r.rounds} round(s))`,
     failures,
     tables: [{
-      title: `${r.events} events, ${r.concurrency} concurrent deliveries, local HTTPS receiver`,
+      title: `${r.events} events, ${r.concurrency} concurrent deliveries, local HTTPS receiver; medians of ${r.rounds} round(s)`,
       columns: ['measure', 'per second'],
       rows: [
         ['bare undici loop (signed bodies)', r.bare_undici_per_s],
+        ['floor: JetStream read, sign, POST, acknowledge', r.floor_per_s],
         ['Outbox webhook deliveries (endpoint A alone)', r.webhooks_per_s],
         ['Outbox, endpoint A, dead endpoint B on every event', r.healthy_with_dead_endpoint_per_s],
         [`Outbox, endpoint A, slow endpoint B (${SLOW_MS / 1000} s) on every event`, r.healthy_with_slow_endpoint_per_s],
         ['Outbox, endpoint A, second healthy endpoint B on every event', r.healthy_with_second_healthy_endpoint_per_s]
       ]
+    }, {
+      title: 'Per round',
+      columns: ['round', 'bare', 'floor', 'Outbox', 'A with dead B', 'A with slow B', 'A with healthy B'],
+      rows: r.per_round.map((x, i) => [i + 1, x.bare, x.floor, x.outbox, x.dead, x.slow, x.healthy])
     }],
-    charts: [{ title: 'Webhook deliveries/s', kind: 'bar', xLabel: 'run', yLabel: 'per second', x: ['bare undici', 'Outbox (A alone)', 'A with dead B', 'A with slow B', 'A with healthy B'], series: [{ name: 'deliveries/s', values: [r.bare_undici_per_s, r.webhooks_per_s, r.healthy_with_dead_endpoint_per_s, r.healthy_with_slow_endpoint_per_s, r.healthy_with_second_healthy_endpoint_per_s] }] }]
+    charts: [{ title: 'Webhook deliveries/s', kind: 'bar', xLabel: 'run', yLabel: 'per second', x: ['bare undici', 'floor', 'Outbox (A alone)', 'A with dead B', 'A with slow B', 'A with healthy B'], series: [{ name: 'deliveries/s', values: [r.bare_undici_per_s, r.floor_per_s, r.webhooks_per_s, r.healthy_with_dead_endpoint_per_s, r.healthy_with_slow_endpoint_per_s, r.healthy_with_second_healthy_endpoint_per_s] }] }]
   })
 }
 

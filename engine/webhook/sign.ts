@@ -6,7 +6,7 @@ import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'no
  */
 export const DEFAULT_TOLERANCE_S = 300
 
-export function signatureHeader (secret: string | KeyObject, body: string | Buffer, unixSeconds: number): string {
+export function signatureHeader (secret: string | KeyObject, body: string | Uint8Array, unixSeconds: number): string {
   const t = String(unixSeconds)
   const v1 = createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex')
   return `t=${t},v1=${v1}`
