@@ -1,7 +1,7 @@
-import type { JetStreamClient } from '@nats-io/jetstream'
 import { eventId, type EventRecord, type EventType } from './protocol/events.ts'
 import { eventSubject } from './protocol/subjects.ts'
 import type { QueuedMessage } from './protocol/send.ts'
+import type { JsPublish } from './protocol/js_publisher.ts'
 
 /**
  * Event records of deliveries. `data` always carries message_id, from, to (the one recipient), subject and
@@ -27,6 +27,6 @@ export class EventFactory {
 const enc = new TextEncoder()
 
 /** Publishes each event to `ob.evt.<org>.<type>` with its id as Nats-Msg-Id and waits for every PubAck. */
-export async function publishEvents (js: JetStreamClient, events: readonly EventRecord[]): Promise<void> {
+export async function publishEvents (js: JsPublish, events: readonly EventRecord[]): Promise<void> {
   await Promise.all(events.map(async (e) => await js.publish(eventSubject(e.org_id, e.type), enc.encode(JSON.stringify(e)), { msgID: e.id })))
 }

@@ -6,6 +6,7 @@ import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from './protocol/mod.ts'
 import { installationSecret } from './protocol/tracking_tokens.ts'
 import { STREAM_OUTBOUND, outboundSubject } from './protocol/subjects.ts'
+import { JsPublisher } from './protocol/js_publisher.ts'
 import { consumerName, ensureConsumers } from './consumers.ts'
 import { DeliveryState } from './delivery_state.ts'
 import { ShardDispatcher } from './dispatcher.ts'
@@ -41,7 +42,9 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     secret: new Uint8Array(secret)
   }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity)
   const js = jetstream(shared.nc)
-  const processor = new MessageProcessor({ config, js, cp: shared.cp, state: new DeliveryState(shared.redis), actors, log })
+  // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
+  const events = new JsPublisher(shared.nc)
+  const processor = new MessageProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), actors, log })
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, consumerName(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */
@@ -93,6 +96,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
         // drains every shard, then deletes its lease so the other engines take it over at their next renew
         await leases.close(deadline)
         await actors.close()
+        events.close()
         log.info('engine drained')
       })()
       return draining

@@ -1,4 +1,4 @@
-import type { JetStreamClient } from '@nats-io/jetstream'
+import type { JsPublish } from './protocol/js_publisher.ts'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from './protocol/control_plane.ts'
@@ -26,7 +26,8 @@ const nak = (delayMs: number): Fate => ({ kind: 'nak', delayMs: Math.max(0, Math
 
 export interface ProcessorDeps {
   config: Config
-  js: JetStreamClient
+  /** Where the delivery events go (OB_EVENTS); publishes resolve on the PubAck. */
+  js: JsPublish
   cp: ControlPlane
   state: DeliveryState
   actors: ShardActors

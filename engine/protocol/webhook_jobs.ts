@@ -4,6 +4,7 @@ import { STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS, webhookJobSubject, shardOf }
 import { newId } from './ids.ts'
 import { ensureStream } from './streams.ts'
 import type { WebhookRecord } from './records.ts'
+import type { JsPublish } from './js_publisher.ts'
 
 const NS_PER_MS = 1_000_000
 /** A job waits at most through the whole default schedule (~63 h); a week leaves room for long outages. */
@@ -81,9 +82,14 @@ const enc = new TextEncoder()
 
 const clients = new WeakMap<NatsConnection, ReturnType<typeof jetstream>>()
 
-export async function publishWebhookJob (nc: NatsConnection, shards: number, job: WebhookJob): Promise<void> {
+/** The connection's JetStream client, made once (test events are queued from the gateway, now and then). */
+function jetstreamOf (nc: NatsConnection): ReturnType<typeof jetstream> {
   let js = clients.get(nc)
   if (js === undefined) clients.set(nc, js = jetstream(nc))
+  return js
+}
+
+export async function publishWebhookJob (js: JsPublish, shards: number, job: WebhookJob): Promise<void> {
   await js.publish(webhookJobSubject(shardOf(job.webhook_id, shards), job.webhook_id), enc.encode(JSON.stringify(job)), { msgID: webhookJobMsgId(job) })
 }
 
@@ -101,11 +107,27 @@ export interface WebhookJobBatch { jobs: StoredWebhookJob[] }
 export function webhookJobJson (job: StoredWebhookJob, eventJson?: string): string {
   if (isJobRef(job)) return JSON.stringify(job)
   const { event, event_seq: seq, ...rest } = job
-  if (seq !== undefined) return JSON.stringify({ event_seq: seq, event_id: event.id, ...rest })
+  if (seq !== undefined) return refJson(seq, event.id, job)
   const tail = JSON.stringify(rest)
   const e = eventJson ?? JSON.stringify(event)
   return tail === '{}' ? `{"event":${e}}` : `{"event":${e},${tail.slice(1)}`
 }
+
+/**
+ * A WebhookJobRef's JSON written out field by field: a dead endpoint has one parked per event, and building
+ * the ref object to stringify it cost as much as the rest of its parking. Ids are `prefix_` plus Crockford
+ * base32 and need no escaping; anything else goes through JSON.stringify.
+ */
+function refJson (seq: number, eventId: string, job: WebhookJob): string {
+  if (job.test !== undefined || !plainId(eventId) || !plainId(job.org_id) || !plainId(job.webhook_id)) {
+    const { event: _e, event_seq: _s, ...rest } = job
+    return JSON.stringify({ event_seq: seq, event_id: eventId, ...rest })
+  }
+  return `{"event_seq":${seq},"event_id":"${eventId}","org_id":"${job.org_id}","webhook_id":"${job.webhook_id}","attempt":${job.attempt},"due_at":${job.due_at},"created_at":${job.created_at}}`
+}
+
+const PLAIN_ID = /^[a-z]+_[0-9a-z]+$/
+const plainId = (s: unknown): boolean => typeof s === 'string' && PLAIN_ID.test(s)
 
 /** The jobs of a job-stream message: one plain job, or the jobs of a batch. Throws on anything else. */
 export function webhookJobsOf (data: unknown): StoredWebhookJob[] {
@@ -132,11 +154,9 @@ function isJob (j: unknown): j is StoredWebhookJob {
  * them); the message id names the first job and the count, so a repeated publish of the same batch is
  * stored once.
  */
-export async function publishWebhookJobBatch (nc: NatsConnection, shards: number, jobs: readonly StoredWebhookJob[], serialized: readonly string[]): Promise<void> {
+export async function publishWebhookJobBatch (js: JsPublish, shards: number, jobs: readonly StoredWebhookJob[], serialized: readonly string[]): Promise<void> {
   const first = jobs[0]
   if (first === undefined) return
-  let js = clients.get(nc)
-  if (js === undefined) clients.set(nc, js = jetstream(nc))
   const single = jobs.length === 1
   const payload = single ? serialized[0]! : `{"jobs":[${serialized.join(',')}]}`
   await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), enc.encode(payload), { msgID: single ? webhookJobMsgId(first) : `${webhookJobMsgId(first)}+${jobs.length}` })
@@ -159,7 +179,7 @@ export async function enqueueTestEvent (
   }
   await ready
   const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
-  await publishWebhookJob(nc, opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
+  await publishWebhookJob(jetstreamOf(nc), opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
   return event.id
 }
 

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
 import {
-  HDR_SIGNATURE, DeliveryLog, deliveryId, isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf,
+  HDR_SIGNATURE, DeliveryLog, JsPublisher, deliveryId, isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf,
   type ControlPlane, type StoredWebhookJob, type WebhookJob, type WebhookRecord
 } from '../protocol/mod.ts'
 import { signatureHeader, signingKey } from './sign.ts'
@@ -56,20 +56,23 @@ export class WebhookDispatcher {
   private readonly originOf = new Map<string, string>()
   private readonly log: DeliveryLog
   private readonly parker: JobParker
+  /** Parked batches and retries go to the job stream through one reply subscription (see JsPublisher). */
+  private readonly jobs: JsPublisher
   private readonly events: EventReader
   private readonly urls = new Map<string, { url: URL, origin: string } | null>()
   private draining = false
 
   constructor (
     private readonly config: Config,
-    private readonly nc: NatsConnection,
+    nc: NatsConnection,
     private readonly cp: ControlPlane,
     deliveryLog: DeliveryLog,
     private readonly http: WebhookHttpClient,
     private readonly logger: Logger
   ) {
     this.log = deliveryLog
-    this.parker = new JobParker(nc, config.engine.shards)
+    this.jobs = new JsPublisher(nc)
+    this.parker = new JobParker(this.jobs, config.engine.shards)
     this.events = new EventReader(nc)
   }
 
@@ -166,7 +169,7 @@ export class WebhookDispatcher {
    * with others), naming its event when its OB_EVENTS sequence is known.
    */
   private async storeOne (job: StoredWebhookJob): Promise<void> {
-    await publishWebhookJobBatch(this.nc, this.config.engine.shards, [job], [webhookJobJson(job)])
+    await publishWebhookJobBatch(this.jobs, this.config.engine.shards, [job], [webhookJobJson(job)])
   }
 
   /** Parks a first attempt in the job stream (batched per webhook); resolves once it is stored. */
@@ -332,5 +335,10 @@ export class WebhookDispatcher {
     for (const q of this.endpoints.values()) for (const w of q.takeWaiting()) w.m.nak()
     await this.parker.flushAll().catch(() => {})
     while ([...this.endpoints.values()].some((q) => q.active > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+
+  /** After the drain: job writes still waiting for their acknowledgement fail (their messages come back). */
+  close (): void {
+    this.jobs.close()
   }
 }

@@ -1,5 +1,4 @@
-import type { NatsConnection } from '@nats-io/transport-node'
-import { publishWebhookJobBatch, webhookJobJson, type StoredWebhookJob } from '../protocol/mod.ts'
+import { publishWebhookJobBatch, webhookJobJson, type JsPublish, type StoredWebhookJob } from '../protocol/mod.ts'
 
 /** A batch is written at most this long after its first job was parked… */
 const PARK_FLUSH_MS = 10
@@ -11,7 +10,10 @@ interface Batch {
   jobs: StoredWebhookJob[]
   serialized: string[]
   bytes: number
-  waiters: Array<{ resolve: () => void, reject: (err: unknown) => void }>
+  /** Settles when the batch is stored; every job of the batch shares it (no promise per parked job). */
+  stored: Promise<void>
+  resolve: () => void
+  reject: (err: unknown) => void
   timer: NodeJS.Timeout
 }
 
@@ -24,30 +26,34 @@ export class JobParker {
   private readonly open = new Map<string, Batch>()
   private readonly writing = new Set<Promise<void>>()
 
-  constructor (private readonly nc: NatsConnection, private readonly shards: number) {}
+  constructor (private readonly js: JsPublish, private readonly shards: number) {}
 
   /**
    * A job whose OB_EVENTS sequence is known is stored naming its event, else with it (`eventJson`: the event
    * already serialised, which saves serialising it again).
    */
   park (job: StoredWebhookJob, eventJson?: string): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const s = webhookJobJson(job, eventJson)
-      let b = this.open.get(job.webhook_id)
-      if (b !== undefined && b.bytes + s.length > PARK_MAX_BYTES) {
-        this.flush(job.webhook_id)
-        b = undefined
-      }
-      if (b === undefined) {
-        b = { jobs: [], serialized: [], bytes: 0, waiters: [], timer: setTimeout(() => this.flush(job.webhook_id), PARK_FLUSH_MS) }
-        this.open.set(job.webhook_id, b)
-      }
-      b.jobs.push(job)
-      b.serialized.push(s)
-      b.bytes += s.length
-      b.waiters.push({ resolve, reject })
-      if (b.jobs.length >= PARK_MAX_JOBS) this.flush(job.webhook_id)
-    })
+    const s = webhookJobJson(job, eventJson)
+    let b = this.open.get(job.webhook_id)
+    if (b !== undefined && b.bytes + s.length > PARK_MAX_BYTES) {
+      this.flush(job.webhook_id)
+      b = undefined
+    }
+    if (b === undefined) b = this.openBatch(job.webhook_id)
+    b.jobs.push(job)
+    b.serialized.push(s)
+    b.bytes += s.length
+    if (b.jobs.length >= PARK_MAX_JOBS) this.flush(job.webhook_id)
+    return b.stored
+  }
+
+  private openBatch (webhookId: string): Batch {
+    let resolve!: () => void
+    let reject!: (err: unknown) => void
+    const stored = new Promise<void>((resolve_, reject_) => { resolve = resolve_; reject = reject_ })
+    const b: Batch = { jobs: [], serialized: [], bytes: 0, stored, resolve, reject, timer: setTimeout(() => this.flush(webhookId), PARK_FLUSH_MS) }
+    this.open.set(webhookId, b)
+    return b
   }
 
   private flush (webhookId: string): void {
@@ -55,10 +61,7 @@ export class JobParker {
     if (b === undefined) return
     this.open.delete(webhookId)
     clearTimeout(b.timer)
-    const w = publishWebhookJobBatch(this.nc, this.shards, b.jobs, b.serialized).then(
-      () => { for (const x of b.waiters) x.resolve() },
-      (err: unknown) => { for (const x of b.waiters) x.reject(err) }
-    )
+    const w = publishWebhookJobBatch(this.js, this.shards, b.jobs, b.serialized).then(b.resolve, (err: unknown) => b.reject(err))
     this.writing.add(w)
     void w.finally(() => this.writing.delete(w))
   }

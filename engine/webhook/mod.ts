@@ -51,6 +51,7 @@ export async function startWebhookDelivery (
         flushAcks()
         if (Date.now() < deadline) await http.close()
         else await http.destroy()
+        dispatcher.close()
       })()
       return draining
     }

@@ -64,6 +64,17 @@ test('a job whose OB_EVENTS sequence is known is stored naming its event, and re
   assert.throws(() => webhookJobsOf({ event_seq: 'x', event_id: 'evt_4', org_id: 'org_1', webhook_id: 'wh_1', attempt: 1, due_at: 0 }))
 })
 
+test('a reference is written field by field only for plain ids; anything else reads back the same through JSON', () => {
+  const plain = { ...job(5), event_seq: 9, due_at: 1_700_000_000_123, created_at: 1_700_000_000_000 }
+  const odd = { ...plain, event: { ...plain.event, id: 'evt_"quoted"\\' }, org_id: 'org_Ä' }
+  const tested = { ...plain, test: true }
+  for (const j of [plain, odd, tested]) {
+    const [back] = webhookJobsOf(JSON.parse(webhookJobJson(j)))
+    const { event, event_seq: seq, ...rest } = j
+    assert.deepEqual(back, { event_seq: seq, event_id: event.id, ...rest })
+  }
+})
+
 function fakeMsg (): { m: JsMsg, acks: () => number, naks: () => number } {
   let acks = 0
   let naks = 0
