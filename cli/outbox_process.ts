@@ -82,9 +82,22 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
         await webhooks?.drain(left())
         cp.close()
         await nc.drain().catch(() => {})
-        redis.disconnect()
+        await closeRedis(redis)
       })()
       return stopping
     }
   }
+}
+
+/** Closing time for the Redis connection: stop resolves once it is closed, not when closing was asked for. */
+const REDIS_CLOSE_MS = 1000
+
+async function closeRedis (redis: Redis): Promise<void> {
+  if (redis.status === 'end') return
+  const ended = new Promise<void>((resolve) => {
+    redis.once('end', resolve)
+    setTimeout(resolve, REDIS_CLOSE_MS).unref()
+  })
+  redis.disconnect()
+  await ended
 }
