@@ -94,13 +94,6 @@ export async function publishWebhookJob (js: JsPublish, shards: number, job: Web
 }
 
 /**
- * Several jobs of one webhook in one stream message: `{"jobs":[<job>, …]}`. Work parked for an endpoint that
- * cannot take it now is written this way, one message per short batch instead of one per event, so a dead
- * endpoint costs the stream (and the engine reading it back) a small fraction of what its events do.
- */
-export interface WebhookJobBatch { jobs: StoredWebhookJob[] }
-
-/**
  * A job as stored by the parker: naming its event when its OB_EVENTS sequence is known (a WebhookJobRef),
  * else carrying it, reusing the event's JSON when the caller has it.
  */
@@ -128,39 +121,6 @@ function refJson (seq: number, eventId: string, job: WebhookJob): string {
 
 const PLAIN_ID = /^[a-z]+_[0-9a-z]+$/
 const plainId = (s: unknown): boolean => typeof s === 'string' && PLAIN_ID.test(s)
-
-/** The jobs of a job-stream message: one plain job, or the jobs of a batch. Throws on anything else. */
-export function webhookJobsOf (data: unknown): StoredWebhookJob[] {
-  const d = data as Partial<WebhookJob & WebhookJobBatch> | null
-  if (d !== null && typeof d === 'object') {
-    if (Array.isArray(d.jobs)) {
-      if (d.jobs.length > 0 && d.jobs.every(isJob)) return d.jobs
-    } else if (isJob(d)) {
-      return [d]
-    }
-  }
-  throw new Error('not a webhook job')
-}
-
-function isJob (j: unknown): j is StoredWebhookJob {
-  const x = j as Partial<WebhookJob & WebhookJobRef> | null
-  return x !== null && typeof x === 'object' && typeof x.webhook_id === 'string' && typeof x.org_id === 'string' &&
-    typeof x.attempt === 'number' && typeof x.due_at === 'number' &&
-    (typeof x.event?.id === 'string' || (x.event === undefined && typeof x.event_seq === 'number' && typeof x.event_id === 'string'))
-}
-
-/**
- * Stores jobs of one webhook as one batch message. `serialized` are the jobs as JSON (the caller measured
- * them); the message id names the first job and the count, so a repeated publish of the same batch is
- * stored once.
- */
-export async function publishWebhookJobBatch (js: JsPublish, shards: number, jobs: readonly StoredWebhookJob[], serialized: readonly string[]): Promise<void> {
-  const first = jobs[0]
-  if (first === undefined) return
-  const single = jobs.length === 1
-  const payload = single ? serialized[0]! : `{"jobs":[${serialized.join(',')}]}`
-  await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), enc.encode(payload), { msgID: single ? webhookJobMsgId(first) : `${webhookJobMsgId(first)}+${jobs.length}` })
-}
 
 const ensured = new WeakMap<NatsConnection, Promise<void>>()
 

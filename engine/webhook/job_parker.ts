@@ -1,14 +1,17 @@
-import { publishWebhookJobBatch, webhookJobJson, type JsPublish, type StoredWebhookJob } from '../protocol/mod.ts'
+import { isJobRef, publishWebhookJobBatch, webhookJobJson, type JsPublish, type StoredWebhookJob } from '../protocol/mod.ts'
 
 /** A batch is written at most this long after its first job was parked… */
 const PARK_FLUSH_MS = 10
 /** …or as soon as it holds this many jobs or bytes (a shard consumer pulls up to 256 messages: at most 16 MB). */
 const PARK_MAX_JOBS = 128
 const PARK_MAX_BYTES = 64 * 1024
+/** What a job naming its event takes in a batch, at most (ids of the usual length; see WebhookRefBatch). */
+const REF_BYTES = 100
 
 interface Batch {
   jobs: StoredWebhookJob[]
-  serialized: string[]
+  /** The JSON of a job that carries its event (made now, to measure it); none for a job naming its event. */
+  serialized: Array<string | undefined>
   bytes: number
   /** Settles when the batch is stored; every job of the batch shares it (no promise per parked job). */
   stored: Promise<void>
@@ -33,16 +36,18 @@ export class JobParker {
    * already serialised, which saves serialising it again).
    */
   park (job: StoredWebhookJob, eventJson?: string): Promise<void> {
-    const s = webhookJobJson(job, eventJson)
+    const named = job.test !== true && (isJobRef(job) || job.event_seq !== undefined)
+    const s = named ? undefined : webhookJobJson(job, eventJson)
+    const size = s?.length ?? REF_BYTES
     let b = this.open.get(job.webhook_id)
-    if (b !== undefined && b.bytes + s.length > PARK_MAX_BYTES) {
+    if (b !== undefined && b.bytes + size > PARK_MAX_BYTES) {
       this.flush(job.webhook_id)
       b = undefined
     }
     if (b === undefined) b = this.openBatch(job.webhook_id)
     b.jobs.push(job)
     b.serialized.push(s)
-    b.bytes += s.length
+    b.bytes += size
     if (b.jobs.length >= PARK_MAX_JOBS) this.flush(job.webhook_id)
     return b.stored
   }

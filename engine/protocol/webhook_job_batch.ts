@@ -1,0 +1,80 @@
+import { webhookJobSubject, shardOf } from './subjects.ts'
+import type { JsPublish } from './js_publisher.ts'
+import { isJobRef, webhookJobJson, webhookJobMsgId, type StoredWebhookJob, type WebhookJob, type WebhookJobRef } from './webhook_jobs.ts'
+
+/**
+ * Several jobs of one webhook in one stream message: `{"jobs":[<job>, …]}`. Work parked for an endpoint that
+ * cannot take it now is written as batches, one message per short batch instead of one per event, so a dead
+ * endpoint costs the stream (and the engine reading it back) a small fraction of what its events do.
+ */
+export interface WebhookJobBatch { jobs: StoredWebhookJob[] }
+
+/**
+ * A batch of references only (every job names its event by its OB_EVENTS sequence), in columns: the webhook
+ * and org once, then per job `[event_seq, event_id, attempt, due_at - base, created_at - base]`. About 60
+ * bytes per parked event instead of 220: a dead endpoint subscribed to every event parks one reference per
+ * event, and building, sending, storing and reading back those bytes was most of what it cost the engine.
+ */
+export interface WebhookRefBatch { webhook_id: string, org_id: string, base: number, refs: RefRow[] }
+type RefRow = [number, string, number, number, number]
+
+/** `serialized[i]`: job i as JSON when the caller already made it; a reference may come without. */
+export function webhookBatchJson (jobs: readonly StoredWebhookJob[], serialized: ReadonlyArray<string | undefined>): string {
+  const first = jobs[0]!
+  if (jobs.length > 1 && jobs.every((j) => refRow(j, 0) !== undefined && j.org_id === first.org_id)) {
+    const base = Math.min(...jobs.map((j) => j.created_at))
+    const batch: WebhookRefBatch = { webhook_id: first.webhook_id, org_id: first.org_id, base, refs: jobs.map((j) => refRow(j, base)!) }
+    return JSON.stringify(batch)
+  }
+  const all = jobs.map((j, i) => serialized[i] ?? webhookJobJson(j))
+  return all.length === 1 ? all[0]! : `{"jobs":[${all.join(',')}]}`
+}
+
+/** The row of a job that names (or can name) its event; undefined for a test event or a job without a sequence. */
+function refRow (j: StoredWebhookJob, base: number): RefRow | undefined {
+  if (j.test === true || typeof j.created_at !== 'number' || typeof j.due_at !== 'number' || typeof j.attempt !== 'number') return undefined
+  if (isJobRef(j)) return [j.event_seq, j.event_id, j.attempt, j.due_at - base, j.created_at - base]
+  if (j.event_seq === undefined) return undefined
+  return [j.event_seq, j.event.id, j.attempt, j.due_at - base, j.created_at - base]
+}
+
+/**
+ * Stores jobs of one webhook as one message (a batch when more than one). The message id names the first
+ * job and the count, so a repeated publish of the same batch is stored once.
+ */
+export async function publishWebhookJobBatch (js: JsPublish, shards: number, jobs: readonly StoredWebhookJob[], serialized: ReadonlyArray<string | undefined>): Promise<void> {
+  const first = jobs[0]
+  if (first === undefined) return
+  const payload = new TextEncoder().encode(webhookBatchJson(jobs, serialized))
+  await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), payload, { msgID: jobs.length === 1 ? webhookJobMsgId(first) : `${webhookJobMsgId(first)}+${jobs.length}` })
+}
+
+/** The jobs of a job-stream message: one plain job, a batch, or a batch of references. Throws on anything else. */
+export function webhookJobsOf (data: unknown): StoredWebhookJob[] {
+  const d = data as Partial<WebhookJob & WebhookJobBatch & WebhookRefBatch> | null
+  if (d !== null && typeof d === 'object') {
+    if (Array.isArray(d.jobs)) {
+      if (d.jobs.length > 0 && d.jobs.every(isJob)) return d.jobs
+    } else if (Array.isArray(d.refs)) {
+      const { webhook_id: webhookId, org_id: orgId, base } = d
+      if (d.refs.length > 0 && typeof webhookId === 'string' && typeof orgId === 'string' && typeof base === 'number' && d.refs.every(isRefRow)) {
+        return d.refs.map((r): WebhookJobRef => ({ event_seq: r[0], event_id: r[1], org_id: orgId, webhook_id: webhookId, attempt: r[2], due_at: base + r[3], created_at: base + r[4] }))
+      }
+    } else if (isJob(d)) {
+      return [d]
+    }
+  }
+  throw new Error('not a webhook job')
+}
+
+function isRefRow (r: unknown): r is RefRow {
+  return Array.isArray(r) && r.length === 5 && typeof r[0] === 'number' && typeof r[1] === 'string' &&
+    typeof r[2] === 'number' && typeof r[3] === 'number' && typeof r[4] === 'number'
+}
+
+function isJob (j: unknown): j is StoredWebhookJob {
+  const x = j as Partial<WebhookJob & WebhookJobRef> | null
+  return x !== null && typeof x === 'object' && typeof x.webhook_id === 'string' && typeof x.org_id === 'string' &&
+    typeof x.attempt === 'number' && typeof x.due_at === 'number' &&
+    (typeof x.event?.id === 'string' || (x.event === undefined && typeof x.event_seq === 'number' && typeof x.event_id === 'string'))
+}
