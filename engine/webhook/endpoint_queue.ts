@@ -105,9 +105,13 @@ export class EndpointQueue<T> {
 
   /**
    * How much waiting work this endpoint may hold in memory: about a second of its work (never less than one
-   * round of its slots), and while its pace is not known yet (its first second) a fixed allowance.
+   * round of its slots), and in its first second, once it has answered, a fixed allowance while its pace is
+   * measured. Before its first answer, one round of its slots: a receiver that hangs from the start would
+   * otherwise keep hundreds of events (and their bodies) in memory until it is found stalled, long enough for
+   * the garbage collector to move them to its old generation, which costs every other endpoint.
    */
   holdable (now: number): number {
+    if (this.completions === 0) return Math.min(this.maxWaiting, this.concurrency)
     const rate = this.ratePerS(now)
     const h = now - this.createdAt < HOLD_MS ? Math.max(UNPROVEN_CAPACITY, rate) : Math.max(this.concurrency, rate * (HOLD_MS / 1000))
     return Math.min(this.maxWaiting, h)

@@ -19,14 +19,31 @@ test('a new endpoint holds work in memory; once every slot hangs for a second it
   q.offer(1)
   q.offer(2)
   assert.equal(q.freeSlots, 0)
-  for (let i = 0; i < 10; i++) q.offer(3 + i)
+  for (let i = 0; i < 3; i++) q.offer(3 + i)
   assert.equal(q.keepsPace(now), true, 'not judged before a second has passed')
   assert.equal(q.canTake(1, now), true)
+  q.offer(6)
+  assert.equal(q.canTake(1, now), false, 'before its first answer it holds about one round of its slots, no more')
   const later = now + 1500
   assert.equal(q.keepsPace(later), false)
   assert.equal(q.canTake(1, later), false, 'a stalled endpoint with no free slot takes nothing')
   assert.deepEqual(q.pacing(later), { waiting: 0, capacity: 0 }, 'a stalled endpoint never holds the fan-out back')
   assert.equal(q.retryLaterMs(later), 30_000)
+})
+
+test('once an endpoint has answered, its first second allows more waiting work while its pace is measured', async () => {
+  let release!: () => void
+  const first = new Promise<void>((resolve) => { release = resolve })
+  let started = 0
+  const q = new EndpointQueue<number>(2, 1000, async () => { if (started++ === 0) await first; else await never() })
+  for (let i = 0; i < 6; i++) q.offer(i)
+  assert.equal(q.canTake(1, Date.now()), false, 'no answer yet: two in flight and four waiting is the most it holds')
+  release()
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(q.answered, true)
+  assert.equal(q.canTake(1, Date.now()), true)
+  for (let i = 0; i < 100; i++) q.offer(10 + i)
+  assert.equal(q.canTake(1, Date.now()), true, 'a hundred waiting is within its first-second allowance')
 })
 
 test('an endpoint that does not keep pace still takes work into a free slot, and never more than its waiting limit', () => {
