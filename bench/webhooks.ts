@@ -59,7 +59,7 @@ const ratio = (x: number): number => Number(x.toFixed(3))
 export async function runWebhookBench (opts: WebhookBenchOptions = {}): Promise<WebhookBenchResult> {
   const events = opts.events ?? (opts.quick === true ? 3000 : 20_000)
   const concurrency = opts.concurrency ?? 16
-  const rounds = opts.rounds ?? (opts.quick === true ? 1 : 3)
+  const rounds = opts.rounds ?? (opts.quick === true ? 1 : 5)
   const ca = testCa()
   const caPem = readFileSync(ca.caFile, 'utf8')
   const sink = await Sink.start()
