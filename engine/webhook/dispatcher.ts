@@ -3,17 +3,17 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
 import {
-  HDR_SIGNATURE, DeliveryLog, JsPublisher, deliveryId, isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf,
+  HDR_SIGNATURE, JsPublisher, isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf, type DeliveryLog,
   type ControlPlane, type StoredWebhookJob, type WebhookJob, type WebhookRecord
 } from '../protocol/mod.ts'
 import { signatureHeader, signingKey } from './sign.ts'
-import { retryDelayMs } from './retry.ts'
+import { AttemptOutcomes } from './outcome.ts'
 import { EndpointQueue } from './endpoint_queue.ts'
 import { ackSoon } from './ack_batch.ts'
 import { JobParker } from './job_parker.ts'
 import { EventReader } from './event_reader.ts'
 import { batchSettles, type Settle } from './settle.ts'
-import type { WebhookHttpClient, AttemptResult } from './http_client.ts'
+import type { WebhookHttpClient } from './http_client.ts'
 
 /** Jobs waiting per endpoint beyond those in flight; more are handed back to the stream until it catches up. */
 const MAX_WAITING_PER_ENDPOINT = 1000
@@ -54,7 +54,7 @@ export class WebhookDispatcher {
   private readonly endpoints = new Map<string, EndpointQueue<Work>>()
   /** webhook id → endpoint origin, for handing back a stalled endpoint's jobs without reading them. */
   private readonly originOf = new Map<string, string>()
-  private readonly log: DeliveryLog
+  private readonly outcomes: AttemptOutcomes
   private readonly parker: JobParker
   /** Parked batches and retries go to the job stream through one reply subscription (see JsPublisher). */
   private readonly jobs: JsPublisher
@@ -70,8 +70,8 @@ export class WebhookDispatcher {
     private readonly http: WebhookHttpClient,
     private readonly logger: Logger
   ) {
-    this.log = deliveryLog
     this.jobs = new JsPublisher(nc)
+    this.outcomes = new AttemptOutcomes(config.webhook.retryScheduleS, deliveryLog, cp, async (job) => await this.storeOne(job), logger)
     this.parker = new JobParker(this.jobs, config.engine.shards)
     this.events = new EventReader(nc)
   }
@@ -103,9 +103,8 @@ export class WebhookDispatcher {
     const settles: Settle[] = all.length === 1 ? [m] : batchSettles(m, jobs, async (job, delayMs) => await this.requeue(job, delayMs))
     const target = this.urlOf(webhook.url)
     if (target === undefined) {
-      const bad = new URL('https://invalid.invalid/')
       const failed = { statusCode: 0, durationMs: 0, error: 'invalid_url' }
-      jobs.forEach((job, i) => { void this.withEvent(job, settles[i]!).then((full) => { if (full !== undefined) void this.finish({ m: settles[i]!, job: full, webhook, url: bad }, failed, new Date()) }) })
+      jobs.forEach((job, i) => { void this.withEvent(job, settles[i]!).then((full) => { if (full !== undefined) void this.outcomes.settle(settles[i]!, full, webhook, failed, new Date()) }) })
       return
     }
     const { url, origin } = target
@@ -271,55 +270,7 @@ export class WebhookDispatcher {
     const body = w.body ?? Buffer.from(JSON.stringify(w.job.event))
     const signature = signatureHeader(signingKey(current.secret), body, Math.floor(at.getTime() / 1000))
     const result = await this.http.post(w.url, body, [HDR_SIGNATURE, signature])
-    await this.finish({ ...w, webhook: current }, result, at)
-  }
-
-  private async finish (w: Work, result: AttemptResult, at: Date): Promise<void> {
-    const { m, job, webhook } = w
-    this.log.record(webhook.id, {
-      id: deliveryId(at.getTime()),
-      event_id: job.event.id,
-      event_type: job.event.type,
-      attempt: job.attempt,
-      status_code: result.statusCode === 0 ? null : result.statusCode,
-      duration_ms: result.durationMs,
-      error: result.error,
-      at: at.toISOString()
-    }).catch((err: unknown) => this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'))
-    if (result.error === null || job.test === true) { ackSoon(m); return }
-    const delay = retryDelayMs(this.config.webhook.retryScheduleS, job.attempt)
-    if (delay !== undefined) {
-      try {
-        await this.storeOne({ ...job, attempt: job.attempt + 1, due_at: Date.now() + delay })
-        m.ack()
-      } catch (err) {
-        this.logger.warn({ err, webhook_id: webhook.id }, 'cannot schedule webhook retry; the attempt will be made again')
-        m.nak(5000)
-      }
-      return
-    }
-    await this.markFailed(webhook)
-    m.ack()
-  }
-
-  /**
-   * The last retry failed: the webhook becomes `failed` with `failed_at`. Every job of an event fanned out
-   * before that moment is dropped when it comes up, so a webhook revived later (PATCH status active) receives
-   * new events only. (Jobs are not purged from the stream: a subject-filtered purge can disturb the shard's
-   * consumer on nats-server 2.9, and dropping on arrival costs one ack.)
-   */
-  private async markFailed (webhook: WebhookRecord): Promise<void> {
-    const key = `${webhook.org_id}.${webhook.id}`
-    try {
-      await this.cp.webhooks.modify(key, (cur) => {
-        if (cur.status !== 'active') return undefined
-        const now = new Date().toISOString()
-        return { ...cur, status: 'failed', failed_at: now, updated_at: now }
-      })
-      this.logger.warn({ webhook_id: webhook.id }, 'webhook marked failed after its last retry')
-    } catch (err) {
-      this.logger.error({ err, webhook_id: webhook.id }, 'cannot mark webhook failed')
-    }
+    await this.outcomes.settle(w.m, w.job, current, result, at)
   }
 
   /** Re-sends a working() for every waiting job so none is redelivered while it waits for its endpoint. */
