@@ -21,7 +21,7 @@ type RefRow = [number, string, number, number, number]
 /** `serialized[i]`: job i as JSON when the caller already made it; a reference may come without. */
 export function webhookBatchJson (jobs: readonly StoredWebhookJob[], serialized: ReadonlyArray<string | undefined>): string {
   const first = jobs[0]!
-  if (jobs.length > 1 && jobs.every((j) => refRow(j, 0) !== undefined && j.org_id === first.org_id)) {
+  if (jobs.length > 1 && jobs.every((j) => refRow(j, 0) !== undefined && j.org_id === first.org_id && j.webhook_id === first.webhook_id)) {
     const base = Math.min(...jobs.map((j) => j.created_at))
     const batch: WebhookRefBatch = { webhook_id: first.webhook_id, org_id: first.org_id, base, refs: jobs.map((j) => refRow(j, base)!) }
     return JSON.stringify(batch)
@@ -38,6 +38,8 @@ function refRow (j: StoredWebhookJob, base: number): RefRow | undefined {
   return [j.event_seq, j.event.id, j.attempt, j.due_at - base, j.created_at - base]
 }
 
+const enc = new TextEncoder()
+
 /**
  * Stores jobs of one webhook as one message (a batch when more than one). The message id names the first
  * job and the count, so a repeated publish of the same batch is stored once.
@@ -45,7 +47,7 @@ function refRow (j: StoredWebhookJob, base: number): RefRow | undefined {
 export async function publishWebhookJobBatch (js: JsPublish, shards: number, jobs: readonly StoredWebhookJob[], serialized: ReadonlyArray<string | undefined>): Promise<void> {
   const first = jobs[0]
   if (first === undefined) return
-  const payload = new TextEncoder().encode(webhookBatchJson(jobs, serialized))
+  const payload = enc.encode(webhookBatchJson(jobs, serialized))
   await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), payload, { msgID: jobs.length === 1 ? webhookJobMsgId(first) : `${webhookJobMsgId(first)}+${jobs.length}` })
 }
 
