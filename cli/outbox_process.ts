@@ -51,9 +51,19 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
     await nc.close()
     throw new Error(`no Redis answers at ${redact(config.redis.url)} (${err.message}); start one or set REDIS_URL`)
   })
-  await ensureStreams(nc, config.nats.replicas)
-  const cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
-  const created = await bootstrap(cp, config)
+  // A request that times out here (a busy or still-forming cluster) fails the start; nothing is left open.
+  let cp: ControlPlane | undefined
+  let created: Awaited<ReturnType<typeof bootstrap>>
+  try {
+    await ensureStreams(nc, config.nats.replicas)
+    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
+    created = await bootstrap(cp, config)
+  } catch (err) {
+    cp?.close()
+    await nc.close().catch(() => {})
+    await closeRedis(redis)
+    throw err
+  }
   if (created !== undefined) log.info({ organization_id: created.organization_id, domain_id: created.domain_id }, 'bootstrap organisation created')
   const shared = { nc, redis, cp, log }
   const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part

@@ -10,7 +10,7 @@ import { freePort, waitForPort } from './ports.ts'
  * Fault tests kill and restart these; the machine's own services are never touched.
  */
 /** Debian puts nats-server in /usr/sbin, which a non-login PATH may lack. */
-function binary (name: string): string {
+export function binary (name: string): string {
   for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin', '/usr/local/bin'])) {
     if (dir !== '' && existsSync(join(dir, name))) return join(dir, name)
   }

@@ -34,8 +34,9 @@ before(async () => {
   sink = await SmtpSink.start({ keepRaw: false })
   const common = { NATS_URL: cluster.url, OB_NATS_REPLICAS: '3', OB_ENGINE_SHARDS: String(SHARDS) }
   // this process writes the control plane, publishes as the gateway does and reads the lease bucket
-  ob = await TestOutbox.start({ nats: cluster.nodes[0], redis, env: { ...common, OB_ROLE: 'gateway' } })
-  org = await ob.org()
+  // streams and buckets are created R3 on a cluster that has just formed: a request may time out on a busy machine
+  ob = await retrying(async () => await TestOutbox.start({ nats: cluster.nodes[0], redis, env: { ...common, OB_ROLE: 'gateway' } }))
+  org = await retrying(async () => await ob.org())
   leases = await retrying(async () => await new Kvm(ob.proc.nc).open(KV_SHARD_LEASES))
   const env = {
     ...common,
@@ -50,10 +51,11 @@ before(async () => {
 })
 after(async () => {
   await Promise.all(engines.map(async (e) => await stopChild(e, 'SIGKILL')))
-  await ob.close()
-  await sink.close()
-  await redis.dispose()
-  await cluster.dispose()
+  // whatever the set-up got to is taken down, so a failed start reports its own error and nothing is left running
+  await ob?.close()
+  await sink?.close()
+  await redis?.dispose()
+  await cluster?.dispose()
 })
 
 /** Shard → owner pid (owner ids are `<host>-<pid>-<random>`), read from the lease bucket. */
