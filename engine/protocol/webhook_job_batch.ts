@@ -20,22 +20,35 @@ type RefRow = [number, string, number, number, number]
 
 /** `serialized[i]`: job i as JSON when the caller already made it; a reference may come without. */
 export function webhookBatchJson (jobs: readonly StoredWebhookJob[], serialized: ReadonlyArray<string | undefined>): string {
-  const first = jobs[0]!
-  if (jobs.length > 1 && jobs.every((j) => refRow(j, 0) !== undefined && j.org_id === first.org_id && j.webhook_id === first.webhook_id)) {
-    const base = Math.min(...jobs.map((j) => j.created_at))
-    const batch: WebhookRefBatch = { webhook_id: first.webhook_id, org_id: first.org_id, base, refs: jobs.map((j) => refRow(j, base)!) }
+  const rows = jobs.length > 1 ? refRows(jobs) : undefined
+  if (rows !== undefined) {
+    const base = Math.min(...rows.map((r) => r[4]))
+    for (const r of rows) { r[3] -= base; r[4] -= base }
+    const batch: WebhookRefBatch = { webhook_id: jobs[0]!.webhook_id, org_id: jobs[0]!.org_id, base, refs: rows }
     return JSON.stringify(batch)
   }
   const all = jobs.map((j, i) => serialized[i] ?? webhookJobJson(j))
   return all.length === 1 ? all[0]! : `{"jobs":[${all.join(',')}]}`
 }
 
+/** Every job's row with absolute times, or undefined when one cannot be a row or the jobs are not of one webhook. */
+function refRows (jobs: readonly StoredWebhookJob[]): RefRow[] | undefined {
+  const first = jobs[0]!
+  const rows: RefRow[] = []
+  for (const j of jobs) {
+    const r = j.org_id === first.org_id && j.webhook_id === first.webhook_id ? refRow(j) : undefined
+    if (r === undefined) return undefined
+    rows.push(r)
+  }
+  return rows
+}
+
 /** The row of a job that names (or can name) its event; undefined for a test event or a job without a sequence. */
-function refRow (j: StoredWebhookJob, base: number): RefRow | undefined {
+function refRow (j: StoredWebhookJob): RefRow | undefined {
   if (j.test === true || typeof j.created_at !== 'number' || typeof j.due_at !== 'number' || typeof j.attempt !== 'number') return undefined
-  if (isJobRef(j)) return [j.event_seq, j.event_id, j.attempt, j.due_at - base, j.created_at - base]
+  if (isJobRef(j)) return [j.event_seq, j.event_id, j.attempt, j.due_at, j.created_at]
   if (j.event_seq === undefined) return undefined
-  return [j.event_seq, j.event.id, j.attempt, j.due_at - base, j.created_at - base]
+  return [j.event_seq, j.event.id, j.attempt, j.due_at, j.created_at]
 }
 
 const enc = new TextEncoder()
