@@ -14,6 +14,8 @@
 import uWS from 'uWebSockets.js'
 import Fastify from 'fastify'
 import { pino } from 'pino'
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Redis } from 'ioredis'
 import { Compile } from 'typebox/compile'
 import { loadConfig, type Config } from '../config/mod.ts'
 import {
@@ -59,15 +61,23 @@ async function serveFull (natsUrl: string, redisUrl: string): Promise<() => Prom
   return async () => { await proc.stop() }
 }
 
-async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => Promise<void>> {
+/** What the Fastify and floor servers share with the gateway's send path: connections, rate limiter, publisher. */
+async function sendPathParts (natsUrl: string, redisUrl: string, name: string): Promise<{
+  config: Config, nc: NatsConnection, redis: Redis, limiter: RateLimiter, publisher: JsPublisher, close: () => Promise<void>
+}> {
   const config = configFor(natsUrl, redisUrl)
-  const nc = await connectNats(config.nats.servers, 'bench-fastify')
-  const redis = connectRedis(config.redis.url, 'bench-fastify')
+  const nc = await connectNats(config.nats.servers, name)
+  const redis = connectRedis(config.redis.url, name)
   await redisReady(redis)
   await ensureStreams(nc, 1)
-  const cp = await ControlPlane.open(nc, { replicas: 1 })
   const limiter = new RateLimiter(redis)
   const publisher = new JsPublisher(nc, config.nats.publishTimeoutMs)
+  return { config, nc, redis, limiter, publisher, close: async () => { await nc.close(); redis.disconnect() } }
+}
+
+async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => Promise<void>> {
+  const { config, nc, redis, limiter, publisher, close } = await sendPathParts(natsUrl, redisUrl, 'bench-fastify')
+  const cp = await ControlPlane.open(nc, { replicas: 1 })
   const store = new MessageStore(redis)
   const idempotency = new IdempotencyStore(redis)
   const validator = Compile(SendRequest)
@@ -116,8 +126,7 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
   return async () => {
     await app.close()
     cp.close()
-    await nc.close()
-    redis.disconnect()
+    await close()
   }
 }
 
@@ -165,13 +174,7 @@ async function serveBare (): Promise<() => Promise<void>> {
 }
 
 async function serveFloor (natsUrl: string, redisUrl: string): Promise<() => Promise<void>> {
-  const config = configFor(natsUrl, redisUrl)
-  const nc = await connectNats(config.nats.servers, 'bench-floor')
-  const redis = connectRedis(config.redis.url, 'bench-floor')
-  await redisReady(redis)
-  await ensureStreams(nc, 1)
-  const limiter = new RateLimiter(redis)
-  const publisher = new JsPublisher(nc, config.nats.publishTimeoutMs)
+  const { config, limiter, publisher, close } = await sendPathParts(natsUrl, redisUrl, 'bench-floor')
   const bucket = REDIS_KEYS.rateLimit('key_floor', BENCH_RATE_LIMIT)
   const socket = await listenUws(async (body) => {
     try {
@@ -188,8 +191,7 @@ async function serveFloor (natsUrl: string, redisUrl: string): Promise<() => Pro
   ready(uWS.us_socket_local_port(socket), 'ob_live_floor000000000000000', 'bench-floor.test')
   return async () => {
     uWS.us_listen_socket_close(socket)
-    await nc.close()
-    redis.disconnect()
+    await close()
   }
 }
 
