@@ -246,8 +246,12 @@ export class MessageProcessor {
     return nak(Math.min(...left.map((r) => waits.get(r) ?? st(r).notBefore)) - Date.now())
   }
 
-  /** Hard bounces (and sandbox complaints) put the address on the organisation's suppression list. */
+  /**
+   * Hard bounces put the address on the organisation's suppression list. Sandbox outcomes never do: the sandbox
+   * simulates events, not list state, so a simulated bounce or complaint cannot block live mail.
+   */
   private async suppress (msg: QueuedMessage, entries: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }>): Promise<void> {
+    if (msg.environment === 'test') return
     await Promise.all(entries.map(async ({ email, reason }) => {
       await this.d.cp.suppressions.put(suppressionKey(msg.org_id, email), {
         org_id: msg.org_id, email, reason, message_id: msg.id, created_at: new Date().toISOString()

@@ -104,11 +104,13 @@ export function prepareMessage (
   }
 
   const suppressed: string[] = []
+  // The sandbox simulates events, not list state: the organisation's list neither blocks nor drops its recipients.
+  const checkList = auth.key.environment === 'live'
   const keep = (addrs: string[]): string[] => {
     const out: string[] = []
     for (const a of addrs) {
       const bare = bareAddress(a)
-      if (cp.isSuppressed(orgId, bare)) suppressed.push(bare)
+      if (checkList && cp.isSuppressed(orgId, bare)) suppressed.push(bare)
       else out.push(a)
     }
     return out
