@@ -71,7 +71,7 @@ export class MessageProcessor {
     if (msg.scheduled_at !== undefined) {
       const due = Date.parse(msg.scheduled_at)
       // a scheduled wait is not an attempt: nothing is recorded and the status stays `scheduled`
-      if (due - now > 250) return nak(due - now)
+      if (due > now) return nak(due - now)
     }
     const recipients = recipientsOf(msg)
     let states = new Map<string, RecipientState>()

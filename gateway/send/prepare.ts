@@ -4,7 +4,10 @@ import {
 } from '../../engine/protocol/mod.ts'
 import type { AuthContext } from '../auth.ts'
 
-/** A `scheduled_at` this close to now (or just past it, from clock skew) means "send now". */
+/**
+ * A `scheduled_at` at most this far in the past (clock skew between the caller and us) means "send now"; one
+ * further back is refused. A time in the future, however near, is kept: the message waits for it.
+ */
 export const SCHEDULE_SKEW_MS = 60_000 // 60 s
 
 export type SendStatus = 'queued' | 'scheduled'
@@ -75,7 +78,7 @@ export function prepareMessage (
     if (Number.isNaN(at)) problems.field(prefix + 'scheduled_at', 'must be an ISO 8601 date-time')
     else if (at < nowMs - SCHEDULE_SKEW_MS) problems.field(prefix + 'scheduled_at', 'must not be in the past')
     else if (at > nowMs + MAX_SCHEDULE_AHEAD_MS) problems.field(prefix + 'scheduled_at', 'must be at most 72 hours ahead')
-    else scheduled = at > nowMs + SCHEDULE_SKEW_MS
+    else scheduled = at > nowMs
   }
   if (problems.fields.length > before) return undefined
 

@@ -14,6 +14,8 @@ export interface SinkMessage {
   headers: Map<string, string>
   messageId: string
   secure: boolean
+  /** When the data of the message had arrived (ms since the epoch). */
+  receivedAt: number
 }
 
 export interface SinkOptions {
@@ -92,6 +94,7 @@ export class SmtpSink {
         stream.on('end', () => {
           const raw = Buffer.concat(chunks)
           const rcptTo = session.envelope.rcptTo.map((r) => r.address)
+          const receivedAt = Date.now()
           const finish = (): void => {
             const headers = record ? parseHeaders(raw) : new Map<string, string>()
             if (record) sink.messages.push({
@@ -100,7 +103,8 @@ export class SmtpSink {
               raw: keepRaw ? raw : Buffer.alloc(0),
               headers,
               messageId: headers.get('message-id') ?? '',
-              secure: session.secure
+              secure: session.secure,
+              receivedAt
             })
             sink.accepted++
             callback(null, 'Message queued as sink')

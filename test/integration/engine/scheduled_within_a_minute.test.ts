@@ -1,0 +1,56 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
+import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
+
+let sink: SmtpSink
+let ob: TestOutbox
+let org: TestOrg
+let events: EventWatcher
+let key: string
+
+let scenario: RelayScenario
+before(async () => {
+  ({ sink, ob, org, events } = scenario = await startRelayScenario({ env: { OB_ROLE: 'all' } }))
+  key = await ob.key(org, ['send', 'read'])
+})
+after(async () => { await scenario.close() })
+
+const body = (to: string, scheduledAt: Date): Record<string, unknown> =>
+  ({ from: `App <hello@${org.domain}>`, to, subject: 'Soon', text: 'Soon', scheduled_at: scheduledAt.toISOString() })
+
+async function readStatus (id: string): Promise<string> {
+  // the read model may lag the 202 by a moment
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const r = await ob.request('GET', `/v1/messages/${id}`, { key })
+    if (r.status === 200) return r.body.status
+    assert.equal(r.status, 404, r.text)
+    assert.ok(Date.now() < deadline, `${id} not readable`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+test('a send scheduled 25 s ahead reads scheduled and arrives no earlier than its time', async () => {
+  const at = new Date(Date.now() + 25_000)
+  const r = await ob.request('POST', '/v1/messages/send', { key, body: body('soon@dest.example', at) })
+  assert.equal(r.status, 202, r.text)
+  assert.equal(r.body.status, 'scheduled')
+  assert.equal(await readStatus(r.body.id), 'scheduled')
+  await events.until(() => events.of(r.body.id, 'delivered').length === 1, 60_000)
+  const [m] = sink.to('soon@dest.example')
+  assert.ok(m!.receivedAt >= at.getTime(), `arrived ${at.getTime() - m!.receivedAt} ms before its time`)
+  assert.ok(Date.parse(String(events.of(r.body.id, 'delivered')[0]!.data.delivered_at)) >= at.getTime())
+  assert.deepEqual(events.of(r.body.id).map((e) => e.type), ['delivered'])
+})
+
+test('a scheduled_at up to 60 s in the past means now; further back is 400', async () => {
+  const r = await ob.request('POST', '/v1/messages/send', { key, body: body('now@dest.example', new Date(Date.now() - 30_000)) })
+  assert.equal(r.status, 202, r.text)
+  assert.equal(r.body.status, 'queued')
+  await events.until(() => events.of(r.body.id, 'delivered').length === 1)
+  const old = await ob.request('POST', '/v1/messages/send', { key, body: body('late@dest.example', new Date(Date.now() - 90_000)) })
+  assert.equal(old.status, 400, old.text)
+  assert.equal(old.body.error.errors[0].field, 'scheduled_at')
+})
