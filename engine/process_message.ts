@@ -8,7 +8,8 @@ import { addressDomain, bareAddress, type QueuedMessage } from './protocol/send.
 import type { RecipientResult, DeliverTask } from './actor/task.ts'
 import type { RecipientOutcome } from './actor/classify.ts'
 import { DestinationBackoff, backoffSettings, type AttemptVerdict } from './destination_backoff.ts'
-import { renderTemplate } from './protocol/templates.ts'
+import { renderContent } from './protocol/templates.ts'
+import { templateSource } from './template_source.ts'
 import type { DeliveryState, RecipientState } from './delivery_state.ts'
 import { EventFactory, publishEvents } from './events_out.ts'
 import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './sandbox.ts'
@@ -95,21 +96,21 @@ export class MessageProcessor {
     const due = pending.filter((r) => st(r).sent === undefined && st(r).notBefore <= now + 50)
     if (due.length === 0 && recovered.length === 0) return nak(Math.min(...pending.map((r) => st(r).notBefore)) - now)
 
-    const template = msg.template_id !== undefined ? this.d.cp.templates.get(`${msg.org_id}.${msg.template_id}`) : undefined
+    const template = templateSource(msg, this.d.cp)
     const domain = this.d.cp.domain(msg.org_id, msg.domain_id)
-    const subject = template !== undefined ? renderTemplate(template, msg.variables ?? {}).subject : msg.subject
+    const subject = template != null ? renderContent(template, msg.variables ?? {}).subject : msg.subject
     const events = new EventFactory(msg, subject)
     let results: RecipientResult[] = []
     let probes = new Map<string, number>()
     const followUps = new Map<string, SandboxResult['followUp']>()
-    if (domain === undefined || (msg.template_id !== undefined && template === undefined)) {
+    if (domain === undefined || template === null) {
       const reason = domain === undefined ? `the sending domain ${msg.domain_id} no longer exists` : `the template ${msg.template_id!} no longer exists`
       const at = new Date().toISOString()
       results = pending.filter((r) => st(r).sent === undefined).map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason } }))
     } else if (due.length === 0) {
       // only recovered replies to record
     } else if (msg.environment === 'test') {
-      const html = template !== undefined ? renderTemplate(template, msg.variables ?? {}).html : msg.html
+      const html = template != null ? renderContent(template, msg.variables ?? {}).html : msg.html
       results = due.map((rcpt) => {
         const at = new Date().toISOString()
         const r = sandboxOutcome(rcpt, html, this.d.config.http.publicUrl, at)
@@ -127,7 +128,7 @@ export class MessageProcessor {
           recipients: admitted.attempt,
           domain: { id: domain.id, name: domain.name, selector: domain.dkim_selector, privateKey: domain.dkim_private_key }
         }
-        if (template !== undefined) task.template = { subject: template.subject, html: template.html, ...(template.text !== undefined ? { text: template.text } : {}) }
+        if (template != null) task.template = template
         let sent: RecipientResult[]
         try {
           sent = (await this.d.actors.deliver(shard, task)).results

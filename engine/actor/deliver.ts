@@ -3,7 +3,7 @@ import { addressDomain } from '../protocol/send.ts'
 import { classifyAccepted, classifyError, tryNextHost, type RecipientOutcome } from './classify.ts'
 import { composeFor, type Content } from './compose.ts'
 import { MxResolver } from './mx.ts'
-import { renderTemplate } from '../protocol/templates.ts'
+import { renderContent } from '../protocol/templates.ts'
 import type { DestinationThrottle } from './throttle.ts'
 import { relayDestination, type Destination, type TransportCache } from './transports.ts'
 import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult } from './task.ts'
@@ -32,7 +32,7 @@ export class Deliverer {
     let content: Content
     let key: KeyObject
     try {
-      content = task.template !== undefined ? renderTemplate(task.template, task.message.variables ?? {}) : task.message
+      content = task.template !== undefined ? renderContent(task.template, task.message.variables ?? {}) : task.message
       key = this.dkimKey(task.domain)
     } catch (err) {
       const at = new Date().toISOString()

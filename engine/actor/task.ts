@@ -37,8 +37,11 @@ export interface DeliverTask {
   /** Bare addresses to attempt in this run; each gets its own SMTP transaction (own VERP return path). */
   recipients: string[]
   domain: { id: string, name: string, selector: string, privateKey: string }
-  /** Subject/html/text of the template, when the message names one; rendered with `message.variables`. */
-  template?: { subject: string, html: string, text?: string }
+  /**
+   * When the message names a template: the subject/html/text to render with `message.variables` (the copy the
+   * message carries, or the live template for a message queued without one), used instead of the message's own.
+   */
+  template?: { subject: string, html?: string, text?: string }
 }
 
 export interface CloseTask { kind: 'close' }

@@ -92,7 +92,9 @@ export interface QueuedMessage {
   /**
    * Set when the message was sent with a template. `subject`, `html` and `text` then hold the template's text as it
    * was at send time (or the caller's own `subject`), with `{{var}}` placeholders still in them; the engine renders
-   * them with `variables`, HTML-escaping values in `html`.
+   * them with `variables`, HTML-escaping values in `html`, and never reads the template again. A message that names
+   * a template and carries neither `html` nor `text` was queued without that copy; it is rendered from the
+   * template as it is at delivery, and fails when the template no longer exists (engine/template_source.ts).
    */
   template_id?: string
   variables?: Record<string, string | number | boolean>

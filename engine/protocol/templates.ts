@@ -36,13 +36,19 @@ function fill (source: string, variables: TemplateVariables, encode: (v: string)
   return source.replace(PLACEHOLDER, (_m, name: string) => encode(lookup(variables, name)))
 }
 
-export function renderTemplate (tpl: TemplateContent, variables: TemplateVariables = {}): TemplateContent {
-  const out: TemplateContent = {
-    subject: fill(tpl.subject, variables, (v) => v.replace(/[\r\n]+/g, ' ')),
-    html: fill(tpl.html, variables, escapeHtml)
-  }
-  if (tpl.text !== undefined) out.text = fill(tpl.text, variables, (v) => v)
+/** What a message is rendered from: a template, or a queued message's copy of one; a part it lacks stays absent. */
+export interface MessageContent { subject: string, html?: string, text?: string }
+
+export function renderContent (content: MessageContent, variables: TemplateVariables = {}): MessageContent {
+  const out: MessageContent = { subject: fill(content.subject, variables, (v) => v.replace(/[\r\n]+/g, ' ')) }
+  if (content.html !== undefined) out.html = fill(content.html, variables, escapeHtml)
+  if (content.text !== undefined) out.text = fill(content.text, variables, (v) => v)
   return out
+}
+
+export function renderTemplate (tpl: TemplateContent, variables: TemplateVariables = {}): TemplateContent {
+  // a template always has html, so its rendering has too
+  return renderContent(tpl, variables) as TemplateContent
 }
 
 /** The distinct placeholder names a template uses, in order of first appearance. */

@@ -101,6 +101,8 @@ export function prepareMessage (
       problems.refuse(new ApiError('unprocessable', `No template ${req.template_id} in this organisation.`, { field: prefix + 'template_id' }))
       return undefined
     }
+    // A copy of the template's text travels in the message, placeholders and all; the engine renders exactly
+    // that, so editing or deleting the template later does not change a message already accepted.
     subject ??= template.subject
     html = template.html
     text = template.text

@@ -27,8 +27,8 @@ test('a template is rendered with its variables, HTML-escaped in html', async ()
   assert.equal(events.of(msg.id, 'delivered')[0]!.data.subject, 'Hi <Ann & Bo>')
 })
 
-test('a message whose template was deleted fails and is not retried', async () => {
-  const msg = queuedMessage(org, { to: ['gone@dest.example'], template_id: newId('tpl') })
+test('a message queued without a copy of its template, whose template was deleted, fails and is not retried', async () => {
+  const msg = queuedMessage(org, { to: ['gone@dest.example'], html: undefined, text: undefined, template_id: newId('tpl') })
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'failed').length === 1)
   const d = events.of(msg.id, 'failed')[0]!.data
