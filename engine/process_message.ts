@@ -131,7 +131,11 @@ export class MessageProcessor {
         if (template != null) task.template = template
         let sent: RecipientResult[]
         try {
-          sent = (await this.d.actors.deliver(shard, task)).results
+          const attempted = await this.d.actors.deliver(shard, task)
+          sent = attempted.results
+          for (const u of attempted.unrecorded ?? []) {
+            this.d.log.warn({ message_id: msg.id, recipient: u.rcpt, code: u.code }, 'SMTP reply not recorded when it arrived; a crash before the delivery state is saved would send again')
+          }
         } catch (err) {
           for (const r of admitted.attempt) this.backoff.record(addressDomain(r), 'unknown')
           throw err

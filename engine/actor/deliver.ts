@@ -6,11 +6,24 @@ import { MxResolver } from './mx.ts'
 import { renderContent } from '../protocol/templates.ts'
 import type { DestinationThrottle } from './throttle.ts'
 import { relayDestination, type Destination, type TransportCache } from './transports.ts'
-import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult } from './task.ts'
+import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult, UnrecordedReply } from './task.ts'
 import type { Redis } from 'ioredis'
 import { DELIVERY_STATE_TTL_S, deliveryStateKey } from '../delivery_state.ts'
 
 const MAX_MX_TRIED = 3
+
+/**
+ * A stable code for a failed Redis command: the socket's (`ECONNREFUSED`, `ECONNRESET`…), else the kind of a
+ * Redis error reply, which RESP defines as its first word (`WRONGTYPE`, `OOM`, `READONLY`, `NOSCRIPT`), else the
+ * error's name (ioredis reports a command timeout as a plain `Error`).
+ */
+export function redisErrorCode (err: unknown): string {
+  if (!(err instanceof Error)) return 'unknown'
+  const code = (err as NodeJS.ErrnoException).code
+  if (typeof code === 'string') return code
+  if (err.name === 'ReplyError') return /^[A-Z]+/.exec(err.message)?.[0] ?? err.name
+  return err.name
+}
 
 /**
  * One delivery attempt of one message inside a shard's thread: render → per recipient route → throttle →
@@ -39,13 +52,17 @@ export class Deliverer {
       return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason: (err as Error).message } })) }
     }
     const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: { name: task.domain.name, selector: task.domain.selector, key } }
+    const unrecorded: UnrecordedReply[] = []
     const results = await Promise.all(task.recipients.map(async (rcpt): Promise<RecipientResult> => {
       const outcome = await this.one(task, content, rcpt, ctx)
       const result = { rcpt, outcome, at: new Date().toISOString() }
-      if (outcome.kind === 'delivered' || outcome.kind === 'bounced') await this.recordSent(task.message.id, result)
+      if (outcome.kind === 'delivered' || outcome.kind === 'bounced') {
+        const code = await this.recordSent(task.message.id, result)
+        if (code !== undefined) unrecorded.push({ rcpt, code })
+      }
       return result
     }))
-    return { results }
+    return unrecorded.length > 0 ? { results, unrecorded } : { results }
   }
 
   private async one (task: DeliverTask, content: Content, rcpt: string, ctx: Parameters<typeof composeFor>[3]): Promise<RecipientOutcome> {
@@ -75,11 +92,20 @@ export class Deliverer {
   /**
    * Writes the final SMTP reply of a recipient to the message's delivery state the moment it arrives, from
    * this thread, so that a crash right after the remote 250 finds it and does not send again. Only a crash
-   * between the 250 and this write (one Redis round trip) can still repeat a delivery.
+   * between the 250 and this write (one Redis round trip) can still repeat a delivery. A failed write does not
+   * change the outcome (the main thread records it again with the final events); it only widens that window
+   * until then, so it is reported: the code of the failure, for the main thread to log.
    */
-  private async recordSent (messageId: string, result: RecipientResult): Promise<void> {
+  private async recordSent (messageId: string, result: RecipientResult): Promise<string | undefined> {
     const key = deliveryStateKey(messageId)
-    await this.redis.multi().hset(key, `s:${result.rcpt}`, JSON.stringify(result)).expire(key, DELIVERY_STATE_TTL_S).exec().catch(() => {})
+    try {
+      // a command that fails inside MULTI does not reject EXEC: its error is in the replies
+      const replies = await this.redis.multi().hset(key, `s:${result.rcpt}`, JSON.stringify(result)).expire(key, DELIVERY_STATE_TTL_S).exec()
+      const failed = replies?.find(([err]) => err !== null)?.[0]
+      return failed === undefined || failed === null ? undefined : redisErrorCode(failed)
+    } catch (err) {
+      return redisErrorCode(err)
+    }
   }
 
   /** Up to MAX_MX_TRIED hosts in preference order; the next is tried only when no server answered. */

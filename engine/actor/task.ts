@@ -55,4 +55,7 @@ export interface RecipientResult {
   at: string
 }
 
-export interface DeliverResult { results: RecipientResult[] }
+/** A final SMTP reply the thread could not write to the delivery state at once, with the failure's code. */
+export interface UnrecordedReply { rcpt: string, code: string }
+
+export interface DeliverResult { results: RecipientResult[], unrecorded?: UnrecordedReply[] }
