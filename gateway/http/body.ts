@@ -73,7 +73,7 @@ export class RequestBody {
     this.chunks = []
     if (this.state !== 'arriving') return this.state === 'arrived'
     return await new Promise((resolve) => {
-      const timer = setTimeout(() => { this.finish('abandoned') }, DISCARD_TIMEOUT_MS)
+      const timer = setTimeout(() => { this.finish('abandoned') }, DISCARD_TIMEOUT_MS).unref()
       this.onRest = (arrived) => {
         clearTimeout(timer)
         resolve(arrived)

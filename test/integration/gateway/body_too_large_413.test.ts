@@ -95,3 +95,20 @@ test('an upload refused before its body is read (unknown key) also gets its answ
     assert.equal(r.statusLine, 'HTTP/1.1 401 Unauthorized', `upload ${i}: ${r.error ?? 'no error'}, got ${JSON.stringify(r.response.slice(0, 200))}`)
   }
 })
+
+test('an upload that stalls after its 413 is cut off: the answer ends and the connection closes', { timeout: 60_000 }, async () => {
+  const sock = connect({ host: '127.0.0.1', port: ob.proc.gateway!.port })
+  sock.on('error', () => {})
+  await new Promise((resolve) => sock.once('connect', resolve))
+  let received = ''
+  sock.on('data', (d: Buffer) => { received += d.toString('latin1') })
+  const closed = new Promise((resolve) => sock.once('close', resolve))
+  sock.write(['POST /v1/messages/send HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${key}`, 'Content-Type: application/json',
+    `Content-Length: ${20 * 1024 * 1024}`, '', ''].join('\r\n'))
+  sock.write('{"html":"' + 'x'.repeat(1024 * 1024))
+  // nothing more is sent: the gateway gives up on the rest and closes the connection itself
+  await closed
+  assert.match(received, /^HTTP\/1\.1 413 Payload Too Large\r\n/)
+  assert.match(received, /"payload_too_large"/)
+  assert.ok(received.endsWith('0\r\n\r\n'), 'the chunked answer was ended before the connection closed')
+})
