@@ -39,7 +39,7 @@ export function planLimit (org: OrgRecord, enterpriseDefault: number): number {
 
 /**
  * Writes the whole answer, or with `uploadGoesOn` all of it but its end (chunked), so a client still uploading
- * reads it while the rest of its body is drained; `endReply` ends it then.
+ * reads it while the rest of its body is drained; `replyDuringUpload` ends it then.
  */
 function writeReply (res: uWS.HttpResponse, reply: Reply, requestId: string, extra: Record<string, string>, close = false, uploadGoesOn = false): void {
   res.cork(() => {
@@ -89,6 +89,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
 
   async function run (c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: MutableContext, body: RequestBody | undefined, start: number): Promise<void> {
     let reply: Reply
+    const bodyPromise = body?.whole
     try {
       if (server.draining) throw new ApiError('service_unavailable', 'The server is shutting down.', { retryAfter: 1 })
       if (c.def.permission !== null) {
@@ -114,8 +115,8 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
           }
         }
       }
-      if (body !== undefined) {
-        ctx.rawBody = await body.whole
+      if (bodyPromise !== undefined) {
+        ctx.rawBody = await bodyPromise
         if (c.body !== undefined) ctx.body = assertValid(c.body, parseJson(ctx.rawBody, ctx.headers.contentType))
       }
       if (c.query !== undefined) {
