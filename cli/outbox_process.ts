@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import { ControlPlane, connectNats, connectRedis, redisReady, ensureStreams } from '../engine/protocol/mod.ts'
 import { startGateway, type Gateway } from '../gateway/main.ts'
-import { bootstrap } from '../gateway/control/orgs.ts'
+import { bootstrap, type BootstrapOutcome } from '../gateway/control/orgs.ts'
 import { startEngine, type Engine } from '../engine/main.ts'
 import { startProjector } from '../engine/projector.ts'
 
@@ -53,18 +53,18 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   })
   // A request that times out here (a busy or still-forming cluster) fails the start; nothing is left open.
   let cp: ControlPlane | undefined
-  let created: Awaited<ReturnType<typeof bootstrap>>
+  let bootstrapped: BootstrapOutcome
   try {
     await ensureStreams(nc, config.nats.replicas)
     cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
-    created = await bootstrap(cp, config)
+    bootstrapped = await bootstrap(cp, config)
   } catch (err) {
     cp?.close()
     await nc.close().catch(() => {})
     await closeRedis(redis)
     throw err
   }
-  if (created !== undefined) log.info({ organization_id: created.organization_id, domain_id: created.domain_id }, 'bootstrap organisation created')
+  logBootstrap(log, bootstrapped)
   const shared = { nc, redis, cp, log }
   const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part
   const engine = runs('engine') ? await startEngine(config, shared) : undefined
@@ -110,4 +110,15 @@ async function closeRedis (redis: Redis): Promise<void> {
   })
   redis.disconnect()
   await ended
+}
+
+/** One line per start that changed something; a bootstrap key that could not be added is the one warning. */
+function logBootstrap (log: Logger, outcome: BootstrapOutcome): void {
+  if (outcome.kind === 'created') {
+    log.info({ organization_id: outcome.organization_id, domain_id: outcome.domain_id }, 'bootstrap organisation created')
+  } else if (outcome.kind === 'key_added') {
+    log.info({ organization_id: outcome.organization_id, domain_id: outcome.domain_id, key_id: outcome.key_id }, 'bootstrap admin key added to the organisation that owns the domain')
+  } else if (outcome.kind === 'skipped') {
+    log.warn({ domain: outcome.domain, owner: outcome.owner }, `OB_BOOTSTRAP_ADMIN_KEY not added: ${outcome.reason}; starting without it`)
+  }
 }

@@ -3,7 +3,7 @@ import { Value } from 'typebox/value'
 import { ApiError, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../engine/protocol/mod.ts'
 import type { GatewayDeps } from './deps.ts'
 import type { Reply, RequestContext, RouteDef } from './http/route.ts'
-import { readBody, parseJson, BodyTooLargeError } from './http/body.ts'
+import { RequestBody, parseJson } from './http/body.ts'
 import { compileValidator, assertValid, type Validator } from './http/validate.ts'
 import { statusLine } from './http/status_text.ts'
 import { authenticate, hasPermission, type AuthContext } from './auth.ts'
@@ -37,7 +37,11 @@ export function planLimit (org: OrgRecord, enterpriseDefault: number): number {
   return org.plan === 'enterprise' ? (org.rate_limit_per_minute ?? enterpriseDefault) : PLAN_RATE_LIMITS[org.plan]
 }
 
-function writeReply (res: uWS.HttpResponse, reply: Reply, requestId: string, extra: Record<string, string>, close = false): void {
+/**
+ * Writes the whole answer, or with `uploadGoesOn` all of it but its end (chunked), so a client still uploading
+ * reads it while the rest of its body is drained; `replyDuringUpload` ends it then.
+ */
+function writeReply (res: uWS.HttpResponse, reply: Reply, requestId: string, extra: Record<string, string>, close = false, uploadGoesOn = false): void {
   res.cork(() => {
     res.writeStatus(statusLine(reply.status))
     res.writeHeader('X-Request-Id', requestId)
@@ -45,14 +49,24 @@ function writeReply (res: uWS.HttpResponse, reply: Reply, requestId: string, ext
     if (reply.headers !== undefined) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!)
     if (reply.raw !== undefined) {
       res.writeHeader('Content-Type', reply.raw.contentType)
-      res.end(reply.raw.data, close)
+      if (uploadGoesOn) res.write(reply.raw.data)
+      else res.end(reply.raw.data, close)
     } else if (reply.body === undefined) {
-      res.endWithoutBody(0, close)
+      if (uploadGoesOn) res.write('')
+      else res.endWithoutBody(0, close)
     } else {
       res.writeHeader('Content-Type', JSON_TYPE)
-      res.end(JSON.stringify(reply.body), close)
+      if (uploadGoesOn) res.write(JSON.stringify(reply.body))
+      else res.end(JSON.stringify(reply.body), close)
     }
   })
+}
+
+/** Answers a request whose body is still arriving, then ends the answer once the rest is read and dropped. */
+async function replyDuringUpload (res: uWS.HttpResponse, aborted: { v: boolean }, body: RequestBody, reply: Reply, requestId: string, extra: Record<string, string>, close: boolean): Promise<void> {
+  writeReply(res, reply, requestId, extra, close, true)
+  const arrived = await body.discardRest()
+  if (!aborted.v) res.cork(() => { res.end('', close || !arrived) })
 }
 
 function errorReply (err: ApiError, requestId: string): Reply {
@@ -73,9 +87,9 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     label: `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`
   }))
 
-  async function run (c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: MutableContext, bodyPromise: Promise<Buffer> | undefined, start: number): Promise<void> {
+  async function run (c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: MutableContext, body: RequestBody | undefined, start: number): Promise<void> {
     let reply: Reply
-    let close = false
+    const bodyPromise = body?.whole
     try {
       if (server.draining) throw new ApiError('service_unavailable', 'The server is shutting down.', { retryAfter: 1 })
       if (c.def.permission !== null) {
@@ -113,15 +127,16 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
       reply = await c.def.handler(ctx)
     } catch (err) {
       const apiErr = ApiError.from(err)
-      if (apiErr.code === 'internal_error') deps.log.error({ err, requestId: ctx.requestId, route: c.label }, 'request failed')
-      if (err instanceof BodyTooLargeError && err.closeConnection) close = true
+      if (apiErr.code === 'internal_error' && !aborted.v) deps.log.error({ err, requestId: ctx.requestId, route: c.label }, 'request failed')
       reply = errorReply(apiErr, ctx.requestId)
     }
     server.inFlight--
     deps.metrics.request(c.label, reply.status, performance.now() - start)
+    if (aborted.v) return
     // While draining, every answer also closes its connection, so keep-alive clients move on instead of
     // sending their next request into a socket that is about to go away.
-    if (!aborted.v) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, close || server.draining)
+    if (body === undefined || body.arrived) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, server.draining)
+    else await replyDuringUpload(res, aborted, body, reply, ctx.requestId, ctx.responseHeaders, server.draining)
   }
 
   for (const c of compiled) {
@@ -129,7 +144,12 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     app[c.def.method](c.def.path, (res, req) => {
       const start = performance.now()
       const aborted = { v: false }
-      res.onAborted(() => { aborted.v = true })
+      // The body must be taken as it streams in, before any await, or uWS drops it.
+      const body = hasBody ? new RequestBody(res, Number(req.getHeader('content-length') || 0)) : undefined
+      res.onAborted(() => {
+        aborted.v = true
+        body?.abort()
+      })
       server.inFlight++
       const incoming = req.getHeader('x-request-id')
       const params: Record<string, string> = {}
@@ -155,13 +175,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         auth: NO_AUTH,
         responseHeaders: {}
       }
-      // The body must be taken as it streams in, before any await, or uWS drops it.
-      let bodyPromise: Promise<Buffer> | undefined
-      if (hasBody) {
-        bodyPromise = readBody(res, Number(req.getHeader('content-length') || 0))
-        bodyPromise.catch(() => {})
-      }
-      void run(c, res, aborted, ctx, bodyPromise, start)
+      void run(c, res, aborted, ctx, body, start)
     })
   }
 

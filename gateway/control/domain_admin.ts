@@ -1,6 +1,6 @@
 import type { Config } from '../../config/mod.ts'
 import { ApiError, KvConflictError, type ControlPlane, type DomainRecord } from '../../engine/protocol/mod.ts'
-import { buildDomain } from './domains.ts'
+import { buildDomain, requestedRecords } from './domains.ts'
 import { isLive } from './api_keys.ts'
 
 /** A DNS name of at least two labels, letters, digits and hyphens (lower-cased before the check). */
@@ -12,7 +12,7 @@ export function isDomainName (name: string): boolean {
 }
 
 export function domainView (d: DomainRecord): Record<string, unknown> {
-  const v: Record<string, unknown> = { id: d.id, name: d.name, status: d.status, records: d.records, created_at: d.created_at }
+  const v: Record<string, unknown> = { id: d.id, name: d.name, status: d.status, records: requestedRecords(d), created_at: d.created_at }
   if (d.verified_at !== undefined) v.verified_at = d.verified_at
   return v
 }

@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises'
 import type { Config } from '../../config/mod.ts'
 import { ApiError, type ControlPlane, type DomainRecord } from '../../engine/protocol/mod.ts'
+import { requestedRecords } from './domains.ts'
 
 export type RecordStatus = 'verified' | 'missing'
 export interface CheckedRecord { type: string, name: string, value: string, status: RecordStatus }
@@ -50,18 +51,20 @@ function found (expected: DomainRecord['records'][number], published: string[]):
   return published.includes(expected.value)
 }
 
-/**
- * Looks each record up through `OB_DNS_SERVERS` (or the system resolvers). SPF and DKIM decide the status;
- * the return-path MX and DMARC are reported but optional.
- */
+/** SPF (for the domain and for its return-path domain) and DKIM decide the status; MX and DMARC are optional. */
+function required (r: { type: string, value: string }): boolean {
+  return r.type === 'TXT' && (r.value.startsWith('v=spf1') || r.value.startsWith('v=DKIM1'))
+}
+
+/** Looks each record up through `OB_DNS_SERVERS` (or the system resolvers). */
 export async function checkDnsRecords (config: Config, domain: DomainRecord): Promise<{ records: CheckedRecord[], verified: boolean }> {
   const resolver = resolverFor(config)
-  const records = await Promise.all(domain.records.map(async (r): Promise<CheckedRecord> => {
+  const records = await Promise.all(requestedRecords(domain).map(async (r): Promise<CheckedRecord> => {
     const published = r.type === 'MX' ? await mx(resolver, r.name) : await txt(resolver, r.name)
     return { type: r.type, name: r.name, value: r.value, status: found(r, published) ? 'verified' : 'missing' }
   }))
-  const required = records.filter((r) => r.value.startsWith('v=spf1') || r.value.startsWith('v=DKIM1'))
-  return { records, verified: required.length === 2 && required.every((r) => r.status === 'verified') }
+  const decisive = records.filter(required)
+  return { records, verified: decisive.length > 0 && decisive.every((r) => r.status === 'verified') }
 }
 
 /**
@@ -72,7 +75,7 @@ export async function verifyDomain (cp: ControlPlane, config: Config, domain: Do
   let records: CheckedRecord[]
   let verified: boolean
   if (config.domainVerification === 'off') {
-    records = domain.records.map((r) => ({ ...r, status: 'verified' }))
+    records = requestedRecords(domain).map((r) => ({ ...r, status: 'verified' }))
     verified = true
   } else {
     ({ records, verified } = await checkDnsRecords(config, domain))

@@ -1,7 +1,7 @@
 import { generateKeyPair } from 'node:crypto'
 import { promisify } from 'node:util'
 import type { Config } from '../../config/mod.ts'
-import { newId, type DomainRecord } from '../../engine/protocol/mod.ts'
+import { newId, VERP_SUBDOMAIN, type DomainRecord } from '../../engine/protocol/mod.ts'
 
 const generateKeyPairAsync = promisify(generateKeyPair)
 
@@ -10,16 +10,41 @@ function publicHost (config: Config): string {
   return new URL(config.http.publicUrl).hostname
 }
 
-/** The DNS records a domain owner publishes: SPF, DKIM, the VERP return-path MX and DMARC. */
+/** The return-path (VERP) domain: the envelope sender of every message, so the name receivers check SPF for. */
+export function returnPathDomain (name: string): string {
+  return `${VERP_SUBDOMAIN}${name}`
+}
+
+/**
+ * The DNS records a domain owner publishes: SPF for the domain, DKIM, SPF and MX for the return-path domain, and
+ * DMARC. SPF is checked on the envelope sender (`bounces.<domain>`), so its record there is what makes SPF pass;
+ * it aligns with the From domain under DMARC's relaxed rule (same organisational domain).
+ */
 export function dnsRecords (config: Config, name: string, selector: string, publicKeyB64: string): DomainRecord['records'] {
   const host = publicHost(config)
   const spfMechanism = /^\d+\.\d+\.\d+\.\d+$/.test(host) ? `ip4:${host}` : `a:${host}`
   return [
     { type: 'TXT', name, value: `v=spf1 ${spfMechanism} ~all` },
     { type: 'TXT', name: `${selector}._domainkey.${name}`, value: `v=DKIM1; k=rsa; p=${publicKeyB64}` },
-    { type: 'MX', name: `bounces.${name}`, value: `10 ${host}` },
+    { type: 'TXT', name: returnPathDomain(name), value: `v=spf1 ${spfMechanism} ~all` },
+    { type: 'MX', name: returnPathDomain(name), value: `10 ${host}` },
     { type: 'TXT', name: `_dmarc.${name}`, value: `v=DMARC1; p=none; rua=mailto:dmarc-reports@${name}` }
   ]
+}
+
+/**
+ * The records a domain is asked to publish. A domain added before the return-path SPF record was part of the set
+ * is stored without it; it gets one with the mechanism of its own SPF record, just before the return-path MX.
+ */
+export function requestedRecords (domain: DomainRecord): DomainRecord['records'] {
+  const returnPath = returnPathDomain(domain.name)
+  if (domain.records.some((r) => r.type === 'TXT' && r.name === returnPath)) return domain.records
+  const spf = domain.records.find((r) => r.type === 'TXT' && r.name === domain.name && r.value.startsWith('v=spf1'))
+  if (spf === undefined) return domain.records
+  const records = [...domain.records]
+  const mx = records.findIndex((r) => r.type === 'MX' && r.name === returnPath)
+  records.splice(mx < 0 ? records.length : mx, 0, { type: 'TXT', name: returnPath, value: spf.value })
+  return records
 }
 
 /** A new domain record with its own 2048-bit DKIM key pair. */

@@ -47,9 +47,50 @@ export async function createOrganization (cp: ControlPlane, config: Config, inpu
   return { organization_id: org.id, domain_id: domain.id, api_key: key.value }
 }
 
-/** `OB_BOOTSTRAP_ADMIN_KEY`: create org `default` with it once; later starts find the key and do nothing. */
-export async function bootstrap (cp: ControlPlane, config: Config): Promise<CreatedOrganization | undefined> {
+/** The organisation `OB_BOOTSTRAP_ADMIN_KEY` creates, and the only one a later bootstrap key may be added to. */
+export const BOOTSTRAP_ORG_NAME = 'default'
+
+/** What a start with `OB_BOOTSTRAP_ADMIN_KEY` did; `skipped` is worth one warning, never a refusal to start. */
+export type BootstrapOutcome =
+  | { kind: 'unset' | 'present' }
+  | { kind: 'created', organization_id: string, domain_id: string }
+  | { kind: 'key_added', organization_id: string, domain_id: string, key_id: string }
+  | { kind: 'skipped', domain: string, owner: string, reason: string }
+
+/**
+ * `OB_BOOTSTRAP_ADMIN_KEY`: creates org `default` with its domain and this admin key on the first start; later
+ * starts find the key and do nothing. A new key whose domain already exists is added to the organisation that
+ * owns the domain when that is org `default` (the key was changed between starts); a domain held by any other
+ * organisation is left alone and the start goes on without the key.
+ */
+export async function bootstrap (cp: ControlPlane, config: Config): Promise<BootstrapOutcome> {
   const value = config.bootstrap.adminKey
-  if (value === undefined || cp.keyByValue(value) !== undefined) return undefined
-  return await createOrganization(cp, config, { name: 'default', domain: config.bootstrap.domain, plan: config.bootstrap.plan, adminKey: value })
+  if (value === undefined) return { kind: 'unset' }
+  if (cp.keyByValue(value) !== undefined) return { kind: 'present' }
+  const name = config.bootstrap.domain.toLowerCase()
+  if (cp.domainNames.get(name) === undefined) {
+    try {
+      const created = await createOrganization(cp, config, { name: BOOTSTRAP_ORG_NAME, domain: name, plan: config.bootstrap.plan, adminKey: value })
+      return { kind: 'created', organization_id: created.organization_id, domain_id: created.domain_id }
+    } catch (err) {
+      // another process claimed the name between the look-up and the claim: treat it as already there
+      if (!(err instanceof ApiError && err.code === 'conflict')) throw err
+    }
+  }
+  return await addBootstrapKey(cp, name, value)
+}
+
+async function addBootstrapKey (cp: ControlPlane, name: string, value: string): Promise<BootstrapOutcome> {
+  const owner = cp.domainNames.get(name) ?? ''
+  const [orgId = '', domainId = ''] = owner.split('.')
+  const org = cp.orgs.get(orgId)
+  if (org === undefined || cp.domains.get(owner) === undefined) {
+    return { kind: 'skipped', domain: name, owner, reason: 'the domain is registered but its organisation or record is missing' }
+  }
+  if (org.name !== BOOTSTRAP_ORG_NAME) {
+    return { kind: 'skipped', domain: name, owner: orgId, reason: `the domain belongs to organisation ${orgId}, not to org ${BOOTSTRAP_ORG_NAME}` }
+  }
+  const key = buildApiKey({ orgId, domainId, name: 'admin (bootstrap)', permissions: ['admin'], environment: 'live', value })
+  await cp.apiKeys.put(key.record.id, key.record)
+  return { kind: 'key_added', organization_id: orgId, domain_id: domainId, key_id: key.record.id }
 }

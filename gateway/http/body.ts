@@ -4,44 +4,107 @@ import { ApiError } from '../../engine/protocol/mod.ts'
 export const MAX_BODY_BYTES = 10 * 1024 * 1024 // 10 MB, documented
 
 /**
- * How much of an over-limit body the connection may still carry after the 413 for it to stay open. The 413
- * goes out at once; uWS's parser then reads the rest of the declared body and drops it, so a client still
- * uploading sees the answer (closing under an upload makes the kernel reset the connection, and the client
- * sees an error instead). A declared body larger than this is not worth reading: the connection is closed.
+ * How much of an upload the gateway still reads, and for how long, after answering before its body was needed
+ * (over the limit, or refused before the body mattered). Closing a connection under an upload makes the kernel
+ * reset it, and a client still sending sees the reset instead of the answer (always so when it sent
+ * `Connection: close`, since uWS closes such a connection as soon as the answer ends). So the answer goes out
+ * at once, its end waits for the rest of the body, which is read and dropped, and the connection closes only if
+ * the upload goes past DISCARD_LIMIT_BYTES in all or DISCARD_TIMEOUT_MS after the answer.
  */
 export const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024
+export const DISCARD_TIMEOUT_MS = 5_000 // 5 s
 
-/** `payload_too_large` for a request body; `closeConnection` when the connection must not carry the rest. */
 export class BodyTooLargeError extends ApiError {
-  constructor (readonly closeConnection: boolean) {
+  constructor () {
     super('payload_too_large')
   }
 }
 
+/** The client went away before its body arrived; nothing is answered. */
+export class RequestAbortedError extends Error {
+  readonly code = 'request_aborted'
+  constructor () {
+    super('the client closed the connection before the request body arrived')
+    this.name = 'RequestAbortedError'
+  }
+}
+
 /**
- * Reads the request body, copying each chunk before uWS reuses its memory, and stops at the cap
- * while streaming (a Content-Length over the cap is refused before any byte is read).
- * `aborted()` is checked by the caller; an aborted request never settles this promise.
+ * A request body as it streams in. Each chunk is copied before uWS reuses its memory, the cap is enforced
+ * while streaming (a Content-Length over the cap is refused before any byte is kept), and every byte after the
+ * cap is counted and dropped. `whole` settles exactly once: the body, `BodyTooLargeError`, or
+ * `RequestAbortedError` after `abort()` (which the owner of `res.onAborted` calls: uWS keeps one handler).
  */
-export function readBody (res: HttpResponse, contentLength: number, limit = MAX_BODY_BYTES): Promise<Buffer> {
-  if (contentLength > limit) return Promise.reject(new BodyTooLargeError(contentLength > DISCARD_LIMIT_BYTES))
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    let failed = false
-    res.onData((chunk, isLast) => {
-      if (failed) return
-      size += chunk.byteLength
-      if (size > limit) {
-        // more bytes than declared: the parser and the client disagree, so the connection cannot be reused
-        failed = true
-        reject(new BodyTooLargeError(true))
-        return
+export class RequestBody {
+  readonly whole: Promise<Buffer>
+  private settle!: { resolve: (body: Buffer) => void, reject: (err: Error) => void }
+  private chunks: Buffer[] = []
+  private size = 0
+  private keeping = true
+  private state: 'arriving' | 'arrived' | 'abandoned' = 'arriving'
+  private onRest: ((arrived: boolean) => void) | undefined
+
+  constructor (res: HttpResponse, contentLength: number, private readonly limit = MAX_BODY_BYTES) {
+    this.whole = new Promise((resolve, reject) => { this.settle = { resolve, reject } })
+    // awaited only by routes that get as far as reading it
+    this.whole.catch(() => {})
+    if (contentLength > limit) this.refuse()
+    res.onData((chunk, isLast) => { this.take(chunk, isLast) })
+  }
+
+  /** True once the last byte of the body has been read: the connection carries nothing more of this request. */
+  get arrived (): boolean {
+    return this.state === 'arrived'
+  }
+
+  /** The client went away: `whole` rejects and a pending `discardRest` resolves false. */
+  abort (): void {
+    this.settle.reject(new RequestAbortedError())
+    this.finish('abandoned')
+  }
+
+  /**
+   * Drops what was kept and what is still to come, for a request answered without its body. Resolves true once
+   * the rest has arrived (the connection can carry the next request), false when it is given up (past
+   * DISCARD_LIMIT_BYTES, DISCARD_TIMEOUT_MS from now, or the client went away): the connection must close.
+   */
+  async discardRest (): Promise<boolean> {
+    this.keeping = false
+    this.chunks = []
+    if (this.state !== 'arriving') return this.state === 'arrived'
+    return await new Promise((resolve) => {
+      const timer = setTimeout(() => { this.finish('abandoned') }, DISCARD_TIMEOUT_MS).unref()
+      this.onRest = (arrived) => {
+        clearTimeout(timer)
+        resolve(arrived)
       }
-      chunks.push(Buffer.from(chunk.slice(0)))
-      if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))
     })
-  })
+  }
+
+  private take (chunk: ArrayBuffer, isLast: boolean): void {
+    if (this.state !== 'arriving') return
+    this.size += chunk.byteLength
+    if (this.keeping && this.size > this.limit) this.refuse()
+    if (this.keeping) {
+      this.chunks.push(Buffer.from(chunk.slice(0)))
+      if (isLast) this.settle.resolve(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size))
+    }
+    if (isLast) this.finish('arrived')
+    else if (!this.keeping && this.size > DISCARD_LIMIT_BYTES) this.finish('abandoned')
+  }
+
+  private refuse (): void {
+    this.keeping = false
+    this.chunks = []
+    this.settle.reject(new BodyTooLargeError())
+  }
+
+  private finish (state: 'arrived' | 'abandoned'): void {
+    if (this.state !== 'arriving') return
+    this.state = state
+    this.onRest?.(state === 'arrived')
+    this.onRest = undefined
+  }
 }
 
 /** JSON.parse with the documented error instead of a SyntaxError. */

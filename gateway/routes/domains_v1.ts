@@ -78,7 +78,7 @@ export const domainRoutes = [
     summary: 'Check the domain\'s DNS records (or, with OB_DOMAIN_VERIFICATION=off, mark it verified)',
     tag: TAG,
     responses: {
-      200: { description: 'The domain with the status of each DNS record; verified once SPF and DKIM are found', schema: VerifiedDomainView },
+      200: { description: 'The domain with the status of each DNS record; verified once DKIM and the SPF records of the domain and its return-path domain are found', schema: VerifiedDomainView },
       ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND, service_unavailable: 'The DNS servers did not answer' })
     },
     handler: async ({ deps, auth, params }) => {

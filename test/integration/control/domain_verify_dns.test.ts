@@ -25,7 +25,8 @@ async function addDomain (name: string): Promise<{ id: string, records: Rec[] }>
 }
 
 const statusOf = (records: Rec[], pick: (r: Rec) => boolean): string | undefined => records.find(pick)?.status
-const isSpf = (r: Rec): boolean => r.value.startsWith('v=spf1')
+const isSpf = (r: Rec): boolean => r.value.startsWith('v=spf1') && !r.name.startsWith('bounces.')
+const isReturnPathSpf = (r: Rec): boolean => r.type === 'TXT' && r.value.startsWith('v=spf1') && r.name.startsWith('bounces.')
 const isDkim = (r: Rec): boolean => r.value.startsWith('v=DKIM1')
 
 test('with nothing published the domain stays pending and every record is missing', async () => {
@@ -33,15 +34,18 @@ test('with nothing published the domain stays pending and every record is missin
   const r = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
   assert.equal(r.status, 200)
   assert.equal(r.body.status, 'pending')
-  assert.equal(r.body.records.length, 4)
+  assert.equal(r.body.records.length, 5)
   assert.ok(r.body.records.every((x: Rec) => x.status === 'missing'))
 })
 
-test('DKIM alone is not enough; DKIM and SPF verify the domain', async () => {
+test('DKIM alone is not enough, nor DKIM and the domain\'s SPF; with the return-path SPF the domain verifies', async () => {
   const name = `both${process.pid}.example.net`
   const d = await addDomain(name)
   const dkim = d.records.find(isDkim)!
   const spf = d.records.find(isSpf)!
+  const returnPathSpf = d.records.find(isReturnPathSpf)!
+  assert.equal(returnPathSpf.name, `bounces.${name}`)
+  assert.equal(returnPathSpf.value, spf.value)
   // Long DKIM values travel as several 255-byte strings; the check joins them.
   dns.table.TXT![dkim.name] = [dkim.value]
   const half = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
@@ -52,9 +56,18 @@ test('DKIM alone is not enough; DKIM and SPF verify the domain', async () => {
   // The owner merges our mechanism into the SPF record they already had.
   const mechanism = spf.value.split(' ')[1]!
   dns.table.TXT![name] = ['google-site-verification=abc', `v=spf1 include:_spf.example.com ${mechanism} -all`]
+  const noReturnPath = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
+  assert.equal(noReturnPath.body.status, 'pending')
+  assert.equal(statusOf(noReturnPath.body.records, isSpf), 'verified')
+  assert.equal(statusOf(noReturnPath.body.records, isReturnPathSpf), 'missing')
+  // An SPF record at the return-path domain without our mechanism does not count.
+  dns.table.TXT![returnPathSpf.name] = ['v=spf1 include:_spf.example.com -all']
+  assert.equal((await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })).body.status, 'pending')
+  dns.table.TXT![returnPathSpf.name] = [returnPathSpf.value]
   const full = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
   assert.equal(full.body.status, 'verified')
   assert.equal(statusOf(full.body.records, isSpf), 'verified')
+  assert.equal(statusOf(full.body.records, isReturnPathSpf), 'verified')
   assert.equal(statusOf(full.body.records, isDkim), 'verified')
   assert.equal(statusOf(full.body.records, (x) => x.type === 'MX'), 'missing')
   assert.equal((await ob.request('GET', `/v1/domains/${d.id}`, { key: org.adminKey })).body.status, 'verified')
@@ -84,3 +97,24 @@ test('MX and DMARC are reported when published', async () => {
   assert.equal(r.body.status, 'verified')
   assert.ok(r.body.records.every((x: Rec) => x.status === 'verified'), JSON.stringify(r.body.records))
 })
+
+test('a domain stored before the return-path SPF record existed is asked for it, and verifies only with it', async () => {
+  const name = `older${process.pid}.example.net`
+  const d = await addDomain(name)
+  const key = `${org.orgId}.${d.id}`
+  const stored = ob.proc.cp.domains.get(key)!
+  await ob.proc.cp.domains.put(key, { ...stored, records: stored.records.filter((r) => !isReturnPathSpf(r)) })
+  await waitFor(() => ob.proc.cp.domains.get(key)?.records.length === 4)
+  const listed = await ob.request('GET', `/v1/domains/${d.id}`, { key: org.adminKey })
+  const returnPathSpf = (listed.body.records as Rec[]).find(isReturnPathSpf)
+  assert.deepEqual(returnPathSpf, { type: 'TXT', name: `bounces.${name}`, value: d.records.find(isSpf)!.value })
+  for (const rec of d.records) if (rec.type === 'TXT' && !isReturnPathSpf(rec)) dns.table.TXT![rec.name] = [rec.value]
+  assert.equal((await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })).body.status, 'pending')
+  dns.table.TXT![returnPathSpf!.name] = [returnPathSpf!.value]
+  assert.equal((await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })).body.status, 'verified')
+})
+
+async function waitFor (condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  assert.ok(condition())
+}

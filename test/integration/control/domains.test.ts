@@ -15,7 +15,7 @@ after(async () => { await ob.close() })
 let n = 0
 const uniqueName = (): string => `mail${process.pid}d${++n}.example.org`
 
-test('adding a domain: 201, pending, with SPF, DKIM, return-path and DMARC records', async () => {
+test('adding a domain: 201, pending, with SPF, DKIM, return-path SPF and MX, and DMARC records', async () => {
   const name = uniqueName()
   const r = await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name: name.toUpperCase() } })
   assert.equal(r.status, 201)
@@ -27,7 +27,8 @@ test('adding a domain: 201, pending, with SPF, DKIM, return-path and DMARC recor
   assert.match((byName.get(name) as { value: string }).value, /^v=spf1 /)
   const dkim = r.body.records.find((x: { name: string }) => x.name.endsWith(`._domainkey.${name}`))
   assert.match(dkim.value, /^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/)
-  assert.equal((byName.get(`bounces.${name}`) as { type: string }).type, 'MX')
+  const returnPath = r.body.records.filter((x: { name: string }) => x.name === `bounces.${name}`).map((x: { type: string, value: string }) => `${x.type} ${x.value}`)
+  assert.deepEqual(returnPath, [`TXT ${(byName.get(name) as { value: string }).value}`, 'MX 10 127.0.0.1'])
   assert.match((byName.get(`_dmarc.${name}`) as { value: string }).value, /^v=DMARC1;/)
   assert.equal(r.text.includes('PRIVATE'), false)
   const one = await ob.request('GET', `/v1/domains/${r.body.id}`, { key: org.adminKey })
