@@ -3,6 +3,7 @@ import { ConfigError } from '../config/mod.ts'
 import { CliError } from './binaries.ts'
 import { runStart } from './start.ts'
 import { runOrgCreate, ORG_CREATE_USAGE } from './org_create.ts'
+import { runVerpKeys, VERP_KEYS_USAGE } from './verp_keys.ts'
 
 const HELP = `outbox: self-hosted transactional email
 
@@ -13,6 +14,10 @@ usage:
   ${ORG_CREATE_USAGE.replace('usage: ', '')}
                                create an organisation with a verified domain and an admin key;
                                prints {"organization_id","domain_id","api_key"}
+  ${VERP_KEYS_USAGE.replace('usage: ', '')}
+                               the keys that sign return paths (VERP): list them (ids, never
+                               secrets), add one that signs from now on (the others keep
+                               verifying), or retire an older one (its addresses stop working)
   outbox --help                this text
 
 Settings come from environment variables (OB_*, NATS_URL, REDIS_URL); see docs/configuration.md.
@@ -33,6 +38,11 @@ async function main (argv: string[], env: Readonly<Record<string, string | undef
   if (command === 'org' && sub === 'create') {
     const created = await runOrgCreate(rest, env)
     process.stdout.write(JSON.stringify(created) + '\n')
+    return 0
+  }
+  if (command === 'verp-keys') {
+    const result = await runVerpKeys(argv.slice(1), env)
+    process.stdout.write(JSON.stringify(result) + '\n')
     return 0
   }
   say(command === undefined ? HELP.trimEnd() : `outbox: unknown command "${argv.join(' ')}"; see outbox --help`)

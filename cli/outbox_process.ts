@@ -72,6 +72,8 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
   const inbound = runs('inbound') ? await startInbound(config, shared) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
+  // A process that also receives mail shows what its inbound part dropped on the gateway's /metrics.
+  if (gateway !== undefined && inbound !== undefined) gateway.deps.metrics.counterFamily('outbox_inbound_reports_dropped_total', 'reason', () => inbound.reportsDropped)
   let stopping: Promise<void> | undefined
   return {
     config,

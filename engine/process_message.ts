@@ -42,6 +42,7 @@ export interface ProcessorDeps {
 export class MessageProcessor {
   /** One per process, shared by all its shards: a destination's mail is spread over every shard. */
   private readonly backoff: DestinationBackoff
+  private signingKey?: DeliverTask['verpKey']
 
   constructor (private readonly d: ProcessorDeps) {
     this.backoff = new DestinationBackoff(backoffSettings(d.config.delivery.retryScheduleS, d.config.smtp.poolConnections))
@@ -62,6 +63,16 @@ export class MessageProcessor {
     await publishEvents(this.d.js, unpublished.flatMap((r) => states.get(r)!.final!))
     await this.d.state.markPublished(msg.id, unpublished)
     return true
+  }
+
+  /**
+   * The newest return-path key, as plain data for the shard's thread (a copy of its own: a pooled Buffer would take
+   * its whole 8 KB pool across the thread boundary).
+   */
+  private verpKey (): DeliverTask['verpKey'] {
+    const k = this.d.cp.verpKeys.signing()
+    if (this.signingKey?.id !== k.id) this.signingKey = { id: k.id, secret: new Uint8Array(k.secret) }
+    return this.signingKey
   }
 
   /** `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. */
@@ -126,7 +137,8 @@ export class MessageProcessor {
           kind: 'deliver',
           message: msg,
           recipients: admitted.attempt,
-          domain: { id: domain.id, name: domain.name, selector: domain.dkim_selector, privateKey: domain.dkim_private_key }
+          domain: { id: domain.id, name: domain.name, selector: domain.dkim_selector, privateKey: domain.dkim_private_key },
+          verpKey: this.verpKey()
         }
         if (template != null) task.template = template
         let sent: RecipientResult[]

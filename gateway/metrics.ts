@@ -24,6 +24,7 @@ class RouteSeries {
 export class Metrics {
   private readonly routes = new Map<string, RouteSeries>()
   private readonly gauges = new Map<string, () => number>()
+  private readonly families = new Map<string, { label: string, read: () => ReadonlyMap<string, number> }>()
   readonly counters = new Map<string, number>()
 
   request (route: string, status: number, ms: number): void {
@@ -39,6 +40,11 @@ export class Metrics {
 
   gauge (name: string, read: () => number): void {
     this.gauges.set(name, read)
+  }
+
+  /** Counters another part of the process keeps (one value per label value), read at each scrape. */
+  counterFamily (name: string, label: string, read: () => ReadonlyMap<string, number>): void {
+    this.families.set(name, { label, read })
   }
 
   render (): string {
@@ -61,6 +67,10 @@ export class Metrics {
     }
     for (const [name, n] of this.counters) out.push(`# TYPE ${name} counter`, `${name} ${n}`)
     for (const [name, read] of this.gauges) out.push(`# TYPE ${name} gauge`, `${name} ${read()}`)
+    for (const [name, { label, read }] of this.families) {
+      out.push(`# TYPE ${name} counter`)
+      for (const [value, n] of read()) out.push(`${name}{${label}="${value}"} ${n}`)
+    }
     const mem = process.memoryUsage()
     out.push('# TYPE process_resident_memory_bytes gauge', `process_resident_memory_bytes ${mem.rss}`)
     return out.join('\n') + '\n'

@@ -394,7 +394,7 @@ export type PostSuppressionsResponse = {
 
 /** Request body of POST /v1/inbound/routes. */
 export type PostInboundRoutesBody = {
-  /** "addr@domain" or "*@domain" (any address of the domain); compared case-insensitively */
+  /** "addr@domain" or "*@domain" (any address of the domain); compared case-insensitively. The domain must be registered to the organisation (POST /v1/domains), and be the key's own domain unless the key has admin */
   match: string
   action: {
     type: "webhook"

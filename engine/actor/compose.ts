@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import type Mail from 'nodemailer/lib/mailer/index.js'
 import { signToken } from '../protocol/tracking_tokens.ts'
-import { encodeVerp } from '../protocol/verp.ts'
+import { encodeVerp, type VerpKey } from '../protocol/verp.ts'
 import { rewriteHtml } from './tracking.ts'
 import type { TaskMessage } from './task.ts'
 
@@ -14,6 +14,8 @@ export interface ComposeContext {
   publicUrl: string
   secret: Buffer
   domain: { name: string, selector: string, key: KeyObject }
+  /** Signs the return path (VERP tag). */
+  verpKey: VerpKey
 }
 
 export interface Content { subject: string, html?: string, text?: string }
@@ -25,7 +27,7 @@ export function messageIdOf (id: string, domain: string): string {
 export function composeFor (msg: TaskMessage, content: Content, rcpt: string, ctx: ComposeContext): Mail.Options {
   const claims = { o: msg.org_id, m: msg.id, r: rcpt }
   const unsubscribe = signToken(ctx.secret, { k: 'u', ...claims })
-  const returnPath = encodeVerp(msg.id, rcpt, ctx.domain.name)
+  const returnPath = encodeVerp(msg.id, rcpt, ctx.domain.name, ctx.verpKey)
   let html = content.html
   if (html !== undefined && (msg.track_opens || msg.track_clicks)) {
     html = rewriteHtml(html, {

@@ -51,7 +51,8 @@ export class Deliverer {
       const at = new Date().toISOString()
       return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason: (err as Error).message } })) }
     }
-    const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: { name: task.domain.name, selector: task.domain.selector, key } }
+    const verpKey = { id: task.verpKey.id, secret: Buffer.from(task.verpKey.secret) }
+    const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: { name: task.domain.name, selector: task.domain.selector, key }, verpKey }
     const unrecorded: UnrecordedReply[] = []
     const results = await Promise.all(task.recipients.map(async (rcpt): Promise<RecipientResult> => {
       const outcome = await this.one(task, content, rcpt, ctx)

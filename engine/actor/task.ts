@@ -37,6 +37,8 @@ export interface DeliverTask {
   /** Bare addresses to attempt in this run; each gets its own SMTP transaction (own VERP return path). */
   recipients: string[]
   domain: { id: string, name: string, selector: string, privateKey: string }
+  /** The return-path key that signs this run's VERP addresses (the newest when the run was handed over). */
+  verpKey: { id: string, secret: Uint8Array }
   /**
    * When the message names a template: the subject/html/text to render with `message.variables` (the copy the
    * message carries, or the live template for a message queued without one), used instead of the message's own.

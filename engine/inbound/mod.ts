@@ -1,33 +1,41 @@
 import type { NatsConnection } from '@nats-io/transport-node'
+import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
-import type { ControlPlane } from '../protocol/mod.ts'
+import { MessageStore, type ControlPlane } from '../protocol/mod.ts'
 import { ensureInboundStreams } from './streams.ts'
 import { startSmtpListener } from './smtp_listener.ts'
 import { InboundProcessor } from './processor.ts'
 import { startInboundConsumer } from './consumer.ts'
 import { AnalysisPool } from './analysis_pool.ts'
 import { JustStored } from './raw_store.ts'
+import { ReportDrops, type DropReason } from './report_checks.ts'
 
 export { MAX_MESSAGE_BYTES } from './smtp_listener.ts'
 export { resolveRecipient } from './recipients.ts'
+export { DROP_REASONS, type DropReason } from './report_checks.ts'
 
 export interface Inbound {
   /** The bound SMTP port (useful when configured as 0). */
   readonly port: number
   /** Stops accepting SMTP (421 to sessions still open at the deadline), then finishes the messages being processed. */
   drain: (timeoutMs: number) => Promise<void>
+  /** Bounce and complaint reports (and mailed unsubscribes) dropped by this process, by reason. */
+  readonly reportsDropped: ReadonlyMap<DropReason, number>
 }
 
 /** Inbound SMTP and the processing of what it stores, for `OB_ROLE=inbound` and `all`. */
-export async function startInbound (config: Config, shared: { nc: NatsConnection, cp: ControlPlane, log: Logger }): Promise<Inbound> {
+export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Inbound> {
   const log = shared.log.child({ part: 'inbound' })
   const stores = await ensureInboundStreams(shared.nc, config.nats.replicas)
   const analysis = new AnalysisPool(config.dnsServers)
   const justStored = new JustStored()
   const maxPayload = shared.nc.info?.max_payload ?? 1024 * 1024
+  const drops = new ReportDrops(log)
   const processor = new InboundProcessor({
     cp: shared.cp,
+    messages: MessageStore.for(shared.redis),
+    drops,
     stores,
     log,
     analysis,
@@ -38,6 +46,7 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
   const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload })
   return {
     port: smtp.port,
+    reportsDropped: drops.counts,
     async drain (timeoutMs) {
       const deadline = Date.now() + timeoutMs
       // Half the time for SMTP sessions, the rest for processing what they handed over.

@@ -1,8 +1,10 @@
 import type { Logger } from 'pino'
-import { eventId, eventRecord, publishEvent, type ControlPlane, type RouteRecord } from '../protocol/mod.ts'
+import { eventId, eventRecord, publishEvent, type ControlPlane, type RouteRecord, type VerpAddress } from '../protocol/mod.ts'
 import type { MessageAnalysis } from './analysis.ts'
 import type { AnalysisPool } from './analysis_pool.ts'
-import { emitReportEvents, type ReportTarget } from './report_events.ts'
+import { emitReportEvents } from './report_events.ts'
+import { checkRouted, checkVerp, type MessageLookup, type ReportDrops, type ReportSubject } from './report_checks.ts'
+import { isUnsubscribeRequest, unsubscribeByMail } from './mail_unsubscribe.ts'
 import { resolveRecipient } from './recipients.ts'
 import { readRaw, type InboundStores } from './streams.ts'
 import { readSmall, deleteSmall, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
@@ -10,6 +12,9 @@ import type { InboundJob } from './job.ts'
 
 export interface ProcessorDeps {
   cp: ControlPlane
+  /** Sent messages (the read model), to check reports against. */
+  messages: MessageLookup
+  drops: ReportDrops
   stores: InboundStores
   log: Logger
   analysis: AnalysisPool
@@ -85,7 +90,10 @@ export class RawNotYetStored extends Error {
   }
 }
 
-/** One stored message: reports become bounced/complained, routed mail becomes `inbound.received` per route. */
+/**
+ * One stored message: reports become bounced/complained, an unsubscribe request to a return path becomes
+ * `unsubscribed`, routed mail becomes `inbound.received` per route.
+ */
 export class InboundProcessor {
   constructor (private readonly deps: ProcessorDeps) {}
 
@@ -104,12 +112,12 @@ export class InboundProcessor {
       else await stores.raw.delete(job.id)
     }
 
-    const reportTargets: ReportTarget[] = []
+    const reportTargets: Array<{ verp: VerpAddress, orgId: string }> = []
     const routes = new Map<string, { route: RouteRecord, to: string[] }>()
     for (const rcpt of job.rcpt_to) {
       // Routes are looked up again: one deleted since the RCPT gets nothing; the message is still ours to drop.
       const r = resolveRecipient(cp, rcpt)
-      if (r.kind === 'verp') reportTargets.push({ kind: 'verp', verp: r.verp, orgId: r.orgId })
+      if (r.kind === 'verp') reportTargets.push({ verp: r.verp, orgId: r.orgId })
       if (r.kind !== 'route') continue
       for (const route of r.routes) {
         const hit = routes.get(route.id) ?? { route, to: [] }
@@ -129,11 +137,27 @@ export class InboundProcessor {
       withContent: [...routes.values()].some((h) => h.route.action.include_attachments),
       reports: true
     })
-    if (m.report !== undefined) {
-      const targets = [...reportTargets, ...[...routes.values()].map((h): ReportTarget => ({ kind: 'route', orgId: h.route.org_id }))]
-      for (const t of targets) await emitReportEvents({ cp, js: stores.pub, log }, m.report, t)
+    const checks = { cp, messages: this.deps.messages, drops: this.deps.drops }
+    const unsubscribe = m.report === undefined && isUnsubscribeRequest(m)
+    if (m.report !== undefined || unsubscribe) {
+      const subjects: ReportSubject[] = []
+      for (const t of reportTargets) {
+        const subject = await checkVerp(checks, t.verp, t.orgId, job.id)
+        if (subject !== undefined) subjects.push(subject)
+      }
+      if (m.report !== undefined) {
+        // A report through routes: once per organisation (all routes of a domain are its owner's).
+        for (const orgId of new Set([...routes.values()].map((h) => h.route.org_id))) {
+          const subject = await checkRouted(checks, m.report, orgId, job.id)
+          if (subject !== undefined) subjects.push(subject)
+        }
+        const deps = { cp, js: stores.pub, log, drops: this.deps.drops }
+        for (const subject of subjects) await emitReportEvents(deps, m.report, subject, job.id)
+      } else {
+        for (const subject of subjects) await unsubscribeByMail({ cp, js: stores.pub }, subject)
+      }
     } else if (reportTargets.length > 0) {
-      log.info({ id: job.id }, 'mail to a bounce address that is not a delivery or feedback report; dropped')
+      log.info({ id: job.id }, 'mail to a bounce address that is not a delivery or feedback report nor an unsubscribe request; dropped')
     }
     for (const { route, to } of routes.values()) {
       const data = inboundPayload(m, job, route, to, this.deps.maxPayload)

@@ -10,6 +10,8 @@ export type Recipient =
 /**
  * Accepts an address only when a route matches it (exact `addr@domain` first, else `*@domain`) or it is a VERP
  * bounce address of a domain registered here. Everything else is refused, so the server is never an open relay.
+ * A VERP address is accepted on its shape; its tag is checked against the message when the mail is processed
+ * (report_checks.ts), where a forged one is dropped and counted.
  */
 export function resolveRecipient (cp: ControlPlane, address: string): Recipient {
   const addr = address.trim().toLowerCase()
@@ -24,16 +26,21 @@ export function resolveRecipient (cp: ControlPlane, address: string): Recipient 
   }
   const routes = matchRoutes(cp, addr, domain)
   if (routes.length > 0) return { kind: 'route', routes }
-  const known = cp.domainNames.get(domain) !== undefined || cp.routes.list().some((r) => r.match.toLowerCase().endsWith(`@${domain}`))
-  return { kind: 'reject', reason: known ? 'unknown_mailbox' : 'relay' }
+  return { kind: 'reject', reason: cp.domainNames.get(domain) !== undefined ? 'unknown_mailbox' : 'relay' }
 }
 
-/** Exact-address routes win over catch-all routes of the same domain; several organisations may each have one. */
+/**
+ * Exact-address routes win over catch-all routes of the same domain. A route matches only while its domain is
+ * registered to the route's organisation: a route left from before that rule, or one whose domain was deleted
+ * and registered by someone else, receives nothing.
+ */
 export function matchRoutes (cp: ControlPlane, address: string, domain: string): RouteRecord[] {
+  const owner = cp.domainNames.get(domain)?.split('.')[0]
+  if (owner === undefined) return []
   const exact: RouteRecord[] = []
   const wildcard: RouteRecord[] = []
   const star = `*@${domain}`
-  for (const r of cp.routes.list()) {
+  for (const r of cp.routes.list(`${owner}.`)) {
     const m = r.match.toLowerCase()
     if (m === address) exact.push(r)
     else if (m === star) wildcard.push(r)

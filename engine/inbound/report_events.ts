@@ -1,36 +1,27 @@
 import type { Logger } from 'pino'
 import {
-  eventId, eventRecord, publishEvent, suppressAddress, verpMatches, type ControlPlane, type VerpAddress, type JsPublish
+  eventId, eventRecord, publishEvent, suppressAddress, type ControlPlane, type JsPublish
 } from '../protocol/mod.ts'
-import { bounceCode, ownMessageId, type Report } from './reports.ts'
+import { bounceCode, type Report } from './reports.ts'
+import type { ReportDrops, ReportSubject } from './report_checks.ts'
 
-/** Where a report arrived: a VERP address (message and recipient hash known) or a route of this organisation. */
-export type ReportTarget = { kind: 'verp', verp: VerpAddress, orgId: string } | { kind: 'route', orgId: string }
-
-export interface ReportDeps { cp: ControlPlane, js: JsPublish, log: Logger }
-
-function orgOfDomain (cp: ControlPlane, domain: string): string | undefined {
-  return cp.domainNames.get(domain)?.split('.')[0]
-}
+export interface ReportDeps { cp: ControlPlane, js: JsPublish, log: Logger, drops: ReportDrops }
 
 /**
  * Turns a DSN into `bounced` (5.x.x hard and suppressed, 4.x.x soft) and an ARF report into `complained` (and
- * suppression). Reports that name no message of ours, or whose recipient does not match the VERP hash, are
- * dropped: they are either not ours or forged.
+ * suppression), for the message and recipients `subject` allows (report_checks.ts). A report recipient outside
+ * them is dropped and counted: the report is either not about this mail or forged.
  */
-export async function emitReportEvents (deps: ReportDeps, report: Report, target: ReportTarget): Promise<number> {
-  const own = ownMessageId(report.originalMessageId)
-  const messageId = target.kind === 'verp' ? target.verp.messageId : own?.messageId
-  if (messageId === undefined) return 0
-  // Outside VERP, the Message-ID's domain says whose message it was; it must be the receiving route's organisation.
-  if (target.kind === 'route' && (own === undefined || orgOfDomain(deps.cp, own.domain) !== target.orgId)) return 0
-  const orgId = target.orgId
+export async function emitReportEvents (deps: ReportDeps, report: Report, subject: ReportSubject, inboundId: string): Promise<number> {
+  const { orgId, messageId } = subject
+  const allowed = (a: string): boolean => subject.recipients.includes(a.toLowerCase())
+  const mismatch = (named: string[]): void => deps.drops.drop('recipient_mismatch', { id: inboundId, message_id: messageId, org_id: orgId, named })
   const now = new Date().toISOString()
   let emitted = 0
   if (report.kind === 'dsn') {
     for (const r of report.recipients) {
-      const to = target.kind === 'verp' ? r.addresses.find((a) => verpMatches(target.verp, a)) : r.addresses[0]
-      if (to === undefined) { deps.log.warn({ message_id: messageId }, 'DSN recipient does not match the VERP address'); continue }
+      const to = r.addresses.find(allowed)
+      if (to === undefined) { mismatch(r.addresses); continue }
       const cls = r.status[0]
       if (cls !== '5' && cls !== '4') continue // 2.x.x: delivered/relayed notices are not bounces
       const hard = cls === '5'
@@ -48,8 +39,8 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, target
     return emitted
   }
   const candidates = [report.originalRecipient, report.originalTo].filter((a): a is string => a !== undefined)
-  const to = target.kind === 'verp' ? candidates.find((a) => verpMatches(target.verp, a)) : candidates[0]
-  if (to === undefined) { deps.log.warn({ message_id: messageId }, 'feedback report names no recipient of ours'); return 0 }
+  const to = candidates.find(allowed)
+  if (to === undefined) { mismatch(candidates); return 0 }
   await suppressAddress(deps.cp, orgId, to, 'complaint', messageId)
   await publishEvent(deps.js, eventRecord(eventId('complained', orgId, messageId, to), 'complained', orgId, {
     message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType

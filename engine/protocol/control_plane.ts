@@ -6,9 +6,10 @@ import type {
   ApiKeyRecord, DomainRecord, OrgRecord, RouteRecord, SuppressionRecord, TemplateRecord, WebhookRecord
 } from './records.ts'
 import { sha256Hex } from './ids.ts'
+import { VerpKeyRing, type VerpKeyRecord } from './verp_keys.ts'
 
 /**
- * Organisations, domains, keys, webhooks, templates, inbound routes and suppressions, stored in NATS KV
+ * Organisations, domains, keys, webhooks, templates, inbound routes, suppressions and return-path keys, stored in NATS KV
  * (replicated in a cluster) and mirrored in every process. Keys of org-owned records are `<org_id>.<id>`.
  */
 /** How many presented key values' digests a process remembers. */
@@ -27,16 +28,22 @@ export class ControlPlane {
     readonly templates: KvMirror<TemplateRecord>,
     readonly routes: KvMirror<RouteRecord>,
     readonly suppressions: KvMirror<SuppressionRecord>,
-    readonly settings: KV
-  ) {}
+    readonly settings: KV,
+    private readonly verpKeyMirror: KvMirror<VerpKeyRecord>
+  ) {
+    this.verpKeys = new VerpKeyRing(verpKeyMirror)
+  }
+
+  /** Return-path (VERP) keys: the newest signs, every listed one verifies. */
+  readonly verpKeys: VerpKeyRing
 
   static async open (nc: NatsConnection, opts: { replicas: number }): Promise<ControlPlane> {
     const kvm = new Kvm(nc)
     const bucket = async (name: string): Promise<KV> => await kvm.create(name, { replicas: opts.replicas, history: 1 })
-    const [orgs, domains, domainNames, apiKeys, webhooks, templates, routes, suppressions, settings] = await Promise.all([
+    const [orgs, domains, domainNames, apiKeys, webhooks, templates, routes, suppressions, settings, verpKeys] = await Promise.all([
       bucket(KV_BUCKETS.orgs), bucket(KV_BUCKETS.domains), bucket(KV_BUCKETS.domainNames), bucket(KV_BUCKETS.apiKeys),
       bucket(KV_BUCKETS.webhooks), bucket(KV_BUCKETS.templates), bucket(KV_BUCKETS.routes), bucket(KV_BUCKETS.suppressions),
-      bucket(KV_BUCKETS.settings)
+      bucket(KV_BUCKETS.settings), bucket(KV_BUCKETS.verpKeys)
     ])
     const mirrors = await Promise.all([
       KvMirror.open<OrgRecord>(orgs),
@@ -48,7 +55,9 @@ export class ControlPlane {
       KvMirror.open<RouteRecord>(routes, { id: (r) => r.id }),
       KvMirror.open<SuppressionRecord>(suppressions)
     ])
-    return new ControlPlane(...mirrors, settings)
+    const cp = new ControlPlane(...mirrors, settings, await KvMirror.open<VerpKeyRecord>(verpKeys))
+    await cp.verpKeys.ensure()
+    return cp
   }
 
   /**
@@ -78,7 +87,7 @@ export class ControlPlane {
   }
 
   close (): void {
-    for (const m of [this.orgs, this.domains, this.domainNames, this.apiKeys, this.webhooks, this.templates, this.routes, this.suppressions]) m.stop()
+    for (const m of [this.orgs, this.domains, this.domainNames, this.apiKeys, this.webhooks, this.templates, this.routes, this.suppressions, this.verpKeyMirror]) m.stop()
   }
 }
 

@@ -39,6 +39,8 @@ export interface MessageSummary {
 
 export interface MessageDetail extends MessageSummary { events: EventEnvelope[] }
 
+export interface MessageRecipients { orgId: string, environment: 'live' | 'test', recipients: string[] }
+
 type StoreRedis = Redis & {
   ob_apply_event: (numKeys: number, ...args: Array<string | number>) => Promise<number>
 }
@@ -144,6 +146,19 @@ export class MessageStore {
     }
     const events = await this.loadEvents(orgId, eventIds)
     return { ...parseSummary(summary, status ?? 'queued'), events: events.filter((e) => e !== undefined) }
+  }
+
+  /**
+   * Which organisation sent a message and to whom (to, cc and bcc, bare and lower-cased), for checking a bounce
+   * or complaint against it. Undefined when no message has the id (never sent here, or older than the retention).
+   */
+  async messageRecipients (id: string): Promise<MessageRecipients | undefined> {
+    const orgId = await this.redis.get(K.messageOwner(id))
+    if (orgId === null) return undefined
+    const summary = await this.redis.hget(K.message(orgId, id), 'summary')
+    if (summary === null) return undefined
+    const s = JSON.parse(summary) as Pick<MessageSummary, 'to' | 'cc' | 'bcc' | 'environment'>
+    return { orgId, environment: s.environment, recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress) }
   }
 
   /** Newest first. `to` matches any recipient (to, cc or bcc), case-insensitively. */

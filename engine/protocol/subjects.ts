@@ -36,7 +36,9 @@ export const KV_BUCKETS = {
   templates: 'ob_templates',
   routes: 'ob_routes',
   suppressions: 'ob_suppressions',
-  settings: 'ob_settings'
+  settings: 'ob_settings',
+  /** Return-path (VERP) keys: `<key_id>` → `{id, secret, created_at}` (engine/protocol/verp_keys.ts). */
+  verpKeys: 'ob_verp_keys'
 } as const
 
 /**

@@ -1,4 +1,4 @@
-import { ApiError, newId, sha256Hex, type ControlPlane, type RouteRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, newId, sha256Hex, type ApiKeyRecord, type ControlPlane, type RouteRecord } from '../../engine/protocol/mod.ts'
 
 /** `local@domain` or `*@domain`; the local part uses the RFC 5322 atom characters and dots. */
 export const ROUTE_MATCH_PATTERN = "^(\\*|[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64})@([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
@@ -22,8 +22,28 @@ export function normalizeMatch (match: string): string {
   return match.trim().toLowerCase()
 }
 
-export async function addRoute (cp: ControlPlane, orgId: string, match: string, includeAttachments: boolean): Promise<RouteRecord> {
+/**
+ * A route may match only a domain registered to the caller's organisation; a key without `admin` only its own
+ * domain (the one it sends from). Anything else (another organisation's domain, or one nobody registered) is
+ * 403: mail for it is not the caller's to receive.
+ */
+export function assertMayRoute (cp: ControlPlane, key: ApiKeyRecord, match: string): void {
+  const domain = match.slice(match.lastIndexOf('@') + 1)
+  const owner = cp.domainNames.get(domain)
+  const [orgId, domainId] = owner?.split('.') ?? []
+  if (orgId !== key.org_id) {
+    throw new ApiError('forbidden', `The domain ${domain} is not a domain of this organisation; add it with POST /v1/domains first.`, { field: 'match', details: { domain } })
+  }
+  if (domainId !== key.domain_id && !key.permissions.includes('admin')) {
+    const own = cp.domain(key.org_id, key.domain_id)?.name ?? key.domain_id
+    throw new ApiError('forbidden', `This API key is bound to ${own}; a route for ${domain} needs a key of that domain or an admin key.`, { field: 'match', details: { domain, key_domain: own } })
+  }
+}
+
+export async function addRoute (cp: ControlPlane, caller: ApiKeyRecord, match: string, includeAttachments: boolean): Promise<RouteRecord> {
   const m = normalizeMatch(match)
+  assertMayRoute(cp, caller, m)
+  const orgId = caller.org_id
   const taken = (): ApiError => new ApiError('conflict', `A route for ${m} already exists.`, { field: 'match' })
   if (cp.routes.list(`${orgId}.`).some((r) => r.match === m)) throw taken()
   const record: RouteRecord = { id: newId('rt'), org_id: orgId, match: m, action: { type: 'webhook', include_attachments: includeAttachments }, created_at: new Date().toISOString() }

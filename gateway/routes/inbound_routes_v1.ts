@@ -6,7 +6,7 @@ import { ROUTE_MATCH_PATTERN, addRoute, removeRoute, routeView } from '../contro
 import { FORBIDDEN_OTHER_ORG, RouteAction, RouteView, errorResponses } from '../schemas/control.ts'
 
 const CreateRouteBody = Type.Object({
-  match: Type.String({ minLength: 3, maxLength: 254, pattern: ROUTE_MATCH_PATTERN, description: '"addr@domain" or "*@domain" (any address of the domain); compared case-insensitively' }),
+  match: Type.String({ minLength: 3, maxLength: 254, pattern: ROUTE_MATCH_PATTERN, description: '"addr@domain" or "*@domain" (any address of the domain); compared case-insensitively. The domain must be registered to the organisation (POST /v1/domains), and be the key\'s own domain unless the key has admin' }),
   action: RouteAction
 }, { additionalProperties: false })
 
@@ -27,11 +27,11 @@ export const inboundRouteRoutes = [
       201: { description: 'The route', schema: RouteView },
       ...errorResponses({
         validation_error: 'match is not addr@domain or *@domain, or action is invalid',
-        forbidden: 'The key lacks manage',
+        forbidden: 'The key lacks manage, or the domain of match is not one of the organisation\'s (a key without admin: not its own domain)',
         conflict: 'The organisation already has a route with this match'
       })
     },
-    handler: async ({ deps, auth, body }) => ({ status: 201, body: routeView(await addRoute(deps.cp, auth.org.id, body.match, body.action.include_attachments)) })
+    handler: async ({ deps, auth, body }) => ({ status: 201, body: routeView(await addRoute(deps.cp, auth.key, body.match, body.action.include_attachments)) })
   }),
   route({
     method: 'get',

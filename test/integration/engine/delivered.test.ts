@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
-import { decodeVerp, verpRecipientHash } from '../../../engine/protocol/mod.ts'
+import { decodeVerp, verpIssuedTo } from '../../../engine/protocol/mod.ts'
 
 let sink: SmtpSink
 let ob: TestOutbox
@@ -24,8 +24,13 @@ test('a queued message is delivered once over SMTP with its headers, and a deliv
   const m = got[0]!
   assert.equal(m.messageId, `<${msg.id}@${org.domain}>`)
   const verp = decodeVerp(m.mailFrom)
-  assert.deepEqual(verp, { messageId: msg.id, rcptHash: verpRecipientHash('alice@dest.example'), domain: org.domain })
-  assert.match(m.headers.get('list-unsubscribe') ?? '', /^<https:\/\/mail\.example\.net\/t\/u\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+>, <mailto:bounces\+msg_[0-9a-z]+-[0-9a-f]{12}@bounces\./)
+  assert.ok(verp !== undefined)
+  assert.equal(verp.messageId, msg.id)
+  assert.equal(verp.domain, org.domain)
+  const signing = ob.proc.cp.verpKeys.signing()
+  assert.equal(verp.keyId, signing.id)
+  assert.equal(verpIssuedTo(verp, signing, 'alice@dest.example'), true, 'the return path is signed for its recipient')
+  assert.match(m.headers.get('list-unsubscribe') ?? '', /^<https:\/\/mail\.example\.net\/t\/u\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+>, <mailto:bounces\+msg_[0-9a-z]+-[0-9a-z]{20}@bounces\./)
   assert.equal(m.headers.get('list-unsubscribe-post'), 'List-Unsubscribe=One-Click')
   assert.match(m.headers.get('dkim-signature') ?? '', new RegExp(`d=${org.domain.replace(/\./g, '\\.')}`))
   assert.equal(m.secure, true, 'opportunistic STARTTLS was used')

@@ -86,6 +86,7 @@ test('attachments are listed; content (base64) only when the route includes atta
 
 test('an unrouted mailbox of another domain, and relay tricks, are refused with 5xx and produce nothing', async () => {
   const before = events.of('inbound.received').length
+  assert.equal((await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name: `other-${org.domain}` } })).status, 201)
   await addRoute(ob, org, `only@other-${org.domain}`, false)
   const send = (to: string): Promise<unknown> => smtp.sendMail({ envelope: { from: 'x@sender.test', to: [to] }, raw: 'Subject: x\r\n\r\nx\r\n' })
   assert.equal(await rejectedCode(send(`nobody@other-${org.domain}`)), 550, 'known domain, no route for the mailbox')

@@ -1,35 +1,49 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { encodeVerp, decodeVerp, verpRecipient, verpRecipientHash } from '../../../engine/protocol/verp.ts'
+import { createHmac } from 'node:crypto'
+import { encodeVerp, decodeVerp, verpIssuedTo, verpMac, verpRecipient, type VerpKey } from '../../../engine/protocol/verp.ts'
 
 const MSG = 'msg_01jd5k3v7q8r9s0t1u2v3w4x5y'
+const KEY: VerpKey = { id: 'k7p2', secret: Buffer.alloc(32, 7) }
+const OTHER: VerpKey = { id: 'x9q3', secret: Buffer.alloc(32, 9) }
 
-test('encode gives the documented form and decode inverts it', () => {
-  const addr = encodeVerp(MSG, 'Alice@Example.org', 'Sender.com')
-  assert.match(addr, /^bounces\+msg_[0-9a-z]{26}-[0-9a-f]{12}@bounces\.sender\.com$/)
-  const d = decodeVerp(addr)
-  assert.deepEqual(d, { messageId: MSG, rcptHash: verpRecipientHash('alice@example.org'), domain: 'sender.com' })
+test('encode gives the documented form, within the 64 characters of a local part, and decode inverts it', () => {
+  const addr = encodeVerp(MSG, 'Alice@Example.org', 'Sender.com', KEY)
+  assert.match(addr, /^bounces\+msg_[0-9a-z]{26}-k7p2[0-9a-z]{16}@bounces\.sender\.com$/)
+  assert.ok(addr.indexOf('@') <= 64, `local part ${addr.indexOf('@')} characters`)
+  assert.deepEqual(decodeVerp(addr), { messageId: MSG, keyId: 'k7p2', mac: verpMac(KEY.secret, MSG, 'alice@example.org'), domain: 'sender.com' })
 })
 
-test('the recipient hash ignores case and surrounding space', () => {
-  assert.equal(verpRecipientHash(' BOB@x.org '), verpRecipientHash('bob@x.org'))
-  assert.notEqual(verpRecipientHash('bob@x.org'), verpRecipientHash('bob2@x.org'))
+test('the tag is HMAC-SHA256 of message id and lower-cased recipient, 10 bytes in Crockford base32', () => {
+  const mac = createHmac('sha256', KEY.secret).update(`${MSG}\nbob@x.org`).digest().subarray(0, 10)
+  let bits = ''
+  for (const b of mac) bits += b.toString(2).padStart(8, '0')
+  const expected = bits.match(/.{5}/g)!.map((b) => '0123456789abcdefghjkmnpqrstvwxyz'[parseInt(b, 2)]).join('')
+  assert.equal(verpMac(KEY.secret, MSG, ' BOB@x.org '), expected)
+})
+
+test('a tag verifies for its recipient only, and only under its key', () => {
+  const d = decodeVerp(encodeVerp(MSG, 'two@x.org', 'd.io', KEY))!
+  assert.equal(verpIssuedTo(d, KEY, 'TWO@x.org'), true)
+  assert.equal(verpIssuedTo(d, KEY, 'one@x.org'), false)
+  assert.equal(verpIssuedTo(d, OTHER, 'two@x.org'), false)
+  assert.equal(verpRecipient(d, KEY, ['one@x.org', 'two@x.org', 'three@x.org']), 'two@x.org')
+  assert.equal(verpRecipient(d, KEY, ['one@x.org']), undefined)
+  // The same tag on another message id names nobody.
+  const moved = decodeVerp(encodeVerp(MSG, 'two@x.org', 'd.io', KEY).replace(MSG, 'msg_01jd5k3v7q8r9s0t1u2v3w4x5z'))!
+  assert.equal(verpRecipient(moved, KEY, ['two@x.org']), undefined)
 })
 
 test('decode accepts angle brackets and upper case', () => {
-  const addr = encodeVerp(MSG, 'a@b.co', 'd.io')
+  const addr = encodeVerp(MSG, 'a@b.co', 'd.io', KEY)
   assert.equal(decodeVerp(`<${addr.toUpperCase()}>`)?.messageId, MSG)
 })
 
-test('decode refuses addresses that are not VERP', () => {
-  for (const a of ['bounces@bounces.d.io', `bounces+${MSG}@bounces.d.io`, `bounces+${MSG}-0123456789ab@d.io`,
-    `bounces+${MSG}-0123456789ab@bounces.`, 'nobody', `x+${MSG}-0123456789ab@bounces.d.io`, `bounces+${MSG}-0123456789AZ@bounces.d.io`]) {
+test('decode refuses addresses that are not VERP, including the old unkeyed form', () => {
+  const tag = 'k7p20123456789abcdef'
+  for (const a of ['bounces@bounces.d.io', `bounces+${MSG}@bounces.d.io`, `bounces+${MSG}-${tag}@d.io`, `bounces+${MSG}-${tag}@bounces.`,
+    'nobody', `x+${MSG}-${tag}@bounces.d.io`, `bounces+${MSG}-0123456789ab@bounces.d.io`, `bounces+${MSG}-k7p20123456789abcdeu@bounces.d.io`,
+    `bounces+${MSG}-${tag}0@bounces.d.io`, `bounces+msg_short-${tag}@bounces.d.io`, '']) {
     assert.equal(decodeVerp(a), undefined, a)
   }
-})
-
-test('verpRecipient finds the recipient among the message recipients', () => {
-  const d = decodeVerp(encodeVerp(MSG, 'two@x.org', 'd.io'))!
-  assert.equal(verpRecipient(d, ['one@x.org', 'Two@X.org', 'three@x.org']), 'Two@X.org')
-  assert.equal(verpRecipient(d, ['one@x.org']), undefined)
 })

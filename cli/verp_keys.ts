@@ -1,0 +1,37 @@
+import { loadConfig } from '../config/mod.ts'
+import { ControlPlane, VerpKeyError, connectNats, ensureStreams, type VerpKeyRecord } from '../engine/protocol/mod.ts'
+import { CliError } from './binaries.ts'
+
+export const VERP_KEYS_USAGE = 'usage: outbox verp-keys list | rotate | retire <key_id>'
+
+export type VerpKeyView = Omit<VerpKeyRecord, 'secret'>
+
+/**
+ * `outbox verp-keys`: the keys that sign return paths (VERP), against the configured NATS. `rotate` adds a key that
+ * signs from then on; the older ones keep verifying until retired. Secrets are never printed.
+ */
+export async function runVerpKeys (args: string[], env: Readonly<Record<string, string | undefined>>): Promise<VerpKeyView[] | VerpKeyView | { retired: string }> {
+  const [action, id, ...extra] = args
+  const valid = extra.length === 0 && ((action === 'list' || action === 'rotate') ? id === undefined : action === 'retire' && id !== undefined)
+  if (!valid) throw new CliError(`outbox: ${VERP_KEYS_USAGE}`, 2)
+  const config = loadConfig(env)
+  const nc = await connectNats(config.nats.servers, 'outbox-cli').catch(() => {
+    throw new CliError(`outbox: no NATS server answers at ${config.nats.servers.join(',')}; start Outbox first (npm start) or set NATS_URL`)
+  })
+  let cp: ControlPlane | undefined
+  try {
+    await ensureStreams(nc, config.nats.replicas)
+    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
+    const view = (k: VerpKeyRecord): VerpKeyView => ({ id: k.id, created_at: k.created_at })
+    if (action === 'list') return cp.verpKeys.list().map(view)
+    if (action === 'rotate') return await cp.verpKeys.rotate()
+    await cp.verpKeys.retire(id!)
+    return { retired: id! }
+  } catch (err) {
+    if (err instanceof VerpKeyError) throw new CliError(`outbox: ${err.message}`)
+    throw err
+  } finally {
+    cp?.close()
+    await nc.drain().catch(() => {})
+  }
+}
