@@ -1,4 +1,5 @@
 import type { SMTPServer, SMTPServerSession } from 'smtp-server'
+import { clientIdentity } from '../protocol/mod.ts'
 import { SmtpReply } from './smtp_reply.ts'
 
 export interface SessionLimitSettings {
@@ -17,7 +18,8 @@ export interface SessionLimitSettings {
  * (and its descriptor and parser) for ever; the deadline is measured from the connection and nothing extends it.
  * When it passes the session is answered `421` and closed, even in the middle of DATA (the client retries later,
  * as 421 tells it to). The per-address count is taken from the server's own set of open connections, so it
- * cannot drift from what is really open; that set holds at most `maxConnections` entries.
+ * cannot drift from what is really open; that set holds at most `maxConnections` entries. An IPv6 client counts
+ * by its /64, as for failed authentications (`clientIdentity`).
  */
 export class SessionLimits {
   private readonly deadlines = new Map<string, NodeJS.Timeout>()
@@ -31,8 +33,9 @@ export class SessionLimits {
   }
 
   readonly onConnect = (session: SMTPServerSession, callback: (err?: Error | null) => void): void => {
+    const client = clientIdentity(session.remoteAddress)
     let fromAddress = 0
-    for (const c of this.server!.connections) if (c.remoteAddress === session.remoteAddress) fromAddress++
+    for (const c of this.server!.connections) if (clientIdentity(c.remoteAddress) === client) fromAddress++
     // The set includes this connection.
     if (fromAddress > this.settings.maxConnectionsPerAddress) {
       callback(new SmtpReply(421, 'Too many connections from your address, try again later'))
