@@ -1,6 +1,8 @@
 import { test, before, after } from 'node:test'
 import { randomBytes } from 'node:crypto'
 import assert from 'node:assert/strict'
+import { WebSocket } from 'undici'
+import { CLOSE_CODES } from '../../../gateway/ws/event_stream.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { rawHttp } from '../fuzz/fuzz_helpers.ts'
 
@@ -87,4 +89,24 @@ test('a valid key is served from an address that is over its failure limit', asy
   assert.equal(good.body.organization_id, org.orgId)
   const send = await ob.request('POST', '/v1/messages/send', { key: org.adminKey, body: { from: `a@${org.domain}`, to: 'x@dest.example', subject: 's', text: 't' } })
   assert.equal(send.status, 202, send.text)
+})
+
+/** The first thing the event stream says to `{type: auth, key}`: a message type, or the close code. */
+async function streamAnswer (key: string): Promise<string | number> {
+  const ws = new WebSocket(ob.baseUrl.replace('http', 'ws') + '/v1/events/stream')
+  try {
+    return await new Promise<string | number>((resolve, reject) => {
+      ws.addEventListener('open', () => { ws.send(JSON.stringify({ type: 'auth', key })) })
+      ws.addEventListener('message', (e) => { resolve(JSON.parse(String(e.data)).type) })
+      ws.addEventListener('close', (e) => { resolve(e.code) })
+      ws.addEventListener('error', () => { reject(new Error('event stream error')) })
+    })
+  } finally {
+    ws.close()
+  }
+}
+
+test('on the event stream too, a blocked address gets 4429 for a bad key and is served with a valid one', async () => {
+  assert.equal(await streamAnswer(randomKey()), CLOSE_CODES.rateLimited)
+  assert.equal(await streamAnswer(org.adminKey), 'ready')
 })
