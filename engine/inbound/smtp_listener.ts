@@ -170,7 +170,7 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
       callback()
     },
     onData (stream, session, callback) {
-      store(stream, session).then(
+      const stored = store(stream, session).then(
         (id) => callback(null, `Message queued as ${id}`),
         (err: SmtpReply) => {
           log.error({ err: err.cause ?? err }, 'inbound message not stored')
@@ -178,6 +178,7 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
           callback(err)
         }
       )
+      stream.once('end', () => { limits.deferWhile(session.id, stored) })
     }
   })
   limits.attach(server)
