@@ -1,5 +1,6 @@
 import { Value } from 'typebox/value'
 import { EnvSchema, type Config, type Env } from './schema.ts'
+import { parseCidrList, type CidrRange } from './cidr.ts'
 
 /** A setting that failed validation; `message` is one line naming every bad variable. */
 export class ConfigError extends Error {
@@ -50,9 +51,15 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     throw new ConfigError([...problems].map(([variable, message]) => ({ variable, message })))
   }
   const e = converted as Env
+  let trustedProxies: CidrRange[] = []
+  if (e.OB_TRUSTED_PROXIES !== undefined) {
+    const parsed = parseCidrList(e.OB_TRUSTED_PROXIES)
+    if ('bad' in parsed) throw new ConfigError([{ variable: 'OB_TRUSTED_PROXIES', message: `must be a comma-separated list of addresses or CIDR ranges (${JSON.stringify(parsed.bad)} is neither)` }])
+    trustedProxies = parsed.ranges
+  }
   const config: Config = {
     role: e.OB_ROLE,
-    http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl: e.OB_PUBLIC_URL.replace(/\/+$/, '') },
+    http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl: e.OB_PUBLIC_URL.replace(/\/+$/, ''), trustedProxies },
     nats: {
       servers: (e.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean),
       replicas: e.OB_NATS_REPLICAS,
@@ -65,6 +72,9 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       inboundPort: e.OB_SMTP_INBOUND_PORT,
       inboundTlsCert: e.OB_SMTP_INBOUND_TLS_CERT,
       inboundTlsKey: e.OB_SMTP_INBOUND_TLS_KEY,
+      inboundMaxConnections: e.OB_SMTP_INBOUND_MAX_CONNECTIONS,
+      inboundMaxConnectionsPerAddress: e.OB_SMTP_INBOUND_MAX_CONNECTIONS_PER_ADDRESS,
+      inboundSessionDeadlineMs: e.OB_SMTP_INBOUND_SESSION_DEADLINE_MS,
       relay: e.OB_SMTP_RELAY,
       outboundPort: e.OB_SMTP_OUTBOUND_PORT,
       poolConnections: e.OB_SMTP_POOL_CONNECTIONS

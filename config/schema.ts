@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import type { CidrRange } from './cidr.ts'
 
 /**
  * Every setting Outbox reads, as the environment variables that carry them.
@@ -11,16 +12,31 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '60,300,1800,7200,18000,36000,3600
 // 60 s, 5 m, 15 m, 1 h, 4 h, then every 8 h: 13 attempts spread over 69 h, inside the 72 h promise.
 export const DEFAULT_DELIVERY_RETRY_SCHEDULE = '60,300,900,3600,14400,28800,28800,28800,28800,28800,28800,28800,28800'
 
+/** Inbound SMTP sessions open at once, all senders together. */
+export const DEFAULT_INBOUND_MAX_CONNECTIONS = 1000
+/** Inbound SMTP sessions open at once from one client address (large senders open a handful in parallel). */
+export const DEFAULT_INBOUND_MAX_CONNECTIONS_PER_ADDRESS = 20
+/**
+ * 5 min: the longest an inbound SMTP session may last, however it trickles bytes to reset the idle timeout.
+ * A 25 MB message at 1 Mbit/s takes 3.5 min.
+ */
+export const DEFAULT_INBOUND_SESSION_DEADLINE_MS = 300_000
+
 export const EnvSchema = Type.Object({
   OB_HTTP_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
   OB_HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   OB_PUBLIC_URL: Type.String({ pattern: '^https?://[^\\s]+$', default: 'http://127.0.0.1:8080' }),
+  // Each entry is checked as an address range by load.ts; the pattern only keeps the list's shape.
+  OB_TRUSTED_PROXIES: Type.Optional(Type.String({ pattern: '^[^\\s,]+(\\s*,\\s*[^\\s,]+)*$' })),
   NATS_URL: Type.Optional(Type.String({ pattern: '^(nats|tls)://[^\\s]+$' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^(redis|rediss|redis\\+sentinel|redis\\+cluster)://[^\\s]*$' })),
   OB_SMTP_INBOUND_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
   OB_SMTP_INBOUND_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 2525 }),
   OB_SMTP_INBOUND_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
   OB_SMTP_INBOUND_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  OB_SMTP_INBOUND_MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_INBOUND_MAX_CONNECTIONS }),
+  OB_SMTP_INBOUND_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_INBOUND_MAX_CONNECTIONS_PER_ADDRESS }),
+  OB_SMTP_INBOUND_SESSION_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: DEFAULT_INBOUND_SESSION_DEADLINE_MS }),
   OB_SMTP_RELAY: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
   OB_SMTP_OUTBOUND_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 25 }),
   OB_SMTP_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
@@ -59,7 +75,13 @@ export type Plan = 'free' | 'starter' | 'pro' | 'enterprise'
 /** The frozen configuration every part receives; built once by `loadConfig`. */
 export interface Config {
   readonly role: Role
-  readonly http: { readonly host: string, readonly port: number, readonly publicUrl: string }
+  readonly http: {
+    readonly host: string
+    readonly port: number
+    readonly publicUrl: string
+    /** Peers whose `X-Forwarded-For` names the client address (load balancers, reverse proxies); empty by default. */
+    readonly trustedProxies: readonly CidrRange[]
+  }
   /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */
   readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean, readonly publishTimeoutMs: number }
   readonly redis: { readonly url: string, readonly configured: boolean }
@@ -68,6 +90,12 @@ export interface Config {
     readonly inboundPort: number
     readonly inboundTlsCert?: string
     readonly inboundTlsKey?: string
+    /** Inbound sessions open at once; past it a new connection gets 421. */
+    readonly inboundMaxConnections: number
+    /** Inbound sessions open at once from one client address; past it a new connection gets 421. */
+    readonly inboundMaxConnectionsPerAddress: number
+    /** An inbound session is closed with 421 this long after it connected. */
+    readonly inboundSessionDeadlineMs: number
     readonly relay?: string
     /** Port of recipients' MX hosts (25 in production; tests point it at a sink). */
     readonly outboundPort: number

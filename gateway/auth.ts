@@ -11,6 +11,14 @@ export interface AuthContext {
 const BEARER = /^Bearer +(\S+)$/i
 const KEY_SHAPE = /^ob_(?:live|test)_[A-Za-z0-9]{16,64}$/
 const FAILED_AUTH_PER_MINUTE = 30
+/** A key's display prefix: `ob_live_` or `ob_test_` and 4 characters, what the key list shows (`ApiKeyRecord.prefix`). */
+export const KEY_PREFIX_LENGTH = 12
+
+/** The display prefix of the key an Authorization header presents, when it has the shape of a key. */
+function presentedKeyPrefix (authorization: string): string | undefined {
+  const m = BEARER.exec(authorization)
+  return m !== null && KEY_SHAPE.test(m[1]!) ? m[1]!.slice(0, KEY_PREFIX_LENGTH) : undefined
+}
 
 /**
  * Resolves the API key from the in-memory mirror of the key bucket: no network round trip.
@@ -36,30 +44,49 @@ export function hasPermission (key: ApiKeyRecord, permission: Permission): boole
 }
 
 /**
- * Failed authentications are counted per address in Redis (30 a minute, shared by all gateways);
- * past that, this process refuses the address until the bucket allows again, without asking Redis.
+ * The failed-authentication throttle. It only ever sees requests whose authentication failed, so a request with a
+ * valid key is never refused by it, whoever else fails from the same address or behind the same load balancer.
+ * Failures are counted in Redis (shared by all gateways), 30 a minute per client address and 30 a minute per
+ * presented key prefix (a botnet aiming at one known prefix is held to the same pace as one address). Past a
+ * limit, this process answers further failures under that address or prefix with 429 until the bucket allows
+ * again, without asking Redis.
  */
 export class AuthFailureGuard {
+  /** `a:<address>` or `p:<prefix>` → blocked until (ms). */
   private readonly blocked = new Map<string, number>()
 
   constructor (private readonly limiter: RateLimiter) {}
 
-  /** Throws 429 when the address is blocked. */
-  check (ip: string, nowMs: number): void {
-    const until = this.blocked.get(ip)
-    if (until === undefined) return
-    if (until > nowMs) {
-      throw new ApiError('rate_limited', 'Too many failed authentications from this address.', { retryAfter: Math.max(1, Math.ceil((until - nowMs) / 1000)) })
+  /**
+   * The error to answer a failed authentication with: `failure` itself (the 401), or a 429 when the client
+   * address or the presented key prefix is over its limit.
+   */
+  async refusal (failure: unknown, address: string, authorization: string, nowMs: number): Promise<unknown> {
+    const counters = [{ id: `a:${address}`, key: REDIS_KEYS.authFailuresByAddress(address, FAILED_AUTH_PER_MINUTE), what: 'from this address' }]
+    const prefix = presentedKeyPrefix(authorization)
+    if (prefix !== undefined) counters.push({ id: `p:${prefix}`, key: REDIS_KEYS.authFailuresByPrefix(prefix, FAILED_AUTH_PER_MINUTE), what: 'with this key prefix' })
+    for (const c of counters) {
+      const until = this.blocked.get(c.id)
+      if (until === undefined) continue
+      if (until > nowMs) return tooMany(c.what, Math.max(1, Math.ceil((until - nowMs) / 1000)))
+      this.blocked.delete(c.id)
     }
-    this.blocked.delete(ip)
+    const decisions = await Promise.all(counters.map((c) => this.limiter.take(c.key, FAILED_AUTH_PER_MINUTE)))
+    let refusal: ApiError | undefined
+    decisions.forEach((d, i) => {
+      if (d.allowed) return
+      this.block(counters[i]!.id, nowMs + d.retryAfterS * 1000)
+      refusal ??= tooMany(counters[i]!.what, d.retryAfterS)
+    })
+    return refusal ?? failure
   }
 
-  /** Records one failure; resolves to a 429 error when this failure went over the limit. */
-  async fail (ip: string, nowMs: number): Promise<ApiError | undefined> {
-    const d = await this.limiter.take(REDIS_KEYS.authFailures(ip), FAILED_AUTH_PER_MINUTE)
-    if (d.allowed) return undefined
-    this.blocked.set(ip, nowMs + d.retryAfterS * 1000)
+  private block (id: string, until: number): void {
+    this.blocked.set(id, until)
     if (this.blocked.size > 100_000) this.blocked.delete(this.blocked.keys().next().value!)
-    return new ApiError('rate_limited', 'Too many failed authentications from this address.', { retryAfter: d.retryAfterS })
   }
+}
+
+function tooMany (what: string, retryAfter: number): ApiError {
+  return new ApiError('rate_limited', `Too many failed authentications ${what}.`, { retryAfter })
 }

@@ -6,6 +6,7 @@ import type { ControlPlane } from '../engine/protocol/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 import type { AuthFailureGuard } from './auth.ts'
 import type { Metrics } from './metrics.ts'
+import type { ClientAddresses } from './http/client_address.ts'
 
 /** What every handler may use; built once in `main.ts` and passed down. */
 export interface GatewayDeps {
@@ -16,5 +17,7 @@ export interface GatewayDeps {
   readonly cp: ControlPlane
   readonly limiter: RateLimiter
   readonly authGuard: AuthFailureGuard
+  /** The client address of a request: the peer, or `X-Forwarded-For` behind a trusted proxy. */
+  readonly clientAddresses: ClientAddresses
   readonly metrics: Metrics
 }

@@ -9,6 +9,7 @@ import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
 import { AuthFailureGuard } from './auth.ts'
 import { Metrics } from './metrics.ts'
+import { ClientAddresses } from './http/client_address.ts'
 import type { GatewayDeps } from './deps.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
@@ -31,6 +32,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     cp: shared.cp,
     limiter,
     authGuard: new AuthFailureGuard(limiter),
+    clientAddresses: new ClientAddresses(config.http.trustedProxies),
     metrics: new Metrics()
   }
   const server = createHttpServer(deps, ROUTES)

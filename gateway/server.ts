@@ -79,6 +79,7 @@ function errorReply (err: ApiError, requestId: string): Reply {
 export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]): HttpServer {
   const app = uWS.App()
   const server: HttpServer = { app, draining: false, inFlight: 0 }
+  const clientAddresses = deps.clientAddresses
   const compiled: Compiled[] = routes.map((def) => ({
     def,
     params: [...def.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!),
@@ -94,11 +95,10 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
       if (server.draining) throw new ApiError('service_unavailable', 'The server is shutting down.', { retryAfter: 1 })
       if (c.def.permission !== null) {
         const now = Date.now()
-        deps.authGuard.check(ctx.ip, now)
         try {
           ctx.auth = authenticate(deps.cp, ctx.headers.authorization, now)
         } catch (err) {
-          throw (await deps.authGuard.fail(ctx.ip, now)) ?? err
+          throw await deps.authGuard.refusal(err, ctx.ip, ctx.headers.authorization, now)
         }
         const auth = ctx.auth
         if (!hasPermission(auth.key, c.def.permission)) {
@@ -161,7 +161,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
       const ctx: MutableContext = {
         deps,
         requestId: REQUEST_ID.test(incoming) ? incoming : newId('req'),
-        ip: Buffer.from(res.getRemoteAddressAsText()).toString(),
+        ip: clientAddresses.of(Buffer.from(res.getRemoteAddressAsText()).toString(), clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : ''),
         params,
         query: query === undefined || query === '' ? EMPTY_QUERY : new URLSearchParams(query),
         headers: {

@@ -10,6 +10,18 @@ import type { TaskMessage } from './task.ts'
  * return path (VERP) and the tracking/unsubscribe tokens name the recipient; the visible To/Cc headers still
  * list everyone, as the sender wrote them. nodemailer composes the MIME and signs it (DKIM) when sent.
  */
+/**
+ * The header fields the DKIM signature covers: nodemailer's default list (RFC 6376 §5.4) plus
+ * `List-Unsubscribe-Post`, which RFC 8058 §4 requires to be signed along with `List-Unsubscribe`; without it a
+ * receiver may ignore the one-click unsubscribe.
+ */
+export const DKIM_SIGNED_HEADERS = [
+  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version', 'Content-Type',
+  'Content-Transfer-Encoding', 'Content-ID', 'Content-Description', 'Resent-Date', 'Resent-From', 'Resent-Sender',
+  'Resent-To', 'Resent-Cc', 'Resent-Message-ID', 'In-Reply-To', 'References', 'List-Id', 'List-Help',
+  'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post', 'List-Owner', 'List-Archive'
+].join(':')
+
 export interface ComposeContext {
   publicUrl: string
   secret: Buffer
@@ -48,7 +60,7 @@ export function composeFor (msg: TaskMessage, content: Content, rcpt: string, ct
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click'
     },
     attachments: msg.attachments.map((a) => ({ filename: a.filename, content: a.content, encoding: 'base64', ...(a.content_type !== undefined ? { contentType: a.content_type } : {}) })),
-    dkim: { domainName: ctx.domain.name, keySelector: ctx.domain.selector, privateKey: ctx.domain.key as unknown as string },
+    dkim: { domainName: ctx.domain.name, keySelector: ctx.domain.selector, privateKey: ctx.domain.key as unknown as string, headerFieldNames: DKIM_SIGNED_HEADERS },
     disableFileAccess: true,
     disableUrlAccess: true
   }

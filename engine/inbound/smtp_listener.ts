@@ -9,20 +9,14 @@ import { resolveRecipient } from './recipients.ts'
 import { INBOUND_JOB_MAX_BYTES, type InboundStores } from './streams.ts'
 import { storeSmall, storeInline, fitsInline, RAW_CHUNK_BYTES, type JustStored } from './raw_store.ts'
 import { encodeJob, type InboundJob } from './job.ts'
+import { SmtpReply } from './smtp_reply.ts'
+import { SessionLimits } from './session_limits.ts'
 
 /** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
 export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 /** Job subjects are spread over this many shards so several processors can share the stream evenly. */
 export const INBOUND_SHARDS = 16
 export const MAX_RECIPIENTS = 100
-
-/** An error smtp-server turns into a reply line: `<code> <enhanced code> <message>`. */
-class SmtpReply extends Error {
-  constructor (readonly responseCode: number, message: string, opts?: ErrorOptions) {
-    super(message, opts)
-    this.name = 'SmtpReply'
-  }
-}
 
 const REJECTIONS = {
   syntax: 'Address not accepted: source routes and %/! relay forms are refused',
@@ -151,8 +145,16 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
     }
   }
 
+  const limits = new SessionLimits({
+    maxConnections: config.smtp.inboundMaxConnections,
+    maxConnectionsPerAddress: config.smtp.inboundMaxConnectionsPerAddress,
+    sessionDeadlineMs: config.smtp.inboundSessionDeadlineMs
+  })
   const server = new SMTPServer({
     banner: 'Outbox inbound',
+    maxClients: config.smtp.inboundMaxConnections,
+    onConnect: limits.onConnect,
+    onClose: limits.onClose,
     authOptional: true,
     disabledCommands: tls !== undefined ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(tls !== undefined ? tls : {}),
@@ -168,7 +170,7 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
       callback()
     },
     onData (stream, session, callback) {
-      store(stream, session).then(
+      const stored = store(stream, session).then(
         (id) => callback(null, `Message queued as ${id}`),
         (err: SmtpReply) => {
           log.error({ err: err.cause ?? err }, 'inbound message not stored')
@@ -176,8 +178,10 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
           callback(err)
         }
       )
+      stream.once('end', () => { limits.deferWhile(session.id, stored) })
     }
   })
+  limits.attach(server)
   server.on('error', (err) => log.warn({ err }, 'inbound SMTP error'))
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject)

@@ -64,11 +64,24 @@ export const BatchRequest = Type.Object({
 }, { additionalProperties: false })
 export type BatchRequest = Static<typeof BatchRequest>
 
-/** Header names a caller may not set through `headers`: the engine writes them. */
+/**
+ * Header names a caller may not set through `headers` (compared lower-cased): those the engine writes, and those
+ * that speak for a server the message passes through (trace and authentication results written by receivers,
+ * resending), which a receiver or its user could take as that server's word. `Content-Disposition` at the top
+ * level would turn the whole message into an attachment.
+ */
 export const RESERVED_HEADERS = new Set([
   'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'message-id', 'date', 'return-path', 'sender',
-  'dkim-signature', 'mime-version', 'content-type', 'content-transfer-encoding', 'list-unsubscribe', 'list-unsubscribe-post'
+  'dkim-signature', 'mime-version', 'content-type', 'content-transfer-encoding', 'content-disposition',
+  'list-unsubscribe', 'list-unsubscribe-post', 'received', 'received-spf', 'authentication-results'
 ])
+/** Whole families of reserved names: ARC sets (`ARC-Seal`, `ARC-Message-Signature`, ...) and `Resent-*` blocks. */
+const RESERVED_HEADER_PREFIXES = ['arc-', 'resent-']
+
+export function isReservedHeader (name: string): boolean {
+  const lower = name.toLowerCase()
+  return RESERVED_HEADERS.has(lower) || RESERVED_HEADER_PREFIXES.some((p) => lower.startsWith(p))
+}
 
 /** What the gateway publishes to `ob.out.<shard>`; the engine reads nothing else to deliver. */
 export interface QueuedMessage {
@@ -112,6 +125,26 @@ export function bareAddress (value: string): string {
   const lt = value.lastIndexOf('<')
   const addr = lt === -1 ? value : value.slice(lt + 1, value.lastIndexOf('>'))
   return addr.trim().toLowerCase()
+}
+
+/** Something shaped like an address inside a display name; names are at most 200 characters (ADDRESS_PATTERN). */
+const SHOWN_ADDRESS = /[^\s"'<>()[\]{},;:@]+@[^\s"'<>()[\]{},;:@]+/g
+
+/**
+ * An address the display name of `value` shows that is not its real address (`"ceo@bank.test" <me@mine.test>`:
+ * most mail clients show only the name), or undefined. The name is NFKC-normalised first, so look-alikes of `@`
+ * (full-width `＠`, small `﹫`) count as `@`. The real address itself in the name is fine.
+ */
+export function spoofedDisplayAddress (value: string): string | undefined {
+  const lt = value.lastIndexOf('<')
+  if (lt === -1) return undefined
+  const name = value.slice(0, lt).normalize('NFKC')
+  if (!name.includes('@')) return undefined
+  const real = bareAddress(value)
+  for (const m of name.matchAll(SHOWN_ADDRESS)) {
+    if (m[0].toLowerCase().replace(/\.+$/, '') !== real) return m[0]
+  }
+  return undefined
 }
 
 export function addressDomain (value: string): string {

@@ -52,7 +52,10 @@ export const HDR_MSG_ID = 'Nats-Msg-Id'
 export const REDIS_KEYS = {
   /** GCRA state for one API key; the limit is part of the key so a plan change starts a fresh bucket. */
   rateLimit: (keyId: string, perMinute: number) => `ob:rl:${keyId}:${perMinute}:60`,
-  authFailures: (ip: string) => `ob:authfail:${ip}:30:60`,
+  /** Failed authentications from one client address; the limit a minute is part of the key, as above. */
+  authFailuresByAddress: (address: string, perMinute: number) => `ob:authfail:${address}:${perMinute}:60`,
+  /** Failed authentications presenting one key prefix (`ob_live_` + 4 characters, what the key list shows). */
+  authFailuresByPrefix: (prefix: string, perMinute: number) => `ob:authfail-prefix:${prefix}:${perMinute}:60`,
   idempotency: (orgId: string, key: string) => `ob:idem:${orgId}:${key}`
 } as const
 

@@ -4,6 +4,7 @@ import {
   type ApiKeyRecord, type ControlPlane, type OrgRecord, type Permission
 } from '../../engine/protocol/mod.ts'
 import { buildDomain } from './domains.ts'
+import { KEY_PREFIX_LENGTH } from '../auth.ts'
 
 export interface NewKey { record: ApiKeyRecord, value: string }
 
@@ -18,7 +19,7 @@ export function buildApiKey (input: { orgId: string, domainId: string, name: str
     permissions: [...new Set(input.permissions)],
     environment: input.environment,
     hash: sha256Hex(value),
-    prefix: value.slice(0, 12),
+    prefix: value.slice(0, KEY_PREFIX_LENGTH),
     last4: value.slice(-4),
     created_at: new Date().toISOString()
   }

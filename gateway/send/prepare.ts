@@ -1,5 +1,5 @@
 import {
-  ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, RESERVED_HEADERS, addressDomain, bareAddress, newId,
+  ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, addressDomain, bareAddress, isReservedHeader, newId, spoofedDisplayAddress,
   type ControlPlane, type FieldError, type QueuedMessage, type SendRequest
 } from '../../engine/protocol/mod.ts'
 import type { AuthContext } from '../auth.ts'
@@ -62,9 +62,11 @@ export function prepareMessage (
   if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) problems.field(prefix + 'to', `to, cc and bcc together may hold at most ${MAX_RECIPIENTS} recipients`)
   if (req.headers !== undefined) {
     for (const name in req.headers) {
-      if (RESERVED_HEADERS.has(name.toLowerCase())) problems.field(`${prefix}headers.${name}`, `${name} is set by Outbox and may not be given in headers`)
+      if (isReservedHeader(name)) problems.field(`${prefix}headers.${name}`, `${name} is reserved (written by Outbox or by the servers the message passes through) and may not be given in headers`)
     }
   }
+  const shown = spoofedDisplayAddress(req.from)
+  if (shown !== undefined) problems.field(prefix + 'from', `the display name shows the address ${shown}, which is not the sender's; use a plain name or the sender's own address`)
   if (req.template_id !== undefined) {
     if (req.html !== undefined || req.text !== undefined) problems.field(prefix + 'template_id', 'cannot be combined with html or text; the template supplies the body')
   } else {

@@ -29,6 +29,8 @@ const TYPE_NAMES = new Set<string>([...EVENT_TYPES, 'inbound'])
 interface SocketState {
   ip: string
   open: boolean
+  /** A failed authentication is being counted; the socket closes once it is, and reads nothing more meanwhile. */
+  refusing?: boolean
   orgId?: string
   keyId?: string
   /** Event types to forward; undefined: all. */
@@ -102,19 +104,18 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
 
   function onAuth (ws: Socket, st: SocketState, key: unknown): void {
     const now = Date.now()
-    try {
-      deps.authGuard.check(st.ip, now)
-    } catch {
-      ws.end(CLOSE_CODES.rateLimited, 'too many failed authentications')
-      return
-    }
+    const authorization = typeof key === 'string' ? `Bearer ${key}` : ''
     let auth
     try {
-      auth = authenticate(deps.cp, typeof key === 'string' ? `Bearer ${key}` : '', now)
+      auth = authenticate(deps.cp, authorization, now)
     } catch (err) {
       if (!(err instanceof ApiError)) throw err
-      void deps.authGuard.fail(st.ip, now).catch(() => {})
-      ws.end(CLOSE_CODES.unauthorized, err.message.slice(0, 100))
+      st.refusing = true
+      void deps.authGuard.refusal(err, st.ip, authorization, now).catch((e: unknown) => e).then((refusal) => {
+        if (!st.open) return
+        if (refusal instanceof ApiError && refusal.code === 'rate_limited') ws.end(CLOSE_CODES.rateLimited, 'too many failed authentications')
+        else ws.end(CLOSE_CODES.unauthorized, err.message.slice(0, 100))
+      })
       return
     }
     if (!hasPermission(auth.key, 'read')) {
@@ -149,7 +150,10 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
         return
       }
       res.upgrade<SocketState>(
-        { ip: Buffer.from(res.getRemoteAddressAsText()).toString(), open: true },
+        {
+          ip: deps.clientAddresses.of(Buffer.from(res.getRemoteAddressAsText()).toString(), deps.clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : ''),
+          open: true
+        },
         req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'),
         context
       )
@@ -162,6 +166,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     },
     message: (ws, raw) => {
       const st = ws.getUserData()
+      if (st.refusing === true) return
       let msg: { type?: unknown, key?: unknown, types?: unknown }
       try {
         msg = JSON.parse(Buffer.from(raw).toString('utf8')) as typeof msg

@@ -16,12 +16,31 @@ export class RawSmtp {
     socket.on('error', () => {})
   }
 
-  static async open (port: number): Promise<RawSmtp> {
-    const socket = connect(port, '127.0.0.1')
+  /** The server's first reply: its 220 greeting, or the 421 that refused the connection. */
+  greeting = ''
+
+  /** `localAddress`: another loopback address (127.0.0.2, ...) to connect from, as a different client would. */
+  static async open (port: number, opts: { localAddress?: string } = {}): Promise<RawSmtp> {
+    const socket = connect({ port, host: '127.0.0.1', ...opts })
     await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject) })
     const s = new RawSmtp(socket)
-    await s.reply()
+    s.greeting = await s.reply()
     return s
+  }
+
+  /** Resolves once the server has closed the connection. */
+  async whenClosed (timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (!this.closed) {
+      if (Date.now() > deadline) throw new Error('the server did not close the connection')
+      await new Promise<void>((resolve) => { this.waiters.push(resolve); setTimeout(resolve, 100) })
+    }
+  }
+
+  /** QUIT, then wait for the server to close its side (it no longer counts the session once it has). */
+  async quit (): Promise<void> {
+    this.write('QUIT\r\n')
+    await this.whenClosed()
   }
 
   private wake (): void {

@@ -63,3 +63,15 @@ test('the example environment file is valid', () => {
   assert.ok(Object.keys(env).length >= 10)
   loadConfig(env)
 })
+
+test('OB_TRUSTED_PROXIES is a list of addresses and CIDR ranges, empty by default', () => {
+  assert.deepEqual(loadConfig({}).http.trustedProxies, [])
+  assert.deepEqual(loadConfig({ OB_TRUSTED_PROXIES: '10.0.0.0/8, 192.0.2.1,2001:db8::/32' }).http.trustedProxies, [
+    { address: '10.0.0.0', prefix: 8, family: 'ipv4' },
+    { address: '192.0.2.1', prefix: 32, family: 'ipv4' },
+    { address: '2001:db8::', prefix: 32, family: 'ipv6' }
+  ])
+  for (const bad of ['10.0.0.0/33', 'proxy.internal', '10.0.0.0/8,,', '::1/129', '10.0.0.0/x']) {
+    assert.throws(() => loadConfig({ OB_TRUSTED_PROXIES: bad }), (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_TRUSTED_PROXIES'), bad)
+  }
+})

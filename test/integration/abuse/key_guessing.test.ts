@@ -1,11 +1,15 @@
 import { test, before, after } from 'node:test'
+import { randomBytes } from 'node:crypto'
 import assert from 'node:assert/strict'
+import { WebSocket } from 'undici'
+import { CLOSE_CODES } from '../../../gateway/ws/event_stream.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { rawHttp } from '../fuzz/fuzz_helpers.ts'
 
 /**
- * Malformed keys are a 401 in the error format, never a throw; and guessing keys from one address is cut off
- * after 30 failed authentications a minute with 429 `rate_limited` and `retry_after`.
+ * Malformed keys are a 401 in the error format, never a throw; guessing keys from one address is cut off
+ * after 30 failed authentications a minute with 429 `rate_limited` and `retry_after`, while a valid key from that
+ * same address is still served.
  * The tests share one address (127.0.0.1), so the malformed-key test stays under the limit and runs first.
  */
 let ob: TestOutbox
@@ -50,11 +54,16 @@ test('wrong-length, unicode, 10 KB and oddly-schemed keys are a 401 in the error
   }
 })
 
+/** A key of the right shape that exists nowhere; each has its own display prefix, so only the address is shared. */
+function randomKey (): string {
+  return `ob_live_${randomBytes(24).toString('hex')}`
+}
+
 test('more than 30 failed authentications a minute from one address → 429 rate_limited with retry_after', async () => {
   let unauthorized = 0
   let limited: any
   for (let i = 0; i < 60 && limited === undefined; i++) {
-    const r = await ob.request('GET', '/v1/whoami', { key: `ob_live_${String(i).padStart(32, 'g')}` })
+    const r = await ob.request('GET', '/v1/whoami', { key: randomKey() })
     if (r.status === 401) unauthorized++
     else if (r.status === 429) limited = r
     else assert.fail(`unexpected ${r.status} ${r.text}`)
@@ -62,11 +71,42 @@ test('more than 30 failed authentications a minute from one address → 429 rate
   assert.ok(limited !== undefined, 'guessing was cut off')
   assert.ok(unauthorized <= 30, `${unauthorized} guesses answered before the limit`)
   assert.equal(limited.body.error.code, 'rate_limited')
+  assert.match(limited.body.error.message, /from this address/)
   assert.ok(Number.isInteger(limited.body.error.retry_after) && limited.body.error.retry_after >= 1)
   assert.equal(limited.headers.get('retry-after'), String(limited.body.error.retry_after))
-  // While blocked the address gets 429 even with a good key: a guesser cannot tell a hit from a miss.
-  const good = await ob.request('GET', '/v1/whoami', { key: org.adminKey })
-  assert.equal(good.status, 429)
+  // Without OB_TRUSTED_PROXIES a client cannot pick the address it is counted under.
+  const forwarded = await ob.request('GET', '/v1/whoami', { key: randomKey(), headers: { 'x-forwarded-for': '192.0.2.99' } })
+  assert.equal(forwarded.status, 429)
   // Unauthenticated endpoints stay reachable.
   assert.equal((await ob.request('GET', '/healthz')).status, 200)
+})
+
+test('a valid key is served from an address that is over its failure limit', async () => {
+  // The address is blocked by the test above; these keep it blocked, as a guesser behind the same NAT would.
+  for (let i = 0; i < 5; i++) assert.equal((await ob.request('GET', '/v1/whoami', { key: randomKey() })).status, 429)
+  const good = await ob.request('GET', '/v1/whoami', { key: org.adminKey })
+  assert.equal(good.status, 200, good.text)
+  assert.equal(good.body.organization_id, org.orgId)
+  const send = await ob.request('POST', '/v1/messages/send', { key: org.adminKey, body: { from: `a@${org.domain}`, to: 'x@dest.example', subject: 's', text: 't' } })
+  assert.equal(send.status, 202, send.text)
+})
+
+/** The first thing the event stream says to `{type: auth, key}`: a message type, or the close code. */
+async function streamAnswer (key: string): Promise<string | number> {
+  const ws = new WebSocket(ob.baseUrl.replace('http', 'ws') + '/v1/events/stream')
+  try {
+    return await new Promise<string | number>((resolve, reject) => {
+      ws.addEventListener('open', () => { ws.send(JSON.stringify({ type: 'auth', key })) })
+      ws.addEventListener('message', (e) => { resolve(JSON.parse(String(e.data)).type) })
+      ws.addEventListener('close', (e) => { resolve(e.code) })
+      ws.addEventListener('error', () => { reject(new Error('event stream error')) })
+    })
+  } finally {
+    ws.close()
+  }
+}
+
+test('on the event stream too, a blocked address gets 4429 for a bad key and is served with a valid one', async () => {
+  assert.equal(await streamAnswer(randomKey()), CLOSE_CODES.rateLimited)
+  assert.equal(await streamAnswer(org.adminKey), 'ready')
 })

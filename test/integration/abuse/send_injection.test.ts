@@ -48,6 +48,52 @@ test('CR, LF or NUL in any header-bound field → 400 naming the field', async (
   }
 })
 
+test('headers that speak for a receiving server, resending or the whole message are refused, naming the header', async () => {
+  const reserved = [
+    'Authentication-Results', 'authentication-results', 'Received', 'Received-SPF', 'ARC-Seal', 'ARC-Message-Signature',
+    'ARC-Authentication-Results', 'Resent-From', 'Resent-Message-ID', 'DKIM-Signature', 'Return-Path', 'Content-Disposition'
+  ]
+  for (const name of reserved) {
+    const res = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), headers: { 'X-Fine': '1', [name]: 'mx.example.com; dkim=pass' } } })
+    const what = `${name}: ${res.status} ${res.text.slice(0, 300)}`
+    assert.equal(res.status, 400, what)
+    assert.equal(res.body.error.code, 'validation_error', what)
+    assert.deepEqual(fieldsOf(res), [`headers.${name}`], what)
+    assert.match(res.body.error.errors[0].message, new RegExp(`^${name} is reserved`), what)
+  }
+  // In a batch the item is named too.
+  const batch = await ob.request('POST', '/v1/messages/batch', { key, body: { messages: [base(), { ...base(), headers: { Received: 'from x' } }] } })
+  assert.equal(batch.status, 400, batch.text)
+  assert.deepEqual(fieldsOf(batch), ['messages[1].headers.Received'])
+  // Names that merely start alike are the caller's own.
+  for (const name of ['X-Received', 'Arcade', 'Resentment', 'X-Authentication-Results']) {
+    const res = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), headers: { [name]: 'v' } } })
+    assert.equal(res.status, 202, `${name}: ${res.text}`)
+  }
+})
+
+test('a From display name that shows another address is refused; one showing the real address is fine', async () => {
+  const spoofs = [
+    `"ceo@bank.test" <me@${org.domain}>`,
+    `"CEO (ceo@bank.test)" <me@${org.domain}>`,
+    `"me@${org.domain} via ceo@bank.test" <me@${org.domain}>`,
+    `"ceo\uFF20bank.test" <me@${org.domain}>`, // full-width at sign
+    `"other@${org.domain}" <me@${org.domain}>`
+  ]
+  for (const from of spoofs) {
+    const res = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), from } })
+    const what = `${from}: ${res.status} ${res.text.slice(0, 300)}`
+    assert.equal(res.status, 400, what)
+    assert.equal(res.body.error.code, 'validation_error', what)
+    assert.deepEqual(fieldsOf(res), ['from'], what)
+    assert.match(res.body.error.errors[0].message, /display name/, what)
+  }
+  for (const from of [`"me@${org.domain}" <me@${org.domain}>`, `"Me (ME@${org.domain.toUpperCase()})" <me@${org.domain}>`, `Acme Billing <me@${org.domain}>`, `"Acme, Inc." <me@${org.domain}>`]) {
+    const res = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), from } })
+    assert.equal(res.status, 202, `${from}: ${res.text}`)
+  }
+})
+
 test('attachments that point at files or URLs are refused by the schema; a path as content is inert base64', async () => {
   for (const extra of [{ path: '/etc/passwd' }, { href: 'http://127.0.0.1/' }, { raw: 'From: x' }, { contentDisposition: 'inline' }, { encoding: 'utf8' }]) {
     const body = { ...base(), attachments: [{ filename: 'a.txt', content: 'aGk=', ...extra }] }
