@@ -66,7 +66,12 @@ function writeReply (res: uWS.HttpResponse, reply: Reply, requestId: string, ext
 async function replyDuringUpload (res: uWS.HttpResponse, aborted: { v: boolean }, body: RequestBody, reply: Reply, requestId: string, extra: Record<string, string>, close: boolean): Promise<void> {
   writeReply(res, reply, requestId, extra, close, true)
   const arrived = await body.discardRest()
-  if (!aborted.v) res.cork(() => { res.end('', close || !arrived) })
+  if (aborted.v) return
+  // an upload given up on (too large or stalled) is cut off with the answer's end unsent: the client has read the
+  // status and the error by now. `end(…, true)` would write a `Connection` header into the chunked body; uWS
+  // closes the connection itself after this answer when the request asked for it.
+  if (!arrived) res.close()
+  else res.cork(() => { res.end('', false) })
 }
 
 function errorReply (err: ApiError, requestId: string): Reply {

@@ -25,6 +25,11 @@ export async function rawHttp (port: number, request: Buffer | string, timeoutMs
       const head = buf.subarray(0, end).toString('latin1')
       const m = /^HTTP\/1\.[01] (\d{3})/.exec(head)
       if (m === null) return done({ status: 0, head, body: '' })
+      if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
+        const body = dechunk(buf.subarray(end + 4))
+        if (body !== null) done({ status: Number(m[1]), head, body: body.toString('utf8') })
+        return
+      }
       const len = /\r\ncontent-length: *(\d+)/i.exec(head)
       const bodyLen = len === null ? 0 : Number(len[1])
       if (buf.length - end - 4 < bodyLen) return
@@ -35,6 +40,25 @@ export async function rawHttp (port: number, request: Buffer | string, timeoutMs
     socket.on('close', () => done(null))
     socket.write(request)
   })
+}
+
+/**
+ * A chunked body once its last chunk has arrived, else null. The gateway answers a request early (a 413 while the
+ * client is still uploading) as a chunked response, ended once the rest of the upload has been read.
+ */
+function dechunk (raw: Buffer): Buffer | null {
+  const parts: Buffer[] = []
+  let at = 0
+  for (;;) {
+    const eol = raw.indexOf('\r\n', at)
+    if (eol === -1) return null
+    const size = parseInt(raw.subarray(at, eol).toString('latin1'), 16)
+    if (Number.isNaN(size)) return null
+    if (size === 0) return Buffer.concat(parts)
+    if (raw.length < eol + 2 + size + 2) return null
+    parts.push(raw.subarray(eol + 2, eol + 2 + size))
+    at = eol + 2 + size + 2
+  }
 }
 
 const DOCUMENTED_4XX = new Set<number>(Object.values(ERRORS).map((e) => e.status).filter((s) => s >= 400 && s < 500))

@@ -96,7 +96,7 @@ test('an upload refused before its body is read (unknown key) also gets its answ
   }
 })
 
-test('an upload that stalls after its 413 is cut off: the answer ends and the connection closes', { timeout: 60_000 }, async () => {
+test('an upload that stalls after its 413 is cut off: the status and error arrive, then the connection closes', { timeout: 60_000 }, async () => {
   const sock = connect({ host: '127.0.0.1', port: ob.proc.gateway!.port })
   sock.on('error', () => {})
   await new Promise((resolve) => sock.once('connect', resolve))
@@ -110,5 +110,7 @@ test('an upload that stalls after its 413 is cut off: the answer ends and the co
   await closed
   assert.match(received, /^HTTP\/1\.1 413 Payload Too Large\r\n/)
   assert.match(received, /"payload_too_large"/)
-  assert.ok(received.endsWith('0\r\n\r\n'), 'the chunked answer was ended before the connection closed')
+  // the connection is cut with the chunked answer left open: a `Connection` header or any other byte after the
+  // error would be a malformed chunk
+  assert.ok(received.endsWith('"}}'), JSON.stringify(received.slice(-80)))
 })
