@@ -1,6 +1,6 @@
 import uWS from 'uWebSockets.js'
 import { Value } from 'typebox/value'
-import { ApiError, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../engine/protocol/mod.ts'
+import { ApiError, isId, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../engine/protocol/mod.ts'
 import type { GatewayDeps } from './deps.ts'
 import type { Reply, RequestContext, RouteDef } from './http/route.ts'
 import { readBody, parseJson, BodyTooLargeError } from './http/body.ts'
@@ -100,6 +100,9 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
             throw new ApiError('rate_limited', `Rate limit of ${limit} requests per minute exceeded.`, { retryAfter: d.retryAfterS })
           }
         }
+      }
+      if (c.def.idPrefix !== undefined && !isId(c.def.idPrefix, ctx.params.id ?? '')) {
+        throw new ApiError('not_found', `Nothing has this id: ids here are ${c.def.idPrefix}_ followed by 26 lower-case letters and digits.`)
       }
       if (bodyPromise !== undefined) {
         ctx.rawBody = await bodyPromise
