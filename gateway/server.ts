@@ -1,4 +1,5 @@
 import uWS from 'uWebSockets.js'
+import type { Logger } from 'pino'
 import { Value } from 'typebox/value'
 import { ApiError, isId, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../engine/protocol/mod.ts'
 import type { GatewayDeps } from './deps.ts'
@@ -6,6 +7,7 @@ import type { Reply, RequestContext, RouteDef } from './http/route.ts'
 import { readBody, parseJson, BodyTooLargeError } from './http/body.ts'
 import { compileValidator, assertValid, type Validator } from './http/validate.ts'
 import { statusLine } from './http/status_text.ts'
+import { unsafeHeader } from './http/header_guard.ts'
 import { authenticate, hasPermission, type AuthContext } from './auth.ts'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -37,7 +39,16 @@ export function planLimit (org: OrgRecord, enterpriseDefault: number): number {
   return org.plan === 'enterprise' ? (org.rate_limit_per_minute ?? enterpriseDefault) : PLAN_RATE_LIMITS[org.plan]
 }
 
-function writeReply (res: uWS.HttpResponse, reply: Reply, requestId: string, extra: Record<string, string>, close = false): void {
+/** Every HTTP answer of the route table goes out here; a header holding CR, LF or NUL turns it into a 500. */
+function writeReply (res: uWS.HttpResponse, given: Reply, requestId: string, givenExtra: Record<string, string>, close = false, log?: Logger): void {
+  let reply = given
+  let extra = givenExtra
+  const unsafe = unsafeHeader(extra, reply.headers)
+  if (unsafe !== undefined) {
+    log?.error({ requestId, header: unsafe, status: reply.status }, 'response refused: a header holds CR, LF or NUL')
+    reply = errorReply(new ApiError('internal_error'), requestId)
+    extra = {}
+  }
   res.cork(() => {
     res.writeStatus(statusLine(reply.status))
     res.writeHeader('X-Request-Id', requestId)
@@ -124,7 +135,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     deps.metrics.request(c.label, reply.status, performance.now() - start)
     // While draining, every answer also closes its connection, so keep-alive clients move on instead of
     // sending their next request into a socket that is about to go away.
-    if (!aborted.v) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, close || server.draining)
+    if (!aborted.v) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, close || server.draining, deps.log)
   }
 
   for (const c of compiled) {
@@ -185,7 +196,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     const reply = errorReply(err, requestId)
     if (allowed.length > 0) reply.headers = { Allow: allowed.join(', ') }
     deps.metrics.request('unmatched', reply.status, 0)
-    if (!aborted) writeReply(res, reply, requestId, {})
+    if (!aborted) writeReply(res, reply, requestId, {}, false, deps.log)
   })
   return server
 }
