@@ -1,11 +1,13 @@
 import uWS from 'uWebSockets.js'
+import type { Logger } from 'pino'
 import { Value } from 'typebox/value'
-import { ApiError, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../engine/protocol/mod.ts'
+import { ApiError, isId, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../engine/protocol/mod.ts'
 import type { GatewayDeps } from './deps.ts'
 import type { Reply, RequestContext, RouteDef } from './http/route.ts'
 import { RequestBody, parseJson } from './http/body.ts'
 import { compileValidator, assertValid, type Validator } from './http/validate.ts'
 import { statusLine } from './http/status_text.ts'
+import { unsafeHeader } from './http/header_guard.ts'
 import { authenticate, hasPermission, type AuthContext } from './auth.ts'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -38,10 +40,19 @@ export function planLimit (org: OrgRecord, enterpriseDefault: number): number {
 }
 
 /**
- * Writes the whole answer, or with `uploadGoesOn` all of it but its end (chunked), so a client still uploading
- * reads it while the rest of its body is drained; `replyDuringUpload` ends it then.
+ * Every HTTP answer of the route table goes out here; a header holding CR, LF or NUL turns it into a 500. Writes
+ * the whole answer, or with `uploadGoesOn` all of it but its end (chunked), so a client still uploading reads it
+ * while the rest of its body is drained; `replyDuringUpload` ends it then.
  */
-function writeReply (res: uWS.HttpResponse, reply: Reply, requestId: string, extra: Record<string, string>, close = false, uploadGoesOn = false): void {
+function writeReply (res: uWS.HttpResponse, given: Reply, requestId: string, givenExtra: Record<string, string>, close: boolean, uploadGoesOn: boolean, log?: Logger): void {
+  let reply = given
+  let extra = givenExtra
+  const unsafe = unsafeHeader(extra, reply.headers)
+  if (unsafe !== undefined) {
+    log?.error({ requestId, header: unsafe, status: reply.status }, 'response refused: a header holds CR, LF or NUL')
+    reply = errorReply(new ApiError('internal_error'), requestId)
+    extra = {}
+  }
   res.cork(() => {
     res.writeStatus(statusLine(reply.status))
     res.writeHeader('X-Request-Id', requestId)
@@ -63,8 +74,8 @@ function writeReply (res: uWS.HttpResponse, reply: Reply, requestId: string, ext
 }
 
 /** Answers a request whose body is still arriving, then ends the answer once the rest is read and dropped. */
-async function replyDuringUpload (res: uWS.HttpResponse, aborted: { v: boolean }, body: RequestBody, reply: Reply, requestId: string, extra: Record<string, string>, close: boolean): Promise<void> {
-  writeReply(res, reply, requestId, extra, close, true)
+async function replyDuringUpload (res: uWS.HttpResponse, aborted: { v: boolean }, body: RequestBody, reply: Reply, requestId: string, extra: Record<string, string>, close: boolean, log: Logger): Promise<void> {
+  writeReply(res, reply, requestId, extra, close, true, log)
   const arrived = await body.discardRest()
   if (aborted.v) return
   // an upload given up on (too large or stalled) is cut off with the answer's end unsent: the client has read the
@@ -120,6 +131,9 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
           }
         }
       }
+      if (c.def.idPrefix !== undefined && !isId(c.def.idPrefix, ctx.params.id ?? '')) {
+        throw new ApiError('not_found', `Nothing has this id: ids here are ${c.def.idPrefix}_ followed by 26 lower-case letters and digits.`)
+      }
       if (bodyPromise !== undefined) {
         ctx.rawBody = await bodyPromise
         if (c.body !== undefined) ctx.body = assertValid(c.body, parseJson(ctx.rawBody, ctx.headers.contentType))
@@ -140,8 +154,8 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     if (aborted.v) return
     // While draining, every answer also closes its connection, so keep-alive clients move on instead of
     // sending their next request into a socket that is about to go away.
-    if (body === undefined || body.arrived) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, server.draining)
-    else await replyDuringUpload(res, aborted, body, reply, ctx.requestId, ctx.responseHeaders, server.draining)
+    if (body === undefined || body.arrived) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, server.draining, false, deps.log)
+    else await replyDuringUpload(res, aborted, body, reply, ctx.requestId, ctx.responseHeaders, server.draining, deps.log)
   }
 
   for (const c of compiled) {
@@ -201,7 +215,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     const reply = errorReply(err, requestId)
     if (allowed.length > 0) reply.headers = { Allow: allowed.join(', ') }
     deps.metrics.request('unmatched', reply.status, 0)
-    if (!aborted) writeReply(res, reply, requestId, {})
+    if (!aborted) writeReply(res, reply, requestId, {}, false, false, deps.log)
   })
   return server
 }

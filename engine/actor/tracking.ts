@@ -1,8 +1,9 @@
 import { Parser } from 'htmlparser2'
+import { isTrackableUrl } from '../protocol/tracking_tokens.ts'
 
 /**
- * Open and click tracking: links (`<a href="http(s)://…">`) are pointed at `{public}/t/c/TOKEN` and a 1×1
- * pixel `{public}/t/o/TOKEN` is placed before `</body>` (or at the end). The HTML is tokenised with htmlparser2
+ * Open and click tracking: links (`<a href="http(s)://…">`, see `isTrackableUrl`) are pointed at `{public}/t/c/TOKEN`
+ * and a 1×1 pixel `{public}/t/o/TOKEN` is placed before `</body>` (or at the end). The HTML is tokenised with htmlparser2
  * and only the `href` attributes are spliced, so everything else stays byte for byte as the sender wrote it.
  */
 export interface TrackingLinks {
@@ -25,7 +26,8 @@ export function rewriteHtml (html: string, links: TrackingLinks): string {
     onattribute (name, value) {
       if (!inAnchor || name !== 'href' || links.clickUrl === undefined) return
       const url = value.trim()
-      if (!/^https?:\/\//i.test(url)) return
+      // The value is entity-decoded (`&#13;&#10;` is CR LF): a link that is not a clean http(s) URL stays as written, untracked.
+      if (!isTrackableUrl(url)) return
       // [startIndex, endIndex) spans the whole attribute: name, "=" and the (quoted) value
       edits.push({ start: parser.startIndex, end: parser.endIndex, text: `href="${escapeAttr(links.clickUrl(url))}"` })
     },

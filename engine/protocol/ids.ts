@@ -47,3 +47,18 @@ export function sha256Hex (value: string): string {
 }
 
 export const ID_PATTERN = '^[a-z]{2,3}_[0-9a-z]{26}$'
+
+const ID_BODY_LENGTH = 26
+
+/**
+ * Whether `value` has the shape `newId(prefix)` gives: the prefix, `_`, then 26 of `[0-9a-z]`. Checked before an
+ * id from a path reaches a store's key names, so `msg_…:evs` can never address another record.
+ */
+export function isId (prefix: IdPrefix, value: string): boolean {
+  if (value.length !== prefix.length + 1 + ID_BODY_LENGTH || !value.startsWith(prefix) || value[prefix.length] !== '_') return false
+  for (let i = prefix.length + 1; i < value.length; i++) {
+    const c = value.charCodeAt(i)
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 122))) return false
+  }
+  return true
+}

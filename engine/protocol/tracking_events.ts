@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { ControlPlane } from './control_plane.ts'
 import { eventId } from './events.ts'
 import { eventRecord, publishEvent, suppressAddress } from './event_publish.ts'
-import { installationSecret, verifyToken, type TokenClaims } from './tracking_tokens.ts'
+import { installationSecret, isTrackableUrl, verifyToken, type TokenClaims } from './tracking_tokens.ts'
 
 /**
  * Identical open or click requests (same token, IP address and user agent) inside one slot of this length count
@@ -52,7 +52,8 @@ export class TrackingRecorder {
   verify (token: string, kind: TokenClaims['k']): TokenClaims | undefined {
     const claims = verifyToken(this.secret, token)
     if (claims === undefined || claims.k !== kind) return undefined
-    if (kind === 'c' && (typeof claims.u !== 'string' || !/^https?:\/\//i.test(claims.u))) return undefined
+    // Tokens signed before links were checked may carry anything; the URL is checked again before it becomes a header.
+    if (kind === 'c' && (typeof claims.u !== 'string' || !isTrackableUrl(claims.u))) return undefined
     return claims
   }
 

@@ -22,6 +22,22 @@ export interface TokenClaims {
 
 const MAC_BYTES = 16
 
+// C0 controls and DEL. CR and LF in a `Location` header end it and start another (response splitting); the
+// WHATWG parser silently drops tabs and line breaks, so they are refused before it runs, not after.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
+
+/**
+ * Whether a link may be tracked, that is carried in a click token and later sent back as a redirect's `Location`:
+ * an absolute http or https URL by the WHATWG parser, without any control character. Checked when links are
+ * rewritten and again when a click token is redeemed.
+ */
+export function isTrackableUrl (value: string): boolean {
+  if (CONTROL_CHARACTER.test(value)) return false
+  let url: URL
+  try { url = new URL(value) } catch { return false }
+  return url.protocol === 'http:' || url.protocol === 'https:'
+}
+
 function mac (secret: Buffer, payload: string): Buffer {
   return createHmac('sha256', secret).update(payload).digest().subarray(0, MAC_BYTES)
 }

@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox'
-import type { Permission } from '../../engine/protocol/mod.ts'
+import type { IdPrefix, Permission } from '../../engine/protocol/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { AuthContext } from '../auth.ts'
 
@@ -40,6 +40,11 @@ export interface RouteDef<B = any> {
   path: string
   /** null: no API key (health, tracking). */
   permission: Permission | null
+  /**
+   * The kind of id the `:id` path parameter holds. One of another shape (`msg_…:evs`, `../`) is `404 not_found`
+   * before the handler runs, so a path never reaches a store's key names unchecked.
+   */
+  idPrefix?: IdPrefix
   summary: string
   tag: string
   description?: string

@@ -32,6 +32,8 @@ function messageOf (root: TSchema, e: { keyword: string, schemaPath: string, mes
   const node = schemaAt(root, e.schemaPath)
   // Only for the keywords whose generic text is unreadable; a length or type error keeps its own message.
   if (typeof node?.errorMessage === 'string' && (e.keyword === 'pattern' || e.keyword === 'format' || e.keyword === 'anyOf')) return node.errorMessage
+  // The compiled pattern carries the length guard of `lengthBeforePattern`; users see the one the schema publishes.
+  if (e.keyword === 'pattern' && typeof node?.pattern === 'string') return `must match pattern "${node.pattern}"`
   if (e.keyword === 'anyOf' && Array.isArray(node?.anyOf)) {
     const branches = node.anyOf as Array<Record<string, unknown>>
     if (branches.every((b) => b.const !== undefined)) return `must be one of ${branches.map((b) => JSON.stringify(b.const)).join(', ')}`
@@ -40,11 +42,32 @@ function messageOf (root: TSchema, e: { keyword: string, schemaPath: string, mes
 }
 
 /**
+ * A copy of `schema` in which every `pattern` of a string with a `maxLength` first checks the length. TypeBox's error
+ * pass runs every keyword of a value, `pattern` included, even after `maxLength` failed, so an 80 KB value for a
+ * 254-character field went through the regular expression whole. Behind the lookahead (code points, as `maxLength`
+ * counts them: TypeBox compiles patterns with the `u` flag) a pattern reads at most `maxLength + 1` characters.
+ */
+function lengthBeforePattern<T> (schema: T): T {
+  if (Array.isArray(schema)) return schema.map(lengthBeforePattern) as T
+  if (schema === null || typeof schema !== 'object') return schema
+  // Descriptors, not a spread: TypeBox keeps its own markers (`~kind`) as non-enumerable properties.
+  const descriptors = Object.getOwnPropertyDescriptors(schema)
+  for (const key of Reflect.ownKeys(descriptors)) {
+    const d = descriptors[key as keyof typeof descriptors] as PropertyDescriptor
+    if ('value' in d) d.value = lengthBeforePattern(d.value)
+  }
+  const pattern = descriptors.pattern?.value
+  const maxLength = descriptors.maxLength?.value
+  if (typeof pattern === 'string' && typeof maxLength === 'number') descriptors.pattern!.value = `^(?=[\\s\\S]{0,${maxLength}}$)(?:${pattern})`
+  return Object.create(Object.getPrototypeOf(schema), descriptors) as T
+}
+
+/**
  * Compiles once; `check` lists every failing field, one entry per field. A schema may carry `errorMessage`,
  * which replaces the generic text (a pattern's regular expression means nothing to a user).
  */
 export function compileValidator (schema: TSchema): Validator {
-  const compiled = Compile(schema)
+  const compiled = Compile(lengthBeforePattern(schema))
   return {
     check (value) {
       if (compiled.Check(value)) return null

@@ -71,6 +71,7 @@ export const apiKeyRoutes = [
   route({
     method: 'get',
     path: '/v1/api-keys/:id',
+    idPrefix: 'key',
     permission: 'manage',
     summary: 'Read one API key (never its value)',
     tag: TAG,
@@ -83,6 +84,7 @@ export const apiKeyRoutes = [
   route({
     method: 'del',
     path: '/v1/api-keys/:id',
+    idPrefix: 'key',
     permission: 'manage',
     summary: 'Revoke an API key; it is refused (401) from then on',
     tag: TAG,
@@ -100,6 +102,7 @@ export const apiKeyRoutes = [
   route<{ grace_period_minutes: number }>({
     method: 'post',
     path: '/v1/api-keys/:id/rotate',
+    idPrefix: 'key',
     permission: 'manage',
     summary: 'Rotate an API key: issue a new value; the old one works for the grace period',
     tag: TAG,

@@ -50,6 +50,7 @@ export const domainRoutes = [
   route({
     method: 'get',
     path: '/v1/domains/:id',
+    idPrefix: 'dom',
     permission: 'manage',
     summary: 'Read one domain',
     tag: TAG,
@@ -59,6 +60,7 @@ export const domainRoutes = [
   route({
     method: 'del',
     path: '/v1/domains/:id',
+    idPrefix: 'dom',
     permission: 'manage',
     summary: 'Delete a domain and free its name',
     tag: TAG,
@@ -74,6 +76,7 @@ export const domainRoutes = [
   route({
     method: 'post',
     path: '/v1/domains/:id/verify',
+    idPrefix: 'dom',
     permission: 'manage',
     summary: 'Check the domain\'s DNS records (or, with OB_DOMAIN_VERIFICATION=off, mark it verified)',
     tag: TAG,

@@ -52,6 +52,7 @@ export const inboundRouteRoutes = [
   route({
     method: 'get',
     path: '/v1/inbound/routes/:id',
+    idPrefix: 'rt',
     permission: 'manage',
     summary: 'Read one inbound route',
     tag: TAG,
@@ -61,6 +62,7 @@ export const inboundRouteRoutes = [
   route({
     method: 'del',
     path: '/v1/inbound/routes/:id',
+    idPrefix: 'rt',
     permission: 'manage',
     summary: 'Delete an inbound route; mail to its address is then refused',
     tag: TAG,

@@ -40,6 +40,7 @@ export const messageReadRoutes = [
   route({
     method: 'get',
     path: '/v1/messages/:id',
+    idPrefix: 'msg',
     permission: 'read',
     summary: 'One message with its status and events',
     description: `\`events\` are webhook envelopes, oldest first (the most recent ${MESSAGE_EVENTS_INLINE}; GET /v1/events?message_id= pages through all).`,

@@ -60,6 +60,7 @@ export const templateRoutes = [
   route({
     method: 'get',
     path: '/v1/templates/:id',
+    idPrefix: 'tpl',
     permission: 'manage',
     summary: 'Read one template',
     tag: TAG,
@@ -69,6 +70,7 @@ export const templateRoutes = [
   route<TemplateFields>({
     method: 'patch',
     path: '/v1/templates/:id',
+    idPrefix: 'tpl',
     permission: 'manage',
     summary: 'Change some fields of a template',
     tag: TAG,
@@ -88,6 +90,7 @@ export const templateRoutes = [
   route({
     method: 'del',
     path: '/v1/templates/:id',
+    idPrefix: 'tpl',
     permission: 'manage',
     summary: 'Delete a template',
     tag: TAG,

@@ -28,6 +28,7 @@ export const webhookDeliveryRoutes = [
   route<{ type: (typeof WEBHOOK_EVENT_TYPES)[number] }>({
     method: 'post',
     path: '/v1/webhooks/:id/test',
+    idPrefix: 'wh',
     permission: 'manage',
     summary: 'Send a signed test event to this webhook',
     description: 'The event goes to this webhook only, whatever its subscriptions and status (also paused or failed), ' +
@@ -49,6 +50,7 @@ export const webhookDeliveryRoutes = [
   route({
     method: 'get',
     path: '/v1/webhooks/:id/deliveries',
+    idPrefix: 'wh',
     permission: 'manage',
     summary: 'Delivery attempts of this webhook, newest first',
     description: 'The last 1000 attempts, kept 30 days after the most recent one.',

@@ -70,6 +70,7 @@ export const webhookRoutes = [
   route({
     method: 'get',
     path: '/v1/webhooks/:id',
+    idPrefix: 'wh',
     permission: 'manage',
     summary: 'Read one webhook (without its secret)',
     tag: TAG,
@@ -79,6 +80,7 @@ export const webhookRoutes = [
   route<PatchWebhook>({
     method: 'patch',
     path: '/v1/webhooks/:id',
+    idPrefix: 'wh',
     permission: 'manage',
     summary: 'Change the events of a webhook, pause it, or make it active again (also after it failed)',
     tag: TAG,
@@ -102,6 +104,7 @@ export const webhookRoutes = [
   route({
     method: 'del',
     path: '/v1/webhooks/:id',
+    idPrefix: 'wh',
     permission: 'manage',
     summary: 'Delete a webhook; nothing more is delivered to it',
     tag: TAG,

@@ -1,6 +1,7 @@
 import type { RouteDef } from '../../gateway/http/route.ts'
 import { toJsonSchema, openApiPath, httpMethod, type JsonSchema } from './json_schema.ts'
 import { standardErrorStatuses } from './document.ts'
+import { MAX_JSON_DEPTH } from '../../gateway/http/json_depth.ts'
 
 /** A schema's type in a few words: `string`, `"a" | "b"`, `array of object`. */
 export function typeLabel (s: JsonSchema): string {
@@ -89,7 +90,7 @@ export function renderApiMarkdown (routes: readonly RouteDef[]): string {
     '<!-- Generated from the route table (gateway/routes/mod.ts) by `npm run openapi`; do not edit by hand. -->',
     '',
     'Base URL: `OB_PUBLIC_URL` (default `http://127.0.0.1:8080`). Authenticated endpoints take `Authorization: Bearer <API key>`;',
-    'bodies are JSON (`Content-Type: application/json`, at most 10 MB). Every response carries `X-Request-Id`; authenticated',
+    `bodies are JSON (\`Content-Type: application/json\`, at most 10 MB, arrays and objects nested at most ${MAX_JSON_DEPTH} levels deep). Every response carries \`X-Request-Id\`; authenticated`,
     'ones carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also `Retry-After`. Errors use one',
     'format, described in [errors.md](errors.md). The same table produces the OpenAPI 3.1 document [openapi.json](openapi.json).',
     '',
