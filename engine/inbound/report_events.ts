@@ -3,6 +3,7 @@ import {
   eventId, eventRecord, publishEvent, suppressAddress, verpMatches, type ControlPlane, type VerpAddress, type JsPublish
 } from '../protocol/mod.ts'
 import { bounceCode, ownMessageId, type Report } from './reports.ts'
+import { bounceCategory, suppresses } from '../actor/classify.ts'
 
 /** Where a report arrived: a VERP address (message and recipient hash known) or a route of this organisation. */
 export type ReportTarget = { kind: 'verp', verp: VerpAddress, orgId: string } | { kind: 'route', orgId: string }
@@ -14,8 +15,8 @@ function orgOfDomain (cp: ControlPlane, domain: string): string | undefined {
 }
 
 /**
- * Turns a DSN into `bounced` (5.x.x hard and suppressed, 4.x.x soft) and an ARF report into `complained` (and
- * suppression). Reports that name no message of ours, or whose recipient does not match the VERP hash, are
+ * Turns a DSN into `bounced` (5.x.x hard, 4.x.x soft; its category from the same classifier as SMTP replies, and
+ * only a hard `mailbox` or `domain` bounce suppresses) and an ARF report into `complained` (and suppression). Reports that name no message of ours, or whose recipient does not match the VERP hash, are
  * dropped: they are either not ours or forged.
  */
 export async function emitReportEvents (deps: ReportDeps, report: Report, target: ReportTarget): Promise<number> {
@@ -34,13 +35,16 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, target
       const cls = r.status[0]
       if (cls !== '5' && cls !== '4') continue // 2.x.x: delivered/relayed notices are not bounces
       const hard = cls === '5'
-      if (hard) await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)
+      const code = bounceCode(r)
+      const category = bounceCategory({ code: /^\d{3}$/.test(code) ? code : '', enhanced: r.status, text: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') })
+      if (hard && suppresses(category)) await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)
       await publishEvent(deps.js, eventRecord(eventId('bounced', orgId, messageId, to, 'dsn'), 'bounced', orgId, {
         message_id: messageId,
         to,
         bounce_type: hard ? 'hard' : 'soft',
-        bounce_code: bounceCode(r),
+        bounce_code: code,
         bounce_message: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') || `${r.action} ${r.status}`.trim(),
+        bounce_category: category,
         bounced_at: now
       }, messageId))
       emitted++
