@@ -65,13 +65,14 @@ export class DestinationBackoff {
   /**
    * Whether a due recipient at `destination` may be attempted now. An attempt must be followed by exactly one
    * `record`. `wait: false` when the caller itself holds the slots it would wait for (more recipients of one
-   * message at one destination): it is `busy` at once instead.
+   * message at one destination): it is `busy` at once instead. `despiteSuspension`: a recipient that must have
+   * its one real attempt now (it is about to give up untried) is held only by the destination's cap.
    */
-  async admit (destination: string, wait = true): Promise<Admission> {
+  async admit (destination: string, wait = true, despiteSuspension = false): Promise<Admission> {
     const deadline = this.now() + MAX_WAIT_MS
     for (;;) {
       const s = this.site(destination)
-      const a = this.decide(s)
+      const a = this.decide(s, despiteSuspension)
       if (a !== 'wait') return a
       const left = deadline - this.now()
       if (!wait || left <= 0) return { kind: 'busy', retryAfterMs: MAX_WAIT_MS + Math.floor(this.random() * MAX_WAIT_MS / 2) }
@@ -118,10 +119,12 @@ export class DestinationBackoff {
     return [...this.sites].filter(([, s]) => s.until > 0).map(([d]) => d)
   }
 
-  private decide (s: Site): Admission | 'wait' {
+  private decide (s: Site, despiteSuspension: boolean): Admission | 'wait' {
     const now = this.now()
-    if (s.until > now) return { kind: 'suspended', probeAt: s.until, lastResponse: s.lastResponse }
-    if (s.until > 0) {
+    if (s.until > now && !despiteSuspension) return { kind: 'suspended', probeAt: s.until, lastResponse: s.lastResponse }
+    if (s.until > now) {
+      if (s.inFlight >= this.settings.unprovenConcurrency) return 'wait'
+    } else if (s.until > 0) {
       // the suspension is over: the probe lasts until the first verdict (a stale one, whose attempts never
       // reported back, is started again)
       if (s.probeSince > 0 && now - s.probeSince >= PROBE_STALE_MS) s.inFlight = 0

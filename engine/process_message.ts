@@ -118,7 +118,7 @@ export class MessageProcessor {
       })
     } else {
       const giveUp = giveUpAt(msg, this.d.config.delivery.retryScheduleS)
-      const admitted = await this.admit(due, (r) => st(r).attempts > 0 && spanPassed(Date.now(), giveUp))
+      const admitted = await this.admit(due, spanPassed(Date.now(), giveUp), (r) => st(r).attempts > 0)
       results = admitted.notAttempted
       if (admitted.attempt.length > 0) {
         const task: DeliverTask = {
@@ -150,24 +150,26 @@ export class MessageProcessor {
   /**
    * Splits due recipients by their destination's backoff. A recipient at a suspended destination waits for the
    * destination's next probe like a throttled one: no event, no attempt used up, since no answer can change before
-   * then. Only one that was really attempted before and whose span has passed (`spent`) gives up at such a turn,
-   * with the destination's last reply. One at a destination still busy with its capped attempts waits too.
+   * then. Once the message's span has passed (`overdue`), one that was really attempted before gives up at such a
+   * turn, with the destination's last reply, and one never attempted gets its one real attempt despite the
+   * suspension (within the destination's cap), so that no recipient waits for probes for ever and none gives up
+   * untried. One at a destination still busy with its capped attempts waits too.
    */
-  private async admit (due: string[], spent: (rcpt: string) => boolean): Promise<{ attempt: string[], notAttempted: RecipientResult[] }> {
+  private async admit (due: string[], overdue: boolean, tried: (rcpt: string) => boolean): Promise<{ attempt: string[], notAttempted: RecipientResult[] }> {
     const attempt: string[] = []
     const notAttempted: RecipientResult[] = []
     const taken = new Set<string>()
     for (const rcpt of due) {
       const dest = addressDomain(rcpt)
       // a second recipient at one destination must not wait for the slot the first one holds
-      const a = await this.backoff.admit(dest, !taken.has(dest))
+      const a = await this.backoff.admit(dest, !taken.has(dest), overdue && !tried(rcpt))
       const at = new Date().toISOString()
       if (a.kind === 'attempt') {
         attempt.push(rcpt)
         taken.add(dest)
       } else if (a.kind === 'busy') {
         notAttempted.push({ rcpt, at, outcome: { kind: 'throttled', retryAfterMs: a.retryAfterMs } })
-      } else if (spent(rcpt)) {
+      } else if (overdue) {
         const response = `${a.lastResponse} (not attempted: ${dest} answered only 4xx lately)`
         notAttempted.push({ rcpt, at, outcome: { kind: 'deferred', response } })
       } else {

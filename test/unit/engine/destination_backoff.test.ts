@@ -96,3 +96,14 @@ test('settings follow the retry schedule and the SMTP pool', () => {
   assert.deepEqual(backoffSettings([60, 300, 900, 3600, 14400, 28800], 10), { firstMs: 60_000, maxMs: 3600_000, unprovenConcurrency: 10 })
   assert.deepEqual(backoffSettings([1, 1, 2], 4), { firstMs: 1000, maxMs: 2000, unprovenConcurrency: 4 })
 })
+
+test('a recipient that must have its one real attempt goes through a suspension, held only by the cap', async () => {
+  const { b, clock } = clocked(2)
+  await failTimes(b, 'p.example', SUSPEND_AFTER)
+  assert.equal((await b.admit('p.example', true, true)).kind, 'attempt')
+  assert.equal((await b.admit('p.example', false, true)).kind, 'attempt')
+  assert.equal((await b.admit('p.example', false, true)).kind, 'busy', 'no more than the cap at once')
+  assert.deepEqual(await b.admit('p.example'), { kind: 'suspended', probeAt: clock.now + 1000, lastResponse: R451 }, 'others still wait')
+  b.record('p.example', 'transient', R451)
+  assert.deepEqual(b.suspended(), ['p.example'], 'its failure changes nothing about the suspension')
+})
