@@ -9,7 +9,7 @@ import { SUSPEND_AFTER } from '../../../engine/destination_backoff.ts'
 // Eight new recipients at once make more than SUSPEND_AFTER 4xx in a row, so the domain is suspended: that may
 // delay them, but must not spend their retries, and every one must be delivered.
 const RECIPIENTS = 8
-const SCHEDULE_S = [2, 2, 2]
+const SCHEDULE_S = [2, 2, 8] // the backoff follows it: suspended for 2 s at first, then up to 8 s
 
 let sink: SmtpSink
 let ob: TestOutbox
