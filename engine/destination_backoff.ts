@@ -9,9 +9,12 @@
  *   `unprovenConcurrency` attempts at once; further recipients wait in memory (up to MAX_WAIT_MS) for a slot or a
  *   verdict. So a burst to a new destination finds out how it answers before it spends the whole engine on it.
  * - After SUSPEND_AFTER transient failures in a row, with no 2xx or 5xx in between, it is suspended: a recipient
- *   whose turn in the retry schedule comes is deferred without a transaction, with the destination's last reply.
- *   When the suspension ends one recipient goes through as the probe: a 2xx or 5xx ends the backoff, another 4xx
- *   suspends the destination again for twice as long, up to `maxMs`.
+ *   whose turn in the retry schedule comes waits for the suspension's end (the caller decides what that costs it).
+ *   When the suspension ends the destination is probed as an unproven one: up to `unprovenConcurrency` recipients
+ *   go through at once, until the first verdict. A 2xx or 5xx ends the backoff; a 4xx suspends the destination
+ *   again for twice as long, up to `maxMs`. Probing with more than one recipient matters for greylisting, where
+ *   each recipient must come back on its own before it is accepted: with one probe per period, recipients would
+ *   take their turns one period at a time.
  *
  * The table is per engine process and in memory: each process learns in a few transactions, and a restart
  * starts over with attempts. The clock and the jitter are injected.
@@ -62,13 +65,14 @@ export class DestinationBackoff {
   /**
    * Whether a due recipient at `destination` may be attempted now. An attempt must be followed by exactly one
    * `record`. `wait: false` when the caller itself holds the slots it would wait for (more recipients of one
-   * message at one destination): it is `busy` at once instead.
+   * message at one destination): it is `busy` at once instead. `despiteSuspension`: a recipient that must have
+   * its one real attempt now (it is about to give up untried) is held only by the destination's cap.
    */
-  async admit (destination: string, wait = true): Promise<Admission> {
+  async admit (destination: string, wait = true, despiteSuspension = false): Promise<Admission> {
     const deadline = this.now() + MAX_WAIT_MS
     for (;;) {
       const s = this.site(destination)
-      const a = this.decide(s)
+      const a = this.decide(s, despiteSuspension)
       if (a !== 'wait') return a
       const left = deadline - this.now()
       if (!wait || left <= 0) return { kind: 'busy', retryAfterMs: MAX_WAIT_MS + Math.floor(this.random() * MAX_WAIT_MS / 2) }
@@ -115,20 +119,20 @@ export class DestinationBackoff {
     return [...this.sites].filter(([, s]) => s.until > 0).map(([d]) => d)
   }
 
-  /** When the next probe of `destination` may go, or undefined when it is not suspended or may be probed now. */
-  private probeAt (s: Site): number | undefined {
-    if (s.until === 0) return undefined
+  private decide (s: Site, despiteSuspension: boolean): Admission | 'wait' {
     const now = this.now()
-    const probing = s.probeSince > 0 && now - s.probeSince < PROBE_STALE_MS
-    if (now >= s.until && !probing) return undefined
-    return probing ? now + s.backoffMs : s.until
-  }
-
-  private decide (s: Site): Admission | 'wait' {
-    if (s.until > 0) {
-      const probeAt = this.probeAt(s)
-      if (probeAt !== undefined) return { kind: 'suspended', probeAt, lastResponse: s.lastResponse }
-      s.probeSince = this.now()
+    if (s.until > now && !despiteSuspension) return { kind: 'suspended', probeAt: s.until, lastResponse: s.lastResponse }
+    if (s.until > now) {
+      if (s.inFlight >= this.settings.unprovenConcurrency) return 'wait'
+    } else if (s.until > 0) {
+      // the suspension is over: the probe lasts until the first verdict (a stale one, whose attempts never
+      // reported back, is started again)
+      if (s.probeSince > 0 && now - s.probeSince >= PROBE_STALE_MS) s.inFlight = 0
+      if (s.probeSince === 0 || s.inFlight === 0) {
+        s.probeSince = now
+      } else if (s.inFlight >= this.settings.unprovenConcurrency) {
+        return 'wait'
+      }
     } else if ((!s.answered || s.failures > 0) && s.inFlight >= this.settings.unprovenConcurrency) {
       return 'wait'
     }

@@ -2,12 +2,13 @@ import type { JsPublish } from './protocol/js_publisher.ts'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from './protocol/control_plane.ts'
-import { suppressionKey } from './protocol/control_plane.ts'
+import { suppressAddress } from './protocol/event_publish.ts'
 import type { EventRecord } from './protocol/events.ts'
 import { addressDomain, bareAddress, type QueuedMessage } from './protocol/send.ts'
 import type { RecipientResult, DeliverTask } from './actor/task.ts'
-import type { RecipientOutcome } from './actor/classify.ts'
+import { bounceCategory, suppresses, type RecipientOutcome } from './actor/classify.ts'
 import { DestinationBackoff, backoffSettings, type AttemptVerdict } from './destination_backoff.ts'
+import { DUE_EARLY_MS, giveUpAt, nextAttemptAt, spanPassed } from './retry_schedule.ts'
 import { renderContent } from './protocol/templates.ts'
 import { templateSource } from './template_source.ts'
 import type { DeliveryState, RecipientState } from './delivery_state.ts'
@@ -104,7 +105,7 @@ export class MessageProcessor {
     if (pending.length === 0) return { kind: 'ack' }
     // replies a crashed run received but did not turn into events: use them, never send again
     const recovered = pending.filter((r) => st(r).sent !== undefined).map((r) => st(r).sent!)
-    const due = pending.filter((r) => st(r).sent === undefined && st(r).notBefore <= now + 50)
+    const due = pending.filter((r) => st(r).sent === undefined && st(r).notBefore <= now + DUE_EARLY_MS)
     if (due.length === 0 && recovered.length === 0) return nak(Math.min(...pending.map((r) => st(r).notBefore)) - now)
 
     const template = templateSource(msg, this.d.cp)
@@ -112,7 +113,6 @@ export class MessageProcessor {
     const subject = template != null ? renderContent(template, msg.variables ?? {}).subject : msg.subject
     const events = new EventFactory(msg, subject)
     let results: RecipientResult[] = []
-    let probes = new Map<string, number>()
     const followUps = new Map<string, SandboxResult['followUp']>()
     if (domain === undefined || template === null) {
       const reason = domain === undefined ? `the sending domain ${msg.domain_id} no longer exists` : `the template ${msg.template_id!} no longer exists`
@@ -129,9 +129,9 @@ export class MessageProcessor {
         return { rcpt, at, outcome: r.outcome }
       })
     } else {
-      const admitted = await this.admit(due)
+      const giveUp = giveUpAt(msg, this.d.config.delivery.retryScheduleS)
+      const admitted = await this.admit(due, spanPassed(Date.now(), giveUp), (r) => st(r).attempts > 0)
       results = admitted.notAttempted
-      probes = admitted.probes
       if (admitted.attempt.length > 0) {
         const task: DeliverTask = {
           kind: 'deliver',
@@ -161,43 +161,45 @@ export class MessageProcessor {
         results.push(...sent)
       }
     }
-    return await this.record(msg, events, [...recovered, ...results], st, followUps, pending, probes)
+    return await this.record(msg, events, [...recovered, ...results], st, followUps, pending)
   }
 
   /**
-   * Splits due recipients by their destination's backoff. A recipient at a suspended destination takes its turn
-   * in the retry schedule without a transaction: a deferral with the destination's last reply, so its events,
-   * attempts and final soft bounce are those of a real attempt, and its next turn is not before the destination's
-   * next probe (`probes`), since no answer can change before then. One at a destination still busy with its capped
-   * attempts waits like a throttled one, without a deferral.
+   * Splits due recipients by their destination's backoff. A recipient at a suspended destination waits for the
+   * destination's next probe like a throttled one: no event, no attempt used up, since no answer can change before
+   * then. Once the message's span has passed (`overdue`), one that was really attempted before gives up at such a
+   * turn, with the destination's last reply, and one never attempted gets its one real attempt despite the
+   * suspension (within the destination's cap), so that no recipient waits for probes for ever and none gives up
+   * untried. One at a destination still busy with its capped attempts waits too.
    */
-  private async admit (due: string[]): Promise<{ attempt: string[], notAttempted: RecipientResult[], probes: Map<string, number> }> {
+  private async admit (due: string[], overdue: boolean, tried: (rcpt: string) => boolean): Promise<{ attempt: string[], notAttempted: RecipientResult[] }> {
     const attempt: string[] = []
     const notAttempted: RecipientResult[] = []
-    const probes = new Map<string, number>()
     const taken = new Set<string>()
     for (const rcpt of due) {
       const dest = addressDomain(rcpt)
       // a second recipient at one destination must not wait for the slot the first one holds
-      const a = await this.backoff.admit(dest, !taken.has(dest))
+      const a = await this.backoff.admit(dest, !taken.has(dest), overdue && !tried(rcpt))
       const at = new Date().toISOString()
       if (a.kind === 'attempt') {
         attempt.push(rcpt)
         taken.add(dest)
       } else if (a.kind === 'busy') {
         notAttempted.push({ rcpt, at, outcome: { kind: 'throttled', retryAfterMs: a.retryAfterMs } })
-      } else {
-        const response = `${a.lastResponse} (not attempted: ${dest} answered only 4xx lately; next probe ${new Date(a.probeAt).toISOString()})`
+      } else if (overdue) {
+        const response = `${a.lastResponse} (not attempted: ${dest} answered only 4xx lately)`
         notAttempted.push({ rcpt, at, outcome: { kind: 'deferred', response } })
-        probes.set(rcpt, a.probeAt)
+      } else {
+        notAttempted.push({ rcpt, at, outcome: { kind: 'throttled', retryAfterMs: Math.max(0, a.probeAt - Date.parse(at)) } })
       }
     }
-    return { attempt, notAttempted, probes }
+    return { attempt, notAttempted }
   }
 
   private async record (msg: QueuedMessage, events: EventFactory, results: RecipientResult[], st: (r: string) => RecipientState,
-    followUps: Map<string, SandboxResult['followUp']>, pending: string[], probes = new Map<string, number>()): Promise<Fate> {
+    followUps: Map<string, SandboxResult['followUp']>, pending: string[]): Promise<Fate> {
     const schedule = msg.environment === 'test' ? SANDBOX_RETRY_SCHEDULE_S : this.d.config.delivery.retryScheduleS
+    const giveUp = giveUpAt(msg, schedule)
     const fields: Record<string, string> = {}
     const toPublish: EventRecord[] = []
     const finals: string[] = []
@@ -215,16 +217,18 @@ export class MessageProcessor {
           if (f?.type === 'complained') suppress.push({ email: rcpt, reason: 'complaint' })
           break
         }
-        case 'bounced':
-          final = [events.make('bounced', rcpt, at, { bounce_type: 'hard', bounce_code: outcome.code, bounce_message: outcome.message, bounced_at: at })]
-          suppress.push({ email: rcpt, reason: 'hard_bounce' })
+        case 'bounced': {
+          const category = bounceCategory({ code: outcome.code, text: outcome.message })
+          final = [events.make('bounced', rcpt, at, { bounce_type: 'hard', bounce_code: outcome.code, bounce_message: outcome.message, bounce_category: category, bounced_at: at })]
+          if (suppresses(category)) suppress.push({ email: rcpt, reason: 'hard_bounce' })
           break
+        }
         case 'failed':
           final = [events.make('failed', rcpt, at, { failed_at: at, reason: outcome.reason })]
           break
         case 'deferred':
-          if (attempt <= schedule.length) {
-            const next = Math.max(atMs + schedule[attempt - 1]! * 1000, probes.get(rcpt) ?? 0)
+          if (!spanPassed(atMs, giveUp)) {
+            const next = nextAttemptAt(atMs, attempt, schedule)
             toPublish.push(events.make('deferred', rcpt, at, {
               deferred_at: at, smtp_response: outcome.response, attempt, next_attempt_at: new Date(next).toISOString()
             }, attempt))
@@ -233,7 +237,8 @@ export class MessageProcessor {
             waits.set(rcpt, next)
           } else {
             const code = /^[45]\d\d/.exec(outcome.response)?.[0] ?? '421'
-            final = [events.make('bounced', rcpt, at, { bounce_type: 'soft', bounce_code: code, bounce_message: outcome.response, bounced_at: at })]
+            const category = bounceCategory({ code, text: outcome.response })
+            final = [events.make('bounced', rcpt, at, { bounce_type: 'soft', bounce_code: code, bounce_message: outcome.response, bounce_category: category, bounced_at: at })]
           }
           break
         case 'throttled':
@@ -264,15 +269,15 @@ export class MessageProcessor {
   }
 
   /**
-   * Hard bounces put the address on the organisation's suppression list. Sandbox outcomes never do: the sandbox
-   * simulates events, not list state, so a simulated bounce or complaint cannot block live mail.
+   * Hard bounces of the mailbox and domain categories put the address on the organisation's suppression list; an
+   * address already on it keeps its first entry. Sandbox outcomes never do: the sandbox simulates events, not list
+   * state, so a simulated bounce or complaint cannot block live mail.
    */
   private async suppress (msg: QueuedMessage, entries: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }>): Promise<void> {
     if (msg.environment === 'test') return
     await Promise.all(entries.map(async ({ email, reason }) => {
-      await this.d.cp.suppressions.put(suppressionKey(msg.org_id, email), {
-        org_id: msg.org_id, email, reason, message_id: msg.id, created_at: new Date().toISOString()
-      }).catch((err: unknown) => this.d.log.error({ err, email }, 'suppression not stored'))
+      await suppressAddress(this.d.cp, msg.org_id, email, reason, msg.id)
+        .catch((err: unknown) => this.d.log.error({ err, email }, 'suppression not stored'))
     }))
   }
 }

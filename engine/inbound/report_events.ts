@@ -4,13 +4,15 @@ import {
 } from '../protocol/mod.ts'
 import { bounceCode, type Report } from './reports.ts'
 import type { ReportDrops, ReportSubject } from './report_checks.ts'
+import { bounceCategory, suppresses } from '../actor/classify.ts'
 
 export interface ReportDeps { cp: ControlPlane, js: JsPublish, log: Logger, drops: ReportDrops }
 
 /**
- * Turns a DSN into `bounced` (5.x.x hard and suppressed, 4.x.x soft) and an ARF report into `complained` (and
- * suppression), for the message and recipients `subject` allows (report_checks.ts). A report recipient outside
- * them is dropped and counted: the report is either not about this mail or forged.
+ * Turns a DSN into `bounced` (5.x.x hard, 4.x.x soft; its category from the same classifier as SMTP replies, and
+ * only a hard `mailbox` or `domain` bounce suppresses) and an ARF report into `complained` (and suppression), for
+ * the message and recipients `subject` allows (report_checks.ts). A report recipient outside them is dropped and
+ * counted: the report is either not about this mail or forged.
  */
 export async function emitReportEvents (deps: ReportDeps, report: Report, subject: ReportSubject, inboundId: string): Promise<number> {
   const { orgId, messageId } = subject
@@ -25,13 +27,16 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
       const cls = r.status[0]
       if (cls !== '5' && cls !== '4') continue // 2.x.x: delivered/relayed notices are not bounces
       const hard = cls === '5'
-      if (hard) await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)
+      const code = bounceCode(r)
+      const category = bounceCategory({ code: /^\d{3}$/.test(code) ? code : '', enhanced: r.status, text: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') })
+      if (hard && suppresses(category)) await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)
       await publishEvent(deps.js, eventRecord(eventId('bounced', orgId, messageId, to, 'dsn'), 'bounced', orgId, {
         message_id: messageId,
         to,
         bounce_type: hard ? 'hard' : 'soft',
-        bounce_code: bounceCode(r),
+        bounce_code: code,
         bounce_message: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') || `${r.action} ${r.status}`.trim(),
+        bounce_category: category,
         bounced_at: now
       }, messageId))
       emitted++

@@ -2,6 +2,7 @@ import { headers as natsHeaders } from '@nats-io/transport-node'
 import type { JsPublish } from './js_publisher.ts'
 import type { ControlPlane } from './control_plane.ts'
 import { suppressionKey } from './control_plane.ts'
+import { KvConflictError } from './kv_mirror.ts'
 import { eventSubject, HDR_MSG_ID } from './subjects.ts'
 import type { EventRecord, EventType } from './events.ts'
 import type { SuppressionRecord } from './records.ts'
@@ -24,16 +25,17 @@ export function eventRecord (id: string, type: EventType, orgId: string, data: R
 
 /**
  * Adds an address to the organisation's suppression list. An existing entry is kept as it is (its first reason
- * and date are what users want to see), so repeated bounces or clicks cost one look-up.
+ * and date are what users want to see), so repeated bounces or clicks cost one look-up; the write is a create, so
+ * of two writers at once the first one's entry stays too.
  */
 export async function suppressAddress (cp: ControlPlane, orgId: string, email: string, reason: SuppressionRecord['reason'], messageId?: string): Promise<void> {
   const key = suppressionKey(orgId, email)
   if (cp.suppressions.get(key) !== undefined) return
-  await cp.suppressions.put(key, {
+  await cp.suppressions.create(key, {
     org_id: orgId,
     email: email.trim().toLowerCase(),
     reason,
     ...(messageId !== undefined ? { message_id: messageId } : {}),
     created_at: new Date().toISOString()
-  })
+  }).catch((err: unknown) => { if (!(err instanceof KvConflictError)) throw err })
 }

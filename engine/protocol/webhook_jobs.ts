@@ -149,7 +149,7 @@ export function sampleEventData (type: string, now: number): Record<string, unkn
   const base = { message_id: 'msg_test0000000000000000000000', to: 'recipient@example.com', metadata: { source: 'webhook_test' }, test: true }
   switch (type) {
     case 'delivered': return { ...base, delivered_at: at, smtp_response: '250 2.0.0 OK' }
-    case 'bounced': return { ...base, bounce_type: 'hard', bounce_code: '550', bounce_message: '550 5.1.1 User unknown', bounced_at: at }
+    case 'bounced': return { ...base, bounce_type: 'hard', bounce_code: '550', bounce_message: '550 5.1.1 User unknown', bounce_category: 'mailbox', bounced_at: at }
     case 'deferred': return { ...base, deferred_at: at, smtp_response: '451 4.7.1 Try again later', attempt: 1, next_attempt_at: new Date(now + 60_000).toISOString() }
     case 'opened': return { ...base, opened_at: at, user_agent: 'Mozilla/5.0', ip_address: '203.0.113.7' }
     case 'clicked': return { ...base, clicked_at: at, url: 'https://example.com/', user_agent: 'Mozilla/5.0', ip_address: '203.0.113.7' }

@@ -24,7 +24,11 @@ export const EventEnvelopeSchema = Type.Object({
   id: Type.String({ description: 'evt_…, unique per event; the same id as the webhook delivery' }),
   type: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
-  data: Type.Record(Type.String(), Type.Unknown())
+  data: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'The fields of the event type (docs/webhooks.md). `bounced`: `bounce_type` (`hard` or `soft`), `bounce_code`, ' +
+      '`bounce_message`, `bounce_category` (`mailbox`, `domain`, `policy`, `content`, `size`, `mailbox_full` or `other`; only ' +
+      '`mailbox` and `domain` suppress the address) and `bounced_at`.'
+  })
 })
 
 export const MessageStatusSchema = Type.Union(MESSAGE_STATUSES.map((s) => Type.Literal(s)))

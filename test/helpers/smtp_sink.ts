@@ -2,7 +2,8 @@ import { SMTPServer, type SMTPServerAddress } from 'smtp-server'
 
 /**
  * A real SMTP server for delivery tests. The recipient's local part decides the reply:
- *   permfail… → 550 at RCPT; tempfail… → 451 at RCPT the first `tempfailTimes` times (per address), then accepted;
+ *   permfail… → 550 5.1.1 at RCPT; policy… → 550 5.7.1; toobig… → 552 5.3.4; full… → 552 5.2.2 (PERMANENT);
+ *   tempfail… → 451 at RCPT the first `tempfailTimes` times (per address), then accepted;
  *   slow…     → the reply to DATA comes after `slowMs`; anything else → 250.
  * Accepted messages are recorded with their envelope, raw bytes and headers.
  */
@@ -44,6 +45,14 @@ function parseHeaders (raw: Buffer): Map<string, string> {
   return out
 }
 
+/** Local-part prefix → the permanent RCPT reply the sink gives it. */
+const PERMANENT: ReadonlyArray<[string, number, string]> = [
+  ['permfail', 550, '5.1.1 mailbox unavailable'],
+  ['policy', 550, '5.7.1 message refused by policy: sender reputation'],
+  ['toobig', 552, '5.3.4 message size exceeds fixed limit'],
+  ['full', 552, '5.2.2 mailbox full']
+]
+
 export class SmtpSink {
   readonly messages: SinkMessage[] = []
   /** Every RCPT reply the sink gave, in order: `<address> <code>`. */
@@ -69,10 +78,11 @@ export class SmtpSink {
       size: 30 * 1024 * 1024,
       onRcptTo (address: SMTPServerAddress, _session, callback) {
         const local = address.address.slice(0, address.address.lastIndexOf('@')).toLowerCase()
-        if (local.startsWith('permfail')) {
-          sink.rcptLog.push(`${address.address} 550`)
-          const err = new Error('5.1.1 mailbox unavailable') as Error & { responseCode: number }
-          err.responseCode = 550
+        const permanent = PERMANENT.find(([prefix]) => local.startsWith(prefix))
+        if (permanent !== undefined) {
+          sink.rcptLog.push(`${address.address} ${permanent[1]}`)
+          const err = new Error(permanent[2]) as Error & { responseCode: number }
+          err.responseCode = permanent[1]
           callback(err); return
         }
         if (local.startsWith('tempfail')) {

@@ -10,9 +10,10 @@ import {
 
 // The sink answers 451 to every `tempfail…` recipient, forever: that is the poison traffic. One shard with room
 // for 4 messages, and more poison than that, so a deferred message that kept its slot would stop healthy mail.
-// After SUSPEND_AFTER failures in a row the destination is suspended: its mail still takes every turn of the retry
-// schedule (a deferred event per attempt, then a soft bounce), but without a transaction, apart from one probe per
-// backoff period. How much the poison slows healthy mail is measured by bench/poison.ts.
+// After SUSPEND_AFTER failures in a row the destination is suspended: its mail waits for the end of each backoff
+// period, when a probe of a few recipients makes real attempts; a turn spent waiting is no attempt (no deferred
+// event). Each recipient gives up (soft bounce) once the schedule's span has passed and it was really attempted.
+// How much the poison slows healthy mail is measured by bench/poison.ts.
 const POISON = 12
 const HEALTHY = 60
 
@@ -57,19 +58,24 @@ test('a destination that always answers 4xx is deferred with growing attempts, b
   for (const id of poison) assert.equal(counts.has(messageIdHeader(org, id)), false, 'poison mail never reaches the mailbox')
 
   await events.until(() => poison.every((id) => events.of(id, 'bounced').length === 1), 30_000)
-  // Attempts 1, 2, 3 deferred, the 4th (schedule spent) a soft bounce, whether or not they made a transaction.
-  for (const id of poison) {
+  // Deferred events count real attempts one by one (the give-up may be one more, or a turn spent waiting); then
+  // one soft bounce. No recipient gives up without a real attempt.
+  for (const [i, id] of poison.entries()) {
     const attempts = events.of(id, 'deferred').map((e) => (e.data as { attempt: number }).attempt)
-    assert.deepEqual(attempts, [1, 2, 3], `deferred attempts of ${id}`)
+    const real = sink.rcptLog.filter((l) => l.startsWith(`tempfail${i}@poison.example `)).length
+    assert.ok(real >= 1, `${id} was really attempted`)
+    assert.deepEqual(attempts, attempts.map((_, n) => n + 1), `deferred attempts of ${id}`)
+    assert.ok(attempts.length === real || attempts.length === real - 1, `${id}: ${attempts.length} deferred events for ${real} real attempts`)
     const bounce = events.of(id, 'bounced')
     assert.equal(bounce.length, 1)
     assert.equal((bounce[0]!.data as { bounce_type: string }).bounce_type, 'soft')
     assert.equal((bounce[0]!.data as { bounce_code: string }).bounce_code, '451')
   }
-  // without the backoff every poison message makes 4 transactions (3 deferrals, then the soft bounce)
+  // without the backoff every poison message makes 4 transactions (3 deferrals, then the soft bounce); with it, a
+  // message makes its first attempt and, once the span has passed, about one more (seen: 18 to 24 for 12 messages)
   const transactions = sink.rcptLog.filter((l) => l.startsWith('tempfail')).length
   t.diagnostic(`${transactions} transactions to the poison destination for ${POISON} messages`)
-  assert.ok(transactions <= POISON * 2, `poison destination backed off: ${transactions} transactions`)
+  assert.ok(transactions <= POISON * 3, `poison destination backed off: ${transactions} transactions`)
   const lastHealthyDone = Math.max(...healthy.map((id) => Date.parse(events.of(id, 'delivered')[0]?.timestamp ?? '0')))
   const lastPoisonDone = Math.max(...poison.map((id) => Date.parse(events.of(id, 'bounced')[0]!.timestamp)))
   t.diagnostic(`healthy mail finished ${lastPoisonDone - lastHealthyDone} ms before the last poison bounce`)

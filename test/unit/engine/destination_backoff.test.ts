@@ -37,22 +37,27 @@ test('an answer (2xx or 5xx) between failures resets the count', async () => {
   assert.deepEqual(b.suspended(), [])
 })
 
-test('after the period one probe goes through; a failed probe doubles the period up to the maximum, an answered one ends the backoff', async () => {
-  const { b, clock } = clocked()
+test('after the period a probe of up to the capped attempts goes through; its first failure doubles the period up to the maximum, an answer ends the backoff', async () => {
+  const { b, clock } = clocked(3)
   await failTimes(b, 'p.example', SUSPEND_AFTER)
   for (const period of [1000, 2000, 4000, 4000]) {
     clock.now += period
-    assert.equal((await b.admit('p.example')).kind, 'attempt', 'the probe')
-    assert.equal((await b.admit('p.example')).kind, 'suspended', 'only one probe at a time')
+    for (let i = 0; i < 3; i++) assert.equal((await b.admit('p.example')).kind, 'attempt', 'the probe: as many as an unproven destination gets')
+    assert.equal((await b.admit('p.example', false)).kind, 'busy', 'no more than that at once')
+    b.record('p.example', 'transient', R451)
+    b.record('p.example', 'transient', R451)
     b.record('p.example', 'transient', R451)
     const next = Math.min(4000, period * 2)
     assert.deepEqual(await b.admit('p.example'), { kind: 'suspended', probeAt: clock.now + next, lastResponse: R451 })
   }
   clock.now += 4000
   assert.equal((await b.admit('p.example')).kind, 'attempt')
+  assert.equal((await b.admit('p.example')).kind, 'attempt')
   b.record('p.example', 'answered')
   assert.deepEqual(b.suspended(), [])
   for (let i = 0; i < 20; i++) assert.equal((await b.admit('p.example')).kind, 'attempt', 'a destination that answered has no concurrency cap')
+  b.record('p.example', 'transient', R451)
+  assert.deepEqual(b.suspended(), [], 'a recipient of the probe that fails after another one was accepted does not suspend again')
 })
 
 test('a probe without a verdict (throttled, crashed) lets the next recipient probe', async () => {
@@ -90,4 +95,15 @@ test('recipients waiting on a destination that gets suspended are not attempted'
 test('settings follow the retry schedule and the SMTP pool', () => {
   assert.deepEqual(backoffSettings([60, 300, 900, 3600, 14400, 28800], 10), { firstMs: 60_000, maxMs: 3600_000, unprovenConcurrency: 10 })
   assert.deepEqual(backoffSettings([1, 1, 2], 4), { firstMs: 1000, maxMs: 2000, unprovenConcurrency: 4 })
+})
+
+test('a recipient that must have its one real attempt goes through a suspension, held only by the cap', async () => {
+  const { b, clock } = clocked(2)
+  await failTimes(b, 'p.example', SUSPEND_AFTER)
+  assert.equal((await b.admit('p.example', true, true)).kind, 'attempt')
+  assert.equal((await b.admit('p.example', false, true)).kind, 'attempt')
+  assert.equal((await b.admit('p.example', false, true)).kind, 'busy', 'no more than the cap at once')
+  assert.deepEqual(await b.admit('p.example'), { kind: 'suspended', probeAt: clock.now + 1000, lastResponse: R451 }, 'others still wait')
+  b.record('p.example', 'transient', R451)
+  assert.deepEqual(b.suspended(), ['p.example'], 'its failure changes nothing about the suspension')
 })

@@ -1,0 +1,34 @@
+import type { QueuedMessage } from './protocol/send.ts'
+
+/**
+ * When a deferred recipient is tried again, and when it gives up. Pure.
+ *
+ * A recipient's n-th real attempt that ends deferred waits `schedule[n-1]` seconds. It gives up (`bounced`,
+ * `soft`) by age, not by count: at the first real attempt, or the first turn after one, that comes when the
+ * schedule's whole span has passed since the message was accepted (since its `scheduled_at` for a scheduled
+ * send: its age starts when it is due). A turn spent waiting for a suspended destination is no attempt, so a
+ * suspension delays a recipient's attempts without using them up; it cannot bounce a recipient never tried.
+ * Without suspensions this is the count rule: the turn after the last step comes at the span.
+ */
+
+/** A recipient is due this much before its time (timers and nak delays are not exact to the millisecond). */
+export const DUE_EARLY_MS = 50
+
+/** Epoch ms from which on a deferred recipient gives up. */
+export function giveUpAt (msg: Pick<QueuedMessage, 'created_at' | 'scheduled_at'>, scheduleS: readonly number[]): number {
+  const accepted = Date.parse(msg.created_at)
+  const due = msg.scheduled_at !== undefined ? Date.parse(msg.scheduled_at) : Number.NaN
+  const start = Math.max(Number.isNaN(accepted) ? 0 : accepted, Number.isNaN(due) ? 0 : due)
+  return start + scheduleS.reduce((sum, s) => sum + s, 0) * 1000
+}
+
+/** Whether an outcome at `atMs` comes once the span has passed. */
+export function spanPassed (atMs: number, giveUpAtMs: number): boolean {
+  return atMs + DUE_EARLY_MS >= giveUpAtMs
+}
+
+/** The next attempt after the `attempt`-th real attempt (1-based) ended deferred at `atMs`. */
+export function nextAttemptAt (atMs: number, attempt: number, scheduleS: readonly number[]): number {
+  const step = scheduleS[Math.min(attempt, scheduleS.length) - 1] ?? 0
+  return atMs + step * 1000
+}
