@@ -39,7 +39,7 @@ test('a DSN with a 5.x.x status to the VERP address is a hard bounce and suppres
 })
 
 test('a DSN with a 4.x.x status is a soft bounce and suppresses nothing', async () => {
-  const rcpt = 'full@remote.test'
+  const rcpt = 'over.quota@remote.test'
   const sent = await s.send(org, rcpt)
   await s.deliver(sent.returnPath, dsn({ to: sent.returnPath, recipient: rcpt, status: '4.2.2', diagnostic: '452 4.2.2 mailbox full', originalId: sent.id, domain: org.domain }))
   const all = await events.waitFor('bounced', 2)
