@@ -114,12 +114,13 @@ async function storedFrom (jsm: JetStreamManager, stream: string, subject: strin
   return await jsm.streams.getMessage(stream, query)
 }
 
-const SWEEP_EVERY_MS = 60_000 // a light sweep: two look-ups per shard when nothing was left behind
 /** After a reconnect, full sweeps: once the restarted server has loaded its streams, then as the backlog moves on. */
 const AFTER_RECONNECT_MS = [3_000, 15_000, 45_000]
 
 export interface SweeperDeps {
   jsm: JetStreamManager
+  /** Period of the light passes (OB_ENGINE_SWEEP_MS). */
+  everyMs: number
   stream: string
   /** Consumer name and subject of a shard. */
   target: (shard: number) => { consumer: string, subject: string }
@@ -134,7 +135,7 @@ export interface SweeperDeps {
 
 /**
  * Sweeps the held shards: fully at start, after every reconnect (AFTER_RECONNECT_MS) and when a light pass
- * found leftovers; lightly every SWEEP_EVERY_MS otherwise; until `stop()`.
+ * found leftovers; lightly every `everyMs` otherwise; until `stop()`.
  */
 export class WorkQueueSweeper {
   private timer?: NodeJS.Timeout
@@ -181,7 +182,7 @@ export class WorkQueueSweeper {
     return found
   }
 
-  /** The next pass in `ms`, full ones after each of `fullThen`, then light ones every SWEEP_EVERY_MS. */
+  /** The next pass in `ms`, full ones after each of `fullThen`, then light ones every `everyMs`. */
   private schedule (ms: number, full: boolean, fullThen: readonly number[]): void {
     if (this.stopped) return
     clearTimeout(this.timer)
@@ -190,7 +191,7 @@ export class WorkQueueSweeper {
         if (fullThen.length > 0) this.schedule(fullThen[0]!, true, fullThen.slice(1))
         // what a light pass finds below the floor says there may be more above it
         else if (found && !full) this.schedule(0, true, [])
-        else this.schedule(SWEEP_EVERY_MS, false, [])
+        else this.schedule(this.d.everyMs, false, [])
       })
     }, ms)
     this.timer.unref()
