@@ -76,7 +76,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   })
   await leases.start()
   const sweeper = new WorkQueueSweeper({
-    jsm: await jetstreamManager(shared.nc),
+    io: { nc: shared.nc, jsm: await jetstreamManager(shared.nc) },
     everyMs: config.engine.sweepMs,
     stream: STREAM_OUTBOUND,
     target: (shard) => ({ consumer: consumerName(shard), subject: outboundSubject(shard) }),
