@@ -114,7 +114,8 @@ async function releaseGhosts (io: SweepIo, t: SweepTarget): Promise<number> {
   let last = first
   let seq = first.consumer.delivered.stream_seq
   for (let looked = 0; seq > floor && looked < (t.limit ?? SWEEP_LIMIT); looked += RELEASE_BATCH) {
-    const batch = Array.from({ length: Math.min(RELEASE_BATCH, seq - floor) }, (_v, i) => seq - i)
+    const top = seq
+    const batch = Array.from({ length: Math.min(RELEASE_BATCH, top - floor) }, (_v, i) => top - i)
     seq -= batch.length
     const stored = await Promise.all(batch.map(async (s) => await io.jsm.streams.getMessage(t.stream, { seq: s })))
     batch.forEach((s, i) => { if (stored[i] === null) io.nc.publish(ackSubject(t, s), ACK) })
