@@ -18,16 +18,25 @@ import { renderChart } from './svg_chart.ts'
 import { LatencyWindow, processUsage, type SoakSample } from './soak_probe.ts'
 import { measurePoisonImpact, type PoisonImpact } from './soak_poison.ts'
 import { drain, leftovers, type Leftover, type SoakTallies } from './soak_checks.ts'
+import { checkWaitingMail, startWaitingMail, type WaitingChecks } from './soak_waiting.ts'
 import type { BenchOptions, BenchResult, Chart } from './types.ts'
 
 /**
  * Soak: mixed load (sends, reads, webhooks to an HTTPS receiver, inbound SMTP) against separate gateway, engine
  * and inbound processes while faults are injected on a schedule: engine SIGKILL, NATS SIGKILL + restart on its
- * store, Redis SIGKILL + restart (appendonly), webhook receiver down. Reports lost, duplicated and stuck
- * messages, p99 latencies, RSS and open descriptors over time. Uses NATS and Redis of its own (it kills them).
+ * store, Redis SIGKILL + restart (appendonly), webhook receiver down. Mail that waits in the engine (deferred,
+ * scheduled) is sent throughout, with real delays, while work-queue sweeps run every 5 s (soak_waiting.ts).
+ * Reports lost, duplicated and stuck messages, p99 latencies, RSS and open descriptors over time. Uses NATS and
+ * Redis of its own (it kills them).
  */
-const QUICK = { durationS: 30, cycleS: 30, senders: 3, poisonHealthy: 150, poisonCount: 60 }
-const FULL = { durationS: 600, cycleS: 60, senders: 4, poisonHealthy: 600, poisonCount: 200 }
+const QUICK = { durationS: 30, cycleS: 30, senders: 3, poisonHealthy: 150, poisonCount: 60, waitingEveryMs: 2000 }
+const FULL = { durationS: 600, cycleS: 60, senders: 4, poisonHealthy: 600, poisonCount: 200, waitingEveryMs: 5000 }
+// Deferred soak mail is answered 451 four times: retried after 1, 1, 2 and 30 s, it is accepted 34 s after its send.
+const RETRY_SCHEDULE = '1,1,2,30,60'
+const DEFER_TIMES = 4
+/** Scheduled soak mail is due 65 s to 3 min after its send, and at most a minute after the load ends. */
+const SCHEDULED_AHEAD_S = [65, 180] as const
+const SCHEDULED_AFTER_LOAD_MS = 60_000
 
 export interface SoakWorld {
   nats: ServerProcess
@@ -57,7 +66,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
   const env = {
     NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_DNS_SERVERS: dns.address,
     OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,2,2,5,5,10,10,20,30,60',
-    OB_DELIVERY_RETRY_SCHEDULE: '1,1,2,2,5,5,10', OB_ENGINE_ACK_WAIT_MS: '5000', OB_PUBLISH_TIMEOUT_MS: '2000',
+    OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE, OB_ENGINE_ACK_WAIT_MS: '5000', OB_ENGINE_SWEEP_MS: '5000', OB_PUBLISH_TIMEOUT_MS: '2000',
     OB_SHUTDOWN_TIMEOUT_MS: '5000', OB_LOG_LEVEL: 'error', OB_ENTERPRISE_RATE_LIMIT: '600000'
   }
   const startRole = (role: string, extra: Record<string, string>): ChildProcess => {
@@ -108,6 +117,9 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     let running = true
     let lastFault = ''
     const soakStart = Date.now()
+    const waiting = startWaitingMail(world, {
+      everyMs: plan.waitingEveryMs, deferTimes: DEFER_TIMES, aheadS: SCHEDULED_AHEAD_S, lastDueMs: soakStart + plan.durationS * 1000 + SCHEDULED_AFTER_LOAD_MS
+    }, (id) => tallies.accepted.push(id))
     const orgRef = { orgId: org.organization_id, domainId: org.domain_id, domain, adminKey: k.value }
     const senders = Array.from({ length: plan.senders }, async (_v, s) => {
       let n = 0
@@ -183,7 +195,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
       opts.progress(0.1 + 0.75 * (Date.now() - soakStart) / (plan.durationS * 1000), 'soak with faults')
     }
     running = false
-    await Promise.all([...senders, reader, inbound, faulting])
+    await Promise.all([...senders, reader, inbound, faulting, waiting.stop()])
     smtp.close()
 
     opts.progress(0.9, 'draining')
@@ -192,7 +204,8 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const pnc = await connect({ servers: nats.url })
     try { pending = await pendingState(pnc) } finally { await pnc.close() }
     const left = pending.outboundMessages > 0 ? await leftovers(world) : []
-    return report(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left)
+    const waited = await checkWaitingMail(world, waiting.sent)
+    return report(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited)
   } finally {
     for (const c of children) c.kill('SIGTERM')
     await sleep(1000)
@@ -206,7 +219,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
 }
 
 function report (quick: boolean, started: number, durationS: number, tallies: SoakTallies, checks: Awaited<ReturnType<typeof drain>>, pending: PendingState | undefined,
-  samples: SoakSample[], faults: Array<{ t_s: number, fault: string }>, sendLat: LatencyWindow, readLat: LatencyWindow, poison: PoisonImpact, left: Leftover[]): BenchResult {
+  samples: SoakSample[], faults: Array<{ t_s: number, fault: string }>, sendLat: LatencyWindow, readLat: LatencyWindow, poison: PoisonImpact, left: Leftover[], waited: WaitingChecks): BenchResult {
   // A message still stored although it reached the sink was delivered; only its removal from the work queue was
   // lost (NATS killed before it wrote it). Counted apart from mail that is really waiting.
   const residue = left.filter((l) => l.at_sink).length
@@ -217,6 +230,8 @@ function report (quick: boolean, started: number, durationS: number, tallies: So
   if (checks.webhookLost > 0) failures.push(`${checks.webhookLost} event(s) never reached the webhook receiver`)
   if (checks.inboundLost > 0) failures.push(`${checks.inboundLost} accepted inbound mail(s) without an inbound.received event`)
   if (stuck !== 0) failures.push(`left pending: ${JSON.stringify(pending)}`)
+  const waitedWrong = waited.lost + waited.duplicated + waited.early + waited.notDelivered
+  if (waitedWrong > 0) failures.push(`deferred or scheduled mail: ${waited.lost} lost, ${waited.duplicated} delivered twice, ${waited.early} before its scheduled_at, ${waited.notDelivered} not \`delivered\``)
   const send = sendLat.overall()
   const read = readLat.overall()
   const x = samples.map((s) => s.t_s)
@@ -231,11 +246,13 @@ function report (quick: boolean, started: number, durationS: number, tallies: So
     title: 'Soak with injected faults (engine SIGKILL, NATS and Redis restarts, webhook receiver down)',
     quick,
     passed: failures.length === 0,
-    summary: `${durationS} s with ${faults.length} faults: ${tallies.accepted.length} accepted, lost ${checks.lost}, duplicated SMTP ${checks.duplicated}, stuck ${stuck}, delivered but still stored ${residue}; send p99 ${send.p99} ms; poison traffic slowed healthy delivery by ${poison.slowdownPct} %`,
+    summary: `${durationS} s with ${faults.length} faults: ${tallies.accepted.length} accepted, lost ${checks.lost}, duplicated SMTP ${checks.duplicated}, stuck ${stuck}, delivered but still stored ${residue}; deferred ${waited.deferred} and scheduled ${waited.scheduled}, of them wrong ${waitedWrong}; send p99 ${send.p99} ms; poison traffic slowed healthy delivery by ${poison.slowdownPct} %`,
     tables: [
       { title: 'Outcome', columns: ['metric', 'value'], rows: [
         ['messages accepted (202)', tallies.accepted.length], ['lost (202 but not at the sink)', checks.lost], ['duplicated SMTP transactions (same Message-ID)', checks.duplicated],
-        ['stuck (waiting in OB_OUTBOUND or webhook jobs)', stuck], ['delivered but still stored in OB_OUTBOUND', residue], ['webhook events expected', checks.webhookExpected], ['webhook events lost', checks.webhookLost],
+        ['stuck (waiting in OB_OUTBOUND or webhook jobs)', stuck],
+        ['deferred (451 four times) / scheduled (65 s to 3 min ahead) among them', `${waited.deferred} / ${waited.scheduled}`],
+        ['deferred or scheduled: lost / delivered twice / before scheduled_at / not delivered', `${waited.lost} / ${waited.duplicated} / ${waited.early} / ${waited.notDelivered}`], ['delivered but still stored in OB_OUTBOUND', residue], ['webhook events expected', checks.webhookExpected], ['webhook events lost', checks.webhookLost],
         ['webhook requests repeating an event id', checks.webhookRepeats], ['inbound mails accepted', tallies.inboundAccepted], ['inbound mails without event', checks.inboundLost],
         ['send answers', statuses], ['send p50 / p99 / max ms', `${send.p50} / ${send.p99} / ${send.max}`], ['read p50 / p99 / max ms', `${read.p50} / ${read.p99} / ${read.max}`],
         ['drain after load (s)', checks.drainS]

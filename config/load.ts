@@ -91,7 +91,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     delivery: { retryScheduleS: seconds(e.OB_DELIVERY_RETRY_SCHEDULE), hostRatePerS: e.OB_DELIVERY_HOST_RATE },
     domainVerification: e.OB_DOMAIN_VERIFICATION,
     dnsServers: e.OB_DNS_SERVERS === undefined ? [] : e.OB_DNS_SERVERS.split(','),
-    engine: { shards: e.OB_ENGINE_SHARDS, threads: e.OB_ENGINE_THREADS, ackWaitMs: e.OB_ENGINE_ACK_WAIT_MS, shardCapacity: e.OB_ENGINE_SHARD_CAPACITY, leaseMs: e.OB_SHARD_LEASE_MS },
+    engine: { shards: e.OB_ENGINE_SHARDS, threads: e.OB_ENGINE_THREADS, ackWaitMs: e.OB_ENGINE_ACK_WAIT_MS, shardCapacity: e.OB_ENGINE_SHARD_CAPACITY, leaseMs: e.OB_SHARD_LEASE_MS, sweepMs: e.OB_ENGINE_SWEEP_MS },
     secret: e.OB_SECRET,
     dataDir: e.OB_DATA_DIR,
     logLevel: e.OB_LOG_LEVEL,

@@ -43,6 +43,7 @@ export const EnvSchema = Type.Object({
   OB_DELIVERY_HOST_RATE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
   OB_ENGINE_ACK_WAIT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   OB_ENGINE_SHARD_CAPACITY: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
+  OB_ENGINE_SWEEP_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   OB_BOOTSTRAP_ADMIN_KEY: Type.Optional(Type.String({ pattern: '^ob_live_[A-Za-z0-9]{16,64}$' })),
   OB_BOOTSTRAP_DOMAIN: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'example.com' }),
   OB_BOOTSTRAP_PLAN: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')], { default: 'free' }),
@@ -129,6 +130,8 @@ export interface Config {
     readonly shardCapacity: number
     /** How long a shard lease lasts without renewal; renewed every third of it. */
     readonly leaseMs: number
+    /** Period of the light work-queue sweep (engine/work_queue_sweep.ts). */
+    readonly sweepMs: number
   }
   /** Key material for tracking tokens; when unset a per-installation secret is kept in the control plane. */
   readonly secret?: string

@@ -20,6 +20,8 @@ export interface Engine {
   readonly ownerId: string
   /** The shards this process holds leases on right now. */
   readonly ownedShards: readonly number[]
+  /** One sweep of the held shards' work queue now, besides the periodic ones (engine/work_queue_sweep.ts). */
+  sweep: (full: boolean) => Promise<void>
   /** Stops taking work, finishes or hands back what is in flight, within `timeoutMs`. */
   drain: (timeoutMs: number) => Promise<void>
 }
@@ -74,7 +76,8 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   })
   await leases.start()
   const sweeper = new WorkQueueSweeper({
-    jsm: await jetstreamManager(shared.nc),
+    io: { nc: shared.nc, jsm: await jetstreamManager(shared.nc) },
+    everyMs: config.engine.sweepMs,
     stream: STREAM_OUTBOUND,
     target: (shard) => ({ consumer: consumerName(shard), subject: outboundSubject(shard) }),
     shards: () => leases.units(),
@@ -89,6 +92,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   return {
     ownerId,
     get ownedShards () { return leases.units() },
+    async sweep (full) { await sweeper.sweep(full) },
     drain (timeoutMs) {
       draining ??= (async () => {
         const deadline = Date.now() + timeoutMs

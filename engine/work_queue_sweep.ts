@@ -1,4 +1,5 @@
-import type { ConsumerInfo, JetStreamManager, StoredMsg } from '@nats-io/jetstream'
+import { JetStreamApiCodes, JetStreamApiError, type ConsumerInfo, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream'
+import type { NatsConnection } from '@nats-io/transport-node'
 
 /**
  * What a killed nats-server can leave behind in a work-queue stream, and how the engine clears it.
@@ -7,12 +8,18 @@ import type { ConsumerInfo, JetStreamManager, StoredMsg } from '@nats-io/jetstre
  * different moments. When it is killed between the two, after the restart
  * - acknowledged messages can still be stored: below the consumer's ack floor, or above it where the consumer
  *   counts them as acknowledged. They are never delivered again, but the stream keeps them;
- * - the consumer can keep counting as un-acknowledged messages the stream has already removed. Nothing is ever
- *   delivered for them, `num_ack_pending` never comes down, and they hold the ack floor back.
- * Neither is mail waiting. A sweep of one shard's subject removes the stored messages that are done (at or below
- * the ack floor, or with a final outcome for every recipient: `settled`), then purges the subject below the first
- * message still stored above the floor, which drops the consumer's pending entries below it: only stored messages
- * can be really pending, and none is stored there.
+ * - the consumer can keep counting as un-acknowledged messages the stream has already removed ("ghost" entries).
+ *   Nothing is ever delivered for them, `num_ack_pending` never comes down, and they hold the ack floor back.
+ * Neither is mail waiting. What the sweep may do, and why it is safe while the shard's consumer keeps working:
+ * - it removes a stored message only when `settled` says every recipient has a final outcome in Redis. The ack
+ *   floor is no proof: a deferred or scheduled message waits as an un-acknowledged entry, and the floor can pass
+ *   such an entry (an acknowledgement of a message no longer pending moves it without looking below);
+ * - it releases a ghost entry by acknowledging, for the consumer, a sequence that a look-up by sequence finds
+ *   not stored. Such an acknowledgement removes nothing, and the consumer drops the entry if it has one; a
+ *   stored message is never acknowledged by the sweep;
+ * - it never purges. A filtered purge on nats-server 2.9.10 drops every un-acknowledged entry of the consumers
+ *   of that subject, below and above the purge sequence: the deferred and scheduled messages it was holding
+ *   stay stored and are never delivered again.
  */
 export interface SweepResult {
   /** Stored messages that were done and are now removed. */
@@ -25,61 +32,51 @@ export interface SweepTarget {
   stream: string
   consumer: string
   subject: string
+  /** Whether every recipient of a stored message has its final outcome: only then is the message removed. */
+  settled: (data: Uint8Array) => Promise<boolean>
   /**
-   * Whether a stored message above the ack floor is done (it is then removed). Called only in a full sweep;
-   * a light one removes only what is at or below the floor.
+   * Full: judges every stored message up to the consumer's last delivered one (those that wait for a retry or
+   * their schedule, too). Light: only those at or below the ack floor, normally none (one look-up).
    */
-  settled?: (data: Uint8Array) => Promise<boolean>
-  /** Most stored messages a full sweep reads. */
+  full: boolean
+  /** Most stored messages a full sweep reads, and most sequences one sweep looks at for ghost entries. */
   limit?: number
 }
 
-const FULL_SWEEP_LIMIT = 50_000
+/** The connection the sweep acknowledges ghost entries on, and its JetStream manager. */
+export interface SweepIo {
+  nc: NatsConnection
+  jsm: JetStreamManager
+}
 
-/**
- * Sweeps one consumer's subject. Light (no `settled`): two look-ups when nothing was left behind. Full: reads
- * each stored message up to the consumer's last delivered one (the messages that wait for a retry, too).
- */
-export async function sweepWorkQueue (jsm: JetStreamManager, t: SweepTarget): Promise<SweepResult> {
-  const before = await jsm.consumers.info(t.stream, t.consumer)
-  const visible = await removeDone(jsm, t, before)
+const SWEEP_LIMIT = 50_000
+const RELEASE_BATCH = 128 // sequences looked up at once while looking for ghost entries
+const SNAPSHOT_TRIES = 5
+const ACK = new TextEncoder().encode('+ACK')
+
+export async function sweepWorkQueue (io: SweepIo, t: SweepTarget): Promise<SweepResult> {
+  const before = await io.jsm.consumers.info(t.stream, t.consumer)
+  const visible = await removeSettled(io.jsm, t, before)
   let removed = visible.removed
-  if (t.settled !== undefined) removed += await removeUnindexed(jsm, t, before, visible.kept)
-  const after = removed > 0 ? await jsm.consumers.info(t.stream, t.consumer) : before
-  // more pending entries than stored candidates for them: some are of removed messages
-  if (after.num_ack_pending <= visible.kept.size) return { removed, released: 0 }
-  const live = visible.live ?? (await jsm.streams.info(t.stream)).state.last_seq + 1
-  if (live <= after.ack_floor.stream_seq + 1) return { removed, released: 0 }
-  await jsm.streams.purge(t.stream, { filter: t.subject, seq: live })
-  const end = await jsm.consumers.info(t.stream, t.consumer)
-  return { removed, released: Math.max(0, after.num_ack_pending - end.num_ack_pending) }
+  if (t.full) removed += await removeUnindexed(io.jsm, t, before, visible.kept)
+  return { removed, released: await releaseGhosts(io, t) }
 }
 
 /**
- * Walks the subject's stored messages up to the last delivered one, removing those at or below the ack floor
- * and (full sweep) the settled ones. `kept`: the delivered messages left, which may really be pending; `live`:
- * the first stored message above the floor.
+ * Walks the subject's stored messages up to the ack floor (light) or the last delivered one (full), removing
+ * the settled ones. `kept`: those left.
  */
-async function removeDone (jsm: JetStreamManager, t: SweepTarget, c: ConsumerInfo): Promise<{ removed: number, kept: Set<number>, live?: number }> {
-  const floor = c.ack_floor.stream_seq
+async function removeSettled (jsm: JetStreamManager, t: SweepTarget, c: ConsumerInfo): Promise<{ removed: number, kept: Set<number> }> {
+  const last = t.full ? c.delivered.stream_seq : c.ack_floor.stream_seq
   const kept = new Set<number>()
-  let firstKept: number | undefined // the walk goes up by sequence, so the first one kept is the lowest
   let removed = 0
   let m = await storedFrom(jsm, t.stream, t.subject, 1)
-  for (let read = 0; m !== null; read++) {
-    if (m.seq > c.delivered.stream_seq || (m.seq > floor && (t.settled === undefined || read >= (t.limit ?? FULL_SWEEP_LIMIT)))) {
-      return { removed, kept, live: firstKept ?? m.seq }
-    }
-    if (m.seq <= floor || await t.settled!(m.data)) {
-      await jsm.streams.deleteMessage(t.stream, m.seq, false)
-      removed++
-    } else {
-      kept.add(m.seq)
-      firstKept ??= m.seq
-    }
+  for (let read = 0; m !== null && m.seq <= last && read < (t.limit ?? SWEEP_LIMIT); read++) {
+    if (await t.settled(m.data)) removed += await remove(jsm, t.stream, m.seq)
+    else kept.add(m.seq)
     m = await storedFrom(jsm, t.stream, t.subject, m.seq + 1)
   }
-  return firstKept !== undefined ? { removed, kept, live: firstKept } : { removed, kept }
+  return { removed, kept }
 }
 
 /**
@@ -93,19 +90,80 @@ async function removeUnindexed (jsm: JetStreamManager, t: SweepTarget, c: Consum
   const after = await jsm.consumers.info(t.stream, t.consumer)
   let hidden = counted - kept.size - after.num_pending
   if (hidden <= 0) return 0
-  const last = Math.min(c.delivered.stream_seq, info.state.first_seq + (t.limit ?? FULL_SWEEP_LIMIT))
+  const last = Math.min(c.delivered.stream_seq, info.state.first_seq + (t.limit ?? SWEEP_LIMIT))
   let removed = 0
   for (let seq = info.state.first_seq; seq <= last && hidden > 0; seq++) {
     if (kept.has(seq)) continue
-    const m = await jsm.streams.getMessage(t.stream, { seq }).catch(() => null)
+    const m = await jsm.streams.getMessage(t.stream, { seq })
     if (m === null || m.subject !== t.subject) continue
     hidden--
-    if (seq <= c.ack_floor.stream_seq || await t.settled!(m.data)) {
-      await jsm.streams.deleteMessage(t.stream, seq, false)
-      removed++
-    }
+    if (await t.settled(m.data)) removed += await remove(jsm, t.stream, seq)
   }
   return removed
+}
+
+/**
+ * Releases ghost entries when the consumer counts more un-acknowledged entries than the subject has stored
+ * messages it delivered. They are looked for from the last delivered sequence down, since a crash leaves them
+ * among the newest; each sequence found not stored is acknowledged for the consumer, until the count adds up.
+ */
+async function releaseGhosts (io: SweepIo, t: SweepTarget): Promise<number> {
+  const first = await ghostCount(io.jsm, t)
+  if (first === undefined || first.ghosts <= 0) return 0
+  const floor = first.consumer.ack_floor.stream_seq
+  let last = first
+  let seq = first.consumer.delivered.stream_seq
+  for (let looked = 0; seq > floor && looked < (t.limit ?? SWEEP_LIMIT); looked += RELEASE_BATCH) {
+    const top = seq
+    const batch = Array.from({ length: Math.min(RELEASE_BATCH, top - floor) }, (_v, i) => top - i)
+    seq -= batch.length
+    const stored = await Promise.all(batch.map(async (s) => await io.jsm.streams.getMessage(t.stream, { seq: s })))
+    batch.forEach((s, i) => { if (stored[i] === null) io.nc.publish(ackSubject(t, s), ACK) })
+    await io.nc.flush()
+    const now = await ghostCount(io.jsm, t)
+    if (now === undefined) continue
+    last = now
+    if (now.ghosts <= 0) break
+  }
+  return Math.max(0, first.ghosts - Math.max(0, last.ghosts))
+}
+
+/**
+ * Un-acknowledged entries beyond the subject's stored messages the consumer delivered, from consumer infos taken
+ * just before and after the stream's count that agree (the shard's consumer keeps working meanwhile); undefined
+ * when no two agreed. Stored messages the consumer counts as acknowledged hide as many ghosts: a full sweep
+ * removes those first.
+ */
+async function ghostCount (jsm: JetStreamManager, t: SweepTarget): Promise<{ ghosts: number, consumer: ConsumerInfo } | undefined> {
+  for (let i = 0; i < SNAPSHOT_TRIES; i++) {
+    const a = await jsm.consumers.info(t.stream, t.consumer)
+    const s = await jsm.streams.info(t.stream, { subjects_filter: t.subject })
+    const b = await jsm.consumers.info(t.stream, t.consumer)
+    if (a.num_ack_pending !== b.num_ack_pending || a.num_pending !== b.num_pending || a.delivered.stream_seq !== b.delivered.stream_seq) continue
+    const delivered = (s.state.subjects?.[t.subject] ?? 0) - b.num_pending
+    return { ghosts: b.num_ack_pending - delivered, consumer: b }
+  }
+  return undefined
+}
+
+/**
+ * The subject JetStream gives a delivery for its acknowledgement: `$JS.ACK.<stream>.<consumer>.<delivery count>.
+ * <stream seq>.<consumer seq>.<timestamp>.<pending>`. Consumer sequence 0 lets the consumer take the one of its
+ * entry, so an entry's acknowledgement moves the ack floor as the engine's own would.
+ */
+function ackSubject (t: SweepTarget, seq: number): string {
+  return `$JS.ACK.${t.stream}.${t.consumer}.1.${seq}.0.0.0`
+}
+
+/** 1 when the message was removed, 0 when it was gone already (acknowledged meanwhile). */
+async function remove (jsm: JetStreamManager, stream: string, seq: number): Promise<number> {
+  try {
+    await jsm.streams.deleteMessage(stream, seq, false)
+    return 1
+  } catch (err) {
+    if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.NoMessageFound) return 0
+    throw err
+  }
 }
 
 async function storedFrom (jsm: JetStreamManager, stream: string, subject: string, seq: number): Promise<StoredMsg | null> {
@@ -114,12 +172,13 @@ async function storedFrom (jsm: JetStreamManager, stream: string, subject: strin
   return await jsm.streams.getMessage(stream, query)
 }
 
-const SWEEP_EVERY_MS = 60_000 // a light sweep: two look-ups per shard when nothing was left behind
 /** After a reconnect, full sweeps: once the restarted server has loaded its streams, then as the backlog moves on. */
 const AFTER_RECONNECT_MS = [3_000, 15_000, 45_000]
 
 export interface SweeperDeps {
-  jsm: JetStreamManager
+  io: SweepIo
+  /** Period of the light passes (OB_ENGINE_SWEEP_MS). */
+  everyMs: number
   stream: string
   /** Consumer name and subject of a shard. */
   target: (shard: number) => { consumer: string, subject: string }
@@ -134,7 +193,7 @@ export interface SweeperDeps {
 
 /**
  * Sweeps the held shards: fully at start, after every reconnect (AFTER_RECONNECT_MS) and when a light pass
- * found leftovers; lightly every SWEEP_EVERY_MS otherwise; until `stop()`.
+ * found leftovers; lightly every `everyMs` otherwise; until `stop()`.
  */
 export class WorkQueueSweeper {
   private timer?: NodeJS.Timeout
@@ -167,7 +226,7 @@ export class WorkQueueSweeper {
         if (this.stopped) return
         const t = this.d.target(shard)
         try {
-          const r = await sweepWorkQueue(this.d.jsm, { stream: this.d.stream, ...t, ...(full ? { settled: this.d.settled } : {}) })
+          const r = await sweepWorkQueue(this.d.io, { stream: this.d.stream, ...t, settled: this.d.settled, full })
           if (r.removed > 0 || r.released > 0) {
             found = true
             this.d.onSwept(shard, r)
@@ -181,7 +240,7 @@ export class WorkQueueSweeper {
     return found
   }
 
-  /** The next pass in `ms`, full ones after each of `fullThen`, then light ones every SWEEP_EVERY_MS. */
+  /** The next pass in `ms`, full ones after each of `fullThen`, then light ones every `everyMs`. */
   private schedule (ms: number, full: boolean, fullThen: readonly number[]): void {
     if (this.stopped) return
     clearTimeout(this.timer)
@@ -190,7 +249,7 @@ export class WorkQueueSweeper {
         if (fullThen.length > 0) this.schedule(fullThen[0]!, true, fullThen.slice(1))
         // what a light pass finds below the floor says there may be more above it
         else if (found && !full) this.schedule(0, true, [])
-        else this.schedule(SWEEP_EVERY_MS, false, [])
+        else this.schedule(this.d.everyMs, false, [])
       })
     }, ms)
     this.timer.unref()

@@ -4,6 +4,7 @@ import { SMTPServer, type SMTPServerAddress } from 'smtp-server'
  * A real SMTP server for delivery tests. The recipient's local part decides the reply:
  *   permfail… → 550 5.1.1 at RCPT; policy… → 550 5.7.1; toobig… → 552 5.3.4; full… → 552 5.2.2 (PERMANENT);
  *   tempfail… → 451 at RCPT the first `tempfailTimes` times (per address), then accepted;
+ *   tempfail<N>times… → the same the first N times, whatever `tempfailTimes` says;
  *   slow…     → the reply to DATA comes after `slowMs`; anything else → 250.
  * Accepted messages are recorded with their envelope, raw bytes and headers.
  */
@@ -87,7 +88,8 @@ export class SmtpSink {
         }
         if (local.startsWith('tempfail')) {
           const seen = sink.tempfails.get(address.address) ?? 0
-          if (seen < tempfailTimes) {
+          const times = /^tempfail(\d+)times/.exec(local)
+          if (seen < (times !== null ? Number(times[1]) : tempfailTimes)) {
             sink.tempfails.set(address.address, seen + 1)
             sink.rcptLog.push(`${address.address} 451`)
             const err = new Error('4.7.1 try again later') as Error & { responseCode: number }

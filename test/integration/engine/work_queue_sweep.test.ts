@@ -26,10 +26,10 @@ const enc = new TextEncoder()
 const dec = new TextDecoder()
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
-async function pull (stream: string, consumer: string, n: number): Promise<JsMsg[]> {
+async function pull (stream: string, consumer: string, n: number, expires = 1000): Promise<JsMsg[]> {
   const c = await jetstream(nc).consumers.get(stream, consumer)
   const out: JsMsg[] = []
-  for await (const m of await c.fetch({ max_messages: n, expires: 1000 })) out.push(m)
+  for await (const m of await c.fetch({ max_messages: n, expires })) out.push(m)
   return out
 }
 
@@ -44,16 +44,13 @@ test('a full sweep removes what is done below and above the ack floor and leaves
   const got = await pull('SWEEP_A', 'c0', 6)
   for (const m of got.slice(0, 3)) await m.ackAck()
 
-  const light = await sweepWorkQueue(jsm, { stream: 'SWEEP_A', consumer: 'c0', subject: 'sa.0' })
-  assert.deepEqual(light, { removed: 3, released: 0 }, 'a light sweep removes only what is at or below the floor')
-
   const seen: string[] = []
-  const full = await sweepWorkQueue(jsm, {
-    stream: 'SWEEP_A',
-    consumer: 'c0',
-    subject: 'sa.0',
-    settled: async (data) => { seen.push(dec.decode(data)); return dec.decode(data) === 'done' }
-  })
+  const settled = async (data: Uint8Array): Promise<boolean> => { seen.push(dec.decode(data)); return dec.decode(data) === 'done' }
+  const light = await sweepWorkQueue({ nc, jsm }, { stream: 'SWEEP_A', consumer: 'c0', subject: 'sa.0', settled, full: false })
+  assert.deepEqual(light, { removed: 3, released: 0 }, 'a light sweep removes only what is at or below the floor')
+  assert.deepEqual(seen.splice(0), ['done', 'done', 'done'], 'and judges nothing above it')
+
+  const full = await sweepWorkQueue({ nc, jsm }, { stream: 'SWEEP_A', consumer: 'c0', subject: 'sa.0', settled, full: true })
   assert.deepEqual(full, { removed: 1, released: 0 })
   assert.deepEqual(seen, ['done', 'open', 'open'], 'only delivered messages above the floor are judged')
   const c = await jsm.consumers.info('SWEEP_A', 'c0')
@@ -61,10 +58,48 @@ test('a full sweep removes what is done below and above the ack floor and leaves
   assert.equal(c.num_pending, 4, 'undelivered messages are untouched')
   const s = await jsm.streams.info('SWEEP_A')
   assert.equal(s.state.messages, 7, 'two pending, four undelivered, one of the other subject')
-  const again = await sweepWorkQueue(jsm, { stream: 'SWEEP_A', consumer: 'c0', subject: 'sa.0', settled: async () => false })
+  const again = await sweepWorkQueue({ nc, jsm }, { stream: 'SWEEP_A', consumer: 'c0', subject: 'sa.0', settled: async () => false, full: true })
   assert.deepEqual(again, { removed: 0, released: 0 })
   const rest = await pull('SWEEP_A', 'c0', 10)
   assert.deepEqual(rest.map((m) => dec.decode(m.data)), ['open', 'open', 'open', 'open'])
+})
+
+test('sweeps release nothing a consumer still owes: deferred, scheduled and in-flight messages between other shards\' messages come back', async () => {
+  await jsm.streams.add({ name: 'SWEEP_D', subjects: ['sd.>'], retention: RetentionPolicy.Workqueue })
+  for (const s of [0, 1]) {
+    await jsm.consumers.add('SWEEP_D', { durable_name: `d${s}`, filter_subject: `sd.${s}`, ack_policy: AckPolicy.Explicit, ack_wait: 30e9, max_deliver: -1 })
+  }
+  const js = jetstream(nc)
+  const WAIT_MS = 4000
+  // the stream sequences of two shards interleave, as the engine's shards do; acknowledgements come out of order
+  await js.publish('sd.1', enc.encode('scheduled'))
+  for (const m of await pull('SWEEP_D', 'd1', 1)) m.nak(WAIT_MS)
+  for (let i = 0; i < 3; i++) await js.publish('sd.0', enc.encode('done'))
+  for (const m of await pull('SWEEP_D', 'd0', 3)) await m.ackAck()
+  await js.publish('sd.1', enc.encode('in flight'))
+  await js.publish('sd.0', enc.encode('deferred'))
+  for (const m of await pull('SWEEP_D', 'd0', 1)) m.nak(WAIT_MS)
+  for (let i = 0; i < 2; i++) await js.publish('sd.0', enc.encode('done'))
+  for (const m of await pull('SWEEP_D', 'd0', 2)) await m.ackAck()
+  const inFlight = await pull('SWEEP_D', 'd1', 1)
+  assert.deepEqual(inFlight.map((m) => dec.decode(m.data)), ['in flight'])
+  await sleep(200)
+  const owed = async (): Promise<number[]> => await Promise.all([0, 1].map(async (s) => (await jsm.consumers.info('SWEEP_D', `d${s}`)).num_ack_pending))
+  assert.deepEqual(await owed(), [1, 2])
+
+  const settled = async (data: Uint8Array): Promise<boolean> => dec.decode(data) === 'done'
+  for (const full of [false, true, false]) {
+    for (const s of [0, 1]) {
+      const r = await sweepWorkQueue({ nc, jsm }, { stream: 'SWEEP_D', consumer: `d${s}`, subject: `sd.${s}`, settled, full })
+      assert.deepEqual(r, { removed: 0, released: 0 }, `${full ? 'full' : 'light'} sweep of shard ${s}`)
+    }
+  }
+  assert.deepEqual(await owed(), [1, 2], 'every pending entry is still there')
+  inFlight[0]!.nak(WAIT_MS)
+  const back = [...await pull('SWEEP_D', 'd0', 1, WAIT_MS + 2000), ...await pull('SWEEP_D', 'd1', 2, WAIT_MS + 2000)]
+  assert.deepEqual(back.map((m) => dec.decode(m.data)).sort(), ['deferred', 'in flight', 'scheduled'])
+  for (const m of back) await m.ackAck()
+  assert.equal((await jsm.streams.info('SWEEP_D')).state.messages, 0)
 })
 
 test('after SIGKILLs of nats-server under acks and delayed naks, a full sweep leaves nothing stored and nothing un-acknowledged', { timeout: 120_000 }, async (t) => {
@@ -118,7 +153,7 @@ test('after SIGKILLs of nats-server under acks and delayed naks, a full sweep le
   t.diagnostic(`${n} published, ${done.size} finished; before the sweep: ${left.state.messages} stored, ${owed.join('/')} un-acknowledged`)
   for (const s of shards) {
     assert.equal((await jsm.consumers.info('SWEEP_WQ', `c${s}`)).num_pending, 0, 'every message was delivered')
-    const r = await sweepWorkQueue(jsm, { stream: 'SWEEP_WQ', consumer: `c${s}`, subject: `wq.${s}`, settled: async (data) => done.has(dec.decode(data)) })
+    const r = await sweepWorkQueue({ nc, jsm }, { stream: 'SWEEP_WQ', consumer: `c${s}`, subject: `wq.${s}`, settled: async (data) => done.has(dec.decode(data)), full: true })
     t.diagnostic(`shard ${s}: removed ${r.removed}, released ${r.released}`)
   }
   const after = await jsm.streams.info('SWEEP_WQ')
