@@ -14,6 +14,7 @@ const MAX_IN_FLIGHT = 2048
 /** How long an event waits for the webhook view to catch up before it is handed back and tried again. */
 const VIEW_SYNC_TIMEOUT_MS = 5000
 const VIEW_STALE_RETRY_MS = 1000
+const VIEW_WARN_EVERY_MS = 10_000
 const DEFAULT_ACK_WAIT_MS = 60_000
 const PAUSE_MS = 5
 
@@ -39,6 +40,7 @@ export class WebhookFanout {
   private inFlight = 0
   private wake?: () => void
   private loop?: Promise<void>
+  private viewWarnedAt = 0
 
   constructor (
     private readonly nc: NatsConnection,
@@ -97,11 +99,17 @@ export class WebhookFanout {
 
   /** Whether the webhook view now holds every change stored before this event was published (see above). */
   private async viewCaughtUp (eventId: string): Promise<boolean> {
+    let err: unknown
     try {
       if (await this.cp.webhooks.sync(VIEW_SYNC_TIMEOUT_MS)) return true
-      this.log.warn({ event_id: eventId }, 'webhook list not caught up with its bucket; the event will be fanned out later')
-    } catch (err) {
-      this.log.warn({ err, event_id: eventId }, 'cannot read the webhook bucket\'s revision; the event will be fanned out later')
+    } catch (e) {
+      err = e
+    }
+    // Every event in hand waits on the same view: one line per outage is enough.
+    const now = Date.now()
+    if (now - this.viewWarnedAt >= VIEW_WARN_EVERY_MS) {
+      this.viewWarnedAt = now
+      this.log.warn({ err, event_id: eventId }, 'webhook list not caught up with its bucket; events are fanned out once it is')
     }
     return false
   }
