@@ -258,7 +258,7 @@ function report (quick: boolean, started: number, durationS: number, tallies: So
     notes: [
       'Gateway, engine and inbound run as separate `outbox start` processes (OB_ROLE gateway / engine / inbound); RSS and descriptors are read from /proc every second. The engine series restarts after each SIGKILL.',
       'Senders retry 503 and connection errors with the same Idempotency-Key, as the client library does; only the final 202 counts as accepted.',
-      'A second webhook is deleted and created again through the API every 5 s while mail flows (a new URL each time, on a receiver that stays up). Each webhook is owed every event of its types whose OB_EVENTS sequence is after the one read when its 201 arrived and not after the one read before its deletion was asked for; events published while a create or delete was in flight are not counted.',
+      'A second webhook is deleted and created again through the API while mail flows, once it has lived 5 s and the fan-out has passed the last event it is owed (at most 60 s more), with a new URL each time on a receiver that stays up. Each webhook is owed every event of its types whose OB_EVENTS sequence is after the one read when its 201 arrived and not after the one read before its deletion was asked for; events published while a create or delete was in flight are not counted.',
       `Drain waited for every accepted message at the sink and every owed event at its webhook; it took ${checks.drainS} s.`
     ],
     failures,
