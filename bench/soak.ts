@@ -19,15 +19,17 @@ import { LatencyWindow, processUsage, type SoakSample } from './soak_probe.ts'
 import { measurePoisonImpact, type PoisonImpact } from './soak_poison.ts'
 import { drain, leftovers, type Leftover, type SoakTallies } from './soak_checks.ts'
 import { checkWaitingMail, startWaitingMail, type WaitingChecks } from './soak_waiting.ts'
+import { WebhookReplacer } from './soak_webhooks.ts'
 import type { BenchOptions, BenchResult, Chart } from './types.ts'
 
 /**
  * Soak: mixed load (sends, reads, webhooks to an HTTPS receiver, inbound SMTP) against separate gateway, engine
  * and inbound processes while faults are injected on a schedule: engine SIGKILL, NATS SIGKILL + restart on its
- * store, Redis SIGKILL + restart (appendonly), webhook receiver down. Mail that waits in the engine (deferred,
+ * store, Redis SIGKILL + restart (appendonly), webhook receiver down; meanwhile a second webhook is replaced
+ * (deleted and created again through the API) every few seconds. Mail that waits in the engine (deferred,
  * scheduled) is sent throughout, with real delays, while work-queue sweeps run every 5 s (soak_waiting.ts).
- * Reports lost, duplicated and stuck messages, p99 latencies, RSS and open descriptors over time. Uses NATS and
- * Redis of its own (it kills them).
+ * Reports lost, duplicated and stuck messages, webhook events lost per webhook, p99 latencies, RSS and open
+ * descriptors over time. Uses NATS and Redis of its own (it kills them).
  */
 const QUICK = { durationS: 30, cycleS: 30, senders: 3, poisonHealthy: 150, poisonCount: 60, waitingEveryMs: 2000 }
 const FULL = { durationS: 600, cycleS: 60, senders: 4, poisonHealthy: 600, poisonCount: 200, waitingEveryMs: 5000 }
@@ -63,6 +65,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
   const dns = await DnsServer.start({})
   const [httpPort, inboundPort, enginePort, inboundHttpPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
   const children = new Set<ChildProcess>()
+  let replacer: WebhookReplacer | undefined
   const env = {
     NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_DNS_SERVERS: dns.address,
     OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,2,2,5,5,10,10,20,30,60',
@@ -116,6 +119,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const faults: Array<{ t_s: number, fault: string }> = []
     let running = true
     let lastFault = ''
+    replacer = await WebhookReplacer.start(nats.url, baseUrl, k.value)
     const soakStart = Date.now()
     const waiting = startWaitingMail(world, {
       everyMs: plan.waitingEveryMs, deferTimes: DEFER_TIMES, aheadS: SCHEDULED_AHEAD_S, lastDueMs: soakStart + plan.durationS * 1000 + SCHEDULED_AFTER_LOAD_MS
@@ -195,11 +199,11 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
       opts.progress(0.1 + 0.75 * (Date.now() - soakStart) / (plan.durationS * 1000), 'soak with faults')
     }
     running = false
-    await Promise.all([...senders, reader, inbound, faulting, waiting.stop()])
+    await Promise.all([...senders, reader, inbound, faulting, waiting.stop(), replacer.stop()])
     smtp.close()
 
     opts.progress(0.9, 'draining')
-    const checks = await drain(world, tallies, opts.quick ? 90_000 : 180_000)
+    const checks = await drain(world, replacer, tallies, opts.quick ? 90_000 : 180_000)
     let pending: PendingState | undefined
     const pnc = await connect({ servers: nats.url })
     try { pending = await pendingState(pnc) } finally { await pnc.close() }
@@ -211,6 +215,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     await sleep(1000)
     for (const c of children) c.kill('SIGKILL')
     await receiver.close().catch(() => {})
+    await replacer?.close()
     await sink.close()
     await dns.close()
     await nats.dispose()
@@ -227,7 +232,7 @@ function report (quick: boolean, started: number, durationS: number, tallies: So
   const stuck = pending === undefined ? -1 : Math.max(0, pending.outboundMessages - residue) + pending.webhookJobs + unacked
   const failures: string[] = []
   if (checks.lost > 0) failures.push(`${checks.lost} accepted message(s) never reached the SMTP sink`)
-  if (checks.webhookLost > 0) failures.push(`${checks.webhookLost} event(s) never reached the webhook receiver`)
+  if (checks.webhookLost > 0) failures.push(`${checks.webhookLost} event(s) never reached a webhook that was owed them: ${JSON.stringify(checks.webhooksMissing.slice(0, 10))}`)
   if (checks.inboundLost > 0) failures.push(`${checks.inboundLost} accepted inbound mail(s) without an inbound.received event`)
   if (stuck !== 0) failures.push(`left pending: ${JSON.stringify(pending)}`)
   const waitedWrong = waited.lost + waited.duplicated + waited.early + waited.notDelivered
@@ -252,8 +257,10 @@ function report (quick: boolean, started: number, durationS: number, tallies: So
         ['messages accepted (202)', tallies.accepted.length], ['lost (202 but not at the sink)', checks.lost], ['duplicated SMTP transactions (same Message-ID)', checks.duplicated],
         ['stuck (waiting in OB_OUTBOUND or webhook jobs)', stuck],
         ['deferred (451 four times) / scheduled (65 s to 3 min ahead) among them', `${waited.deferred} / ${waited.scheduled}`],
-        ['deferred or scheduled: lost / delivered twice / before scheduled_at / not delivered', `${waited.lost} / ${waited.duplicated} / ${waited.early} / ${waited.notDelivered}`], ['delivered but still stored in OB_OUTBOUND', residue], ['webhook events expected', checks.webhookExpected], ['webhook events lost', checks.webhookLost],
-        ['webhook requests repeating an event id', checks.webhookRepeats], ['inbound mails accepted', tallies.inboundAccepted], ['inbound mails without event', checks.inboundLost],
+        ['deferred or scheduled: lost / delivered twice / before scheduled_at / not delivered', `${waited.lost} / ${waited.duplicated} / ${waited.early} / ${waited.notDelivered}`],
+        ['delivered but still stored in OB_OUTBOUND', residue], ['webhooks (one for the whole run, the others replaced during it)', checks.webhooks],
+        ['webhook events owed (summed per webhook)', checks.webhookExpected], ['webhook events lost', checks.webhookLost], ['webhooks that missed an event', checks.webhooksMissing.length],
+        ['webhook requests repeating an event id (per webhook)', checks.webhookRepeats], ['inbound mails accepted', tallies.inboundAccepted], ['inbound mails without event', checks.inboundLost],
         ['send answers', statuses], ['send p50 / p99 / max ms', `${send.p50} / ${send.p99} / ${send.max}`], ['read p50 / p99 / max ms', `${read.p50} / ${read.p99} / ${read.max}`],
         ['drain after load (s)', checks.drainS]
       ] },
@@ -269,7 +276,8 @@ function report (quick: boolean, started: number, durationS: number, tallies: So
     notes: [
       'Gateway, engine and inbound run as separate `outbox start` processes (OB_ROLE gateway / engine / inbound); RSS and descriptors are read from /proc every second. The engine series restarts after each SIGKILL.',
       'Senders retry 503 and connection errors with the same Idempotency-Key, as the client library does; only the final 202 counts as accepted.',
-      `Drain waited for every accepted message at the sink and every event at the receiver; it took ${checks.drainS} s.`
+      'A second webhook is deleted and created again through the API while mail flows, once it has lived 5 s and the fan-out has passed the last event it is owed (at most 60 s more), with a new URL each time on a receiver that stays up. Each webhook is owed every event of its types whose OB_EVENTS sequence is after the one read when its 201 arrived and not after the one read before its deletion was asked for; events published while a create or delete was in flight are not counted.',
+      `Drain waited for every accepted message at the sink and every owed event at its webhook; it took ${checks.drainS} s.`
     ],
     failures,
     duration_s: Math.round((Date.now() - started) / 100) / 10

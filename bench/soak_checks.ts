@@ -3,23 +3,42 @@ import { connect } from '@nats-io/transport-node'
 import { STREAM_EVENTS, STREAM_OUTBOUND, eventSubject, type EventRecord } from '../engine/protocol/mod.ts'
 import { pendingState, sinkCounts, sleep } from '../test/integration/faults/fault_env.ts'
 import type { SoakWorld } from './soak.ts'
+import type { WebhookReplacer, WebhookSpan } from './soak_webhooks.ts'
 
 export interface SoakTallies { accepted: string[], statuses: Map<number, number>, inboundSent: number, inboundAccepted: number }
 
-export interface SoakChecks { lost: number, duplicated: number, webhookExpected: number, webhookLost: number, webhookRepeats: number, inboundLost: number, drainS: number }
+/**
+ * Webhook figures are per webhook, summed: each webhook is owed the events of its types published while it
+ * existed (see soak_webhooks.ts), the one that lives through the run and those replaced during it alike.
+ */
+export interface SoakChecks {
+  lost: number
+  duplicated: number
+  webhooks: number
+  webhookExpected: number
+  webhookLost: number
+  webhookRepeats: number
+  /** Webhooks that missed an event they were owed, with how many. */
+  webhooksMissing: Array<{ id: string, path: string, owed: number, lost: number }>
+  inboundLost: number
+  drainS: number
+}
 
-const WEBHOOK_TYPES = new Set(['delivered', 'bounced', 'inbound.received'])
+/** The webhook that lives through the whole run (created before the first event) and what it subscribes to. */
+const STABLE_WEBHOOK: WebhookSpan = { id: 'stable', path: '/hook', events: ['delivered', 'bounced', 'inbound.received'], fromSeq: 0 }
 
-/** Every event of one organisation in OB_EVENTS, read with an ordered consumer. */
-export async function collectEvents (natsUrl: string, orgId: string): Promise<EventRecord[]> {
+export interface StoredEvent { seq: number, record: EventRecord }
+
+/** Every event of one organisation in OB_EVENTS with its stream sequence, read with an ordered consumer. */
+export async function collectEvents (natsUrl: string, orgId: string): Promise<StoredEvent[]> {
   const nc = await connect({ servers: natsUrl })
   try {
     const c = await jetstream(nc).consumers.get(STREAM_EVENTS, { filter_subjects: eventSubject(orgId, '>') })
     let left = (await c.info()).num_pending
-    const out: EventRecord[] = []
+    const out: StoredEvent[] = []
     while (left > 0) {
       let got = 0
-      for await (const m of await c.fetch({ max_messages: Math.min(left, 1000), expires: 2000 })) { out.push(m.json<EventRecord>()); got++ }
+      for await (const m of await c.fetch({ max_messages: Math.min(left, 1000), expires: 2000 })) { out.push({ seq: m.seq, record: m.json<EventRecord>() }); got++ }
       if (got === 0) break
       left -= got
     }
@@ -29,39 +48,56 @@ export async function collectEvents (natsUrl: string, orgId: string): Promise<Ev
   }
 }
 
-/** Event ids the receiver got, over every incarnation of it (`w.receivedIds` keeps those of closed ones). */
-function receivedIds (w: SoakWorld): string[] {
-  return [...w.receivedIds, ...w.receiver.on('/hook').map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id)]
+/** Event ids each webhook received, by webhook id; the stable one over every incarnation of its receiver. */
+function receivedBy (w: SoakWorld, replacer: WebhookReplacer): Map<string, string[]> {
+  const out = replacer.received()
+  out.set(STABLE_WEBHOOK.id, [...w.receivedIds, ...w.receiver.on(STABLE_WEBHOOK.path).map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id)])
+  return out
+}
+
+interface Owed { span: WebhookSpan, owed: string[], missing: string[], received: string[] }
+
+function owedPerWebhook (events: StoredEvent[], spans: WebhookSpan[], received: Map<string, string[]>): Owed[] {
+  return spans.map((span) => {
+    const owed = events
+      .filter((e) => span.events.includes(e.record.type) && e.seq > span.fromSeq && (span.toSeq === undefined || e.seq <= span.toSeq))
+      .map((e) => e.record.id)
+    const got = received.get(span.id) ?? []
+    const gotSet = new Set(got)
+    return { span, owed, missing: owed.filter((id) => !gotSet.has(id)), received: got }
+  })
 }
 
 /** Waits until the soak's work is done (or `timeoutMs`), then counts what was lost, repeated or left behind. */
-export async function drain (w: SoakWorld, t: SoakTallies, timeoutMs: number): Promise<SoakChecks> {
+export async function drain (w: SoakWorld, replacer: WebhookReplacer, t: SoakTallies, timeoutMs: number): Promise<SoakChecks> {
   const started = Date.now()
   const deadline = started + timeoutMs
   const want = t.accepted.map((id) => `<${id}@${w.domain}>`)
   let counts = sinkCounts(w.sink)
   while (Date.now() < deadline && !want.every((m) => counts.has(m))) { await sleep(500); counts = sinkCounts(w.sink) }
-  let events: EventRecord[] = []
-  let missing: string[] = []
+  const spans = [STABLE_WEBHOOK, ...replacer.spans]
+  let events: StoredEvent[] = []
+  let owed: Owed[] = []
   for (;;) {
     events = await collectEvents(w.nats.url, w.orgId)
-    const got = new Set(receivedIds(w))
+    owed = owedPerWebhook(events, spans, receivedBy(w, replacer))
     const nc = await connect({ servers: w.nats.url })
     const state = await pendingState(nc).finally(async () => { await nc.close() })
     // Idle once no consumer holds or owes anything; messages still stored after delivery are counted apart.
     const idle = state.webhookJobs === 0 && state.consumers.every((c) => c.pending === 0 && c.ackPending === 0)
-    missing = events.filter((e) => WEBHOOK_TYPES.has(e.type) && !got.has(e.id)).map((e) => e.id)
-    if ((missing.length === 0 && idle) || Date.now() > deadline) break
+    if ((owed.every((o) => o.missing.length === 0) && idle) || Date.now() > deadline) break
     await sleep(1000)
   }
-  const ids = receivedIds(w)
-  const inboundEvents = events.filter((e) => e.type === 'inbound.received').length
+  const inboundEvents = events.filter((e) => e.record.type === 'inbound.received').length
+  const sum = (f: (o: Owed) => number): number => owed.reduce((n, o) => n + f(o), 0)
   return {
     lost: want.filter((m) => !counts.has(m)).length,
     duplicated: [...counts.values()].filter((n) => n > 1).length,
-    webhookExpected: events.filter((e) => WEBHOOK_TYPES.has(e.type)).length,
-    webhookLost: missing.length,
-    webhookRepeats: ids.length - new Set(ids).size,
+    webhooks: spans.length,
+    webhookExpected: sum((o) => o.owed.length),
+    webhookLost: sum((o) => o.missing.length),
+    webhookRepeats: sum((o) => o.received.length - new Set(o.received).size),
+    webhooksMissing: owed.filter((o) => o.missing.length > 0).map((o) => ({ id: o.span.id, path: o.span.path, owed: o.owed.length, lost: o.missing.length })),
     inboundLost: Math.max(0, t.inboundAccepted - inboundEvents),
     drainS: Math.round((Date.now() - started) / 100) / 10
   }

@@ -50,7 +50,7 @@ export class ControlPlane {
       KvMirror.open<DomainRecord>(domains, { id: (d) => d.id }),
       KvMirror.open<string>(domainNames),
       KvMirror.open<ApiKeyRecord>(apiKeys, { hash: (k) => k.hash }),  // keyed by key id
-      KvMirror.open<WebhookRecord>(webhooks, { id: (w) => w.id }),
+      KvMirror.open<WebhookRecord>(webhooks, { id: (w) => w.id }, { org: (w) => w.org_id }),
       KvMirror.open<TemplateRecord>(templates, { id: (t) => t.id }),
       KvMirror.open<RouteRecord>(routes, { id: (r) => r.id }),
       KvMirror.open<SuppressionRecord>(suppressions)

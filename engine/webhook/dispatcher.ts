@@ -26,6 +26,8 @@ const BACKLOG_CHECK_MS = 5
 const MAX_URLS = 10_000
 /** A job redelivered up to this much before it is due is attempted now rather than delayed again. */
 const EARLY_SLACK_MS = 50
+/** An attempt that threw (not a receiver's answer) is made again after this long. */
+const ATTEMPT_FAULT_RETRY_MS = 5000
 /** A parked job whose event could not be read is stored again, due after this long. */
 const EVENT_READ_RETRY_MS = 5000
 
@@ -198,7 +200,7 @@ export class WebhookDispatcher {
   private endpoint (origin: string): EndpointQueue<Work> {
     let q = this.endpoints.get(origin)
     if (q === undefined) {
-      q = new EndpointQueue<Work>(this.config.webhook.endpointConcurrency, MAX_WAITING_PER_ENDPOINT, async (w) => await this.attempt(w))
+      q = new EndpointQueue<Work>(this.config.webhook.endpointConcurrency, MAX_WAITING_PER_ENDPOINT, async (w) => await this.attempt(w), (err, w) => { this.attemptFailed(err, w) })
       this.endpoints.set(origin, q)
     }
     return q
@@ -271,6 +273,15 @@ export class WebhookDispatcher {
     const signature = signatureHeader(signingKey(current.secret), body, Math.floor(at.getTime() / 1000))
     const result = await this.http.post(w.url, body, [HDR_SIGNATURE, signature])
     await this.outcomes.settle(w.m, w.job, current, result, at)
+  }
+
+  /**
+   * An attempt that threw instead of settling (a fault in Outbox or a damaged webhook record, not an answer
+   * of the receiver): logged without the record (it holds the secret), and its job comes back after a delay.
+   */
+  private attemptFailed (err: unknown, w: Work): void {
+    this.logger.error({ err, webhook_id: w.job.webhook_id, event_id: w.job.event.id, attempt: w.job.attempt }, 'webhook attempt failed unexpectedly; it will be made again')
+    w.m.nak(ATTEMPT_FAULT_RETRY_MS)
   }
 
   /** Re-sends a working() for every waiting job so none is redelivered while it waits for its endpoint. */

@@ -23,7 +23,16 @@ export class EndpointQueue<T> {
   private fullSince = 0
   private readonly createdAt = Date.now()
 
-  constructor (private readonly concurrency: number, private readonly maxWaiting: number, private readonly run: (item: T) => Promise<void>) {}
+  /**
+   * `run` makes one attempt and settles its item itself; `failed` is told when it rejects instead (an
+   * unexpected fault: the item is still unsettled, and the caller logs it and hands it back).
+   */
+  constructor (
+    private readonly concurrency: number,
+    private readonly maxWaiting: number,
+    private readonly run: (item: T) => Promise<void>,
+    private readonly failed: (err: unknown, item: T) => void
+  ) {}
 
   /** false when the endpoint is saturated and its queue is full: the caller hands the item back for later. */
   offer (item: T): boolean {
@@ -53,7 +62,7 @@ export class EndpointQueue<T> {
   private start (item: T): void {
     this.active++
     if (this.active === this.concurrency) this.fullSince = Date.now()
-    this.run(item).catch(() => {}).finally(() => {
+    this.run(item).catch((err: unknown) => { this.failed(err, item) }).finally(() => {
       this.active--
       const now = Date.now()
       this.roll(now)

@@ -11,7 +11,10 @@ import {
 const NS_PER_MS = 1_000_000
 /** Events being fanned out at once; past this the loop waits, so the consumer's pull stays bounded. */
 const MAX_IN_FLIGHT = 2048
-const ORG_INDEX_MAX_AGE_MS = 1000
+/** How long an event waits for the webhook view to catch up before it is handed back and tried again. */
+const VIEW_SYNC_TIMEOUT_MS = 5000
+const VIEW_STALE_RETRY_MS = 1000
+const VIEW_WARN_EVERY_MS = 10_000
 const DEFAULT_ACK_WAIT_MS = 60_000
 const PAUSE_MS = 5
 
@@ -24,16 +27,20 @@ export function subscribes (events: readonly string[], type: string): boolean {
  * Turns every event on OB_EVENTS into one delivery job per active, subscribed webhook of the event's org.
  * The status is read when the event is fanned out: an event that happens while a webhook is paused or failed
  * gets no job, so it is never delivered to that webhook later.
+ *
+ * Invariant: an event is fanned out with a view of the webhooks at least as new as the webhook bucket was when
+ * the event was published. Before fanning out, the event waits until the control plane's watch has applied
+ * every revision the bucket held at that moment (`sync`, read after the event arrived, hence after it was
+ * published), so a webhook created or made active before the event always receives it, however fast a
+ * delete and a create follow each other. There is no other cache: targets are read from the mirror's org
+ * group, which the watch keeps.
  */
 export class WebhookFanout {
   private messages?: ConsumerMessages
   private inFlight = 0
   private wake?: () => void
   private loop?: Promise<void>
-  /** org id → KV keys of its webhooks; rebuilt when the bucket's size changes or after a second. */
-  private orgIndex = new Map<string, string[]>()
-  private indexedSize = -1
-  private indexedAt = 0
+  private viewWarnedAt = 0
 
   constructor (
     private readonly nc: NatsConnection,
@@ -87,24 +94,24 @@ export class WebhookFanout {
   }
 
   private targets (orgId: string, type: string): WebhookRecord[] {
+    return this.cp.webhooks.allBy('org', orgId).filter((w) => w.status === 'active' && subscribes(w.events, type))
+  }
+
+  /** Whether the webhook view now holds every change stored before this event was published (see above). */
+  private async viewCaughtUp (eventId: string): Promise<boolean> {
+    let err: unknown
+    try {
+      if (await this.cp.webhooks.sync(VIEW_SYNC_TIMEOUT_MS)) return true
+    } catch (e) {
+      err = e
+    }
+    // Every event in hand waits on the same view: one line per outage is enough.
     const now = Date.now()
-    if (this.indexedSize !== this.cp.webhooks.size || now - this.indexedAt > ORG_INDEX_MAX_AGE_MS) {
-      const index = new Map<string, string[]>()
-      for (const w of this.cp.webhooks.list()) {
-        const keys = index.get(w.org_id) ?? []
-        keys.push(`${w.org_id}.${w.id}`)
-        index.set(w.org_id, keys)
-      }
-      this.orgIndex = index
-      this.indexedSize = this.cp.webhooks.size
-      this.indexedAt = now
+    if (now - this.viewWarnedAt >= VIEW_WARN_EVERY_MS) {
+      this.viewWarnedAt = now
+      this.log.warn({ err, event_id: eventId }, 'webhook list not caught up with its bucket; events are fanned out once it is')
     }
-    const out: WebhookRecord[] = []
-    for (const key of this.orgIndex.get(orgId) ?? []) {
-      const w = this.cp.webhooks.get(key) // the record itself is always the mirror's current one
-      if (w !== undefined && w.status === 'active' && subscribes(w.events, type)) out.push(w)
-    }
-    return out
+    return false
   }
 
   private async fanOut (m: JsMsg): Promise<void> {
@@ -116,6 +123,7 @@ export class WebhookFanout {
       return
     }
     if (typeof record?.org_id !== 'string' || typeof record.type !== 'string') { m.term('not an event record'); return }
+    if (!(await this.viewCaughtUp(record.id))) { m.nak(VIEW_STALE_RETRY_MS); return }
     const targets = this.targets(record.org_id, record.type)
     if (targets.length === 0) { ackSoon(m); return }
     const event = envelopeOf(record)

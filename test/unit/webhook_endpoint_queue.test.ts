@@ -7,13 +7,14 @@ import { flushAcks } from '../../engine/webhook/ack_batch.ts'
 import { isJobRef, storedEventId, webhookJobsOf, webhookJobJson, type WebhookJob } from '../../engine/protocol/mod.ts'
 
 const never = async (): Promise<void> => await new Promise<void>(() => {})
+const unexpected = (err: unknown): void => { throw err }
 
 function job (i: number): WebhookJob {
   return { event: { id: `evt_${i}`, type: 'delivered', timestamp: '2026-01-01T00:00:00.000Z', data: {} }, org_id: 'org_1', webhook_id: 'wh_1', attempt: 1, due_at: 0, created_at: 0 }
 }
 
 test('a new endpoint holds work in memory; once every slot hangs for a second it is stalled and takes nothing more', () => {
-  const q = new EndpointQueue<number>(2, 1000, never)
+  const q = new EndpointQueue<number>(2, 1000, never, unexpected)
   const now = Date.now()
   assert.equal(q.canTake(1, now), true)
   q.offer(1)
@@ -35,7 +36,7 @@ test('once an endpoint has answered, its first second allows more waiting work w
   let release!: () => void
   const first = new Promise<void>((resolve) => { release = resolve })
   let started = 0
-  const q = new EndpointQueue<number>(2, 1000, async () => { if (started++ === 0) await first; else await never() })
+  const q = new EndpointQueue<number>(2, 1000, async () => { if (started++ === 0) await first; else await never() }, unexpected)
   for (let i = 0; i < 6; i++) q.offer(i)
   assert.equal(q.canTake(1, Date.now()), false, 'no answer yet: two in flight and four waiting is the most it holds')
   release()
@@ -47,11 +48,26 @@ test('once an endpoint has answered, its first second allows more waiting work w
 })
 
 test('an endpoint that does not keep pace still takes work into a free slot, and never more than its waiting limit', () => {
-  const q = new EndpointQueue<number>(2, 3, never)
+  const q = new EndpointQueue<number>(2, 3, never, unexpected)
   assert.equal(q.canTake(6, Date.now()), false, 'two slots and three waiting: six do not fit')
   assert.equal(q.canTake(5, Date.now()), true)
   q.offer(1)
   assert.equal(q.canTake(1, Date.now() + 5000), true, 'one slot is free')
+})
+
+test('an attempt that rejects is handed to the failure callback with its item, and its slot goes to the next item', async () => {
+  const failures: Array<[string, number]> = []
+  const ran: number[] = []
+  const q = new EndpointQueue<number>(1, 10, async (i) => {
+    ran.push(i)
+    if (i === 1) throw new Error('damaged record')
+  }, (err, i) => { failures.push([(err as Error).message, i]) })
+  q.offer(1)
+  q.offer(2)
+  for (let i = 0; i < 5 && ran.length < 2; i++) await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(failures, [['damaged record', 1]])
+  assert.deepEqual(ran, [1, 2])
+  assert.equal(q.idle, true)
 })
 
 test('a job-stream message holds one job or a batch of jobs; anything else is refused', () => {

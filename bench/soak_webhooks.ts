@@ -1,0 +1,139 @@
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
+import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS } from '../engine/protocol/mod.ts'
+import { HttpsReceiver } from '../test/helpers/https_receiver.ts'
+import { sleep } from '../test/integration/faults/fault_env.ts'
+
+/**
+ * The soak's webhooks and what each must receive. Besides the webhook that lives through the whole run, one
+ * webhook is replaced again and again through the API (delete, then create at once, as a user changing its
+ * URL does) while mail flows. Each webhook owes every event of its types published while it existed: events of
+ * OB_EVENTS with a sequence after the one read once its creation was answered (201), up to the one read before
+ * its deletion was asked for. Events published while a create or delete is in flight may go either way and
+ * are not counted.
+ */
+export interface WebhookSpan {
+  id: string
+  /** The receiver path; unique per webhook, so each request tells which webhook it was for. */
+  path: string
+  events: readonly string[]
+  /** Owed: events with a sequence in (fromSeq, toSeq]; toSeq undefined while (or if) the webhook lives. */
+  fromSeq: number
+  toSeq?: number
+}
+
+export const REPLACED_EVENTS = ['delivered', 'bounced'] as const
+/** How long a replaced webhook lives before it is deleted and another one created. */
+const REPLACE_EVERY_MS = 5000
+/** At most this long waiting for the fan-out to pass a webhook's last owed event before replacing it anyway. */
+const FANOUT_WAIT_MS = 60_000
+
+export class WebhookReplacer {
+  readonly spans: WebhookSpan[] = []
+  private running = true
+  private loop?: Promise<void>
+
+  private constructor (
+    /** A receiver of its own that stays up, so a replaced webhook's attempts are not failed by the receiver faults. */
+    readonly receiver: HttpsReceiver,
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    private readonly baseUrl: string,
+    private readonly key: string
+  ) {}
+
+  static async start (natsUrl: string, baseUrl: string, key: string): Promise<WebhookReplacer> {
+    const receiver = await HttpsReceiver.start()
+    // Reconnects through the NATS restarts of the soak.
+    const nc = await connect({ servers: natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 200 })
+    const r = new WebhookReplacer(receiver, nc, await jetstreamManager(nc), baseUrl, key)
+    r.loop = r.run()
+    return r
+  }
+
+  private async run (): Promise<void> {
+    let n = 0
+    let current = await this.create(n++)
+    while (this.running) {
+      await sleep(REPLACE_EVERY_MS)
+      if (!this.running) break
+      // Before the deletion is asked for: everything up to here is owed, and the fan-out should be past it (a
+      // deleted webhook's pending retries are dropped, as documented, so they are not held against it).
+      current.toSeq = await this.retry(async () => await this.lastEventSeq())
+      const deadline = Date.now() + FANOUT_WAIT_MS
+      while (this.running && Date.now() < deadline && await this.fanoutFloor().catch(() => 0) < current.toSeq) await sleep(200)
+      await this.remove(current)
+      current = await this.create(n++)
+    }
+  }
+
+  private async create (n: number): Promise<WebhookSpan> {
+    for (let attempt = 0; ; attempt++) {
+      // A fresh path per attempt: a create that timed out but happened must not blur another webhook's record.
+      const path = `/replaced-${n}-${attempt}`
+      const r = await this.call('POST', '/v1/webhooks', { url: this.receiver.url(path), events: REPLACED_EVENTS })
+      if (r.status === 201) {
+        const span: WebhookSpan = { id: (r.body as { id: string }).id, path, events: REPLACED_EVENTS, fromSeq: await this.retry(async () => await this.lastEventSeq()) }
+        this.spans.push(span)
+        return span
+      }
+      await sleep(200)
+    }
+  }
+
+  private async remove (w: WebhookSpan): Promise<void> {
+    for (;;) {
+      const r = await this.call('DELETE', `/v1/webhooks/${w.id}`)
+      if (r.status === 204 || r.status === 404) return
+      await sleep(200)
+    }
+  }
+
+  private async call (method: string, path: string, body?: unknown): Promise<{ status: number, body?: unknown }> {
+    try {
+      const res = await fetch(this.baseUrl + path, {
+        method,
+        headers: { authorization: `Bearer ${this.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(5000)
+      })
+      const text = await res.text()
+      return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
+    } catch {
+      return { status: 0 }
+    }
+  }
+
+  private async lastEventSeq (): Promise<number> {
+    return (await this.jsm.streams.info(STREAM_EVENTS)).state.last_seq
+  }
+
+  /** The highest sequence up to which the fan-out has finished every event. */
+  private async fanoutFloor (): Promise<number> {
+    return (await this.jsm.consumers.info(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)).ack_floor.stream_seq
+  }
+
+  private async retry<T> (fn: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try { return await fn() } catch { await sleep(200) }
+    }
+  }
+
+  /** Event ids each webhook received, by webhook id. */
+  received (): Map<string, string[]> {
+    const out = new Map<string, string[]>()
+    for (const s of this.spans) out.set(s.id, this.receiver.on(s.path).map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id))
+    return out
+  }
+
+  /** Stops replacing; the last webhook stays and owes every event after its creation. */
+  async stop (): Promise<void> {
+    this.running = false
+    await this.loop
+  }
+
+  async close (): Promise<void> {
+    await this.nc.close().catch(() => {})
+    await this.receiver.close().catch(() => {})
+  }
+}
