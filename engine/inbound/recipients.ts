@@ -9,7 +9,7 @@ export type Recipient =
 
 /**
  * Accepts an address only when a route matches it (exact `addr@domain` first, else `*@domain`) or it is a VERP
- * bounce address of a domain registered here. Everything else is refused, so the server is never an open relay.
+ * bounce address of a domain verified here. Everything else is refused, so the server is never an open relay.
  */
 export function resolveRecipient (cp: ControlPlane, address: string): Recipient {
   const addr = address.trim().toLowerCase()
@@ -19,12 +19,13 @@ export function resolveRecipient (cp: ControlPlane, address: string): Recipient 
   const domain = addr.slice(at + 1)
   const verp = decodeVerp(addr)
   if (verp !== undefined) {
-    const owner = cp.domainNames.get(verp.domain)
-    if (owner !== undefined) return { kind: 'verp', verp, orgId: owner.split('.')[0]! }
+    // Only a verified domain sends, so bounces belong to the organisation whose claim verified the name.
+    const owner = cp.domainOwner(verp.domain)
+    if (owner !== undefined) return { kind: 'verp', verp, orgId: owner.org_id }
   }
   const routes = matchRoutes(cp, addr, domain)
   if (routes.length > 0) return { kind: 'route', routes }
-  const known = cp.domainNames.get(domain) !== undefined || cp.routes.list().some((r) => r.match.toLowerCase().endsWith(`@${domain}`))
+  const known = cp.domainOwner(domain) !== undefined || cp.routes.list().some((r) => r.match.toLowerCase().endsWith(`@${domain}`))
   return { kind: 'reject', reason: known ? 'unknown_mailbox' : 'relay' }
 }
 
