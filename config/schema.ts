@@ -11,10 +11,17 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '60,300,1800,7200,18000,36000,3600
 // 60 s, 5 m, 15 m, 1 h, 4 h, then every 8 h: 13 attempts spread over 69 h, inside the 72 h promise.
 export const DEFAULT_DELIVERY_RETRY_SCHEDULE = '60,300,900,3600,14400,28800,28800,28800,28800,28800,28800,28800,28800'
 
+/** Open event-stream sockets one API key may hold at once, per gateway process. */
+export const DEFAULT_EVENT_STREAM_MAX_PER_KEY = 10
+/** Open event-stream sockets (authenticated or not) from one client address at once, per gateway process. */
+export const DEFAULT_EVENT_STREAM_MAX_PER_ADDRESS = 50
+
 export const EnvSchema = Type.Object({
   OB_HTTP_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
   OB_HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   OB_PUBLIC_URL: Type.String({ pattern: '^https?://[^\\s]+$', default: 'http://127.0.0.1:8080' }),
+  OB_EVENT_STREAM_MAX_PER_KEY: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_EVENT_STREAM_MAX_PER_KEY }),
+  OB_EVENT_STREAM_MAX_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_EVENT_STREAM_MAX_PER_ADDRESS }),
   NATS_URL: Type.Optional(Type.String({ pattern: '^(nats|tls)://[^\\s]+$' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^(redis|rediss|redis\\+sentinel|redis\\+cluster)://[^\\s]*$' })),
   OB_SMTP_INBOUND_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
@@ -60,6 +67,8 @@ export type Plan = 'free' | 'starter' | 'pro' | 'enterprise'
 export interface Config {
   readonly role: Role
   readonly http: { readonly host: string, readonly port: number, readonly publicUrl: string }
+  /** Caps on open sockets of `GET /v1/events/stream`, per gateway process. */
+  readonly eventStream: { readonly maxPerKey: number, readonly maxPerAddress: number }
   /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */
   readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean, readonly publishTimeoutMs: number }
   readonly redis: { readonly url: string, readonly configured: boolean }
