@@ -9,6 +9,7 @@ import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
 import { AuthFailureGuard } from './auth.ts'
 import { Metrics } from './metrics.ts'
+import { SecurityLog } from './security_log.ts'
 import type { GatewayDeps } from './deps.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
@@ -31,7 +32,8 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     cp: shared.cp,
     limiter,
     authGuard: new AuthFailureGuard(limiter),
-    metrics: new Metrics()
+    metrics: new Metrics(),
+    security: new SecurityLog(shared.log)
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)
