@@ -131,6 +131,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
       auth = authenticate(deps.cp, typeof key === 'string' ? `Bearer ${key}` : '', now)
     } catch (err) {
       if (!(err instanceof ApiError)) throw err
+      deps.security.authFailed({ transport: 'websocket', address: st.ip, credential: typeof key === 'string' ? key : '', reason: err.message })
       void deps.authGuard.fail(st.ip, now).catch(() => {})
       ws.end(CLOSE_CODES.unauthorized, err.message.slice(0, 100))
       return
