@@ -29,12 +29,18 @@ export function resolveRecipient (cp: ControlPlane, address: string): Recipient 
   return { kind: 'reject', reason: known ? 'unknown_mailbox' : 'relay' }
 }
 
-/** Exact-address routes win over catch-all routes of the same domain; several organisations may each have one. */
+/**
+ * Exact-address routes win over catch-all routes of the same domain; several organisations may each have one,
+ * except on a domain an organisation has verified: its mail goes to that organisation's routes only, so a route
+ * created while the name was unclaimed (or before its owner verified it) receives nothing once it is owned.
+ */
 export function matchRoutes (cp: ControlPlane, address: string, domain: string): RouteRecord[] {
   const exact: RouteRecord[] = []
   const wildcard: RouteRecord[] = []
   const star = `*@${domain}`
+  const owner = cp.domainOwner(domain)
   for (const r of cp.routes.list()) {
+    if (owner !== undefined && r.org_id !== owner.org_id) continue
     const m = r.match.toLowerCase()
     if (m === address) exact.push(r)
     else if (m === star) wildcard.push(r)

@@ -24,6 +24,11 @@ export function normalizeMatch (match: string): string {
 
 export async function addRoute (cp: ControlPlane, orgId: string, match: string, includeAttachments: boolean): Promise<RouteRecord> {
   const m = normalizeMatch(match)
+  const domain = m.slice(m.lastIndexOf('@') + 1)
+  const owner = cp.domainOwner(domain)
+  if (owner !== undefined && owner.org_id !== orgId) {
+    throw new ApiError('conflict', `The domain ${domain} is verified by another organisation; only it may route the domain's mail.`, { field: 'match' })
+  }
   const taken = (): ApiError => new ApiError('conflict', `A route for ${m} already exists.`, { field: 'match' })
   if (cp.routes.list(`${orgId}.`).some((r) => r.match === m)) throw taken()
   const record: RouteRecord = { id: newId('rt'), org_id: orgId, match: m, action: { type: 'webhook', include_attachments: includeAttachments }, created_at: new Date().toISOString() }

@@ -29,7 +29,7 @@ export const inboundRouteRoutes = [
       ...errorResponses({
         validation_error: 'match is not addr@domain or *@domain, or action is invalid',
         forbidden: 'The key lacks manage',
-        conflict: 'The organisation already has a route with this match'
+        conflict: 'The organisation already has a route with this match, or another organisation has verified the domain'
       })
     },
     handler: async (ctx) => {
