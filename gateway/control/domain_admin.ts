@@ -38,8 +38,8 @@ export async function addDomain (cp: ControlPlane, config: Config, orgId: string
 }
 
 /**
- * Removes a domain and, when it owns its name, frees the name. Keys bound to a domain send from it, so a domain with live keys is
- * refused with 409 rather than leaving those keys unable to authenticate.
+ * Removes a domain and, when it owns its name, frees the name. Keys bound to a domain send from it, so a domain
+ * with live keys is refused with 409 rather than leaving those keys unable to authenticate.
  */
 export async function removeDomain (cp: ControlPlane, domain: DomainRecord, nowMs = Date.now()): Promise<void> {
   const bound = cp.apiKeys.list('key_').filter((k) => k.org_id === domain.org_id && k.domain_id === domain.id && isLive(k, nowMs))
