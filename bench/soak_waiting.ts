@@ -60,7 +60,7 @@ export async function checkWaitingMail (w: SoakWorld, sent: readonly WaitingSent
   const counts = sinkCounts(w.sink)
   const at = (id: string): number => counts.get(`<${id}@${w.domain}>`) ?? 0
   const deliveredAt = new Map<string, number>()
-  for (const e of await collectEvents(w.nats.url, w.orgId)) {
+  for (const { record: e } of await collectEvents(w.nats.url, w.orgId)) {
     if (e.type === 'delivered' && e.message_id !== undefined) deliveredAt.set(e.message_id, Date.parse(String(e.data.delivered_at)))
   }
   let notDelivered = 0

@@ -21,6 +21,10 @@ export const DEFAULT_INBOUND_MAX_CONNECTIONS_PER_ADDRESS = 20
  * A 25 MB message at 1 Mbit/s takes 3.5 min.
  */
 export const DEFAULT_INBOUND_SESSION_DEADLINE_MS = 300_000
+/** Open event-stream sockets one API key may hold at once, per gateway process. */
+export const DEFAULT_EVENT_STREAM_MAX_PER_KEY = 10
+/** Open event-stream sockets (authenticated or not) from one client address at once, per gateway process. */
+export const DEFAULT_EVENT_STREAM_MAX_PER_ADDRESS = 50
 
 export const EnvSchema = Type.Object({
   OB_HTTP_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
@@ -28,6 +32,8 @@ export const EnvSchema = Type.Object({
   OB_PUBLIC_URL: Type.String({ pattern: '^https?://[^\\s]+$', default: 'http://127.0.0.1:8080' }),
   // Each entry is checked as an address range by load.ts; the pattern only keeps the list's shape.
   OB_TRUSTED_PROXIES: Type.Optional(Type.String({ pattern: '^[^\\s,]+(\\s*,\\s*[^\\s,]+)*$' })),
+  OB_EVENT_STREAM_MAX_PER_KEY: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_EVENT_STREAM_MAX_PER_KEY }),
+  OB_EVENT_STREAM_MAX_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_EVENT_STREAM_MAX_PER_ADDRESS }),
   NATS_URL: Type.Optional(Type.String({ pattern: '^(nats|tls)://[^\\s]+$' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^(redis|rediss|redis\\+sentinel|redis\\+cluster)://[^\\s]*$' })),
   OB_SMTP_INBOUND_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
@@ -83,6 +89,8 @@ export interface Config {
     /** Peers whose `X-Forwarded-For` names the client address (load balancers, reverse proxies); empty by default. */
     readonly trustedProxies: readonly CidrRange[]
   }
+  /** Caps on open sockets of `GET /v1/events/stream`, per gateway process. */
+  readonly eventStream: { readonly maxPerKey: number, readonly maxPerAddress: number }
   /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */
   readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean, readonly publishTimeoutMs: number }
   readonly redis: { readonly url: string, readonly configured: boolean }

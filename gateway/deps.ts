@@ -7,6 +7,7 @@ import type { RateLimiter } from './rate_limit.ts'
 import type { AuthFailureGuard } from './auth.ts'
 import type { Metrics } from './metrics.ts'
 import type { ClientAddresses } from './http/client_address.ts'
+import type { SecurityLog } from './security_log.ts'
 
 /** What every handler may use; built once in `main.ts` and passed down. */
 export interface GatewayDeps {
@@ -20,4 +21,5 @@ export interface GatewayDeps {
   /** The client address of a request: the peer, or `X-Forwarded-For` behind a trusted proxy. */
   readonly clientAddresses: ClientAddresses
   readonly metrics: Metrics
+  readonly security: SecurityLog
 }

@@ -10,6 +10,7 @@ import { RateLimiter } from './rate_limit.ts'
 import { AuthFailureGuard } from './auth.ts'
 import { Metrics } from './metrics.ts'
 import { ClientAddresses } from './http/client_address.ts'
+import { SecurityLog } from './security_log.ts'
 import type { GatewayDeps } from './deps.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
@@ -33,7 +34,8 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     limiter,
     authGuard: new AuthFailureGuard(limiter),
     clientAddresses: new ClientAddresses(config.http.trustedProxies),
-    metrics: new Metrics()
+    metrics: new Metrics(),
+    security: new SecurityLog(shared.log)
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)

@@ -114,6 +114,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         try {
           ctx.auth = authenticate(deps.cp, ctx.headers.authorization, now)
         } catch (err) {
+          deps.security.authFailed({ transport: 'http', address: ctx.ip, credential: ctx.headers.authorization, reason: ApiError.from(err).message })
           throw await deps.authGuard.refusal(err, ctx.ip, ctx.headers.authorization, now)
         }
         const auth = ctx.auth

@@ -126,7 +126,8 @@ export type PostDomainsBody = {
 export type PostDomainsResponse = {
   id: string
   name: string
-  status: "pending" | "verified"
+  /** lapsed: another organisation verified this name first; this claim cannot verify */
+  status: "pending" | "verified" | "lapsed"
   records: {
     type: string
     name: string
@@ -147,7 +148,8 @@ export type GetDomainsResponse = {
   data: {
     id: string
     name: string
-    status: "pending" | "verified"
+    /** lapsed: another organisation verified this name first; this claim cannot verify */
+    status: "pending" | "verified" | "lapsed"
     records: {
       type: string
       name: string
@@ -164,7 +166,8 @@ export type GetDomainsResponse = {
 export type GetDomainsByIdResponse = {
   id: string
   name: string
-  status: "pending" | "verified"
+  /** lapsed: another organisation verified this name first; this claim cannot verify */
+  status: "pending" | "verified" | "lapsed"
   records: {
     type: string
     name: string
@@ -178,7 +181,8 @@ export type GetDomainsByIdResponse = {
 export type PostDomainsByIdVerifyResponse = {
   id: string
   name: string
-  status: "pending" | "verified"
+  /** lapsed: another organisation verified this name first; this claim cannot verify */
+  status: "pending" | "verified" | "lapsed"
   records: {
     type: string
     name: string
@@ -762,7 +766,7 @@ export function operations (call: Call) {
     rotate: async (id: string, body: PostApiKeysByIdRotateBody, options?: RequestOptions): Promise<PostApiKeysByIdRotateResponse> => await call<PostApiKeysByIdRotateResponse>({ method: 'POST', path: `/v1/api-keys/${encodeURIComponent(id)}/rotate`, body }, options)
   },
   domains: {
-    /** POST /v1/domains: Add a sending domain; publish the returned DNS records, then verify it. */
+    /** POST /v1/domains: Claim a sending domain; publish the returned DNS records, then verify it (the first claim to verify owns the name). */
     create: async (body: PostDomainsBody, options?: RequestOptions): Promise<PostDomainsResponse> => await call<PostDomainsResponse>({ method: 'POST', path: '/v1/domains', body }, options),
     /** GET /v1/domains: List the organisation's domains, oldest first. */
     list: async (query?: GetDomainsQuery, options?: RequestOptions): Promise<GetDomainsResponse> => await call<GetDomainsResponse>({ method: 'GET', path: '/v1/domains', query }, options),

@@ -9,7 +9,7 @@ export type Recipient =
 
 /**
  * Accepts an address only when a route matches it (exact `addr@domain` first, else `*@domain`) or it is a VERP
- * bounce address of a domain registered here. Everything else is refused, so the server is never an open relay.
+ * bounce address of a domain verified here. Everything else is refused, so the server is never an open relay.
  * A VERP address is accepted on its shape; its tag is checked against the message when the mail is processed
  * (report_checks.ts), where a forged one is dropped and counted.
  */
@@ -21,26 +21,27 @@ export function resolveRecipient (cp: ControlPlane, address: string): Recipient 
   const domain = addr.slice(at + 1)
   const verp = decodeVerp(addr)
   if (verp !== undefined) {
-    const owner = cp.domainNames.get(verp.domain)
-    if (owner !== undefined) return { kind: 'verp', verp, orgId: owner.split('.')[0]! }
+    // Only a verified domain sends, so bounces belong to the organisation whose claim verified the name.
+    const owner = cp.domainOwner(verp.domain)
+    if (owner !== undefined) return { kind: 'verp', verp, orgId: owner.org_id }
   }
   const routes = matchRoutes(cp, addr, domain)
   if (routes.length > 0) return { kind: 'route', routes }
-  return { kind: 'reject', reason: cp.domainNames.get(domain) !== undefined ? 'unknown_mailbox' : 'relay' }
+  return { kind: 'reject', reason: cp.domainOwner(domain) !== undefined ? 'unknown_mailbox' : 'relay' }
 }
 
 /**
  * Exact-address routes win over catch-all routes of the same domain. A route matches only while its domain is
- * registered to the route's organisation: a route left from before that rule, or one whose domain was deleted
- * and registered by someone else, receives nothing.
+ * verified by the route's organisation: a route left from before that rule, one created while the domain was
+ * still a pending claim, or one whose domain was deleted and verified by someone else, receives nothing.
  */
 export function matchRoutes (cp: ControlPlane, address: string, domain: string): RouteRecord[] {
-  const owner = cp.domainNames.get(domain)?.split('.')[0]
+  const owner = cp.domainOwner(domain)
   if (owner === undefined) return []
   const exact: RouteRecord[] = []
   const wildcard: RouteRecord[] = []
   const star = `*@${domain}`
-  for (const r of cp.routes.list(`${owner}.`)) {
+  for (const r of cp.routes.list(`${owner.org_id}.`)) {
     const m = r.match.toLowerCase()
     if (m === address) exact.push(r)
     else if (m === star) wildcard.push(r)

@@ -21,7 +21,10 @@ export class ControlPlane {
   private constructor (
     readonly orgs: KvMirror<OrgRecord>,
     readonly domains: KvMirror<DomainRecord>,
-    /** domain name → `<org_id>.<domain_id>`; `create` on it makes names unique across organisations. */
+    /**
+     * domain name → `<org_id>.<domain_id>` of the claim that verified it (or is verifying it right now). Pending
+     * claims are not in it: several organisations may claim one name, and the first to verify takes the entry.
+     */
     readonly domainNames: KvMirror<string>,
     readonly apiKeys: KvMirror<ApiKeyRecord>,
     readonly webhooks: KvMirror<WebhookRecord>,
@@ -80,6 +83,13 @@ export class ControlPlane {
 
   domain (orgId: string, domainId: string): DomainRecord | undefined {
     return this.domains.get(`${orgId}.${domainId}`)
+  }
+
+  /** The verified domain that owns `name`, or undefined while no organisation has verified it. */
+  domainOwner (name: string): DomainRecord | undefined {
+    const key = this.domainNames.get(name.toLowerCase())
+    const domain = key === undefined ? undefined : this.domains.get(key)
+    return domain?.status === 'verified' ? domain : undefined
   }
 
   isSuppressed (orgId: string, email: string): boolean {

@@ -1,6 +1,7 @@
 import type { Config } from '../../config/mod.ts'
-import { ApiError, KvConflictError, type ControlPlane, type DomainRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, type ControlPlane, type DomainRecord } from '../../engine/protocol/mod.ts'
 import { buildDomain, requestedRecords } from './domains.ts'
+import { claimStatus, releaseDomainName, verifiedElsewhere } from './domain_claims.ts'
 import { isLive } from './api_keys.ts'
 
 /** A DNS name of at least two labels, letters, digits and hyphens (lower-cased before the check). */
@@ -11,39 +12,34 @@ export function isDomainName (name: string): boolean {
   return DOMAIN_NAME.test(name)
 }
 
-export function domainView (d: DomainRecord): Record<string, unknown> {
-  const v: Record<string, unknown> = { id: d.id, name: d.name, status: d.status, records: requestedRecords(d), created_at: d.created_at }
+export function domainView (cp: ControlPlane, d: DomainRecord): Record<string, unknown> {
+  const v: Record<string, unknown> = { id: d.id, name: d.name, status: claimStatus(cp, d), records: requestedRecords(d), created_at: d.created_at }
   if (d.verified_at !== undefined) v.verified_at = d.verified_at
   return v
 }
 
 /**
- * Adds a pending domain with its own DKIM key. The name is claimed in the global name bucket first, so two
- * organisations (or two concurrent requests) can never hold the same domain.
+ * Adds a pending claim on a domain, with its own DKIM key. Other organisations' pending claims on the name do not
+ * stand in the way (the first to verify owns it); a name already verified does (409), as does a second claim of
+ * the same organisation. Two concurrent adds of one name by one organisation may both be stored: harmless, as
+ * each has its own key and the one verified owns the name, which lapses the other.
  */
 export async function addDomain (cp: ControlPlane, config: Config, orgId: string, rawName: string): Promise<DomainRecord> {
   const name = rawName.trim().replace(/\.$/, '').toLowerCase()
   if (!isDomainName(name)) throw ApiError.validation([{ field: 'name', message: 'must be a domain name such as mail.example.com' }])
-  if (cp.domainNames.get(name) !== undefined) throw new ApiError('conflict', `The domain ${name} is already registered.`, { field: 'name' })
+  const owner = cp.domainOwner(name)
+  if (owner !== undefined) throw verifiedElsewhere(name, 'name', owner.org_id === orgId ? orgId : undefined)
+  if (cp.domains.list(`${orgId}.`).some((d) => d.name === name)) {
+    throw new ApiError('conflict', `This organisation already has a claim on ${name}.`, { field: 'name' })
+  }
   const domain = await buildDomain(config, orgId, name, false)
-  try {
-    await cp.domainNames.create(name, `${orgId}.${domain.id}`)
-  } catch (err) {
-    if (err instanceof KvConflictError) throw new ApiError('conflict', `The domain ${name} is already registered.`, { field: 'name', cause: err })
-    throw err
-  }
-  try {
-    await cp.domains.put(`${orgId}.${domain.id}`, domain)
-  } catch (err) {
-    await cp.domainNames.delete(name).catch(() => {})
-    throw err
-  }
+  await cp.domains.put(`${orgId}.${domain.id}`, domain)
   return domain
 }
 
 /**
- * Removes a domain and frees its name. Keys bound to a domain send from it, so a domain with live keys is
- * refused with 409 rather than leaving those keys unable to authenticate.
+ * Removes a domain and, when it owns its name, frees the name. Keys bound to a domain send from it, so a domain
+ * with live keys is refused with 409 rather than leaving those keys unable to authenticate.
  */
 export async function removeDomain (cp: ControlPlane, domain: DomainRecord, nowMs = Date.now()): Promise<void> {
   const bound = cp.apiKeys.list('key_').filter((k) => k.org_id === domain.org_id && k.domain_id === domain.id && isLive(k, nowMs))
@@ -53,5 +49,5 @@ export async function removeDomain (cp: ControlPlane, domain: DomainRecord, nowM
     })
   }
   await cp.domains.delete(`${domain.org_id}.${domain.id}`)
-  if (cp.domainNames.get(domain.name) === `${domain.org_id}.${domain.id}`) await cp.domainNames.delete(domain.name)
+  await releaseDomainName(cp, domain)
 }

@@ -2,6 +2,7 @@ import { Resolver } from 'node:dns/promises'
 import type { Config } from '../../config/mod.ts'
 import { ApiError, type ControlPlane, type DomainRecord } from '../../engine/protocol/mod.ts'
 import { requestedRecords } from './domains.ts'
+import { claimStatus, lapsedClaim, takeDomainName } from './domain_claims.ts'
 
 export type RecordStatus = 'verified' | 'missing'
 export interface CheckedRecord { type: string, name: string, value: string, status: RecordStatus }
@@ -69,9 +70,12 @@ export async function checkDnsRecords (config: Config, domain: DomainRecord): Pr
 
 /**
  * `OB_DOMAIN_VERIFICATION=off` marks the domain verified; `dns` checks DNS. A verified domain stays
- * verified when a later check misses a record: the answer still shows which records are missing.
+ * verified when a later check misses a record: the answer still shows which records are missing. A claim that
+ * lapsed (another organisation verified the name first) is 409 without a look-up; the first claim to pass takes
+ * the name before it is marked verified.
  */
 export async function verifyDomain (cp: ControlPlane, config: Config, domain: DomainRecord): Promise<{ domain: DomainRecord, records: CheckedRecord[] }> {
+  if (claimStatus(cp, domain) === 'lapsed') throw lapsedClaim(domain)
   let records: CheckedRecord[]
   let verified: boolean
   if (config.domainVerification === 'off') {
@@ -82,6 +86,7 @@ export async function verifyDomain (cp: ControlPlane, config: Config, domain: Do
   }
   let current = domain
   if (verified && domain.status !== 'verified') {
+    await takeDomainName(cp, domain)
     const at = new Date().toISOString()
     current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => (d.status === 'verified' ? undefined : { ...d, status: 'verified', verified_at: at }))) ?? domain
   }

@@ -23,18 +23,19 @@ export function normalizeMatch (match: string): string {
 }
 
 /**
- * A route may match only a domain registered to the caller's organisation; a key without `admin` only its own
- * domain (the one it sends from). Anything else (another organisation's domain, or one nobody registered) is
- * 403: mail for it is not the caller's to receive.
+ * A route may match only a domain of the caller's organisation: one it added (a claim, pending or verified) and
+ * that no other organisation has verified; a key without `admin` only its own domain (the one it sends from).
+ * Anything else (another organisation's domain, or one nobody added) is 403: mail for it is not the caller's to
+ * receive. Mail reaches a route only once its organisation has verified the domain (recipients.ts).
  */
 export function assertMayRoute (cp: ControlPlane, key: ApiKeyRecord, match: string): void {
   const domain = match.slice(match.lastIndexOf('@') + 1)
-  const owner = cp.domainNames.get(domain)
-  const [orgId, domainId] = owner?.split('.') ?? []
-  if (orgId !== key.org_id) {
+  const owner = cp.domainOwner(domain)
+  const claim = owner?.org_id === key.org_id ? owner : cp.domains.list(`${key.org_id}.`).find((d) => d.name === domain)
+  if (claim === undefined || (owner !== undefined && owner.org_id !== key.org_id)) {
     throw new ApiError('forbidden', `The domain ${domain} is not a domain of this organisation; add it with POST /v1/domains first.`, { field: 'match', details: { domain } })
   }
-  if (domainId !== key.domain_id && !key.permissions.includes('admin')) {
+  if (claim.id !== key.domain_id && !key.permissions.includes('admin')) {
     const own = cp.domain(key.org_id, key.domain_id)?.name ?? key.domain_id
     throw new ApiError('forbidden', `This API key is bound to ${own}; a route for ${domain} needs a key of that domain or an admin key.`, { field: 'match', details: { domain, key_domain: own } })
   }

@@ -1,10 +1,11 @@
 import type { Config, Plan } from '../../config/mod.ts'
 import {
-  ApiError, KvConflictError, newId, randomToken, sha256Hex,
+  ApiError, newId, randomToken, sha256Hex,
   type ApiKeyRecord, type ControlPlane, type OrgRecord, type Permission
 } from '../../engine/protocol/mod.ts'
 import { buildDomain } from './domains.ts'
 import { KEY_PREFIX_LENGTH } from '../auth.ts'
+import { takeDomainName } from './domain_claims.ts'
 
 export interface NewKey { record: ApiKeyRecord, value: string }
 
@@ -30,17 +31,13 @@ export interface CreatedOrganization { organization_id: string, domain_id: strin
 
 /**
  * An organisation with a verified domain and an admin key: what the CLI, the bootstrap variables and the
- * tests all create. The domain name is claimed first, so a taken name fails before anything is written.
+ * tests all create. The domain name is taken first, so a name verified elsewhere fails before anything is written.
  */
 export async function createOrganization (cp: ControlPlane, config: Config, input: { name: string, domain: string, plan: Plan, adminKey?: string }): Promise<CreatedOrganization> {
   const org: OrgRecord = { id: newId('org'), name: input.name, plan: input.plan, created_at: new Date().toISOString() }
   const domain = await buildDomain(config, org.id, input.domain, true)
-  try {
-    await cp.domainNames.create(domain.name, `${org.id}.${domain.id}`)
-  } catch (err) {
-    if (err instanceof KvConflictError) throw new ApiError('conflict', `The domain ${domain.name} is already registered.`, { field: 'domain' })
-    throw err
-  }
+  // The operator vouches for the name: it is taken unless verified elsewhere, and other pending claims lapse.
+  await takeDomainName(cp, domain, 'domain')
   await cp.orgs.put(org.id, org)
   await cp.domains.put(`${org.id}.${domain.id}`, domain)
   const key = buildApiKey({ orgId: org.id, domainId: domain.id, name: 'admin', permissions: ['admin'], environment: 'live', ...(input.adminKey !== undefined ? { value: input.adminKey } : {}) })
@@ -69,7 +66,7 @@ export async function bootstrap (cp: ControlPlane, config: Config): Promise<Boot
   if (value === undefined) return { kind: 'unset' }
   if (cp.keyByValue(value) !== undefined) return { kind: 'present' }
   const name = config.bootstrap.domain.toLowerCase()
-  if (cp.domainNames.get(name) === undefined) {
+  if (cp.domainOwner(name) === undefined) {
     try {
       const created = await createOrganization(cp, config, { name: BOOTSTRAP_ORG_NAME, domain: name, plan: config.bootstrap.plan, adminKey: value })
       return { kind: 'created', organization_id: created.organization_id, domain_id: created.domain_id }
@@ -82,12 +79,12 @@ export async function bootstrap (cp: ControlPlane, config: Config): Promise<Boot
 }
 
 async function addBootstrapKey (cp: ControlPlane, name: string, value: string): Promise<BootstrapOutcome> {
-  const owner = cp.domainNames.get(name) ?? ''
-  const [orgId = '', domainId = ''] = owner.split('.')
-  const org = cp.orgs.get(orgId)
-  if (org === undefined || cp.domains.get(owner) === undefined) {
-    return { kind: 'skipped', domain: name, owner, reason: 'the domain is registered but its organisation or record is missing' }
+  const owner = cp.domainOwner(name)
+  const org = owner === undefined ? undefined : cp.orgs.get(owner.org_id)
+  if (owner === undefined || org === undefined) {
+    return { kind: 'skipped', domain: name, owner: owner?.org_id ?? '', reason: 'the domain is being verified by another claim, or its organisation is missing' }
   }
+  const { org_id: orgId, id: domainId } = owner
   if (org.name !== BOOTSTRAP_ORG_NAME) {
     return { kind: 'skipped', domain: name, owner: orgId, reason: `the domain belongs to organisation ${orgId}, not to org ${BOOTSTRAP_ORG_NAME}` }
   }

@@ -8,6 +8,7 @@ import { MAX_GRACE_MINUTES, assertMayGrant, keyView, orgKeys, ownedKey, revokeKe
 import {
   ApiKeyView, CreatedApiKey, Environment, FORBIDDEN_OTHER_ORG, Permission as PermissionSchema, RotatedApiKey, errorResponses
 } from '../schemas/control.ts'
+import { actorOf } from '../security_log.ts'
 
 const CreateKeyBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -40,12 +41,14 @@ export const apiKeyRoutes = [
         not_found: 'No domain with that domain_id'
       })
     },
-    handler: async ({ deps, auth, body }) => {
+    handler: async (ctx) => {
+      const { deps, auth, body } = ctx
       assertMayGrant(auth.key, body.permissions, 'create')
       const domain = ownedRecord(deps.cp.domains, auth.org.id, body.domain_id, 'domain')
       const k = buildApiKey({ orgId: auth.org.id, domainId: domain.id, name: body.name, permissions: body.permissions, environment: body.environment ?? 'live' })
       await deps.cp.apiKeys.put(k.record.id, k.record)
       const r = k.record
+      deps.security.change('api_key.created', actorOf(ctx), { api_key_id: r.id, permissions: r.permissions, environment: r.environment })
       return {
         status: 201,
         body: { id: r.id, name: r.name, domain_id: r.domain_id, permissions: r.permissions, environment: r.environment, key: k.value, prefix: r.prefix, created_at: r.created_at }
@@ -92,10 +95,12 @@ export const apiKeyRoutes = [
       204: { description: 'Revoked (also when it already was)' },
       ...errorResponses({ forbidden: `${FORBIDDEN_OTHER_ORG}, or the target key holds a permission the caller lacks`, not_found: 'No key with this id' })
     },
-    handler: async ({ deps, auth, params }) => {
+    handler: async (ctx) => {
+      const { deps, auth, params } = ctx
       const key = ownedKey(deps.cp, auth.org.id, params.id!)
       assertMayGrant(auth.key, key.permissions, 'revoke')
       await revokeKey(deps.cp, key)
+      deps.security.change('api_key.revoked', actorOf(ctx), { api_key_id: key.id })
       return { status: 204 }
     }
   }),
@@ -116,10 +121,12 @@ export const apiKeyRoutes = [
         conflict: 'The key is revoked, expired or was already rotated'
       })
     },
-    handler: async ({ deps, auth, params, body }) => {
+    handler: async (ctx) => {
+      const { deps, auth, params, body } = ctx
       const old = ownedKey(deps.cp, auth.org.id, params.id!)
       assertMayGrant(auth.key, old.permissions, 'rotate')
       const r = await rotateKey(deps.cp, old, body.grace_period_minutes)
+      deps.security.change('api_key.rotated', actorOf(ctx), { api_key_id: old.id, new_api_key_id: r.created.id, expires_at: r.oldExpiresAt })
       return { status: 201, body: { id: r.created.id, key: r.value, replaces: old.id, old_key_expires_at: r.oldExpiresAt } }
     }
   })

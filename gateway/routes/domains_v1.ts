@@ -18,7 +18,7 @@ export const domainRoutes = [
     method: 'post',
     path: '/v1/domains',
     permission: 'manage',
-    summary: 'Add a sending domain; publish the returned DNS records, then verify it',
+    summary: 'Claim a sending domain; publish the returned DNS records, then verify it (the first claim to verify owns the name)',
     tag: TAG,
     body: CreateDomainBody,
     responses: {
@@ -26,10 +26,10 @@ export const domainRoutes = [
       ...errorResponses({
         validation_error: 'name is missing or not a domain name',
         forbidden: 'The key lacks manage',
-        conflict: 'The domain is already registered (by this or another organisation)'
+        conflict: 'The name is already verified (by this or another organisation), or this organisation already has a claim on it'
       })
     },
-    handler: async ({ deps, auth, body }) => ({ status: 201, body: domainView(await addDomain(deps.cp, deps.config, auth.org.id, body.name)) })
+    handler: async ({ deps, auth, body }) => ({ status: 201, body: domainView(deps.cp, await addDomain(deps.cp, deps.config, auth.org.id, body.name)) })
   }),
   route({
     method: 'get',
@@ -44,7 +44,7 @@ export const domainRoutes = [
     },
     handler: ({ deps, auth, query }) => {
       const page = pageById(deps.cp.domains.list(`${auth.org.id}.`), query)
-      return { status: 200, body: { ...page, data: page.data.map(domainView) } }
+      return { status: 200, body: { ...page, data: page.data.map((d) => domainView(deps.cp, d)) } }
     }
   }),
   route({
@@ -55,7 +55,7 @@ export const domainRoutes = [
     summary: 'Read one domain',
     tag: TAG,
     responses: { 200: { description: 'The domain', schema: DomainView }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
-    handler: ({ deps, auth, params }) => ({ status: 200, body: domainView(ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain')) })
+    handler: ({ deps, auth, params }) => ({ status: 200, body: domainView(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain')) })
   }),
   route({
     method: 'del',
@@ -82,11 +82,16 @@ export const domainRoutes = [
     tag: TAG,
     responses: {
       200: { description: 'The domain with the status of each DNS record; verified once DKIM and the SPF records of the domain and its return-path domain are found', schema: VerifiedDomainView },
-      ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND, service_unavailable: 'The DNS servers did not answer' })
+      ...errorResponses({
+        forbidden: FORBIDDEN_OTHER_ORG,
+        not_found: NOT_FOUND,
+        conflict: 'This claim has lapsed: another organisation verified the name first (error.details.status is lapsed)',
+        service_unavailable: 'The DNS servers did not answer'
+      })
     },
     handler: async ({ deps, auth, params }) => {
       const { domain, records } = await verifyDomain(deps.cp, deps.config, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))
-      return { status: 200, body: { ...domainView(domain), records } }
+      return { status: 200, body: { ...domainView(deps.cp, domain), records } }
     }
   })
 ]

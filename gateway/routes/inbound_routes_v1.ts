@@ -4,6 +4,7 @@ import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
 import { ROUTE_MATCH_PATTERN, addRoute, removeRoute, routeView } from '../control/inbound_routes.ts'
 import { FORBIDDEN_OTHER_ORG, RouteAction, RouteView, errorResponses } from '../schemas/control.ts'
+import { actorOf } from '../security_log.ts'
 
 const CreateRouteBody = Type.Object({
   match: Type.String({ minLength: 3, maxLength: 254, pattern: ROUTE_MATCH_PATTERN, description: '"addr@domain" or "*@domain" (any address of the domain); compared case-insensitively. The domain must be registered to the organisation (POST /v1/domains), and be the key\'s own domain unless the key has admin' }),
@@ -31,7 +32,12 @@ export const inboundRouteRoutes = [
         conflict: 'The organisation already has a route with this match'
       })
     },
-    handler: async ({ deps, auth, body }) => ({ status: 201, body: routeView(await addRoute(deps.cp, auth.key, body.match, body.action.include_attachments)) })
+    handler: async (ctx) => {
+      const { deps, auth, body } = ctx
+      const r = await addRoute(deps.cp, auth.key, body.match, body.action.include_attachments)
+      deps.security.change('inbound_route.created', actorOf(ctx), { route_id: r.id, match: r.match })
+      return { status: 201, body: routeView(r) }
+    }
   }),
   route({
     method: 'get',
@@ -67,8 +73,11 @@ export const inboundRouteRoutes = [
     summary: 'Delete an inbound route; mail to its address is then refused',
     tag: TAG,
     responses: { 204: { description: 'Deleted' }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
-    handler: async ({ deps, auth, params }) => {
-      await removeRoute(deps.cp, ownedRecord(deps.cp.routes, auth.org.id, params.id!, 'inbound route'))
+    handler: async (ctx) => {
+      const { deps, auth, params } = ctx
+      const r = ownedRecord(deps.cp.routes, auth.org.id, params.id!, 'inbound route')
+      await removeRoute(deps.cp, r)
+      deps.security.change('inbound_route.deleted', actorOf(ctx), { route_id: r.id, match: r.match })
       return { status: 204 }
     }
   })

@@ -6,6 +6,7 @@ import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
 import { MAX_WEBHOOK_URL_LENGTH } from '../control/webhook_url.ts'
 import { assertWebhookUrl, buildWebhook, webhookView } from '../control/webhooks.ts'
 import { CreatedWebhook, FORBIDDEN_OTHER_ORG, WebhookView, errorResponses } from '../schemas/control.ts'
+import { actorOf } from '../security_log.ts'
 
 const EventTypes = Type.Array(Type.Enum([...SUBSCRIBABLE_EVENT_TYPES]), {
   minItems: 1,
@@ -44,10 +45,12 @@ export const webhookRoutes = [
         forbidden: 'The key lacks manage'
       })
     },
-    handler: async ({ deps, auth, body }) => {
+    handler: async (ctx) => {
+      const { deps, auth, body } = ctx
       assertWebhookUrl(body.url, deps.config.webhook.allowPrivate)
       const w = buildWebhook(auth.org.id, body.url, body.events)
       await deps.cp.webhooks.put(`${w.org_id}.${w.id}`, w)
+      deps.security.change('webhook.created', actorOf(ctx), { webhook_id: w.id, host: new URL(w.url).host, events: w.events })
       return { status: 201, body: { ...webhookView(w), secret: w.secret } }
     }
   }),
@@ -89,7 +92,8 @@ export const webhookRoutes = [
       200: { description: 'The webhook after the change', schema: WebhookView },
       ...errorResponses({ validation_error: 'Empty body, unknown event types or status', forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND })
     },
-    handler: async ({ deps, auth, params, body }) => {
+    handler: async (ctx) => {
+      const { deps, auth, params, body } = ctx
       const w = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
       const updated = await deps.cp.webhooks.modify(`${w.org_id}.${w.id}`, (cur): WebhookRecord => ({
         ...cur,
@@ -98,6 +102,7 @@ export const webhookRoutes = [
         updated_at: new Date().toISOString()
       }))
       if (updated === undefined) throw new ApiError('not_found', `No webhook with id ${w.id}.`)
+      deps.security.change('webhook.updated', actorOf(ctx), { webhook_id: w.id, events: updated.events, status: updated.status })
       return { status: 200, body: webhookView(updated) }
     }
   }),
@@ -109,9 +114,11 @@ export const webhookRoutes = [
     summary: 'Delete a webhook; nothing more is delivered to it',
     tag: TAG,
     responses: { 204: { description: 'Deleted' }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
-    handler: async ({ deps, auth, params }) => {
+    handler: async (ctx) => {
+      const { deps, auth, params } = ctx
       const w = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
       await deps.cp.webhooks.delete(`${w.org_id}.${w.id}`)
+      deps.security.change('webhook.deleted', actorOf(ctx), { webhook_id: w.id })
       return { status: 204 }
     }
   })

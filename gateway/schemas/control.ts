@@ -80,7 +80,7 @@ export const CheckedDnsRecord = Type.Object({
   value: Type.String(),
   status: Type.Enum(['verified', 'missing'])
 })
-const DomainStatus = Type.Enum(['pending', 'verified'])
+const DomainStatus = Type.Enum(['pending', 'verified', 'lapsed'], { description: 'lapsed: another organisation verified this name first; this claim cannot verify' })
 
 export const DomainView = Type.Object({
   id: Type.String(),

@@ -1,8 +1,9 @@
 import uWS from 'uWebSockets.js'
 import type { Subscription } from '@nats-io/transport-node'
-import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, type EventRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, newId, type EventRecord } from '../../engine/protocol/mod.ts'
 import { authenticate, hasPermission } from '../auth.ts'
 import type { GatewayDeps } from '../deps.ts'
+import { SocketCounter } from './socket_caps.ts'
 
 export const EVENT_STREAM_PATH = '/v1/events/stream'
 
@@ -31,6 +32,8 @@ interface SocketState {
   open: boolean
   /** A failed authentication is being counted; the socket closes once it is, and reads nothing more meanwhile. */
   refusing?: boolean
+  /** Set once the socket counts toward its address's cap (from `open` to `close`). */
+  countedForAddress?: boolean
   orgId?: string
   keyId?: string
   /** Event types to forward; undefined: all. */
@@ -51,14 +54,29 @@ function send (ws: Socket, payload: Record<string, unknown>): void {
   ws.cork(() => { ws.send(JSON.stringify(payload)) })
 }
 
+/** The answer to an upgrade from an address at its cap: the API's error format, so clients parse one shape. */
+function refuseUpgrade (res: uWS.HttpResponse, max: number): void {
+  const err = new ApiError('rate_limited', `Too many event stream connections from this address (at most ${max} at once); close one first.`, { retryAfter: 60 })
+  res.cork(() => {
+    res.writeStatus('429 Too Many Requests')
+      .writeHeader('Content-Type', 'application/json')
+      .writeHeader('Retry-After', String(err.retryAfter))
+      .end(JSON.stringify(err.toJSON(newId('req'))))
+  })
+}
+
 /**
  * GET /v1/events/stream: the organisation's events as webhook envelopes, live. One NATS core subscription
  * on `ob.evt.<org>.>` per organisation is shared by all of its sockets and dropped with the last one.
+ * Open sockets are capped per client address (checked at the upgrade, authenticated or not) and per API key
+ * (checked at `auth`), so one client cannot hold the process's memory and file descriptors.
  */
 export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): EventStream {
   const log = deps.log.child({ part: 'event_stream' })
   const feeds = new Map<string, OrgFeed>()
   const all = new Set<Socket>()
+  const perAddress = new SocketCounter(deps.config.eventStream.maxPerAddress)
+  const perKey = new SocketCounter(deps.config.eventStream.maxPerKey)
   let stopped = false
 
   function keyStillValid (st: SocketState, now: number): boolean {
@@ -111,6 +129,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     } catch (err) {
       if (!(err instanceof ApiError)) throw err
       st.refusing = true
+      deps.security.authFailed({ transport: 'websocket', address: st.ip, credential: typeof key === 'string' ? key : '', reason: err.message })
       void deps.authGuard.refusal(err, st.ip, authorization, now).catch((e: unknown) => e).then((refusal) => {
         if (!st.open) return
         if (refusal instanceof ApiError && refusal.code === 'rate_limited') ws.end(CLOSE_CODES.rateLimited, 'too many failed authentications')
@@ -122,7 +141,12 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
       ws.end(CLOSE_CODES.forbidden, 'this API key lacks the "read" permission')
       return
     }
+    if (perKey.full(auth.key.id)) {
+      ws.end(CLOSE_CODES.rateLimited, `too many event stream connections for this API key (at most ${perKey.max})`)
+      return
+    }
     clearTimeout(st.timer)
+    perKey.add(auth.key.id)
     st.orgId = auth.org.id
     st.keyId = auth.key.id
     join(ws, st.orgId)
@@ -149,11 +173,13 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
         res.cork(() => { res.writeStatus('503 Service Unavailable').end() })
         return
       }
+      const ip = deps.clientAddresses.of(Buffer.from(res.getRemoteAddressAsText()).toString(), deps.clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : '')
+      if (perAddress.full(ip)) {
+        refuseUpgrade(res, perAddress.max)
+        return
+      }
       res.upgrade<SocketState>(
-        {
-          ip: deps.clientAddresses.of(Buffer.from(res.getRemoteAddressAsText()).toString(), deps.clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : ''),
-          open: true
-        },
+        { ip, open: true },
         req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'),
         context
       )
@@ -161,6 +187,12 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     open: (ws) => {
       const st = ws.getUserData()
       all.add(ws)
+      // Counted from here, where `close` is sure to follow; a socket that slipped past the upgrade check is closed.
+      st.countedForAddress = true
+      if (perAddress.add(st.ip) > perAddress.max) {
+        ws.end(CLOSE_CODES.rateLimited, `too many event stream connections from this address (at most ${perAddress.max})`)
+        return
+      }
       st.timer = setTimeout(() => { if (st.open && st.orgId === undefined) ws.end(CLOSE_CODES.unauthorized, 'authenticate within 5 seconds') }, AUTH_TIMEOUT_MS)
       st.timer.unref()
     },
@@ -189,6 +221,8 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
       st.open = false
       clearTimeout(st.timer)
       all.delete(ws)
+      if (st.countedForAddress === true) perAddress.remove(st.ip)
+      if (st.keyId !== undefined) perKey.remove(st.keyId)
       if (st.orgId !== undefined) leave(ws, st.orgId)
     }
   })

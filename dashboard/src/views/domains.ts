@@ -20,9 +20,11 @@ async function render (ctx: ViewContext): Promise<Node> {
     }
     return h('article', { class: 'card', 'data-domain': d.name },
       h('h2', null, d.name, ' ', statusBadge(d.status)),
-      h('p', { class: 'help' }, d.status === 'verified' ? ['Verified ', timeEl(d.verified_at)] : 'Publish these DNS records, then verify.'),
+      h('p', { class: 'help' }, d.status === 'verified'
+        ? ['Verified ', timeEl(d.verified_at)]
+        : d.status === 'lapsed' ? 'Another organisation verified this domain first; this claim has lapsed.' : 'Publish these DNS records, then verify.'),
       table(`DNS records of ${d.name}`, ['Type', 'Name', 'Value'], d.records.map((r) => [r.type, h('code', null, r.name), h('code', { class: 'wrap' }, r.value)]), 'No records.'),
-      h('p', { class: 'row-actions' }, d.status !== 'verified' && verify, del))
+      h('p', { class: 'row-actions' }, d.status === 'pending' && verify, del))
   }
 
   async function load (): Promise<void> {

@@ -36,16 +36,18 @@ test('adding a domain: 201, pending, with SPF, DKIM, return-path SPF and MX, and
   assert.deepEqual(one.body, r.body)
 })
 
-test('a name already registered, by any organisation, is 409 conflict', async () => {
+test('a name verified by any organisation is 409; a pending claim blocks only a second claim of the same organisation', async () => {
   const name = uniqueName()
   assert.equal((await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name } })).status, 201)
   const mine = await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name } })
   assert.equal(mine.status, 409)
   assert.equal(mine.body.error.code, 'conflict')
   const theirs = await ob.request('POST', '/v1/domains', { key: other.adminKey, body: { name: `${name}.` } })
-  assert.equal(theirs.status, 409)
-  const bootstrap = await ob.request('POST', '/v1/domains', { key: other.adminKey, body: { name: org.domain } })
-  assert.equal(bootstrap.status, 409)
+  assert.equal(theirs.status, 201)
+  assert.equal(theirs.body.status, 'pending')
+  const verified = await ob.request('POST', '/v1/domains', { key: other.adminKey, body: { name: org.domain } })
+  assert.equal(verified.status, 409)
+  assert.equal(verified.body.error.code, 'conflict')
 })
 
 test('names that are not domains are 400 naming the field', async () => {

@@ -100,7 +100,7 @@ test('a message stored inside its job is one job message; processing it reads an
   assert.deepEqual(back, job)
   assert.deepEqual(raw, data)
   // No route matches: the processor only drops the message, and must not touch the store for it.
-  const cp = { routes: { list: () => [] }, domainNames: new Map() }
+  const cp = { routes: { list: () => [] }, domainOwner: () => undefined }
   const untouched = { ...stores, jsm: undefined as never, raw: undefined as never }
   const processor = new InboundProcessor({ stores: untouched, cp: cp as never, log: pino({ level: 'silent' }), analysis: undefined as never, messages: undefined as never, drops: undefined as never, maxPayload: 1024 * 1024 })
   await processor.handle(back, raw)

@@ -1,0 +1,74 @@
+import type { Logger } from 'pino'
+import type { RequestContext } from './http/route.ts'
+
+/**
+ * The security log: one JSON line per event an audit asks about, on the process's log, each with
+ * `kind: "security"` and an `event` name. Lines carry ids (organisation, the acting key, the record changed),
+ * the client address and at most a key's 12-character display prefix (the one the API lists): never a key value,
+ * a webhook secret or URL (a URL may carry a token), or a request body. This module is the only place the lines
+ * are shaped; docs/security.md lists them.
+ */
+
+/** Changes to what can authenticate or where an organisation's data goes. */
+export type SecurityChange =
+  | 'api_key.created' | 'api_key.rotated' | 'api_key.revoked'
+  | 'webhook.created' | 'webhook.updated' | 'webhook.deleted'
+  | 'inbound_route.created' | 'inbound_route.deleted'
+
+/** Who made a change: the authenticated key of the request, and where it came from. */
+export interface SecurityActor { orgId: string, keyId: string, address: string }
+
+/** Ids and non-secret facts of the record changed; the field set is closed so nothing else slips in. */
+export interface ChangeTarget {
+  api_key_id?: string
+  /** Rotation: the key that replaces `api_key_id`. */
+  new_api_key_id?: string
+  permissions?: readonly string[]
+  environment?: string
+  /** Rotation: when the old key stops working. */
+  expires_at?: string
+  webhook_id?: string
+  /** The webhook URL's host only. */
+  host?: string
+  events?: readonly string[]
+  status?: string
+  route_id?: string
+  match?: string
+}
+
+export function actorOf (ctx: Pick<RequestContext, 'auth' | 'ip'>): SecurityActor {
+  return { orgId: ctx.auth.org.id, keyId: ctx.auth.key.id, address: ctx.ip }
+}
+
+export type AuthTransport = 'http' | 'websocket'
+
+/** `ob_live_` or `ob_test_` and four characters: the display prefix of a presented key, never more of it. */
+const PRESENTED_PREFIX = /^(?:Bearer +)?(ob_(?:live|test)_[A-Za-z0-9]{4})/i
+
+export function presentedKeyPrefix (credential: string): string | undefined {
+  return PRESENTED_PREFIX.exec(credential)?.[1]
+}
+
+export class SecurityLog {
+  private readonly log: Logger
+
+  constructor (log: Logger) {
+    this.log = log.child({ kind: 'security' })
+  }
+
+  /** A request or socket that presented no valid key; `reason` is the answer's message, which names no key. */
+  authFailed (f: { transport: AuthTransport, address: string, credential: string, reason: string }): void {
+    const prefix = presentedKeyPrefix(f.credential)
+    this.log.warn({
+      event: 'auth.failed',
+      transport: f.transport,
+      address: f.address,
+      ...(prefix !== undefined ? { key_prefix: prefix } : {}),
+      reason: f.reason
+    }, 'authentication failed')
+  }
+
+  change (event: SecurityChange, actor: SecurityActor, target: ChangeTarget): void {
+    this.log.info({ event, org_id: actor.orgId, actor_key_id: actor.keyId, address: actor.address, ...target }, event)
+  }
+}

@@ -1,0 +1,61 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { DnsServer } from '../../helpers/dns_server.ts'
+import { RawSmtp } from '../../helpers/raw_smtp.ts'
+import { resolveRecipient } from '../../../engine/inbound/mod.ts'
+
+/**
+ * Inbound mail of a verified domain belongs to the organisation that verified it: another organisation cannot
+ * add a route on the domain (409), and a route it added before the owner verified receives nothing after.
+ */
+let dns: DnsServer
+let ob: TestOutbox
+let owner: TestOrg
+let squatter: TestOrg
+before(async () => {
+  dns = await DnsServer.start({})
+  ob = await TestOutbox.start({ env: { OB_DNS_SERVERS: dns.address, OB_DOMAIN_VERIFICATION: 'off' } })
+  owner = await ob.org()
+  squatter = await ob.org()
+})
+after(async () => { await ob.close(); await dns.close() })
+
+const route = (key: string, match: string): ReturnType<TestOutbox['request']> =>
+  ob.request('POST', '/v1/inbound/routes', { key, body: { match, action: { type: 'webhook', include_attachments: false } } })
+
+async function rcpt (address: string): Promise<string> {
+  const s = await RawSmtp.open(ob.proc.inbound!.port)
+  try {
+    assert.match(await s.command('EHLO client.test'), /^250/)
+    assert.match(await s.command('MAIL FROM:<a@sender.test>'), /^250/)
+    return await s.command(`RCPT TO:<${address}>`)
+  } finally {
+    s.close()
+  }
+}
+
+test('another organisation cannot route a verified domain\'s mail, nor keep a route made before the owner verified', async () => {
+  for (const match of [`*@${owner.domain}`, `support@${owner.domain}`.toUpperCase()]) {
+    const r = await route(squatter.adminKey, match)
+    assert.equal(r.status, 409, match)
+    assert.equal(r.body.error.code, 'conflict')
+    assert.equal(r.body.error.field, 'match')
+  }
+  assert.equal((await route(owner.adminKey, `support@${owner.domain}`)).status, 201)
+
+  const name = `later${process.pid}.example.net`
+  const early = await route(squatter.adminKey, `*@${name}`)
+  assert.equal(early.status, 201, 'an unclaimed domain may be routed by anyone')
+  assert.match(await rcpt(`someone@${name}`), /^250/)
+  const claim = await ob.request('POST', '/v1/domains', { key: owner.adminKey, body: { name } })
+  assert.equal((await ob.request('POST', `/v1/domains/${claim.body.id}/verify`, { key: owner.adminKey })).body.status, 'verified')
+  assert.match(await rcpt(`someone@${name}`), /^5\d\d/, 'the squatter\'s route no longer takes the owner\'s mail')
+
+  const own = await route(owner.adminKey, `*@${name}`)
+  assert.equal(own.status, 201)
+  assert.match(await rcpt(`someone@${name}`), /^250/)
+  const resolved = resolveRecipient(ob.proc.cp, `someone@${name}`)
+  assert.equal(resolved.kind, 'route')
+  assert.deepEqual(resolved.kind === 'route' ? resolved.routes.map((r) => r.id) : [], [own.body.id])
+})
