@@ -7,4 +7,4 @@ rm -rf dist
 npx tsc -p .
 npm run --silent build:dashboard
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
-exec node --test --test-concurrency=2 --test-timeout=180000 "${files[@]}"
+exec node --test --test-concurrency=2 --test-timeout=600000 "${files[@]}"

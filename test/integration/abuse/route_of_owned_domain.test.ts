@@ -7,7 +7,8 @@ import { resolveRecipient } from '../../../engine/inbound/mod.ts'
 
 /**
  * Inbound mail of a verified domain belongs to the organisation that verified it: another organisation cannot
- * add a route on the domain (409), and a route it added before the owner verified receives nothing after.
+ * add a route on the domain (403), and a route it added on a claim of its own, pending while the owner verified,
+ * receives nothing.
  */
 let dns: DnsServer
 let ob: TestOutbox
@@ -35,22 +36,27 @@ async function rcpt (address: string): Promise<string> {
   }
 }
 
-test('another organisation cannot route a verified domain\'s mail, nor keep a route made before the owner verified', async () => {
+test('another organisation cannot route a verified domain\'s mail, nor take it with a route on a claim of its own', async () => {
   for (const match of [`*@${owner.domain}`, `support@${owner.domain}`.toUpperCase()]) {
     const r = await route(squatter.adminKey, match)
-    assert.equal(r.status, 409, match)
-    assert.equal(r.body.error.code, 'conflict')
+    assert.equal(r.status, 403, match)
+    assert.equal(r.body.error.code, 'forbidden')
     assert.equal(r.body.error.field, 'match')
   }
   assert.equal((await route(owner.adminKey, `support@${owner.domain}`)).status, 201)
 
   const name = `later${process.pid}.example.net`
+  assert.equal((await route(squatter.adminKey, `*@${name}`)).status, 403, 'a domain nobody added cannot be routed')
+  const squat = await ob.request('POST', '/v1/domains', { key: squatter.adminKey, body: { name } })
+  assert.equal(squat.status, 201)
   const early = await route(squatter.adminKey, `*@${name}`)
-  assert.equal(early.status, 201, 'an unclaimed domain may be routed by anyone')
-  assert.match(await rcpt(`someone@${name}`), /^250/)
+  assert.equal(early.status, 201, 'a domain the organisation claimed may be routed')
+  assert.match(await rcpt(`someone@${name}`), /^5\d\d/, 'a route on a pending claim receives nothing')
   const claim = await ob.request('POST', '/v1/domains', { key: owner.adminKey, body: { name } })
+  assert.equal(claim.status, 201, 'a second organisation may claim the same name')
   assert.equal((await ob.request('POST', `/v1/domains/${claim.body.id}/verify`, { key: owner.adminKey })).body.status, 'verified')
-  assert.match(await rcpt(`someone@${name}`), /^5\d\d/, 'the squatter\'s route no longer takes the owner\'s mail')
+  assert.match(await rcpt(`someone@${name}`), /^5\d\d/, 'the squatter\'s route does not take the owner\'s mail')
+  assert.equal((await route(squatter.adminKey, `other@${name}`)).status, 403, 'a lapsed claim cannot be routed')
 
   const own = await route(owner.adminKey, `*@${name}`)
   assert.equal(own.status, 201)
