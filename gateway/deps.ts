@@ -6,6 +6,7 @@ import type { ControlPlane } from '../engine/protocol/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 import type { AuthFailureGuard } from './auth.ts'
 import type { Metrics } from './metrics.ts'
+import type { AnalyzePool } from './analyze_pool.ts'
 
 /** What every handler may use; built once in `main.ts` and passed down. */
 export interface GatewayDeps {
@@ -17,4 +18,6 @@ export interface GatewayDeps {
   readonly limiter: RateLimiter
   readonly authGuard: AuthFailureGuard
   readonly metrics: Metrics
+  /** Content analysis off the event loop (POST /v1/messages/analyze). */
+  readonly analyzer: AnalyzePool
 }

@@ -9,6 +9,7 @@ import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
 import { AuthFailureGuard } from './auth.ts'
 import { Metrics } from './metrics.ts'
+import { AnalyzePool } from './analyze_pool.ts'
 import type { GatewayDeps } from './deps.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
@@ -31,7 +32,8 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     cp: shared.cp,
     limiter,
     authGuard: new AuthFailureGuard(limiter),
-    metrics: new Metrics()
+    metrics: new Metrics(),
+    analyzer: new AnalyzePool()
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)
@@ -66,6 +68,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
       // Connections still open are idle now; close them with a FIN rather than a reset when the process exits.
       // (`close` exists in this uWS build but not in its type declarations.)
       ;(server.app as unknown as { close?: () => void }).close?.()
+      await deps.analyzer.close()
     }
   }
 }
