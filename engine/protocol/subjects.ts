@@ -50,6 +50,8 @@ export const HDR_MSG_ID = 'Nats-Msg-Id'
 export const REDIS_KEYS = {
   /** GCRA state for one API key; the limit is part of the key so a plan change starts a fresh bucket. */
   rateLimit: (keyId: string, perMinute: number) => `ob:rl:${keyId}:${perMinute}:60`,
+  /** GCRA state for the public tracking endpoints, per client address. */
+  trackingRate: (ip: string, perMinute: number) => `ob:trl:${ip}:${perMinute}:60`,
   authFailures: (ip: string) => `ob:authfail:${ip}:30:60`,
   idempotency: (orgId: string, key: string) => `ob:idem:${orgId}:${key}`
 } as const
