@@ -14,6 +14,8 @@ export interface HtmlLimits {
   readonly maxDepth: number
   /** Elements in the whole document; a large newsletter has a few thousand. */
   readonly maxElements: number
+  /** Attributes on one element; real markup has a handful. */
+  readonly maxAttributes: number
   /** Wall time for one parse. */
   readonly timeBudgetMs: number
 }
@@ -21,11 +23,12 @@ export interface HtmlLimits {
 export const HTML_LIMITS: HtmlLimits = Object.freeze({
   maxDepth: 512,
   maxElements: 50_000,
+  maxAttributes: 1000,
   timeBudgetMs: 1000 // 1 s
 })
 
 /** Which limit stopped a parse. */
-export type HtmlLimit = 'depth' | 'elements' | 'time'
+export type HtmlLimit = 'depth' | 'elements' | 'attributes' | 'time'
 
 const SLICE_CHARS = 16 * 1024
 /** Elements (or attributes) between two reads of the clock. */
@@ -41,6 +44,7 @@ export function parseHtmlWithin (html: string, build: (parser: Parser) => Partia
   let depth = 0
   let elements = 0
   let attributes = 0
+  let attributesHere = 0
   let stopped: HtmlLimit | undefined
   let cbs: Partial<Handler> = {}
   const stop = (limit: HtmlLimit): void => {
@@ -55,11 +59,13 @@ export function parseHtmlWithin (html: string, build: (parser: Parser) => Partia
       if (depth > limits.maxDepth) return stop('depth')
       if (elements > limits.maxElements) return stop('elements')
       if (elements % CLOCK_EVERY === 0 && performance.now() - started > limits.timeBudgetMs) return stop('time')
+      attributesHere = 0
       cbs.onopentagname?.(name)
     },
     onattribute (name, value, quote) {
       if (stopped !== undefined) return
-      // One tag may carry any number of attributes: the clock is read inside it too.
+      if (++attributesHere > limits.maxAttributes) return stop('attributes')
+      // A tag may still carry many attributes: the clock is read inside it too.
       if (++attributes % CLOCK_EVERY === 0 && performance.now() - started > limits.timeBudgetMs) return stop('time')
       cbs.onattribute?.(name, value, quote)
     },

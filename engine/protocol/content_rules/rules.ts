@@ -181,6 +181,7 @@ export const RULES: readonly Rule[] = [
         case undefined: return undefined
         case 'depth': return `The HTML nests elements more than ${HTML_LIMITS.maxDepth} deep; the rules that read it were skipped.`
         case 'elements': return `The HTML has more than ${HTML_LIMITS.maxElements} elements; the rules that read it were skipped.`
+        case 'attributes': return `An HTML element has more than ${HTML_LIMITS.maxAttributes} attributes; the rules that read the HTML were skipped.`
         case 'time': return `The HTML could not be read within ${HTML_LIMITS.timeBudgetMs} ms; the rules that read it were skipped.`
       }
     }

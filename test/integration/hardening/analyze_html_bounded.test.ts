@@ -24,11 +24,13 @@ async function analyze (html: string): Promise<any> {
 const N = 25_000
 
 for (const [shape, make] of Object.entries(ADVERSARIAL_HTML)) {
-  test(`analyze: the work for ${shape} HTML grows about linearly (n and 8n)`, async () => {
+  test(`analyze: the work for ${shape} HTML grows about linearly (n and 8n)`, async (t) => {
     await analyze(make(100)) // warm up the worker thread and the code paths
     const small = await cpuMs(async () => { await analyze(make(N)) })
     const large = await cpuMs(async () => { await analyze(make(8 * N)) })
-    assert.ok(large / small < 20, `${shape}: ${small.toFixed(0)} ms of CPU for n, ${large.toFixed(0)} ms for 8n`)
+    const figures = `${shape}: ${small.toFixed(0)} ms of CPU for n, ${large.toFixed(0)} ms for 8n`
+    t.diagnostic(figures)
+    assert.ok(large / small < 20, figures)
   })
 }
 
@@ -53,7 +55,7 @@ test('the gateway event loop keeps turning while an analysis runs', async () => 
   const r = await analyze(html)
   delay.disable()
   const took = performance.now() - started
-  assert.equal(r.content_analysis, 'complete')
   const longestStallMs = delay.max / 1e6
   assert.ok(longestStallMs < took / 2, `the event loop stalled ${longestStallMs.toFixed(0)} ms during a ${took.toFixed(0)} ms analysis`)
+  assert.equal(r.content_analysis, 'complete')
 })
