@@ -26,7 +26,15 @@ function recorder (deps: GatewayDeps): Promise<TrackingRecorder> {
 async function meter (ctx: RequestContext): Promise<void> {
   const perMinute = ctx.deps.config.tracking.ratePerMinute
   if (perMinute === 0) return
-  const d = await ctx.deps.limiter.take(REDIS_KEYS.trackingRate(ctx.ip, perMinute), perMinute)
+  let d
+  try {
+    d = await ctx.deps.limiter.take(REDIS_KEYS.trackingRate(ctx.ip, perMinute), perMinute)
+  } catch (err) {
+    // Without Redis the meter lets requests through: a reader's image or redirect matters more than the meter,
+    // and the signed token still decides what is recorded.
+    ctx.deps.log.warn({ err }, 'tracking rate limit unavailable; request not metered')
+    return
+  }
   if (!d.allowed) throw new ApiError('rate_limited', `Rate limit of ${perMinute} tracking requests per minute per address exceeded.`, { retryAfter: d.retryAfterS })
 }
 
