@@ -6,7 +6,7 @@ import { parseHtmlWithin } from '../protocol/mod.ts'
  * pixel `{public}/t/o/TOKEN` is placed before `</body>` (or at the end). The HTML is tokenised with htmlparser2
  * and only the `href` attributes are spliced, so everything else stays byte for byte as the sender wrote it.
  *
- * HTML past the parsing limits (HTML_LIMITS: nesting, element count, time) is sent with its links as written:
+ * HTML past the parsing limits (HTML_LIMITS: nesting, elements, attributes, time) is sent with its links as written:
  * clicks are not tracked in that message, the open pixel is still appended, and the message is never held back.
  */
 export interface TrackingLinks {
