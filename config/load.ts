@@ -94,6 +94,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     dnsServers: e.OB_DNS_SERVERS === undefined ? [] : e.OB_DNS_SERVERS.split(','),
     engine: { shards: e.OB_ENGINE_SHARDS, threads: e.OB_ENGINE_THREADS, ackWaitMs: e.OB_ENGINE_ACK_WAIT_MS, shardCapacity: e.OB_ENGINE_SHARD_CAPACITY, leaseMs: e.OB_SHARD_LEASE_MS, sweepMs: e.OB_ENGINE_SWEEP_MS },
     secret: e.OB_SECRET,
+    tracking: { tokenTtlMs: e.OB_TRACKING_TOKEN_TTL_S * 1000, ratePerMinute: e.OB_TRACKING_RATE_LIMIT },
     dataDir: e.OB_DATA_DIR,
     logLevel: e.OB_LOG_LEVEL,
     shutdownTimeoutMs: e.OB_SHUTDOWN_TIMEOUT_MS

@@ -69,6 +69,8 @@ export const EnvSchema = Type.Object({
   OB_PUBLISH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 5000 }),
   OB_NATS_REPLICAS: Type.Union([Type.Literal(1), Type.Literal(3), Type.Literal(5)], { default: 1 }),
   OB_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  OB_TRACKING_TOKEN_TTL_S: Type.Integer({ minimum: 1, maximum: 10 * 365 * 86_400, default: 31_536_000 }),
+  OB_TRACKING_RATE_LIMIT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
   OB_DATA_DIR: Type.String({ minLength: 1, default: './var' }),
   OB_LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
   OB_SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 15_000 })
@@ -143,6 +145,12 @@ export interface Config {
   }
   /** Key material for tracking tokens; when unset a per-installation secret is kept in the control plane. */
   readonly secret?: string
+  readonly tracking: {
+    /** How long open and click tokens are honoured, counted from the message's creation. */
+    readonly tokenTtlMs: number
+    /** Requests per minute per client address to the `/t/` endpoints (burst the same); 0 = no limit. */
+    readonly ratePerMinute: number
+  }
   readonly dataDir: string
   readonly logLevel: string
   readonly shutdownTimeoutMs: number

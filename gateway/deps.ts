@@ -8,6 +8,7 @@ import type { AuthFailureGuard } from './auth.ts'
 import type { Metrics } from './metrics.ts'
 import type { ClientAddresses } from './http/client_address.ts'
 import type { SecurityLog } from './security_log.ts'
+import type { AnalyzePool } from './analyze_pool.ts'
 
 /** What every handler may use; built once in `main.ts` and passed down. */
 export interface GatewayDeps {
@@ -22,4 +23,6 @@ export interface GatewayDeps {
   readonly clientAddresses: ClientAddresses
   readonly metrics: Metrics
   readonly security: SecurityLog
+  /** Content analysis off the event loop (POST /v1/messages/analyze). */
+  readonly analyzer: AnalyzePool
 }

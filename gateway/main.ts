@@ -11,6 +11,7 @@ import { AuthFailureGuard } from './auth.ts'
 import { Metrics } from './metrics.ts'
 import { ClientAddresses } from './http/client_address.ts'
 import { SecurityLog } from './security_log.ts'
+import { AnalyzePool } from './analyze_pool.ts'
 import type { GatewayDeps } from './deps.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
@@ -35,7 +36,8 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     authGuard: new AuthFailureGuard(limiter),
     clientAddresses: new ClientAddresses(config.http.trustedProxies),
     metrics: new Metrics(),
-    security: new SecurityLog(shared.log)
+    security: new SecurityLog(shared.log),
+    analyzer: new AnalyzePool()
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)
@@ -70,6 +72,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
       // Connections still open are idle now; close them with a FIN rather than a reset when the process exits.
       // (`close` exists in this uWS build but not in its type declarations.)
       ;(server.app as unknown as { close?: () => void }).close?.()
+      await deps.analyzer.close()
     }
   }
 }

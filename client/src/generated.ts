@@ -736,6 +736,8 @@ export type PostMessagesAnalyzeResponse = {
     severity: "info" | "warning" | "error"
     message: string
   }[]
+  /** `skipped` when the HTML is past a parsing limit (nesting, element count, time; docs/analyze.md): the rules that read it did not run and `html_not_analyzed` says why */
+  content_analysis: "complete" | "skipped"
 }
 
 /** Every HTTP operation of docs/openapi.json, grouped by resource. */

@@ -1,5 +1,5 @@
 import { simpleParser, type ParsedMail, type AddressObject } from 'mailparser'
-import { analyzeContent } from '../protocol/mod.ts'
+import { analyzeContent, scanHtml } from '../protocol/mod.ts'
 import { checkAuthentication, type Authentication, type DnsResolve } from './authenticate.ts'
 import { readReport, type Report } from './reports.ts'
 import type { InboundJob } from './job.ts'
@@ -18,6 +18,8 @@ export interface MessageAnalysis {
   report?: Report
   authentication?: Authentication
   spamScore?: number
+  /** `skipped` when the HTML went past a parsing limit: no text was derived from it and its rules did not run. */
+  contentAnalysis?: 'complete' | 'skipped'
 }
 
 export interface AnalysisRequest {
@@ -50,8 +52,15 @@ function addressText (a: AddressObject | AddressObject[] | undefined): string {
 export async function analyzeMessage (req: AnalysisRequest, resolver: DnsResolve, mta: string): Promise<MessageAnalysis> {
   const raw = Buffer.from(req.raw.buffer, req.raw.byteOffset, req.raw.byteLength)
   // textAsHtml is not part of the payload, and its linkify pass costs more than the rest of the parse.
-  const parsed = await simpleParser(raw, { keepDeliveryStatus: true, skipTextLinks: true, skipTextToHtml: true })
+  const options = { keepDeliveryStatus: true, skipTextLinks: true, skipTextToHtml: true }
+  // mailparser turns an HTML-only body into text with html-to-text, whose parse takes time growing with nesting
+  // depth × elements and has no limit of its own. The first parse leaves that out; the HTML is then measured
+  // against HTML_LIMITS, and only HTML within them is parsed again for its text. Past them the text stays empty.
+  let parsed = await simpleParser(raw, { ...options, skipHtmlToText: true })
   const html = typeof parsed.html === 'string' ? parsed.html : ''
+  if (html !== '' && (parsed.text ?? '') === '' && scanHtml(html).stoppedAt === undefined) {
+    parsed = await simpleParser(raw, options)
+  }
   const out: MessageAnalysis = {
     from: addressText(parsed.from),
     subject: parsed.subject ?? '',
@@ -74,9 +83,11 @@ export async function analyzeMessage (req: AnalysisRequest, resolver: DnsResolve
     // check, not of the message: the mail is still delivered to the route, marked temperror.
     out.authentication = await checkAuthentication(raw, req.job, resolver, mta)
       .catch((): Authentication => ({ spf: 'temperror', dkim: 'temperror', dmarc: 'temperror' }))
-    out.spamScore = analyzeContent({
+    const content = analyzeContent({
       subject: out.subject, html, text: out.text, from: out.from, attachments: out.attachments
-    }).score
+    })
+    out.spamScore = content.score
+    out.contentAnalysis = content.content_analysis
   }
   return out
 }

@@ -61,6 +61,7 @@ export function inboundPayload (m: MessageAnalysis, job: InboundJob, route: Rout
     headers: m.headers,
     authentication: m.authentication,
     spam_score: m.spamScore,
+    content_analysis: m.contentAnalysis,
     attachments,
     received_at: job.received_at
   }

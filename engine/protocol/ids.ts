@@ -31,6 +31,19 @@ export function newId (prefix: IdPrefix, now = Date.now()): string {
   return `${prefix}_${time}${rand}`
 }
 
+/** The creation time (ms) `newId` wrote into an id, or undefined when `id` is not one of its ids. */
+export function idTime (id: string): number | undefined {
+  const m = /^[a-z]{2,3}_([0-9a-z]{10})[0-9a-z]{16}$/.exec(id)
+  if (m === null) return undefined
+  let t = 0
+  for (const ch of m[1]!) {
+    const v = CROCKFORD.indexOf(ch)
+    if (v < 0) return undefined
+    t = t * 32 + v
+  }
+  return t
+}
+
 /** Random base62 text; 32 characters carry about 190 bits. */
 export function randomToken (length = 32): string {
   const bytes = randomBytes(length * 2)

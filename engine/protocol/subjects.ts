@@ -56,6 +56,8 @@ export const REDIS_KEYS = {
   authFailuresByAddress: (address: string, perMinute: number) => `ob:authfail:${address}:${perMinute}:60`,
   /** Failed authentications presenting one key prefix (`ob_live_` + 4 characters, what the key list shows). */
   authFailuresByPrefix: (prefix: string, perMinute: number) => `ob:authfail-prefix:${prefix}:${perMinute}:60`,
+  /** GCRA state for the public tracking endpoints, per client address. */
+  trackingRate: (ip: string, perMinute: number) => `ob:trl:${ip}:${perMinute}:60`,
   idempotency: (orgId: string, key: string) => `ob:idem:${orgId}:${key}`
 } as const
 

@@ -4,6 +4,7 @@ import type { ControlPlane } from './control_plane.ts'
 import { eventId } from './events.ts'
 import { eventRecord, publishEvent, suppressAddress } from './event_publish.ts'
 import { installationSecret, isTrackableUrl, verifyToken, type TokenClaims } from './tracking_tokens.ts'
+import { idTime } from './ids.ts'
 
 /**
  * Identical open or click requests (same token, IP address and user agent) inside one slot of this length count
@@ -19,6 +20,9 @@ export const TRACKING_DEDUPE_SLOT_MS = 10_000 // 10 s
  */
 export const MAX_PENDING_TRACKING_EVENTS = 2048
 
+/** Lifetime of open and click tokens unless configured (OB_TRACKING_TOKEN_TTL_S). */
+export const DEFAULT_TRACKING_TOKEN_TTL_MS = 365 * 24 * 3600 * 1000 // 1 year
+
 export interface TrackingRequest {
   ip: string
   userAgent: string
@@ -32,7 +36,7 @@ export interface TrackingRequest {
 export class TrackingRecorder {
   private pending = 0
 
-  private constructor (private readonly secret: Buffer, private readonly js: JetStreamClient, private readonly cp: ControlPlane) {}
+  private constructor (private readonly secret: Buffer, private readonly js: JetStreamClient, private readonly cp: ControlPlane, private readonly tokenTtlMs: number) {}
 
   /**
    * Publishes without making the caller wait for the PubAck, unless too many are outstanding. `onError` hears
@@ -44,14 +48,26 @@ export class TrackingRecorder {
     if (this.pending > MAX_PENDING_TRACKING_EVENTS) await settled
   }
 
-  static async open (nc: NatsConnection, cp: ControlPlane, configuredSecret: string | undefined): Promise<TrackingRecorder> {
-    return new TrackingRecorder(await installationSecret(cp.settings, configuredSecret), jetstream(nc), cp)
+  /**
+   * `tokenTtlMs`: how long open and click tokens stay valid, counted from the creation of the message they were
+   * sent in (its id carries the time, so every token ever issued has a lifetime without a field of its own).
+   */
+  static async open (nc: NatsConnection, cp: ControlPlane, configuredSecret: string | undefined, tokenTtlMs: number = DEFAULT_TRACKING_TOKEN_TTL_MS): Promise<TrackingRecorder> {
+    return new TrackingRecorder(await installationSecret(cp.settings, configuredSecret), jetstream(nc), cp, tokenTtlMs)
   }
 
-  /** The token's claims when it is genuine and of the expected kind; undefined for a forged or altered one. */
-  verify (token: string, kind: TokenClaims['k']): TokenClaims | undefined {
+  /**
+   * The token's claims when it is genuine, of the expected kind and, for opens and clicks, not expired; undefined
+   * otherwise. Unsubscribe tokens do not expire: a recipient may leave from any message they still hold.
+   */
+  verify (token: string, kind: TokenClaims['k'], now = Date.now()): TokenClaims | undefined {
     const claims = verifyToken(this.secret, token)
     if (claims === undefined || claims.k !== kind) return undefined
+    if (kind !== 'u') {
+      const sent = idTime(claims.m)
+      if (sent === undefined || now - sent > this.tokenTtlMs) return undefined
+    }
+    if (kind === 'c' && (typeof claims.u !== 'string' || !/^https?:\/\//i.test(claims.u))) return undefined
     // Tokens signed before links were checked may carry anything; the URL is checked again before it becomes a header.
     if (kind === 'c' && (typeof claims.u !== 'string' || !isTrackableUrl(claims.u))) return undefined
     return claims

@@ -1,5 +1,4 @@
 import { Type } from 'typebox'
-import { analyzeContent } from '../../engine/protocol/mod.ts'
 import { route } from '../http/route.ts'
 
 const AnalyzeBody = Type.Object({
@@ -17,7 +16,10 @@ const Check = Type.Object({
 const AnalyzeResult = Type.Object({
   score: Type.Number({ minimum: 0, maximum: 10, description: '0–10, lower is better' }),
   verdict: Type.Union([Type.Literal('pass'), Type.Literal('warn'), Type.Literal('fail')], { description: 'pass < 3 ≤ warn < 6 ≤ fail' }),
-  checks: Type.Array(Check)
+  checks: Type.Array(Check),
+  content_analysis: Type.Union([Type.Literal('complete'), Type.Literal('skipped')], {
+    description: '`skipped` when the HTML is past a parsing limit (nesting, element count, time; docs/analyze.md): the rules that read it did not run and `html_not_analyzed` says why'
+  })
 })
 
 interface AnalyzeInput { subject: string, html: string, text?: string, from?: string }
@@ -33,8 +35,9 @@ export const analyzeRoutes = [
     body: AnalyzeBody,
     responses: {
       200: { description: 'Score, verdict and the rules that fired', schema: AnalyzeResult },
-      400: { description: 'validation_error' }
+      400: { description: 'validation_error' },
+      503: { description: 'service_unavailable: too many analyses waiting' }
     },
-    handler: ({ body }) => ({ status: 200, body: analyzeContent(body) })
+    handler: async ({ body, deps }) => ({ status: 200, body: await deps.analyzer.analyze(body) })
   })
 ]

@@ -1,4 +1,4 @@
-import { ApiError, TrackingRecorder, type TokenClaims, type TrackingRequest } from '../../engine/protocol/mod.ts'
+import { ApiError, REDIS_KEYS, TrackingRecorder, type TokenClaims, type TrackingRequest } from '../../engine/protocol/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import { route, type RequestContext } from '../http/route.ts'
 
@@ -11,14 +11,35 @@ const recorders = new WeakMap<GatewayDeps, Promise<TrackingRecorder>>()
 function recorder (deps: GatewayDeps): Promise<TrackingRecorder> {
   let r = recorders.get(deps)
   if (r === undefined) {
-    r = TrackingRecorder.open(deps.nc, deps.cp, deps.config.secret)
+    r = TrackingRecorder.open(deps.nc, deps.cp, deps.config.secret, deps.config.tracking.tokenTtlMs)
     r.catch(() => recorders.delete(deps))
     recorders.set(deps, r)
   }
   return r
 }
 
+/**
+ * The tracking endpoints carry no API key, so the per-key limit cannot hold them: each client address gets its own
+ * bucket instead, so that one client cannot flood an organisation's events (the token is checked after, so a
+ * stream of garbage tokens is metered too).
+ */
+async function meter (ctx: RequestContext): Promise<void> {
+  const perMinute = ctx.deps.config.tracking.ratePerMinute
+  if (perMinute === 0) return
+  let d
+  try {
+    d = await ctx.deps.limiter.take(REDIS_KEYS.trackingRate(ctx.ip, perMinute), perMinute)
+  } catch (err) {
+    // Without Redis the meter lets requests through: a reader's image or redirect matters more than the meter,
+    // and the signed token still decides what is recorded.
+    ctx.deps.log.warn({ err }, 'tracking rate limit unavailable; request not metered')
+    return
+  }
+  if (!d.allowed) throw new ApiError('rate_limited', `Rate limit of ${perMinute} tracking requests per minute per address exceeded.`, { retryAfter: d.retryAfterS })
+}
+
 async function claimsOf (ctx: RequestContext, kind: TokenClaims['k']): Promise<{ rec: TrackingRecorder, claims: TokenClaims }> {
+  await meter(ctx)
   const rec = await recorder(ctx.deps)
   const claims = rec.verify(ctx.params.token ?? '', kind)
   // The same answer for every bad token, so a forger learns nothing about which part was wrong.
@@ -40,7 +61,8 @@ function unsubscribedPage (email: string): string {
     `<h1>You are unsubscribed</h1><p>${escapeHtml(email)} will no longer receive these emails.</p></body></html>`
 }
 
-const tokenParam = 'Signed token from the message; a forged or altered one is 404 `not_found`.'
+const tokenParam = 'Signed token from the message; a forged, altered or (open and click) expired one is 404 `not_found`. ' +
+  'Metered per client address (`OB_TRACKING_RATE_LIMIT`, 429 `rate_limited` with `Retry-After` over it).'
 
 export const trackingRoutes = [
   route({
@@ -51,7 +73,7 @@ export const trackingRoutes = [
     summary: 'Open-tracking pixel',
     description: `Answers a 1×1 transparent GIF and records an \`opened\` event. ${tokenParam}`,
     tag: 'Tracking',
-    responses: { 200: { description: 'image/gif, 43 bytes, Cache-Control: no-store' }, 404: { description: 'not_found' } },
+    responses: { 200: { description: 'image/gif, 43 bytes, Cache-Control: no-store' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' } },
     handler: async (ctx) => {
       const { rec, claims } = await claimsOf(ctx, 'o')
       // The reader sees the image at once whatever happens to the event; a lost open is better than a broken image.
@@ -67,7 +89,7 @@ export const trackingRoutes = [
     summary: 'Click-tracking redirect',
     description: `Redirects (302) to the original URL and records a \`clicked\` event. ${tokenParam}`,
     tag: 'Tracking',
-    responses: { 302: { description: 'Location: the original URL' }, 404: { description: 'not_found' } },
+    responses: { 302: { description: 'Location: the original URL' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' } },
     handler: async (ctx) => {
       const { rec, claims } = await claimsOf(ctx, 'c')
       await rec.clicked(claims, requestOf(ctx), (err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'click event not recorded'))
@@ -82,7 +104,7 @@ export const trackingRoutes = [
     summary: 'Unsubscribe link',
     description: `Suppresses the recipient for the sending organisation, records \`unsubscribed\` (method \`link\`) and answers a confirmation page. ${tokenParam}`,
     tag: 'Tracking',
-    responses: { 200: { description: 'text/html confirmation page' }, 404: { description: 'not_found' }, 503: { description: 'service_unavailable: try again' } },
+    responses: { 200: { description: 'text/html confirmation page' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' }, 503: { description: 'service_unavailable: try again' } },
     handler: async (ctx) => {
       const { rec, claims } = await claimsOf(ctx, 'u')
       await unsubscribe(ctx, rec, claims, 'link')
@@ -97,7 +119,7 @@ export const trackingRoutes = [
     summary: 'One-click unsubscribe (RFC 8058)',
     description: `Mailbox providers POST \`List-Unsubscribe=One-Click\` (form-encoded) here. Records \`unsubscribed\` (method \`one-click\`). ${tokenParam}`,
     tag: 'Tracking',
-    responses: { 200: { description: 'Unsubscribed (empty body)' }, 404: { description: 'not_found' }, 503: { description: 'service_unavailable: try again' } },
+    responses: { 200: { description: 'Unsubscribed (empty body)' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' }, 503: { description: 'service_unavailable: try again' } },
     handler: async (ctx) => {
       // The form body (`List-Unsubscribe=One-Click`) is not checked: the signed token is the authority, and some
       // providers send it as multipart. There is no JSON body schema on this route, so the raw body is left alone.

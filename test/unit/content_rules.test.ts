@@ -15,7 +15,7 @@ function fired (input: Partial<ContentInput>): string[] {
 }
 
 test('clean content fires nothing and passes', () => {
-  assert.deepEqual(analyzeContent(CLEAN), { score: 0, verdict: 'pass', checks: [] })
+  assert.deepEqual(analyzeContent(CLEAN), { score: 0, verdict: 'pass', checks: [], content_analysis: 'complete' })
 })
 
 test('verdict thresholds: pass < 3 ≤ warn < 6 ≤ fail', () => {

@@ -1,4 +1,4 @@
-import { Parser } from 'htmlparser2'
+import { HTML_LIMITS, parseHtmlWithin, type HtmlLimit, type HtmlLimits } from './html_limits.ts'
 
 /** What the rules need to know about an HTML body, gathered in one streaming pass of htmlparser2. */
 export interface HtmlFeatures {
@@ -11,6 +11,8 @@ export interface HtmlFeatures {
   activeContent: string[]
   /** Non-void elements the author left open (closed only by the parser, at a parent's end or the document's). */
   unclosed: number
+  /** Set when the HTML went past a parsing limit (html_limits.ts): the fields above then describe only a part of it. */
+  stoppedAt?: HtmlLimit
 }
 
 const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr', 'param', 'keygen'])
@@ -26,7 +28,7 @@ function isHidden (attribs: Record<string, string>): boolean {
   return style !== undefined && HIDDEN_STYLE.test(style)
 }
 
-export function scanHtml (html: string): HtmlFeatures {
+export function scanHtml (html: string, limits: HtmlLimits = HTML_LIMITS): HtmlFeatures {
   const f: HtmlFeatures = { text: '', hiddenTextChars: 0, images: 0, links: [], activeContent: [], unclosed: 0 }
   const textParts: string[] = []
   // One entry per open non-void element: whether it hides its content and whether it is invisible by nature.
@@ -34,8 +36,11 @@ export function scanHtml (html: string): HtmlFeatures {
   let hiddenDepth = 0
   let invisibleDepth = 0
   let openLink: { href: string, text: string } | undefined
+  // The parser hands over one text node in several pieces (at entities, between input slices): a piece that starts
+  // where the last one ended continues it, anything else is a new run, set apart by a space.
+  let textEnd = -1
 
-  const parser = new Parser({
+  const stoppedAt = parseHtmlWithin(html, (parser) => ({
     onopentag (name, attribs) {
       if (name === 'img') f.images++
       if (ACTIVE.has(name)) f.activeContent.push(`<${name}>`)
@@ -60,7 +65,9 @@ export function scanHtml (html: string): HtmlFeatures {
         f.hiddenTextChars += data.replace(/\s+/g, '').length
         return
       }
-      textParts.push(data)
+      if (parser.startIndex === textEnd + 1 && textParts.length > 0) textParts[textParts.length - 1] += data
+      else textParts.push(data)
+      textEnd = parser.endIndex
       if (openLink !== undefined) openLink.text += data
     },
     onclosetag (name, isImplied) {
@@ -72,8 +79,8 @@ export function scanHtml (html: string): HtmlFeatures {
       if (name === 'a') openLink = undefined
       if (isImplied && !OPTIONAL_END.has(name)) f.unclosed++
     }
-  }, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true })
-  parser.end(html)
+  }), { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true }, limits)
+  if (stoppedAt !== undefined) f.stoppedAt = stoppedAt
   f.text = textParts.join(' ').replace(/\s+/g, ' ').trim()
   for (const l of f.links) l.text = l.text.replace(/\s+/g, ' ').trim()
   return f

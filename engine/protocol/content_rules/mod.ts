@@ -1,6 +1,8 @@
-import { scanHtml } from './html_scan.ts'
+import { scanHtml, type HtmlFeatures } from './html_scan.ts'
 import { RULES, hostOf, type RuleContext, type Severity } from './rules.ts'
 
+export { scanHtml, type HtmlFeatures } from './html_scan.ts'
+export { HTML_LIMITS, parseHtmlWithin, type HtmlLimit, type HtmlLimits } from './html_limits.ts'
 export { RULES, SPAM_PHRASES, URL_SHORTENERS, RISKY_EXTENSIONS, type Rule, type Severity } from './rules.ts'
 
 /** Verdict thresholds on the 0–10 score (lower is better). */
@@ -22,6 +24,15 @@ export interface ContentReport {
   score: number
   verdict: 'pass' | 'warn' | 'fail'
   checks: ContentCheck[]
+  /**
+   * `skipped` when the HTML went past a parsing limit (HTML_LIMITS): the rules that read it did not run, the
+   * `html_not_analyzed` check says which limit, and the score is that of the rest.
+   */
+  content_analysis: 'complete' | 'skipped'
+}
+
+function emptyScan (): HtmlFeatures {
+  return { text: '', hiddenTextChars: 0, images: 0, links: [], activeContent: [], unclosed: 0 }
 }
 
 export function verdictOf (score: number): ContentReport['verdict'] {
@@ -33,7 +44,9 @@ export function verdictOf (score: number): ContentReport['verdict'] {
  * to one decimal. Pure and synchronous: the analyze endpoint and inbound spam scoring share it.
  */
 export function analyzeContent (input: ContentInput): ContentReport {
-  const scan = scanHtml(input.html)
+  const parsed = scanHtml(input.html)
+  // A partial parse says nothing reliable about the rest of the document: judge as if there were no HTML to read.
+  const scan = parsed.stoppedAt === undefined ? parsed : { ...emptyScan(), stoppedAt: parsed.stoppedAt }
   const text = input.text ?? ''
   const linkHosts: string[] = []
   for (const l of scan.links) {
@@ -59,5 +72,5 @@ export function analyzeContent (input: ContentInput): ContentReport {
     total += rule.weight
   }
   const score = Math.min(MAX_SCORE, Math.round(total * 10) / 10)
-  return { score, verdict: verdictOf(score), checks }
+  return { score, verdict: verdictOf(score), checks, content_analysis: scan.stoppedAt === undefined ? 'complete' : 'skipped' }
 }

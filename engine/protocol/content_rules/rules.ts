@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import type { HtmlFeatures } from './html_scan.ts'
+import { HTML_LIMITS } from './html_limits.ts'
 
 export type Severity = 'info' | 'warning' | 'error'
 
@@ -172,6 +173,18 @@ export const RULES: readonly Rule[] = [
   {
     id: 'html_unbalanced', severity: 'warning', weight: 1,
     check: (c) => c.scan.unclosed > 0 ? `${c.scan.unclosed} HTML element(s) are never closed.` : undefined
+  },
+  {
+    id: 'html_not_analyzed', severity: 'warning', weight: 2,
+    check: (c) => {
+      switch (c.scan.stoppedAt) {
+        case undefined: return undefined
+        case 'depth': return `The HTML nests elements more than ${HTML_LIMITS.maxDepth} deep; the rules that read it were skipped.`
+        case 'elements': return `The HTML has more than ${HTML_LIMITS.maxElements} elements; the rules that read it were skipped.`
+        case 'attributes': return `An HTML element has more than ${HTML_LIMITS.maxAttributes} attributes; the rules that read the HTML were skipped.`
+        case 'time': return `The HTML could not be read within ${HTML_LIMITS.timeBudgetMs} ms; the rules that read it were skipped.`
+      }
+    }
   },
   {
     id: 'too_many_links', severity: 'warning', weight: 1,
