@@ -32,7 +32,8 @@ export class ReportDrops {
 
   drop (reason: DropReason, fields: Record<string, unknown>): void {
     this.byReason.set(reason, this.byReason.get(reason)! + 1)
-    this.log.warn({ ...fields, reason }, 'report dropped: it acts on no message and recipient of ours')
+    // one line of the security log (docs/security.md): a dropped report is most often a forgery
+    this.log.warn({ kind: 'security', event: 'report.dropped', ...fields, reason }, 'report dropped: it acts on no message and recipient of ours')
   }
 
   get counts (): ReadonlyMap<DropReason, number> {

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { WebSocket } from 'undici'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { createTransport } from 'nodemailer'
+import { newId } from '../../../engine/protocol/mod.ts'
 
 /**
  * The security log, read from a running gateway's own log output at the default level: one `kind: "security"`
@@ -22,8 +24,8 @@ after(async () => { await ob.close() })
 type Line = Record<string, any>
 const securityLines = (): Line[] => logs.flatMap((l) => l.split('\n')).filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Line).filter((l) => l.kind === 'security')
 
-async function lineFor (pick: (l: Line) => boolean, what: string): Promise<Line> {
-  for (let i = 0; i < 100; i++) {
+async function lineFor (pick: (l: Line) => boolean, what: string, tries = 100): Promise<Line> {
+  for (let i = 0; i < tries; i++) {
     const found = securityLines().find(pick)
     if (found !== undefined) return found
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -104,3 +106,20 @@ function pickIds (l: Line): Record<string, string> {
   for (const k of ['org_id', 'actor_key_id', 'api_key_id', 'webhook_id', 'route_id']) if (l[k] !== undefined) out[k] = l[k]
   return out
 }
+
+test('a report to a return path naming no message of ours is a security line', async () => {
+  const keyId = ob.proc.cp.verpKeys.signing().id
+  const messageId = newId('msg')
+  const to = `bounces+${messageId}-${keyId}${'a'.repeat(16)}@bounces.${org.domain}`
+  const smtp = createTransport({ host: '127.0.0.1', port: ob.proc.inbound!.port, secure: false, ignoreTLS: true })
+  try {
+    await smtp.sendMail({ envelope: { from: '', to: [to] }, raw: `From: mailer-daemon@remote.test\r\nTo: ${to}\r\nSubject: Undelivered\r\nContent-Type: multipart/report; report-type=delivery-status; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; remote.test\r\n\r\nFinal-Recipient: rfc822; victim@remote.test\r\nAction: failed\r\nStatus: 5.1.1\r\n\r\n--b--\r\n` })
+  } finally {
+    smtp.close()
+  }
+  // the inbound server stores and processes the mail before it drops the report
+  const line = await lineFor((l) => l.event === 'report.dropped', 'a dropped report', 1000)
+  assert.equal(line.level, 40)
+  assert.equal(line.message_id, messageId)
+  assert.equal(typeof line.reason, 'string')
+})
