@@ -2,7 +2,7 @@ import type { JsPublish } from './protocol/js_publisher.ts'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from './protocol/control_plane.ts'
-import { suppressAddress } from './protocol/event_publish.ts'
+import { publishEvent, suppressAddress } from './protocol/event_publish.ts'
 import type { EventRecord } from './protocol/events.ts'
 import { addressDomain, bareAddress, type QueuedMessage } from './protocol/send.ts'
 import type { RecipientResult, DeliverTask } from './actor/task.ts'
@@ -13,7 +13,7 @@ import { renderContent } from './protocol/templates.ts'
 import { templateSource } from './template_source.ts'
 import type { DeliveryState } from './delivery_state.ts'
 import { DeliveryStateChanges, freshRecipientState, type RecipientState } from './delivery_state_layout.ts'
-import { EventFactory, publishEvents } from './events_out.ts'
+import { EventFactory } from './events_out.ts'
 import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './sandbox.ts'
 import type { ShardActors } from './shards.ts'
 
@@ -62,9 +62,14 @@ export class MessageProcessor {
     const states = await this.d.state.load(msg.id)
     if (!recipients.every((r) => states.get(r)?.final !== undefined)) return false
     const unpublished = recipients.filter((r) => states.get(r)?.published !== true)
-    await publishEvents(this.d.js, unpublished.flatMap((r) => states.get(r)!.final!))
+    await this.publish(unpublished.flatMap((r) => states.get(r)!.final!))
     await this.d.state.markPublished(msg.id, unpublished)
     return true
+  }
+
+  /** Publishes the events at once and waits for every PubAck. */
+  private async publish (events: readonly EventRecord[]): Promise<void> {
+    await Promise.all(events.map(async (e) => await publishEvent(this.d.js, e)))
   }
 
   /**
@@ -99,7 +104,7 @@ export class MessageProcessor {
     // final events recorded by an earlier delivery that crashed before publishing them
     const unpublished = recipients.filter((r) => st(r).final !== undefined && !st(r).published)
     if (unpublished.length > 0) {
-      await publishEvents(this.d.js, unpublished.flatMap((r) => st(r).final!))
+      await this.publish(unpublished.flatMap((r) => st(r).final!))
       await this.d.state.markPublished(msg.id, unpublished)
     }
     const pending = recipients.filter((r) => st(r).final === undefined)
@@ -261,7 +266,7 @@ export class MessageProcessor {
       this.d.log.error({ err, message_id: msg.id }, 'delivery state not saved')
     }
     await this.suppress(msg, suppress)
-    await publishEvents(this.d.js, toPublish)
+    await this.publish(toPublish)
     const done = new Set(finals)
     const left = pending.filter((r) => !done.has(r))
     // once acknowledged the message is not delivered again, so only a message that comes back needs the mark
