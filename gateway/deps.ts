@@ -2,13 +2,14 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
-import type { ControlPlane } from '../engine/protocol/mod.ts'
+import type { ControlPlane, TrackingRecorder } from '../engine/protocol/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 import type { AuthFailureGuard } from './auth.ts'
 import type { Metrics } from './metrics.ts'
 import type { ClientAddresses } from './http/client_address.ts'
+import type { SendService } from './send/service.ts'
 
-/** What every handler may use; built once in `main.ts` and passed down. */
+/** What every handler may use; built once in `main.ts` (which also closes what needs closing) and passed down. */
 export interface GatewayDeps {
   readonly config: Config
   readonly log: Logger
@@ -20,4 +21,8 @@ export interface GatewayDeps {
   /** The client address of a request: the peer, or `X-Forwarded-For` behind a trusted proxy. */
   readonly clientAddresses: ClientAddresses
   readonly metrics: Metrics
+  /** The send path (POST /v1/messages/send and /batch). */
+  readonly send: SendService
+  /** Open, click and unsubscribe events from tracking links; the installation secret is read once at start. */
+  readonly tracking: TrackingRecorder
 }

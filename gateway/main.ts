@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
-import type { ControlPlane } from '../engine/protocol/mod.ts'
+import { TrackingRecorder, type ControlPlane } from '../engine/protocol/mod.ts'
 import { createHttpServer, type HttpServer } from './server.ts'
 import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
@@ -11,6 +11,7 @@ import { AuthFailureGuard } from './auth.ts'
 import { Metrics } from './metrics.ts'
 import { ClientAddresses } from './http/client_address.ts'
 import type { GatewayDeps } from './deps.ts'
+import { SendService } from './send/service.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
 
@@ -24,16 +25,14 @@ export interface Gateway {
 
 export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Gateway> {
   const limiter = new RateLimiter(shared.redis)
+  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, metrics: new Metrics() }
   const deps: GatewayDeps = {
-    config,
-    log: shared.log.child({ part: 'gateway' }),
-    nc: shared.nc,
-    redis: shared.redis,
-    cp: shared.cp,
+    ...base,
     limiter,
     authGuard: new AuthFailureGuard(limiter),
     clientAddresses: new ClientAddresses(config.http.trustedProxies),
-    metrics: new Metrics()
+    tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret),
+    send: new SendService(base)
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)
@@ -44,6 +43,9 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
       if (s === false) reject(new Error(`cannot listen on ${config.http.host}:${config.http.port}`))
       else resolve(s)
     })
+  }).catch((err: unknown) => {
+    deps.send.close()
+    throw err
   })
   const port = uWS.us_socket_local_port(socket)
   deps.log.info({ host: config.http.host, port }, 'HTTP API listening')
@@ -68,6 +70,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
       // Connections still open are idle now; close them with a FIN rather than a reset when the process exits.
       // (`close` exists in this uWS build but not in its type declarations.)
       ;(server.app as unknown as { close?: () => void }).close?.()
+      deps.send.close()
     }
   }
 }

@@ -1,25 +1,12 @@
-import { ApiError, TrackingRecorder, type TokenClaims, type TrackingRequest } from '../../engine/protocol/mod.ts'
-import type { GatewayDeps } from '../deps.ts'
+import { ApiError, type TrackingRecorder, type TokenClaims, type TrackingRequest } from '../../engine/protocol/mod.ts'
 import { route, type RequestContext } from '../http/route.ts'
 
 /** The smallest transparent 1×1 GIF (43 bytes). */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
 const NO_STORE = { 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache' }
 
-// One recorder per gateway: the installation secret is read from the control plane once, on first use.
-const recorders = new WeakMap<GatewayDeps, Promise<TrackingRecorder>>()
-function recorder (deps: GatewayDeps): Promise<TrackingRecorder> {
-  let r = recorders.get(deps)
-  if (r === undefined) {
-    r = TrackingRecorder.open(deps.nc, deps.cp, deps.config.secret)
-    r.catch(() => recorders.delete(deps))
-    recorders.set(deps, r)
-  }
-  return r
-}
-
-async function claimsOf (ctx: RequestContext, kind: TokenClaims['k']): Promise<{ rec: TrackingRecorder, claims: TokenClaims }> {
-  const rec = await recorder(ctx.deps)
+function claimsOf (ctx: RequestContext, kind: TokenClaims['k']): { rec: TrackingRecorder, claims: TokenClaims } {
+  const rec = ctx.deps.tracking
   const claims = rec.verify(ctx.params.token ?? '', kind)
   // The same answer for every bad token, so a forger learns nothing about which part was wrong.
   if (claims === undefined) throw new ApiError('not_found', 'This link is not valid.')
@@ -53,7 +40,7 @@ export const trackingRoutes = [
     tag: 'Tracking',
     responses: { 200: { description: 'image/gif, 43 bytes, Cache-Control: no-store' }, 404: { description: 'not_found' } },
     handler: async (ctx) => {
-      const { rec, claims } = await claimsOf(ctx, 'o')
+      const { rec, claims } = claimsOf(ctx, 'o')
       // The reader sees the image at once whatever happens to the event; a lost open is better than a broken image.
       await rec.opened(claims, requestOf(ctx), (err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'open event not recorded'))
       return { status: 200, headers: NO_STORE, raw: { contentType: 'image/gif', data: PIXEL_GIF } }
@@ -69,7 +56,7 @@ export const trackingRoutes = [
     tag: 'Tracking',
     responses: { 302: { description: 'Location: the original URL' }, 404: { description: 'not_found' } },
     handler: async (ctx) => {
-      const { rec, claims } = await claimsOf(ctx, 'c')
+      const { rec, claims } = claimsOf(ctx, 'c')
       await rec.clicked(claims, requestOf(ctx), (err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'click event not recorded'))
       return { status: 302, headers: { ...NO_STORE, Location: claims.u! } }
     }
@@ -84,7 +71,7 @@ export const trackingRoutes = [
     tag: 'Tracking',
     responses: { 200: { description: 'text/html confirmation page' }, 404: { description: 'not_found' }, 503: { description: 'service_unavailable: try again' } },
     handler: async (ctx) => {
-      const { rec, claims } = await claimsOf(ctx, 'u')
+      const { rec, claims } = claimsOf(ctx, 'u')
       await unsubscribe(ctx, rec, claims, 'link')
       return { status: 200, headers: NO_STORE, raw: { contentType: 'text/html; charset=utf-8', data: unsubscribedPage(claims.r) } }
     }
@@ -101,7 +88,7 @@ export const trackingRoutes = [
     handler: async (ctx) => {
       // The form body (`List-Unsubscribe=One-Click`) is not checked: the signed token is the authority, and some
       // providers send it as multipart. There is no JSON body schema on this route, so the raw body is left alone.
-      const { rec, claims } = await claimsOf(ctx, 'u')
+      const { rec, claims } = claimsOf(ctx, 'u')
       await unsubscribe(ctx, rec, claims, 'one-click')
       return { status: 200, headers: NO_STORE }
     }
