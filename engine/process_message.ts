@@ -2,7 +2,7 @@ import type { JsPublish } from './protocol/js_publisher.ts'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from './protocol/control_plane.ts'
-import { suppressAddress } from './protocol/event_publish.ts'
+import { publishEvent, suppressAddress } from './protocol/event_publish.ts'
 import type { EventRecord } from './protocol/events.ts'
 import { addressDomain, bareAddress, type QueuedMessage } from './protocol/send.ts'
 import type { RecipientResult, DeliverTask } from './actor/task.ts'
@@ -11,8 +11,9 @@ import { DestinationBackoff, backoffSettings, type AttemptVerdict } from './dest
 import { DUE_EARLY_MS, giveUpAt, nextAttemptAt, spanPassed } from './retry_schedule.ts'
 import { renderContent } from './protocol/templates.ts'
 import { templateSource } from './template_source.ts'
-import type { DeliveryState, RecipientState } from './delivery_state.ts'
-import { EventFactory, publishEvents } from './events_out.ts'
+import type { DeliveryState } from './delivery_state.ts'
+import { DeliveryStateChanges, freshRecipientState, type RecipientState } from './delivery_state_layout.ts'
+import { EventFactory } from './events_out.ts'
 import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './sandbox.ts'
 import type { ShardActors } from './shards.ts'
 
@@ -61,9 +62,14 @@ export class MessageProcessor {
     const states = await this.d.state.load(msg.id)
     if (!recipients.every((r) => states.get(r)?.final !== undefined)) return false
     const unpublished = recipients.filter((r) => states.get(r)?.published !== true)
-    await publishEvents(this.d.js, unpublished.flatMap((r) => states.get(r)!.final!))
+    await this.publish(unpublished.flatMap((r) => states.get(r)!.final!))
     await this.d.state.markPublished(msg.id, unpublished)
     return true
+  }
+
+  /** Publishes the events at once and waits for every PubAck. */
+  private async publish (events: readonly EventRecord[]): Promise<void> {
+    await Promise.all(events.map(async (e) => await publishEvent(this.d.js, e)))
   }
 
   /**
@@ -94,11 +100,11 @@ export class MessageProcessor {
       this.d.log.warn({ err, message_id: msg.id }, 'delivery state unavailable; message handed back')
       return nak(STATE_RETRY_MS)
     }
-    const st = (r: string): RecipientState => states.get(r) ?? { published: false, attempts: 0, notBefore: 0 }
+    const st = (r: string): RecipientState => states.get(r) ?? freshRecipientState()
     // final events recorded by an earlier delivery that crashed before publishing them
     const unpublished = recipients.filter((r) => st(r).final !== undefined && !st(r).published)
     if (unpublished.length > 0) {
-      await publishEvents(this.d.js, unpublished.flatMap((r) => st(r).final!))
+      await this.publish(unpublished.flatMap((r) => st(r).final!))
       await this.d.state.markPublished(msg.id, unpublished)
     }
     const pending = recipients.filter((r) => st(r).final === undefined)
@@ -200,7 +206,7 @@ export class MessageProcessor {
     followUps: Map<string, SandboxResult['followUp']>, pending: string[]): Promise<Fate> {
     const schedule = msg.environment === 'test' ? SANDBOX_RETRY_SCHEDULE_S : this.d.config.delivery.retryScheduleS
     const giveUp = giveUpAt(msg, schedule)
-    const fields: Record<string, string> = {}
+    const changes = new DeliveryStateChanges()
     const toPublish: EventRecord[] = []
     const finals: string[] = []
     const suppress: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }> = []
@@ -232,8 +238,7 @@ export class MessageProcessor {
             toPublish.push(events.make('deferred', rcpt, at, {
               deferred_at: at, smtp_response: outcome.response, attempt, next_attempt_at: new Date(next).toISOString()
             }, attempt))
-            fields[`a:${rcpt}`] = String(attempt)
-            fields[`n:${rcpt}`] = String(next)
+            changes.deferred(rcpt, attempt, next)
             waits.set(rcpt, next)
           } else {
             const code = /^[45]\d\d/.exec(outcome.response)?.[0] ?? '421'
@@ -241,25 +246,27 @@ export class MessageProcessor {
             final = [events.make('bounced', rcpt, at, { bounce_type: 'soft', bounce_code: code, bounce_message: outcome.response, bounce_category: category, bounced_at: at })]
           }
           break
-        case 'throttled':
-          fields[`n:${rcpt}`] = String(Date.now() + outcome.retryAfterMs)
-          waits.set(rcpt, Date.now() + outcome.retryAfterMs)
+        case 'throttled': {
+          const until = Date.now() + outcome.retryAfterMs
+          changes.notBefore(rcpt, until)
+          waits.set(rcpt, until)
           break
+        }
       }
       if (final !== undefined) {
-        fields[`d:${rcpt}`] = JSON.stringify(final)
+        changes.final(rcpt, final)
         toPublish.push(...final)
         finals.push(rcpt)
       }
     }
     try {
-      await this.d.state.save(msg.id, fields)
+      await this.d.state.save(msg.id, changes)
     } catch (err) {
       // the outcomes happened; publish them anyway. Only a redelivery of this message could now repeat a send.
       this.d.log.error({ err, message_id: msg.id }, 'delivery state not saved')
     }
     await this.suppress(msg, suppress)
-    await publishEvents(this.d.js, toPublish)
+    await this.publish(toPublish)
     const done = new Set(finals)
     const left = pending.filter((r) => !done.has(r))
     // once acknowledged the message is not delivered again, so only a message that comes back needs the mark

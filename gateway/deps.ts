@@ -2,15 +2,16 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
-import type { ControlPlane } from '../engine/protocol/mod.ts'
+import type { ControlPlane, TrackingRecorder } from '../engine/protocol/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 import type { AuthFailureGuard } from './auth.ts'
 import type { Metrics } from './metrics.ts'
 import type { ClientAddresses } from './http/client_address.ts'
 import type { SecurityLog } from './security_log.ts'
 import type { AnalyzePool } from './analyze_pool.ts'
+import type { SendService } from './send/service.ts'
 
-/** What every handler may use; built once in `main.ts` and passed down. */
+/** What every handler may use; built once in `main.ts` (which also closes what needs closing) and passed down. */
 export interface GatewayDeps {
   readonly config: Config
   readonly log: Logger
@@ -25,4 +26,8 @@ export interface GatewayDeps {
   readonly security: SecurityLog
   /** Content analysis off the event loop (POST /v1/messages/analyze). */
   readonly analyzer: AnalyzePool
+  /** The send path (POST /v1/messages/send and /batch). */
+  readonly send: SendService
+  /** Open, click and unsubscribe events from tracking links; the installation secret is read once at start. */
+  readonly tracking: TrackingRecorder
 }

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
-import type { ControlPlane } from '../engine/protocol/mod.ts'
+import { TrackingRecorder, type ControlPlane } from '../engine/protocol/mod.ts'
 import { createHttpServer, type HttpServer } from './server.ts'
 import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
@@ -13,6 +13,7 @@ import { ClientAddresses } from './http/client_address.ts'
 import { SecurityLog } from './security_log.ts'
 import { AnalyzePool } from './analyze_pool.ts'
 import type { GatewayDeps } from './deps.ts'
+import { SendService } from './send/service.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
 
@@ -26,18 +27,16 @@ export interface Gateway {
 
 export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Gateway> {
   const limiter = new RateLimiter(shared.redis)
+  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, metrics: new Metrics() }
   const deps: GatewayDeps = {
-    config,
-    log: shared.log.child({ part: 'gateway' }),
-    nc: shared.nc,
-    redis: shared.redis,
-    cp: shared.cp,
+    ...base,
     limiter,
     authGuard: new AuthFailureGuard(limiter),
     clientAddresses: new ClientAddresses(config.http.trustedProxies),
-    metrics: new Metrics(),
     security: new SecurityLog(shared.log),
-    analyzer: new AnalyzePool()
+    analyzer: new AnalyzePool(),
+    tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs),
+    send: new SendService(base)
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)
@@ -48,6 +47,10 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
       if (s === false) reject(new Error(`cannot listen on ${config.http.host}:${config.http.port}`))
       else resolve(s)
     })
+  }).catch(async (err: unknown) => {
+    await deps.analyzer.close()
+    deps.send.close()
+    throw err
   })
   const port = uWS.us_socket_local_port(socket)
   deps.log.info({ host: config.http.host, port }, 'HTTP API listening')
@@ -73,6 +76,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
       // (`close` exists in this uWS build but not in its type declarations.)
       ;(server.app as unknown as { close?: () => void }).close?.()
       await deps.analyzer.close()
+      deps.send.close()
     }
   }
 }

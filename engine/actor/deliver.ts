@@ -8,7 +8,7 @@ import type { DestinationThrottle } from './throttle.ts'
 import { relayDestination, type Destination, type TransportCache } from './transports.ts'
 import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult, UnrecordedReply } from './task.ts'
 import type { Redis } from 'ioredis'
-import { DELIVERY_STATE_TTL_S, deliveryStateKey } from '../delivery_state.ts'
+import { DELIVERY_STATE_TTL_S, DeliveryStateChanges, deliveryStateKey } from '../delivery_state_layout.ts'
 
 const MAX_MX_TRIED = 3
 
@@ -101,7 +101,7 @@ export class Deliverer {
     const key = deliveryStateKey(messageId)
     try {
       // a command that fails inside MULTI does not reject EXEC: its error is in the replies
-      const replies = await this.redis.multi().hset(key, `s:${result.rcpt}`, JSON.stringify(result)).expire(key, DELIVERY_STATE_TTL_S).exec()
+      const replies = await this.redis.multi().hset(key, new DeliveryStateChanges().sent(result).fields()).expire(key, DELIVERY_STATE_TTL_S).exec()
       const failed = replies?.find(([err]) => err !== null)?.[0]
       return failed === undefined || failed === null ? undefined : redisErrorCode(failed)
     } catch (err) {

@@ -1,26 +1,20 @@
-import { headers as natsHeaders } from '@nats-io/transport-node'
 import type { JsPublish } from './js_publisher.ts'
 import type { ControlPlane } from './control_plane.ts'
 import { suppressionKey } from './control_plane.ts'
 import { KvConflictError } from './kv_mirror.ts'
-import { eventSubject, HDR_MSG_ID } from './subjects.ts'
-import type { EventRecord, EventType } from './events.ts'
+import { eventSubject } from './subjects.ts'
+import type { EventRecord } from './events.ts'
 import type { SuppressionRecord } from './records.ts'
 
 const enc = new TextEncoder()
 
 /**
- * Publishes one event to OB_EVENTS and waits for the PubAck. The event id is the JetStream message id, so a
- * re-publish of the same outcome (a redelivered job, a repeated request) is dropped by the stream.
+ * The one publisher of events: publishes an event (made by `eventRecord`) to `ob.evt.<org>.<type>` on OB_EVENTS
+ * and waits for the PubAck. The event id is the JetStream message id (Nats-Msg-Id), so a re-publish of the same
+ * outcome (a redelivered message or job, a repeated request) is dropped by the stream.
  */
 export async function publishEvent (js: JsPublish, e: EventRecord): Promise<void> {
-  const h = natsHeaders()
-  h.set(HDR_MSG_ID, e.id)
-  await js.publish(eventSubject(e.org_id, e.type), enc.encode(JSON.stringify(e)), { headers: h, msgID: e.id })
-}
-
-export function eventRecord (id: string, type: EventType, orgId: string, data: Record<string, unknown>, messageId?: string): EventRecord {
-  return { id, type, timestamp: new Date().toISOString(), org_id: orgId, ...(messageId !== undefined ? { message_id: messageId } : {}), data }
+  await js.publish(eventSubject(e.org_id, e.type), enc.encode(JSON.stringify(e)), { msgID: e.id })
 }
 
 /**

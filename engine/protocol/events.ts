@@ -44,6 +44,15 @@ export function eventId (...parts: Array<string | number>): string {
   return out
 }
 
+/**
+ * The one way an event record is made, so every publisher stores the same shape (key order included: the
+ * stored JSON is what webhooks sign and receivers compare). `timestamp` is when the event happened; it
+ * defaults to now.
+ */
+export function eventRecord (id: string, type: EventType, orgId: string, data: Record<string, unknown>, messageId?: string, timestamp = new Date().toISOString()): EventRecord {
+  return { id, type, timestamp, org_id: orgId, ...(messageId !== undefined ? { message_id: messageId } : {}), data }
+}
+
 /** The status a message takes when an event of this type happens to it (undefined: no change). */
 export function statusAfter (type: EventType): MessageStatus | undefined {
   switch (type) {

@@ -1,8 +1,8 @@
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { ControlPlane } from './control_plane.ts'
-import { eventId } from './events.ts'
-import { eventRecord, publishEvent, suppressAddress } from './event_publish.ts'
+import { eventId, eventRecord } from './events.ts'
+import { publishEvent, suppressAddress } from './event_publish.ts'
 import { installationSecret, isTrackableUrl, verifyToken, type TokenClaims } from './tracking_tokens.ts'
 import { idTime } from './ids.ts'
 

@@ -1,7 +1,6 @@
 import { Type } from 'typebox'
 import { BatchRequest, SendRequest, MAX_BATCH } from '../../engine/protocol/mod.ts'
 import { route } from '../http/route.ts'
-import { SendService } from '../send/service.ts'
 import { ErrorBody } from '../schemas/control.ts'
 
 const SEND_PATH = '/v1/messages/send'
@@ -40,7 +39,7 @@ export const messageSendRoutes = [
     description: 'Answers 202 only after the message is durably stored. Send `Idempotency-Key` to make retries safe (kept 24 h per organisation).',
     body: SendRequest,
     responses: { 202: { description: 'Queued (or scheduled); replays carry Idempotent-Replayed: true', schema: SendResult }, ...COMMON_ERRORS },
-    handler: async (ctx) => await SendService.of(ctx.deps).send(ctx, SEND_PATH)
+    handler: async (ctx) => await ctx.deps.send.send(ctx, SEND_PATH)
   }),
   route<BatchRequest>({
     method: 'post',
@@ -51,6 +50,6 @@ export const messageSendRoutes = [
     description: 'All-or-nothing validation; every message is stored before the 202. If some could not be stored the answer is 503 and error.details lists accepted (index, id) and failed (indexes).',
     body: BatchRequest,
     responses: { 202: { description: 'Every message queued, in request order', schema: Type.Object({ data: Type.Array(BatchItemResult) }) }, ...COMMON_ERRORS },
-    handler: async (ctx) => await SendService.of(ctx.deps).batch(ctx, BATCH_PATH)
+    handler: async (ctx) => await ctx.deps.send.batch(ctx, BATCH_PATH)
   })
 ]

@@ -1,22 +1,9 @@
-import { ApiError, REDIS_KEYS, TrackingRecorder, type TokenClaims, type TrackingRequest } from '../../engine/protocol/mod.ts'
-import type { GatewayDeps } from '../deps.ts'
+import { ApiError, REDIS_KEYS, type TrackingRecorder, type TokenClaims, type TrackingRequest } from '../../engine/protocol/mod.ts'
 import { route, type RequestContext } from '../http/route.ts'
 
 /** The smallest transparent 1×1 GIF (43 bytes). */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
 const NO_STORE = { 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache' }
-
-// One recorder per gateway: the installation secret is read from the control plane once, on first use.
-const recorders = new WeakMap<GatewayDeps, Promise<TrackingRecorder>>()
-function recorder (deps: GatewayDeps): Promise<TrackingRecorder> {
-  let r = recorders.get(deps)
-  if (r === undefined) {
-    r = TrackingRecorder.open(deps.nc, deps.cp, deps.config.secret, deps.config.tracking.tokenTtlMs)
-    r.catch(() => recorders.delete(deps))
-    recorders.set(deps, r)
-  }
-  return r
-}
 
 /**
  * The tracking endpoints carry no API key, so the per-key limit cannot hold them: each client address gets its own
@@ -40,7 +27,7 @@ async function meter (ctx: RequestContext): Promise<void> {
 
 async function claimsOf (ctx: RequestContext, kind: TokenClaims['k']): Promise<{ rec: TrackingRecorder, claims: TokenClaims }> {
   await meter(ctx)
-  const rec = await recorder(ctx.deps)
+  const rec = ctx.deps.tracking
   const claims = rec.verify(ctx.params.token ?? '', kind)
   // The same answer for every bad token, so a forger learns nothing about which part was wrong.
   if (claims === undefined) throw new ApiError('not_found', 'This link is not valid.')

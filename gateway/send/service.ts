@@ -30,26 +30,27 @@ function result (p: PreparedMessage): SendResult {
   return r
 }
 
+/** What the send path uses of the gateway's shared dependencies. */
+export type SendDeps = Pick<GatewayDeps, 'config' | 'log' | 'nc' | 'redis' | 'cp' | 'metrics'>
+
 /**
  * The durable send path: prepare → publish to JetStream (202 only after the PubAck) → record in the read
- * model, with the optional Idempotency-Key around it. One instance per gateway, made on first use.
+ * model, with the optional Idempotency-Key around it. One instance per gateway, made and closed by main.ts.
  */
 export class SendService {
-  private static readonly instances = new WeakMap<GatewayDeps, SendService>()
   private readonly publisher: JsPublisher
   private readonly idempotency: IdempotencyStore
   private readonly store: MessageStore
 
-  private constructor (private readonly deps: GatewayDeps) {
+  constructor (private readonly deps: SendDeps) {
     this.publisher = new JsPublisher(deps.nc, deps.config.nats.publishTimeoutMs)
     this.idempotency = new IdempotencyStore(deps.redis)
     this.store = MessageStore.for(deps.redis)
   }
 
-  static of (deps: GatewayDeps): SendService {
-    let s = SendService.instances.get(deps)
-    if (s === undefined) SendService.instances.set(deps, s = new SendService(deps))
-    return s
+  /** Fails the publishes still waiting for their PubAck and drops the publisher's reply subscription. */
+  close (): void {
+    this.publisher.close()
   }
 
   async send (ctx: RequestContext<SendRequest>, path: string): Promise<Reply> {

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
-import { deliveryStateKey } from '../../../engine/delivery_state.ts'
+import { deliveryStateKey } from '../../../engine/delivery_state_layout.ts'
 
 /**
  * The shard thread writes each final SMTP reply to the message's delivery state as it arrives. When Redis refuses

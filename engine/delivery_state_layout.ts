@@ -1,0 +1,109 @@
+import type { EventRecord } from './protocol/events.ts'
+import type { RecipientResult } from './actor/task.ts'
+
+/**
+ * The layout of a message's delivery state: per-recipient progress in the Redis hash `ob:done:<msg_id>`
+ * (7 days), so a redelivered JetStream message never sends twice to a recipient that already has a final outcome:
+ *   s:<rcpt>  the final SMTP reply (RecipientResult JSON), written by the shard thread as soon as it arrives
+ *   d:<rcpt>  the recipient's final events (JSON array)  — set before those events are published
+ *   p:<rcpt>  "1" once those events were published      — a redelivery re-publishes them when missing
+ *   a:<rcpt>  attempts that ended deferred
+ *   n:<rcpt>  not before (epoch ms): the next attempt's time (retry schedule or destination throttle)
+ *
+ * Only this module names the key and the fields. It is plain data and functions, so the shard threads use it
+ * too; each thread writes on its own Redis connection (the main thread through `DeliveryState`).
+ */
+export const DELIVERY_STATE_TTL_S = 7 * 24 * 3600
+
+export function deliveryStateKey (messageId: string): string {
+  return `ob:done:${messageId}`
+}
+
+export interface RecipientState {
+  /** A final SMTP reply recorded by the thread whose events were not yet written (crash in between). */
+  sent?: RecipientResult
+  final?: EventRecord[]
+  published: boolean
+  attempts: number
+  notBefore: number
+}
+
+/** The state of a recipient nothing was recorded for. */
+export function freshRecipientState (): RecipientState {
+  return { published: false, attempts: 0, notBefore: 0 }
+}
+
+const SENT = 's:'
+const FINAL = 'd:'
+const PUBLISHED = 'p:'
+const ATTEMPTS = 'a:'
+const NOT_BEFORE = 'n:'
+
+/** The hash's fields read back per recipient (a recipient without fields has none). */
+export function parseDeliveryState (raw: Readonly<Record<string, string>>): Map<string, RecipientState> {
+  const out = new Map<string, RecipientState>()
+  const get = (rcpt: string): RecipientState => {
+    let s = out.get(rcpt)
+    if (s === undefined) out.set(rcpt, s = freshRecipientState())
+    return s
+  }
+  for (const [field, value] of Object.entries(raw)) {
+    const rcpt = field.slice(2)
+    switch (field.slice(0, 2)) {
+      case SENT: get(rcpt).sent = JSON.parse(value) as RecipientResult; break
+      case FINAL: get(rcpt).final = JSON.parse(value) as EventRecord[]; break
+      case PUBLISHED: get(rcpt).published = true; break
+      case ATTEMPTS: get(rcpt).attempts = Number(value); break
+      case NOT_BEFORE: get(rcpt).notBefore = Number(value); break
+    }
+  }
+  return out
+}
+
+/**
+ * Changes to the recipients of one message, gathered as hash fields to be written in one HSET. Each method
+ * names a transition of the recipient's progress; a later call for the same field replaces the earlier one.
+ */
+export class DeliveryStateChanges {
+  private readonly out: Record<string, string> = {}
+
+  /** The final SMTP reply, the moment it arrives (shard thread). */
+  sent (result: RecipientResult): this {
+    this.out[SENT + result.rcpt] = JSON.stringify(result)
+    return this
+  }
+
+  /** The recipient's final events, before they are published. */
+  final (rcpt: string, events: readonly EventRecord[]): this {
+    this.out[FINAL + rcpt] = JSON.stringify(events)
+    return this
+  }
+
+  /** The recipient's final events are published. */
+  published (rcpt: string): this {
+    this.out[PUBLISHED + rcpt] = '1'
+    return this
+  }
+
+  /** An attempt ended deferred: the attempts so far, and when the next one is due (epoch ms). */
+  deferred (rcpt: string, attempts: number, nextAt: number): this {
+    this.out[ATTEMPTS + rcpt] = String(attempts)
+    return this.notBefore(rcpt, nextAt)
+  }
+
+  /** The recipient waits until `at` (epoch ms) without an attempt used up (a throttle). */
+  notBefore (rcpt: string, at: number): this {
+    this.out[NOT_BEFORE + rcpt] = String(at)
+    return this
+  }
+
+  get empty (): boolean {
+    for (const _field in this.out) return false
+    return true
+  }
+
+  /** The fields for HSET on `deliveryStateKey(messageId)`. */
+  fields (): Record<string, string> {
+    return { ...this.out }
+  }
+}
