@@ -6,11 +6,10 @@ import { Pool } from 'undici'
 import { pino } from 'pino'
 import { loadConfig } from '../config/mod.ts'
 import {
-  ControlPlane, connectNats, connectRedis, redisReady, ensureStreams, eventSubject, newId, randomToken,
+  ControlPlane, connectNats, connectRedis, redisReady, ensureJetStream, ensureStreams, eventSubject, jetStreamSettings, jetStreamTable, newId, randomToken, tablePart,
   STREAM_EVENTS, type EventRecord, type WebhookRecord
 } from '../engine/protocol/mod.ts'
 import { startWebhookDelivery } from '../engine/webhook/mod.ts'
-import { WebhookFanout } from '../engine/webhook/fanout.ts'
 import { signatureHeader, signingKey } from '../engine/webhook/sign.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
 import { testCa } from '../test/helpers/https_receiver.ts'
@@ -182,7 +181,7 @@ export async function webhookRun (opts: { events: number, concurrency: number, s
     if (opts.second === 'dead') await hook(`https://127.0.0.1:${opts.sink.deadPort}/dead`)
     if (opts.second === 'slow') await hook(`https://127.0.0.1:${opts.sink.slowPort}/slow`)
     // The fan-out consumer starts at new events: create it, then fill the stream before the clock starts.
-    await WebhookFanout.ensureConsumer(nc)
+    await ensureJetStream(nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'webhooks'))
     await fillEvents(nc, orgId, opts.events)
     opts.sink.reset()
     const start = performance.now()

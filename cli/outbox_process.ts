@@ -68,7 +68,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   const shared = { nc, redis, cp, log }
   const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part
   const engine = runs('engine') ? await startEngine(config, shared) : undefined
-  const projector = runs('engine') ? await startProjector(shared) : undefined
+  const projector = runs('engine') ? await startProjector(config, shared) : undefined
   const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
   const inbound = runs('inbound') ? await startInbound(config, shared) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined

@@ -5,9 +5,10 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from './protocol/mod.ts'
 import { installationSecret } from './protocol/tracking_tokens.ts'
-import { STREAM_OUTBOUND, outboundSubject } from './protocol/subjects.ts'
+import { STREAM_OUTBOUND, outboundConsumer, outboundSubject } from './protocol/subjects.ts'
+import { jetStreamSettings, jetStreamTable, tablePart } from './protocol/jetstream_table.ts'
+import { ensureJetStream } from './protocol/jetstream_ensure.ts'
 import { JsPublisher } from './protocol/js_publisher.ts'
-import { consumerName, ensureConsumers } from './consumers.ts'
 import { DeliveryState } from './delivery_state.ts'
 import { ShardDispatcher } from './dispatcher.ts'
 import { MessageProcessor } from './process_message.ts'
@@ -29,7 +30,7 @@ export interface Engine {
 export async function startEngine (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Engine> {
   const log = shared.log.child({ part: 'engine' })
   const shards = Array.from({ length: config.engine.shards }, (_v, i) => i)
-  await ensureConsumers(shared.nc, shards, config.engine.ackWaitMs)
+  await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'delivery'))
   const secret = await installationSecret(shared.cp.settings, config.secret)
   // threads are sized for every shard: leases move shards between processes at any time
   const threads = Math.min(config.engine.threads, shards.length)
@@ -47,7 +48,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
   const events = new JsPublisher(shared.nc)
   const processor = new MessageProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), actors, log })
-  const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, consumerName(shard))))
+  const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */
   const handingOver = new Map<number, Promise<void>>()
@@ -79,7 +80,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     io: { nc: shared.nc, jsm: await jetstreamManager(shared.nc) },
     everyMs: config.engine.sweepMs,
     stream: STREAM_OUTBOUND,
-    target: (shard) => ({ consumer: consumerName(shard), subject: outboundSubject(shard) }),
+    target: (shard) => ({ consumer: outboundConsumer(shard), subject: outboundSubject(shard) }),
     shards: () => leases.units(),
     settled: async (data) => await processor.settleIfFinal(data),
     reconnects: reconnectsOf(shared.nc),

@@ -1,18 +1,13 @@
-import { jetstream, jetstreamManager, AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream'
+import { jetstream, type JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import { MessageStore, STREAM_EVENTS, EVENT_TYPES, type EventRecord } from './protocol/mod.ts'
+import type { Config } from '../config/mod.ts'
+import { CONSUMER_PROJECTOR, MessageStore, STREAM_EVENTS, EVENT_TYPES, ensureJetStream, jetStreamSettings, jetStreamTable, tablePart, type EventRecord } from './protocol/mod.ts'
 
-/** Durable consumer that feeds the read model; deleting it makes the next start replay the whole stream. */
-export const PROJECTOR_CONSUMER = 'ob_projector'
-
-const ACK_WAIT_MS = 30_000 // 30 s: an apply is one Lua call, far below this even under load
-const MAX_ACK_PENDING = 2048
 /** Events applied concurrently; Redis auto-pipelining turns them into few round trips. */
 const CONCURRENCY = 256
 const RETRY_DELAY_MS = 1000 // 1 s before a failed apply (Redis away) is redelivered
-const NS_PER_MS = 1_000_000
 const TYPES = new Set<string>(EVENT_TYPES)
 
 export interface Projector { stop: () => Promise<void> }
@@ -35,23 +30,11 @@ function parseEvent (m: JsMsg): EventRecord | undefined {
  * its own apply: `ack()` is a fire-and-forget publish that the client coalesces into one socket write, so
  * a per-message ack costs no round trip, while AckPolicy.All would force applying strictly in order.
  */
-export async function startProjector (shared: { nc: NatsConnection, redis: Redis, log: Logger }): Promise<Projector> {
+export async function startProjector (config: Config, shared: { nc: NatsConnection, redis: Redis, log: Logger }): Promise<Projector> {
   const log = shared.log.child({ part: 'projector' })
   const store = MessageStore.for(shared.redis)
-  const jsm = await jetstreamManager(shared.nc)
-  const config = {
-    durable_name: PROJECTOR_CONSUMER,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    ack_wait: ACK_WAIT_MS * NS_PER_MS,
-    max_ack_pending: MAX_ACK_PENDING
-  }
-  try {
-    await jsm.consumers.info(STREAM_EVENTS, PROJECTOR_CONSUMER)
-  } catch {
-    await jsm.consumers.add(STREAM_EVENTS, config)
-  }
-  const consumer = await jetstream(shared.nc).consumers.get(STREAM_EVENTS, PROJECTOR_CONSUMER)
+  await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'projector'))
+  const consumer = await jetstream(shared.nc).consumers.get(STREAM_EVENTS, CONSUMER_PROJECTOR)
   const messages = await consumer.consume({ max_messages: CONCURRENCY })
   let inFlight = 0
   let slotFreed: (() => void) | undefined

@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
-import { MessageStore, type ControlPlane } from '../protocol/mod.ts'
+import { MessageStore, jetStreamSettings, type ControlPlane } from '../protocol/mod.ts'
 import { ensureInboundStreams } from './streams.ts'
 import { startSmtpListener } from './smtp_listener.ts'
 import { InboundProcessor } from './processor.ts'
@@ -27,7 +27,7 @@ export interface Inbound {
 /** Inbound SMTP and the processing of what it stores, for `OB_ROLE=inbound` and `all`. */
 export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Inbound> {
   const log = shared.log.child({ part: 'inbound' })
-  const stores = await ensureInboundStreams(shared.nc, config.nats.replicas)
+  const stores = await ensureInboundStreams(shared.nc, jetStreamSettings(config))
   const analysis = new AnalysisPool(config.dnsServers)
   const justStored = new JustStored()
   const maxPayload = shared.nc.info?.max_payload ?? 1024 * 1024

@@ -1,5 +1,6 @@
 import type { KV, KvEntry } from '@nats-io/kv'
 import type { Logger } from 'pino'
+import { isWrongLastSequence } from '../protocol/nats_errors.ts'
 
 /** The bucket, and a way to list its keys matching a subject filter such as `outbound.member.*`. */
 export interface LeaseBucket { kv: KV, keys: (filter: string) => Promise<string[]> }
@@ -36,10 +37,6 @@ interface Held {
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()
-
-function isWrongRevision (err: unknown): boolean {
-  return /wrong last sequence|10071/i.test(String((err as Error).message ?? err))
-}
 
 function live (e: KvEntry | null): LeaseRecord | undefined {
   if (e === null || e.operation !== 'PUT') return undefined
@@ -146,7 +143,7 @@ export class LeaseTable {
         h.basis = basis
         h.doubtful = false
       } catch (err) {
-        if (isWrongRevision(err)) {
+        if (isWrongLastSequence(err)) {
           // a renew that timed out may still have been written: then the newer revision is our own
           const e = await this.kv.get(this.unitKey(unit)).catch(() => null)
           if (live(e)?.owner === this.opts.ownerId && this.held.get(unit) === h) h.revision = e!.revision
@@ -193,8 +190,8 @@ export class LeaseTable {
         this.opts.log.info({ unit, group: this.opts.group, previous: rec?.owner ?? null }, 'lease acquired')
         this.opts.start(unit, () => this.holds(unit))
       } catch (err) {
-        if (!isWrongRevision(err) && !/exists/i.test(String((err as Error).message))) throw err
-        // another process won this one
+        // Wrong last sequence: another process won this one.
+        if (!isWrongLastSequence(err)) throw err
       }
     }
   }

@@ -4,6 +4,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { KV_SHARD_LEASES } from '../protocol/subjects.ts'
+import { kvBucketOptions } from '../protocol/jetstream_table.ts'
 import type { LeaseBucket } from './lease_table.ts'
 
 export { LeaseTable, type LeaseBucket, type LeaseRecord, type LeaseTableOptions } from './lease_table.ts'
@@ -15,7 +16,7 @@ export { LeaseTable, type LeaseBucket, type LeaseRecord, type LeaseTableOptions 
  * can miss a reply while a cluster node is gone.
  */
 export async function openLeaseBucket (nc: NatsConnection, replicas: number, timeoutMs = 5000): Promise<LeaseBucket> {
-  const kv = await new Kvm(jetstream(nc, { timeout: timeoutMs })).create(KV_SHARD_LEASES, { replicas, history: 1 })
+  const kv = await new Kvm(jetstream(nc, { timeout: timeoutMs })).create(KV_SHARD_LEASES, kvBucketOptions(replicas))
   const jsm = await jetstreamManager(nc, { timeout: timeoutMs })
   const prefix = `$KV.${KV_SHARD_LEASES}.`
   return {

@@ -1,6 +1,7 @@
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { KV_BUCKETS } from './subjects.ts'
+import { kvBucketOptions } from './jetstream_table.ts'
 import { KvMirror } from './kv_mirror.ts'
 import type {
   ApiKeyRecord, DomainRecord, OrgRecord, RouteRecord, SuppressionRecord, TemplateRecord, WebhookRecord
@@ -42,7 +43,7 @@ export class ControlPlane {
 
   static async open (nc: NatsConnection, opts: { replicas: number }): Promise<ControlPlane> {
     const kvm = new Kvm(nc)
-    const bucket = async (name: string): Promise<KV> => await kvm.create(name, { replicas: opts.replicas, history: 1 })
+    const bucket = async (name: string): Promise<KV> => await kvm.create(name, kvBucketOptions(opts.replicas))
     const [orgs, domains, domainNames, apiKeys, webhooks, templates, routes, suppressions, settings, verpKeys] = await Promise.all([
       bucket(KV_BUCKETS.orgs), bucket(KV_BUCKETS.domains), bucket(KV_BUCKETS.domainNames), bucket(KV_BUCKETS.apiKeys),
       bucket(KV_BUCKETS.webhooks), bucket(KV_BUCKETS.templates), bucket(KV_BUCKETS.routes), bucket(KV_BUCKETS.suppressions),

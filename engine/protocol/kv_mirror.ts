@@ -1,5 +1,6 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv'
 import type { QueuedIterator } from '@nats-io/transport-node'
+import { isWrongLastSequence } from './nats_errors.ts'
 
 const enc = new TextEncoder()
 const noop = (): void => {}
@@ -11,12 +12,6 @@ export class KvConflictError extends Error {
     super(`key ${key} already exists or changed`, opts)
     this.name = 'KvConflictError'
   }
-}
-
-/** JetStream's "wrong last sequence" (API error 10071): someone else wrote the key first. */
-function isSequenceConflict (err: unknown): boolean {
-  const e = err as { api_error?: { err_code?: number }, code?: unknown, message?: string }
-  return e.code === 10071 || e.api_error?.err_code === 10071 || /wrong last sequence|key exists/i.test(String(e.message))
 }
 
 interface Entry<T> { value: T, revision: number }
@@ -230,7 +225,7 @@ export class KvMirror<T> {
     try {
       revision = await this.kv.create(key, enc.encode(JSON.stringify(value)))
     } catch (err) {
-      throw isSequenceConflict(err) ? new KvConflictError(key, { cause: err }) : err
+      throw isWrongLastSequence(err) ? new KvConflictError(key, { cause: err }) : err
     }
     await this.caughtUp(revision)
   }
@@ -241,7 +236,7 @@ export class KvMirror<T> {
     try {
       next = await this.kv.update(key, enc.encode(JSON.stringify(value)), revision)
     } catch (err) {
-      throw isSequenceConflict(err) ? new KvConflictError(key, { cause: err }) : err
+      throw isWrongLastSequence(err) ? new KvConflictError(key, { cause: err }) : err
     }
     await this.caughtUp(next)
   }

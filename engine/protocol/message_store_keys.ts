@@ -1,4 +1,4 @@
-import { EVENTS_MAX_AGE_MS } from './streams.ts'
+import { EVENTS_MAX_AGE_MS } from './jetstream_table.ts'
 import type { MessageStatus } from './events.ts'
 
 /**

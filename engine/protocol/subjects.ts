@@ -23,6 +23,14 @@ export function outboundSubject (shard: number): string {
   return `ob.out.${shard}`
 }
 
+/** Durable consumer of one outbound shard. */
+export function outboundConsumer (shard: number): string {
+  return `ob_shard_${shard}`
+}
+
+/** Durable consumer on OB_EVENTS that feeds the read model; deleting it makes the next start replay the whole stream. */
+export const CONSUMER_PROJECTOR = 'ob_projector'
+
 export function eventSubject (orgId: string, type: string): string {
   return `ob.evt.${orgId}.${type}`
 }

@@ -1,14 +1,11 @@
-import { jetstream, jetstreamManager, RetentionPolicy, StorageType, DiscardPolicy } from '@nats-io/jetstream'
+import { jetstream } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS, webhookJobSubject, shardOf } from './subjects.ts'
+import { STREAM_WEBHOOK_JOBS, webhookJobSubject, shardOf } from './subjects.ts'
 import { newId } from './ids.ts'
-import { ensureStream } from './streams.ts'
+import { streamTable } from './jetstream_table.ts'
+import { ensureJetStream } from './jetstream_ensure.ts'
 import type { WebhookRecord } from './records.ts'
 import type { JsPublish } from './js_publisher.ts'
-
-const NS_PER_MS = 1_000_000
-/** A job waits at most through the whole default schedule (~63 h); a week leaves room for long outages. */
-export const WEBHOOK_JOBS_MAX_AGE_MS = 7 * 24 * 3600_000
 
 /** What a webhook receives: exactly the event envelope. */
 export interface WebhookEnvelope { id: string, type: string, timestamp: string, data: Record<string, unknown> }
@@ -58,24 +55,9 @@ export function webhookJobMsgId (job: StoredWebhookJob): string {
   return `${storedEventId(job)}:${job.webhook_id}:${job.attempt}`
 }
 
-export function webhookJobStreamConfig (replicas: number): { name: string, subjects: string[], [k: string]: unknown } {
-  return {
-    name: STREAM_WEBHOOK_JOBS,
-    subjects: [WEBHOOK_JOB_SUBJECTS],
-    // Work queue: a job leaves the stream when its attempt has been made and acknowledged.
-    retention: RetentionPolicy.Workqueue,
-    storage: StorageType.File,
-    num_replicas: replicas,
-    duplicate_window: 2 * 60_000 * NS_PER_MS,
-    max_age: WEBHOOK_JOBS_MAX_AGE_MS * NS_PER_MS,
-    discard: DiscardPolicy.Old
-  }
-}
-
-/** Creates the job stream or brings it to these settings; run by the engine at start, and lazily by the gateway. */
+/** Creates the job stream (without its consumers) or brings it to the table's settings; run lazily by the gateway. */
 export async function ensureWebhookJobStream (nc: NatsConnection, replicas: number): Promise<void> {
-  const jsm = await jetstreamManager(nc)
-  await ensureStream(jsm, webhookJobStreamConfig(replicas))
+  await ensureJetStream(nc, { streams: streamTable(replicas).filter((s) => s.config.name === STREAM_WEBHOOK_JOBS), consumers: [] })
 }
 
 const enc = new TextEncoder()

@@ -1,21 +1,19 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream'
+import { jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { WebhookDispatcher } from './dispatcher.ts'
 import { ackSoon } from './ack_batch.ts'
 import {
-  CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, STREAM_EVENTS, envelopeOf,
+  CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, envelopeOf,
   type ControlPlane, type EventRecord, type WebhookRecord
 } from '../protocol/mod.ts'
 
-const NS_PER_MS = 1_000_000
 /** Events being fanned out at once; past this the loop waits, so the consumer's pull stays bounded. */
 const MAX_IN_FLIGHT = 2048
 /** How long an event waits for the webhook view to catch up before it is handed back and tried again. */
 const VIEW_SYNC_TIMEOUT_MS = 5000
 const VIEW_STALE_RETRY_MS = 1000
 const VIEW_WARN_EVERY_MS = 10_000
-const DEFAULT_ACK_WAIT_MS = 60_000
 const PAUSE_MS = 5
 
 /** Whether a webhook with these subscriptions receives an event of `type` (`inbound` is an alias). */
@@ -46,33 +44,11 @@ export class WebhookFanout {
     private readonly nc: NatsConnection,
     private readonly cp: ControlPlane,
     private readonly dispatcher: WebhookDispatcher,
-    private readonly ackWaitMs: number,
     private readonly log: Logger
   ) {}
 
-  static async ensureConsumer (nc: NatsConnection, ackWaitMs = DEFAULT_ACK_WAIT_MS): Promise<void> {
-    const jsm = await jetstreamManager(nc)
-    const cfg = {
-      durable_name: CONSUMER_WEBHOOK_FANOUT,
-      ack_policy: AckPolicy.Explicit,
-      // A new installation starts at new events; it does not replay 30 days of history to fresh webhooks.
-      deliver_policy: DeliverPolicy.New,
-      filter_subject: EVENT_SUBJECTS,
-      // First attempts are made while the event is held, so this covers a request timeout plus slack.
-      ack_wait: ackWaitMs * NS_PER_MS,
-      max_ack_pending: 20_000,
-      max_deliver: -1
-    }
-    try {
-      await jsm.consumers.info(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)
-      await jsm.consumers.update(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT, { ack_wait: cfg.ack_wait })
-    } catch {
-      await jsm.consumers.add(STREAM_EVENTS, cfg)
-    }
-  }
-
+  /** Starts pulling from the fan-out consumer, which the caller has ensured (jetstream_table.ts). */
   async start (): Promise<void> {
-    await WebhookFanout.ensureConsumer(this.nc, this.ackWaitMs)
     const consumer = await jetstream(this.nc).consumers.get(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)
     this.messages = await consumer.consume({ max_messages: 512 })
     this.loop = this.run(this.messages)

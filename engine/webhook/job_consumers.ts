@@ -1,44 +1,26 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from '@nats-io/jetstream'
+import { jetstream, type ConsumerMessages } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
-import { STREAM_WEBHOOK_JOBS, webhookJobConsumer, webhookJobShardFilter } from '../protocol/mod.ts'
+import { STREAM_WEBHOOK_JOBS, webhookJobConsumer } from '../protocol/mod.ts'
 import type { WebhookDispatcher } from './dispatcher.ts'
 
-const NS_PER_MS = 1_000_000
 const PAUSE_MS = 5
 
 /**
  * One durable pull consumer per shard on the job stream (work queue, `ob.whjob.<shard>.>`). Several engine
  * processes share each consumer, so a shard's jobs go to whichever process pulls. A retry that is not yet
- * due is `nak(delay)`ed: the server keeps that delay, so it survives an engine restart.
+ * due is `nak(delay)`ed: the server keeps that delay, so it survives an engine restart. The caller has ensured
+ * the consumers (jetstream_table.ts).
  */
 export class WebhookJobConsumers {
   private readonly running: Array<{ messages: ConsumerMessages, loop: Promise<void> }> = []
 
-  constructor (private readonly nc: NatsConnection, private readonly shards: number, private readonly ackWaitMs: number, private readonly dispatcher: WebhookDispatcher, private readonly log: Logger) {}
+  constructor (private readonly nc: NatsConnection, private readonly shards: number, private readonly dispatcher: WebhookDispatcher, private readonly log: Logger) {}
 
   async start (): Promise<void> {
-    const jsm = await jetstreamManager(this.nc)
     const js = jetstream(this.nc)
     for (let shard = 0; shard < this.shards; shard++) {
-      const name = webhookJobConsumer(shard)
-      const cfg = {
-        durable_name: name,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        filter_subject: webhookJobShardFilter(shard),
-        ack_wait: this.ackWaitMs * NS_PER_MS,
-        // Retries waiting for their time count as pending; a dead endpoint's backlog must not stall the shard.
-        max_ack_pending: -1,
-        max_deliver: -1
-      }
-      try {
-        await jsm.consumers.info(STREAM_WEBHOOK_JOBS, name)
-        await jsm.consumers.update(STREAM_WEBHOOK_JOBS, name, { ack_wait: cfg.ack_wait, max_ack_pending: cfg.max_ack_pending })
-      } catch {
-        await jsm.consumers.add(STREAM_WEBHOOK_JOBS, cfg)
-      }
-      const consumer = await js.consumers.get(STREAM_WEBHOOK_JOBS, name)
+      const consumer = await js.consumers.get(STREAM_WEBHOOK_JOBS, webhookJobConsumer(shard))
       const messages = await consumer.consume({ max_messages: 256 })
       const loop = (async () => {
         for await (const m of messages) {

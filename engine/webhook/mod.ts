@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
-import { DeliveryLog, ensureWebhookJobStream, type ControlPlane } from '../protocol/mod.ts'
+import { DeliveryLog, ensureJetStream, jetStreamSettings, jetStreamTable, tablePart, type ControlPlane } from '../protocol/mod.ts'
 import { WebhookHttpClient } from './http_client.ts'
 import { WebhookDispatcher } from './dispatcher.ts'
 import { WebhookFanout } from './fanout.ts'
@@ -17,23 +17,18 @@ export interface WebhookDelivery {
   drain: (timeoutMs: number) => Promise<void>
 }
 
-/** Slack over the request timeout before the server hands an unacknowledged message to another process. */
-const ACK_WAIT_SLACK_MS = 30_000
-function ackWaitMs (config: Config): number {
-  return config.webhook.timeoutMs + ACK_WAIT_SLACK_MS
-}
-
 /** Starts webhook fan-out and delivery in this process (roles `engine` and `all`). */
 export async function startWebhookDelivery (
   config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }
 ): Promise<WebhookDelivery> {
   const log = shared.log.child({ part: 'webhooks' })
-  await ensureWebhookJobStream(shared.nc, config.nats.replicas)
+  // The job stream, the fan-out consumer and one job consumer per shard.
+  await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'webhooks'))
   const http = new WebhookHttpClient(config)
   const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, new DeliveryLog(shared.redis), http, log)
-  const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, ackWaitMs(config), dispatcher, log)
+  const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, dispatcher, log)
   await consumers.start()
-  const fanout = new WebhookFanout(shared.nc, shared.cp, dispatcher, ackWaitMs(config), log)
+  const fanout = new WebhookFanout(shared.nc, shared.cp, dispatcher, log)
   await fanout.start()
   const keepAlive = setInterval(() => dispatcher.keepAlive(), Math.max(1000, Math.floor(config.webhook.timeoutMs / 2)))
   keepAlive.unref()

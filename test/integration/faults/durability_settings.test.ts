@@ -8,13 +8,11 @@ import { DEFAULT_RETRY } from '../../../client/src/mod.ts'
 import { EnvSchema } from '../../../config/schema.ts'
 import { natsConfigText } from '../../../cli/embedded_services.ts'
 import { parseNatsVersion, supportsSyncAlways } from '../../../cli/binaries.ts'
-import { consumerName } from '../../../engine/consumers.ts'
-import { STREAM_OUTBOUND, STREAM_EVENTS, outboundSubject } from '../../../engine/protocol/mod.ts'
+import { NS_PER_MS, STREAM_OUTBOUND, STREAM_EVENTS, outboundConsumer, outboundSubject } from '../../../engine/protocol/mod.ts'
 
 // The in-progress side of durability (a slow SMTP server past ack_wait gets one transaction, kept alive with
 // working()) is proven by test/integration/engine/slow_server_single_delivery.test.ts.
 
-const NS_PER_MS = 1_000_000
 let nats: ServerProcess
 let redis: ServerProcess
 let ob: TestOutbox
@@ -63,7 +61,7 @@ test('a publish repeated with the same Nats-Msg-Id is stored once', async () => 
 test('shard consumers: explicit acks, ack_wait from OB_ENGINE_ACK_WAIT_MS, never dropped after N deliveries', async () => {
   const jsm = await jetstreamManager(ob.proc.nc)
   for (let shard = 0; shard < ob.proc.config.engine.shards; shard++) {
-    const c = await jsm.consumers.info(STREAM_OUTBOUND, consumerName(shard))
+    const c = await jsm.consumers.info(STREAM_OUTBOUND, outboundConsumer(shard))
     assert.equal(c.config.ack_policy, 'explicit')
     assert.equal(c.config.ack_wait, 3000 * NS_PER_MS)
     assert.equal(c.config.max_deliver ?? -1, -1)

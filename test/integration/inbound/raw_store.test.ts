@@ -8,16 +8,18 @@ import { ensureInboundStreams, readRaw, type InboundStores } from '../../../engi
 import { storeSmall, storeInline, readSmall, deleteSmall, rawToken, RAW_SETTLE_MS } from '../../../engine/inbound/raw_store.ts'
 import { InboundProcessor, RawNotYetStored } from '../../../engine/inbound/processor.ts'
 import { decodeJob, type InboundJob } from '../../../engine/inbound/job.ts'
-import { STREAM_INBOUND, inboundSubject, shardOf, newId, JsPublisher, type PublishRejectedError, type PublishTimeoutError } from '../../../engine/protocol/mod.ts'
+import { STREAM_INBOUND, inboundSubject, shardOf, newId, JsPublisher, jetStreamSettings, type PublishRejectedError, type PublishTimeoutError } from '../../../engine/protocol/mod.ts'
+import { loadConfig } from '../../../config/mod.ts'
 
 let nats: ServerProcess
 let nc: NatsConnection
 let stores: InboundStores
+const settings = jetStreamSettings(loadConfig({}))
 
 before(async () => {
   nats = await ServerProcess.nats()
   nc = await connect({ servers: nats.url })
-  stores = await ensureInboundStreams(nc, 1)
+  stores = await ensureInboundStreams(nc, settings)
   const getBlob = stores.raw.getBlob.bind(stores.raw)
   stores.raw.getBlob = async (name) => { blobReads++; return await getBlob(name) }
 })
@@ -54,7 +56,7 @@ test('a missing or deleted message reads as null', async () => {
 })
 
 test('ensuring the streams twice is harmless', async () => {
-  const again = await ensureInboundStreams(nc, 1)
+  const again = await ensureInboundStreams(nc, settings)
   assert.deepEqual(await readRaw(again, 'small'), await readRaw(stores, 'small'))
 })
 

@@ -1,0 +1,265 @@
+import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type ConsumerConfig, type StreamConfig } from '@nats-io/jetstream'
+import type { Config } from '../../config/mod.ts'
+import {
+  CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, INBOUND_SUBJECTS, KV_BUCKETS, KV_SHARD_LEASES,
+  OBJ_INBOUND_RAW, OUTBOUND_SUBJECTS, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS,
+  outboundConsumer, outboundSubject, webhookJobConsumer, webhookJobShardFilter
+} from './subjects.ts'
+
+/**
+ * Every JetStream stream and durable consumer of an installation, with its settings: data only. `ensureJetStream`
+ * (jetstream_ensure.ts) creates what is missing and brings what exists to these settings; docs/operations.md lists
+ * the same entries and a unit test keeps the two equal.
+ */
+
+/** JetStream states durations in nanoseconds. */
+export const NS_PER_MS = 1_000_000
+
+/** Re-publishes of the same message id within this window are dropped by JetStream (gateway publish retries). */
+export const OUTBOUND_DUPLICATE_WINDOW_MS = 10 * 60_000 // 10 min
+/** Largest queued message the outbound stream stores. */
+export const OUTBOUND_MAX_MSG_BYTES = 12 * 1024 * 1024
+/**
+ * Outbound consumers' `max_ack_pending`: deferred and scheduled messages wait as un-acked (nak'd with a delay)
+ * messages, so this bounds how many may wait per shard; the pull size (shard capacity) bounds work in hand.
+ */
+export const OUTBOUND_MAX_ACK_PENDING = 50_000
+export const EVENTS_MAX_AGE_MS = 30 * 24 * 3600_000 // 30 days of events for the read API and webhook replays
+/** Events and webhook jobs carry deterministic ids; a re-publish within this window is dropped. */
+const EVENTS_DUPLICATE_WINDOW_MS = 2 * 60_000
+/** An apply is one Lua call, far below this even under load. */
+const PROJECTOR_ACK_WAIT_MS = 30_000
+const PROJECTOR_MAX_ACK_PENDING = 2048
+/** A job waits at most through the whole default schedule (~63 h); a week leaves room for long outages. */
+export const WEBHOOK_JOBS_MAX_AGE_MS = 7 * 24 * 3600_000
+/** Slack over the webhook request timeout before the server hands an unacknowledged message to another process. */
+export const WEBHOOK_ACK_WAIT_SLACK_MS = 30_000
+const WEBHOOK_FANOUT_MAX_ACK_PENDING = 20_000
+/** A job republished with the same message id inside this window (an SMTP client retrying after a lost 250) is dropped. */
+export const INBOUND_DUPLICATE_WINDOW_MS = 10 * 60_000 // 10 min
+/**
+ * Raw messages are deleted once processed; the TTL only bounds what a crash between storing a message and
+ * publishing its job leaves behind (the sender got 451 and retries, so nothing is lost).
+ */
+export const INBOUND_RAW_TTL_MS = 7 * 24 * 3600_000 // 7 days
+export const INBOUND_MAX_DELIVER = 10
+/**
+ * A job is redelivered after these waits without an ack (the last repeats); processing one message takes well
+ * under a second. The server keeps the first step as the consumer's `ack_wait`.
+ */
+const INBOUND_BACKOFF_MS = [1_000, 5_000, 30_000, 60_000]
+/** Largest job message; a raw message that fits in it with its job travels inside the job (`storeInline`). */
+export const INBOUND_JOB_MAX_BYTES = 64 * 1024
+
+/** What the table depends on: the few settings of the configuration that change stream or consumer settings. */
+export interface JetStreamSettings {
+  /** OB_NATS_REPLICAS */
+  replicas: number
+  /** OB_ENGINE_SHARDS: one outbound consumer and one webhook job consumer per shard. */
+  shards: number
+  /** OB_ENGINE_ACK_WAIT_MS: the outbound consumers' `ack_wait`. */
+  ackWaitMs: number
+  /** OB_WEBHOOK_TIMEOUT_MS: webhook consumers wait this plus WEBHOOK_ACK_WAIT_SLACK_MS. */
+  webhookTimeoutMs: number
+}
+
+export function jetStreamSettings (config: Config): JetStreamSettings {
+  return { replicas: config.nats.replicas, shards: config.engine.shards, ackWaitMs: config.engine.ackWaitMs, webhookTimeoutMs: config.webhook.timeoutMs }
+}
+
+/**
+ * Which part of a process ensures an entry: `core` at every start of every role (and by the CLI), the others
+ * by the part of the engine or inbound role that uses them.
+ */
+export type JetStreamPart = 'core' | 'delivery' | 'projector' | 'webhooks' | 'inbound'
+
+export interface StreamSpec {
+  part: JetStreamPart
+  /** What the entry is for, as docs/operations.md says it. */
+  purpose: string
+  config: Partial<StreamConfig> & { name: string, subjects: string[] }
+}
+
+export interface ConsumerSpec {
+  part: JetStreamPart
+  purpose: string
+  stream: string
+  config: Partial<ConsumerConfig> & { durable_name: string }
+}
+
+export interface JetStreamTable {
+  streams: StreamSpec[]
+  consumers: ConsumerSpec[]
+}
+
+/** The streams; their settings depend on the replica count only. */
+export function streamTable (replicas: number): StreamSpec[] {
+  return [
+    {
+      part: 'core',
+      purpose: 'queued messages, one subject per shard; a message leaves when the engine acknowledges its final outcome',
+      config: {
+        name: STREAM_OUTBOUND,
+        subjects: [OUTBOUND_SUBJECTS],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        num_replicas: replicas,
+        duplicate_window: OUTBOUND_DUPLICATE_WINDOW_MS * NS_PER_MS,
+        discard: DiscardPolicy.Old,
+        max_msg_size: OUTBOUND_MAX_MSG_BYTES
+      }
+    },
+    {
+      part: 'core',
+      purpose: 'delivery, tracking and inbound events, kept 30 days for the read API and webhooks',
+      config: {
+        name: STREAM_EVENTS,
+        subjects: [EVENT_SUBJECTS],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+        num_replicas: replicas,
+        duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
+        max_age: EVENTS_MAX_AGE_MS * NS_PER_MS,
+        discard: DiscardPolicy.Old
+      }
+    },
+    {
+      part: 'webhooks',
+      purpose: 'webhook delivery attempts waiting to be made, one subject per shard; a job leaves once its attempt is acknowledged',
+      config: {
+        name: STREAM_WEBHOOK_JOBS,
+        subjects: [WEBHOOK_JOB_SUBJECTS],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        num_replicas: replicas,
+        duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
+        max_age: WEBHOOK_JOBS_MAX_AGE_MS * NS_PER_MS,
+        discard: DiscardPolicy.Old
+      }
+    },
+    {
+      part: 'inbound',
+      purpose: 'received mail waiting to be processed (the raw message is in the object store, or inline when small)',
+      config: {
+        name: STREAM_INBOUND,
+        subjects: [INBOUND_SUBJECTS],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        num_replicas: replicas,
+        duplicate_window: INBOUND_DUPLICATE_WINDOW_MS * NS_PER_MS,
+        discard: DiscardPolicy.Old,
+        max_msg_size: INBOUND_JOB_MAX_BYTES
+      }
+    }
+  ]
+}
+
+/** The durable consumers (all pull consumers with explicit acks). */
+export function consumerTable (s: JetStreamSettings): ConsumerSpec[] {
+  const shards = Array.from({ length: s.shards }, (_v, shard) => shard)
+  const webhookAckWait = (s.webhookTimeoutMs + WEBHOOK_ACK_WAIT_SLACK_MS) * NS_PER_MS
+  return [
+    // Settings documented in docs/delivery.md: an engine extends ack_wait with `working()` during long SMTP
+    // sessions, so it only expires when the engine died; retries and schedules are ours (`nak(delay)`).
+    ...shards.map((shard): ConsumerSpec => ({
+      part: 'delivery',
+      purpose: 'outbound delivery of one shard, by the engine holding its lease',
+      stream: STREAM_OUTBOUND,
+      config: {
+        durable_name: outboundConsumer(shard),
+        filter_subject: outboundSubject(shard),
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: s.ackWaitMs * NS_PER_MS,
+        max_deliver: -1,
+        max_ack_pending: OUTBOUND_MAX_ACK_PENDING,
+        description: `Outbox engine: outbound shard ${shard}`
+      }
+    })),
+    {
+      part: 'projector',
+      purpose: 'applies every event to the read model in Redis',
+      stream: STREAM_EVENTS,
+      config: {
+        durable_name: CONSUMER_PROJECTOR,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: PROJECTOR_ACK_WAIT_MS * NS_PER_MS,
+        max_ack_pending: PROJECTOR_MAX_ACK_PENDING
+      }
+    },
+    {
+      part: 'webhooks',
+      purpose: 'turns every event into one delivery job per subscribed webhook',
+      stream: STREAM_EVENTS,
+      config: {
+        durable_name: CONSUMER_WEBHOOK_FANOUT,
+        ack_policy: AckPolicy.Explicit,
+        // A new installation starts at new events; it does not replay 30 days of history to fresh webhooks.
+        deliver_policy: DeliverPolicy.New,
+        filter_subject: EVENT_SUBJECTS,
+        // First attempts are made while the event is held, so this covers a request timeout plus slack.
+        ack_wait: webhookAckWait,
+        max_ack_pending: WEBHOOK_FANOUT_MAX_ACK_PENDING,
+        max_deliver: -1
+      }
+    },
+    ...shards.map((shard): ConsumerSpec => ({
+      part: 'webhooks',
+      purpose: 'webhook delivery jobs of one shard, shared by every engine process',
+      stream: STREAM_WEBHOOK_JOBS,
+      config: {
+        durable_name: webhookJobConsumer(shard),
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: webhookJobShardFilter(shard),
+        ack_wait: webhookAckWait,
+        // Retries waiting for their time count as pending; a dead endpoint's backlog must not stall the shard.
+        max_ack_pending: -1,
+        max_deliver: -1
+      }
+    })),
+    {
+      part: 'inbound',
+      purpose: 'processes received mail; a job failing 10 times is given up',
+      stream: STREAM_INBOUND,
+      config: {
+        durable_name: CONSUMER_INBOUND,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: INBOUND_BACKOFF_MS[0]! * NS_PER_MS,
+        max_deliver: INBOUND_MAX_DELIVER,
+        backoff: INBOUND_BACKOFF_MS.map((ms) => ms * NS_PER_MS)
+      }
+    }
+  ]
+}
+
+export function jetStreamTable (s: JetStreamSettings): JetStreamTable {
+  return { streams: streamTable(s.replicas), consumers: consumerTable(s) }
+}
+
+/** The entries one part of a process ensures. */
+export function tablePart (table: JetStreamTable, ...parts: JetStreamPart[]): JetStreamTable {
+  return {
+    streams: table.streams.filter((e) => parts.includes(e.part)),
+    consumers: table.consumers.filter((e) => parts.includes(e.part))
+  }
+}
+
+/** Settings of every key-value bucket (control plane and shard leases): only the latest value of a key is kept. */
+export function kvBucketOptions (replicas: number): { replicas: number, history: number } {
+  return { replicas, history: 1 }
+}
+
+/** The raw-message object store of inbound mail. */
+export function inboundRawStoreOptions (replicas: number): { replicas: number, storage: StorageType, ttl: number, description: string } {
+  return { replicas, storage: StorageType.File, ttl: INBOUND_RAW_TTL_MS * NS_PER_MS, description: 'Raw inbound messages awaiting processing' }
+}
+
+/** Every bucket by name, for the operations guide. */
+export const JETSTREAM_BUCKETS: ReadonlyArray<{ kind: 'kv' | 'object', name: string }> = [
+  ...Object.values(KV_BUCKETS).map((name) => ({ kind: 'kv' as const, name })),
+  { kind: 'kv', name: KV_SHARD_LEASES },
+  { kind: 'object', name: OBJ_INBOUND_RAW }
+]

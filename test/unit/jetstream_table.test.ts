@@ -1,0 +1,116 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import {
+  CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND,
+  STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject,
+  tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable
+} from '../../engine/protocol/mod.ts'
+
+const SHARDS = 4
+const table = jetStreamTable({ replicas: 3, shards: SHARDS, ackWaitMs: 45_000, webhookTimeoutMs: 10_000 })
+const streamOf = (name: string) => table.streams.find((s) => s.config.name === name)
+
+/** Whether every subject `filter` matches is also matched by `pattern` (NATS wildcards `*` and `>`). */
+function subjectWithin (filter: string, pattern: string): boolean {
+  const f = filter.split('.')
+  const p = pattern.split('.')
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return f.length > i
+    if (i >= f.length || f[i] === '>') return false
+    if (p[i] !== '*' && p[i] !== f[i]) return false
+  }
+  return f.length === p.length
+}
+
+test('subjectWithin follows NATS wildcard rules', () => {
+  assert.ok(subjectWithin('ob.out.3', 'ob.out.>'))
+  assert.ok(subjectWithin('ob.whjob.2.>', 'ob.whjob.>'))
+  assert.ok(subjectWithin('ob.evt.>', 'ob.evt.>'))
+  assert.ok(!subjectWithin('ob.out', 'ob.out.>'))
+  assert.ok(!subjectWithin('ob.evt.>', 'ob.evt.*'))
+  assert.ok(!subjectWithin('ob.in.1', 'ob.out.>'))
+})
+
+test('the table has every stream and every consumer, each once', () => {
+  const streams = table.streams.map((s) => s.config.name)
+  assert.deepEqual([...streams].sort(), [STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS].sort())
+  const consumers = table.consumers.map((c) => `${c.stream}/${c.config.durable_name}`)
+  const shards = Array.from({ length: SHARDS }, (_v, i) => i)
+  assert.deepEqual([...consumers].sort(), [
+    ...shards.map((n) => `${STREAM_OUTBOUND}/${outboundConsumer(n)}`),
+    `${STREAM_EVENTS}/${CONSUMER_PROJECTOR}`,
+    `${STREAM_EVENTS}/${CONSUMER_WEBHOOK_FANOUT}`,
+    ...shards.map((n) => `${STREAM_WEBHOOK_JOBS}/${webhookJobConsumer(n)}`),
+    `${STREAM_INBOUND}/${CONSUMER_INBOUND}`
+  ].sort())
+})
+
+test('every consumer reads a stream of the table, and its filter lies inside that stream\'s subjects', () => {
+  for (const c of table.consumers) {
+    const stream = streamOf(c.stream)
+    assert.ok(stream !== undefined, `${c.config.durable_name}: no stream ${c.stream}`)
+    const filter = c.config.filter_subject
+    if (filter !== undefined) assert.ok(stream.config.subjects.some((s) => subjectWithin(filter, s)), `${c.config.durable_name}: ${filter} outside ${stream.config.subjects.join(', ')}`)
+  }
+})
+
+test('what is published lands in the stream whose consumers read it', () => {
+  const within = (subject: string, stream: string): boolean => streamOf(stream)!.config.subjects.some((s) => subjectWithin(subject, s))
+  assert.ok(within(outboundSubject(SHARDS - 1), STREAM_OUTBOUND))
+  assert.ok(within(eventSubject('org_1', 'delivered'), STREAM_EVENTS))
+  assert.ok(within(webhookJobSubject(1, 'wh_1'), STREAM_WEBHOOK_JOBS))
+  assert.ok(within(inboundSubject(2), STREAM_INBOUND))
+  const filterOf = (name: string): string => table.consumers.find((c) => c.config.durable_name === name)!.config.filter_subject!
+  assert.ok(subjectWithin(outboundSubject(2), filterOf(outboundConsumer(2))))
+  assert.ok(!subjectWithin(outboundSubject(1), filterOf(outboundConsumer(2))))
+  assert.ok(subjectWithin(webhookJobSubject(3, 'wh_1'), filterOf(webhookJobConsumer(3))))
+})
+
+test('settings follow the configuration they depend on', () => {
+  for (const s of table.streams) assert.equal(s.config.num_replicas, 3)
+  assert.equal(table.consumers.find((c) => c.config.durable_name === outboundConsumer(0))!.config.ack_wait, 45_000 * NS_PER_MS)
+  // Webhook consumers wait the request timeout plus 30 s of slack.
+  for (const name of [CONSUMER_WEBHOOK_FANOUT, webhookJobConsumer(0)]) {
+    assert.equal(table.consumers.find((c) => c.config.durable_name === name)!.config.ack_wait, 40_000 * NS_PER_MS)
+  }
+})
+
+test('a part ensured after the core streams finds the stream of each of its consumers', () => {
+  const parts: JetStreamPart[] = ['core', 'delivery', 'projector', 'webhooks', 'inbound']
+  for (const part of parts) {
+    const ensured = tablePart(table, 'core', part)
+    for (const c of ensured.consumers) assert.ok(ensured.streams.some((s) => s.config.name === c.stream), `${part}: ${c.config.durable_name} without ${c.stream}`)
+  }
+})
+
+/** Who creates an entry at start, as the operations guide says it. */
+const CREATED_BY: Record<JetStreamPart, string> = {
+  core: 'every process',
+  delivery: 'engine',
+  projector: 'engine',
+  webhooks: 'engine',
+  inbound: 'inbound'
+}
+
+/** The rows docs/operations.md shows for a table (per-shard entries as one row with `<n>`). */
+function docRows (t: JetStreamTable): string[] {
+  const shard = (s: string): string => s.split('.').map((token) => token === '0' ? '<n>' : token).join('.').replace(/_0$/, '_<n>')
+  const days = (ns: number): string => `${ns / NS_PER_MS / (24 * 3600_000)} days`
+  return [
+    ...t.streams.map(({ config: s, part, purpose }) =>
+      `| \`${s.name}\` | \`${s.subjects.join(', ')}\` | ${s.retention === 'workqueue' ? 'work queue' : 'limits'}${s.max_age !== undefined ? `, ${days(s.max_age)}` : ''} | ${CREATED_BY[part]} | ${purpose} |`),
+    ...t.consumers.map(({ config: c, stream, part, purpose }) =>
+      `| \`${shard(c.durable_name)}\` | \`${stream}\` | ${c.filter_subject !== undefined ? `\`${shard(c.filter_subject)}\`` : 'all'} | ${CREATED_BY[part]} | ${purpose} |`)
+  ]
+}
+
+test('docs/operations.md lists exactly the streams, consumers and buckets of the table', () => {
+  const doc = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8')
+  const section = doc.split('\n### Streams and consumers\n')[1]?.split('\n#')[0]
+  assert.ok(section !== undefined, 'docs/operations.md has no "Streams and consumers" section')
+  const rows = section.split('\n').filter((l) => l.startsWith('| `'))
+  const expected = docRows(jetStreamTable({ replicas: 1, shards: 1, ackWaitMs: 60_000, webhookTimeoutMs: 10_000 }))
+  assert.deepEqual(rows, expected, `expected rows:\n${expected.join('\n')}`)
+  for (const b of JETSTREAM_BUCKETS) assert.ok(section.includes(`\`${b.name}\``), `bucket ${b.name} not listed`)
+})
