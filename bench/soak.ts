@@ -119,7 +119,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const faults: Array<{ t_s: number, fault: string }> = []
     let running = true
     let lastFault = ''
-    replacer = await WebhookReplacer.start(nats.url, baseUrl, k.value)
+    replacer = await WebhookReplacer.start(nats.url, baseUrl, k.value, org.organization_id)
     const soakStart = Date.now()
     const waiting = startWaitingMail(world, {
       everyMs: plan.waitingEveryMs, deferTimes: DEFER_TIMES, aheadS: SCHEDULED_AHEAD_S, lastDueMs: soakStart + plan.durationS * 1000 + SCHEDULED_AFTER_LOAD_MS
