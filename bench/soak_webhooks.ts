@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS } from '../engine/protocol/mod.ts'
+import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS } from '../protocol/mod.ts'
 import { HttpsReceiver } from '../test/helpers/https_receiver.ts'
 import { sleep } from '../test/integration/faults/fault_env.ts'
 

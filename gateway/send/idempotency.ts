@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { ApiError, REDIS_KEYS, ScriptBatch } from '../../engine/protocol/mod.ts'
+import { ApiError, REDIS_KEYS } from '../../protocol/mod.ts'
+import { ScriptBatch } from '../../stores/clients/mod.ts'
 
 const CLAIM_LUA = readFileSync(new URL('../../../gateway/send/idempotency.lua', import.meta.url), 'utf8')
 // Deletes the claim only while it is still this request's (a claim that expired may have been taken over).

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { ReportScenario, until } from '../../helpers/reports.ts'
-import { suppressionKey } from '../../../engine/protocol/mod.ts'
+import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 
 /** The `mailto:` of List-Unsubscribe is the message's return path; a mail client sends `Subject: unsubscribe` to it. */
 let s: ReportScenario

@@ -1,10 +1,10 @@
-import type { JsPublish } from './js_publisher.ts'
-import type { ControlPlane } from './control_plane.ts'
-import { suppressionKey } from './control_plane.ts'
-import { KvConflictError } from './kv_mirror.ts'
-import { eventSubject } from './subjects.ts'
-import type { EventRecord } from './events.ts'
-import type { SuppressionRecord } from './records.ts'
+import type { JsPublish } from '../clients/js_publisher.ts'
+import type { ControlPlane } from '../control_plane/control_plane.ts'
+import { suppressionKey } from '../control_plane/control_plane.ts'
+import { KvConflictError } from '../control_plane/kv_mirror.ts'
+import { eventSubject } from '../../protocol/subjects.ts'
+import type { EventRecord } from '../../protocol/events.ts'
+import type { SuppressionRecord } from '../../protocol/records.ts'
 
 const enc = new TextEncoder()
 

@@ -1,12 +1,12 @@
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { KV_BUCKETS } from './subjects.ts'
-import { kvBucketOptions } from './jetstream_table.ts'
+import { KV_BUCKETS } from '../../protocol/subjects.ts'
+import { kvBucketOptions } from '../../protocol/jetstream_table.ts'
 import { KvMirror } from './kv_mirror.ts'
 import type {
   ApiKeyRecord, DomainRecord, OrgRecord, RouteRecord, SuppressionRecord, TemplateRecord, WebhookRecord
-} from './records.ts'
-import { sha256Hex } from './ids.ts'
+} from '../../protocol/records.ts'
+import { sha256Hex } from '../../protocol/ids.ts'
 import { VerpKeyRing, type VerpKeyRecord } from './verp_keys.ts'
 
 /**
