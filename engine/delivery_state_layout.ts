@@ -98,6 +98,7 @@ export class DeliveryStateChanges {
   }
 
   get empty (): boolean {
+    // eslint-disable-next-line no-unreachable-loop -- the first key answers; no array of keys is built
     for (const _field in this.out) return false
     return true
   }

@@ -14,6 +14,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600_000 // 24 h, documented
 /** A claim whose request never finished (the gateway died) frees the key after this. */
 export const IDEMPOTENCY_CLAIM_TTL_MS = 60_000 // 60 s
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
+// eslint-disable-next-line no-control-regex -- C0 controls and DEL are what this refuses
 const CONTROL = /[\x00-\x1f\x7f]/
 
 /** Redis did not answer the idempotency claim. */

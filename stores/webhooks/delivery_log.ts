@@ -82,6 +82,7 @@ export class DeliveryLog {
     }
     const results = await p.exec()
     const failed = results?.find(([err]) => err !== null)
+    // eslint-disable-next-line no-throw-literal -- rethrows the Redis client's own error
     if (failed !== undefined) throw failed[0] as Error
   }
 

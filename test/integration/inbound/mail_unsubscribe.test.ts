@@ -21,7 +21,7 @@ after(async () => {
 })
 
 const request = (to: string, subject = 'unsubscribe', extra: string[] = []): string =>
-  [`From: reader@remote.test`, `To: ${to}`, `Subject: ${subject}`, ...extra, '', 'Sent from my mail client', ''].join('\r\n')
+  ['From: reader@remote.test', `To: ${to}`, `Subject: ${subject}`, ...extra, '', 'Sent from my mail client', ''].join('\r\n')
 
 test('a mail to the List-Unsubscribe mailto address unsubscribes that recipient', async () => {
   const sent = await s.send(org, 'Reader@Remote.test')
