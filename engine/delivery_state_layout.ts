@@ -1,4 +1,4 @@
-import type { EventRecord } from '../protocol/events.ts'
+import type { EventRecord } from '../protocol/mod.ts'
 import type { RecipientResult } from './actor/task.ts'
 
 /**

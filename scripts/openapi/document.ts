@@ -1,5 +1,5 @@
 import type { RouteDef } from '../../gateway/http/route.ts'
-import { ERRORS } from '../../protocol/errors.ts'
+import { ERRORS } from '../../protocol/mod.ts'
 import { toJsonSchema, openApiPath, pathParams, httpMethod, operationId, type JsonSchema } from './json_schema.ts'
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' }

@@ -1,10 +1,6 @@
-import type { JsPublish } from '../clients/js_publisher.ts'
-import type { ControlPlane } from '../control_plane/control_plane.ts'
-import { suppressionKey } from '../control_plane/control_plane.ts'
-import { KvConflictError } from '../control_plane/kv_mirror.ts'
-import { eventSubject } from '../../protocol/subjects.ts'
-import type { EventRecord } from '../../protocol/events.ts'
-import type { SuppressionRecord } from '../../protocol/records.ts'
+import type { JsPublish } from '../clients/mod.ts'
+import { type ControlPlane, suppressionKey, KvConflictError } from '../control_plane/mod.ts'
+import { eventSubject, type EventRecord, type SuppressionRecord } from '../../protocol/mod.ts'
 
 const enc = new TextEncoder()
 

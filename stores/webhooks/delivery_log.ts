@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { webhookDeliveryLogKey } from '../../protocol/subjects.ts'
+import { webhookDeliveryLogKey } from '../../protocol/mod.ts'
 
 /** The most recent attempts kept per webhook, and for how long after the last one. */
 export const DELIVERY_LOG_MAX = 1000

@@ -1,11 +1,7 @@
 import { jetstream } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_WEBHOOK_JOBS, webhookJobSubject, shardOf } from '../../protocol/subjects.ts'
-import { newId } from '../../protocol/ids.ts'
-import { streamTable } from '../../protocol/jetstream_table.ts'
-import { ensureJetStream } from '../clients/jetstream_ensure.ts'
-import type { WebhookRecord } from '../../protocol/records.ts'
-import type { JsPublish } from '../clients/js_publisher.ts'
+import { STREAM_WEBHOOK_JOBS, webhookJobSubject, shardOf, newId, streamTable, type WebhookRecord } from '../../protocol/mod.ts'
+import { ensureJetStream, type JsPublish } from '../clients/mod.ts'
 
 /** What a webhook receives: exactly the event envelope. */
 export interface WebhookEnvelope { id: string, type: string, timestamp: string, data: Record<string, unknown> }

@@ -85,3 +85,18 @@ test('shared stores import neither the gateway nor the engine', () => {
     }
   }
 })
+
+test('outside its folder, protocol/ and each store are imported only through their mod.ts', () => {
+  const folderOf = (path: string): string | undefined => path.startsWith('protocol/') ? 'protocol' : /^stores\/[a-z_]+/.exec(path)?.[0]
+  for (const dir of ['gateway', 'engine', 'stores', 'cli', 'bench', 'scripts', 'config']) {
+    for (const file of sourcesUnder(dir)) {
+      for (const imp of importsOf(file)) {
+        if (!imp.specifier.startsWith('.')) continue
+        const target = resolveFrom(file, imp.specifier)
+        const folder = folderOf(target)
+        if (folder === undefined || folder === folderOf(file)) continue
+        assert.equal(target, `${folder}/mod.ts`, `${file} imports ${target}`)
+      }
+    }
+  }
+})
