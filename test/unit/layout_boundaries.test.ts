@@ -86,7 +86,7 @@ test('shared stores import neither the gateway nor the engine', () => {
   }
 })
 
-test('outside its folder, protocol/ and each store are imported only through their mod.ts', () => {
+test('outside its folder, protocol/ and each store are imported only through a mod.ts', () => {
   const folderOf = (path: string): string | undefined => path.startsWith('protocol/') ? 'protocol' : /^stores\/[a-z_]+/.exec(path)?.[0]
   for (const dir of ['gateway', 'engine', 'stores', 'cli', 'bench', 'scripts', 'config']) {
     for (const file of sourcesUnder(dir)) {
@@ -95,7 +95,8 @@ test('outside its folder, protocol/ and each store are imported only through the
         const target = resolveFrom(file, imp.specifier)
         const folder = folderOf(target)
         if (folder === undefined || folder === folderOf(file)) continue
-        assert.equal(target, `${folder}/mod.ts`, `${file} imports ${target}`)
+        // a sub-folder with its own mod.ts (protocol/content_rules/) is an entry point of its own
+        assert.ok(target.startsWith(`${folder}/`) && target.endsWith('/mod.ts'), `${file} imports ${target}`)
       }
     }
   }
