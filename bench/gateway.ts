@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { connect } from '@nats-io/transport-node'
 import { jetstreamManager } from '@nats-io/jetstream'
-import { STREAM_OUTBOUND } from '../engine/protocol/mod.ts'
+import { STREAM_OUTBOUND } from '../protocol/mod.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
 import { serve, type Target } from './gateway_targets.ts'
 

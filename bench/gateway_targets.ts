@@ -18,10 +18,10 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import { Compile } from 'typebox/compile'
 import { loadConfig, type Config } from '../config/mod.ts'
-import {
-  ApiError, ControlPlane, JsPublisher, MessageStore, newId, REDIS_KEYS, SendRequest, connectNats, connectRedis, ensureStreams,
-  outboundSubject, redisReady, shardOf
-} from '../engine/protocol/mod.ts'
+import { ApiError, newId, REDIS_KEYS, SendRequest, outboundSubject, shardOf } from '../protocol/mod.ts'
+import { ControlPlane } from '../stores/control_plane/mod.ts'
+import { JsPublisher, connectNats, connectRedis, ensureStreams, redisReady } from '../stores/clients/mod.ts'
+import { MessageStore } from '../stores/read_model/mod.ts'
 import { startOutbox } from '../cli/outbox_process.ts'
 import { createOrganization, buildApiKey } from '../gateway/control/orgs.ts'
 import { authenticate, hasPermission } from '../gateway/auth.ts'

@@ -10,7 +10,7 @@ import { DnsServer } from '../test/helpers/dns_server.ts'
 import { addRoute } from '../test/helpers/inbound.ts'
 import { putWebhook, setWebhookStatus, eventually } from '../test/helpers/webhooks.ts'
 import { testCa } from '../test/helpers/https_receiver.ts'
-import { STREAM_EVENTS, eventSubject, installationSecret, signToken, newId } from '../engine/protocol/mod.ts'
+import { STREAM_EVENTS, eventSubject, installationSecret, signToken, newId } from '../protocol/mod.ts'
 import { PIXEL_GIF } from '../gateway/routes/tracking.ts'
 import { cpuSnapshot } from './proc_cpu.ts'
 

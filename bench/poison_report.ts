@@ -1,7 +1,8 @@
 import type { BenchResult } from './types.ts'
 
 /** One timed burst: healthy messages delivered, how fast, and how many 451s the poison drew meanwhile. */
-export interface RunFigures { healthy: number, poison: number, seconds: number, rate: number, p50_ms: number, p99_ms: number, deferrals: number
+export interface RunFigures {
+  healthy: number, poison: number, seconds: number, rate: number, p50_ms: number, p99_ms: number, deferrals: number
   /** CPU time of the engine, nats-server, redis-server and this process (publisher and sink) during the burst. */
   cpu_ms: number
   cpu_split_ms: { engine: number, nats: number, redis: number, bench: number }

@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
-import { STREAM_EVENTS, STREAM_OUTBOUND, eventSubject, type EventRecord } from '../engine/protocol/mod.ts'
+import { STREAM_EVENTS, STREAM_OUTBOUND, eventSubject, type EventRecord } from '../protocol/mod.ts'
 import { pendingState, sinkCounts, sleep } from '../test/integration/faults/fault_env.ts'
 import type { SoakWorld } from './soak.ts'
 import type { WebhookReplacer, WebhookSpan } from './soak_webhooks.ts'

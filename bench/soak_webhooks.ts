@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { STREAM_EVENTS, eventSubject, type EventRecord } from '../engine/protocol/mod.ts'
+import { STREAM_EVENTS, eventSubject, type EventRecord } from '../protocol/mod.ts'
 import { HttpsReceiver } from '../test/helpers/https_receiver.ts'
 import { sleep } from '../test/integration/faults/fault_env.ts'
 

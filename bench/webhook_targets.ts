@@ -5,10 +5,9 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import { Pool } from 'undici'
 import { pino } from 'pino'
 import { loadConfig } from '../config/mod.ts'
-import {
-  ControlPlane, connectNats, connectRedis, redisReady, ensureJetStream, ensureStreams, eventSubject, jetStreamSettings, jetStreamTable, newId, randomToken, tablePart,
-  STREAM_EVENTS, type EventRecord, type WebhookRecord
-} from '../engine/protocol/mod.ts'
+import { ControlPlane } from '../stores/control_plane/mod.ts'
+import { connectNats, connectRedis, redisReady, ensureJetStream, ensureStreams } from '../stores/clients/mod.ts'
+import { eventSubject, jetStreamSettings, jetStreamTable, newId, randomToken, tablePart, STREAM_EVENTS, type EventRecord, type WebhookRecord } from '../protocol/mod.ts'
 import { startWebhookDelivery } from '../engine/webhook/mod.ts'
 import { signatureHeader, signingKey } from '../engine/webhook/sign.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util'
 import { loadConfig, type Plan } from '../config/mod.ts'
-import { ApiError, ControlPlane, PLANS, connectNats, ensureStreams } from '../engine/protocol/mod.ts'
+import { ApiError, PLANS } from '../protocol/mod.ts'
+import { ControlPlane } from '../stores/control_plane/mod.ts'
+import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
 import { createOrganization, type CreatedOrganization } from '../gateway/control/orgs.ts'
 import { CliError } from './binaries.ts'
 

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/mod.ts'
-import { ControlPlane, VerpKeyError, connectNats, ensureStreams, type VerpKeyRecord } from '../engine/protocol/mod.ts'
+import { ControlPlane, VerpKeyError, type VerpKeyRecord } from '../stores/control_plane/mod.ts'
+import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
 import { CliError } from './binaries.ts'
 
 export const VERP_KEYS_USAGE = 'usage: outbox verp-keys list | rotate | retire <key_id>'

@@ -1,4 +1,4 @@
-import type { EventRecord } from './protocol/events.ts'
+import type { EventRecord } from '../protocol/mod.ts'
 import type { RecipientResult } from './actor/task.ts'
 
 /**
@@ -98,6 +98,7 @@ export class DeliveryStateChanges {
   }
 
   get empty (): boolean {
+    // eslint-disable-next-line no-unreachable-loop -- the first key answers; no array of keys is built
     for (const _field in this.out) return false
     return true
   }

@@ -1,5 +1,4 @@
-import { eventId, eventRecord, type EventRecord, type EventType } from './protocol/events.ts'
-import type { QueuedMessage } from './protocol/send.ts'
+import { eventId, eventRecord, type EventRecord, type EventType, type QueuedMessage } from '../protocol/mod.ts'
 
 /**
  * Event records of deliveries. `data` always carries message_id, from, to (the one recipient), subject and

@@ -3,7 +3,9 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
-import { CONSUMER_PROJECTOR, MessageStore, STREAM_EVENTS, EVENT_TYPES, ensureJetStream, jetStreamSettings, jetStreamTable, tablePart, type EventRecord } from './protocol/mod.ts'
+import { CONSUMER_PROJECTOR, STREAM_EVENTS, EVENT_TYPES, jetStreamSettings, jetStreamTable, tablePart, type EventRecord } from '../protocol/mod.ts'
+import { MessageStore } from '../stores/read_model/mod.ts'
+import { ensureJetStream } from '../stores/clients/mod.ts'
 
 /** Events applied concurrently; Redis auto-pipelining turns them into few round trips. */
 const CONCURRENCY = 256

@@ -1,4 +1,4 @@
-import type { QueuedMessage } from './protocol/send.ts'
+import type { QueuedMessage } from '../protocol/mod.ts'
 
 /**
  * When a deferred recipient is tried again, and when it gives up. Pure.

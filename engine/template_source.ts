@@ -1,6 +1,5 @@
-import type { ControlPlane } from './protocol/control_plane.ts'
-import type { QueuedMessage } from './protocol/send.ts'
-import type { MessageContent } from './protocol/templates.ts'
+import type { ControlPlane } from '../stores/control_plane/mod.ts'
+import type { QueuedMessage, MessageContent } from '../protocol/mod.ts'
 
 /**
  * The text a message naming a template is rendered from, with its `variables`. The gateway copies the template's

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
-import { ApiError, type ContentInput, type ContentReport } from '../engine/protocol/mod.ts'
+import { ApiError, type ContentInput, type ContentReport } from '../protocol/mod.ts'
 
 /**
  * Content analysis for `POST /v1/messages/analyze`, on worker threads. Parsing someone's HTML is CPU work whose

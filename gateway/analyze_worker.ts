@@ -1,5 +1,5 @@
-// The content rules alone: they open no connection, so the thread does not load the rest of the protocol module.
-import { analyzeContent, type ContentInput, type ContentReport } from '../engine/protocol/content_rules/mod.ts'
+// The content rules alone (their own folder and mod.ts): the thread does not load the rest of the protocol module.
+import { analyzeContent, type ContentInput, type ContentReport } from '../protocol/content_rules/mod.ts'
 
 /** Piscina entry; `undefined` is the pool's warm-up task before close. */
 export default function run (input: ContentInput | undefined): ContentReport | undefined {

@@ -1,5 +1,6 @@
-import type { ApiKeyRecord, ControlPlane, DomainRecord, OrgRecord, Permission } from '../engine/protocol/mod.ts'
-import { ApiError, REDIS_KEYS } from '../engine/protocol/mod.ts'
+import type { ApiKeyRecord, DomainRecord, OrgRecord, Permission } from '../protocol/mod.ts'
+import type { ControlPlane } from '../stores/control_plane/mod.ts'
+import { ApiError, REDIS_KEYS } from '../protocol/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 
 export interface AuthContext {

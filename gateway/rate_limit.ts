@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
-import { ApiError, ScriptBatch } from '../engine/protocol/mod.ts'
+import { ApiError } from '../protocol/mod.ts'
+import { ScriptBatch } from '../stores/clients/mod.ts'
 
 const GCRA_LUA = readFileSync(new URL('../../gateway/gcra.lua', import.meta.url), 'utf8')
 const GCRA_FINISH_LUA = readFileSync(new URL('../../gateway/gcra_finish.lua', import.meta.url), 'utf8')

@@ -1,7 +1,7 @@
 import uWS from 'uWebSockets.js'
 import type { Logger } from 'pino'
 import { Value } from 'typebox/value'
-import { ApiError, isId, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../engine/protocol/mod.ts'
+import { ApiError, isId, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../protocol/mod.ts'
 import type { GatewayDeps } from './deps.ts'
 import type { Reply, RequestContext, RouteDef } from './http/route.ts'
 import { RequestBody, parseJson } from './http/body.ts'

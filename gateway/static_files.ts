@@ -3,7 +3,7 @@ import { extname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type uWS from 'uWebSockets.js'
 import type { Logger } from 'pino'
-import { ApiError, newId } from '../engine/protocol/mod.ts'
+import { ApiError, newId } from '../protocol/mod.ts'
 
 /** Where `npm run build:dashboard` writes the dashboard (relative to this module, in src or in dist). */
 export function defaultDashboardDir (): string {

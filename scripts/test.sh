@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite: typecheck + build, then unit, integration and end-to-end tests against real servers.
+# The whole test suite: lint, typecheck + build, then unit, integration and end-to-end tests against real servers,
+# ending with a coverage summary (c8, mapped back to the TypeScript sources; reported, never a failure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+npx eslint .
 bash scripts/ensure_services.sh
 rm -rf dist
 npx tsc -p .
 npm run --silent build:dashboard
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
-exec node --test --test-concurrency=2 --test-timeout=600000 "${files[@]}"
+exec npx c8 --reporter=text-summary --exclude 'dist/test/**' --exclude 'test/**' \
+  node --test --test-concurrency=2 --test-timeout=600000 "${files[@]}"

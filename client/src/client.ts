@@ -37,14 +37,12 @@ function newIdempotencyKey (): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface OutboxClient extends Operations {}
 
 /**
  * A typed client of the Outbox HTTP API. Every operation of the API is a method, grouped by resource
  * (`client.apiKeys.create(…)`, `client.messages.get(id)`); see generated.ts. Errors are OutboxApiError.
  */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class OutboxClient {
   readonly baseUrl: string
   readonly retry: RetryPolicy

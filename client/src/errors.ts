@@ -50,6 +50,7 @@ export class OutboxApiError extends Error {
 /** The request never got an HTTP answer (connection refused, reset, DNS) after all attempts. */
 export class OutboxConnectionError extends Error {
   override readonly name = 'OutboxConnectionError'
+  // eslint-disable-next-line @typescript-eslint/no-useless-constructor -- narrows the signature: a message is required
   constructor (message: string, options?: { cause?: unknown }) {
     super(message, options)
   }

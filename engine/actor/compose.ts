@@ -1,7 +1,6 @@
 import type { KeyObject } from 'node:crypto'
 import type Mail from 'nodemailer/lib/mailer/index.js'
-import { signToken } from '../protocol/tracking_tokens.ts'
-import { encodeVerp, type VerpKey } from '../protocol/verp.ts'
+import { signToken, encodeVerp, type VerpKey } from '../../protocol/mod.ts'
 import { rewriteHtml } from './tracking.ts'
 import type { TaskMessage } from './task.ts'
 

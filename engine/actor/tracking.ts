@@ -1,6 +1,5 @@
 import type { Parser } from 'htmlparser2'
-import { isTrackableUrl } from '../protocol/tracking_tokens.ts'
-import { parseHtmlWithin } from '../protocol/mod.ts'
+import { isTrackableUrl, parseHtmlWithin } from '../../protocol/mod.ts'
 
 /**
  * Open and click tracking: links (`<a href="http(s)://…">`, see `isTrackableUrl`) are pointed at `{public}/t/c/TOKEN`

@@ -1,4 +1,7 @@
-import { eventId, eventRecord, publishEvent, suppressAddress, type ControlPlane, type JsPublish } from '../protocol/mod.ts'
+import { eventId, eventRecord } from '../../protocol/mod.ts'
+import { publishEvent, suppressAddress } from '../../stores/events/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
+import { type JsPublish } from '../../stores/clients/mod.ts'
 import type { MessageAnalysis } from './analysis.ts'
 import type { ReportSubject } from './report_checks.ts'
 

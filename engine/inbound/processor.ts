@@ -1,5 +1,7 @@
 import type { Logger } from 'pino'
-import { eventId, eventRecord, publishEvent, type ControlPlane, type RouteRecord, type VerpAddress } from '../protocol/mod.ts'
+import { eventId, eventRecord, type RouteRecord, type VerpAddress } from '../../protocol/mod.ts'
+import { publishEvent } from '../../stores/events/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import type { MessageAnalysis } from './analysis.ts'
 import type { AnalysisPool } from './analysis_pool.ts'
 import { emitReportEvents } from './report_events.ts'

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino'
-import { verpRecipient, type ControlPlane, type MessageRecipients, type VerpAddress } from '../protocol/mod.ts'
+import { verpRecipient, type VerpAddress } from '../../protocol/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
+import { type MessageRecipients } from '../../stores/read_model/mod.ts'
 import { ownMessageId, type Report } from './reports.ts'
 
 /**

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino'
-import {
-  eventId, eventRecord, publishEvent, suppressAddress, type ControlPlane, type JsPublish
-} from '../protocol/mod.ts'
+import { eventId, eventRecord } from '../../protocol/mod.ts'
+import { publishEvent, suppressAddress } from '../../stores/events/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
+import { type JsPublish } from '../../stores/clients/mod.ts'
 import { bounceCode, type Report } from './reports.ts'
 import type { ReportDrops, ReportSubject } from './report_checks.ts'
 import { bounceCategory, suppresses } from '../actor/classify.ts'

@@ -1,5 +1,5 @@
 import type { SMTPServer, SMTPServerSession } from 'smtp-server'
-import { clientIdentity } from '../protocol/mod.ts'
+import { clientIdentity } from '../../protocol/mod.ts'
 import { SmtpReply } from './smtp_reply.ts'
 
 export interface SessionLimitSettings {

@@ -1,6 +1,6 @@
 import type { KV, KvEntry } from '@nats-io/kv'
 import type { Logger } from 'pino'
-import { isWrongLastSequence } from '../protocol/nats_errors.ts'
+import { isWrongLastSequence } from '../../stores/clients/mod.ts'
 
 /** The bucket, and a way to list its keys matching a subject filter such as `outbound.member.*`. */
 export interface LeaseBucket { kv: KV, keys: (filter: string) => Promise<string[]> }

@@ -2,10 +2,10 @@ import type { JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
-import {
-  HDR_SIGNATURE, JsPublisher, isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf, type DeliveryLog,
-  type ControlPlane, type StoredWebhookJob, type WebhookJob, type WebhookRecord
-} from '../protocol/mod.ts'
+import { HDR_SIGNATURE, type WebhookRecord } from '../../protocol/mod.ts'
+import { JsPublisher } from '../../stores/clients/mod.ts'
+import { isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf, type DeliveryLog, type StoredWebhookJob, type WebhookJob } from '../../stores/webhooks/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { signatureHeader, signingKey } from './sign.ts'
 import { AttemptOutcomes } from './outcome.ts'
 import { EndpointQueue } from './endpoint_queue.ts'

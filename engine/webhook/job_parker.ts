@@ -1,4 +1,5 @@
-import { isJobRef, publishWebhookJobBatch, webhookJobJson, type JsPublish, type StoredWebhookJob } from '../protocol/mod.ts'
+import { isJobRef, publishWebhookJobBatch, webhookJobJson, type StoredWebhookJob } from '../../stores/webhooks/mod.ts'
+import { type JsPublish } from '../../stores/clients/mod.ts'
 
 /** A batch is written at most this long after its first job was parked… */
 const PARK_FLUSH_MS = 10

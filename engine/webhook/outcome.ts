@@ -1,5 +1,7 @@
 import type { Logger } from 'pino'
-import { deliveryId, type ControlPlane, type DeliveryLog, type WebhookJob, type WebhookRecord } from '../protocol/mod.ts'
+import { deliveryId, type DeliveryLog, type WebhookJob } from '../../stores/webhooks/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
+import { type WebhookRecord } from '../../protocol/mod.ts'
 import { retryDelayMs } from './retry.ts'
 import { ackSoon } from './ack_batch.ts'
 import type { Settle } from './settle.ts'

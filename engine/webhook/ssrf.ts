@@ -108,6 +108,7 @@ export function makeResolve (dnsServers: readonly string[]): (host: string) => P
     const out: Resolved[] = []
     if (v4.status === 'fulfilled') for (const a of v4.value) out.push({ address: a, family: 4 })
     if (v6.status === 'fulfilled') for (const a of v6.value) out.push({ address: a, family: 6 })
+    // eslint-disable-next-line no-throw-literal -- rethrows the resolver's own error
     if (out.length === 0) throw (v4.status === 'rejected' ? v4.reason : new Error(`no address for ${host}`)) as Error
     return out
   }

@@ -1,6 +1,5 @@
-import {
-  ApiError, type ApiKeyRecord, type ControlPlane, type Permission
-} from '../../engine/protocol/mod.ts'
+import { ApiError, type ApiKeyRecord, type Permission } from '../../protocol/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { hasPermission } from '../auth.ts'
 import { buildApiKey } from './orgs.ts'
 

@@ -1,5 +1,6 @@
 import type { Config } from '../../config/mod.ts'
-import { ApiError, type ControlPlane, type DomainRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, type DomainRecord } from '../../protocol/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { buildDomain, requestedRecords } from './domains.ts'
 import { claimStatus, releaseDomainName, verifiedElsewhere } from './domain_claims.ts'
 import { isLive } from './api_keys.ts'

@@ -1,4 +1,5 @@
-import { ApiError, KvConflictError, type ControlPlane, type DomainRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, type DomainRecord } from '../../protocol/mod.ts'
+import { KvConflictError, type ControlPlane } from '../../stores/control_plane/mod.ts'
 
 /**
  * Who owns a domain name. Adding a domain is a claim: any number of organisations may hold a pending claim on

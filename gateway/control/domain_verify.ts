@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises'
 import type { Config } from '../../config/mod.ts'
-import { ApiError, type ControlPlane, type DomainRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, type DomainRecord } from '../../protocol/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { requestedRecords } from './domains.ts'
 import { claimStatus, lapsedClaim, takeDomainName } from './domain_claims.ts'
 

@@ -1,7 +1,7 @@
 import { generateKeyPair } from 'node:crypto'
 import { promisify } from 'node:util'
 import type { Config } from '../../config/mod.ts'
-import { newId, VERP_SUBDOMAIN, type DomainRecord } from '../../engine/protocol/mod.ts'
+import { newId, VERP_SUBDOMAIN, type DomainRecord } from '../../protocol/mod.ts'
 
 const generateKeyPairAsync = promisify(generateKeyPair)
 

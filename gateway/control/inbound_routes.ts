@@ -1,4 +1,5 @@
-import { ApiError, newId, sha256Hex, type ApiKeyRecord, type ControlPlane, type RouteRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, newId, sha256Hex, type ApiKeyRecord, type RouteRecord } from '../../protocol/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 
 /** `local@domain` or `*@domain`; the local part uses the RFC 5322 atom characters and dots. */
 export const ROUTE_MATCH_PATTERN = "^(\\*|[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64})@([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"

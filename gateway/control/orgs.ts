@@ -1,8 +1,6 @@
 import type { Config, Plan } from '../../config/mod.ts'
-import {
-  ApiError, newId, randomToken, sha256Hex,
-  type ApiKeyRecord, type ControlPlane, type OrgRecord, type Permission
-} from '../../engine/protocol/mod.ts'
+import { ApiError, newId, randomToken, sha256Hex, type ApiKeyRecord, type OrgRecord, type Permission } from '../../protocol/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { buildDomain } from './domains.ts'
 import { KEY_PREFIX_LENGTH } from '../auth.ts'
 import { takeDomainName } from './domain_claims.ts'

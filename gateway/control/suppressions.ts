@@ -1,4 +1,5 @@
-import { ApiError, KvConflictError, suppressionKey, type ControlPlane, type SuppressionRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, type SuppressionRecord } from '../../protocol/mod.ts'
+import { KvConflictError, suppressionKey, type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { pageParams, type Page } from '../http/pagination.ts'
 
 /**

@@ -1,4 +1,4 @@
-import { ApiError, newId, templateVariables, type TemplateRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, newId, templateVariables, type TemplateRecord } from '../../protocol/mod.ts'
 
 /** NATS rejects messages over its max_payload (1 MB by default); stay clearly below it. */
 export const MAX_TEMPLATE_BYTES = 900_000

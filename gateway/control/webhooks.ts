@@ -1,4 +1,4 @@
-import { ApiError, newId, randomToken, type WebhookRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, newId, randomToken, type WebhookRecord } from '../../protocol/mod.ts'
 import { webhookUrlProblem } from './webhook_url.ts'
 
 /** The secret is part of the creation answer only; every later read leaves it out. */

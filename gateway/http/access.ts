@@ -1,5 +1,5 @@
-import { ApiError } from '../../engine/protocol/mod.ts'
-import type { KvMirror } from '../../engine/protocol/mod.ts'
+import { ApiError } from '../../protocol/mod.ts'
+import type { KvMirror } from '../../stores/control_plane/mod.ts'
 
 /**
  * Looks up an org-owned record by id: 404 when no organisation has it, 403 when another one does

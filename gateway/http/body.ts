@@ -1,5 +1,5 @@
 import type { HttpResponse } from 'uWebSockets.js'
-import { ApiError } from '../../engine/protocol/mod.ts'
+import { ApiError } from '../../protocol/mod.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json_depth.ts'
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024 // 10 MB, documented

@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net'
 import type { CidrRange } from '../../config/mod.ts'
-import { clientIdentity } from '../../engine/protocol/mod.ts'
+import { clientIdentity } from '../../protocol/mod.ts'
 
 /** Hops of `X-Forwarded-For` looked at, from the right; a chain of proxies longer than this is not a real set-up. */
 const MAX_HOPS = 16

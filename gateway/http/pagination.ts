@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError } from '../../engine/protocol/mod.ts'
+import { ApiError } from '../../protocol/mod.ts'
 
 export const DEFAULT_PAGE = 20
 export const MAX_PAGE = 100

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
-import { ApiError, MESSAGE_STATUSES, MessageStore } from '../../engine/protocol/mod.ts'
+import { ApiError, MESSAGE_STATUSES } from '../../protocol/mod.ts'
+import { MessageStore } from '../../stores/read_model/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 
 /** The read model behind GET /v1/messages, /v1/events and /v1/stats; one per Redis connection. */

@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox'
-import type { IdPrefix, Permission } from '../../engine/protocol/mod.ts'
+import type { IdPrefix, Permission } from '../../protocol/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { AuthContext } from '../auth.ts'
 

@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Settings } from 'typebox/system'
-import { ApiError, type FieldError } from '../../engine/protocol/mod.ts'
+import { ApiError, type FieldError } from '../../protocol/mod.ts'
 
 // TypeBox stops after 8 errors by default, and a union of N literals spends N of them on one value;
 // users are promised every bad field, and bodies are capped at 10 MB, so allow many.

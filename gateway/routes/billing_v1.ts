@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError, type OrgRecord, type PlanName } from '../../engine/protocol/mod.ts'
+import { ApiError, type OrgRecord, type PlanName } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { planLimit } from '../server.ts'
 import { BillingView, errorResponses } from '../schemas/control.ts'

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError, EVENT_TYPES, ID_PATTERN } from '../../engine/protocol/mod.ts'
+import { ApiError, EVENT_TYPES, ID_PATTERN } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
 import { readModel, fromStore, EventEnvelopeSchema, ErrorDoc } from '../http/read_model.ts'

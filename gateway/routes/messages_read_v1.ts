@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
-import { Address, MESSAGE_EVENTS_INLINE, type MessageStatus } from '../../engine/protocol/mod.ts'
+import { Address, type MessageStatus } from '../../protocol/mod.ts'
+import { MESSAGE_EVENTS_INLINE } from '../../stores/read_model/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
 import { readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, ErrorDoc } from '../http/read_model.ts'

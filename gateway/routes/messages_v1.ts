@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { BatchRequest, SendRequest, MAX_BATCH } from '../../engine/protocol/mod.ts'
+import { BatchRequest, SendRequest, MAX_BATCH } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { ErrorBody } from '../schemas/control.ts'
 

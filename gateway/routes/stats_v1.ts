@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
-import { ApiError, STATS_COUNTERS, STATS_MAX_RANGE_MS, type StatsInterval } from '../../engine/protocol/mod.ts'
+import { ApiError } from '../../protocol/mod.ts'
+import { STATS_COUNTERS, STATS_MAX_RANGE_MS, type StatsInterval } from '../../stores/read_model/mod.ts'
 import { route } from '../http/route.ts'
 import { readModel, fromStore, ErrorDoc } from '../http/read_model.ts'
 

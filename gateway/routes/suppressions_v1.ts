@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError } from '../../engine/protocol/mod.ts'
+import { ApiError } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageSchema } from '../http/pagination.ts'
 import { EMAIL_PATTERN, isEmail, pageSuppressions, suppress, suppressionView, unsuppress } from '../control/suppressions.ts'

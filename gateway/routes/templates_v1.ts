@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError } from '../../engine/protocol/mod.ts'
+import { ApiError } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'

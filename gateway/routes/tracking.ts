@@ -1,4 +1,5 @@
-import { ApiError, REDIS_KEYS, type TrackingRecorder, type TokenClaims, type TrackingRequest } from '../../engine/protocol/mod.ts'
+import { ApiError, REDIS_KEYS, type TokenClaims } from '../../protocol/mod.ts'
+import { type TrackingRecorder, type TrackingRequest } from '../../stores/events/mod.ts'
 import { route, type RequestContext } from '../http/route.ts'
 
 /** The smallest transparent 1×1 GIF (43 bytes). */

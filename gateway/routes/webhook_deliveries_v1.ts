@@ -2,7 +2,8 @@ import { Type } from 'typebox'
 import { route } from '../http/route.ts'
 import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
-import { ApiError, DeliveryLog, WEBHOOK_EVENT_TYPES, enqueueTestEvent } from '../../engine/protocol/mod.ts'
+import { ApiError, WEBHOOK_EVENT_TYPES } from '../../protocol/mod.ts'
+import { DeliveryLog, enqueueTestEvent } from '../../stores/webhooks/mod.ts'
 
 const TestBody = Type.Object({
   type: Type.Union(WEBHOOK_EVENT_TYPES.map((t) => Type.Literal(t)), { description: '`inbound` sends an `inbound.received` event' })

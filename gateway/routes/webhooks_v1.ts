@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError, SUBSCRIBABLE_EVENT_TYPES, type WebhookRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, SUBSCRIBABLE_EVENT_TYPES, type WebhookRecord } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ERRORS, type ErrorCode } from '../../engine/protocol/mod.ts'
+import { ERRORS, type ErrorCode } from '../../protocol/mod.ts'
 import type { ResponseDoc } from '../http/route.ts'
 
 /** Response records of the control-plane endpoints (what users see, never what is stored). */

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { ApiError, REDIS_KEYS, ScriptBatch } from '../../engine/protocol/mod.ts'
+import { ApiError, REDIS_KEYS } from '../../protocol/mod.ts'
+import { ScriptBatch } from '../../stores/clients/mod.ts'
 
 const CLAIM_LUA = readFileSync(new URL('../../../gateway/send/idempotency.lua', import.meta.url), 'utf8')
 // Deletes the claim only while it is still this request's (a claim that expired may have been taken over).
@@ -13,6 +14,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600_000 // 24 h, documented
 /** A claim whose request never finished (the gateway died) frees the key after this. */
 export const IDEMPOTENCY_CLAIM_TTL_MS = 60_000 // 60 s
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
+// eslint-disable-next-line no-control-regex -- C0 controls and DEL are what this refuses
 const CONTROL = /[\x00-\x1f\x7f]/
 
 /** Redis did not answer the idempotency claim. */

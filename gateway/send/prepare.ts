@@ -1,7 +1,5 @@
-import {
-  ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, addressDomain, bareAddress, isReservedHeader, newId, spoofedDisplayAddress,
-  type ControlPlane, type FieldError, type QueuedMessage, type SendRequest
-} from '../../engine/protocol/mod.ts'
+import { ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, addressDomain, bareAddress, isReservedHeader, newId, spoofedDisplayAddress, type FieldError, type QueuedMessage, type SendRequest } from '../../protocol/mod.ts'
+import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import type { AuthContext } from '../auth.ts'
 
 /**

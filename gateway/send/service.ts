@@ -1,7 +1,6 @@
-import {
-  ApiError, JsPublisher, MessageStore, PayloadTooLargeError, PublishRejectedError, PublishTimeoutError, outboundSubject, shardOf,
-  type QueuedMessage, type SendRequest, type BatchRequest
-} from '../../engine/protocol/mod.ts'
+import { ApiError, outboundSubject, shardOf, type QueuedMessage, type SendRequest, type BatchRequest } from '../../protocol/mod.ts'
+import { JsPublisher, PayloadTooLargeError, PublishRejectedError, PublishTimeoutError } from '../../stores/clients/mod.ts'
+import { MessageStore } from '../../stores/read_model/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
 import { IdempotencyStore, IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'

@@ -1,6 +1,6 @@
 import uWS from 'uWebSockets.js'
 import type { Subscription } from '@nats-io/transport-node'
-import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, newId, type EventRecord } from '../../engine/protocol/mod.ts'
+import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, newId, type EventRecord } from '../../protocol/mod.ts'
 import { authenticate, hasPermission } from '../auth.ts'
 import type { GatewayDeps } from '../deps.ts'
 import { SocketCounter } from './socket_caps.ts'

@@ -1,5 +1,5 @@
 import type { RouteDef } from '../../gateway/http/route.ts'
-import { ERRORS } from '../../engine/protocol/errors.ts'
+import { ERRORS } from '../../protocol/mod.ts'
 import { toJsonSchema, openApiPath, pathParams, httpMethod, operationId, type JsonSchema } from './json_schema.ts'
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' }
@@ -80,7 +80,7 @@ function operation (def: RouteDef): Record<string, unknown> {
   op.security = def.permission === null ? [] : [{ bearer: [] }]
   op['x-permission'] = def.permission
   const parameters: unknown[] = pathParams(def.path).map((name) => name === 'id' && def.idPrefix !== undefined
-    ? { name, in: 'path', required: true, schema: { type: 'string', pattern: `^${def.idPrefix}_[0-9a-z]{26}$` }, description: `Any other shape is 404 \`not_found\`.` }
+    ? { name, in: 'path', required: true, schema: { type: 'string', pattern: `^${def.idPrefix}_[0-9a-z]{26}$` }, description: 'Any other shape is 404 `not_found`.' }
     : { name, in: 'path', required: true, schema: { type: 'string' } })
   if (def.query !== undefined) {
     const q = toJsonSchema(def.query) as { properties?: Record<string, JsonSchema>, required?: string[] }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import type { Browser } from 'playwright-core'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
+import { HttpsReceiver, testCa } from '../helpers/https_receiver.ts'
 import { verifyWebhook } from '../../client/src/mod.ts'
 
 const missing = browserMissing()
@@ -10,27 +11,12 @@ let ob: TestOutbox
 let org: TestOrg
 let browser: Browser
 
-/** The parts of test/helpers/https_receiver.ts (from the webhook delivery work) that this file uses. */
-interface Receiver {
-  url: (path?: string) => string
-  waitFor: (count: number, opts?: { path?: string, timeoutMs?: number }) => Promise<Array<{ headers: Record<string, string | string[] | undefined>, rawBody: Buffer }>>
-  close: () => Promise<void>
-}
-interface ReceiverModule { HttpsReceiver: { start: () => Promise<Receiver> }, testCa: () => { caFile: string } }
-let receiver: Receiver | undefined
-
-/** Loaded at run time so that this file compiles on builds that do not have the helper yet. */
-async function receiverModule (): Promise<ReceiverModule | undefined> {
-  try { return await import(new URL('../helpers/https_receiver.js', import.meta.url).href) as ReceiverModule } catch { return undefined }
-}
+let receiver: HttpsReceiver
 
 before(async () => {
   if (missing !== undefined) return
-  const mod = await receiverModule()
-  receiver = await mod?.HttpsReceiver.start()
-  const env: Record<string, string> = { OB_WEBHOOK_ALLOW_PRIVATE: 'true' }
-  if (mod !== undefined) env.OB_WEBHOOK_CA_FILE = mod.testCa().caFile
-  ob = await TestOutbox.start({ env })
+  receiver = await HttpsReceiver.start()
+  ob = await TestOutbox.start({ env: { OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_CA_FILE: testCa().caFile } })
   org = await ob.org('pro')
   browser = await launchBrowser()
 })
@@ -116,25 +102,16 @@ test('add a domain, see its DNS records, verify it', { skip: missing }, async ()
   await page.close()
 })
 
-test('a webhook: secret shown once, a test event of a chosen type reaches the HTTPS receiver signed', { skip: missing }, async (t) => {
+test('a webhook: secret shown once, a test event of a chosen type reaches the HTTPS receiver signed', { skip: missing }, async () => {
   const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
   await page.goto(`${ob.baseUrl}/dashboard#/webhooks`)
-  const url = receiver?.url('/dashboard-hook') ?? 'https://127.0.0.1:9/dashboard-hook'
+  const url = receiver.url('/dashboard-hook')
   await page.getByLabel('HTTPS URL').fill(url)
   await page.getByRole('button', { name: 'Add webhook' }).click()
   const secret = (await page.getByTestId('webhook-secret').textContent())!
   assert.match(secret, /^whsec_/)
   await page.getByRole('link', { name: url }).click()
   await page.getByRole('heading', { name: /^Webhook / }).waitFor()
-  const id = decodeURIComponent(page.url().split('#/webhooks/')[1]!)
-  const probe = await ob.request('GET', `/v1/webhooks/${id}/deliveries`, { key: org.adminKey })
-  if (probe.status === 404 || probe.status === 405) {
-    await screenshot(page, 'webhooks')
-    t.skip(`GET /v1/webhooks/{id}/deliveries answers ${probe.status} on this build; the test-event step runs once the webhook delivery routes are merged`)
-    await page.close()
-    return
-  }
-  if (receiver === undefined) assert.fail('the webhook routes are present but test/helpers/https_receiver.ts is not')
   await page.getByLabel('Event type').selectOption('bounced')
   await page.getByRole('button', { name: 'Send test event' }).click()
   await page.getByText('A signed test bounced event is on its way.').waitFor()

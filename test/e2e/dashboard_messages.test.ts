@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
 import { event, publish, queue } from '../integration/readmodel/fixtures.ts'
-import type { EventType } from '../../engine/protocol/mod.ts'
+import type { EventType } from '../../protocol/mod.ts'
 
 const missing = browserMissing()
 let ob: TestOutbox

@@ -1,7 +1,7 @@
 import { jetstream, DeliverPolicy } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Config } from '../../config/mod.ts'
-import { newId, outboundSubject, shardOf, STREAM_EVENTS, type EventRecord, type QueuedMessage } from '../../engine/protocol/mod.ts'
+import { newId, outboundSubject, shardOf, STREAM_EVENTS, type EventRecord, type QueuedMessage } from '../../protocol/mod.ts'
 import { TestOutbox, type TestOrg } from './outbox.ts'
 import { SmtpSink, type SinkOptions } from './smtp_sink.ts'
 

@@ -1,6 +1,6 @@
 import { jetstream } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_EVENTS, eventSubject, type EventRecord } from '../../engine/protocol/mod.ts'
+import { STREAM_EVENTS, eventSubject, type EventRecord } from '../../protocol/mod.ts'
 
 /**
  * Reads an organisation's events from OB_EVENTS (an ordered consumer from the start of the stream), as the

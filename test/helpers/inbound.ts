@@ -1,6 +1,6 @@
 import { createTransport, type Transporter } from 'nodemailer'
 import type { TestOutbox, TestOrg } from './outbox.ts'
-import { newId, type RouteRecord } from '../../engine/protocol/mod.ts'
+import { newId, type RouteRecord } from '../../protocol/mod.ts'
 
 /** A nodemailer client for the test Outbox's inbound port: plain SMTP, no pooling, no TLS. */
 export function inboundClient (ob: TestOutbox): Transporter {

@@ -3,7 +3,7 @@ import { Agent, fetch as undiciFetch } from 'undici'
 import { loadConfig, type Plan } from '../../config/mod.ts'
 import { startOutbox, type OutboxProcess } from '../../cli/outbox_process.ts'
 import { createOrganization, buildApiKey } from '../../gateway/control/orgs.ts'
-import type { Permission } from '../../engine/protocol/mod.ts'
+import type { Permission } from '../../protocol/mod.ts'
 import { ServerProcess } from './servers.ts'
 
 export interface TestOrg { orgId: string, domainId: string, domain: string, adminKey: string }

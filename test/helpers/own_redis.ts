@@ -1,7 +1,7 @@
 import { before, after } from 'node:test'
 import type { Redis } from 'ioredis'
 import { ServerProcess } from './servers.ts'
-import { connectRedis, redisReady } from '../../engine/protocol/mod.ts'
+import { connectRedis, redisReady } from '../../stores/clients/mod.ts'
 
 /** A redis-server of the test file's own and a client connected to it, started before and stopped after its tests. */
 export interface OwnRedis { server: ServerProcess, redis: Redis }

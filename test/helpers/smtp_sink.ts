@@ -109,15 +109,17 @@ export class SmtpSink {
           const receivedAt = Date.now()
           const finish = (): void => {
             const headers = record ? parseHeaders(raw) : new Map<string, string>()
-            if (record) sink.messages.push({
-              mailFrom: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
-              rcptTo,
-              raw: keepRaw ? raw : Buffer.alloc(0),
-              headers,
-              messageId: headers.get('message-id') ?? '',
-              secure: session.secure,
-              receivedAt
-            })
+            if (record) {
+              sink.messages.push({
+                mailFrom: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
+                rcptTo,
+                raw: keepRaw ? raw : Buffer.alloc(0),
+                headers,
+                messageId: headers.get('message-id') ?? '',
+                secure: session.secure,
+                receivedAt
+              })
+            }
             sink.accepted++
             callback(null, 'Message queued as sink')
             const w = sink.waiters

@@ -1,7 +1,5 @@
 import { jetstream } from '@nats-io/jetstream'
-import {
-  eventSubject, newId, randomToken, type EventRecord, type EventType, type WebhookRecord
-} from '../../engine/protocol/mod.ts'
+import { eventSubject, newId, randomToken, type EventRecord, type EventType, type WebhookRecord } from '../../protocol/mod.ts'
 import type { TestOutbox, TestOrg } from './outbox.ts'
 
 /**

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { loadConfig } from '../../config/mod.ts'
 import { ClientAddresses } from '../../gateway/http/client_address.ts'
-import { clientIdentity } from '../../engine/protocol/mod.ts'
+import { clientIdentity } from '../../protocol/mod.ts'
 
 test('a client is its IPv4 address, also IPv4-mapped, or its IPv6 /64', () => {
   assert.equal(clientIdentity('203.0.113.7'), '203.0.113.7')

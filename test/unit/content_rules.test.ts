@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { analyzeContent, RULES, verdictOf, type ContentInput } from '../../engine/protocol/mod.ts'
+import { analyzeContent, RULES, verdictOf, type ContentInput } from '../../protocol/mod.ts'
 
 const CLEAN: ContentInput = {
   subject: 'Your weekly summary',

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { ERRORS, ApiError, type ErrorCode } from '../../engine/protocol/errors.ts'
+import { ERRORS, ApiError, type ErrorCode } from '../../protocol/errors.ts'
 
 const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8')
 /** `| \`code\` | status | meaning |` rows of the Codes table. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { unsafeHeader } from '../../gateway/http/header_guard.ts'
-import { isTrackableUrl } from '../../engine/protocol/mod.ts'
+import { isTrackableUrl } from '../../protocol/mod.ts'
 
 test('a header name or value with CR, LF or NUL is named; clean headers pass', () => {
   assert.equal(unsafeHeader({ Location: 'https://a.example/x?y=1' }, undefined, { 'Retry-After': '1' }), undefined)

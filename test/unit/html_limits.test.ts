@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { HTML_LIMITS, scanHtml, idTime, newId } from '../../engine/protocol/mod.ts'
+import { HTML_LIMITS, scanHtml, idTime, newId } from '../../protocol/mod.ts'
 import { rewriteHtml } from '../../engine/actor/tracking.ts'
 
 test('a parse stops at the first limit reached, and names it', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { newId, randomToken, shardOf, eventId, ID_PATTERN, bareAddress, addressDomain } from '../../engine/protocol/mod.ts'
+import { newId, randomToken, shardOf, eventId, ID_PATTERN, bareAddress, addressDomain } from '../../protocol/mod.ts'
 
 test('ids carry their prefix and sort by creation time', () => {
   const a = newId('msg', 1_700_000_000_000)

@@ -1,11 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import {
-  CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND,
-  STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject,
-  tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable
-} from '../../engine/protocol/mod.ts'
+import { CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable } from '../../protocol/mod.ts'
 
 const SHARDS = 4
 const table = jetStreamTable({ replicas: 3, shards: SHARDS, ackWaitMs: 45_000, webhookTimeoutMs: 10_000 })

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { statsOver } from '../../engine/protocol/message_stats.ts'
-import { hourBucket } from '../../engine/protocol/message_store_keys.ts'
+import { statsOver } from '../../stores/read_model/message_stats.ts'
+import { hourBucket } from '../../stores/read_model/message_store_keys.ts'
 
 test('hour buckets are UTC yyyymmddhh', () => {
   assert.equal(hourBucket(Date.UTC(2026, 0, 2, 3, 59, 59)), '2026010203')

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { renderTemplate, templateVariables } from '../../engine/protocol/mod.ts'
+import { renderTemplate, templateVariables } from '../../protocol/mod.ts'
 
 test('placeholders are filled in subject, html and text', () => {
   const out = renderTemplate({ subject: 'Hi {{name}}', html: '<p>Hello {{ name }}, code {{code}}</p>', text: 'Hello {{name}}' }, { name: 'Ada', code: 42 })

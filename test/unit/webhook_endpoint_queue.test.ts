@@ -4,7 +4,7 @@ import type { JsMsg } from '@nats-io/jetstream'
 import { EndpointQueue } from '../../engine/webhook/endpoint_queue.ts'
 import { batchSettles } from '../../engine/webhook/settle.ts'
 import { flushAcks } from '../../engine/webhook/ack_batch.ts'
-import { isJobRef, storedEventId, webhookJobsOf, webhookJobJson, type WebhookJob } from '../../engine/protocol/mod.ts'
+import { isJobRef, storedEventId, webhookJobsOf, webhookJobJson, type WebhookJob } from '../../stores/webhooks/mod.ts'
 
 const never = async (): Promise<void> => await new Promise<void>(() => {})
 const unexpected = (err: unknown): void => { throw err }

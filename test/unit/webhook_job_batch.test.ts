@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { webhookBatchJson, webhookJobJson, webhookJobsOf, type StoredWebhookJob, type WebhookJob, type WebhookJobRef } from '../../engine/protocol/mod.ts'
+import { webhookBatchJson, webhookJobJson, webhookJobsOf, type StoredWebhookJob, type WebhookJob, type WebhookJobRef } from '../../stores/webhooks/mod.ts'
 
 function job (i: number, extra: Partial<WebhookJob> = {}): WebhookJob {
   return {

@@ -4,7 +4,8 @@ import { isBlockedAddress, checkedAddress, SsrfBlockedError } from '../../engine
 import { retryDelayMs, maxAttempts, RETRY_JITTER } from '../../engine/webhook/retry.ts'
 import { subscribes } from '../../engine/webhook/fanout.ts'
 import { deliverable } from '../../engine/webhook/dispatcher.ts'
-import type { WebhookJob, WebhookRecord } from '../../engine/protocol/mod.ts'
+import type { WebhookJob } from '../../stores/webhooks/mod.ts'
+import type { WebhookRecord } from '../../protocol/mod.ts'
 
 test('non-public addresses are refused, public ones pass', () => {
   const blocked = [

@@ -5,7 +5,7 @@ import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { addRoute } from '../../helpers/inbound.ts'
 import { ReportScenario, arf, dsn, until } from '../../helpers/reports.ts'
-import { newId } from '../../../engine/protocol/mod.ts'
+import { newId } from '../../../protocol/mod.ts'
 
 /**
  * Bounce and complaint reports can be mailed by anyone. A report acts only on a message of ours, of the

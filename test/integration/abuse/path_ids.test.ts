@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { ROUTES } from '../../../gateway/routes/mod.ts'
-import { newId } from '../../../engine/protocol/mod.ts'
+import { newId } from '../../../protocol/mod.ts'
 import { queue, event, publish, eventually } from '../readmodel/fixtures.ts'
 
 /**

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream'
 import { WebSocket } from 'undici'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { createTransport } from 'nodemailer'
-import { newId } from '../../../engine/protocol/mod.ts'
+import { newId } from '../../../protocol/mod.ts'
 
 /**
  * The security log, read from a running gateway's own log output at the default level: one `kind: "security"`

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { suppressionKey } from '../../../engine/protocol/mod.ts'
+import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 
 let ob: TestOutbox

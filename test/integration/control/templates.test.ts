@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { renderTemplate } from '../../../engine/protocol/mod.ts'
+import { renderTemplate } from '../../../protocol/mod.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 
 let ob: TestOutbox

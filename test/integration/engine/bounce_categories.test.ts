@@ -5,7 +5,8 @@ import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { putWebhook } from '../../helpers/webhooks.ts'
 import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
-import { suppressAddress, suppressionKey } from '../../../engine/protocol/mod.ts'
+import { suppressAddress } from '../../../stores/events/mod.ts'
+import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 
 // The sink's recipient decides its permanent reply: permfail 550 5.1.1, policy 550 5.7.1, toobig 552 5.3.4,
 // full 552 5.2.2. Only the mailbox (and domain) categories say the address cannot receive mail.

@@ -5,7 +5,7 @@ import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
-import { STREAM_OUTBOUND } from '../../../engine/protocol/mod.ts'
+import { STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 
 let nats: ServerProcess
 let redis: ServerProcess

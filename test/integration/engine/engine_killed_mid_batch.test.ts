@@ -6,7 +6,7 @@ import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
-import type { QueuedMessage } from '../../../engine/protocol/mod.ts'
+import type { QueuedMessage } from '../../../protocol/mod.ts'
 
 const CHILD = fileURLToPath(new URL('../../helpers/engine_child.js', import.meta.url))
 const COUNT = 200

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
-import { newId } from '../../../engine/protocol/mod.ts'
+import { newId } from '../../../protocol/mod.ts'
 
 let sink: SmtpSink
 let ob: TestOutbox

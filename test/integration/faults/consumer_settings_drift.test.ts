@@ -5,7 +5,7 @@ import { connect } from '@nats-io/transport-node'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox } from '../../helpers/outbox.ts'
 import { loadConfig } from '../../../config/mod.ts'
-import { NS_PER_MS, jetStreamSettings, jetStreamTable, type ConsumerSpec } from '../../../engine/protocol/jetstream_table.ts'
+import { NS_PER_MS, jetStreamSettings, jetStreamTable, type ConsumerSpec } from '../../../protocol/jetstream_table.ts'
 
 // Streams and consumers left by an older version (here: every consumer with a 5 s ack_wait and 100 pending
 // acks at most, the inbound one without its backoff) are brought to the current settings by the next start, whichever part owns them.

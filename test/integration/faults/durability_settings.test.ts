@@ -8,7 +8,7 @@ import { DEFAULT_RETRY } from '../../../client/src/mod.ts'
 import { EnvSchema } from '../../../config/schema.ts'
 import { natsConfigText } from '../../../cli/embedded_services.ts'
 import { parseNatsVersion, supportsSyncAlways } from '../../../cli/binaries.ts'
-import { NS_PER_MS, STREAM_OUTBOUND, STREAM_EVENTS, outboundConsumer, outboundSubject } from '../../../engine/protocol/mod.ts'
+import { NS_PER_MS, STREAM_OUTBOUND, STREAM_EVENTS, outboundConsumer, outboundSubject } from '../../../protocol/mod.ts'
 
 // The in-progress side of durability (a slow SMTP server past ack_wait gets one transaction, kept alive with
 // working()) is proven by test/integration/engine/slow_server_single_delivery.test.ts.

@@ -4,7 +4,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import type { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
-import { STREAM_OUTBOUND } from '../../../engine/protocol/mod.ts'
+import { STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 import { messageIdHeader, nothingPending, sendBody, sleep, untilDelivered, untilNothingPending, startRelayWorld, type RelayWorld } from './fault_env.ts'
 
 // test/integration/send/send_idempotency.test.ts checks the stream with only a gateway running; this one runs the

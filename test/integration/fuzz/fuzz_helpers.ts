@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import fc from 'fast-check'
-import { ERRORS } from '../../../engine/protocol/mod.ts'
+import { ERRORS } from '../../../protocol/mod.ts'
 import type { RouteDef } from '../../../gateway/http/route.ts'
 import type { TestOutbox } from '../../helpers/outbox.ts'
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import fc from 'fast-check'
 import { Value } from 'typebox/value'
-import { SendRequest, MAX_RECIPIENTS, spoofedDisplayAddress } from '../../../engine/protocol/mod.ts'
+import { SendRequest, MAX_RECIPIENTS, spoofedDisplayAddress } from '../../../protocol/mod.ts'
 import { compileValidator } from '../../../gateway/http/validate.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { PERMISSIONS, type Permission } from '../../../engine/protocol/mod.ts'
+import { PERMISSIONS, type Permission } from '../../../protocol/mod.ts'
 import { ROUTES } from '../../../gateway/routes/mod.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { useOwnRedis } from '../../helpers/own_redis.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
-import { connectRedis, redisReady } from '../../../engine/protocol/mod.ts'
+import { connectRedis, redisReady } from '../../../stores/clients/mod.ts'
 import { RateLimiter } from '../../../gateway/rate_limit.ts'
 
 const own = useOwnRedis()

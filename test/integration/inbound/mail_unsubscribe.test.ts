@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { ReportScenario, until } from '../../helpers/reports.ts'
-import { suppressionKey } from '../../../engine/protocol/mod.ts'
+import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 
 /** The `mailto:` of List-Unsubscribe is the message's return path; a mail client sends `Subject: unsubscribe` to it. */
 let s: ReportScenario
@@ -21,7 +21,7 @@ after(async () => {
 })
 
 const request = (to: string, subject = 'unsubscribe', extra: string[] = []): string =>
-  [`From: reader@remote.test`, `To: ${to}`, `Subject: ${subject}`, ...extra, '', 'Sent from my mail client', ''].join('\r\n')
+  ['From: reader@remote.test', `To: ${to}`, `Subject: ${subject}`, ...extra, '', 'Sent from my mail client', ''].join('\r\n')
 
 test('a mail to the List-Unsubscribe mailto address unsubscribes that recipient', async () => {
   const sent = await s.send(org, 'Reader@Remote.test')

@@ -8,7 +8,8 @@ import { ensureInboundStreams, readRaw, type InboundStores } from '../../../engi
 import { storeSmall, storeInline, readSmall, deleteSmall, rawToken, RAW_SETTLE_MS } from '../../../engine/inbound/raw_store.ts'
 import { InboundProcessor, RawNotYetStored } from '../../../engine/inbound/processor.ts'
 import { decodeJob, type InboundJob } from '../../../engine/inbound/job.ts'
-import { STREAM_INBOUND, inboundSubject, shardOf, newId, JsPublisher, jetStreamSettings, type PublishRejectedError, type PublishTimeoutError } from '../../../engine/protocol/mod.ts'
+import { STREAM_INBOUND, inboundSubject, shardOf, newId, jetStreamSettings } from '../../../protocol/mod.ts'
+import { JsPublisher, type PublishRejectedError, type PublishTimeoutError } from '../../../stores/clients/mod.ts'
 import { loadConfig } from '../../../config/mod.ts'
 
 let nats: ServerProcess

@@ -4,7 +4,8 @@ import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { addRoute, rejectedCode } from '../../helpers/inbound.ts'
 import { ReportScenario, arf, dsn } from '../../helpers/reports.ts'
-import { newId, suppressionKey } from '../../../engine/protocol/mod.ts'
+import { newId } from '../../../protocol/mod.ts'
+import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 
 let s: ReportScenario
 let org: TestOrg

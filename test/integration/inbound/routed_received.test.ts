@@ -7,7 +7,7 @@ import { inboundClient, addRoute, rejectedCode } from '../../helpers/inbound.ts'
 import { RawSmtp } from '../../helpers/raw_smtp.ts'
 import type { Transporter } from 'nodemailer'
 import { Objm } from '@nats-io/obj'
-import { OBJ_INBOUND_RAW } from '../../../engine/protocol/mod.ts'
+import { OBJ_INBOUND_RAW } from '../../../protocol/mod.ts'
 
 let dns: DnsServer
 let ob: TestOutbox

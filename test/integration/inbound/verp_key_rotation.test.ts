@@ -4,7 +4,7 @@ import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { ReportScenario, dsn, until } from '../../helpers/reports.ts'
 import { runCli } from '../../helpers/cli.ts'
-import { decodeVerp } from '../../../engine/protocol/mod.ts'
+import { decodeVerp } from '../../../protocol/mod.ts'
 
 /** Rotating the return-path key: new mail is signed with the new key, addresses issued before keep working. */
 let s: ReportScenario

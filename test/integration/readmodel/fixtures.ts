@@ -1,5 +1,6 @@
 import { jetstream } from '@nats-io/jetstream'
-import { MessageStore, newId, eventId, eventSubject, type EventRecord, type EventType, type QueuedMessage } from '../../../engine/protocol/mod.ts'
+import { MessageStore } from '../../../stores/read_model/mod.ts'
+import { newId, eventId, eventSubject, type EventRecord, type EventType, type QueuedMessage } from '../../../protocol/mod.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 
 /** A message as the send path records it, after JetStream accepted it. */

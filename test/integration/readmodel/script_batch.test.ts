@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { useOwnRedis } from '../../helpers/own_redis.ts'
-import { ScriptBatch } from '../../../engine/protocol/mod.ts'
+import { ScriptBatch } from '../../../stores/clients/mod.ts'
 
 const own = useOwnRedis()
 

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { MessageStore } from '../../../engine/protocol/mod.ts'
+import { MessageStore } from '../../../stores/read_model/mod.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { queue, event } from './fixtures.ts'
 

@@ -8,7 +8,7 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
 import { ENGINE_CHILD, spawnChild, stopChild, type Child } from '../../helpers/children.ts'
-import { KV_BUCKETS, KV_SHARD_LEASES, STREAM_OUTBOUND, type QueuedMessage } from '../../../engine/protocol/mod.ts'
+import { KV_BUCKETS, KV_SHARD_LEASES, STREAM_OUTBOUND, type QueuedMessage } from '../../../protocol/mod.ts'
 import type { LeaseRecord } from '../../../engine/leases/mod.ts'
 
 /**

@@ -1,7 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream'
-import {
-  STREAM_OUTBOUND, HDR_MSG_ID, newId, suppressionKey, type QueuedMessage, type TemplateRecord
-} from '../../../engine/protocol/mod.ts'
+import { STREAM_OUTBOUND, HDR_MSG_ID, newId, type QueuedMessage, type TemplateRecord } from '../../../protocol/mod.ts'
+import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 
 export interface StoredMessage { subject: string, seq: number, msgId: string | undefined, msg: QueuedMessage }

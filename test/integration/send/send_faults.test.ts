@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { jetstreamManager, DiscardPolicy } from '@nats-io/jetstream'
-import { STREAM_OUTBOUND } from '../../../engine/protocol/mod.ts'
+import { STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import { startGateway, outboundOf, sendKey, body } from './helpers.ts'

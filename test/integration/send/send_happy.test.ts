@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { shardOf, outboundSubject } from '../../../engine/protocol/mod.ts'
+import { shardOf, outboundSubject } from '../../../protocol/mod.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import { startGateway, outboundWithIds, sendKey, body, template } from './helpers.ts'
 

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { REDIS_KEYS } from '../../../engine/protocol/mod.ts'
+import { REDIS_KEYS } from '../../../protocol/mod.ts'
 import { fingerprint } from '../../../gateway/send/idempotency.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import { startGateway, outboundOf, sendKey, body, suppress } from './helpers.ts'

@@ -4,7 +4,7 @@ import { simpleParser } from 'mailparser'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
-import { installationSecret, newId, signToken } from '../../../engine/protocol/mod.ts'
+import { installationSecret, newId, signToken } from '../../../protocol/mod.ts'
 import { rawHttp } from '../fuzz/fuzz_helpers.ts'
 
 /**

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { request } from 'undici'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
-import { installationSecret, signToken, newId, type TokenClaims } from '../../../engine/protocol/mod.ts'
+import { installationSecret, signToken, newId, type TokenClaims } from '../../../protocol/mod.ts'
 
 const TTL_S = 3600
 const RATE = 20

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict'
 import { request } from 'undici'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
-import { installationSecret, signToken, newId, suppressionKey, TrackingRecorder, type TokenClaims } from '../../../engine/protocol/mod.ts'
+import { installationSecret, signToken, newId, type TokenClaims } from '../../../protocol/mod.ts'
+import { suppressionKey } from '../../../stores/control_plane/mod.ts'
+import { TrackingRecorder } from '../../../stores/events/mod.ts'
 
 let ob: TestOutbox
 let org: TestOrg

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { eventually, publishEvent } from '../../helpers/webhooks.ts'
-import { newId, randomToken, type WebhookRecord } from '../../../engine/protocol/mod.ts'
+import { newId, randomToken, type WebhookRecord } from '../../../protocol/mod.ts'
 
 /**
  * An attempt that throws instead of settling (here: a webhook record damaged in the control plane, with no

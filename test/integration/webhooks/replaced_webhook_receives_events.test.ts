@@ -7,7 +7,8 @@ import { HttpsReceiver, testCa, type ReceivedRequest } from '../../helpers/https
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { eventually } from '../../helpers/webhooks.ts'
 import { verifySignature } from '../../../engine/webhook/sign.ts'
-import { ControlPlane, eventSubject, newId, randomToken, type EventRecord, type WebhookRecord } from '../../../engine/protocol/mod.ts'
+import { ControlPlane } from '../../../stores/control_plane/mod.ts'
+import { eventSubject, newId, randomToken, type EventRecord, type WebhookRecord } from '../../../protocol/mod.ts'
 
 /**
  * A webhook created (or made active again) before an event is published receives that event. Users replace a

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { DeliveryStateChanges, deliveryStateKey, freshRecipientState, parseDeliveryState } from '../../../engine/delivery_state_layout.ts'
-import type { EventRecord } from '../../../engine/protocol/events.ts'
+import type { EventRecord } from '../../../protocol/events.ts'
 import type { RecipientResult } from '../../../engine/actor/task.ts'
 
 const SENT: RecipientResult = { rcpt: 'a@example.com', at: '2026-11-25T02:00:00.000Z', outcome: { kind: 'delivered', response: '250 2.0.0 OK' } }

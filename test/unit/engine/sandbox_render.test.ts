@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { sandboxOutcome } from '../../../engine/sandbox.ts'
-import { renderTemplate } from '../../../engine/protocol/templates.ts'
+import { renderTemplate } from '../../../protocol/templates.ts'
 
 const AT = '2026-01-01T00:00:00.000Z'
 const LATER = '2026-01-01T00:00:00.001Z' // engagement is stamped just after the delivery

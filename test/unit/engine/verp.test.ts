@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
-import { encodeVerp, decodeVerp, verpIssuedTo, verpMac, verpRecipient, type VerpKey } from '../../../engine/protocol/verp.ts'
+import { encodeVerp, decodeVerp, verpIssuedTo, verpMac, verpRecipient, type VerpKey } from '../../../protocol/verp.ts'
 
 const MSG = 'msg_01jd5k3v7q8r9s0t1u2v3w4x5y'
 const KEY: VerpKey = { id: 'k7p2', secret: Buffer.alloc(32, 7) }

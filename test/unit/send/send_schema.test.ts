@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { SendRequest, addressDomain, bareAddress } from '../../../engine/protocol/mod.ts'
+import { SendRequest, addressDomain, bareAddress } from '../../../protocol/mod.ts'
 import { compileValidator } from '../../../gateway/http/validate.ts'
 import { checkIdempotencyKey, fingerprint } from '../../../gateway/send/idempotency.ts'
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { ApiError } from './errors.ts'
+import { ApiError } from '../../protocol/mod.ts'
 
 /** A position in a sorted-set index: the score (time in ms) and member (id) of the last item returned. */
 export interface IndexPosition { score: number, id: string }

@@ -45,7 +45,7 @@ export const KV_BUCKETS = {
   routes: 'ob_routes',
   suppressions: 'ob_suppressions',
   settings: 'ob_settings',
-  /** Return-path (VERP) keys: `<key_id>` → `{id, secret, created_at}` (engine/protocol/verp_keys.ts). */
+  /** Return-path (VERP) keys: `<key_id>` → `{id, secret, created_at}` (stores/control_plane/verp_keys.ts). */
   verpKeys: 'ob_verp_keys'
 } as const
 

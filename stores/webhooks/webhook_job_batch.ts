@@ -1,5 +1,5 @@
-import { webhookJobSubject, shardOf } from './subjects.ts'
-import type { JsPublish } from './js_publisher.ts'
+import { webhookJobSubject, shardOf } from '../../protocol/mod.ts'
+import type { JsPublish } from '../clients/mod.ts'
 import { isJobRef, webhookJobJson, webhookJobMsgId, type StoredWebhookJob, type WebhookJob, type WebhookJobRef } from './webhook_jobs.ts'
 
 /**

@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type ConsumerConfig, type StreamConfig } from '@nats-io/jetstream'
-import type { Config } from '../../config/mod.ts'
+import type { Config } from '../config/mod.ts'
 import {
   CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, INBOUND_SUBJECTS, KV_BUCKETS, KV_SHARD_LEASES,
   OBJ_INBOUND_RAW, OUTBOUND_SUBJECTS, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS,

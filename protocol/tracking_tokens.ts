@@ -24,6 +24,7 @@ const MAC_BYTES = 16
 
 // C0 controls and DEL. CR and LF in a `Location` header end it and start another (response splitting); the
 // WHATWG parser silently drops tabs and line breaks, so they are refused before it runs, not after.
+// eslint-disable-next-line no-control-regex -- control characters are what this refuses
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
 
 /**

@@ -1,22 +1,23 @@
 /**
- * The one table of API error codes. HTTP statuses, SMTP replies and retry advice are read from here
- * and nowhere else; `docs/errors.md` lists the same rows and a unit test keeps the two equal.
+ * The one table of API error codes and their HTTP statuses; `docs/errors.md` lists the same rows and a unit
+ * test keeps the two equal. Inbound SMTP answers with its own replies (engine/inbound), none of which is an API
+ * error, so the table has no SMTP column.
  */
 export const ERRORS = {
-  validation_error: { status: 400, smtp: '501 5.5.4', retryable: false, message: 'The request is invalid.' },
-  unauthorized: { status: 401, smtp: '535 5.7.8', retryable: false, message: 'Missing or invalid API key.' },
-  forbidden: { status: 403, smtp: '550 5.7.1', retryable: false, message: 'This API key may not do that.' },
-  not_found: { status: 404, smtp: '550 5.1.1', retryable: false, message: 'The resource does not exist.' },
-  method_not_allowed: { status: 405, smtp: '502 5.5.1', retryable: false, message: 'The method is not allowed on this path.' },
-  conflict: { status: 409, smtp: '451 4.3.0', retryable: false, message: 'The resource already exists or is being changed.' },
-  payload_too_large: { status: 413, smtp: '552 5.3.4', retryable: false, message: 'The request body is larger than 10 MB.' },
-  idempotency_key_reused: { status: 422, smtp: '550 5.7.0', retryable: false, message: 'This Idempotency-Key was used with a different request body.' },
-  recipient_suppressed: { status: 422, smtp: '550 5.7.1', retryable: false, message: 'Every recipient is on the suppression list.' },
-  unprocessable: { status: 422, smtp: '550 5.7.0', retryable: false, message: 'The request is well-formed but cannot be carried out.' },
-  rate_limited: { status: 429, smtp: '451 4.7.1', retryable: true, message: 'Rate limit exceeded.' },
-  internal_error: { status: 500, smtp: '451 4.3.0', retryable: true, message: 'Something went wrong on our side.' },
-  service_unavailable: { status: 503, smtp: '421 4.3.2', retryable: true, message: 'The service is temporarily unavailable.' }
-} as const satisfies Record<string, { status: number, smtp: string, retryable: boolean, message: string }>
+  validation_error: { status: 400, message: 'The request is invalid.' },
+  unauthorized: { status: 401, message: 'Missing or invalid API key.' },
+  forbidden: { status: 403, message: 'This API key may not do that.' },
+  not_found: { status: 404, message: 'The resource does not exist.' },
+  method_not_allowed: { status: 405, message: 'The method is not allowed on this path.' },
+  conflict: { status: 409, message: 'The resource already exists or is being changed.' },
+  payload_too_large: { status: 413, message: 'The request body is larger than 10 MB.' },
+  idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with a different request body.' },
+  recipient_suppressed: { status: 422, message: 'Every recipient is on the suppression list.' },
+  unprocessable: { status: 422, message: 'The request is well-formed but cannot be carried out.' },
+  rate_limited: { status: 429, message: 'Rate limit exceeded.' },
+  internal_error: { status: 500, message: 'Something went wrong on our side.' },
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' }
+} as const satisfies Record<string, { status: number, message: string }>
 
 export type ErrorCode = keyof typeof ERRORS
 

@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { streamTable, tablePart, type ConsumerSpec, type JetStreamTable, type StreamSpec } from './jetstream_table.ts'
+import { streamTable, tablePart, type ConsumerSpec, type JetStreamTable, type StreamSpec } from '../../protocol/mod.ts'
 import { isConsumerNotFound, isStreamNotFound } from './nats_errors.ts'
 
 /**

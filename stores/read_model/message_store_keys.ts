@@ -1,5 +1,4 @@
-import { EVENTS_MAX_AGE_MS } from './jetstream_table.ts'
-import type { MessageStatus } from './events.ts'
+import { EVENTS_MAX_AGE_MS, type MessageStatus } from '../../protocol/mod.ts'
 
 /**
  * Redis key names of the read model. Every key of one organisation carries the hash tag `{<org_id>}`, so

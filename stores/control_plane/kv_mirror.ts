@@ -1,6 +1,6 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv'
 import type { QueuedIterator } from '@nats-io/transport-node'
-import { isWrongLastSequence } from './nats_errors.ts'
+import { isWrongLastSequence } from '../clients/mod.ts'
 
 const enc = new TextEncoder()
 const noop = (): void => {}

@@ -1,12 +1,7 @@
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { KV_BUCKETS } from './subjects.ts'
-import { kvBucketOptions } from './jetstream_table.ts'
+import { KV_BUCKETS, kvBucketOptions, type ApiKeyRecord, type DomainRecord, type OrgRecord, type RouteRecord, type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex } from '../../protocol/mod.ts'
 import { KvMirror } from './kv_mirror.ts'
-import type {
-  ApiKeyRecord, DomainRecord, OrgRecord, RouteRecord, SuppressionRecord, TemplateRecord, WebhookRecord
-} from './records.ts'
-import { sha256Hex } from './ids.ts'
 import { VerpKeyRing, type VerpKeyRecord } from './verp_keys.ts'
 
 /**

@@ -1,11 +1,7 @@
 import { jetstream } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_WEBHOOK_JOBS, webhookJobSubject, shardOf } from './subjects.ts'
-import { newId } from './ids.ts'
-import { streamTable } from './jetstream_table.ts'
-import { ensureJetStream } from './jetstream_ensure.ts'
-import type { WebhookRecord } from './records.ts'
-import type { JsPublish } from './js_publisher.ts'
+import { STREAM_WEBHOOK_JOBS, webhookJobSubject, shardOf, newId, streamTable, type WebhookRecord } from '../../protocol/mod.ts'
+import { ensureJetStream, type JsPublish } from '../clients/mod.ts'
 
 /** What a webhook receives: exactly the event envelope. */
 export interface WebhookEnvelope { id: string, type: string, timestamp: string, data: Record<string, unknown> }

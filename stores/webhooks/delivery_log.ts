@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { webhookDeliveryLogKey } from './subjects.ts'
+import { webhookDeliveryLogKey } from '../../protocol/mod.ts'
 
 /** The most recent attempts kept per webhook, and for how long after the last one. */
 export const DELIVERY_LOG_MAX = 1000
@@ -82,6 +82,7 @@ export class DeliveryLog {
     }
     const results = await p.exec()
     const failed = results?.find(([err]) => err !== null)
+    // eslint-disable-next-line no-throw-literal -- rethrows the Redis client's own error
     if (failed !== undefined) throw failed[0] as Error
   }
 

@@ -1,10 +1,8 @@
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import type { ControlPlane } from './control_plane.ts'
-import { eventId, eventRecord } from './events.ts'
+import type { ControlPlane } from '../control_plane/mod.ts'
+import { eventId, eventRecord, installationSecret, isTrackableUrl, verifyToken, type TokenClaims, idTime } from '../../protocol/mod.ts'
 import { publishEvent, suppressAddress } from './event_publish.ts'
-import { installationSecret, isTrackableUrl, verifyToken, type TokenClaims } from './tracking_tokens.ts'
-import { idTime } from './ids.ts'
 
 /**
  * Identical open or click requests (same token, IP address and user agent) inside one slot of this length count

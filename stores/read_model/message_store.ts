@@ -1,22 +1,18 @@
 import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
-import { ApiError } from './errors.ts'
-import { ScriptBatch } from './script_batch.ts'
-import { bareAddress, type QueuedMessage } from './send.ts'
-import { envelopeOf, statusAfter, type EventRecord, type MessageStatus } from './events.ts'
-import { STATUS_RANK } from './message_status.ts'
+import { ApiError, bareAddress, type QueuedMessage, envelopeOf, statusAfter, type EventRecord, type MessageStatus, STATUS_RANK } from '../../protocol/mod.ts'
+import { ScriptBatch } from '../clients/mod.ts'
 import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket } from './message_store_keys.ts'
 import { pageIndex, type IndexPage } from './index_page.ts'
 import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
 
 export { STATS_COUNTERS, type StatsCounts, type StatsInterval, type StatsResult } from './message_stats.ts'
 export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS } from './message_store_keys.ts'
-export { STATUS_RANK } from './message_status.ts'
 export type { IndexPage } from './index_page.ts'
 
-const RECORD_LUA = readFileSync(new URL('../../../engine/protocol/record_queued.lua', import.meta.url), 'utf8')
-const RECORD_FINISH_LUA = readFileSync(new URL('../../../engine/protocol/record_queued_finish.lua', import.meta.url), 'utf8')
-const APPLY_LUA = readFileSync(new URL('../../../engine/protocol/apply_event.lua', import.meta.url), 'utf8')
+const RECORD_LUA = readFileSync(new URL('../../../stores/read_model/record_queued.lua', import.meta.url), 'utf8')
+const RECORD_FINISH_LUA = readFileSync(new URL('../../../stores/read_model/record_queued_finish.lua', import.meta.url), 'utf8')
+const APPLY_LUA = readFileSync(new URL('../../../stores/read_model/apply_event.lua', import.meta.url), 'utf8')
 
 /** Events shown inline by GET /v1/messages/{id}: the most recent ones; GET /v1/events pages through all. */
 export const MESSAGE_EVENTS_INLINE = 100

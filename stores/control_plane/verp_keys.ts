@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { KvConflictError, type KvMirror } from './kv_mirror.ts'
-import { VERP_KEY_ID_LENGTH, type VerpKey } from './verp.ts'
+import { VERP_KEY_ID_LENGTH, type VerpKey } from '../../protocol/mod.ts'
 
 /**
  * The return-path keys, one KV entry per key in their own bucket (`ob_verp_keys`), mirrored in every process.

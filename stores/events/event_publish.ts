@@ -1,10 +1,6 @@
-import type { JsPublish } from './js_publisher.ts'
-import type { ControlPlane } from './control_plane.ts'
-import { suppressionKey } from './control_plane.ts'
-import { KvConflictError } from './kv_mirror.ts'
-import { eventSubject } from './subjects.ts'
-import type { EventRecord } from './events.ts'
-import type { SuppressionRecord } from './records.ts'
+import type { JsPublish } from '../clients/mod.ts'
+import { type ControlPlane, suppressionKey, KvConflictError } from '../control_plane/mod.ts'
+import { eventSubject, type EventRecord, type SuppressionRecord } from '../../protocol/mod.ts'
 
 const enc = new TextEncoder()
 

@@ -1,0 +1,34 @@
+import neostandard from 'neostandard'
+
+/**
+ * neostandard with TypeScript. The rules turned off fight patterns this codebase uses on purpose; each says why.
+ */
+export default [
+  { ignores: ['**/dist/**', 'coverage/**', 'node_modules/**', 'var/**', 'bench/results/**'] },
+  ...neostandard({ ts: true }),
+  {
+    rules: {
+      // several short properties share a line once an object literal breaks; the layout is left to the author
+      '@stylistic/object-property-newline': 'off',
+      '@stylistic/object-curly-newline': 'off',
+      '@stylistic/multiline-ternary': 'off',
+      // `void promise` marks a promise deliberately left running (its errors are handled inside)
+      'no-void': 'off',
+      // loops over flags that another task clears (`while (running)`) are reported as never modified
+      'no-unmodified-loop-condition': 'off',
+      // promise executors name their callbacks for what they mean (`done`, `fail`)
+      'promise/param-names': 'off',
+      // a variable assigned once, after a closure that reads it was created (servers handing themselves to handlers)
+      'prefer-const': ['error', { destructuring: 'all', ignoreReadBeforeAssign: true }]
+    }
+  },
+  {
+    files: ['**/*.ts', '**/*.tsx'],
+    rules: {
+      // a TypeBox schema and its static type share one name (`const X = Type.Object(…)`, `type X = Static<typeof X>`)
+      '@typescript-eslint/no-redeclare': 'off',
+      // `_name` is a binding kept on purpose (`for await (const _ of events)`)
+      '@typescript-eslint/no-unused-vars': ['error', { args: 'none', caughtErrors: 'none', ignoreRestSiblings: true, vars: 'all', varsIgnorePattern: '^_' }]
+    }
+  }
+]

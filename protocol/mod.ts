@@ -1,0 +1,18 @@
+/**
+ * The contract every process agrees on: the queued message, events, subjects, the stream and consumer table,
+ * the error table, ids, return-path (VERP) encoding, tracking tokens, template rendering and content rules.
+ * Data and pure functions only; nothing here opens a connection (a unit test walks the imports).
+ */
+export * from './errors.ts'
+export * from './ids.ts'
+export * from './subjects.ts'
+export * from './records.ts'
+export * from './send.ts'
+export * from './jetstream_table.ts'
+export * from './events.ts'
+export * from './tracking_tokens.ts'
+export { STATUS_RANK } from './message_status.ts'
+export { renderContent, renderTemplate, templateVariables, type MessageContent, type TemplateContent, type TemplateVariables } from './templates.ts'
+export * from './verp.ts'
+export * from './content_rules/mod.ts'
+export { clientIdentity } from './client_identity.ts'
