@@ -33,6 +33,8 @@ export class Deliverer {
   private readonly relay?: Destination
   private readonly keys = new Map<string, KeyObject>()
   private readonly secret: Buffer
+  /** The return-path key of the last task; a new one arrives only when the keys rotate. */
+  private verpKey?: { id: string, secret: Buffer }
 
   constructor (private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle, private readonly redis: Redis) {
     this.mx = new MxResolver(settings.dnsServers)
@@ -50,7 +52,8 @@ export class Deliverer {
       const at = new Date().toISOString()
       return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason: (err as Error).message } })) }
     }
-    const verpKey = { id: task.verpKey.id, secret: Buffer.from(task.verpKey.secret) }
+    if (this.verpKey?.id !== task.verpKey.id) this.verpKey = { id: task.verpKey.id, secret: Buffer.from(task.verpKey.secret) }
+    const verpKey = this.verpKey
     const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: { name: task.domain.name, selector: task.domain.selector, key }, verpKey }
     const unrecorded: UnrecordedReply[] = []
     const results = await Promise.all(task.recipients.map(async (rcpt): Promise<RecipientResult> => {
