@@ -16,7 +16,7 @@ const FAILED_AUTH_PER_MINUTE = 30
 export const KEY_PREFIX_LENGTH = 12
 
 /** The display prefix of the key an Authorization header presents, when it has the shape of a key. */
-function presentedKeyPrefix (authorization: string): string | undefined {
+export function presentedKeyPrefix (authorization: string): string | undefined {
   const m = BEARER.exec(authorization)
   return m !== null && KEY_SHAPE.test(m[1]!) ? m[1]!.slice(0, KEY_PREFIX_LENGTH) : undefined
 }

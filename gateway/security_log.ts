@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { RequestContext } from './http/route.ts'
+import { presentedKeyPrefix } from './auth.ts'
 
 /**
  * The security log: one JSON line per event an audit asks about, on the process's log, each with
@@ -42,13 +43,6 @@ export function actorOf (ctx: Pick<RequestContext, 'auth' | 'ip'>): SecurityActo
 
 export type AuthTransport = 'http' | 'websocket'
 
-/** `ob_live_` or `ob_test_` and four characters: the display prefix of a presented key, never more of it. */
-const PRESENTED_PREFIX = /^(?:Bearer +)?(ob_(?:live|test)_[A-Za-z0-9]{4})/i
-
-export function presentedKeyPrefix (credential: string): string | undefined {
-  return PRESENTED_PREFIX.exec(credential)?.[1]
-}
-
 export class SecurityLog {
   private readonly log: Logger
 
@@ -56,7 +50,7 @@ export class SecurityLog {
     this.log = log.child({ kind: 'security' })
   }
 
-  /** A request or socket that presented no valid key; `reason` is the answer's message, which names no key. */
+  /** A request or socket that presented no valid key (`credential`: its Authorization value, `Bearer …`); `reason` is the answer's message, which names no key. */
   authFailed (f: { transport: AuthTransport, address: string, credential: string, reason: string }): void {
     const prefix = presentedKeyPrefix(f.credential)
     this.log.warn({

@@ -129,7 +129,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     } catch (err) {
       if (!(err instanceof ApiError)) throw err
       st.refusing = true
-      deps.security.authFailed({ transport: 'websocket', address: st.ip, credential: typeof key === 'string' ? key : '', reason: err.message })
+      deps.security.authFailed({ transport: 'websocket', address: st.ip, credential: authorization, reason: err.message })
       void deps.authGuard.refusal(err, st.ip, authorization, now).catch((e: unknown) => e).then((refusal) => {
         if (!st.open) return
         if (refusal instanceof ApiError && refusal.code === 'rate_limited') ws.end(CLOSE_CODES.rateLimited, 'too many failed authentications')
