@@ -9,6 +9,7 @@ import { bounceCategory, suppresses, type RecipientOutcome } from './actor/class
 import { DestinationBackoff, backoffSettings, type AttemptVerdict } from './destination_backoff.ts'
 import { DUE_EARLY_MS, giveUpAt, nextAttemptAt, spanPassed } from './retry_schedule.ts'
 import { templateSource } from './template_source.ts'
+import { decodeQueued } from './queued_ingress.ts'
 import type { DeliveryState } from './delivery_state.ts'
 import { DeliveryStateChanges, freshRecipientState, type RecipientState } from './delivery_state_layout.ts'
 import { EventFactory } from './events_out.ts'
@@ -21,7 +22,6 @@ export type Fate = { kind: 'ack' } | { kind: 'nak', delayMs: number } | { kind: 
 /** Long waits are taken in steps of at most an hour, so a changed schedule or a moved shard takes effect within the hour. */
 export const MAX_NAK_MS = 3600_000 // 1 h
 const STATE_RETRY_MS = 5_000 // Redis unreachable: try the message again in 5 s, nothing was sent
-const dec = new TextDecoder()
 
 const nak = (delayMs: number): Fate => ({ kind: 'nak', delayMs: Math.max(0, Math.min(MAX_NAK_MS, Math.ceil(delayMs))) })
 
@@ -54,7 +54,7 @@ export class MessageProcessor {
    * before its acknowledgement (their ids make JetStream drop copies it already has), and the message may go.
    */
   async settleIfFinal (data: Uint8Array): Promise<boolean> {
-    const msg = readQueued(data)
+    const msg = decodeQueued(data)
     if (typeof msg === 'string') return false
     const recipients = recipientsOf(msg)
     const states = await this.d.state.load(msg.id)
@@ -82,7 +82,7 @@ export class MessageProcessor {
 
   /** `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. */
   async process (shard: number, data: Uint8Array, deliveryCount = 2): Promise<Fate> {
-    const msg = readQueued(data)
+    const msg = decodeQueued(data)
     if (typeof msg === 'string') return { kind: 'term', reason: `unreadable outbound message: ${msg}` }
     const now = Date.now()
     if (msg.scheduled_at !== undefined) {
@@ -112,20 +112,20 @@ export class MessageProcessor {
     const due = pending.filter((r) => st(r).sent === undefined && st(r).notBefore <= now + DUE_EARLY_MS)
     if (due.length === 0 && recovered.length === 0) return nak(Math.min(...pending.map((r) => st(r).notBefore)) - now)
 
-    const template = templateSource(msg, this.d.cp)
+    const template = templateSource(msg)
     const domain = this.d.cp.domain(msg.org_id, msg.domain_id)
-    const subject = template != null ? renderContent(template, msg.variables ?? {}).subject : msg.subject
+    const subject = template !== undefined ? renderContent(template, msg.variables ?? {}).subject : msg.subject
     const events = new EventFactory(msg, subject)
     let results: RecipientResult[] = []
     const followUps = new Map<string, SandboxResult['followUp']>()
-    if (domain === undefined || template === null) {
-      const reason = domain === undefined ? `the sending domain ${msg.domain_id} no longer exists` : `the template ${msg.template_id!} no longer exists`
+    if (domain === undefined) {
+      const reason = `the sending domain ${msg.domain_id} no longer exists`
       const at = new Date().toISOString()
       results = pending.filter((r) => st(r).sent === undefined).map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason } }))
     } else if (due.length === 0) {
       // only recovered replies to record
     } else if (msg.environment === 'test') {
-      const html = template != null ? renderContent(template, msg.variables ?? {}).html : msg.html
+      const html = template !== undefined ? renderContent(template, msg.variables ?? {}).html : msg.html
       results = due.map((rcpt) => {
         const at = new Date().toISOString()
         const r = sandboxOutcome(rcpt, html, this.d.config.http.publicUrl, at)
@@ -144,7 +144,7 @@ export class MessageProcessor {
           domain: { id: domain.id, name: domain.name, selector: domain.dkim_selector, privateKey: domain.dkim_private_key },
           verpKey: this.verpKey()
         }
-        if (template != null) task.template = template
+        if (template !== undefined) task.template = template
         let sent: RecipientResult[]
         try {
           const attempted = await this.d.actors.deliver(shard, task)
@@ -287,19 +287,8 @@ export class MessageProcessor {
   }
 }
 
-/** The message, or why it cannot be read. */
-function readQueued (data: Uint8Array): QueuedMessage | string {
-  try {
-    const msg = JSON.parse(dec.decode(data)) as QueuedMessage
-    if (msg?.v !== 1 || typeof msg.id !== 'string' || !Array.isArray(msg.to)) return 'not a QueuedMessage v1'
-    return msg
-  } catch (err) {
-    return (err as Error).message
-  }
-}
-
 function recipientsOf (msg: QueuedMessage): string[] {
-  return [...new Set([...msg.to, ...(msg.cc ?? []), ...(msg.bcc ?? [])].map(bareAddress))]
+  return [...new Set([...msg.to, ...msg.cc, ...msg.bcc].map(bareAddress))]
 }
 
 /** What an attempt's outcome says about its destination: only a 4xx or a failed connection counts against it. */

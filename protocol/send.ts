@@ -35,29 +35,31 @@ export const Attachment = Type.Object({
   content_type: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$', maxLength: 127 }))
 }, { additionalProperties: false })
 
+export const Subject = Type.String({ maxLength: 998, pattern: NO_CRLF, errorMessage: NO_CRLF_MESSAGE })
+export const Headers = Type.Record(
+  Type.String({ pattern: '^[A-Za-z0-9-]{1,76}$' }),
+  Type.String({ maxLength: 998, pattern: NO_CRLF, errorMessage: NO_CRLF_MESSAGE }),
+  // Without this a name outside the key pattern (`Bad Name`, `X:Y`) would pass unchecked.
+  { maxProperties: 50, additionalProperties: false }
+)
+export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: MAX_METADATA_PAIRS })
+export const Variables = Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), { maxProperties: 100 })
+export const TemplateId = Type.String({ pattern: '^tpl_[0-9a-z]{26}$' })
+
 export const SendRequest = Type.Object({
   from: Address,
   to: Addresses,
   cc: Type.Optional(Addresses),
   bcc: Type.Optional(Addresses),
   reply_to: Type.Optional(Address),
-  subject: Type.Optional(Type.String({ maxLength: 998, pattern: NO_CRLF, errorMessage: NO_CRLF_MESSAGE })),
+  subject: Type.Optional(Subject),
   html: Type.Optional(Type.String()),
   text: Type.Optional(Type.String()),
-  headers: Type.Optional(Type.Record(
-    Type.String({ pattern: '^[A-Za-z0-9-]{1,76}$' }),
-    Type.String({ maxLength: 998, pattern: NO_CRLF, errorMessage: NO_CRLF_MESSAGE }),
-    // Without this a name outside the key pattern (`Bad Name`, `X:Y`) would pass unchecked.
-    { maxProperties: 50, additionalProperties: false }
-  )),
-  metadata: Type.Optional(Type.Record(
-    Type.String({ minLength: 1, maxLength: 40 }),
-    Type.String({ maxLength: 500 }),
-    { maxProperties: MAX_METADATA_PAIRS }
-  )),
+  headers: Type.Optional(Headers),
+  metadata: Type.Optional(Metadata),
   attachments: Type.Optional(Type.Array(Attachment, { maxItems: 20 })),
-  template_id: Type.Optional(Type.String({ pattern: '^tpl_[0-9a-z]{26}$' })),
-  variables: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), { maxProperties: 100 })),
+  template_id: Type.Optional(TemplateId),
+  variables: Type.Optional(Variables),
   scheduled_at: Type.Optional(Type.String({ format: 'date-time', errorMessage: 'must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z' })),
   track_opens: Type.Optional(Type.Boolean({ default: true })),
   track_clicks: Type.Optional(Type.Boolean({ default: true }))
@@ -86,43 +88,6 @@ const RESERVED_HEADER_PREFIXES = ['arc-', 'resent-']
 export function isReservedHeader (name: string): boolean {
   const lower = name.toLowerCase()
   return RESERVED_HEADERS.has(lower) || RESERVED_HEADER_PREFIXES.some((p) => lower.startsWith(p))
-}
-
-/** What the gateway publishes to `ob.out.<shard>`; the engine reads nothing else to deliver. */
-export interface QueuedMessage {
-  v: 1
-  id: string
-  org_id: string
-  domain_id: string
-  key_id: string
-  environment: 'live' | 'test'
-  from: string
-  to: string[]
-  cc: string[]
-  bcc: string[]
-  reply_to?: string
-  subject: string
-  html?: string
-  text?: string
-  headers: Record<string, string>
-  metadata: Record<string, string>
-  attachments: Array<{ filename: string, content: string, content_type?: string }>
-  /**
-   * Set when the message was sent with a template. `subject`, `html` and `text` then hold the template's text as it
-   * was at send time (or the caller's own `subject`), with `{{var}}` placeholders still in them; the engine renders
-   * them with `variables`, HTML-escaping values in `html`, and never reads the template again. A message that names
-   * a template and carries neither `html` nor `text` was queued without that copy; it is rendered from the
-   * template as it is at delivery, and fails when the template no longer exists (engine/template_source.ts).
-   */
-  template_id?: string
-  variables?: Record<string, string | number | boolean>
-  /** ISO 8601 UTC; the engine does not attempt delivery before it. Absent: send now. */
-  scheduled_at?: string
-  track_opens: boolean
-  track_clicks: boolean
-  /** Recipients dropped at the gateway because they are suppressed. */
-  suppressed: string[]
-  created_at: string
 }
 
 /** The bare address of `Name <addr@domain>` or `addr@domain`, lower-cased. */

@@ -71,3 +71,23 @@ test('a subject in the request replaces the template subject, rendered with the 
   assert.equal(m.headers.get('subject'), 'Your order 7 shipped')
   assert.match(m.raw.toString('utf8'), /Order 7 for Bo/)
 })
+
+test(PROMISE + ': editing and then deleting the template right after the send, with no pause, changes nothing delivered', async () => {
+  const id = await createTemplate()
+  const r = await ob.request('POST', '/v1/messages/send', {
+    key, body: { from: `Shop <shop@${org.domain}>`, to: 'back-to-back@dest.example', template_id: id, variables: { order: '9', name: 'Cy' }, track_opens: false }
+  })
+  assert.equal(r.status, 202, r.text)
+  const edited = await ob.request('PATCH', `/v1/templates/${id}`, { key: org.adminKey, body: { subject: 'Changed', html: '<p>Changed</p>', text: 'Changed' } })
+  assert.equal(edited.status, 200, edited.text)
+  const deleted = await ob.request('DELETE', `/v1/templates/${id}`, { key: org.adminKey })
+  assert.ok(deleted.status === 204 || deleted.status === 200, deleted.text)
+
+  await events.until(() => events.of(r.body.id).length > 0)
+  assert.deepEqual(events.of(r.body.id).map((e) => e.type), ['delivered'])
+  const m = sink.to('back-to-back@dest.example')[0]!
+  assert.equal(m.headers.get('subject'), 'Receipt 9')
+  const raw = m.raw.toString('utf8')
+  assert.match(raw, /Order 9 for Cy/)
+  assert.doesNotMatch(raw, /Changed/)
+})

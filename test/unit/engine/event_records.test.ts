@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { EventFactory } from '../../../engine/events_out.ts'
 import { eventId, eventRecord } from '../../../protocol/events.ts'
-import type { QueuedMessage } from '../../../protocol/send.ts'
+import type { QueuedMessage } from '../../../protocol/mod.ts'
 
 // Stored JSON as earlier versions published it: ids are how OB_EVENTS and receivers drop a re-published event,
 // so neither an id nor the stored bytes may change.

@@ -1,0 +1,82 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
+import { jetstream } from '@nats-io/jetstream'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+import { newId, outboundSubject, shardOf } from '../../../protocol/mod.ts'
+
+/**
+ * The engine decodes every stream message against the queued-message schema before it reads a field. A message
+ * that fails (not JSON, wrong types, missing fields, unknown or huge fields, a template without its copied body)
+ * is terminated and logged with its first problem; the shard that took it goes on delivering.
+ */
+let sink: SmtpSink
+let ob: TestOutbox
+let org: TestOrg
+let events: EventWatcher
+const logs: Array<Record<string, unknown>> = []
+const enc = new TextEncoder()
+
+before(async () => {
+  sink = await SmtpSink.start()
+  const stream = new Writable({ write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() } })
+  ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine' }, log: { level: 'warn', stream } })
+  org = await ob.org()
+  events = await EventWatcher.start(ob.proc.nc, org.orgId)
+})
+after(async () => {
+  events.stop()
+  await ob.close()
+  await sink.close()
+})
+
+const terminated = (): string[] => logs.filter((l) => l.msg === 'outbound message terminated').map((l) => String(l.reason))
+
+async function until (predicate: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`${what} not seen in time; log: ${JSON.stringify(logs)}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+test('malformed queued messages published into the stream are terminated with their first problem; a good one on the same shard still delivers', async () => {
+  const good = queuedMessage(org, { to: ['good@dest.example'], track_opens: false, track_clicks: false })
+  const subject = outboundSubject(shardOf(good.id, ob.proc.config.engine.shards))
+  const { to: _to, created_at: _created, ...withoutTo } = queuedMessage(org, { to: ['missing@dest.example'] })
+  const tplId = newId('tpl')
+  const now = new Date().toISOString()
+  await ob.proc.cp.templates.put(`${org.orgId}.${tplId}`, { id: tplId, org_id: org.orgId, name: 't', subject: 'Live {{n}}', html: '<p>Live</p>', created_at: now, updated_at: now })
+  const bad: Array<{ body: string, reason: RegExp }> = [
+    { body: 'not json {', reason: /JSON/ },
+    { body: 'null', reason: /^unreadable outbound message: message / },
+    { body: JSON.stringify([1, 2]), reason: /^unreadable outbound message: message / },
+    { body: JSON.stringify({ ...queuedMessage(org, { to: ['v2@dest.example'] }), v: 2 }), reason: /\/v / },
+    { body: JSON.stringify({ ...queuedMessage(org, { to: ['types@dest.example'] }), to: 'types@dest.example' }), reason: /\/to / },
+    { body: JSON.stringify({ ...queuedMessage(org, { to: ['types2@dest.example'] }), track_opens: 'yes' }), reason: /\/track_opens / },
+    { body: JSON.stringify(withoutTo), reason: /required|\/to/ },
+    { body: JSON.stringify({ ...queuedMessage(org, { to: ['extra@dest.example'] }), padding: 'x'.repeat(400_000) }), reason: /\/padding is not a field of the queued message/ },
+    { body: JSON.stringify(queuedMessage(org, { to: ['long@dest.example'], subject: 'y'.repeat(400_000) })), reason: /\/subject / },
+    { body: JSON.stringify(queuedMessage(org, { to: ['many@dest.example'], metadata: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, 'v'])) })), reason: /\/metadata / },
+    // A template message without the body copied in is refused too: the engine never renders the live template.
+    { body: JSON.stringify(queuedMessage(org, { to: ['nocopy@dest.example'], html: undefined, text: undefined, template_id: tplId, variables: { n: 1 } })), reason: /required/ }
+  ]
+  const js = jetstream(ob.proc.nc)
+  for (const b of bad) await js.publish(subject, enc.encode(b.body), { msgID: newId('msg') })
+  await publishQueued(ob.proc.nc, ob.proc.config, good)
+
+  await events.until(() => events.of(good.id, 'delivered').length === 1)
+  await until(() => terminated().length === bad.length, `${bad.length} terminated messages`)
+  const reasons = terminated()
+  for (const b of bad) assert.ok(reasons.some((r) => b.reason.test(r)), `a reason matching ${String(b.reason)} in ${JSON.stringify(reasons)}`)
+  for (const r of reasons) assert.ok(r.startsWith('unreadable outbound message: ') && r.length < 500, r)
+  // Only the good message reached the sink or made an event.
+  assert.deepEqual(sink.messages.map((m) => m.rcptTo), [['good@dest.example']])
+  assert.deepEqual(events.events.map((e) => e.message_id), [good.id])
+
+  // Terminated, not handed back: nothing is redelivered a second later.
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  assert.equal(terminated().length, bad.length)
+})
