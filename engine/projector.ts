@@ -34,7 +34,7 @@ function parseEvent (m: JsMsg): EventRecord | undefined {
  */
 export async function startProjector (config: Config, shared: { nc: NatsConnection, redis: Redis, log: Logger }): Promise<Projector> {
   const log = shared.log.child({ part: 'projector' })
-  const store = MessageStore.for(shared.redis)
+  const store = new MessageStore(shared.redis)
   await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'projector'))
   const consumer = await jetstream(shared.nc).consumers.get(STREAM_EVENTS, CONSUMER_PROJECTOR)
   const messages = await consumer.consume({ max_messages: CONCURRENCY })

@@ -4,6 +4,8 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import type { TrackingRecorder } from '../stores/events/mod.ts'
+import type { MessageStore } from '../stores/read_model/mod.ts'
+import type { TestEventQueue } from '../stores/webhooks/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 import type { AuthFailureGuard } from './auth.ts'
 import type { Metrics } from './metrics.ts'
@@ -19,6 +21,8 @@ export interface GatewayDeps {
   readonly nc: NatsConnection
   readonly redis: Redis
   readonly cp: ControlPlane
+  /** The read model of messages: written by the send path, read by GET /v1/messages, /v1/events and /v1/stats. */
+  readonly messages: MessageStore
   readonly limiter: RateLimiter
   readonly authGuard: AuthFailureGuard
   /** The client address of a request: the peer, or `X-Forwarded-For` behind a trusted proxy. */
@@ -31,4 +35,6 @@ export interface GatewayDeps {
   readonly send: SendService
   /** Open, click and unsubscribe events from tracking links; the installation secret is read once at start. */
   readonly tracking: TrackingRecorder
+  /** Test events for webhooks (POST /v1/webhooks/{id}/test). */
+  readonly webhookTests: TestEventQueue
 }

@@ -5,6 +5,8 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import { TrackingRecorder } from '../stores/events/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
+import { MessageStore } from '../stores/read_model/mod.ts'
+import { TestEventQueue } from '../stores/webhooks/mod.ts'
 import { createHttpServer, type HttpServer } from './server.ts'
 import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
@@ -28,7 +30,7 @@ export interface Gateway {
 
 export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Gateway> {
   const limiter = new RateLimiter(shared.redis)
-  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, metrics: new Metrics() }
+  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis), metrics: new Metrics() }
   const deps: GatewayDeps = {
     ...base,
     limiter,
@@ -37,7 +39,8 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     security: new SecurityLog(shared.log),
     analyzer: new AnalyzePool(),
     tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs),
-    send: new SendService(base)
+    send: new SendService(base),
+    webhookTests: new TestEventQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas })
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)

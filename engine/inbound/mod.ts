@@ -36,7 +36,7 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
   const drops = new ReportDrops(log)
   const processor = new InboundProcessor({
     cp: shared.cp,
-    messages: MessageStore.for(shared.redis),
+    messages: new MessageStore(shared.redis),
     drops,
     stores,
     log,

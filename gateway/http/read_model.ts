@@ -1,11 +1,11 @@
 import { Type } from 'typebox'
 import { ApiError, MESSAGE_STATUSES } from '../../protocol/mod.ts'
-import { MessageStore } from '../../stores/read_model/mod.ts'
+import type { MessageStore } from '../../stores/read_model/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 
-/** The read model behind GET /v1/messages, /v1/events and /v1/stats; one per Redis connection. */
+/** The read model behind GET /v1/messages, /v1/events and /v1/stats: the gateway's one MessageStore. */
 export function readModel (deps: GatewayDeps): MessageStore {
-  return MessageStore.for(deps.redis)
+  return deps.messages
 }
 
 /**

@@ -3,7 +3,7 @@ import { route } from '../http/route.ts'
 import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
 import { ApiError, WEBHOOK_EVENT_TYPES } from '../../protocol/mod.ts'
-import { DeliveryLog, enqueueTestEvent } from '../../stores/webhooks/mod.ts'
+import { DeliveryLog } from '../../stores/webhooks/mod.ts'
 
 const TestBody = Type.Object({
   type: Type.Union(WEBHOOK_EVENT_TYPES.map((t) => Type.Literal(t)), { description: '`inbound` sends an `inbound.received` event' })
@@ -41,7 +41,7 @@ export const webhookDeliveryRoutes = [
       const webhook = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
       const type = body.type === 'inbound' ? 'inbound.received' : body.type
       try {
-        const eventId = await enqueueTestEvent(deps.nc, { shards: deps.config.engine.shards, replicas: deps.config.nats.replicas }, webhook, type)
+        const eventId = await deps.webhookTests.enqueue(webhook, type)
         return { status: 202, body: { event_id: eventId } }
       } catch (err) {
         throw new ApiError('service_unavailable', 'The test event could not be queued; try again.', { cause: err })

@@ -1,6 +1,6 @@
 import { ApiError, outboundSubject, shardOf, type QueuedMessage, type SendRequest, type BatchRequest } from '../../protocol/mod.ts'
 import { JsPublisher, PayloadTooLargeError, PublishRejectedError, PublishTimeoutError } from '../../stores/clients/mod.ts'
-import { MessageStore } from '../../stores/read_model/mod.ts'
+import type { MessageStore } from '../../stores/read_model/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
 import { IdempotencyStore, IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
@@ -30,7 +30,7 @@ function result (p: PreparedMessage): SendResult {
 }
 
 /** What the send path uses of the gateway's shared dependencies. */
-export type SendDeps = Pick<GatewayDeps, 'config' | 'log' | 'nc' | 'redis' | 'cp' | 'metrics'>
+export type SendDeps = Pick<GatewayDeps, 'config' | 'log' | 'nc' | 'redis' | 'cp' | 'messages' | 'metrics'>
 
 /**
  * The durable send path: prepare → publish to JetStream (202 only after the PubAck) → record in the read
@@ -44,7 +44,7 @@ export class SendService {
   constructor (private readonly deps: SendDeps) {
     this.publisher = new JsPublisher(deps.nc, deps.config.nats.publishTimeoutMs)
     this.idempotency = new IdempotencyStore(deps.redis)
-    this.store = MessageStore.for(deps.redis)
+    this.store = deps.messages
   }
 
   /** Fails the publishes still waiting for their PubAck and drops the publisher's reply subscription. */

@@ -41,8 +41,6 @@ type StoreRedis = Redis & {
   ob_apply_event: (numKeys: number, ...args: Array<string | number>) => Promise<number>
 }
 
-const stores = new WeakMap<Redis, MessageStore>()
-
 /** Appends each recipient's index key once; the first four keys of a record are never recipient indexes. */
 function addRecipientIndexes (keys: string[], org: string, addresses: readonly string[]): void {
   for (const a of addresses) {
@@ -71,13 +69,6 @@ export class MessageStore {
     this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_FINISH_LUA })
     if (typeof (r as Partial<StoreRedis>).ob_apply_event !== 'function') redis.defineCommand('ob_apply_event', { lua: APPLY_LUA })
     this.r = r
-  }
-
-  /** One store per Redis connection, so every route shares it without threading it through. */
-  static for (redis: Redis): MessageStore {
-    let s = stores.get(redis)
-    if (s === undefined) stores.set(redis, s = new MessageStore(redis))
-    return s
   }
 
   /**

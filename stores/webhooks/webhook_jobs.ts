@@ -58,15 +58,6 @@ export async function ensureWebhookJobStream (nc: NatsConnection, replicas: numb
 
 const enc = new TextEncoder()
 
-const clients = new WeakMap<NatsConnection, ReturnType<typeof jetstream>>()
-
-/** The connection's JetStream client, made once (test events are queued from the gateway, now and then). */
-function jetstreamOf (nc: NatsConnection): ReturnType<typeof jetstream> {
-  let js = clients.get(nc)
-  if (js === undefined) clients.set(nc, js = jetstream(nc))
-  return js
-}
-
 export async function publishWebhookJob (js: JsPublish, shards: number, job: WebhookJob): Promise<void> {
   await js.publish(webhookJobSubject(shardOf(job.webhook_id, shards), job.webhook_id), enc.encode(JSON.stringify(job)), { msgID: webhookJobMsgId(job) })
 }
@@ -100,25 +91,34 @@ function refJson (seq: number, eventId: string, job: WebhookJob): string {
 const PLAIN_ID = /^[a-z]+_[0-9a-z]+$/
 const plainId = (s: unknown): boolean => typeof s === 'string' && PLAIN_ID.test(s)
 
-const ensured = new WeakMap<NatsConnection, Promise<void>>()
-
 /**
- * Queues a test event for one webhook through the same delivery path as real events. It goes to that webhook
- * only, whatever its subscriptions and status, is attempted once, and is not stored as an event of the org.
+ * Queues test events (POST /v1/webhooks/{id}/test) through the same delivery path as real events. One per gateway,
+ * made by its main.ts; it holds the connection's JetStream client and ensures the job stream once, on first use
+ * (again after a failed try). Nothing to close: it owns no connection.
  */
-export async function enqueueTestEvent (
-  nc: NatsConnection, opts: { shards: number, replicas: number }, webhook: WebhookRecord, type: string, now = Date.now()
-): Promise<string> {
-  let ready = ensured.get(nc)
-  if (ready === undefined) {
-    ready = ensureWebhookJobStream(nc, opts.replicas)
-    ready.catch(() => ensured.delete(nc))
-    ensured.set(nc, ready)
+export class TestEventQueue {
+  private readonly js: ReturnType<typeof jetstream>
+  private ready?: Promise<void>
+
+  constructor (private readonly nc: NatsConnection, private readonly opts: { shards: number, replicas: number }) {
+    this.js = jetstream(nc)
   }
-  await ready
-  const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
-  await publishWebhookJob(jetstreamOf(nc), opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
-  return event.id
+
+  /**
+   * A test event for one webhook. It goes to that webhook only, whatever its subscriptions and status, is
+   * attempted once, and is not stored as an event of the org.
+   */
+  async enqueue (webhook: WebhookRecord, type: string, now = Date.now()): Promise<string> {
+    if (this.ready === undefined) {
+      const ready = ensureWebhookJobStream(this.nc, this.opts.replicas)
+      ready.catch(() => { if (this.ready === ready) this.ready = undefined })
+      this.ready = ready
+    }
+    await this.ready
+    const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
+    await publishWebhookJob(this.js, this.opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
+    return event.id
+  }
 }
 
 /** Plausible `data` for a test event of each type, marked `test: true`. */

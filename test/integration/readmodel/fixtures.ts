@@ -28,7 +28,7 @@ export async function queue (ob: TestOutbox, org: TestOrg, over: Partial<QueuedM
     created_at: createdAt,
     ...over
   }
-  await MessageStore.for(ob.proc.redis).recordQueued(msg, status)
+  await new MessageStore(ob.proc.redis).recordQueued(msg, status)
   return msg
 }
 

@@ -61,7 +61,7 @@ test('filters: to (any recipient, case-insensitive), status, and both', async ()
   const five = ids.filter((_, i) => i % 5 === 0)
   const byTo = await all('/v1/messages?to=five%40example.net', 4)
   assert.deepEqual(byTo.items.map((m) => m.id).sort(), [...five].sort())
-  const store = MessageStore.for(ob.proc.redis)
+  const store = new MessageStore(ob.proc.redis)
   const bounced = [ids[0]!, ids[1]!, ids[2]!, ids[10]!]
   for (const id of bounced) await store.applyEvent(event(org, id, 'bounced'))
   const byStatus = await all('/v1/messages?status=bounced', 3)
@@ -74,7 +74,7 @@ test('filters: to (any recipient, case-insensitive), status, and both', async ()
 })
 
 test('events page newest first and filter by type and message', async () => {
-  const store = MessageStore.for(ob.proc.redis)
+  const store = new MessageStore(ob.proc.redis)
   const t = Date.now()
   const target = ids[20]!
   for (let i = 0; i < 12; i++) await store.applyEvent(event(org, target, i % 3 === 0 ? 'clicked' : 'opened', new Date(t + Math.floor(i / 2)), { i }))

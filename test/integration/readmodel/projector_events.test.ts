@@ -66,13 +66,13 @@ test('replaying the same event id changes nothing: events, status or counts', as
   const after = await stats()
   assert.equal(after.bounced, before.bounced, 'bounced counted once')
   assert.equal(after.opened, before.opened + 1)
-  assert.equal(await MessageStore.for(ob.proc.redis).applyEvent(bounced), false, 'applying directly again is a no-op')
+  assert.equal(await new MessageStore(ob.proc.redis).applyEvent(bounced), false, 'applying directly again is a no-op')
   const ev = await ob.request('GET', `/v1/events?message_id=${msg.id}`, { key })
   assert.equal(ev.body.data.length, 2)
 })
 
 test('status never moves backwards: precedence over arrival order', async () => {
-  const store = MessageStore.for(ob.proc.redis)
+  const store = new MessageStore(ob.proc.redis)
   const t = Date.now()
   const cases: Array<[string[], string]> = [
     [['deferred', 'delivered'], 'delivered'],
@@ -95,7 +95,7 @@ test('status never moves backwards: precedence over arrival order', async () => 
 })
 
 test('an event that arrives before the message is recorded keeps its status', async () => {
-  const store = MessageStore.for(ob.proc.redis)
+  const store = new MessageStore(ob.proc.redis)
   const recorded = await queue(ob, org)
   const later = { ...recorded, id: newId('msg') }
   await store.applyEvent(event(org, later.id, 'delivered'))

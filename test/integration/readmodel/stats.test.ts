@@ -15,7 +15,7 @@ before(async () => {
   ob = await TestOutbox.start()
   org = await ob.org()
   key = await ob.key(org, ['read'])
-  const store = MessageStore.for(ob.proc.redis)
+  const store = new MessageStore(ob.proc.redis)
   const at = (h: number, min: number) => new Date(hour0 + h * HOUR + min * 60_000)
   const a = await queue(ob, org, { created_at: at(0, 5).toISOString() })
   const b = await queue(ob, org, { created_at: at(0, 10).toISOString() })
