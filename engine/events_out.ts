@@ -1,4 +1,4 @@
-import { eventId, eventRecord, type EventRecord, type EventType, type QueuedMessage } from '../protocol/mod.ts'
+import { eventId, eventRecord, type EventRecord, type QueuedMessage, type RecipientEventFields, type RecipientEventType } from '../protocol/mod.ts'
 
 /**
  * Event records of deliveries. `data` always carries message_id, from, to (the one recipient), subject and
@@ -9,8 +9,8 @@ import { eventId, eventRecord, type EventRecord, type EventType, type QueuedMess
 export class EventFactory {
   constructor (private readonly msg: QueuedMessage, private readonly subject: string) {}
 
-  make (type: EventType, rcpt: string, at: string, fields: Record<string, unknown>, attempt = 0): EventRecord {
+  make<T extends RecipientEventType> (type: T, rcpt: string, at: string, fields: RecipientEventFields[T], attempt = 0): EventRecord {
     const m = this.msg
-    return eventRecord(eventId(m.id, rcpt, type, attempt), type, m.org_id, { message_id: m.id, from: m.from, to: rcpt, subject: this.subject, ...fields, metadata: m.metadata }, m.id, at)
+    return eventRecord<RecipientEventType>(eventId(m.id, rcpt, type, attempt), type, m.org_id, { message_id: m.id, from: m.from, to: rcpt, subject: this.subject, ...fields, metadata: m.metadata }, m.id, at)
   }
 }

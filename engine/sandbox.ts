@@ -1,3 +1,4 @@
+import type { RecipientEventFields } from '../protocol/mod.ts'
 import type { RecipientOutcome } from './actor/classify.ts'
 import { rewriteHtml } from './actor/tracking.ts'
 
@@ -14,9 +15,12 @@ export const SANDBOX_RETRY_SCHEDULE_S: readonly number[] = [2] // one deferral, 
 export const SANDBOX_USER_AGENT = 'Outbox-Sandbox'
 export const SANDBOX_IP = '127.0.0.1'
 
+/** A simulated event that follows the delivery: its type, when it happens and its fields. */
+export interface FollowUp<T extends 'complained' | 'opened' | 'clicked'> { type: T, at: string, fields: RecipientEventFields[T] }
+
 export interface SandboxResult {
   outcome: RecipientOutcome
-  followUp?: { type: 'complained' | 'opened' | 'clicked', at: string, fields: Record<string, unknown> }
+  followUp?: FollowUp<'complained'> | FollowUp<'opened'> | FollowUp<'clicked'>
 }
 
 function localPart (rcpt: string): string {

@@ -14,6 +14,58 @@ export const SUBSCRIBABLE_EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'op
 export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed'] as const
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 
+/** How a bounce reads, from the reply's codes and text; only `mailbox` and `domain` suppress the address. */
+export type BounceCategory = 'mailbox' | 'domain' | 'policy' | 'content' | 'size' | 'mailbox_full' | 'other'
+export type AuthResult = 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror'
+
+/**
+ * Every event about one recipient of a sent message names the message and the recipient. Events the engine makes
+ * while delivering (and the sandbox's simulated ones) also carry the message's sender, rendered subject and
+ * metadata; events from tracking links and from reports received later do not.
+ */
+export type RecipientEventBase = {
+  message_id: string
+  to: string
+  from?: string
+  subject?: string
+  metadata?: Readonly<Record<string, string>>
+}
+
+/** The fields each type adds to RecipientEventBase (docs/webhooks.md lists them for users). */
+export type RecipientEventFields = {
+  delivered: { delivered_at: string, smtp_response: string }
+  bounced: { bounce_type: 'hard' | 'soft', bounce_code: string, bounce_message: string, bounce_category: BounceCategory, bounced_at: string }
+  deferred: { deferred_at: string, smtp_response: string, attempt: number, next_attempt_at: string }
+  failed: { failed_at: string, reason: string }
+  complained: { complained_at: string, feedback_type: string }
+  opened: { opened_at: string, user_agent: string, ip_address: string }
+  clicked: { clicked_at: string, url: string, user_agent: string, ip_address: string }
+  unsubscribed: { unsubscribed_at: string, method: 'link' | 'one-click' | 'mailto' }
+}
+export type RecipientEventType = keyof RecipientEventFields
+
+/** `inbound.received`: a received message for one route (cut to fit one NATS message, see `truncated`). */
+export type InboundReceivedData = {
+  message_id: string
+  route_id: string
+  from: string
+  to: string[]
+  subject: string
+  text: string
+  html: string
+  headers: Readonly<Record<string, string>>
+  authentication?: { spf: AuthResult, dkim: AuthResult, dmarc: AuthResult }
+  spam_score?: number
+  /** `skipped` when the HTML went past a parsing limit. */
+  content_analysis?: 'complete' | 'skipped'
+  attachments: Array<{ filename: string, content_type: string, size: number, content?: string, content_omitted?: true }>
+  received_at: string
+  truncated?: true
+}
+
+/** The `data` of each event type. */
+export type EventDataOf = { [T in RecipientEventType]: RecipientEventBase & RecipientEventFields[T] } & { 'inbound.received': InboundReceivedData }
+
 /**
  * What is stored on the event stream. A webhook receives `{id, type, timestamp, data}` of it; `org_id`
  * and `message_id` are for routing and indexing and are not sent.
@@ -49,7 +101,7 @@ export function eventId (...parts: Array<string | number>): string {
  * stored JSON is what webhooks sign and receivers compare). `timestamp` is when the event happened; it
  * defaults to now.
  */
-export function eventRecord (id: string, type: EventType, orgId: string, data: Record<string, unknown>, messageId?: string, timestamp = new Date().toISOString()): EventRecord {
+export function eventRecord<T extends EventType> (id: string, type: T, orgId: string, data: EventDataOf[T], messageId?: string, timestamp = new Date().toISOString()): EventRecord {
   return { id, type, timestamp, org_id: orgId, ...(messageId !== undefined ? { message_id: messageId } : {}), data }
 }
 

@@ -1,3 +1,5 @@
+import type { BounceCategory } from '../../protocol/mod.ts'
+
 /**
  * The one place that turns what happened to an SMTP transaction into an outcome. Pure: it reads only the
  * fields nodemailer (and our MX look-up) put on errors — `responseCode`, `response`, `code`, `command`.
@@ -83,7 +85,7 @@ export function tryNextHost (err: SmtpErrorLike): boolean {
  *
  * Only `mailbox` and `domain` say the address cannot receive mail (see `suppresses`).
  */
-export type BounceCategory = 'mailbox' | 'domain' | 'policy' | 'content' | 'size' | 'mailbox_full' | 'other'
+export type { BounceCategory }
 
 export const BOUNCE_CATEGORIES: readonly BounceCategory[] = ['mailbox', 'domain', 'policy', 'content', 'size', 'mailbox_full', 'other']
 

@@ -1,9 +1,10 @@
 import { Resolver } from 'node:dns/promises'
 import { authenticate } from 'mailauth'
+import type { AuthResult, InboundReceivedData } from '../../protocol/mod.ts'
 import type { InboundJob } from './job.ts'
 
-export type AuthResult = 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror'
-export interface Authentication { spf: AuthResult, dkim: AuthResult, dmarc: AuthResult }
+export type { AuthResult }
+export type Authentication = NonNullable<InboundReceivedData['authentication']>
 
 const RESULTS = new Set<string>(['pass', 'fail', 'softfail', 'neutral', 'none', 'temperror', 'permerror'])
 const DNS_TIMEOUT_MS = 3000

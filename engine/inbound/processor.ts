@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { eventId, eventRecord, type RouteRecord, type VerpAddress } from '../../protocol/mod.ts'
+import { eventId, eventRecord, type InboundReceivedData, type RouteRecord, type VerpAddress } from '../../protocol/mod.ts'
 import { publishEvent } from '../../stores/events/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import type { MessageAnalysis } from './analysis.ts'
@@ -48,11 +48,11 @@ export function jsonSizeBound (value: unknown): number {
  * The `inbound.received` payload for one route. When it would not fit in one NATS message, attachment contents
  * are dropped first (`content_omitted: true`), then text and HTML are cut (`truncated: true`).
  */
-export function inboundPayload (m: MessageAnalysis, job: InboundJob, route: RouteRecord, to: string[], maxBytes: number): Record<string, unknown> {
+export function inboundPayload (m: MessageAnalysis, job: InboundJob, route: RouteRecord, to: string[], maxBytes: number): InboundReceivedData {
   const include = route.action.include_attachments
   type Attachment = MessageAnalysis['attachments'][number]
   const attachments: Attachment[] = m.attachments.map(({ content, ...rest }) => include && content !== undefined ? { ...rest, content } : rest)
-  const data: Record<string, unknown> = {
+  const data: InboundReceivedData = {
     message_id: job.id,
     route_id: route.id,
     from: m.from,
@@ -74,7 +74,7 @@ export function inboundPayload (m: MessageAnalysis, job: InboundJob, route: Rout
   if (size <= budget) return data
   const over = size - budget
   for (const field of ['html', 'text'] as const) {
-    const s = data[field] as string
+    const s = data[field]
     if (s.length === 0) continue
     data[field] = s.slice(0, Math.max(0, s.length - over))
     data.truncated = true

@@ -84,7 +84,7 @@ export class TrackingRecorder {
     const now = req.now ?? Date.now()
     const id = eventId('clicked', c.o, c.m, c.r, c.u ?? '', req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
     await this.background(publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
-      message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u, user_agent: req.userAgent, ip_address: req.ip
+      message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u ?? '', user_agent: req.userAgent, ip_address: req.ip
     }, c.m)), onError)
   }
 

@@ -19,8 +19,9 @@ test('a delivery event carries the message fields around its own, with an id per
     '{"id":"evt_hjex7sx3s2c7mrc2b1wrpb4g1h","type":"deferred","timestamp":"2026-11-25T02:00:00.000Z","org_id":"org_1","message_id":"msg_01",' +
     '"data":{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com","subject":"Your order","deferred_at":"2026-11-25T02:00:00.000Z",' +
     '"smtp_response":"451 try later","attempt":2,"next_attempt_at":"2026-11-25T02:05:00.000Z","metadata":{"order":"42"}}}')
-  assert.equal(events.make('delivered', 'a@example.com', AT, {}).id, eventId('msg_01', 'a@example.com', 'delivered', 0))
-  assert.notEqual(events.make('delivered', 'b@example.com', AT, {}).id, events.make('delivered', 'a@example.com', AT, {}).id)
+  const delivered = { delivered_at: AT, smtp_response: '250 OK' }
+  assert.equal(events.make('delivered', 'a@example.com', AT, delivered).id, eventId('msg_01', 'a@example.com', 'delivered', 0))
+  assert.notEqual(events.make('delivered', 'b@example.com', AT, delivered).id, events.make('delivered', 'a@example.com', AT, delivered).id)
 })
 
 test('a message without metadata has none in its events', () => {
@@ -36,12 +37,14 @@ test('an event of a message has its id, its time (now unless given) and its mess
   assert.equal(JSON.stringify({ ...e, timestamp: AT }),
     '{"id":"evt_epw82e7wgwgj1pqbn9arkr0sgy","type":"unsubscribed","timestamp":"2026-11-25T02:00:00.000Z","org_id":"org_1","message_id":"msg_01",' +
     '"data":{"message_id":"msg_01","to":"a@example.com","unsubscribed_at":"2026-11-25T02:00:00.000Z","method":"link"}}')
-  assert.equal(JSON.stringify(eventRecord('evt_x', 'opened', 'org_1', {}, 'msg_01', AT)),
-    '{"id":"evt_x","type":"opened","timestamp":"2026-11-25T02:00:00.000Z","org_id":"org_1","message_id":"msg_01","data":{}}')
+  assert.equal(JSON.stringify(eventRecord('evt_x', 'opened', 'org_1', { message_id: 'msg_01', to: 'a@example.com', opened_at: AT, user_agent: 'UA', ip_address: '192.0.2.1' }, 'msg_01', AT)),
+    '{"id":"evt_x","type":"opened","timestamp":"2026-11-25T02:00:00.000Z","org_id":"org_1","message_id":"msg_01",' +
+    '"data":{"message_id":"msg_01","to":"a@example.com","opened_at":"2026-11-25T02:00:00.000Z","user_agent":"UA","ip_address":"192.0.2.1"}}')
 })
 
 test('an event of no message (inbound mail) has no message_id field', () => {
-  const e = eventRecord(eventId('inbound.received', 'job_1', 'rt_1'), 'inbound.received', 'org_1', { from: 'x@example.com' }, undefined, AT)
-  assert.equal(JSON.stringify(e), '{"id":"evt_3p4q35ss1np6s8t4dt87zg611t","type":"inbound.received","timestamp":"2026-11-25T02:00:00.000Z","org_id":"org_1","data":{"from":"x@example.com"}}')
+  const data = { message_id: 'job_1', route_id: 'rt_1', from: 'x@example.com', to: ['in@example.org'], subject: 'S', text: 'T', html: '', headers: {}, attachments: [], received_at: AT }
+  const e = eventRecord(eventId('inbound.received', 'job_1', 'rt_1'), 'inbound.received', 'org_1', data, undefined, AT)
+  assert.equal(JSON.stringify(e), '{"id":"evt_3p4q35ss1np6s8t4dt87zg611t","type":"inbound.received","timestamp":"2026-11-25T02:00:00.000Z","org_id":"org_1","data":' + JSON.stringify(data) + '}')
   assert.equal(Object.hasOwn(e, 'message_id'), false)
 })

@@ -15,8 +15,12 @@ test('sandbox outcome follows the local part, ignoring +tags and case', () => {
   assert.deepEqual(c.followUp, { type: 'complained', at: LATER, fields: { complained_at: LATER, feedback_type: 'abuse' } })
   assert.deepEqual(sandboxOutcome('open@x.org', HTML, 'https://p', AT).followUp,
     { type: 'opened', at: LATER, fields: { opened_at: LATER, user_agent: 'Outbox-Sandbox', ip_address: '127.0.0.1' } })
-  assert.equal(sandboxOutcome('click@x.org', HTML, 'https://p', AT).followUp?.fields.url, 'https://example.org/a')
-  assert.equal(sandboxOutcome('click@x.org', undefined, 'https://p', AT).followUp?.fields.url, 'https://p/')
+  const clickedUrl = (html: string | undefined): string | undefined => {
+    const f = sandboxOutcome('click@x.org', html, 'https://p', AT).followUp
+    return f?.type === 'clicked' ? f.fields.url : undefined
+  }
+  assert.equal(clickedUrl(HTML), 'https://example.org/a')
+  assert.equal(clickedUrl(undefined), 'https://p/')
   const plain = sandboxOutcome('bouncer@x.org', HTML, 'https://p', AT)
   assert.equal(plain.outcome.kind, 'delivered')
   assert.equal(plain.followUp, undefined)
