@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream'
 import { jetstream, DeliverPolicy } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Config } from '../../config/mod.ts'
@@ -72,15 +73,26 @@ export class EventWatcher {
   }
 }
 
-export interface RelayScenario { sink: SmtpSink, ob: TestOutbox, org: TestOrg, events: EventWatcher, close: () => Promise<void> }
+export interface RelayScenario {
+  sink: SmtpSink
+  ob: TestOutbox
+  org: TestOrg
+  events: EventWatcher
+  /** The process's log lines, parsed, when `logLevel` was given. */
+  logs: Array<Record<string, unknown>>
+  close: () => Promise<void>
+}
 
 /**
  * An engine-only Outbox that relays every message to an SMTP sink of its own, one organisation, and a watcher of
  * that organisation's events: the setting of most engine scenarios.
  */
-export async function startRelayScenario (opts: { sink?: SinkOptions, env?: Record<string, string> } = {}): Promise<RelayScenario> {
+export async function startRelayScenario (opts: { sink?: SinkOptions, env?: Record<string, string>, logLevel?: string } = {}): Promise<RelayScenario> {
   const sink = await SmtpSink.start(opts.sink)
-  const ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', ...opts.env } })
+  const logs: Array<Record<string, unknown>> = []
+  const stream = new Writable({ write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() } })
+  const log = opts.logLevel === undefined ? undefined : { level: opts.logLevel, stream }
+  const ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', ...opts.env }, ...(log !== undefined ? { log } : {}) })
   const org = await ob.org()
   const events = await EventWatcher.start(ob.proc.nc, org.orgId)
   return {
@@ -88,6 +100,7 @@ export async function startRelayScenario (opts: { sink?: SinkOptions, env?: Reco
     ob,
     org,
     events,
+    logs,
     async close () {
       events.stop()
       await ob.close()

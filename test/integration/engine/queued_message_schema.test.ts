@@ -1,10 +1,9 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { Writable } from 'node:stream'
 import { jetstream } from '@nats-io/jetstream'
-import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
-import { SmtpSink } from '../../helpers/smtp_sink.ts'
-import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
+import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { newId, outboundSubject, shardOf } from '../../../protocol/mod.ts'
 
 /**
@@ -16,21 +15,12 @@ let sink: SmtpSink
 let ob: TestOutbox
 let org: TestOrg
 let events: EventWatcher
-const logs: Array<Record<string, unknown>> = []
+let logs: Array<Record<string, unknown>>
 const enc = new TextEncoder()
 
-before(async () => {
-  sink = await SmtpSink.start()
-  const stream = new Writable({ write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() } })
-  ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine' }, log: { level: 'warn', stream } })
-  org = await ob.org()
-  events = await EventWatcher.start(ob.proc.nc, org.orgId)
-})
-after(async () => {
-  events.stop()
-  await ob.close()
-  await sink.close()
-})
+let scenario: RelayScenario
+before(async () => { ({ sink, ob, org, events, logs } = scenario = await startRelayScenario({ logLevel: 'warn' })) })
+after(async () => { await scenario.close() })
 
 const terminated = (): string[] => logs.filter((l) => l.msg === 'outbound message terminated').map((l) => String(l.reason))
 
