@@ -6,9 +6,10 @@ import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
 import { applyTemplateFields, newTemplate, templateView, type TemplateFields } from '../control/templates.ts'
 import { FORBIDDEN_OTHER_ORG, TemplateView, errorResponses } from '../schemas/control.ts'
 
-const NoLineBreaks = '^[^\\r\\n]*$'
+// The same rule as a send request's subject: a template's subject is copied into every queued message made from it.
+const NoLineBreaks = '^[^\\r\\n\\0]*$'
 const Name = Type.String({ minLength: 1, maxLength: 200 })
-const Subject = Type.String({ minLength: 1, maxLength: 998, pattern: NoLineBreaks, description: '{{var}} placeholders are filled as plain text' })
+const Subject = Type.String({ minLength: 1, maxLength: 998, pattern: NoLineBreaks, errorMessage: 'must not contain CR, LF or NUL', description: '{{var}} placeholders are filled as plain text' })
 const Html = Type.String({ minLength: 1, maxLength: 800_000, description: '{{var}} placeholders are filled HTML-escaped' })
 const Text = Type.String({ maxLength: 800_000, description: '{{var}} placeholders are filled as plain text' })
 

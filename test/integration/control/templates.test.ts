@@ -53,6 +53,10 @@ test('validation: required fields, a line break in the subject, empty PATCH, unk
   const crlf = await ob.request('POST', '/v1/templates', { key: org.adminKey, body: { ...welcome, subject: 'a\r\nBcc: x@y.z' } })
   assert.equal(crlf.status, 400)
   assert.equal(crlf.body.error.errors[0].field, 'subject')
+  // NUL too: the subject is copied into queued messages, which must pass the same rule as a send request's subject.
+  const nul = await ob.request('POST', '/v1/templates', { key: org.adminKey, body: { ...welcome, subject: 'a\u0000b' } })
+  assert.equal(nul.status, 400)
+  assert.deepEqual(nul.body.error.errors, [{ field: 'subject', message: 'must not contain CR, LF or NUL' }])
   const t = (await ob.request('POST', '/v1/templates', { key: org.adminKey, body: welcome })).body
   assert.equal((await ob.request('PATCH', `/v1/templates/${t.id}`, { key: org.adminKey, body: {} })).status, 400)
   const unknown = await ob.request('PATCH', `/v1/templates/${t.id}`, { key: org.adminKey, body: { colour: 'red' } })

@@ -2,6 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { STREAM_OUTBOUND, HDR_MSG_ID, newId, type QueuedMessage, type TemplateRecord } from '../../../protocol/mod.ts'
 import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { decodeQueued } from '../../../engine/queued_ingress.ts'
 
 export interface StoredMessage { subject: string, seq: number, msgId: string | undefined, msg: QueuedMessage }
 
@@ -19,7 +20,10 @@ export async function outbound (ob: TestOutbox): Promise<StoredMessage[]> {
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
     const m = await jsm.streams.getMessage(STREAM_OUTBOUND, { seq }).catch(() => null)
     if (m === null) continue
-    out.push({ subject: m.subject, seq: m.seq, msgId: m.header?.get(HDR_MSG_ID), msg: m.json<QueuedMessage>() })
+    // Read as the engine reads it: every message the gateway publishes must pass the queued-message schema.
+    const msg = decodeQueued(m.data)
+    if (typeof msg === 'string') throw new Error(`the gateway published a message the engine refuses: ${msg}`)
+    out.push({ subject: m.subject, seq: m.seq, msgId: m.header?.get(HDR_MSG_ID), msg })
   }
   return out
 }
