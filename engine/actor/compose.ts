@@ -2,7 +2,7 @@ import { foldLines } from 'nodemailer/lib/mime-funcs'
 import { signToken, encodeVerp, isReservedHeader, type VerpKey } from '../../protocol/mod.ts'
 import { dkimBodyHash, dkimSignatures, type DkimKey } from './dkim.ts'
 import { buildLayout, encodeHtml, HTML_SLOT, type HtmlEncoding } from './mime.ts'
-import { rewriteHtml } from './tracking.ts'
+import { applyTracking, cachedTrackingPlan, type TrackingPlan } from './tracking.ts'
 import type { TaskMessage } from './task.ts'
 
 export { DKIM_SIGNED_HEADERS } from './dkim.ts'
@@ -41,6 +41,7 @@ export class ComposedMessage {
   private readonly body: Array<Buffer | typeof HTML_SLOT>
   private readonly htmlEncoding?: HtmlEncoding
   private sharedBodyHash?: string
+  private trackingPlan?: TrackingPlan
 
   constructor (private readonly msg: TaskMessage, private readonly content: Content, private readonly ctx: ComposeContext) {
     const tracked = content.html !== undefined && (msg.track_opens || msg.track_clicks)
@@ -89,7 +90,8 @@ export class ComposedMessage {
 
   private trackedHtml (claims: { o: string, m: string, r: string }): string {
     const { msg, ctx } = this
-    return rewriteHtml(this.content.html!, {
+    this.trackingPlan ??= cachedTrackingPlan(this.content.html!)
+    return applyTracking(this.trackingPlan, {
       ...(msg.track_opens ? { openUrl: `${ctx.publicUrl}/t/o/${signToken(ctx.secret, { k: 'o', ...claims })}` } : {}),
       ...(msg.track_clicks ? { clickUrl: (u: string) => `${ctx.publicUrl}/t/c/${signToken(ctx.secret, { k: 'c', ...claims, u })}` } : {})
     })
