@@ -4,6 +4,7 @@ import { dkimBodyHash, dkimSignatures, type DkimKey } from './dkim.ts'
 import { buildLayout, encodeHtml, HTML_SLOT, type HtmlEncoding } from './mime.ts'
 import { applyTracking, cachedTrackingPlan, type TrackingPlan } from './tracking.ts'
 import type { TaskMessage } from './task.ts'
+import type { RawMail } from './transports.ts'
 
 export { DKIM_SIGNED_HEADERS } from './dkim.ts'
 
@@ -21,7 +22,7 @@ export interface ComposeContext {
 export interface Content { subject: string, html?: string, text?: string }
 
 /** What the SMTP connection sends for one recipient: the envelope and the finished, signed bytes. */
-export interface RecipientMail { envelope: { from: string, to: string[] }, raw: Buffer }
+export type { RawMail as RecipientMail } from './transports.ts'
 
 export function messageIdOf (id: string, domain: string): string {
   return `<${id}@${domain}>`
@@ -42,6 +43,7 @@ export class ComposedMessage {
   private readonly htmlEncoding?: HtmlEncoding
   private sharedBodyHash?: string
   private trackingPlan?: TrackingPlan
+  private readonly messageId: string
 
   constructor (private readonly msg: TaskMessage, private readonly content: Content, private readonly ctx: ComposeContext) {
     const tracked = content.html !== undefined && (msg.track_opens || msg.track_clicks)
@@ -55,7 +57,7 @@ export class ComposedMessage {
       cc: msg.cc,
       ...(msg.reply_to !== undefined ? { replyTo: msg.reply_to } : {}),
       subject: content.subject,
-      messageId: messageIdOf(msg.id, ctx.domain),
+      messageId: this.messageId = messageIdOf(msg.id, ctx.domain),
       headers,
       ...(content.html !== undefined ? { html: content.html } : {}),
       ...(content.text !== undefined ? { text: content.text } : {}),
@@ -66,7 +68,7 @@ export class ComposedMessage {
     if (layout.htmlEncoding !== undefined) this.htmlEncoding = layout.htmlEncoding
   }
 
-  forRecipient (rcpt: string): RecipientMail {
+  forRecipient (rcpt: string): RawMail {
     const { msg, ctx } = this
     const claims = { o: msg.org_id, m: msg.id, r: rcpt }
     const returnPath = encodeVerp(msg.id, rcpt, ctx.domain, ctx.verpKey)
@@ -85,7 +87,7 @@ export class ComposedMessage {
       bodyHash = dkimBodyHash(body)
     }
     const signatures = Buffer.from(dkimSignatures(ctx.dkim, head, bodyHash), 'latin1')
-    return { envelope: { from: returnPath, to: [rcpt] }, raw: Buffer.concat([signatures, head, CRLF, ...body]) }
+    return { envelope: { from: returnPath, to: [rcpt] }, raw: Buffer.concat([signatures, head, CRLF, ...body]), messageId: this.messageId }
   }
 
   private trackedHtml (claims: { o: string, m: string, r: string }): string {
