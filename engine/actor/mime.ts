@@ -55,9 +55,10 @@ export function encodeHtml (html: string, encoding: HtmlEncoding): string {
   return encoding === 'base64' ? base64Wrap(base64Encode(Buffer.from(html, 'utf8')), LINE) : qpWrap(qpEncode(crlf(html)), LINE)
 }
 
+/** After `buildHeaders`, which chose the transfer encoding and wrote it to the header (choosing scans the content). */
 function encodeContent (node: MimeNode): string {
   const content = node.content as string | Buffer
-  switch (node.getTransferEncoding()) {
+  switch (node.getHeader('Content-Transfer-Encoding')) {
     case 'base64': return base64Wrap(base64Encode(typeof content === 'string' ? Buffer.from(content, 'utf8') : content), LINE)
     case 'quoted-printable': return qpWrap(qpEncode(typeof content === 'string' ? crlf(content) : content), LINE)
     default: return crlf(content.toString())
