@@ -1,71 +1,101 @@
-import type { KeyObject } from 'node:crypto'
-import type Mail from 'nodemailer/lib/mailer/index.js'
-import { signToken, encodeVerp, type VerpKey } from '../../protocol/mod.ts'
-import { rewriteHtml } from './tracking.ts'
+import { foldLines } from 'nodemailer/lib/mime-funcs'
+import { signToken, encodeVerp, isReservedHeader, type VerpKey } from '../../protocol/mod.ts'
+import { dkimBodyHash, dkimSignatures, type DkimKey } from './dkim.ts'
+import { buildLayout, encodeHtml, HTML_SLOT, type HtmlEncoding } from './mime.ts'
+import { applyTracking, cachedTrackingPlan, type TrackingPlan } from './tracking.ts'
 import type { TaskMessage } from './task.ts'
+import type { RawMail } from './transports.ts'
 
-/**
- * The nodemailer mail for one recipient of a message. Every recipient gets its own transaction because the
- * return path (VERP) and the tracking/unsubscribe tokens name the recipient; the visible To/Cc headers still
- * list everyone, as the sender wrote them. nodemailer composes the MIME and signs it (DKIM) when sent.
- */
-/**
- * The header fields the DKIM signature covers: nodemailer's default list (RFC 6376 §5.4) plus
- * `List-Unsubscribe-Post`, which RFC 8058 §4 requires to be signed along with `List-Unsubscribe`; without it a
- * receiver may ignore the one-click unsubscribe.
- */
-export const DKIM_SIGNED_HEADERS = [
-  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version', 'Content-Type',
-  'Content-Transfer-Encoding', 'Content-ID', 'Content-Description', 'Resent-Date', 'Resent-From', 'Resent-Sender',
-  'Resent-To', 'Resent-Cc', 'Resent-Message-ID', 'In-Reply-To', 'References', 'List-Id', 'List-Help',
-  'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post', 'List-Owner', 'List-Archive'
-].join(':')
+export { DKIM_SIGNED_HEADERS } from './dkim.ts'
 
 export interface ComposeContext {
   publicUrl: string
   secret: Buffer
-  domain: { name: string, selector: string, key: KeyObject }
+  /** The sending domain: Message-ID and return path. */
+  domain: string
+  /** One DKIM signature per key, in order. */
+  dkim: readonly DkimKey[]
   /** Signs the return path (VERP tag). */
   verpKey: VerpKey
 }
 
 export interface Content { subject: string, html?: string, text?: string }
 
+/** What the SMTP connection sends for one recipient: the envelope and the finished, signed bytes. */
+export type { RawMail as RecipientMail } from './transports.ts'
+
 export function messageIdOf (id: string, domain: string): string {
   return `<${id}@${domain}>`
 }
 
-export function composeFor (msg: TaskMessage, content: Content, rcpt: string, ctx: ComposeContext): Mail.Options {
-  const claims = { o: msg.org_id, m: msg.id, r: rcpt }
-  const unsubscribe = signToken(ctx.secret, { k: 'u', ...claims })
-  const returnPath = encodeVerp(msg.id, rcpt, ctx.domain.name, ctx.verpKey)
-  let html = content.html
-  if (html !== undefined && (msg.track_opens || msg.track_clicks)) {
-    html = rewriteHtml(html, {
+const CRLF = Buffer.from('\r\n')
+
+/**
+ * One message, composed once for all its recipients. Every recipient gets its own transaction because the
+ * return path (VERP) and the tracking/unsubscribe tokens name the recipient; the visible To/Cc headers still list
+ * everyone, as the sender wrote them. What differs per recipient is spliced into the shared bytes: the
+ * `List-Unsubscribe` header line and, when opens or clicks are tracked, the html part. The body hash of the DKIM
+ * signature is computed once when the body is shared.
+ */
+export class ComposedMessage {
+  private readonly head: string
+  private readonly body: Array<Buffer | typeof HTML_SLOT>
+  private readonly htmlEncoding?: HtmlEncoding
+  private sharedBodyHash?: string
+  private trackingPlan?: TrackingPlan
+  private readonly messageId: string
+
+  constructor (private readonly msg: TaskMessage, private readonly content: Content, private readonly ctx: ComposeContext) {
+    const tracked = content.html !== undefined && (msg.track_opens || msg.track_clicks)
+    const headers: Record<string, string> = {}
+    for (const [k, v] of Object.entries(msg.headers)) if (!isReservedHeader(k)) headers[k] = v
+    // RFC 8058: the https link of List-Unsubscribe (added per recipient) answers the one-click POST
+    headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click'
+    const layout = buildLayout({
+      from: msg.from,
+      to: msg.to,
+      cc: msg.cc,
+      ...(msg.reply_to !== undefined ? { replyTo: msg.reply_to } : {}),
+      subject: content.subject,
+      messageId: this.messageId = messageIdOf(msg.id, ctx.domain),
+      headers,
+      ...(content.html !== undefined ? { html: content.html } : {}),
+      ...(content.text !== undefined ? { text: content.text } : {}),
+      attachments: msg.attachments.map((a) => ({ filename: a.filename, content: Buffer.from(a.content, 'base64'), ...(a.content_type !== undefined ? { contentType: a.content_type } : {}) }))
+    }, tracked)
+    this.head = layout.head
+    this.body = layout.body.map((p) => p === HTML_SLOT ? p : Buffer.from(p, 'latin1'))
+    if (layout.htmlEncoding !== undefined) this.htmlEncoding = layout.htmlEncoding
+  }
+
+  forRecipient (rcpt: string): RawMail {
+    const { msg, ctx } = this
+    const claims = { o: msg.org_id, m: msg.id, r: rcpt }
+    const returnPath = encodeVerp(msg.id, rcpt, ctx.domain, ctx.verpKey)
+    const unsubscribe = `${ctx.publicUrl}/t/u/${signToken(ctx.secret, { k: 'u', ...claims })}`
+    // RFC 2369: the https link answers the one-click POST; the mailto reaches our inbound server
+    const listUnsubscribe = foldLines(`List-Unsubscribe: <${unsubscribe}>, <mailto:${returnPath}?subject=unsubscribe>`, 76)
+    const head = Buffer.from(`${this.head}${listUnsubscribe}\r\n`, 'latin1')
+    let body: Buffer[]
+    let bodyHash: string
+    if (this.htmlEncoding === undefined) {
+      body = this.body as Buffer[]
+      bodyHash = this.sharedBodyHash ??= dkimBodyHash(body)
+    } else {
+      const html = Buffer.from(encodeHtml(this.trackedHtml(claims), this.htmlEncoding), 'latin1')
+      body = this.body.map((p) => p === HTML_SLOT ? html : p)
+      bodyHash = dkimBodyHash(body)
+    }
+    const signatures = Buffer.from(dkimSignatures(ctx.dkim, head, bodyHash), 'latin1')
+    return { envelope: { from: returnPath, to: [rcpt] }, raw: Buffer.concat([signatures, head, CRLF, ...body]), messageId: this.messageId }
+  }
+
+  private trackedHtml (claims: { o: string, m: string, r: string }): string {
+    const { msg, ctx } = this
+    this.trackingPlan ??= cachedTrackingPlan(this.content.html!)
+    return applyTracking(this.trackingPlan, {
       ...(msg.track_opens ? { openUrl: `${ctx.publicUrl}/t/o/${signToken(ctx.secret, { k: 'o', ...claims })}` } : {}),
       ...(msg.track_clicks ? { clickUrl: (u: string) => `${ctx.publicUrl}/t/c/${signToken(ctx.secret, { k: 'c', ...claims, u })}` } : {})
     })
   }
-  const mail: Mail.Options = {
-    from: msg.from,
-    to: msg.to,
-    subject: content.subject,
-    messageId: messageIdOf(msg.id, ctx.domain.name),
-    envelope: { from: returnPath, to: [rcpt] },
-    headers: {
-      ...msg.headers,
-      // RFC 2369 + RFC 8058: the https link answers the one-click POST; the mailto reaches our inbound server
-      'List-Unsubscribe': `<${ctx.publicUrl}/t/u/${unsubscribe}>, <mailto:${returnPath}?subject=unsubscribe>`,
-      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click'
-    },
-    attachments: msg.attachments.map((a) => ({ filename: a.filename, content: a.content, encoding: 'base64', ...(a.content_type !== undefined ? { contentType: a.content_type } : {}) })),
-    dkim: { domainName: ctx.domain.name, keySelector: ctx.domain.selector, privateKey: ctx.domain.key as unknown as string, headerFieldNames: DKIM_SIGNED_HEADERS },
-    disableFileAccess: true,
-    disableUrlAccess: true
-  }
-  if (msg.cc.length > 0) mail.cc = msg.cc
-  if (msg.reply_to !== undefined) mail.replyTo = msg.reply_to
-  if (html !== undefined) mail.html = html
-  if (content.text !== undefined) mail.text = content.text
-  return mail
 }

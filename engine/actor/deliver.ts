@@ -1,7 +1,7 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { addressDomain, renderContent } from '../../protocol/mod.ts'
 import { classifyAccepted, classifyError, tryNextHost, type RecipientOutcome } from './classify.ts'
-import { composeFor, type Content } from './compose.ts'
+import { ComposedMessage, type Content, type RecipientMail } from './compose.ts'
 import { MxResolver } from './mx.ts'
 import type { DestinationThrottle } from './throttle.ts'
 import { relayDestination, type Destination, type TransportCache } from './transports.ts'
@@ -26,7 +26,7 @@ export function redisErrorCode (err: unknown): string {
 
 /**
  * One delivery attempt of one message inside a shard's thread: render → per recipient route → throttle →
- * sendMail (compose, DKIM, SMTP) → classify. Never throws: every recipient ends with an outcome.
+ * compose once per message, per recipient splice and sign (DKIM), SMTP → classify. Never throws: every recipient ends with an outcome.
  */
 export class Deliverer {
   private readonly mx: MxResolver
@@ -43,21 +43,19 @@ export class Deliverer {
   }
 
   async run (task: DeliverTask): Promise<DeliverResult> {
-    let content: Content
-    let key: KeyObject
+    if (this.verpKey?.id !== task.verpKey.id) this.verpKey = { id: task.verpKey.id, secret: Buffer.from(task.verpKey.secret) }
+    let message: ComposedMessage
     try {
-      content = task.template !== undefined ? renderContent(task.template, task.message.variables ?? {}) : task.message
-      key = this.dkimKey(task.domain)
+      const content: Content = task.template !== undefined ? renderContent(task.template, task.message.variables ?? {}) : task.message
+      const dkim = [{ domain: task.domain.name, selector: task.domain.selector, key: this.dkimKey(task.domain) }]
+      message = new ComposedMessage(task.message, content, { publicUrl: this.settings.publicUrl, secret: this.secret, domain: task.domain.name, dkim, verpKey: this.verpKey })
     } catch (err) {
       const at = new Date().toISOString()
       return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason: (err as Error).message } })) }
     }
-    if (this.verpKey?.id !== task.verpKey.id) this.verpKey = { id: task.verpKey.id, secret: Buffer.from(task.verpKey.secret) }
-    const verpKey = this.verpKey
-    const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: { name: task.domain.name, selector: task.domain.selector, key }, verpKey }
     const unrecorded: UnrecordedReply[] = []
     const results = await Promise.all(task.recipients.map(async (rcpt): Promise<RecipientResult> => {
-      const outcome = await this.one(task, content, rcpt, ctx)
+      const outcome = await this.one(message, rcpt)
       const result = { rcpt, outcome, at: new Date().toISOString() }
       if (outcome.kind === 'delivered' || outcome.kind === 'bounced') {
         const code = await this.recordSent(task.message.id, result)
@@ -68,7 +66,7 @@ export class Deliverer {
     return unrecorded.length > 0 ? { results, unrecorded } : { results }
   }
 
-  private async one (task: DeliverTask, content: Content, rcpt: string, ctx: Parameters<typeof composeFor>[3]): Promise<RecipientOutcome> {
+  private async one (message: ComposedMessage, rcpt: string): Promise<RecipientOutcome> {
     let dests: Destination[]
     try {
       dests = this.relay !== undefined ? [this.relay] : await this.mxDestinations(addressDomain(rcpt))
@@ -76,12 +74,15 @@ export class Deliverer {
       return classifyError(err as Error)
     }
     let outcome: RecipientOutcome = { kind: 'deferred', response: 'no mail host tried' }
+    // built and signed once, whichever host takes it
+    let mail: RecipientMail | undefined
     for (let i = 0; i < dests.length; i++) {
       const dest = dests[i]!
       try {
         const wait = await this.throttle.check(dest.host)
         if (wait > 0) return { kind: 'throttled', retryAfterMs: wait }
-        const info = await this.transports.get(dest).sendMail(composeFor(task.message, content, rcpt, ctx))
+        mail ??= message.forRecipient(rcpt)
+        const info = await this.transports.get(dest).sendMail(mail)
         // one envelope recipient per transaction: resolving means it was accepted
         return classifyAccepted(info)
       } catch (err) {

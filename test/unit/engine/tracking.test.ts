@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { rewriteHtml } from '../../../engine/actor/tracking.ts'
+import { applyTracking, cachedTrackingPlan, rewriteHtml } from '../../../engine/actor/tracking.ts'
 
 const links = { openUrl: 'https://t.example/t/o/OPEN', clickUrl: (u: string) => `https://t.example/t/c/${encodeURIComponent(u)}` }
 
@@ -26,4 +26,17 @@ test('links after </body> are still rewritten and the pixel goes before </body>'
   const out = rewriteHtml('<body><a href="https://a.example/1">1</a></body><a href="https://a.example/2">2</a>', links)
   assert.equal(out.match(/t\/c\//g)?.length, 2)
   assert.ok(out.indexOf('/t/o/OPEN') < out.indexOf('</body>'))
+})
+
+test('a plan found once per html body gives each recipient the same html a full rewrite gives', () => {
+  const html = '<html><body><A HREF="https://a.example/x?y=1&amp;z=2">go</A><a href="#top">t</a><a href=" http://b.example/ ">b</a></body><a href="https://c.example/">c</a></html>'
+  const plan = cachedTrackingPlan(html)
+  assert.equal(cachedTrackingPlan(html), plan, 'the second message with this body is not parsed again')
+  for (const r of ['one', 'two']) {
+    const perRecipient = { openUrl: `https://t.example/t/o/${r}`, clickUrl: (u: string) => `https://t.example/t/c/${r}/${encodeURIComponent(u)}` }
+    assert.equal(applyTracking(plan, perRecipient), rewriteHtml(html, perRecipient))
+    assert.equal(applyTracking(plan, { openUrl: perRecipient.openUrl }), rewriteHtml(html, { openUrl: perRecipient.openUrl }))
+    assert.ok(applyTracking(plan, perRecipient).includes(`/t/c/${r}/`))
+  }
+  assert.deepEqual(plan.links.map((l) => l.url), ['https://a.example/x?y=1&z=2', 'http://b.example/', 'https://c.example/'])
 })
