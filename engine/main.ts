@@ -6,6 +6,7 @@ import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import { installationSecret, STREAM_OUTBOUND, outboundConsumer, outboundSubject, jetStreamSettings, jetStreamTable, tablePart } from '../protocol/mod.ts'
 import { ensureJetStream, JsPublisher } from '../stores/clients/mod.ts'
+import { MessageStore } from '../stores/read_model/mod.ts'
 import { DeliveryState } from './delivery_state.ts'
 import { ShardDispatcher } from './dispatcher.ts'
 import { MessageProcessor } from './process_message.ts'
@@ -44,7 +45,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   const js = jetstream(shared.nc)
   // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
   const events = new JsPublisher(shared.nc)
-  const processor = new MessageProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), actors, log })
+  const processor = new MessageProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), actors, log })
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */

@@ -11,6 +11,7 @@ import { DUE_EARLY_MS, giveUpAt, nextAttemptAt, spanPassed } from './retry_sched
 import { templateSource } from './template_source.ts'
 import { decodeQueued } from './queued_ingress.ts'
 import type { DeliveryState } from './delivery_state.ts'
+import type { MessageStore } from '../stores/read_model/mod.ts'
 import { DeliveryStateChanges, freshRecipientState, type RecipientState } from './delivery_state_layout.ts'
 import { EventFactory } from './events_out.ts'
 import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './sandbox.ts'
@@ -31,6 +32,8 @@ export interface ProcessorDeps {
   js: JsPublish
   cp: ControlPlane
   state: DeliveryState
+  /** The read model, where every delivery makes sure its message is recorded (see `process`). */
+  readModel: Pick<MessageStore, 'recordQueued'>
   actors: ShardActors
   log: Logger
 }
@@ -80,11 +83,27 @@ export class MessageProcessor {
     return this.signingKey
   }
 
+  /**
+   * The gateway records an accepted message in the read model after its 202, a few milliseconds later; a gateway
+   * that died in between left no record, and the message would never be readable. Recording is idempotent (a
+   * recorded message is left as it is, its status and counts included), so every delivery records it again from
+   * the queued message. Redis being away is not a reason to hold the message: the next delivery records it.
+   */
+  private async recordReadable (msg: QueuedMessage, now: number): Promise<void> {
+    const scheduled = msg.scheduled_at !== undefined && Date.parse(msg.scheduled_at) > now
+    try {
+      await this.d.readModel.recordQueued(msg, scheduled ? 'scheduled' : 'queued')
+    } catch (err) {
+      this.d.log.warn({ err, message_id: msg.id }, 'recording the message in the read model failed; the next delivery records it')
+    }
+  }
+
   /** `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. */
   async process (shard: number, data: Uint8Array, deliveryCount = 2): Promise<Fate> {
     const msg = decodeQueued(data)
     if (typeof msg === 'string') return { kind: 'term', reason: `unreadable outbound message: ${msg}` }
     const now = Date.now()
+    await this.recordReadable(msg, now)
     if (msg.scheduled_at !== undefined) {
       const due = Date.parse(msg.scheduled_at)
       // a scheduled wait is not an attempt: nothing is recorded and the status stays `scheduled`

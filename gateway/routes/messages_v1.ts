@@ -36,7 +36,7 @@ export const messageSendRoutes = [
     permission: 'send',
     summary: 'Send one message',
     tag: 'Messages',
-    description: 'Answers 202 only after the message is durably stored. Send `Idempotency-Key` to make retries safe (kept 24 h per organisation).',
+    description: 'Answers 202 only after the message is durably stored. Send `Idempotency-Key` to make retries safe (kept 24 h per organisation). The message is readable through GET /v1/messages/{id} within 1 s (p99) of the 202, not necessarily at once: a read right after it may be 404.',
     body: SendRequest,
     responses: { 202: { description: 'Queued (or scheduled); replays carry Idempotent-Replayed: true', schema: SendResult }, ...COMMON_ERRORS },
     handler: async (ctx) => await ctx.deps.send.send(ctx, SEND_PATH)
@@ -47,7 +47,7 @@ export const messageSendRoutes = [
     permission: 'send',
     summary: `Send up to ${MAX_BATCH} messages`,
     tag: 'Messages',
-    description: 'All-or-nothing validation; every message is stored before the 202. If some could not be stored the answer is 503 and error.details lists accepted (index, id) and failed (indexes).',
+    description: 'All-or-nothing validation; every message is stored before the 202. If some could not be stored the answer is 503 and error.details lists accepted (index, id) and failed (indexes). Each message is readable through GET /v1/messages/{id} within 1 s (p99) of the 202, not necessarily at once.',
     body: BatchRequest,
     responses: { 202: { description: 'Every message queued, in request order', schema: Type.Object({ data: Type.Array(BatchItemResult) }) }, ...COMMON_ERRORS },
     handler: async (ctx) => await ctx.deps.send.batch(ctx, BATCH_PATH)

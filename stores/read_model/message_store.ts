@@ -57,7 +57,7 @@ function parseSummary (json: string, status: string): MessageSummary {
 
 /**
  * The read model of messages (status, events, statistics) kept in Redis: a projection of the durable
- * event stream. The gateway records a message when JetStream has accepted it; the engine's projector
+ * event stream. The gateway records a message after its 202, the engine again when it delivers it; the projector
  * applies every event from the event stream. Multi-key updates are Lua scripts sent by EVALSHA.
  */
 export class MessageStore {
@@ -72,8 +72,9 @@ export class MessageStore {
   }
 
   /**
-   * Called by the gateway after the PubAck. Recording the same id twice counts it once. The messages recorded
-   * in one event-loop turn go to Redis as one batched script.
+   * Called by the gateway after the 202 (batched, see gateway/send/read_model_writer.ts) and by the engine on
+   * every delivery of the queued message. Recording the same id twice changes nothing and counts it once. The
+   * messages recorded in one event-loop turn go to Redis as one batched script.
    */
   async recordQueued (msg: QueuedMessage, status: 'queued' | 'scheduled'): Promise<void> {
     const created = Date.parse(msg.created_at)

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { readMessage } from '../../helpers/read_after_write.ts'
 import { type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 
 let sink: SmtpSink
@@ -21,15 +22,9 @@ const body = (to: string, scheduledAt: Date): Record<string, unknown> =>
   ({ from: `App <hello@${org.domain}>`, to, subject: 'Soon', text: 'Soon', scheduled_at: scheduledAt.toISOString() })
 
 async function readStatus (id: string): Promise<string> {
-  // the read model may lag the 202 by a moment
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    const r = await ob.request('GET', `/v1/messages/${id}`, { key })
-    if (r.status === 200) return r.body.status
-    assert.equal(r.status, 404, r.text)
-    assert.ok(Date.now() < deadline, `${id} not readable`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  const r = await readMessage(ob, id, key)
+  assert.equal(r.status, 200, r.text)
+  return r.body.status
 }
 
 test('a send scheduled 25 s ahead reads scheduled and arrives no earlier than its time', async () => {
