@@ -123,6 +123,22 @@ export interface QueuedMessage {
   /** Recipients dropped at the gateway because they are suppressed. */
   suppressed: string[]
   created_at: string
+  /** Set for mail submitted by SMTP; see SubmittedMime. */
+  submitted?: SubmittedMime
+}
+
+/**
+ * A message submitted by SMTP travels as the MIME the application wrote, not as fields to compose: the engine sends
+ * `raw` as it is, adding only the DKIM signature and the per-recipient List-Unsubscribe headers, with the VERP
+ * return path as the envelope sender. The structured fields of the QueuedMessage (from, to, cc, bcc, subject,
+ * metadata) are still filled, from the envelope and the headers, for events and the read model; `html`, `text`,
+ * `attachments` and `headers` stay empty and tracking is off.
+ */
+export interface SubmittedMime {
+  /** The whole message (headers and body, CRLF line ends, the X-Outbox-* headers removed), base64. */
+  raw: string
+  /** From `X-Outbox-Tags`; not yet echoed in events. */
+  tags?: string[]
 }
 
 /** The bare address of `Name <addr@domain>` or `addr@domain`, lower-cased. */

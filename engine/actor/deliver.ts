@@ -2,6 +2,7 @@ import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { addressDomain, renderContent } from '../../protocol/mod.ts'
 import { classifyAccepted, classifyError, tryNextHost, type RecipientOutcome } from './classify.ts'
 import { composeFor, type Content } from './compose.ts'
+import { composeSubmitted } from './raw_submission.ts'
 import { MxResolver } from './mx.ts'
 import type { DestinationThrottle } from './throttle.ts'
 import { relayDestination, type Destination, type TransportCache } from './transports.ts'
@@ -81,7 +82,9 @@ export class Deliverer {
       try {
         const wait = await this.throttle.check(dest.host)
         if (wait > 0) return { kind: 'throttled', retryAfterMs: wait }
-        const info = await this.transports.get(dest).sendMail(composeFor(task.message, content, rcpt, ctx))
+        const submitted = task.message.submitted
+        const mail = submitted !== undefined ? composeSubmitted(task.message, submitted.raw, rcpt, ctx) : composeFor(task.message, content, rcpt, ctx)
+        const info = await this.transports.get(dest).sendMail(mail)
         // one envelope recipient per transaction: resolving means it was accepted
         return classifyAccepted(info)
       } catch (err) {
