@@ -6,8 +6,11 @@ import { IdempotencyStore, type RetryState } from '../send/idempotency.ts'
 import type { SubmittedMessage } from './mime.ts'
 import { SmtpReply } from './smtp_reply.ts'
 
-/** Every repeat of a Message-ID is the same request, whatever its bytes: the rule is "never send twice". */
-const FINGERPRINT = 'smtp-submission'
+/**
+ * Every repeat of a Message-ID is the same request, whatever its bytes (the rule is "never send twice"), so all
+ * share one fingerprint, of the store's shape (64 hex characters).
+ */
+const FINGERPRINT = createHash('sha256').update('smtp-submission').digest('hex')
 
 export interface QueuedReply { id: string, duplicate: boolean }
 
