@@ -121,6 +121,8 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     // Each reply carries its own enhanced code (SmtpReply): smtp-server would pick them by reply code alone.
     hideENHANCEDSTATUSCODES: true,
     hideDSN: true,
+    // Addresses are ASCII, as in the HTTP send.
+    hideSMTPUTF8: true,
     size: MAX_SUBMISSION_BYTES,
     ...({ rejectOversized: true } as object),
     maxClients: settings.maxConnections,
