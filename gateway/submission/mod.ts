@@ -24,12 +24,14 @@ export async function startSubmission (deps: SubmissionDeps): Promise<Submission
   const address = server.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : settings.port
   deps.log.info({ host: settings.host, port, selfSignedCertificate: tls.selfSigned, insecureAuth: settings.insecureAuth }, 'SMTP submission listening')
+  let closing: Promise<void> | undefined
   return {
     server,
     port,
-    close: async (timeoutMs) => await new Promise<void>((resolve) => {
+    // Once: a second call (the gateway's drain after an earlier close) waits for the first.
+    close: async (timeoutMs) => await (closing ??= new Promise<void>((resolve) => {
       (server as unknown as { options: { closeTimeout: number } }).options.closeTimeout = timeoutMs
       server.close(() => resolve())
-    })
+    }))
   }
 }

@@ -123,3 +123,12 @@ test('sessions past the per-address cap are refused 421 at connection', async ()
   extra.close()
   for (const c of open) c.close()
 })
+
+test('closing the server (drain) answers a session still open at the deadline 421 and refuses new ones', async () => {
+  const c = await session()
+  const closed = s.ob.proc.gateway!.submission!.close(300)
+  assert.match(await c.reply(5000), /^421 /)
+  await c.whenClosed()
+  await closed
+  await assert.rejects(RawSmtp.open(s.port))
+})
