@@ -111,3 +111,13 @@ test('a sandbox key (ob_test_) simulates: events as for HTTP sandbox sends, noth
   await events.until(() => events.of(id, 'delivered').length === 1)
   assert.equal(s.sink.to('delivered@simulator.test').length, 0)
 })
+
+test('AUTH LOGIN works as well as AUTH PLAIN; the accepted count is on /metrics', async () => {
+  const key = await s.ob.key(s.org, ['send'])
+  const client = submissionClient(s.port, key, { authMethod: 'LOGIN' })
+  const info = await client.sendMail({ from: `app@${s.org.domain}`, to: 'login@dest.example', subject: 'login', text: 'x' })
+  client.close()
+  const id = queuedId(info.response)
+  await events.until(() => events.of(id, 'delivered').length === 1)
+  assert.match(s.ob.proc.gateway!.deps.metrics.render(), /^outbox_smtp_submissions_total \d+$/m)
+})

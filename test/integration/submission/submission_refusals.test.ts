@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { RawSmtp } from '../../helpers/raw_smtp.ts'
 import { eventually } from '../../helpers/webhooks.ts'
 import { queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
@@ -115,4 +116,26 @@ test('failed authentications are throttled per client address (454 4.7.0); a val
   const client = submissionClient(s.port, await s.ob.key(s.org, ['send']))
   queuedId((await client.sendMail({ from: `a@${s.org.domain}`, to: 'after@dest.example', text: 'x' })).response)
   client.close()
+})
+
+test('a client that talks before the greeting is answered 421', async () => {
+  const said = await new Promise<string>((resolve) => {
+    const socket = connect(s.port, '127.0.0.1')
+    let text = ''
+    socket.once('connect', () => socket.write('EHLO early.test\r\n'))
+    socket.on('data', (d: Buffer) => { text += d.toString() })
+    socket.on('error', () => {})
+    socket.on('close', () => resolve(text))
+  })
+  assert.match(said, /^421 /m)
+})
+
+test('a key whose domain is not verified is refused 553 5.7.1 at MAIL FROM', async () => {
+  const org = await s.ob.org()
+  await s.ob.proc.cp.domains.modify(`${org.orgId}.${org.domainId}`, (d) => ({ ...d, status: 'pending' }))
+  await eventually(() => s.ob.proc.cp.domain(org.orgId, org.domainId)?.status === 'pending', 'the domain mirrored as pending')
+  const client = submissionClient(s.port, await s.ob.key(org, ['send']))
+  const r = await refusal(client.sendMail({ from: `a@${org.domain}`, to: 'x@dest.example', text: 'x' }))
+  client.close()
+  assert.match(r.response!, /^553 5\.7\.1 .*not verified/)
 })
