@@ -135,7 +135,10 @@ export interface QueuedMessage {
  * `attachments` and `headers` stay empty and tracking is off.
  */
 export interface SubmittedMime {
-  /** The whole message (headers and body, CRLF line ends, the X-Outbox-* headers removed), base64. */
+  /**
+   * The whole message (headers and body, CRLF line ends, the X-Outbox-* headers removed), one character per octet
+   * (latin1): 7-bit MIME travels as itself, so a 10 MB message fits a 12 MB NATS message where base64 would not.
+   */
   raw: string
   /** From `X-Outbox-Tags`; not yet echoed in events. */
   tags?: string[]

@@ -17,7 +17,7 @@ export function composeSubmitted (msg: TaskMessage, raw: string, rcpt: string, c
     'List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n'
   return {
     envelope: { from: returnPath, to: [rcpt] },
-    raw: Buffer.concat([Buffer.from(added), Buffer.from(raw, 'base64')]),
+    raw: Buffer.concat([Buffer.from(added), Buffer.from(raw, 'latin1')]),
     dkim: { domainName: ctx.domain.name, keySelector: ctx.domain.selector, privateKey: ctx.domain.key as unknown as string, headerFieldNames: DKIM_SIGNED_HEADERS },
     disableFileAccess: true,
     disableUrlAccess: true

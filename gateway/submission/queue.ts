@@ -77,7 +77,7 @@ export class SubmissionQueue {
       track_clicks: false,
       suppressed,
       created_at: createdAt,
-      submitted: { raw: mail.mime.toString('base64'), ...(mail.tags.length > 0 ? { tags: mail.tags } : {}) }
+      submitted: { raw: mail.mime.toString('latin1'), ...(mail.tags.length > 0 ? { tags: mail.tags } : {}) }
     }
     try {
       await this.send.enqueue({ msg, status: 'queued' })

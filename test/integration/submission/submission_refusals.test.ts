@@ -78,6 +78,16 @@ test('the 51st recipient is deferred 452 4.5.3 (RFC 5321: send it in another tra
   assert.match((info.rejectedErrors![0] as SmtpFailure).response!, /^452 4\.5\.3 /)
 })
 
+test('a message just under 10 MB is accepted and delivered whole', async () => {
+  const client = submissionClient(s.port, await s.ob.key(s.org, ['send']))
+  const text = 'z'.repeat(76).concat('\n').repeat(128_000) // 9.86 MB, 10.1 MB with CRLF line ends
+  const info = await client.sendMail({ from: `a@${s.org.domain}`, to: 'large@dest.example', subject: 'large', text, headers: { 'Content-Transfer-Encoding': '7bit' } })
+  client.close()
+  queuedId(info.response)
+  await eventually(() => s.sink.to('large@dest.example').length === 1, 'delivery of the large message', 60_000)
+  assert.ok(s.sink.to('large@dest.example')[0]!.raw.length > 9_900_000)
+})
+
 test('a message over 10 MB is refused 552 and nothing is queued', async () => {
   const c = await RawSmtp.open(s.port)
   assert.match(await c.command('EHLO client.test'), /SIZE 10485760/)
