@@ -9,6 +9,12 @@ export const MAX_LINE_OCTETS = 998
 export const MAX_TAGS = 10
 const TAG = /^[A-Za-z0-9_-]{1,64}$/
 const HEADER_END = Buffer.from('\r\n\r\n')
+/**
+ * Bounds on what is parsed, so that parsing stays a small fraction of a message's cost (addresses are parsed a
+ * character at a time, some 1 µs each): the header section, and each header read here.
+ */
+export const MAX_HEADER_SECTION_OCTETS = 256 * 1024
+const MAX_PARSED_HEADER: Record<string, number> = { from: 2048, to: 64 * 1024, cc: 64 * 1024, subject: 8192, 'x-outbox-metadata': 32 * 1024, 'x-outbox-tags': 2048 }
 /** Headers read and removed here, and the ones the engine writes for each recipient (an application's copy would double them). */
 const REMOVED = ['x-outbox-metadata', 'x-outbox-tags', 'list-unsubscribe', 'list-unsubscribe-post']
 
@@ -67,11 +73,18 @@ function addresses (values: string[]): string[] {
   return values.flatMap((v) => addressparser(v, { flatten: true }).map((a) => a.address.toLowerCase()).filter((a) => a !== ''))
 }
 
+/** Every value of a header, unfolded; one over its bound in MAX_PARSED_HEADER is refused before it is parsed. */
+function headerValues (h: InstanceType<typeof mailsplit.Headers>, name: string): string[] {
+  const max = MAX_PARSED_HEADER[name]
+  return h.get(name).map((line) => {
+    const value = line.slice(line.indexOf(':') + 1)
+    if (max !== undefined && value.length > max) throw new SmtpReply(554, '5.6.0', `The ${name} header is longer than ${max} characters`)
+    return value.replace(/\r\n[ \t]*/g, ' ').trim()
+  })
+}
+
 function headerValue (h: InstanceType<typeof mailsplit.Headers>, name: string): string | undefined {
-  const line = h.get(name)[0]
-  if (line === undefined) return undefined
-  const colon = line.indexOf(':')
-  return line.slice(colon + 1).replace(/\r\n[ \t]*/g, ' ').trim()
+  return headerValues(h, name)[0]
 }
 
 function parseMetadata (value: string | undefined): Record<string, string> {
@@ -112,6 +125,7 @@ function parseTags (value: string | undefined): string[] {
  */
 export function readSubmitted (data: Buffer, ids: { messageId: string, date: Date }): SubmittedMessage {
   const end = data.indexOf(HEADER_END)
+  if ((end === -1 ? data.length : end) > MAX_HEADER_SECTION_OCTETS) throw new SmtpReply(554, '5.6.0', `The header section is longer than ${MAX_HEADER_SECTION_OCTETS} octets`)
   const head = end === -1 ? data : data.subarray(0, end + 2)
   const body = end === -1 ? Buffer.alloc(0) : data.subarray(end + 4)
   const h = new mailsplit.Headers(head)
@@ -141,8 +155,8 @@ export function readSubmitted (data: Buffer, ids: { messageId: string, date: Dat
     from,
     fromAddress,
     subject: libmime.decodeWords(headerValue(h, 'subject') ?? ''),
-    to: new Set(addresses(h.get('to').map((l) => l.slice(l.indexOf(':') + 1)))),
-    cc: new Set(addresses(h.get('cc').map((l) => l.slice(l.indexOf(':') + 1)))),
+    to: new Set(addresses(headerValues(h, 'to'))),
+    cc: new Set(addresses(headerValues(h, 'cc'))),
     ...(given !== undefined && given !== '' ? { messageId: given } : {}),
     metadata,
     tags

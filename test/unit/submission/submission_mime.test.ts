@@ -61,3 +61,10 @@ test('X-Outbox-Metadata that is not an object of short strings, and bad tags, ar
     assert.throws(() => readSubmitted(Buffer.from(`From: a@acme.test\r\nX-Outbox-Tags: ${v}\r\n\r\nx`), ids), reply(554, '5.6.0'), v)
   }
 })
+
+test('headers too long to parse cheaply are refused 554 5.6.0 before they are parsed', () => {
+  assert.throws(() => readSubmitted(Buffer.from(`From: a@acme.test\r\nX-Long: ${'x'.repeat(990)}\r\n`.repeat(300) + '\r\nbody'), ids), reply(554, '5.6.0'))
+  const folded = (name: string, n: number): string => `${name}: ` + Array.from({ length: n }, (_, i) => `u${i}@x.test`).join(',\r\n ') + '\r\n'
+  assert.throws(() => readSubmitted(Buffer.from('From: a@acme.test\r\n' + folded('To', 6000) + '\r\nx'), ids), reply(554, '5.6.0'))
+  assert.equal(readSubmitted(Buffer.from('From: a@acme.test\r\n' + folded('To', 50) + folded('To', 3) + '\r\nx'), ids).to.size, 50)
+})
