@@ -21,15 +21,49 @@ function authOf (session: SMTPServerSession): AuthContext {
   return session.user as unknown as AuthContext
 }
 
-/** DATA in memory up to `max` bytes; past it the rest is only drained (smtp-server then answers 552). */
-async function readData (stream: Readable, max: number): Promise<Buffer | undefined> {
+/**
+ * 256 MB: what all sessions of a process together may hold of messages still arriving. Each message is held whole
+ * until it is checked and queued; past this a message is drained instead and answered 451 (try again shortly),
+ * so many large uploads at once cannot exhaust the gateway's memory.
+ */
+export const MAX_BUFFERED_BYTES = 256 * 1024 * 1024
+
+/** Bytes of DATA held by every session of the process, against `max`. */
+export class DataBudget {
+  held = 0
+  constructor (readonly max = MAX_BUFFERED_BYTES) {}
+}
+
+/**
+ * DATA in memory up to `max` bytes; past it the rest is only drained (smtp-server then answers 552). `busy` when
+ * the process-wide budget ran out while reading.
+ */
+export async function readData (stream: Readable, max: number, budget: DataBudget): Promise<Buffer | 'too_large' | 'busy'> {
   const chunks: Buffer[] = []
   let bytes = 0
-  for await (const chunk of stream) {
-    bytes += (chunk as Buffer).length
-    if (bytes <= max) chunks.push(chunk as Buffer)
+  let held = 0
+  let busy = false
+  try {
+    for await (const chunk of stream) {
+      const c = chunk as Buffer
+      bytes += c.length
+      if (busy || bytes > max) continue
+      if (budget.held + c.length > budget.max) {
+        busy = true
+        budget.held -= held
+        held = 0
+        chunks.length = 0
+        continue
+      }
+      budget.held += c.length
+      held += c.length
+      chunks.push(c)
+    }
+    if (bytes > max) return 'too_large'
+    return busy ? 'busy' : Buffer.concat(chunks, bytes)
+  } finally {
+    budget.held -= held
   }
-  return bytes > max ? undefined : Buffer.concat(chunks, bytes)
 }
 
 /** The submission server's smtp-server, hooks and all; `listen` is main's. */
@@ -38,6 +72,7 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
   const settings = config.submission
   const queue = new SubmissionQueue(deps.send, deps.redis)
   const limits = new SessionLimits(settings)
+  const budget = new DataBudget()
 
   async function onAuth (auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<AuthContext> {
     const credential = `Bearer ${auth.password ?? ''}`
@@ -88,8 +123,9 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
   }
 
   async function onData (stream: Readable, session: SMTPServerSession): Promise<string> {
-    const data = await readData(stream, MAX_SUBMISSION_BYTES)
-    if (data === undefined) throw new SmtpReply(552, '5.3.4', `Message exceeds the limit of ${MAX_SUBMISSION_BYTES} bytes`)
+    const data = await readData(stream, MAX_SUBMISSION_BYTES, budget)
+    if (data === 'too_large') throw new SmtpReply(552, '5.3.4', `Message exceeds the limit of ${MAX_SUBMISSION_BYTES} bytes`)
+    if (data === 'busy') throw new SmtpReply(451, '4.3.1', 'The server is receiving too much mail at once; try again shortly')
     const auth = authOf(session)
     const id = newId('msg')
     const mail = readSubmitted(normaliseLineEnds(data), { messageId: `<${id}@${auth.domain.name}>`, date: new Date() })
