@@ -36,7 +36,7 @@ export type Target = 'full' | 'fastify' | 'bare' | 'fastify-bare' | 'floor'
 const BENCH_RATE_LIMIT = 10_000_000
 
 function configFor (natsUrl: string, redisUrl: string): Config {
-  return loadConfig({ NATS_URL: natsUrl, REDIS_URL: redisUrl, OB_ROLE: 'gateway', OB_HTTP_PORT: '0', OB_LOG_LEVEL: 'silent', OB_DOMAIN_VERIFICATION: 'off' })
+  return loadConfig({ NATS_URL: natsUrl, REDIS_URL: redisUrl, OB_ROLE: 'gateway', OB_HTTP_PORT: '0', OB_SMTP_SUBMISSION_PORT: '0', OB_LOG_LEVEL: 'silent', OB_DOMAIN_VERIFICATION: 'off' })
 }
 
 /** An enterprise organisation with the bench limit and a send key. */

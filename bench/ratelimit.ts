@@ -104,7 +104,7 @@ export async function runRatelimitBench (opts: BenchOptions): Promise<BenchResul
   opts.progress(0.02, 'starting gateways')
   const ports = await Promise.all(Array.from({ length: GATEWAYS }, async () => await freePort()))
   const gateways = ports.map((port) => spawnCli(['start'], {
-    NATS_URL: opts.natsUrl, REDIS_URL: opts.redisUrl, OB_ROLE: 'gateway', OB_HTTP_PORT: String(port), OB_LOG_LEVEL: 'warn', OB_SHUTDOWN_TIMEOUT_MS: '2000'
+    NATS_URL: opts.natsUrl, REDIS_URL: opts.redisUrl, OB_ROLE: 'gateway', OB_HTTP_PORT: String(port), OB_SMTP_SUBMISSION_PORT: '0', OB_LOG_LEVEL: 'warn', OB_SHUTDOWN_TIMEOUT_MS: '2000'
   }))
   const failures: string[] = []
   const notes: string[] = note === undefined ? [] : [note]

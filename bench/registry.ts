@@ -5,6 +5,7 @@ import { gatewaySuite, engineSuite, webhooksSuite, inboundSuite } from './suites
 import { runCurveBench } from './curve.ts'
 import { runSoakBench } from './soak.ts'
 import { runPoisonBench } from './poison.ts'
+import { runSubmissionBench } from './submission.ts'
 
 /**
  * Every benchmark `npm run bench` knows, in the order a full run takes them.
@@ -16,6 +17,7 @@ export const BENCHMARKS: Record<string, { title: string, run: BenchFn, byNameInQ
   engine: { title: 'Delivery engine vs a plain nodemailer loop', run: engineSuite },
   webhooks: { title: 'Signed webhook deliveries vs a bare undici loop', run: webhooksSuite },
   inbound: { title: 'Inbound SMTP and tracking endpoints vs bare servers', run: inboundSuite },
+  submission: { title: 'SMTP submission vs a bare smtp-server; the per-key limit across HTTP and SMTP', run: runSubmissionBench },
   ratelimit: { title: 'Per-key rate limits across two gateway processes', run: runRatelimitBench },
   scale: { title: 'Engine scale-out: 1, 2 and 3 engine processes sharing the shards', run: runScaleBench },
   poison: { title: 'Healthy mail alone and with mail to a destination that always answers 451', run: runPoisonBench },

@@ -98,7 +98,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     cp.close()
     await nc.close()
 
-    const gateway = startRole('gateway', { OB_HTTP_PORT: String(httpPort) })
+    const gateway = startRole('gateway', { OB_HTTP_PORT: String(httpPort), OB_SMTP_SUBMISSION_PORT: '0' })
     let engine = startRole('engine', { OB_HTTP_PORT: String(enginePort) })
     startRole('inbound', { OB_HTTP_PORT: String(inboundHttpPort), OB_SMTP_INBOUND_PORT: String(inboundPort) })
     const baseUrl = `http://127.0.0.1:${httpPort}`

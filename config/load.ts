@@ -57,6 +57,10 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     if ('bad' in parsed) throw new ConfigError([{ variable: 'OB_TRUSTED_PROXIES', message: `must be a comma-separated list of addresses or CIDR ranges (${JSON.stringify(parsed.bad)} is neither)` }])
     trustedProxies = parsed.ranges
   }
+  if ((e.OB_SMTP_TLS_CERT_FILE === undefined) !== (e.OB_SMTP_TLS_KEY_FILE === undefined)) {
+    const missing = e.OB_SMTP_TLS_CERT_FILE === undefined ? 'OB_SMTP_TLS_CERT_FILE' : 'OB_SMTP_TLS_KEY_FILE'
+    throw new ConfigError([{ variable: missing, message: 'must be set together with its pair (OB_SMTP_TLS_CERT_FILE and OB_SMTP_TLS_KEY_FILE), or neither for a self-signed certificate' }])
+  }
   const config: Config = {
     role: e.OB_ROLE,
     http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl: e.OB_PUBLIC_URL.replace(/\/+$/, ''), trustedProxies },
@@ -79,6 +83,18 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       relay: e.OB_SMTP_RELAY,
       outboundPort: e.OB_SMTP_OUTBOUND_PORT,
       poolConnections: e.OB_SMTP_POOL_CONNECTIONS
+    },
+    submission: {
+      enabled: e.OB_SMTP_SUBMISSION_PORT !== 0,
+      host: e.OB_SMTP_SUBMISSION_HOST,
+      port: e.OB_SMTP_SUBMISSION_PORT,
+      tlsCertFile: e.OB_SMTP_TLS_CERT_FILE,
+      tlsKeyFile: e.OB_SMTP_TLS_KEY_FILE,
+      insecureAuth: e.OB_SMTP_SUBMISSION_INSECURE_AUTH,
+      maxConnections: e.OB_SMTP_SUBMISSION_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: e.OB_SMTP_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS,
+      idleTimeoutMs: e.OB_SMTP_SUBMISSION_IDLE_TIMEOUT_MS,
+      sessionDeadlineMs: e.OB_SMTP_SUBMISSION_SESSION_DEADLINE_MS
     },
     bootstrap: { adminKey: e.OB_BOOTSTRAP_ADMIN_KEY, domain: e.OB_BOOTSTRAP_DOMAIN, plan: e.OB_BOOTSTRAP_PLAN },
     plans: { enterpriseRateLimit: e.OB_ENTERPRISE_RATE_LIMIT },

@@ -21,6 +21,14 @@ export const DEFAULT_INBOUND_MAX_CONNECTIONS_PER_ADDRESS = 20
  * A 25 MB message at 1 Mbit/s takes 3.5 min.
  */
 export const DEFAULT_INBOUND_SESSION_DEADLINE_MS = 300_000
+/** SMTP submission sessions open at once, all clients together. */
+export const DEFAULT_SUBMISSION_MAX_CONNECTIONS = 500
+/** SMTP submission sessions open at once from one client address (an application's mail pool opens a few). */
+export const DEFAULT_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS = 20
+/** 60 s: an SMTP submission session silent this long is closed (421). */
+export const DEFAULT_SUBMISSION_IDLE_TIMEOUT_MS = 60_000
+/** 10 min: the longest an SMTP submission session may last, whatever it sends (a pooled client reconnects). */
+export const DEFAULT_SUBMISSION_SESSION_DEADLINE_MS = 600_000
 /** Open event-stream sockets one API key may hold at once, per gateway process. */
 export const DEFAULT_EVENT_STREAM_MAX_PER_KEY = 10
 /** Open event-stream sockets (authenticated or not) from one client address at once, per gateway process. */
@@ -43,6 +51,15 @@ export const EnvSchema = Type.Object({
   OB_SMTP_INBOUND_MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_INBOUND_MAX_CONNECTIONS }),
   OB_SMTP_INBOUND_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_INBOUND_MAX_CONNECTIONS_PER_ADDRESS }),
   OB_SMTP_INBOUND_SESSION_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: DEFAULT_INBOUND_SESSION_DEADLINE_MS }),
+  OB_SMTP_SUBMISSION_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
+  OB_SMTP_SUBMISSION_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 2587 }),
+  OB_SMTP_TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  OB_SMTP_TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  OB_SMTP_SUBMISSION_INSECURE_AUTH: Type.Boolean({ default: false }),
+  OB_SMTP_SUBMISSION_MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_SUBMISSION_MAX_CONNECTIONS }),
+  OB_SMTP_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS }),
+  OB_SMTP_SUBMISSION_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: DEFAULT_SUBMISSION_IDLE_TIMEOUT_MS }),
+  OB_SMTP_SUBMISSION_SESSION_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: DEFAULT_SUBMISSION_SESSION_DEADLINE_MS }),
   OB_SMTP_RELAY: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
   OB_SMTP_OUTBOUND_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 25 }),
   OB_SMTP_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
@@ -112,6 +129,22 @@ export interface Config {
     readonly outboundPort: number
     /** Pooled SMTP connections per destination host, per engine thread. */
     readonly poolConnections: number
+  }
+  /** SMTP submission (gateway role): applications send with an API key as the password. */
+  readonly submission: {
+    /** false when `OB_SMTP_SUBMISSION_PORT` is 0. */
+    readonly enabled: boolean
+    readonly host: string
+    readonly port: number
+    /** PEM files for STARTTLS; both or neither. Neither: a self-signed certificate is made at start. */
+    readonly tlsCertFile?: string
+    readonly tlsKeyFile?: string
+    /** AUTH offered before STARTTLS (local development only). */
+    readonly insecureAuth: boolean
+    readonly maxConnections: number
+    readonly maxConnectionsPerAddress: number
+    readonly idleTimeoutMs: number
+    readonly sessionDeadlineMs: number
   }
   readonly bootstrap: { readonly adminKey?: string, readonly domain: string, readonly plan: Plan }
   readonly plans: { readonly enterpriseRateLimit: number }

@@ -1,9 +1,5 @@
-import { Compile } from 'typebox/compile'
-import { QueuedMessage } from '../protocol/mod.ts'
+import { isQueuedMessage, queuedMessageProblem, type QueuedMessage } from '../protocol/mod.ts'
 
-// Compiled once per process (and per shard thread that imports it); checking a message allocates nothing beyond
-// the parse, and the error list is only built for a message that fails.
-const checker = Compile(QueuedMessage)
 const dec = new TextDecoder()
 
 /**
@@ -17,10 +13,5 @@ export function decodeQueued (data: Uint8Array): QueuedMessage | string {
   } catch (err) {
     return (err as Error).message
   }
-  if (checker.Check(value)) return value
-  const first = checker.Errors(value)[0]
-  if (first === undefined) return 'not a queued message'
-  // `additionalProperties: false` reports an unknown field as the schema `false` at the field's own path
-  const problem = first.keyword === 'boolean' ? 'is not a field of the queued message' : first.message
-  return `${first.instancePath === '' ? 'message' : first.instancePath} ${problem}`
+  return isQueuedMessage(value) ? value : queuedMessageProblem(value)
 }

@@ -19,11 +19,14 @@ import type { GatewayDeps } from './deps.ts'
 import { SendService } from './send/service.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
+import { startSubmission, type SubmissionListener } from './submission/mod.ts'
 
 export interface Gateway {
   readonly port: number
   readonly deps: GatewayDeps
   readonly server: HttpServer
+  /** SMTP submission, unless OB_SMTP_SUBMISSION_PORT is 0. */
+  readonly submission?: SubmissionListener
   /** Stops accepting, lets in-flight requests finish (up to `timeoutMs`), then closes the socket. */
   drain: (timeoutMs: number) => Promise<void>
 }
@@ -58,12 +61,24 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
   })
   const port = uWS.us_socket_local_port(socket)
   deps.log.info({ host: config.http.host, port }, 'HTTP API listening')
+  let submission: SubmissionListener | undefined
+  if (config.submission.enabled) {
+    submission = await startSubmission(deps).catch(async (err: unknown) => {
+      uWS.us_listen_socket_close(socket)
+      await deps.analyzer.close()
+      deps.send.close()
+      throw err
+    })
+  }
   return {
     port,
     deps,
     server,
+    ...(submission !== undefined ? { submission } : {}),
     async drain (timeoutMs) {
       server.draining = true
+      // SMTP sessions finish their transaction (or get 421 at the deadline) while HTTP drains alongside.
+      const submissionClosed = submission?.close(timeoutMs)
       eventStream.close()
       // New connections are refused at once (a load balancer moves on); requests on open connections are
       // still answered, each with `Connection: close`, so keep-alive clients reconnect elsewhere.
@@ -79,6 +94,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
       // Connections still open are idle now; close them with a FIN rather than a reset when the process exits.
       // (`close` exists in this uWS build but not in its type declarations.)
       ;(server.app as unknown as { close?: () => void }).close?.()
+      await submissionClosed
       await deps.analyzer.close()
       deps.send.close()
     }

@@ -41,7 +41,7 @@ export function actorOf (ctx: Pick<RequestContext, 'auth' | 'ip'>): SecurityActo
   return { orgId: ctx.auth.org.id, keyId: ctx.auth.key.id, address: ctx.ip }
 }
 
-export type AuthTransport = 'http' | 'websocket'
+export type AuthTransport = 'http' | 'websocket' | 'smtp'
 
 export class SecurityLog {
   private readonly log: Logger

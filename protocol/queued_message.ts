@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { Compile } from 'typebox/compile'
 import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, TemplateId, Variables } from './send.ts'
 
 /**
@@ -15,6 +16,23 @@ import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, Templa
 const idOf = (prefix: string): ReturnType<typeof Type.String> => Type.String({ pattern: `^${prefix}_[0-9a-z]{26}$` })
 const ISO_TIME = Type.String({ format: 'date-time', maxLength: 40 })
 const Recipients = Type.Array(Address, { maxItems: MAX_RECIPIENTS })
+
+/**
+ * A message submitted by SMTP travels as the MIME the application wrote, not as fields to compose: the engine sends
+ * `raw` as it is, adding only the DKIM signatures and the per-recipient List-Unsubscribe headers, with the VERP
+ * return path as the envelope sender. The structured fields (from, to, cc, bcc, subject, metadata) are still
+ * filled, from the envelope and the headers, for events and the read model; `html`, `text`, `attachments` and
+ * `headers` stay empty and tracking is off.
+ */
+export const SubmittedMime = Type.Object({
+  /**
+   * The whole message (headers and body, CRLF line ends, the X-Outbox-* headers removed), one character per octet
+   * (latin1): 7-bit MIME travels as itself, so a 10 MB message fits a 12 MB NATS message where base64 would not.
+   */
+  raw: Type.String({ minLength: 1 }),
+  /** From `X-Outbox-Tags`. */
+  tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), { maxItems: 10 }))
+}, { additionalProperties: false })
 
 export const QueuedMessage = Type.Object({
   v: Type.Literal(1),
@@ -42,10 +60,33 @@ export const QueuedMessage = Type.Object({
   track_clicks: Type.Boolean(),
   /** Recipients dropped at the gateway because they are suppressed (bare addresses). */
   suppressed: Type.Array(Type.String({ maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
-  created_at: ISO_TIME
+  created_at: ISO_TIME,
+  submitted: Type.Optional(SubmittedMime)
 }, {
   additionalProperties: false,
   // The body is in the message, never looked up at delivery.
-  anyOf: [{ required: ['html'] }, { required: ['text'] }]
+  anyOf: [{ required: ['html'] }, { required: ['text'] }, { required: ['submitted'] }]
 })
 export type QueuedMessage = Static<typeof QueuedMessage>
+
+// Compiled once per process (and per shard thread that imports it); checking a message allocates nothing, and the
+// error list is only built for a message that fails.
+const checker = Compile(QueuedMessage)
+
+/** Whether `value` is a QueuedMessage. */
+export function isQueuedMessage (value: unknown): value is QueuedMessage {
+  return checker.Check(value)
+}
+
+/**
+ * Where `value` first departs from the schema (`/to/0 must match pattern ...`), for a value isQueuedMessage
+ * refused. The gateway asks it before publishing a message it built from outside input (SMTP submission); the
+ * engine before reading a field.
+ */
+export function queuedMessageProblem (value: unknown): string {
+  const first = checker.Errors(value)[0]
+  if (first === undefined) return 'not a queued message'
+  // `additionalProperties: false` reports an unknown field as the schema `false` at the field's own path
+  const problem = first.keyword === 'boolean' ? 'is not a field of the queued message' : first.message
+  return `${first.instancePath === '' ? 'message' : first.instancePath} ${problem}`
+}

@@ -2,6 +2,7 @@ import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { addressDomain, renderContent } from '../../protocol/mod.ts'
 import { classifyAccepted, classifyError, tryNextHost, type RecipientOutcome } from './classify.ts'
 import { ComposedMessage, type Content, type RecipientMail } from './compose.ts'
+import { SubmittedMessage } from './raw_submission.ts'
 import { MxResolver } from './mx.ts'
 import type { DestinationThrottle } from './throttle.ts'
 import { relayDestination, type Destination, type TransportCache } from './transports.ts'
@@ -44,11 +45,13 @@ export class Deliverer {
 
   async run (task: DeliverTask): Promise<DeliverResult> {
     if (this.verpKey?.id !== task.verpKey.id) this.verpKey = { id: task.verpKey.id, secret: Buffer.from(task.verpKey.secret) }
-    let message: ComposedMessage
+    let message: ComposedMessage | SubmittedMessage
     try {
       const content: Content = task.template !== undefined ? renderContent(task.template, task.message.variables ?? {}) : task.message
       const dkim = [{ domain: task.domain.name, selector: task.domain.selector, key: this.dkimKey(task.domain) }]
-      message = new ComposedMessage(task.message, content, { publicUrl: this.settings.publicUrl, secret: this.secret, domain: task.domain.name, dkim, verpKey: this.verpKey })
+      const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: task.domain.name, dkim, verpKey: this.verpKey }
+      const submitted = task.message.submitted
+      message = submitted !== undefined ? new SubmittedMessage(task.message, submitted.raw, ctx) : new ComposedMessage(task.message, content, ctx)
     } catch (err) {
       const at = new Date().toISOString()
       return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason: (err as Error).message } })) }
@@ -66,7 +69,7 @@ export class Deliverer {
     return unrecorded.length > 0 ? { results, unrecorded } : { results }
   }
 
-  private async one (message: ComposedMessage, rcpt: string): Promise<RecipientOutcome> {
+  private async one (message: ComposedMessage | SubmittedMessage, rcpt: string): Promise<RecipientOutcome> {
     let dests: Destination[]
     try {
       dests = this.relay !== undefined ? [this.relay] : await this.mxDestinations(addressDomain(rcpt))

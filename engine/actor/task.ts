@@ -29,6 +29,8 @@ export interface TaskMessage {
   variables?: Record<string, string | number | boolean>
   track_opens: boolean
   track_clicks: boolean
+  /** Mail submitted by SMTP: sent as this MIME (raw_submission.ts) instead of composed from the fields above. */
+  submitted?: { raw: string }
 }
 
 export interface DeliverTask {

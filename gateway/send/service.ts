@@ -116,6 +116,15 @@ export class SendService {
     })
   }
 
+  /**
+   * Publishes one message prepared elsewhere (SMTP submission) and records it: resolves once JetStream has it.
+   * Throws the API errors of the HTTP send: `payload_too_large`, `service_unavailable`.
+   */
+  async enqueue (p: PreparedMessage): Promise<void> {
+    await this.publish(p.msg, this.encode(p.msg))
+    this.record(p)
+  }
+
   /** The message as published; 413 when the NATS server would refuse its size. */
   private encode (msg: QueuedMessage): Buffer {
     const data = Buffer.from(JSON.stringify(msg))

@@ -25,7 +25,7 @@ async function waitHealthy (base: string, exited: () => boolean): Promise<void> 
 
 test('start serves /healthz and /readyz, creates orgs whose key authenticates, and exits 0 on SIGTERM', async () => {
   const port = await freePort()
-  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_HTTP_PORT: String(port), OB_SMTP_INBOUND_PORT: '0', OB_SHUTDOWN_TIMEOUT_MS: '3000' }
+  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_HTTP_PORT: String(port), OB_SMTP_INBOUND_PORT: '0', OB_SMTP_SUBMISSION_PORT: '0', OB_SHUTDOWN_TIMEOUT_MS: '3000' }
   const run = spawnCli(['start'], env)
   let exited = false
   void run.done.then(() => { exited = true })

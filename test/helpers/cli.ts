@@ -6,9 +6,12 @@ export const CLI_MAIN = fileURLToPath(new URL('../../cli/main.js', import.meta.u
 
 export interface CliRun { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
 
-/** Only what the CLI needs from this process's environment, so the test's own settings never leak in. */
+/**
+ * Only what the CLI needs from this process's environment, so the test's own settings never leak in. SMTP
+ * submission is off unless a test names its port: its fixed default port would collide between processes.
+ */
 export function cliEnv (env: Record<string, string>): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', OB_LOG_LEVEL: 'warn', ...env }
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', OB_LOG_LEVEL: 'warn', OB_SMTP_SUBMISSION_PORT: '0', ...env }
 }
 
 export function spawnCli (args: string[], env: Record<string, string>): { child: ChildProcess, done: Promise<CliRun> } {

@@ -19,7 +19,7 @@ test('a start that fails setting up its streams leaves no NATS or Redis connecti
   try {
     await waitForPort(port)
     await waitForPort(monitor)
-    const config = loadConfig({ NATS_URL: `nats://127.0.0.1:${port}`, REDIS_URL: redis.url, OB_HTTP_PORT: '0', OB_SMTP_INBOUND_PORT: '0' })
+    const config = loadConfig({ NATS_URL: `nats://127.0.0.1:${port}`, REDIS_URL: redis.url, OB_HTTP_PORT: '0', OB_SMTP_INBOUND_PORT: '0', OB_SMTP_SUBMISSION_PORT: '0' })
     await assert.rejects(startOutbox(config, pino({ level: 'silent' })))
     const connz = await (await fetch(`http://127.0.0.1:${monitor}/connz`)).json() as { num_connections: number }
     assert.equal(connz.num_connections, 0, 'the NATS connection is closed')

@@ -43,7 +43,7 @@ async function post (body: Record<string, unknown>): Promise<Sent> {
 
 function startCli (): { child: ChildProcess, done: Promise<CliRun> } {
   const run = spawnCli(['start'], {
-    NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'all', OB_HTTP_PORT: String(port), OB_SMTP_INBOUND_PORT: '0',
+    NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'all', OB_HTTP_PORT: String(port), OB_SMTP_INBOUND_PORT: '0', OB_SMTP_SUBMISSION_PORT: '0',
     OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_SHUTDOWN_TIMEOUT_MS: '8000', OB_ENGINE_ACK_WAIT_MS: '2000'
   })
   children.push(run.child)

@@ -1,0 +1,195 @@
+import type { Readable } from 'node:stream'
+import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server'
+import { ADDRESS_PATTERN, ApiError, MAX_RECIPIENTS, REDIS_KEYS, addressDomain, bareAddress, clientIdentity, newId } from '../../protocol/mod.ts'
+import { authenticate, hasPermission, type AuthContext } from '../auth.ts'
+import type { GatewayDeps } from '../deps.ts'
+import { planLimit } from '../server.ts'
+import { normaliseLineEnds, readSubmitted } from './mime.ts'
+import { SubmissionQueue } from './queue.ts'
+import { SessionLimits } from './session_limits.ts'
+import { SmtpReply } from './smtp_reply.ts'
+import type { SubmissionTls } from './tls.ts'
+
+/** 10 MB, as for the HTTP send; announced with SIZE, 552 past it. */
+export const MAX_SUBMISSION_BYTES = 10 * 1024 * 1024
+const ADDRESS = new RegExp(ADDRESS_PATTERN)
+
+export type SubmissionDeps = Pick<GatewayDeps, 'config' | 'log' | 'cp' | 'redis' | 'limiter' | 'authGuard' | 'security' | 'send' | 'metrics'>
+
+/** The authenticated key, kept on the session by smtp-server (`session.user`). */
+function authOf (session: SMTPServerSession): AuthContext {
+  return session.user as unknown as AuthContext
+}
+
+/**
+ * 256 MB: what all sessions of a process together may hold of messages still arriving. Each message is held whole
+ * until it is checked and queued; past this a message is drained instead and answered 451 (try again shortly),
+ * so many large uploads at once cannot exhaust the gateway's memory.
+ */
+export const MAX_BUFFERED_BYTES = 256 * 1024 * 1024
+
+/** Bytes of DATA held by every session of the process, against `max`. */
+export class DataBudget {
+  held = 0
+  constructor (readonly max = MAX_BUFFERED_BYTES) {}
+}
+
+/**
+ * DATA in memory up to `max` bytes; past it the rest is only drained (smtp-server then answers 552). `busy` when
+ * the process-wide budget ran out while reading.
+ */
+export async function readData (stream: Readable, max: number, budget: DataBudget): Promise<Buffer | 'too_large' | 'busy'> {
+  const chunks: Buffer[] = []
+  let bytes = 0
+  let held = 0
+  let busy = false
+  try {
+    for await (const chunk of stream) {
+      const c = chunk as Buffer
+      bytes += c.length
+      if (busy || bytes > max) continue
+      if (budget.held + c.length > budget.max) {
+        busy = true
+        budget.held -= held
+        held = 0
+        chunks.length = 0
+        continue
+      }
+      budget.held += c.length
+      held += c.length
+      chunks.push(c)
+    }
+    if (bytes > max) return 'too_large'
+    return busy ? 'busy' : Buffer.concat(chunks, bytes)
+  } finally {
+    budget.held -= held
+  }
+}
+
+/** The submission server's smtp-server, hooks and all; `listen` is main's. */
+export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls): { server: SMTPServer, limits: SessionLimits } {
+  const { config, cp, log } = deps
+  const settings = config.submission
+  const queue = new SubmissionQueue(deps.send, deps.redis)
+  const limits = new SessionLimits(settings)
+  const budget = new DataBudget()
+
+  async function onAuth (auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<AuthContext> {
+    const credential = `Bearer ${auth.password ?? ''}`
+    const address = clientIdentity(session.remoteAddress) ?? session.remoteAddress
+    const now = Date.now()
+    let ctx: AuthContext
+    try {
+      ctx = authenticate(cp, credential, now)
+    } catch (err) {
+      deps.security.authFailed({ transport: 'smtp', address, credential, reason: ApiError.from(err).message })
+      const refusal = await deps.authGuard.refusal(err, address, credential, now)
+      if (refusal instanceof ApiError && refusal.code === 'rate_limited') {
+        throw new SmtpReply(454, '4.7.0', `Too many failed authentications; try again in ${refusal.retryAfter ?? 60} s`)
+      }
+      throw new SmtpReply(535, '5.7.8', 'Authentication credentials invalid: the password must be an API key')
+    }
+    if (!hasPermission(ctx.key, 'send')) throw new SmtpReply(535, '5.7.8', 'This API key lacks the "send" permission')
+    return ctx
+  }
+
+  async function onMailFrom (sender: string, session: SMTPServerSession): Promise<void> {
+    const auth = authOf(session)
+    const domain = auth.domain
+    if (sender === '' || addressDomain(sender) !== domain.name.toLowerCase()) {
+      throw new SmtpReply(553, '5.7.1', `The sender must be an address on ${domain.name}, the domain of this API key`)
+    }
+    if (domain.status !== 'verified') throw new SmtpReply(553, '5.7.1', `The domain ${domain.name} is not verified yet`)
+    // The per-key bucket of the HTTP API: each message takes one request's worth.
+    const limit = planLimit(auth.org, config.plans.enterpriseRateLimit)
+    let d
+    try {
+      d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit)
+    } catch (err) {
+      throw new SmtpReply(451, '4.3.0', 'The rate limiter is unavailable; try again shortly', { cause: err })
+    }
+    if (!d.allowed) throw new SmtpReply(451, '4.7.1', `Rate limit of ${limit} messages per minute exceeded; try again in ${d.retryAfterS} s`)
+  }
+
+  function onRcptTo (rcpt: string, session: SMTPServerSession): void {
+    const auth = authOf(session)
+    // RFC 5321 §4.5.3.1.10: 452 asks the client to send the rest in another transaction.
+    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw new SmtpReply(452, '4.5.3', `Too many recipients: at most ${MAX_RECIPIENTS} per message`)
+    if (!ADDRESS.test(rcpt)) throw new SmtpReply(553, '5.1.3', 'Recipient address not accepted: it must be addr@domain in ASCII')
+    // The sandbox simulates events, not list state: its keys are not held to the suppression list.
+    if (auth.key.environment === 'live' && cp.isSuppressed(auth.org.id, bareAddress(rcpt))) {
+      throw new SmtpReply(550, '5.1.1', 'Recipient is on this organisation\'s suppression list')
+    }
+  }
+
+  async function onData (stream: Readable, session: SMTPServerSession): Promise<string> {
+    const data = await readData(stream, MAX_SUBMISSION_BYTES, budget)
+    if (data === 'too_large') throw new SmtpReply(552, '5.3.4', `Message exceeds the limit of ${MAX_SUBMISSION_BYTES} bytes`)
+    if (data === 'busy') throw new SmtpReply(451, '4.3.1', 'The server is receiving too much mail at once; try again shortly')
+    const auth = authOf(session)
+    const id = newId('msg')
+    const mail = readSubmitted(normaliseLineEnds(data), { messageId: `<${id}@${auth.domain.name}>`, date: new Date() })
+    if (addressDomain(mail.fromAddress) !== auth.domain.name.toLowerCase()) {
+      throw new SmtpReply(553, '5.7.1', `The From header must be an address on ${auth.domain.name}, the domain of this API key`)
+    }
+    const envelope = [...new Set(session.envelope.rcptTo.map((r) => bareAddress(r.address)))]
+    const r = await queue.queue(auth, envelope, mail, [], id)
+    deps.metrics.inc('outbox_smtp_submissions_total')
+    return r.duplicate ? `2.0.0 queued as ${r.id} (this Message-ID was already queued; not sent again)` : `2.0.0 queued as ${r.id}`
+  }
+
+  /** smtp-server callbacks from promises; an unexpected error is logged and answered 451, never passed on raw. */
+  function settle<T> (p: Promise<T>, callback: (err: Error | null, value?: T) => void, what: string): void {
+    p.then((v) => callback(null, v), (err: unknown) => {
+      if (err instanceof SmtpReply) return callback(err)
+      log.error({ err, stage: what }, 'SMTP submission failed')
+      callback(new SmtpReply(451, '4.3.0', 'Temporary local problem; try again later'))
+    })
+  }
+
+  const server = new SMTPServer({
+    banner: 'Outbox submission',
+    name: new URL(config.http.publicUrl).hostname,
+    key: tls.key,
+    cert: tls.cert,
+    authMethods: ['PLAIN', 'LOGIN'],
+    allowInsecureAuth: settings.insecureAuth,
+    // Each reply carries its own enhanced code (SmtpReply): smtp-server would pick them by reply code alone.
+    hideENHANCEDSTATUSCODES: true,
+    hideDSN: true,
+    // Addresses are ASCII, as in the HTTP send.
+    hideSMTPUTF8: true,
+    size: MAX_SUBMISSION_BYTES,
+    ...({ rejectOversized: true } as object),
+    maxClients: settings.maxConnections,
+    socketTimeout: settings.idleTimeoutMs,
+    closeTimeout: config.shutdownTimeoutMs,
+    logger: false,
+    onConnect: limits.onConnect,
+    onClose: limits.onClose,
+    onAuth (auth, session, callback) {
+      settle(onAuth(auth, session).then((user) => ({ user: user as unknown as string })), callback, 'auth')
+    },
+    onMailFrom (address, session, callback) {
+      settle(onMailFrom(address.address, session), callback, 'mail')
+    },
+    onRcptTo (address, session, callback) {
+      try {
+        onRcptTo(address.address, session)
+        callback()
+      } catch (err) {
+        callback(err as Error)
+      }
+    },
+    onData (stream, session, callback) {
+      const reply = onData(stream, session)
+      // smtp-server needs the whole DATA read before it answers; a refusal found early still drains the rest.
+      reply.catch(() => { stream.resume() })
+      stream.once('end', () => { limits.deferWhile(session.id, reply) })
+      settle(reply, (err, text) => { err !== null ? callback(err) : callback(null, text) }, 'data')
+    }
+  })
+  limits.attach(server)
+  server.on('error', (err) => log.warn({ err }, 'SMTP submission error'))
+  return { server, limits }
+}
