@@ -97,7 +97,6 @@ export class SubmissionQueue {
  * Subject header exactly as submitted.
  */
 function recordSubject (decoded: string): string {
-  // eslint-disable-next-line no-control-regex
   const line = decoded.replace(/[\r\n\0]+/g, ' ')
   return line.length > 998 ? line.slice(0, 998) : line
 }
