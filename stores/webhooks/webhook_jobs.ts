@@ -27,6 +27,13 @@ export interface WebhookJob {
   created_at: number
   /** A test event from POST /v1/webhooks/{id}/test: one attempt, whatever the webhook's status. */
   test?: boolean
+  /** A replay from POST /v1/webhooks/{id}/replay: one attempt, whatever the webhook's status. */
+  replay?: boolean
+  /**
+   * Set on the jobs of a replay or a recover: keeps their attempts apart from the event's first delivery
+   * (and from other replays) in the job stream's duplicate window.
+   */
+  run?: string
 }
 
 /**
@@ -48,7 +55,8 @@ export function storedEventId (job: StoredWebhookJob): string {
 }
 
 export function webhookJobMsgId (job: StoredWebhookJob): string {
-  return `${storedEventId(job)}:${job.webhook_id}:${job.attempt}`
+  const id = `${storedEventId(job)}:${job.webhook_id}:${job.attempt}`
+  return job.run === undefined ? id : `${id}:${job.run}`
 }
 
 /** Creates the job stream (without its consumers) or brings it to the table's settings; run lazily by the gateway. */
@@ -90,7 +98,7 @@ export function webhookJobJson (job: StoredWebhookJob, eventJson?: string): stri
  * base32 and need no escaping; anything else goes through JSON.stringify.
  */
 function refJson (seq: number, eventId: string, job: WebhookJob): string {
-  if (job.test !== undefined || !plainId(eventId) || !plainId(job.org_id) || !plainId(job.webhook_id)) {
+  if (job.test !== undefined || job.replay !== undefined || job.run !== undefined || !plainId(eventId) || !plainId(job.org_id) || !plainId(job.webhook_id)) {
     const { event: _e, event_seq: _s, ...rest } = job
     return JSON.stringify({ event_seq: seq, event_id: eventId, ...rest })
   }
@@ -102,6 +110,17 @@ const plainId = (s: unknown): boolean => typeof s === 'string' && PLAIN_ID.test(
 
 const ensured = new WeakMap<NatsConnection, Promise<void>>()
 
+/** The job stream exists (made once per connection; the gateway queues jobs now and then). */
+async function jobStreamReady (nc: NatsConnection, replicas: number): Promise<void> {
+  let ready = ensured.get(nc)
+  if (ready === undefined) {
+    ready = ensureWebhookJobStream(nc, replicas)
+    ready.catch(() => ensured.delete(nc))
+    ensured.set(nc, ready)
+  }
+  await ready
+}
+
 /**
  * Queues a test event for one webhook through the same delivery path as real events. It goes to that webhook
  * only, whatever its subscriptions and status, is attempted once, and is not stored as an event of the org.
@@ -109,16 +128,22 @@ const ensured = new WeakMap<NatsConnection, Promise<void>>()
 export async function enqueueTestEvent (
   nc: NatsConnection, opts: { shards: number, replicas: number }, webhook: WebhookRecord, type: string, now = Date.now()
 ): Promise<string> {
-  let ready = ensured.get(nc)
-  if (ready === undefined) {
-    ready = ensureWebhookJobStream(nc, opts.replicas)
-    ready.catch(() => ensured.delete(nc))
-    ensured.set(nc, ready)
-  }
-  await ready
+  await jobStreamReady(nc, opts.replicas)
   const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
   await publishWebhookJob(jetstreamOf(nc), opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
   return event.id
+}
+
+/**
+ * Queues jobs of real events (a replay or a recover) for one webhook, each carrying its event as stored, one
+ * stream message per job. Resolves once every one is stored.
+ */
+export async function enqueueWebhookJobs (nc: NatsConnection, opts: { shards: number, replicas: number }, jobs: readonly WebhookJob[], eventJson: readonly string[]): Promise<void> {
+  await jobStreamReady(nc, opts.replicas)
+  const js = jetstreamOf(nc)
+  await Promise.all(jobs.map(async (job, i) => {
+    await js.publish(webhookJobSubject(shardOf(job.webhook_id, opts.shards), job.webhook_id), enc.encode(webhookJobJson(job, eventJson[i])), { msgID: webhookJobMsgId(job) })
+  }))
 }
 
 /** Plausible `data` for a test event of each type, marked `test: true`. */
