@@ -5,7 +5,7 @@ import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import type { TrackingRecorder } from '../stores/events/mod.ts'
 import type { MessageStore } from '../stores/read_model/mod.ts'
-import type { TestEventQueue } from '../stores/webhooks/mod.ts'
+import type { WebhookJobQueue } from '../stores/webhooks/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 import type { AuthFailureGuard } from './auth.ts'
 import type { Metrics } from './metrics.ts'
@@ -36,5 +36,5 @@ export interface GatewayDeps {
   /** Open, click and unsubscribe events from tracking links; the installation secret is read once at start. */
   readonly tracking: TrackingRecorder
   /** Test events for webhooks (POST /v1/webhooks/{id}/test). */
-  readonly webhookTests: TestEventQueue
+  readonly webhookJobs: WebhookJobQueue
 }

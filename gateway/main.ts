@@ -6,7 +6,7 @@ import type { Config } from '../config/mod.ts'
 import { TrackingRecorder } from '../stores/events/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
-import { TestEventQueue } from '../stores/webhooks/mod.ts'
+import { WebhookJobQueue } from '../stores/webhooks/mod.ts'
 import { createHttpServer, type HttpServer } from './server.ts'
 import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
@@ -43,7 +43,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     analyzer: new AnalyzePool(),
     tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs),
     send: new SendService(base),
-    webhookTests: new TestEventQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas })
+    webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas })
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)

@@ -13,7 +13,7 @@ import { presentedKeyPrefix } from './auth.ts'
 /** Changes to what can authenticate or where an organisation's data goes. */
 export type SecurityChange =
   | 'api_key.created' | 'api_key.rotated' | 'api_key.revoked'
-  | 'webhook.created' | 'webhook.updated' | 'webhook.deleted'
+  | 'webhook.created' | 'webhook.updated' | 'webhook.deleted' | 'webhook.secret_rotated'
   | 'inbound_route.created' | 'inbound_route.deleted'
 
 /** Who made a change: the authenticated key of the request, and where it came from. */
@@ -26,7 +26,7 @@ export interface ChangeTarget {
   new_api_key_id?: string
   permissions?: readonly string[]
   environment?: string
-  /** Rotation: when the old key stops working. */
+  /** Rotation: when the old key (or webhook secret) stops working. */
   expires_at?: string
   webhook_id?: string
   /** The webhook URL's host only. */

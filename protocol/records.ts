@@ -65,7 +65,10 @@ export const WebhookRecord = Type.Object({
   created_at: Type.String(),
   updated_at: Type.String(),
   /** Set when the last retry failed; attempts of events fanned out before it are never made, even after revival. */
-  failed_at: Type.Optional(Type.String())
+  failed_at: Type.Optional(Type.String()),
+  /** The secret before the last rotation: requests are signed with it as well until `previous_secret_expires_at`. */
+  previous_secret: Type.Optional(Type.String()),
+  previous_secret_expires_at: Type.Optional(Type.String())
 })
 export type WebhookRecord = Static<typeof WebhookRecord>
 

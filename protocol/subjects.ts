@@ -98,8 +98,25 @@ export function webhookJobConsumer (shard: number): string {
 }
 
 export const HDR_SIGNATURE = 'X-Service-Signature'
+/** Standard Webhooks (standardwebhooks.com) headers, sent alongside X-Service-Signature. */
+export const HDR_WEBHOOK_ID = 'webhook-id'
+export const HDR_WEBHOOK_TIMESTAMP = 'webhook-timestamp'
+export const HDR_WEBHOOK_SIGNATURE = 'webhook-signature'
 
 /** Delivery attempts of one webhook, newest first (a capped Redis list). */
 export function webhookDeliveryLogKey (webhookId: string): string {
   return `ob:whd:${webhookId}`
+}
+
+/**
+ * Ids of the events one webhook received with a 2xx, per UTC day of the event's timestamp (`yyyymmdd`): a Redis
+ * set kept as long as events are, which tells a recover what the webhook did not receive.
+ */
+export function webhookReceivedKey (webhookId: string, day: string): string {
+  return `ob:whok:${webhookId}:${day}`
+}
+
+/** Ids of the events a recover queued for one webhook lately: a second recover does not queue them again. */
+export function webhookRecoveringKey (webhookId: string): string {
+  return `ob:whrec:${webhookId}`
 }

@@ -20,8 +20,8 @@ interface OpenApi { paths: Record<string, Record<string, Operation>>, components
 const ROOT = new URL('../../', import.meta.url)
 /** Paths whose first two segments name one resource. */
 const TWO_SEGMENT_RESOURCES = ['inbound/routes']
-/** Operations that create messages: they get an Idempotency-Key by default, reused across retries. */
-const IDEMPOTENT_PATHS = new Set(['/v1/messages/send', '/v1/messages/batch'])
+/** Endpoints that honour Idempotency-Key: the client sends one (the same on every retry), so a retried call changes nothing twice. */
+const IDEMPOTENT_PATHS = new Set(['/v1/messages/send', '/v1/messages/batch', '/v1/webhooks/{id}/rotate-secret', '/v1/webhooks/{id}/replay', '/v1/webhooks/{id}/recover'])
 
 const camel = (s: string): string => s.replace(/[-_/.]+([a-z0-9])/g, (_, c: string) => c.toUpperCase())
 const pascal = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1)

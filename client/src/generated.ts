@@ -619,6 +619,41 @@ export type GetWebhooksByIdDeliveriesResponse = {
   next_cursor: string | null
 }
 
+/** Request body of POST /v1/webhooks/{id}/rotate-secret. */
+export type PostWebhooksByIdRotateSecretBody = {
+  /** How long the previous secret keeps signing requests as well (0 to 10080, 7 days); 0 ends it at once */
+  grace_period_minutes: number
+}
+
+/** Response of POST /v1/webhooks/{id}/rotate-secret. */
+export type PostWebhooksByIdRotateSecretResponse = {
+  /** The new signing secret (`whsec_` + base64 text); returned only in this response */
+  secret: string
+  /** Until then every request also carries a signature made with the previous secret */
+  previous_secret_expires_at: string
+}
+
+/** Request body of POST /v1/webhooks/{id}/replay. */
+export type PostWebhooksByIdReplayBody = {
+  event_id: string
+}
+
+/** Response of POST /v1/webhooks/{id}/replay. */
+export type PostWebhooksByIdReplayResponse = {
+  event_id: string
+}
+
+/** Request body of POST /v1/webhooks/{id}/recover. */
+export type PostWebhooksByIdRecoverBody = {
+  since: string
+}
+
+/** Response of POST /v1/webhooks/{id}/recover. */
+export type PostWebhooksByIdRecoverResponse = {
+  /** How many events were queued */
+  events: number
+}
+
 /** Request body of POST /v1/messages/send. */
 export type PostMessagesSendBody = {
   /** addr@domain or "Display Name <addr@domain>" */
@@ -793,7 +828,13 @@ export function operations (call: Call) {
     /** POST /v1/webhooks/{id}/test: Send a signed test event to this webhook. */
     test: async (id: string, body: PostWebhooksByIdTestBody, options?: RequestOptions): Promise<PostWebhooksByIdTestResponse> => await call<PostWebhooksByIdTestResponse>({ method: 'POST', path: `/v1/webhooks/${encodeURIComponent(id)}/test`, body }, options),
     /** GET /v1/webhooks/{id}/deliveries: Delivery attempts of this webhook, newest first. */
-    deliveries: async (id: string, query?: GetWebhooksByIdDeliveriesQuery, options?: RequestOptions): Promise<GetWebhooksByIdDeliveriesResponse> => await call<GetWebhooksByIdDeliveriesResponse>({ method: 'GET', path: `/v1/webhooks/${encodeURIComponent(id)}/deliveries`, query }, options)
+    deliveries: async (id: string, query?: GetWebhooksByIdDeliveriesQuery, options?: RequestOptions): Promise<GetWebhooksByIdDeliveriesResponse> => await call<GetWebhooksByIdDeliveriesResponse>({ method: 'GET', path: `/v1/webhooks/${encodeURIComponent(id)}/deliveries`, query }, options),
+    /** POST /v1/webhooks/{id}/rotate-secret: Replace the signing secret; the previous one keeps signing during a grace period. */
+    rotateSecret: async (id: string, body: PostWebhooksByIdRotateSecretBody, options?: RequestOptions): Promise<PostWebhooksByIdRotateSecretResponse> => await call<PostWebhooksByIdRotateSecretResponse>({ method: 'POST', path: `/v1/webhooks/${encodeURIComponent(id)}/rotate-secret`, body, idempotent: true }, options),
+    /** POST /v1/webhooks/{id}/replay: Send one event to this webhook again. */
+    replay: async (id: string, body: PostWebhooksByIdReplayBody, options?: RequestOptions): Promise<PostWebhooksByIdReplayResponse> => await call<PostWebhooksByIdReplayResponse>({ method: 'POST', path: `/v1/webhooks/${encodeURIComponent(id)}/replay`, body, idempotent: true }, options),
+    /** POST /v1/webhooks/{id}/recover: Send again every event since a time that this webhook did not receive. */
+    recover: async (id: string, body: PostWebhooksByIdRecoverBody, options?: RequestOptions): Promise<PostWebhooksByIdRecoverResponse> => await call<PostWebhooksByIdRecoverResponse>({ method: 'POST', path: `/v1/webhooks/${encodeURIComponent(id)}/recover`, body, idempotent: true }, options)
   },
   templates: {
     /** POST /v1/templates: Create a template with {{var}} placeholders. */

@@ -2,11 +2,11 @@ import type { JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
-import { HDR_SIGNATURE, type WebhookRecord } from '../../protocol/mod.ts'
+import { HDR_SIGNATURE, HDR_WEBHOOK_ID, HDR_WEBHOOK_SIGNATURE, HDR_WEBHOOK_TIMESTAMP, type WebhookRecord } from '../../protocol/mod.ts'
 import { JsPublisher } from '../../stores/clients/mod.ts'
 import { isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf, type DeliveryLog, type StoredWebhookJob, type WebhookJob } from '../../stores/webhooks/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
-import { signatureHeader, signingKey } from './sign.ts'
+import { activeSecrets, signatureHeader, signingKey, standardSignatureHeader, standardSigningKey } from './sign.ts'
 import { AttemptOutcomes } from './outcome.ts'
 import { EndpointQueue } from './endpoint_queue.ts'
 import { ackSoon } from './ack_batch.ts'
@@ -32,14 +32,30 @@ const ATTEMPT_FAULT_RETRY_MS = 5000
 const EVENT_READ_RETRY_MS = 5000
 
 /**
- * Whether a job may still be attempted: the webhook exists and is active (test events: exists), and the event
+ * Whether a job may still be attempted: the webhook exists and is active (test events and replays: exists), and the event
  * was not fanned out before the webhook last turned failed. Deleted, paused or failed: the job is dropped.
  */
-export function deliverable (job: Pick<WebhookJob, 'test' | 'created_at'>, webhook: WebhookRecord | undefined): webhook is WebhookRecord {
+export function deliverable (job: Pick<WebhookJob, 'test' | 'replay' | 'created_at'>, webhook: WebhookRecord | undefined): webhook is WebhookRecord {
   if (webhook === undefined) return false
-  if (job.test === true) return true
+  if (job.test === true || job.replay === true) return true
   if (webhook.status !== 'active') return false
   return webhook.failed_at === undefined || job.created_at > Date.parse(webhook.failed_at)
+}
+
+/**
+ * The signature headers of one request: X-Service-Signature and the Standard Webhooks trio, each with one
+ * signature per active secret (two during a rotation's grace period). `webhook-id` is the event id, so it is
+ * the same on every retry and replay of the event.
+ */
+export function signedHeaders (webhook: WebhookRecord, eventId: string, body: Buffer, nowMs: number): string[] {
+  const t = Math.floor(nowMs / 1000)
+  const secrets = activeSecrets(webhook, nowMs)
+  return [
+    HDR_SIGNATURE, signatureHeader(secrets.map(signingKey), body, t),
+    HDR_WEBHOOK_ID, eventId,
+    HDR_WEBHOOK_TIMESTAMP, String(t),
+    HDR_WEBHOOK_SIGNATURE, standardSignatureHeader(secrets.map(standardSigningKey), eventId, t, body)
+  ]
 }
 
 /**
@@ -270,8 +286,7 @@ export class WebhookDispatcher {
     if (!deliverable(w.job, current)) { ackSoon(w.m); return }
     const at = new Date()
     const body = w.body ?? Buffer.from(JSON.stringify(w.job.event))
-    const signature = signatureHeader(signingKey(current.secret), body, Math.floor(at.getTime() / 1000))
-    const result = await this.http.post(w.url, body, [HDR_SIGNATURE, signature])
+    const result = await this.http.post(w.url, body, signedHeaders(current, w.job.event.id, body, at.getTime()))
     await this.outcomes.settle(w.m, w.job, current, result, at)
   }
 

@@ -12,7 +12,7 @@ const RETRY_STORE_FAILED_MS = 5000
 
 /**
  * What follows an attempt, in one place: the attempt goes into the delivery log; then the job is done (a
- * success, or a test event, which is attempted once), or its retry is stored as a new job due after the
+ * success, or a test event or a replay, which are attempted once), or its retry is stored as a new job due after the
  * schedule's delay, or, after the last retry, the webhook becomes `failed`.
  */
 export class AttemptOutcomes {
@@ -34,8 +34,8 @@ export class AttemptOutcomes {
       duration_ms: result.durationMs,
       error: result.error,
       at: at.toISOString()
-    }).catch((err: unknown) => this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'))
-    if (result.error === null || job.test === true) { ackSoon(m); return }
+    }, job.test === true ? undefined : job.event.timestamp).catch((err: unknown) => this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'))
+    if (result.error === null || job.test === true || job.replay === true) { ackSoon(m); return }
     const delay = retryDelayMs(this.retryScheduleS, job.attempt)
     if (delay !== undefined) {
       try {

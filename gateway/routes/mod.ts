@@ -12,6 +12,7 @@ import { messageReadRoutes } from './messages_read_v1.ts'
 import { eventRoutes } from './events_v1.ts'
 import { statsRoutes } from './stats_v1.ts'
 import { webhookDeliveryRoutes } from './webhook_deliveries_v1.ts'
+import { webhookRecoveryRoutes } from './webhook_recovery_v1.ts'
 import { messageSendRoutes } from './messages_v1.ts'
 import { trackingRoutes } from './tracking.ts'
 import { analyzeRoutes } from './analyze_v1.ts'
@@ -31,6 +32,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...eventRoutes,
   ...statsRoutes,
   ...webhookDeliveryRoutes,
+  ...webhookRecoveryRoutes,
   ...messageSendRoutes,
   ...trackingRoutes,
   ...analyzeRoutes

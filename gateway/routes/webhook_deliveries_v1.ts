@@ -41,7 +41,7 @@ export const webhookDeliveryRoutes = [
       const webhook = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
       const type = body.type === 'inbound' ? 'inbound.received' : body.type
       try {
-        const eventId = await deps.webhookTests.enqueue(webhook, type)
+        const eventId = await deps.webhookJobs.enqueueTest(webhook, type)
         return { status: 202, body: { event_id: eventId } }
       } catch (err) {
         throw new ApiError('service_unavailable', 'The test event could not be queued; try again.', { cause: err })

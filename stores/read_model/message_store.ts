@@ -184,6 +184,35 @@ export class MessageStore {
     return await statsOver((hour) => this.redis.hgetall(K.stats(orgId, hour)), fromMs, toMs, interval)
   }
 
+  /** Ids and times (ms) of the org's events of these types at or after `fromMs`, oldest first. */
+  async eventIdsSince (orgId: string, types: readonly string[], fromMs: number): Promise<Array<{ id: string, ms: number }>> {
+    const p = this.redis.pipeline()
+    for (const t of types) p.zrangebyscore(K.eventsByType(orgId, t), fromMs, '+inf', 'WITHSCORES')
+    const out: Array<{ id: string, ms: number }> = []
+    for (const [err, flat] of (await p.exec()) ?? []) {
+      if (err !== null) throw err
+      const list = flat as string[]
+      for (let i = 0; i + 1 < list.length; i += 2) out.push({ id: list[i]!, ms: Number(list[i + 1]) })
+    }
+    return out.sort((a, b) => a.ms - b.ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  }
+
+  /** Stored events (webhook envelopes as JSON text, the bytes webhooks were sent), undefined where gone. */
+  async eventJson (orgId: string, ids: readonly string[]): Promise<Array<string | undefined>> {
+    if (ids.length === 0) return []
+    return (await this.redis.mget(ids.map((id) => K.event(orgId, id)))).map((v) => v ?? undefined)
+  }
+
+  /** Which of `orgIds` holds the event `id` (a 403 rather than a 404 for another organisation's event). */
+  async eventOrg (id: string, orgIds: readonly string[]): Promise<string | undefined> {
+    if (orgIds.length === 0) return undefined
+    const p = this.redis.pipeline()
+    for (const org of orgIds) p.exists(K.event(org, id))
+    const results = (await p.exec()) ?? []
+    const i = results.findIndex(([err, n]) => err === null && n === 1)
+    return i < 0 ? undefined : orgIds[i]
+  }
+
   private async loadEvents (orgId: string, ids: string[]): Promise<Array<EventEnvelope | undefined>> {
     if (ids.length === 0) return []
     const raw = await this.redis.mget(ids.map((id) => K.event(orgId, id)))

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { webhookDeliveryLogKey } from '../../protocol/mod.ts'
+import { webhookDeliveryLogKey, webhookReceivedKey } from '../../protocol/mod.ts'
 
 /** The most recent attempts kept per webhook, and for how long after the last one. */
 export const DELIVERY_LOG_MAX = 1000
@@ -47,25 +47,53 @@ export function deliveryId (now = Date.now()): string {
   return prefix + rand
 }
 
+/** A day's received set outlives the events of that day (kept 30 days) by one day. */
+const RECEIVED_TTL_S = 31 * 24 * 3600
+
+/** `yyyymmdd` (UTC) of a time in ms; undefined for a time that is not one. */
+export function utcDay (ms: number): string | undefined {
+  if (!Number.isFinite(ms)) return undefined
+  return new Date(ms).toISOString().slice(0, 10).replaceAll('-', '')
+}
+
+function receivedKeyOf (webhookId: string, eventMs: number): string | undefined {
+  const day = utcDay(eventMs)
+  return day === undefined ? undefined : webhookReceivedKey(webhookId, day)
+}
+
 /** Attempts are written in batches, at most this long after they were made. */
 const FLUSH_MS = 20
 
 /**
  * The delivery log: a Redis list per webhook, newest first, capped at 1000 entries and expiring 30 days
- * after the last attempt. Ids (`whd_…`) sort by time, which gives a stable cursor. Writes are batched: one
+ * after the last attempt; and, per webhook and UTC day, the set of event ids it answered with a 2xx. Ids (`whd_…`) sort by time, which gives a stable cursor. Writes are batched: one
  * pipeline (LPUSH of all new entries, LTRIM, EXPIRE per webhook) every 20 ms at most.
  */
 export class DeliveryLog {
   private pending = new Map<string, string[]>()
+  /** Received-set key → event ids answered with a 2xx since the last flush. */
+  private received = new Map<string, string[]>()
   private flushing?: Promise<void>
 
   constructor (private readonly redis: Redis) {}
 
-  /** Resolves when the entry is written (with the batch it belongs to). */
-  record (webhookId: string, entry: DeliveryAttempt): Promise<void> {
+  /**
+   * Resolves when the entry is written (with the batch it belongs to). `eventTimestamp`: the event's own
+   * timestamp, for a real event (not a test event); with a successful attempt, the event is then recorded as
+   * received by this webhook (see receivedKeyOf), which a recover reads.
+   */
+  record (webhookId: string, entry: DeliveryAttempt, eventTimestamp?: string): Promise<void> {
     const list = this.pending.get(webhookId)
     if (list === undefined) this.pending.set(webhookId, [JSON.stringify(entry)])
     else list.push(JSON.stringify(entry))
+    if (entry.error === null && eventTimestamp !== undefined) {
+      const key = receivedKeyOf(webhookId, Date.parse(eventTimestamp))
+      if (key !== undefined) {
+        const ids = this.received.get(key)
+        if (ids === undefined) this.received.set(key, [entry.event_id])
+        else ids.push(entry.event_id)
+      }
+    }
     // Every entry of a batch shares its write (no promise of its own per attempt).
     this.flushing ??= new Promise<void>((resolve) => setTimeout(resolve, FLUSH_MS)).then(async () => await this.flush())
     return this.flushing
@@ -73,13 +101,16 @@ export class DeliveryLog {
 
   private async flush (): Promise<void> {
     const batch = this.pending
+    const received = this.received
     this.pending = new Map()
+    this.received = new Map()
     this.flushing = undefined
     const p = this.redis.pipeline()
     for (const [webhookId, entries] of batch) {
       const key = webhookDeliveryLogKey(webhookId)
       p.lpush(key, ...entries).ltrim(key, 0, DELIVERY_LOG_MAX - 1).expire(key, DELIVERY_LOG_TTL_S)
     }
+    for (const [key, ids] of received) p.sadd(key, ...ids).expire(key, RECEIVED_TTL_S)
     const results = await p.exec()
     const failed = results?.find(([err]) => err !== null)
     // eslint-disable-next-line no-throw-literal -- rethrows the Redis client's own error
@@ -94,6 +125,32 @@ export class DeliveryLog {
     all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
     const rest = before === undefined ? all : all.filter((e) => e.id < before)
     return { data: rest.slice(0, limit), hasMore: rest.length > limit }
+  }
+
+  /**
+   * Of these events (id and timestamp in ms), the ones this webhook never answered with a 2xx, in the order
+   * given. One SMISMEMBER per UTC day the events span.
+   */
+  async notReceived (webhookId: string, events: ReadonlyArray<{ id: string, ms: number }>): Promise<string[]> {
+    const byDay = new Map<string, Array<{ id: string, i: number }>>()
+    events.forEach((e, i) => {
+      const key = receivedKeyOf(webhookId, e.ms)
+      if (key === undefined) return
+      const list = byDay.get(key)
+      if (list === undefined) byDay.set(key, [{ id: e.id, i }])
+      else list.push({ id: e.id, i })
+    })
+    const missing = new Array<boolean>(events.length).fill(true)
+    const p = this.redis.pipeline()
+    const groups = [...byDay]
+    for (const [key, list] of groups) p.smismember(key, ...list.map((e) => e.id))
+    const results = groups.length === 0 ? [] : (await p.exec()) ?? []
+    groups.forEach(([, list], g) => {
+      const [err, flags] = results[g] ?? [new Error('no reply'), null]
+      if (err !== null) throw err
+      list.forEach((e, j) => { if ((flags as number[])[j] === 1) missing[e.i] = false })
+    })
+    return events.filter((_e, i) => missing[i]).map((e) => e.id)
   }
 
   async clear (webhookId: string): Promise<void> {

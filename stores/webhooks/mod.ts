@@ -2,3 +2,4 @@
 export * from './webhook_jobs.ts'
 export * from './delivery_log.ts'
 export * from './webhook_job_batch.ts'
+export * from './recovery_claims.ts'

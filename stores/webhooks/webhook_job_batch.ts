@@ -45,7 +45,7 @@ function refRows (jobs: readonly StoredWebhookJob[]): RefRow[] | undefined {
 
 /** The row of a job that names (or can name) its event; undefined for a test event or a job without a sequence. */
 function refRow (j: StoredWebhookJob): RefRow | undefined {
-  if (j.test === true || typeof j.created_at !== 'number' || typeof j.due_at !== 'number' || typeof j.attempt !== 'number') return undefined
+  if (j.test === true || j.replay === true || j.run !== undefined || typeof j.created_at !== 'number' || typeof j.due_at !== 'number' || typeof j.attempt !== 'number') return undefined
   if (isJobRef(j)) return [j.event_seq, j.event_id, j.attempt, j.due_at, j.created_at]
   if (j.event_seq === undefined) return undefined
   return [j.event_seq, j.event.id, j.attempt, j.due_at, j.created_at]

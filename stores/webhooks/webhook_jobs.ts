@@ -27,6 +27,13 @@ export interface WebhookJob {
   created_at: number
   /** A test event from POST /v1/webhooks/{id}/test: one attempt, whatever the webhook's status. */
   test?: boolean
+  /** A replay from POST /v1/webhooks/{id}/replay: one attempt, whatever the webhook's status. */
+  replay?: boolean
+  /**
+   * Set on the jobs of a replay or a recover: keeps their attempts apart from the event's first delivery
+   * (and from other replays) in the job stream's duplicate window.
+   */
+  run?: string
 }
 
 /**
@@ -48,7 +55,8 @@ export function storedEventId (job: StoredWebhookJob): string {
 }
 
 export function webhookJobMsgId (job: StoredWebhookJob): string {
-  return `${storedEventId(job)}:${job.webhook_id}:${job.attempt}`
+  const id = `${storedEventId(job)}:${job.webhook_id}:${job.attempt}`
+  return job.run === undefined ? id : `${id}:${job.run}`
 }
 
 /** Creates the job stream (without its consumers) or brings it to the table's settings; run lazily by the gateway. */
@@ -81,7 +89,7 @@ export function webhookJobJson (job: StoredWebhookJob, eventJson?: string): stri
  * base32 and need no escaping; anything else goes through JSON.stringify.
  */
 function refJson (seq: number, eventId: string, job: WebhookJob): string {
-  if (job.test !== undefined || !plainId(eventId) || !plainId(job.org_id) || !plainId(job.webhook_id)) {
+  if (job.test !== undefined || job.replay !== undefined || job.run !== undefined || !plainId(eventId) || !plainId(job.org_id) || !plainId(job.webhook_id)) {
     const { event: _e, event_seq: _s, ...rest } = job
     return JSON.stringify({ event_seq: seq, event_id: eventId, ...rest })
   }
@@ -92,11 +100,11 @@ const PLAIN_ID = /^[a-z]+_[0-9a-z]+$/
 const plainId = (s: unknown): boolean => typeof s === 'string' && PLAIN_ID.test(s)
 
 /**
- * Queues test events (POST /v1/webhooks/{id}/test) through the same delivery path as real events. One per gateway,
- * made by its main.ts; it holds the connection's JetStream client and ensures the job stream once, on first use
- * (again after a failed try). Nothing to close: it owns no connection.
+ * Queues webhook jobs the gateway makes (test events, replays, recovers) through the same delivery path as real
+ * events. One per gateway, made by its main.ts; it holds the connection's JetStream client and ensures the job
+ * stream once, on first use (again after a failed try). Nothing to close: it owns no connection.
  */
-export class TestEventQueue {
+export class WebhookJobQueue {
   private readonly js: ReturnType<typeof jetstream>
   private ready?: Promise<void>
 
@@ -108,16 +116,32 @@ export class TestEventQueue {
    * A test event for one webhook. It goes to that webhook only, whatever its subscriptions and status, is
    * attempted once, and is not stored as an event of the org.
    */
-  async enqueue (webhook: WebhookRecord, type: string, now = Date.now()): Promise<string> {
+  async enqueueTest (webhook: WebhookRecord, type: string, now = Date.now()): Promise<string> {
+    await this.streamReady()
+    const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
+    await publishWebhookJob(this.js, this.opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
+    return event.id
+  }
+
+  /**
+   * Jobs of real events (a replay or a recover) for one webhook, each carrying its event as stored, one stream
+   * message per job. Resolves once every one is stored.
+   */
+  async enqueueJobs (jobs: readonly WebhookJob[], eventJson: readonly string[]): Promise<void> {
+    await this.streamReady()
+    await Promise.all(jobs.map(async (job, i) => {
+      await this.js.publish(webhookJobSubject(shardOf(job.webhook_id, this.opts.shards), job.webhook_id), enc.encode(webhookJobJson(job, eventJson[i])), { msgID: webhookJobMsgId(job) })
+    }))
+  }
+
+  /** The job stream exists: ensured on first use, again after a failed try. */
+  private async streamReady (): Promise<void> {
     if (this.ready === undefined) {
       const ready = ensureWebhookJobStream(this.nc, this.opts.replicas)
       ready.catch(() => { if (this.ready === ready) this.ready = undefined })
       this.ready = ready
     }
     await this.ready
-    const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
-    await publishWebhookJob(this.js, this.opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
-    return event.id
   }
 }
 

@@ -5,6 +5,7 @@ import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
 import { HttpsReceiver, testCa } from '../helpers/https_receiver.ts'
 import { verifyWebhook } from '../../client/src/mod.ts'
+import { publishEvent } from '../helpers/webhooks.ts'
 
 const missing = browserMissing()
 let ob: TestOutbox
@@ -126,6 +127,47 @@ test('a webhook: secret shown once, a test event of a chosen type reaches the HT
   }
   await deliveries.locator('td', { hasText: /^200$/ }).first().waitFor()
   await screenshot(page, 'webhooks')
+  await page.close()
+})
+
+test('a webhook: rotate the secret after a confirmation, replay a delivered event from its delivery log', { skip: missing }, async () => {
+  const url = receiver.url('/dashboard-rotate')
+  const created = await ob.request('POST', '/v1/webhooks', { key: org.adminKey, body: { url, events: ['delivered'] } })
+  const evt = await publishEvent(ob, org, 'delivered')
+  await receiver.waitFor(1, { path: '/dashboard-rotate' })
+  const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
+  await page.goto(`${ob.baseUrl}/dashboard#/webhooks/${created.body.id}`)
+  await page.getByRole('heading', { name: /^Webhook / }).waitFor()
+
+  // Dismissing the confirmation rotates nothing (the page's default handler, which accepts, is set aside).
+  page.removeAllListeners('dialog')
+  const asked: string[] = []
+  page.once('dialog', (d) => { asked.push(d.message()); void d.dismiss() })
+  await page.getByLabel('Grace period (minutes)').fill('60')
+  await page.getByRole('button', { name: 'Rotate secret' }).click()
+  await page.waitForTimeout(300)
+  assert.equal(await page.getByTestId('rotated-secret').count(), 0)
+  assert.match(asked[0] ?? '', /Replace the signing secret\? The current one keeps signing for 60 minutes/)
+  page.once('dialog', (d) => { void d.accept() })
+  await page.getByRole('button', { name: 'Rotate secret' }).click()
+  const secret = (await page.getByTestId('rotated-secret').textContent())!
+  assert.match(secret, /^whsec_/)
+  assert.notEqual(secret, created.body.secret)
+
+  // The event from the log goes again: same id, signed with the new and the old secret during the grace period.
+  const replay = page.getByRole('button', { name: `Replay ${evt.id}` })
+  for (let i = 0; i < 50 && await replay.count() === 0; i++) {
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    await page.waitForTimeout(200)
+  }
+  await replay.first().click()
+  await page.getByText(`Event ${evt.id} is being sent again.`).waitFor()
+  const [, again] = await receiver.waitFor(2, { path: '/dashboard-rotate' })
+  const raw = again!.rawBody.toString('utf8')
+  assert.equal(JSON.parse(raw).id, evt.id)
+  assert.equal(again!.headers['webhook-id'], evt.id)
+  for (const s of [secret, created.body.secret as string]) assert.equal(await verifyWebhook(raw, again!.headers['x-service-signature'] as string, s), true)
+  await screenshot(page, 'webhook-rotate-replay')
   await page.close()
 })
 

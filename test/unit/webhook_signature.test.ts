@@ -2,7 +2,10 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
-import { signatureHeader, signingKey, verifySignature } from '../../engine/webhook/sign.ts'
+import { Webhook } from 'standardwebhooks'
+import { activeSecrets, signatureHeader, signingKey, standardSignatureHeader, standardSigningKey, verifySignature } from '../../engine/webhook/sign.ts'
+import { signedHeaders } from '../../engine/webhook/dispatcher.ts'
+import type { WebhookRecord } from '../../protocol/mod.ts'
 import { verifyWebhook } from '../../docs/verify_webhook.ts'
 
 const secret = 'whsec_abcdefghijklmnopqrstuvwxyz012345'
@@ -60,4 +63,37 @@ test('signing with the cached key object gives the header signing with the secre
     assert.equal(signatureHeader(signingKey(secret), Buffer.from(body), t), expected)
     assert.equal(expected, `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`)
   }))
+})
+
+test('webhook-signature is keyed with the base64-decoded secret, as standardwebhooks reads it', () => {
+  const id = 'evt_0000000000000000000000000a'
+  const header = standardSignatureHeader([standardSigningKey(secret)], id, t, body)
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64')
+  assert.equal(header, `v1,${createHmac('sha256', key).update(`${id}.${t}.${body}`).digest('base64')}`)
+  const sign = new Webhook(secret).sign(id, new Date(now), body)
+  assert.equal(header, sign)
+})
+
+test('during a grace period both signature headers carry one signature per secret; after it, one', () => {
+  const old = 'whsec_ZYXWVUTSRQPONMLKJIHGFEDCBA987654'
+  const w: Pick<WebhookRecord, 'secret' | 'previous_secret' | 'previous_secret_expires_at'> = { secret, previous_secret: old, previous_secret_expires_at: new Date(now + 60_000).toISOString() }
+  assert.deepEqual(activeSecrets(w, now), [secret, old])
+  assert.deepEqual(activeSecrets(w, now + 60_000), [secret])
+  assert.deepEqual(activeSecrets({ secret }, now), [secret])
+  const record = { ...w, id: 'wh_1', org_id: 'org_1', url: 'https://example.com/', events: ['delivered'], status: 'active', created_at: '', updated_at: '' } as WebhookRecord
+  const id = 'evt_0000000000000000000000000b'
+  const h = signedHeaders(record, id, Buffer.from(body), now)
+  const get = (name: string): string => h[h.indexOf(name) + 1]!
+  assert.equal(get('webhook-id'), id)
+  assert.equal(get('webhook-timestamp'), String(t))
+  assert.equal(get('X-Service-Signature'), signatureHeader([secret, old], body, t))
+  for (const s of [secret, old]) {
+    assert.equal(verifySignature(body, get('X-Service-Signature'), s, { now }).ok, true)
+    assert.equal(verifyWebhook(body, get('X-Service-Signature'), s, { now }).ok, true)
+  }
+  const std = get('webhook-signature').split(' ')
+  assert.deepEqual(std, [new Webhook(secret).sign(id, new Date(now), body), new Webhook(old).sign(id, new Date(now), body)])
+  const after = signedHeaders(record, id, Buffer.from(body), now + 60_000)
+  assert.equal(after[after.indexOf('webhook-signature') + 1]!.split(' ').length, 1)
+  assert.match(after[after.indexOf('X-Service-Signature') + 1]!, /^t=\d+,v1=[0-9a-f]{64}$/)
 })

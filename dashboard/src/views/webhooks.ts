@@ -49,6 +49,7 @@ async function renderOne (ctx: ViewContext): Promise<Node> {
   const info = h('div')
   const deliveries = h('div', { 'data-testid': 'deliveries' })
   const notice = h('p', { role: 'status', class: 'notice', hidden: true })
+  const say = (text: string): void => { notice.textContent = text; notice.hidden = false }
 
   async function loadWebhook (): Promise<void> {
     const w = await client.webhooks.get(id)
@@ -63,16 +64,61 @@ async function renderOne (ctx: ViewContext): Promise<Node> {
   async function loadDeliveries (): Promise<void> {
     try {
       const page = await client.request<{ data: Delivery[] }>({ method: 'GET', path: `/v1/webhooks/${encodeURIComponent(id)}/deliveries`, query: { limit: 50 } })
-      deliveries.replaceChildren(table('Delivery attempts, newest first', ['When', 'Type', 'Event', 'Attempt', 'Status code', 'Duration', 'Error'], page.data.map((d) => [
+      deliveries.replaceChildren(table('Delivery attempts, newest first', ['When', 'Type', 'Event', 'Attempt', 'Status code', 'Duration', 'Error', ''], page.data.map((d) => [
         timeEl(d.at), d.event_type ?? '—', h('code', { class: 'id' }, d.event_id), String(d.attempt),
         d.status_code === null ? '—' : h('span', { class: d.status_code >= 200 && d.status_code < 300 ? 'ok' : 'bad' }, String(d.status_code)),
-        d.duration_ms === null ? '—' : `${d.duration_ms} ms`, d.error ?? ''
+        d.duration_ms === null ? '—' : `${d.duration_ms} ms`, d.error ?? '', replayButton(d.event_id)
       ]), 'No delivery attempts yet.'))
     } catch (err) {
       if (err instanceof OutboxApiError && (err.status === 404 || err.status === 405) && err.code !== 'forbidden') deliveries.replaceChildren(h('p', { class: 'empty' }, 'This server does not report delivery attempts.'))
       else showError(deliveries, err)
     }
   }
+
+  /** Sends the event of a logged attempt again (same id, fresh signature). Test events are not stored: 404. */
+  function replayButton (eventId: string): HTMLElement {
+    const b = h('button', { type: 'button', class: 'small secondary', 'aria-label': `Replay ${eventId}` }, 'Replay')
+    b.onclick = () => {
+      notice.hidden = true
+      void act(b, slot, async () => {
+        await client.webhooks.replay(id, { event_id: eventId })
+        say(`Event ${eventId} is being sent again.`)
+        window.setTimeout(() => { void loadDeliveries() }, 1000)
+      })
+    }
+    return b
+  }
+
+  const rotated = h('div')
+  const grace = h('input', { id: 'grace-minutes', type: 'number', min: '0', max: '10080', step: '1', value: '1440', required: true })
+  const rotate = h('button', { type: 'submit' }, 'Rotate secret')
+  const rotateForm = h('form', {
+    class: 'inline',
+    onsubmit: (e: Event) => {
+      e.preventDefault()
+      const minutes = Number(grace.value)
+      if (!confirm(`Replace the signing secret? The current one keeps signing for ${minutes} minutes, then only the new one does.`)) return
+      void act(rotate, slot, async () => {
+        const r = await client.webhooks.rotateSecret(id, { grace_period_minutes: minutes })
+        rotated.replaceChildren(secretBox(`New signing secret (the previous one signs too until ${new Date(r.previous_secret_expires_at).toLocaleString()}):`, r.secret, 'rotated-secret'))
+      })
+    }
+  }, h('label', { for: 'grace-minutes' }, 'Grace period (minutes)'), grace, rotate)
+
+  const since = h('input', { id: 'recover-since', type: 'datetime-local', required: true, value: localInputValue(Date.now() - 24 * 3600_000) })
+  const recover = h('button', { type: 'submit' }, 'Recover missed events')
+  const recoverForm = h('form', {
+    class: 'inline',
+    onsubmit: (e: Event) => {
+      e.preventDefault()
+      notice.hidden = true
+      void act(recover, slot, async () => {
+        const r = await client.webhooks.recover(id, { since: new Date(since.value).toISOString() })
+        say(r.events === 1 ? '1 missed event is being sent again.' : `${r.events} missed events are being sent again.`)
+        window.setTimeout(() => { void loadDeliveries() }, 1000)
+      })
+    }
+  }, h('label', { for: 'recover-since' }, 'Events since'), since, recover)
 
   const type = h('select', { id: 'test-type' }, TEST_TYPES.map((t) => h('option', { value: t }, t)))
   const send = h('button', { type: 'submit' }, 'Send test event')
@@ -83,8 +129,7 @@ async function renderOne (ctx: ViewContext): Promise<Node> {
       notice.hidden = true
       void act(send, slot, async () => {
         await client.request({ method: 'POST', path: `/v1/webhooks/${encodeURIComponent(id)}/test`, body: { type: type.value } })
-        notice.textContent = `A signed test ${type.value} event is on its way.`
-        notice.hidden = false
+        say(`A signed test ${type.value} event is on its way.`)
         window.setTimeout(() => { void loadDeliveries() }, 1000)
       })
     }
@@ -102,8 +147,17 @@ async function renderOne (ctx: ViewContext): Promise<Node> {
     h('h1', null, 'Webhook ', h('code', null, id)),
     info, slot,
     h('h2', null, 'Send a test event'), testForm, notice,
+    h('h2', null, 'Recover missed events'),
+    h('p', null, 'Sends again every event since that time (up to 30 days) that this webhook did not answer with a 2xx.'), recoverForm,
+    h('h2', null, 'Signing secret'), rotateForm, rotated,
     h('h2', null, 'Delivery attempts ', refresh), deliveries,
     h('h2', null, 'Danger zone'), del)
+}
+
+/** A time as a `datetime-local` input value (local time, to the minute). */
+function localInputValue (ms: number): string {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000)
+  return d.toISOString().slice(0, 16)
 }
 
 export const webhooksView: ViewDef = { path: /^webhooks$/, title: 'Webhooks', nav: 'Webhooks', permission: 'manage', render: renderList }

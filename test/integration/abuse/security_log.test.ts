@@ -80,6 +80,12 @@ test('failed authentications and key, webhook and route changes are logged with 
   const hookUpdated = await lineFor((l) => l.event === 'webhook.updated', 'webhook update')
   assert.deepEqual(pickIds(hookUpdated), { ...actor, webhook_id: hook.body.id })
   assert.equal(hookUpdated.status, 'paused')
+  const rotatedSecret = await ob.request('POST', `/v1/webhooks/${hook.body.id}/rotate-secret`, { key: org.adminKey, body: { grace_period_minutes: 5 } })
+  assert.equal(rotatedSecret.status, 200)
+  secrets.push(rotatedSecret.body.secret)
+  const secretRotation = await lineFor((l) => l.event === 'webhook.secret_rotated', 'webhook secret rotation')
+  assert.deepEqual(pickIds(secretRotation), { ...actor, webhook_id: hook.body.id })
+  assert.equal(secretRotation.expires_at, rotatedSecret.body.previous_secret_expires_at)
   assert.equal((await ob.request('DELETE', `/v1/webhooks/${hook.body.id}`, { key: org.adminKey })).status, 204)
   assert.deepEqual(pickIds(await lineFor((l) => l.event === 'webhook.deleted', 'webhook deletion')), { ...actor, webhook_id: hook.body.id })
 
