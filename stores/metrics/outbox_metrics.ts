@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { CounterFamily, HistogramFamily, type CounterChild, type HistogramChild } from './fast_series.ts'
 import {
   BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, RATE_SCOPES, REPORT_DROP_REASONS,
   SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_RESULTS,
@@ -6,7 +7,7 @@ import {
   type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookResult
 } from './label_sets.ts'
 
-/** One Counter child per label value, made once: the hot path increments it without building a label key. */
+/** One child per label value, made once: the hot path increments it without building a label key. */
 type Children<K extends string, C> = Record<K, C>
 
 function childrenOf<K extends string, C> (values: readonly K[], make: (v: K) => C): Children<K, C> {
@@ -33,46 +34,46 @@ const HTTP_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500]
 export class OutboxMetrics {
   readonly registry = new Registry()
   /** One route's series, found with one map look-up per request: no label key is built on the hot path. */
-  private readonly routes = new Map<string, { byStatus: Map<number, Counter.Internal>, duration: Histogram.Internal<string> }>()
+  private readonly routes = new Map<string, { byStatus: Map<number, CounterChild>, duration: HistogramChild }>()
   private readonly readers = new Map<string, Array<(set: (value: number, labels?: Record<string, string>) => void) => void>>()
 
   // gateway
-  readonly httpRequests = new Counter({ name: 'outbox_http_requests_total', help: 'HTTP requests by route and status.', labelNames: ['route', 'status'] as const, registers: [this.registry] })
-  readonly httpDuration = new Histogram({ name: 'outbox_http_request_duration_ms', help: 'Time from request to response, in milliseconds.', labelNames: ['route'] as const, buckets: HTTP_BUCKETS_MS, registers: [this.registry] })
-  readonly messagesQueued = new Counter({ name: 'outbox_messages_queued_total', help: 'Messages accepted (202) and stored in JetStream by this gateway.', registers: [this.registry] })
-  readonly rateDecisions: Children<RateScope, Children<'allowed' | 'limited', Counter.Internal>>
+  private readonly httpRequests = new CounterFamily('outbox_http_requests_total', 'HTTP requests by route and status.', this.registry)
+  private readonly httpDuration = new HistogramFamily('outbox_http_request_duration_ms', 'Time from request to response, in milliseconds.', this.registry, HTTP_BUCKETS_MS)
+  readonly messagesQueued = new CounterFamily('outbox_messages_queued_total', 'Messages accepted (202) and stored in JetStream by this gateway.', this.registry).child()
+  readonly rateDecisions: Children<RateScope, Children<'allowed' | 'limited', CounterChild>>
 
   // engine
-  readonly deliveryOutcomes: Children<Environment, Children<DeliveryOutcome, Counter.Internal>>
-  readonly bounces: Children<Environment, Children<BounceType, Children<BounceCategoryLabel, Counter.Internal>>>
-  readonly complaints: Children<Environment, Counter.Internal>
-  readonly smtpAttempts: Children<DestinationClass, Children<SmtpResult, Histogram.Internal<string>>>
-  readonly destinationSuspensions = new Counter({ name: 'outbox_destination_suspensions_total', help: 'Times a destination was suspended after answering only 4xx.', registers: [this.registry] })
-  readonly webhookAttempts: Children<WebhookResult, Histogram.Internal<string>>
-  readonly fanoutLag = new Histogram({ name: 'outbox_webhook_fanout_lag_seconds', help: 'Time from an event being stored to its fan-out to webhooks.', buckets: FANOUT_BUCKETS_S, registers: [this.registry] })
+  readonly deliveryOutcomes: Children<Environment, Children<DeliveryOutcome, CounterChild>>
+  readonly bounces: Children<Environment, Children<BounceType, Children<BounceCategoryLabel, CounterChild>>>
+  readonly complaints: Children<Environment, CounterChild>
+  readonly smtpAttempts: Children<DestinationClass, Children<SmtpResult, HistogramChild>>
+  readonly destinationSuspensions = new CounterFamily('outbox_destination_suspensions_total', 'Times a destination was suspended after answering only 4xx.', this.registry).child()
+  readonly webhookAttempts: Children<WebhookResult, HistogramChild>
+  readonly fanoutLag = new HistogramFamily('outbox_webhook_fanout_lag_seconds', 'Time from an event being stored to its fan-out to webhooks.', this.registry, FANOUT_BUCKETS_S).child()
 
   // every role
-  readonly suppressionsAdded: Children<SuppressionReason, Counter.Internal>
-  readonly reportsDropped: Children<ReportDropReason, Counter.Internal>
+  readonly suppressionsAdded: Children<SuppressionReason, CounterChild>
+  readonly reportsDropped: Children<ReportDropReason, CounterChild>
 
   constructor () {
     collectDefaultMetrics({ register: this.registry })
-    const rate = new Counter({ name: 'outbox_rate_limit_decisions_total', help: 'Rate-limit decisions by limit and decision.', labelNames: ['scope', 'decision'] as const, registers: [this.registry] })
-    this.rateDecisions = childrenOf(RATE_SCOPES, (scope) => ({ allowed: rate.labels(scope, 'allowed'), limited: rate.labels(scope, 'limited') }))
-    const outcomes = new Counter({ name: 'outbox_delivery_outcomes_total', help: 'Recipient delivery outcomes: each final one once, deferred once per attempt.', labelNames: ['environment', 'outcome'] as const, registers: [this.registry] })
-    this.deliveryOutcomes = childrenOf(ENVIRONMENTS, (env) => childrenOf(DELIVERY_OUTCOMES, (o) => outcomes.labels(env, o)))
-    const bounces = new Counter({ name: 'outbox_bounces_total', help: 'Bounced recipients by type and category (SMTP replies and asynchronous reports).', labelNames: ['environment', 'type', 'category'] as const, registers: [this.registry] })
-    this.bounces = childrenOf(ENVIRONMENTS, (env) => childrenOf(BOUNCE_TYPES, (t) => childrenOf(BOUNCE_CATEGORY_LABELS, (c) => bounces.labels(env, t, c))))
-    const complaints = new Counter({ name: 'outbox_complaints_total', help: 'Complaints (feedback reports, or simulated by sandbox keys).', labelNames: ['environment'] as const, registers: [this.registry] })
-    this.complaints = childrenOf(ENVIRONMENTS, (env) => complaints.labels(env))
-    const smtp = new Histogram({ name: 'outbox_smtp_attempt_duration_seconds', help: 'SMTP attempts by destination class and result, with their duration.', labelNames: ['destination', 'result'] as const, buckets: SMTP_BUCKETS_S, registers: [this.registry] })
-    this.smtpAttempts = childrenOf(DESTINATION_CLASSES, (d) => childrenOf(SMTP_RESULTS, (r) => smtp.labels(d, r)))
-    const webhooks = new Histogram({ name: 'outbox_webhook_attempt_duration_seconds', help: 'Webhook delivery attempts by result, with their duration.', labelNames: ['result'] as const, buckets: WEBHOOK_BUCKETS_S, registers: [this.registry] })
-    this.webhookAttempts = childrenOf(WEBHOOK_RESULTS, (r) => webhooks.labels(r))
-    const suppressions = new Counter({ name: 'outbox_suppressions_added_total', help: 'Addresses added to suppression lists, by reason.', labelNames: ['reason'] as const, registers: [this.registry] })
-    this.suppressionsAdded = childrenOf(SUPPRESSION_REASONS, (r) => suppressions.labels(r))
-    const drops = new Counter({ name: 'outbox_inbound_reports_dropped_total', help: 'Bounce and complaint reports dropped because they act on no message and recipient of ours.', labelNames: ['reason'] as const, registers: [this.registry] })
-    this.reportsDropped = childrenOf(REPORT_DROP_REASONS, (r) => drops.labels(r))
+    const rate = new CounterFamily('outbox_rate_limit_decisions_total', 'Rate-limit decisions by limit and decision.', this.registry)
+    this.rateDecisions = childrenOf(RATE_SCOPES, (scope) => ({ allowed: rate.child({ scope, decision: 'allowed' }), limited: rate.child({ scope, decision: 'limited' }) }))
+    const outcomes = new CounterFamily('outbox_delivery_outcomes_total', 'Recipient delivery outcomes: each final one once, deferred once per attempt.', this.registry)
+    this.deliveryOutcomes = childrenOf(ENVIRONMENTS, (environment) => childrenOf(DELIVERY_OUTCOMES, (outcome) => outcomes.child({ environment, outcome })))
+    const bounces = new CounterFamily('outbox_bounces_total', 'Bounced recipients by type and category (SMTP replies and asynchronous reports).', this.registry)
+    this.bounces = childrenOf(ENVIRONMENTS, (environment) => childrenOf(BOUNCE_TYPES, (type) => childrenOf(BOUNCE_CATEGORY_LABELS, (category) => bounces.child({ environment, type, category }))))
+    const complaints = new CounterFamily('outbox_complaints_total', 'Complaints (feedback reports, or simulated by sandbox keys).', this.registry)
+    this.complaints = childrenOf(ENVIRONMENTS, (environment) => complaints.child({ environment }))
+    const smtp = new HistogramFamily('outbox_smtp_attempt_duration_seconds', 'SMTP attempts by destination class and result, with their duration.', this.registry, SMTP_BUCKETS_S)
+    this.smtpAttempts = childrenOf(DESTINATION_CLASSES, (destination) => childrenOf(SMTP_RESULTS, (result) => smtp.child({ destination, result })))
+    const webhooks = new HistogramFamily('outbox_webhook_attempt_duration_seconds', 'Webhook delivery attempts by result, with their duration.', this.registry, WEBHOOK_BUCKETS_S)
+    this.webhookAttempts = childrenOf(WEBHOOK_RESULTS, (result) => webhooks.child({ result }))
+    const suppressions = new CounterFamily('outbox_suppressions_added_total', 'Addresses added to suppression lists, by reason.', this.registry)
+    this.suppressionsAdded = childrenOf(SUPPRESSION_REASONS, (reason) => suppressions.child({ reason }))
+    const drops = new CounterFamily('outbox_inbound_reports_dropped_total', 'Bounce and complaint reports dropped because they act on no message and recipient of ours.', this.registry)
+    this.reportsDropped = childrenOf(REPORT_DROP_REASONS, (reason) => drops.child({ reason }))
 
     this.readGauge('outbox_http_in_flight', 'HTTP requests being answered.')
     this.readGauge('outbox_event_stream_sockets', 'Open WebSocket event-stream connections.')
@@ -89,9 +90,9 @@ export class OutboxMetrics {
   /** Counts one HTTP request; the route is a route-table label, the status a number. */
   request (route: string, status: number, ms: number): void {
     let series = this.routes.get(route)
-    if (series === undefined) this.routes.set(route, series = { byStatus: new Map(), duration: this.httpDuration.labels(route) })
+    if (series === undefined) this.routes.set(route, series = { byStatus: new Map(), duration: this.httpDuration.child({ route }) })
     let counter = series.byStatus.get(status)
-    if (counter === undefined) series.byStatus.set(status, counter = this.httpRequests.labels(route, String(status)))
+    if (counter === undefined) series.byStatus.set(status, counter = this.httpRequests.child({ route, status: String(status) }))
     counter.inc()
     series.duration.observe(ms)
   }
