@@ -213,8 +213,10 @@ export class MessageProcessor {
     const finals: string[] = []
     const suppress: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }> = []
     const waits = new Map<string, number>()
-    const counted = this.d.metrics.deliveryOutcomes[msg.environment]
-    const bounces = this.d.metrics.bounces[msg.environment]
+    // a message queued before environments existed is live
+    const environment = msg.environment === 'test' ? 'test' : 'live'
+    const counted = this.d.metrics.deliveryOutcomes[environment]
+    const bounces = this.d.metrics.bounces[environment]
     for (const { rcpt, at, outcome } of results) {
       const atMs = Date.parse(at)
       const attempt = st(rcpt).attempts + 1
@@ -226,7 +228,7 @@ export class MessageProcessor {
           if (f !== undefined) final.push(events.make(f.type, rcpt, f.at, f.fields))
           if (f?.type === 'complained') suppress.push({ email: rcpt, reason: 'complaint' })
           counted.delivered.inc()
-          if (f?.type === 'complained') this.d.metrics.complaints[msg.environment].inc()
+          if (f?.type === 'complained') this.d.metrics.complaints[environment].inc()
           break
         }
         case 'bounced': {
