@@ -25,12 +25,12 @@ const ALERTS = fileURLToPath(new URL('../../../../ops/prometheus/alerts.yml', im
 const hasPrometheus = spawnSync('prometheus', ['--version']).status === 0
 const agent = new Agent({ keepAliveTimeout: 1000 })
 
-let nats: ServerProcess
-let redis: ServerProcess
-let sink: SmtpSink
-let admin: TestOutbox
+let nats: ServerProcess | undefined
+let redis: ServerProcess | undefined
+let sink: SmtpSink | undefined
+let admin: TestOutbox | undefined
 let org: TestOrg
-let dir: string
+let dir: string | undefined
 const children: ChildProcess[] = []
 const ports = { http: 0, engine: 0, inbound: 0, inboundSmtp: 0, prometheus: 0 }
 
@@ -54,7 +54,7 @@ async function figure (expr: string, min: number, timeoutMs = 30_000): Promise<n
 
 function startRole (role: string, env: Record<string, string>): void {
   const run = spawnCli(['start'], {
-    NATS_URL: nats.url, REDIS_URL: redis.url, OB_DOMAIN_VERIFICATION: 'off', OB_SHUTDOWN_TIMEOUT_MS: '2000', OB_ROLE: role, ...env
+    NATS_URL: nats!.url, REDIS_URL: redis!.url, OB_DOMAIN_VERIFICATION: 'off', OB_SHUTDOWN_TIMEOUT_MS: '2000', OB_ROLE: role, ...env
   })
   children.push(run.child)
 }
@@ -95,11 +95,12 @@ after(async () => {
     await new Promise<void>((resolve) => { c.once('exit', () => resolve()); c.kill('SIGTERM') })
   }))
   await agent.close().catch(() => {})
-  await admin.close()
-  await sink.close()
-  await nats.dispose()
-  await redis.dispose()
-  rmSync(dir, { recursive: true, force: true })
+  // each part may be missing when starting the servers failed part-way
+  await admin?.close()
+  await sink?.close()
+  await nats?.dispose()
+  await redis?.dispose()
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
 })
 
 async function send (to: string): Promise<void> {
@@ -141,7 +142,7 @@ test('Prometheus scrapes every role and reads back what the mail did', { skip: h
   assert.ok(consumers.some((c) => c.metric.job === 'outbox-engine' && c.metric.consumer === 'ob_webhooks'), 'the engine reports the fan-out consumer')
 
   // a report through a route that names a message that is not ours is dropped and counted by the inbound process
-  await addRoute(admin, org, `*@${org.domain}`, false)
+  await addRoute(admin!, org, `*@${org.domain}`, false)
   const smtp = createTransport({ host: '127.0.0.1', port: ports.inboundSmtp, secure: false, ignoreTLS: true, pool: false })
   const to = `reports@${org.domain}`
   await until(async () => {
