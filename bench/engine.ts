@@ -88,7 +88,7 @@ async function plainLoop (sink: RemoteSink, domain: DomainRecord, n: number): Pr
 
 /** `extraEnv` (e.g. OB_ENGINE_SHARDS) is applied to the engine's settings: the scaling curve varies it. */
 export async function engineRun (sink: RemoteSink, nats: ServerProcess, redis: ServerProcess, n: number, extraEnv: Record<string, string> = {}): Promise<BenchRow> {
-  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_HTTP_PORT: '0', OB_LOG_LEVEL: 'silent', ...extraEnv }
+  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_HTTP_PORT: '0', OB_METRICS_PORT: '0', OB_LOG_LEVEL: 'silent', ...extraEnv }
   const config = loadConfig(env)
   const nc = await connectNats(config.nats.servers, 'bench')
   await ensureStreams(nc, 1)

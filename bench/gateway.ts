@@ -26,6 +26,8 @@ export interface GatewayBenchOptions {
   quick?: boolean
   /** Seconds per measurement; default 10, or 2 with `quick`. */
   durationS?: number
+  /** Measure the Outbox gateway a second time while `GET /metrics` is fetched every this many ms. */
+  scrapeMs?: number
   connections?: number[]
   /**
    * Connection counts at which Outbox and Fastify are also measured with a fresh Idempotency-Key on every request;
@@ -57,6 +59,8 @@ export interface Measurement {
   server_cpu_us_per_request: number
   /** CPU used during the measurement, in % of one core, per process. */
   cpu_pct: { server: number, nats: number, redis: number, load_generator: number }
+  /** Set when `GET /metrics` was fetched this often during the measurement (as a Prometheus scrape would). */
+  scrape_every_ms?: number
 }
 
 export interface GatewayBenchResult {
@@ -137,6 +141,22 @@ async function load (c: Child, connections: number, durationS: number, keyed: bo
   })
 }
 
+/** Fetches `GET /metrics` every `everyMs` until stopped, as Prometheus would; `stop` resolves to the scrape count. */
+function scrapeLoop (port: number, everyMs: number): { stop: () => Promise<number> } {
+  let n = 0
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`)
+      if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`)
+      await res.text()
+      n++
+      await new Promise((resolve) => setTimeout(resolve, everyMs))
+    }
+  })()
+  return { stop: async () => { running = false; await loop; return n } }
+}
+
 /** Load average and the busiest processes before the run, so a reader can judge the figures. */
 function environmentNote (): GatewayBenchResult['machine'] {
   let busiest: string[] = []
@@ -186,19 +206,26 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     const targets = opts.targets ?? TARGETS
     const started = await Promise.all(targets.map(async (target) => await startChild(target, nats.url, redis.url)))
     targets.forEach((target, i) => children.set(target, started[i]!))
-    const plan: Array<{ target: Target, connections: number, keyed: boolean }> = []
-    for (const connections of connectionCounts) for (const target of targets) plan.push({ target, connections, keyed: false })
+    const plan: Array<{ target: Target, connections: number, keyed: boolean, scrapeMs?: number }> = []
+    for (const connections of connectionCounts) {
+      for (const target of targets) {
+        plan.push({ target, connections, keyed: false })
+        if (target === 'full' && opts.scrapeMs !== undefined) plan.push({ target, connections, keyed: false, scrapeMs: opts.scrapeMs })
+      }
+    }
     for (const connections of keyedConnections) {
       for (const target of targets) if (target === 'full' || target === 'fastify') plan.push({ target, connections, keyed: true })
     }
-    for (const { target, connections, keyed } of plan) {
+    for (const { target, connections, keyed, scrapeMs } of plan) {
       const child = children.get(target)!
       await load(child, connections, Math.max(0.5, Math.round(durationS / 4)), keyed) // warm-up: JIT, connection pools
       if (target === 'full' || target === 'fastify' || target === 'floor') await (await jetstreamManager(nc)).streams.purge(STREAM_OUTBOUND)
       const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
       const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))
       const started = performance.now()
+      const scraping = scrapeMs !== undefined ? scrapeLoop(child.port, scrapeMs) : undefined
       const r = await load(child, connections, durationS, keyed)
+      const scrapes = await scraping?.stop()
       const elapsedS = (performance.now() - started) / 1000
       const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((cpuTicks(pid) - before[k]!) / elapsedS, 0)])) as Measurement['cpu_pct']
       const m: Measurement = {
@@ -212,10 +239,11 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
         non_2xx: r.non2xx,
         errors: r.errors + r.timeouts,
         server_cpu_us_per_request: round(cpu.server * 10_000 / Math.max(1, r.requests.average), 0),
-        cpu_pct: cpu
+        cpu_pct: cpu,
+        ...(scrapeMs !== undefined ? { scrape_every_ms: scrapeMs } : {})
       }
       measurements.push(m)
-      log(`${target.padEnd(7)} c=${String(connections).padEnd(3)}${keyed ? ' +key' : ''} ${String(m.requests_per_s).padStart(7)} req/s  p50 ${m.latency_p50_ms} ms  p99 ${m.latency_p99_ms} ms  non-2xx ${m.non_2xx}  errors ${m.errors}  server ${m.server_cpu_us_per_request} µs CPU/req  cpu% server ${cpu.server} nats ${cpu.nats} redis ${cpu.redis} autocannon ${cpu.load_generator}`)
+      log(`${target.padEnd(7)} c=${String(connections).padEnd(3)}${keyed ? ' +key' : ''}${scrapes !== undefined ? ` +${scrapes} scrapes of /metrics` : ''} ${String(m.requests_per_s).padStart(7)} req/s  p50 ${m.latency_p50_ms} ms  p99 ${m.latency_p99_ms} ms  non-2xx ${m.non_2xx}  errors ${m.errors}  server ${m.server_cpu_us_per_request} µs CPU/req  cpu% server ${cpu.server} nats ${cpu.nats} redis ${cpu.redis} autocannon ${cpu.load_generator}`)
     }
   } finally {
     for (const child of children.values()) await stopChild(child)
@@ -224,7 +252,7 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     await redis.dispose()
   }
   try { machine.load_average_after = readFileSync('/proc/loadavg', 'utf8').trim() } catch {}
-  const get = (t: Target, c: number, keyed = false): Measurement | undefined => measurements.find((m) => m.target === t && m.connections === c && m.idempotency_key === keyed)
+  const get = (t: Target, c: number, keyed = false): Measurement | undefined => measurements.find((m) => m.target === t && m.connections === c && m.idempotency_key === keyed && m.scrape_every_ms === undefined)
   const complete = RATIO_TARGETS.every((t) => connectionCounts.every((c) => get(t, c) !== undefined))
   const ratios = !complete ? [] : connectionCounts.map((c) => ({
     connections: c,

@@ -127,7 +127,7 @@ export async function runPoisonBench (opts: BenchOptions): Promise<BenchResult> 
   try {
     const env = {
       NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off',
-      OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE, OB_LOG_LEVEL: 'error', OB_ROLE: 'engine', OB_HTTP_PORT: String(await freePort()),
+      OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE, OB_LOG_LEVEL: 'error', OB_ROLE: 'engine', OB_HTTP_PORT: String(await freePort()), OB_METRICS_PORT: '0',
       ...Object.fromEntries(Object.entries(opts.args).filter(([k]) => k.startsWith('OB_')))
     }
     const config = loadConfig(env)

@@ -99,8 +99,8 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     await nc.close()
 
     const gateway = startRole('gateway', { OB_HTTP_PORT: String(httpPort), OB_SMTP_SUBMISSION_PORT: '0' })
-    let engine = startRole('engine', { OB_HTTP_PORT: String(enginePort) })
-    startRole('inbound', { OB_HTTP_PORT: String(inboundHttpPort), OB_SMTP_INBOUND_PORT: String(inboundPort) })
+    let engine = startRole('engine', { OB_HTTP_PORT: String(enginePort), OB_METRICS_PORT: '0' })
+    startRole('inbound', { OB_HTTP_PORT: String(inboundHttpPort), OB_SMTP_INBOUND_PORT: String(inboundPort), OB_METRICS_PORT: '0' })
     const baseUrl = `http://127.0.0.1:${httpPort}`
     const world: SoakWorld = { nats, redis, sink, receiver, receiverPort, receivedIds: [], baseUrl, key: k.value, orgId: org.organization_id, domain }
     for (let i = 0; ; i++) {
@@ -175,7 +175,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
       for (let c = 0; running && Date.now() - soakStart < plan.durationS * 1000; c++) {
         const cs = soakStart + c * plan.cycleS * 1000
         if (!await at(0.15, cs)) break
-        mark('engine SIGKILL'); engine.kill('SIGKILL'); await sleep(500); engine = startRole('engine', { OB_HTTP_PORT: String(enginePort) })
+        mark('engine SIGKILL'); engine.kill('SIGKILL'); await sleep(500); engine = startRole('engine', { OB_HTTP_PORT: String(enginePort), OB_METRICS_PORT: '0' })
         if (!await at(0.35, cs)) break
         mark('NATS restart'); await nats.stop('SIGKILL'); await sleep(2000); await nats.start()
         if (!await at(0.55, cs)) break

@@ -44,7 +44,7 @@ export function measurementTable (title: string, ms: Measurement[]): Table {
   return {
     title,
     columns: ['server', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx + errors', 'server CPU µs/req', 'CPU % server / nats / redis / autocannon'],
-    rows: ms.map((m) => [TARGET_LABEL[m.target] + (m.idempotency_key ? ', fresh Idempotency-Key per request' : ''), m.connections, m.requests_per_s, m.latency_p50_ms, m.latency_p99_ms, m.non_2xx + m.errors, m.server_cpu_us_per_request, `${m.cpu_pct.server} / ${m.cpu_pct.nats} / ${m.cpu_pct.redis} / ${m.cpu_pct.load_generator}`])
+    rows: ms.map((m) => [TARGET_LABEL[m.target] + (m.idempotency_key ? ', fresh Idempotency-Key per request' : '') + (m.scrape_every_ms !== undefined ? `, GET /metrics every ${m.scrape_every_ms} ms` : ''), m.connections, m.requests_per_s, m.latency_p50_ms, m.latency_p99_ms, m.non_2xx + m.errors, m.server_cpu_us_per_request, `${m.cpu_pct.server} / ${m.cpu_pct.nats} / ${m.cpu_pct.redis} / ${m.cpu_pct.load_generator}`])
   }
 }
 
@@ -53,12 +53,14 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
   const durationS = opts.quick ? 1 : 10
   let done = 0
   const keyedConnections = opts.quick ? [] : [100]
-  const steps = connections.length * 5 + keyedConnections.length * 2
   opts.progress(0, 'starting servers')
-  const r = await runGatewayBench({ quick: opts.quick, durationS, connections, keyedConnections, out: false, log: (line) => { opts.progress(++done / steps, line.split(/\s+/).slice(0, 2).join(' ')) } })
+  // `--scrape-ms=1000`: the Outbox gateway is measured once more while /metrics is scraped at that interval
+  const scrapeMs = opts.args['scrape-ms'] !== undefined ? Number(opts.args['scrape-ms']) : undefined
+  const steps = connections.length * (5 + (scrapeMs !== undefined ? 1 : 0)) + keyedConnections.length * 2
+  const r = await runGatewayBench({ quick: opts.quick, durationS, connections, keyedConnections, out: false, ...(scrapeMs !== undefined ? { scrapeMs } : {}), log: (line) => { opts.progress(++done / steps, line.split(/\s+/).slice(0, 2).join(' ')) } })
   const failures = r.measurements.filter((m) => (m.target === 'full' || m.target === 'fastify') && m.non_2xx + m.errors > 0)
     .map((m) => `${m.target} at ${m.connections} connections: ${m.non_2xx} non-2xx, ${m.errors} errors`)
-  const full = (c: number): Measurement | undefined => r.measurements.find((m) => m.target === 'full' && m.connections === c && !m.idempotency_key)
+  const full = (c: number): Measurement | undefined => r.measurements.find((m) => m.target === 'full' && m.connections === c && !m.idempotency_key && m.scrape_every_ms === undefined)
   const top = connections[connections.length - 1]!
   const ratio = r.ratios.find((x) => x.connections === top)
   const f = full(top)
@@ -85,7 +87,7 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
         ]
       }
     ],
-    charts: concurrencyCharts('POST /v1/messages/send', r.measurements.filter((m) => !m.idempotency_key))
+    charts: concurrencyCharts('POST /v1/messages/send', r.measurements.filter((m) => !m.idempotency_key && m.scrape_every_ms === undefined))
   })
 }
 

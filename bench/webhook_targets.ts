@@ -6,6 +6,7 @@ import { Pool } from 'undici'
 import { pino } from 'pino'
 import { loadConfig } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
+import { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { connectNats, connectRedis, redisReady, ensureJetStream, ensureStreams } from '../stores/clients/mod.ts'
 import { eventSubject, jetStreamSettings, jetStreamTable, newId, randomToken, tablePart, STREAM_EVENTS, type EventRecord, type WebhookRecord } from '../protocol/mod.ts'
 import { startWebhookDelivery } from '../engine/webhook/mod.ts'
@@ -184,7 +185,7 @@ export async function webhookRun (opts: { events: number, concurrency: number, s
     await fillEvents(nc, orgId, opts.events)
     opts.sink.reset()
     const start = performance.now()
-    const delivery = await startWebhookDelivery(config, { nc, redis, cp, log })
+    const delivery = await startWebhookDelivery(config, { nc, redis, cp, log, metrics: new OutboxMetrics() })
     await opts.sink.until('/hook', opts.events)
     const s = (performance.now() - start) / 1000
     await delivery.drain(1000)

@@ -21,6 +21,8 @@ function redact (url: string): string {
 }
 import { startWebhookDelivery } from '../engine/webhook/mod.ts'
 import { startInbound, type Inbound } from '../engine/inbound/mod.ts'
+import { OutboxMetrics, ConsumerPoller, startMetricsServer, type MetricsServer } from '../stores/metrics/mod.ts'
+import { jetStreamSettings, jetStreamTable, tablePart, type JetStreamPart } from '../protocol/mod.ts'
 
 export interface OutboxProcess {
   readonly config: Config
@@ -30,6 +32,10 @@ export interface OutboxProcess {
   readonly gateway?: Gateway
   readonly engine?: Engine
   readonly inbound?: Inbound
+  /** Every part's metrics, one registry per process. */
+  readonly metrics: OutboxMetrics
+  /** The port of `GET /metrics` when this process runs no gateway (OB_METRICS_PORT); else the gateway serves it. */
+  readonly metricsPort?: number
   /** Ordered shutdown: stop accepting, drain the engine, then close NATS and Redis. */
   stop: () => Promise<void>
 }
@@ -66,15 +72,36 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
     throw err
   }
   logBootstrap(log, bootstrapped)
-  const shared = { nc, redis, cp, log }
+  const metrics = new OutboxMetrics()
+  const shared = { nc, redis, cp, log, metrics }
   const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part
+  watchConnections(metrics, nc, redis, (['gateway', 'engine', 'inbound'] as const).filter(runs))
   const engine = runs('engine') ? await startEngine(config, shared) : undefined
   const projector = runs('engine') ? await startProjector(config, shared) : undefined
   const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
   const inbound = runs('inbound') ? await startInbound(config, shared) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
-  // A process that also receives mail shows what its inbound part dropped on the gateway's /metrics.
-  if (gateway !== undefined && inbound !== undefined) gateway.deps.metrics.counterFamily('outbox_inbound_reports_dropped_total', 'reason', () => inbound.reportsDropped)
+  // The consumers this process works on; each role's figures come from the processes running it.
+  const parts: JetStreamPart[] = [...(runs('engine') ? ['delivery', 'projector', 'webhooks'] as const : []), ...(runs('inbound') ? ['inbound'] as const : [])]
+  const poller = parts.length > 0
+    ? await ConsumerPoller.start(nc, metrics, tablePart(jetStreamTable(jetStreamSettings(config)), ...parts).consumers.map((c) => ({ stream: c.stream, consumer: c.config.durable_name })))
+    : undefined
+  // One registry, served once: on the HTTP port when the gateway runs here, else on a port of its own.
+  let metricsServer: MetricsServer | undefined
+  if (gateway === undefined) {
+    metricsServer = await startMetricsServer(metrics, config.metrics.host, config.metrics.port).catch(async (err: unknown) => {
+      await inbound?.drain(100)
+      await engine?.drain(100)
+      await projector?.stop()
+      await webhooks?.drain(100)
+      await poller?.stop()
+      cp.close()
+      await nc.close().catch(() => {})
+      await closeRedis(redis)
+      throw err
+    })
+    log.info({ host: config.metrics.host, port: metricsServer.port }, 'metrics listening')
+  }
   let stopping: Promise<void> | undefined
   return {
     config,
@@ -84,6 +111,8 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
     ...(gateway !== undefined ? { gateway } : {}),
     ...(engine !== undefined ? { engine } : {}),
     ...(inbound !== undefined ? { inbound } : {}),
+    metrics,
+    ...(metricsServer !== undefined ? { metricsPort: metricsServer.port } : {}),
     stop () {
       stopping ??= (async () => {
         const deadline = Date.now() + config.shutdownTimeoutMs
@@ -93,6 +122,8 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
         await engine?.drain(left())
         await projector?.stop()
         await webhooks?.drain(left())
+        await poller?.stop()
+        await metricsServer?.close()
         cp.close()
         await nc.drain().catch(() => {})
         await closeRedis(redis)
@@ -100,6 +131,20 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
       return stopping
     }
   }
+}
+
+/** `outbox_nats_connected`, `outbox_redis_connected` and `outbox_role`, read at each scrape. */
+function watchConnections (metrics: OutboxMetrics, nc: NatsConnection, redis: Redis, roles: readonly string[]): void {
+  let natsUp = 1
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect') natsUp = 0
+      else if (s.type === 'reconnect') natsUp = 1
+    }
+  })()
+  metrics.read('outbox_nats_connected', (set) => { set(nc.isClosed() ? 0 : natsUp) })
+  metrics.read('outbox_redis_connected', (set) => { set(redis.status === 'ready' ? 1 : 0) })
+  metrics.read('outbox_role', (set) => { for (const role of roles) set(1, { role }) })
 }
 
 /** Closing time for the Redis connection: stop resolves once it is closed, not when closing was asked for. */

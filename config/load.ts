@@ -64,6 +64,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
   const config: Config = {
     role: e.OB_ROLE,
     http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl: e.OB_PUBLIC_URL.replace(/\/+$/, ''), trustedProxies },
+    metrics: { host: e.OB_METRICS_HOST, port: e.OB_METRICS_PORT },
     eventStream: { maxPerKey: e.OB_EVENT_STREAM_MAX_PER_KEY, maxPerAddress: e.OB_EVENT_STREAM_MAX_PER_ADDRESS },
     nats: {
       servers: (e.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean),

@@ -37,6 +37,8 @@ export const DEFAULT_EVENT_STREAM_MAX_PER_ADDRESS = 50
 export const EnvSchema = Type.Object({
   OB_HTTP_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
   OB_HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  OB_METRICS_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
+  OB_METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
   OB_PUBLIC_URL: Type.String({ pattern: '^https?://[^\\s]+$', default: 'http://127.0.0.1:8080' }),
   // Each entry is checked as an address range by load.ts; the pattern only keeps the list's shape.
   OB_TRUSTED_PROXIES: Type.Optional(Type.String({ pattern: '^[^\\s,]+(\\s*,\\s*[^\\s,]+)*$' })),
@@ -108,6 +110,11 @@ export interface Config {
     /** Peers whose `X-Forwarded-For` names the client address (load balancers, reverse proxies); empty by default. */
     readonly trustedProxies: readonly CidrRange[]
   }
+  /**
+   * Where a process without the HTTP API (role engine or inbound) serves `GET /metrics`; a process that runs the
+   * gateway serves it on the HTTP port instead. Port 0 takes a free port (tests).
+   */
+  readonly metrics: { readonly host: string, readonly port: number }
   /** Caps on open sockets of `GET /v1/events/stream`, per gateway process. */
   readonly eventStream: { readonly maxPerKey: number, readonly maxPerAddress: number }
   /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */

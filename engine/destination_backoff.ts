@@ -114,6 +114,14 @@ export class DestinationBackoff {
     return suspended
   }
 
+  /** How many destinations are suspended right now (for `outbox_destinations_suspended`). */
+  suspendedCount (): number {
+    const now = this.now()
+    let n = 0
+    for (const s of this.sites.values()) if (s.until > now) n++
+    return n
+  }
+
   /** Destinations suspended right now. */
   suspended (): string[] {
     return [...this.sites].filter(([, s]) => s.until > 0).map(([d]) => d)

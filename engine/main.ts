@@ -7,6 +7,7 @@ import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import { installationSecret, STREAM_OUTBOUND, outboundConsumer, outboundSubject, jetStreamSettings, jetStreamTable, tablePart } from '../protocol/mod.ts'
 import { ensureJetStream, JsPublisher } from '../stores/clients/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { DeliveryState } from './delivery_state.ts'
 import { ShardDispatcher } from './dispatcher.ts'
 import { MessageProcessor } from './process_message.ts'
@@ -25,7 +26,7 @@ export interface Engine {
   drain: (timeoutMs: number) => Promise<void>
 }
 
-export async function startEngine (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Engine> {
+export async function startEngine (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Engine> {
   const log = shared.log.child({ part: 'engine' })
   const shards = Array.from({ length: config.engine.shards }, (_v, i) => i)
   await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'delivery'))
@@ -41,11 +42,11 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     hostRatePerS: config.delivery.hostRatePerS,
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret)
-  }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity)
+  }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics)
   const js = jetstream(shared.nc)
   // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
   const events = new JsPublisher(shared.nc)
-  const processor = new MessageProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), actors, log })
+  const processor = new MessageProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), actors, log, metrics: shared.metrics })
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */
@@ -74,6 +75,11 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     }
   })
   await leases.start()
+  // every shard, 0 or 1: a shard that no engine reports as 1 is delivered by nobody (ops/prometheus/alerts.yml)
+  shared.metrics.read('outbox_shard_owned', (set) => {
+    const held = new Set(leases.units())
+    for (const shard of shards) set(held.has(shard) ? 1 : 0, { shard: String(shard) })
+  })
   const sweeper = new WorkQueueSweeper({
     io: { nc: shared.nc, jsm: await jetstreamManager(shared.nc) },
     everyMs: config.engine.sweepMs,

@@ -16,6 +16,7 @@ import { DeliveryStateChanges, freshRecipientState, type RecipientState } from '
 import { EventFactory } from './events_out.ts'
 import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './sandbox.ts'
 import type { ShardActors } from './shards.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 /** What the dispatcher does with the JetStream message afterwards. */
 export type Fate = { kind: 'ack' } | { kind: 'nak', delayMs: number } | { kind: 'term', reason: string }
@@ -36,6 +37,7 @@ export interface ProcessorDeps {
   readModel: Pick<MessageStore, 'recordQueued'>
   actors: ShardActors
   log: Logger
+  metrics: OutboxMetrics
 }
 
 /**
@@ -49,6 +51,7 @@ export class MessageProcessor {
 
   constructor (private readonly d: ProcessorDeps) {
     this.backoff = new DestinationBackoff(backoffSettings(d.config.delivery.retryScheduleS, d.config.smtp.poolConnections))
+    d.metrics.read('outbox_destinations_suspended', (set) => { set(this.backoff.suspendedCount()) })
   }
 
   /**
@@ -178,6 +181,7 @@ export class MessageProcessor {
         for (const r of sent) {
           const dest = addressDomain(r.rcpt)
           if (this.backoff.record(dest, verdictOf(r.outcome), r.outcome.kind === 'deferred' ? r.outcome.response : '')) {
+            this.d.metrics.destinationSuspensions.inc()
             this.d.log.warn({ destination: dest, response: r.outcome.kind === 'deferred' ? r.outcome.response : '' }, 'destination answers only 4xx; attempts suspended')
           }
         }
@@ -228,6 +232,10 @@ export class MessageProcessor {
     const finals: string[] = []
     const suppress: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }> = []
     const waits = new Map<string, number>()
+    // a message queued before environments existed is live
+    const environment = msg.environment === 'test' ? 'test' : 'live'
+    const counted = this.d.metrics.deliveryOutcomes[environment]
+    const bounces = this.d.metrics.bounces[environment]
     for (const { rcpt, at, outcome } of results) {
       const atMs = Date.parse(at)
       const attempt = st(rcpt).attempts + 1
@@ -238,16 +246,21 @@ export class MessageProcessor {
           const f = followUps.get(rcpt)
           if (f !== undefined) final.push(events.make(f.type, rcpt, f.at, f.fields))
           if (f?.type === 'complained') suppress.push({ email: rcpt, reason: 'complaint' })
+          counted.delivered.inc()
+          if (f?.type === 'complained') this.d.metrics.complaints[environment].inc()
           break
         }
         case 'bounced': {
           const category = bounceCategory({ code: outcome.code, text: outcome.message })
           final = [events.make('bounced', rcpt, at, { bounce_type: 'hard', bounce_code: outcome.code, bounce_message: outcome.message, bounce_category: category, bounced_at: at })]
           if (suppresses(category)) suppress.push({ email: rcpt, reason: 'hard_bounce' })
+          counted.bounced.inc()
+          bounces.hard[category].inc()
           break
         }
         case 'failed':
           final = [events.make('failed', rcpt, at, { failed_at: at, reason: outcome.reason })]
+          counted.failed.inc()
           break
         case 'deferred':
           if (!spanPassed(atMs, giveUp)) {
@@ -257,10 +270,13 @@ export class MessageProcessor {
             }, attempt))
             changes.deferred(rcpt, attempt, next)
             waits.set(rcpt, next)
+            counted.deferred.inc()
           } else {
             const code = /^[45]\d\d/.exec(outcome.response)?.[0] ?? '421'
             const category = bounceCategory({ code, text: outcome.response })
             final = [events.make('bounced', rcpt, at, { bounce_type: 'soft', bounce_code: code, bounce_message: outcome.response, bounce_category: category, bounced_at: at })]
+            counted.bounced.inc()
+            bounces.soft[category].inc()
           }
           break
         case 'throttled': {
@@ -301,6 +317,7 @@ export class MessageProcessor {
     if (msg.environment === 'test') return
     await Promise.all(entries.map(async ({ email, reason }) => {
       await suppressAddress(this.d.cp, msg.org_id, email, reason, msg.id)
+        .then((added) => { if (added) this.d.metrics.suppressionsAdded[reason].inc() })
         .catch((err: unknown) => this.d.log.error({ err, email }, 'suppression not stored'))
     }))
   }

@@ -1,5 +1,6 @@
 import { Piscina } from 'piscina'
 import type { ActorSettings, ActorTask, DeliverResult, DeliverTask } from './actor/task.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 /**
  * The shard actors: one piscina pool per engine thread (exactly one thread each, `atomics: 'disabled'` because
@@ -9,7 +10,7 @@ import type { ActorSettings, ActorTask, DeliverResult, DeliverTask } from './act
 export class ShardActors {
   private readonly pools: Piscina[] = []
 
-  constructor (settings: ActorSettings, readonly threads: number, shardsPerThread: number, shardCapacity: number) {
+  constructor (settings: ActorSettings, readonly threads: number, shardsPerThread: number, shardCapacity: number, private readonly metrics: OutboxMetrics) {
     const concurrency = shardsPerThread * shardCapacity
     for (let i = 0; i < threads; i++) {
       this.pools.push(new Piscina({
@@ -31,8 +32,14 @@ export class ShardActors {
     return shard % this.threads
   }
 
+  /**
+   * Runs the task on the shard's thread. The thread measures its SMTP attempts and sends them back with the
+   * results; they are counted here, in the main thread's registry (a thread's own registry would not be scraped).
+   */
   async deliver (shard: number, task: DeliverTask): Promise<DeliverResult> {
-    return await this.pools[this.threadOf(shard)]!.run(task satisfies ActorTask) as DeliverResult
+    const result = await this.pools[this.threadOf(shard)]!.run(task satisfies ActorTask) as DeliverResult
+    for (const a of result.attempts ?? []) this.metrics.smtpAttempts[a.destination][a.result].observe(a.seconds)
+    return result
   }
 
   /** Asks every thread to close its pools and Redis client, then ends the threads. */

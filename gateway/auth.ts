@@ -2,6 +2,7 @@ import type { ApiKeyRecord, DomainRecord, OrgRecord, Permission } from '../proto
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import { ApiError, REDIS_KEYS } from '../protocol/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 export interface AuthContext {
   key: ApiKeyRecord
@@ -56,7 +57,7 @@ export class AuthFailureGuard {
   /** `a:<address>` or `p:<prefix>` → blocked until (ms). */
   private readonly blocked = new Map<string, number>()
 
-  constructor (private readonly limiter: RateLimiter) {}
+  constructor (private readonly limiter: RateLimiter, private readonly metrics: OutboxMetrics) {}
 
   /**
    * The error to answer a failed authentication with: `failure` itself (the 401), or a 429 when the client
@@ -75,6 +76,7 @@ export class AuthFailureGuard {
     const decisions = await Promise.all(counters.map((c) => this.limiter.take(c.key, FAILED_AUTH_PER_MINUTE)))
     let refusal: ApiError | undefined
     decisions.forEach((d, i) => {
+      this.metrics.rateDecisions.auth_failure[d.allowed ? 'allowed' : 'limited'].inc()
       if (d.allowed) return
       this.block(counters[i]!.id, nowMs + d.retryAfterS * 1000)
       refusal ??= tooMany(counters[i]!.what, d.retryAfterS)

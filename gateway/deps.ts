@@ -8,7 +8,7 @@ import type { MessageStore } from '../stores/read_model/mod.ts'
 import type { WebhookJobQueue } from '../stores/webhooks/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 import type { AuthFailureGuard } from './auth.ts'
-import type { Metrics } from './metrics.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import type { ClientAddresses } from './http/client_address.ts'
 import type { SecurityLog } from './security_log.ts'
 import type { AnalyzePool } from './analyze_pool.ts'
@@ -27,7 +27,8 @@ export interface GatewayDeps {
   readonly authGuard: AuthFailureGuard
   /** The client address of a request: the peer, or `X-Forwarded-For` behind a trusted proxy. */
   readonly clientAddresses: ClientAddresses
-  readonly metrics: Metrics
+  /** The process's metrics (every role's), served at GET /metrics. */
+  readonly metrics: OutboxMetrics
   readonly security: SecurityLog
   /** Content analysis off the event loop (POST /v1/messages/analyze). */
   readonly analyzer: AnalyzePool

@@ -11,7 +11,7 @@ import { createHttpServer, type HttpServer } from './server.ts'
 import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
 import { AuthFailureGuard } from './auth.ts'
-import { Metrics } from './metrics.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { ClientAddresses } from './http/client_address.ts'
 import { SecurityLog } from './security_log.ts'
 import { AnalyzePool } from './analyze_pool.ts'
@@ -31,13 +31,13 @@ export interface Gateway {
   drain: (timeoutMs: number) => Promise<void>
 }
 
-export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Gateway> {
+export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Gateway> {
   const limiter = new RateLimiter(shared.redis)
-  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis), metrics: new Metrics() }
+  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis), metrics: shared.metrics }
   const deps: GatewayDeps = {
     ...base,
     limiter,
-    authGuard: new AuthFailureGuard(limiter),
+    authGuard: new AuthFailureGuard(limiter, shared.metrics),
     clientAddresses: new ClientAddresses(config.http.trustedProxies),
     security: new SecurityLog(shared.log),
     analyzer: new AnalyzePool(),
@@ -48,7 +48,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)
   registerStaticFiles(server.app, deps.log)
-  deps.metrics.gauge('outbox_http_in_flight', () => server.inFlight)
+  deps.metrics.read('outbox_http_in_flight', (set) => { set(server.inFlight) })
   const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     server.app.listen(config.http.host, config.http.port, (s) => {
       if (s === false) reject(new Error(`cannot listen on ${config.http.host}:${config.http.port}`))

@@ -124,6 +124,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         if (c.def.unmetered !== true) {
           const limit = planLimit(auth.org, deps.config.plans.enterpriseRateLimit)
           const d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit)
+          deps.metrics.rateDecisions.api_key[d.allowed ? 'allowed' : 'limited'].inc()
           ctx.responseHeaders['RateLimit-Limit'] = String(limit)
           ctx.responseHeaders['RateLimit-Remaining'] = String(d.remaining)
           ctx.responseHeaders['RateLimit-Reset'] = String(d.resetS)

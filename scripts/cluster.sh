@@ -99,9 +99,10 @@ start () {
   wait_meta_leader
   wait_streams_led
   for i in "${GATEWAYS[@]}"; do outbox "gateway-$i" gateway OB_HTTP_PORT=$((18079 + i)) OB_SMTP_SUBMISSION_PORT=$((2586 + i)); done
-  for i in "${ENGINES[@]}"; do outbox "engine-$i" engine; done
+  for i in "${ENGINES[@]}"; do outbox "engine-$i" engine OB_METRICS_PORT=$((19463 + i)); done
   for i in "${GATEWAYS[@]}"; do wait_port $((18079 + i)); done
   echo "gateways: http://127.0.0.1:18080 http://127.0.0.1:18081 (readiness at /readyz; put a load balancer in front)"
+  echo "metrics: /metrics on each gateway port, and on 127.0.0.1:19464-19466 for the engines"
 }
 
 stop () {

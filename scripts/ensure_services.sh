@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Makes sure nats-server and redis-server are installed (tests spawn their own on free ports), and chromium
-# for the dashboard's browser tests. Installs the Debian package when missing and apt-get is usable, and says
-# so; never silently. Without chromium (and no way to install it) the browser tests are skipped, not failed.
+# Makes sure nats-server and redis-server are installed (tests spawn their own on free ports), chromium for the
+# dashboard's browser tests, and prometheus (with promtool) for the metrics test and the alert-rule check.
+# Installs the Debian package when missing and apt-get is usable, and says so; never silently. Without chromium
+# or prometheus (and no way to install them) the tests that need them are skipped, not failed.
 set -euo pipefail
 missing=()
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+optional=(chromium prometheus)
+required=()
+for p in "${missing[@]}"; do [[ " ${optional[*]} " == *" $p "* ]] || required+=("$p"); done
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "outbox: installing ${missing[*]} with apt-get (not found on PATH)"
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-elif [ "${missing[*]}" = chromium ]; then
-  echo "outbox: chromium not found; the dashboard's browser tests will be skipped (apt-get install -y chromium)" >&2
+elif [ ${#required[@]} -eq 0 ]; then
+  echo "outbox: ${missing[*]} not found; the tests that need them will be skipped (apt-get install -y ${missing[*]})" >&2
 else
   echo "outbox: ${missing[*]} not found; install the Debian package(s): apt-get install -y ${missing[*]}" >&2
   exit 1

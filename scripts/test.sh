@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite: lint, typecheck + build, then unit, integration and end-to-end tests against real servers,
+# The whole test suite: lint, the alert rules (promtool), typecheck + build, then unit, integration and end-to-end tests against real servers,
 # ending with a coverage summary (c8, mapped back to the TypeScript sources; reported, never a failure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npx eslint .
 bash scripts/ensure_services.sh
+# the alert rules operators load (docs/operations.md#alerts)
+if command -v promtool >/dev/null 2>&1; then
+  promtool check rules ops/prometheus/alerts.yml
+else
+  echo "outbox: promtool not found; alert rules not checked (apt-get install -y prometheus)" >&2
+fi
 rm -rf dist
 npx tsc -p .
 npm run --silent build:dashboard

@@ -6,11 +6,13 @@ import { SubmittedMessage } from './raw_submission.ts'
 import { MxResolver } from './mx.ts'
 import type { DestinationThrottle } from './throttle.ts'
 import { relayDestination, type Destination, type TransportCache } from './transports.ts'
-import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult, UnrecordedReply } from './task.ts'
+import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult, SmtpAttemptSample, UnrecordedReply } from './task.ts'
+import { destinationClass, type DestinationClass } from '../../stores/metrics/mod.ts'
 import type { Redis } from 'ioredis'
 import { DELIVERY_STATE_TTL_S, DeliveryStateChanges, deliveryStateKey } from '../delivery_state_layout.ts'
 
 const MAX_MX_TRIED = 3
+const MAX_CLASSED_HOSTS = 10_000
 
 /**
  * A stable code for a failed Redis command: the socket's (`ECONNREFUSED`, `ECONNRESET`…), else the kind of a
@@ -33,6 +35,8 @@ export class Deliverer {
   private readonly mx: MxResolver
   private readonly relay?: Destination
   private readonly keys = new Map<string, KeyObject>()
+  /** MX host → destination class (metrics); bounded like any per-host cache. */
+  private readonly classes = new Map<string, DestinationClass>()
   private readonly secret: Buffer
   /** The return-path key of the last task; a new one arrives only when the keys rotate. */
   private verpKey?: { id: string, secret: Buffer }
@@ -57,8 +61,9 @@ export class Deliverer {
       return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason: (err as Error).message } })) }
     }
     const unrecorded: UnrecordedReply[] = []
+    const attempts: SmtpAttemptSample[] = []
     const results = await Promise.all(task.recipients.map(async (rcpt): Promise<RecipientResult> => {
-      const outcome = await this.one(message, rcpt)
+      const outcome = await this.one(message, rcpt, attempts)
       const result = { rcpt, outcome, at: new Date().toISOString() }
       if (outcome.kind === 'delivered' || outcome.kind === 'bounced') {
         const code = await this.recordSent(task.message.id, result)
@@ -66,10 +71,10 @@ export class Deliverer {
       }
       return result
     }))
-    return unrecorded.length > 0 ? { results, unrecorded } : { results }
+    return unrecorded.length > 0 ? { results, unrecorded, attempts } : { results, attempts }
   }
 
-  private async one (message: ComposedMessage | SubmittedMessage, rcpt: string): Promise<RecipientOutcome> {
+  private async one (message: ComposedMessage | SubmittedMessage, rcpt: string, attempts: SmtpAttemptSample[]): Promise<RecipientOutcome> {
     let dests: Destination[]
     try {
       dests = this.relay !== undefined ? [this.relay] : await this.mxDestinations(addressDomain(rcpt))
@@ -81,18 +86,32 @@ export class Deliverer {
     let mail: RecipientMail | undefined
     for (let i = 0; i < dests.length; i++) {
       const dest = dests[i]!
+      let sentAt = 0
       try {
         const wait = await this.throttle.check(dest.host)
         if (wait > 0) return { kind: 'throttled', retryAfterMs: wait }
         mail ??= message.forRecipient(rcpt)
+        sentAt = performance.now()
         const info = await this.transports.get(dest).sendMail(mail)
         // one envelope recipient per transaction: resolving means it was accepted
-        return classifyAccepted(info)
+        return this.measured(attempts, dest, sentAt, classifyAccepted(info))
       } catch (err) {
         outcome = classifyError(err as Error)
+        if (sentAt > 0) this.measured(attempts, dest, sentAt, outcome)
         if (!tryNextHost(err as Error)) return outcome
       }
     }
+    return outcome
+  }
+
+  /** Notes one SMTP transaction for the main thread's metrics; the class of a host is worked out once. */
+  private measured (attempts: SmtpAttemptSample[], dest: Destination, sentAt: number, outcome: RecipientOutcome): RecipientOutcome {
+    let destination = this.relay !== undefined ? 'relay' : this.classes.get(dest.host)
+    if (destination === undefined) {
+      if (this.classes.size >= MAX_CLASSED_HOSTS) this.classes.clear()
+      this.classes.set(dest.host, destination = destinationClass(dest.host))
+    }
+    if (outcome.kind !== 'throttled') attempts.push({ destination, result: outcome.kind, seconds: (performance.now() - sentAt) / 1000 })
     return outcome
   }
 

@@ -1,4 +1,5 @@
 import type { RecipientOutcome } from './classify.ts'
+import type { DestinationClass, SmtpResult } from '../../stores/metrics/mod.ts'
 
 /** What the dispatcher hands a shard's thread, and what comes back. Plain data: it crosses a thread boundary. */
 
@@ -62,4 +63,7 @@ export interface RecipientResult {
 /** A final SMTP reply the thread could not write to the delivery state at once, with the failure's code. */
 export interface UnrecordedReply { rcpt: string, code: string }
 
-export interface DeliverResult { results: RecipientResult[], unrecorded?: UnrecordedReply[] }
+/** One SMTP transaction the thread made, for `outbox_smtp_attempt_duration_seconds` (counted by the main thread). */
+export interface SmtpAttemptSample { destination: DestinationClass, result: SmtpResult, seconds: number }
+
+export interface DeliverResult { results: RecipientResult[], unrecorded?: UnrecordedReply[], attempts?: SmtpAttemptSample[] }

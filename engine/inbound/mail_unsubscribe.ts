@@ -2,6 +2,7 @@ import { eventId, eventRecord } from '../../protocol/mod.ts'
 import { publishEvent, suppressAddress } from '../../stores/events/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { type JsPublish } from '../../stores/clients/mod.ts'
+import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 import type { MessageAnalysis } from './analysis.ts'
 import type { ReportSubject } from './report_checks.ts'
 
@@ -19,10 +20,10 @@ export function isUnsubscribeRequest (m: Pick<MessageAnalysis, 'subject' | 'head
  * Suppresses the recipient the return path was issued for and publishes `unsubscribed` (method `mailto`). The
  * event id is the one the unsubscribe link uses, so a recipient who does both gets one event.
  */
-export async function unsubscribeByMail (deps: { cp: ControlPlane, js: JsPublish }, subject: ReportSubject, now = new Date()): Promise<void> {
+export async function unsubscribeByMail (deps: { cp: ControlPlane, js: JsPublish, metrics: OutboxMetrics }, subject: ReportSubject, now = new Date()): Promise<void> {
   const { orgId, messageId } = subject
   for (const to of subject.recipients) {
-    await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId)
+    if (await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId)) deps.metrics.suppressionsAdded.unsubscribe.inc()
     await publishEvent(deps.js, eventRecord(eventId('unsubscribed', orgId, messageId, to), 'unsubscribed', orgId, {
       message_id: messageId, to, unsubscribed_at: now.toISOString(), method: 'mailto'
     }, messageId))

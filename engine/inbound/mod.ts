@@ -11,7 +11,8 @@ import { InboundProcessor } from './processor.ts'
 import { startInboundConsumer } from './consumer.ts'
 import { AnalysisPool } from './analysis_pool.ts'
 import { JustStored } from './raw_store.ts'
-import { ReportDrops, type DropReason } from './report_checks.ts'
+import { ReportDrops } from './report_checks.ts'
+import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
 export { MAX_MESSAGE_BYTES } from './smtp_listener.ts'
 export { resolveRecipient } from './recipients.ts'
@@ -22,22 +23,21 @@ export interface Inbound {
   readonly port: number
   /** Stops accepting SMTP (421 to sessions still open at the deadline), then finishes the messages being processed. */
   drain: (timeoutMs: number) => Promise<void>
-  /** Bounce and complaint reports (and mailed unsubscribes) dropped by this process, by reason. */
-  readonly reportsDropped: ReadonlyMap<DropReason, number>
 }
 
 /** Inbound SMTP and the processing of what it stores, for `OB_ROLE=inbound` and `all`. */
-export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }): Promise<Inbound> {
+export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Inbound> {
   const log = shared.log.child({ part: 'inbound' })
   const stores = await ensureInboundStreams(shared.nc, jetStreamSettings(config))
   const analysis = new AnalysisPool(config.dnsServers)
   const justStored = new JustStored()
   const maxPayload = shared.nc.info?.max_payload ?? 1024 * 1024
-  const drops = new ReportDrops(log)
+  const drops = new ReportDrops(log, shared.metrics)
   const processor = new InboundProcessor({
     cp: shared.cp,
     messages: new MessageStore(shared.redis),
     drops,
+    metrics: shared.metrics,
     stores,
     log,
     analysis,
@@ -48,7 +48,6 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
   const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload })
   return {
     port: smtp.port,
-    reportsDropped: drops.counts,
     async drain (timeoutMs) {
       const deadline = Date.now() + timeoutMs
       // Half the time for SMTP sessions, the rest for processing what they handed over.

@@ -11,12 +11,14 @@ import { resolveRecipient } from './recipients.ts'
 import { readRaw, type InboundStores } from './streams.ts'
 import { readSmall, deleteSmall, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
 import type { InboundJob } from './job.ts'
+import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
 export interface ProcessorDeps {
   cp: ControlPlane
   /** Sent messages (the read model), to check reports against. */
   messages: MessageLookup
   drops: ReportDrops
+  metrics: OutboxMetrics
   stores: InboundStores
   log: Logger
   analysis: AnalysisPool
@@ -154,10 +156,10 @@ export class InboundProcessor {
           const subject = await checkRouted(checks, m.report, orgId, job.id)
           if (subject !== undefined) subjects.push(subject)
         }
-        const deps = { cp, js: stores.pub, log, drops: this.deps.drops }
+        const deps = { cp, js: stores.pub, log, drops: this.deps.drops, metrics: this.deps.metrics }
         for (const subject of subjects) await emitReportEvents(deps, m.report, subject, job.id)
       } else {
-        for (const subject of subjects) await unsubscribeByMail({ cp, js: stores.pub }, subject)
+        for (const subject of subjects) await unsubscribeByMail({ cp, js: stores.pub, metrics: this.deps.metrics }, subject)
       }
     } else if (reportTargets.length > 0) {
       log.info({ id: job.id }, 'mail to a bounce address that is not a delivery or feedback report nor an unsubscribe request; dropped')

@@ -3,6 +3,7 @@ import { verpRecipient, type VerpAddress } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { type MessageRecipients } from '../../stores/read_model/mod.ts'
 import { ownMessageId, type Report } from './reports.ts'
+import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
 /**
  * Which message, organisation and recipient a bounce, complaint or mailed unsubscribe may act on. A report acts
@@ -26,20 +27,14 @@ export type DropReason =
 
 export const DROP_REASONS: readonly DropReason[] = ['unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch']
 
-/** Counts of dropped reports by reason, for this process; each drop also logs one warning. */
+/** Drops a report: counted in `outbox_inbound_reports_dropped_total{reason}`, and one warning each. */
 export class ReportDrops {
-  private readonly byReason = new Map<DropReason, number>(DROP_REASONS.map((r) => [r, 0]))
-
-  constructor (private readonly log: Logger) {}
+  constructor (private readonly log: Logger, private readonly metrics: OutboxMetrics) {}
 
   drop (reason: DropReason, fields: Record<string, unknown>): void {
-    this.byReason.set(reason, this.byReason.get(reason)! + 1)
+    this.metrics.reportsDropped[reason].inc()
     // one line of the security log (docs/security.md): a dropped report is most often a forgery
     this.log.warn({ kind: 'security', event: 'report.dropped', ...fields, reason }, 'report dropped: it acts on no message and recipient of ours')
-  }
-
-  get counts (): ReadonlyMap<DropReason, number> {
-    return this.byReason
   }
 }
 

@@ -6,8 +6,9 @@ import { type JsPublish } from '../../stores/clients/mod.ts'
 import { bounceCode, type Report } from './reports.ts'
 import type { ReportDrops, ReportSubject } from './report_checks.ts'
 import { bounceCategory, suppresses } from '../actor/classify.ts'
+import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
-export interface ReportDeps { cp: ControlPlane, js: JsPublish, log: Logger, drops: ReportDrops }
+export interface ReportDeps { cp: ControlPlane, js: JsPublish, log: Logger, drops: ReportDrops, metrics: OutboxMetrics }
 
 /**
  * Turns a DSN into `bounced` (5.x.x hard, 4.x.x soft; its category from the same classifier as SMTP replies, and
@@ -30,7 +31,8 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
       const hard = cls === '5'
       const code = bounceCode(r)
       const category = bounceCategory({ code: /^\d{3}$/.test(code) ? code : '', enhanced: r.status, text: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') })
-      if (hard && suppresses(category)) await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)
+      if (hard && suppresses(category) && await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)) deps.metrics.suppressionsAdded.hard_bounce.inc()
+      deps.metrics.bounces.live[hard ? 'hard' : 'soft'][category].inc()
       await publishEvent(deps.js, eventRecord(eventId('bounced', orgId, messageId, to, 'dsn'), 'bounced', orgId, {
         message_id: messageId,
         to,
@@ -47,7 +49,8 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
   const candidates = [report.originalRecipient, report.originalTo].filter((a): a is string => a !== undefined)
   const to = candidates.find(allowed)
   if (to === undefined) { mismatch(candidates); return 0 }
-  await suppressAddress(deps.cp, orgId, to, 'complaint', messageId)
+  if (await suppressAddress(deps.cp, orgId, to, 'complaint', messageId)) deps.metrics.suppressionsAdded.complaint.inc()
+  deps.metrics.complaints.live.inc()
   await publishEvent(deps.js, eventRecord(eventId('complained', orgId, messageId, to), 'complained', orgId, {
     message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType
   }, messageId))

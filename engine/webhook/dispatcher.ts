@@ -14,6 +14,7 @@ import { JobParker } from './job_parker.ts'
 import { EventReader } from './event_reader.ts'
 import { batchSettles, type Settle } from './settle.ts'
 import type { WebhookHttpClient } from './http_client.ts'
+import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
 /** Jobs waiting per endpoint beyond those in flight; more are handed back to the stream until it catches up. */
 const MAX_WAITING_PER_ENDPOINT = 1000
@@ -86,10 +87,11 @@ export class WebhookDispatcher {
     private readonly cp: ControlPlane,
     deliveryLog: DeliveryLog,
     private readonly http: WebhookHttpClient,
-    private readonly logger: Logger
+    private readonly logger: Logger,
+    metrics: OutboxMetrics
   ) {
     this.jobs = new JsPublisher(nc)
-    this.outcomes = new AttemptOutcomes(config.webhook.retryScheduleS, deliveryLog, cp, async (job) => await this.storeOne(job), logger)
+    this.outcomes = new AttemptOutcomes(config.webhook.retryScheduleS, deliveryLog, cp, async (job) => await this.storeOne(job), logger, metrics)
     this.parker = new JobParker(this.jobs, config.engine.shards)
     this.events = new EventReader(nc)
   }

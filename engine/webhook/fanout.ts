@@ -5,6 +5,7 @@ import type { WebhookDispatcher } from './dispatcher.ts'
 import { ackSoon } from './ack_batch.ts'
 import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, envelopeOf, type EventRecord, type WebhookRecord } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
+import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
 /** Events being fanned out at once; past this the loop waits, so the consumer's pull stays bounded. */
 const MAX_IN_FLIGHT = 2048
@@ -42,7 +43,8 @@ export class WebhookFanout {
     private readonly nc: NatsConnection,
     private readonly cp: ControlPlane,
     private readonly dispatcher: WebhookDispatcher,
-    private readonly log: Logger
+    private readonly log: Logger,
+    private readonly metrics: OutboxMetrics
   ) {}
 
   /** Starts pulling from the fan-out consumer, which the caller has ensured (jetstream_table.ts). */
@@ -97,6 +99,8 @@ export class WebhookFanout {
       return
     }
     if (typeof record?.org_id !== 'string' || typeof record.type !== 'string') { m.term('not an event record'); return }
+    // from the event's storage in OB_EVENTS to now (a redelivered event counts its whole wait)
+    this.metrics.fanoutLag.observe(Math.max(0, Date.now() - m.info.timestampNanos / 1e6) / 1000)
     if (!(await this.viewCaughtUp(record.id))) { m.nak(VIEW_STALE_RETRY_MS); return }
     const targets = this.targets(record.org_id, record.type)
     if (targets.length === 0) { ackSoon(m); return }

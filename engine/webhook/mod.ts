@@ -11,6 +11,7 @@ import { WebhookDispatcher } from './dispatcher.ts'
 import { WebhookFanout } from './fanout.ts'
 import { WebhookJobConsumers } from './job_consumers.ts'
 import { flushAcks } from './ack_batch.ts'
+import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
 export { signatureHeader, verifySignature } from './sign.ts'
 export { isBlockedAddress } from './ssrf.ts'
@@ -22,16 +23,16 @@ export interface WebhookDelivery {
 
 /** Starts webhook fan-out and delivery in this process (roles `engine` and `all`). */
 export async function startWebhookDelivery (
-  config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger }
+  config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }
 ): Promise<WebhookDelivery> {
   const log = shared.log.child({ part: 'webhooks' })
   // The job stream, the fan-out consumer and one job consumer per shard.
   await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'webhooks'))
   const http = new WebhookHttpClient(config)
-  const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, new DeliveryLog(shared.redis), http, log)
+  const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, new DeliveryLog(shared.redis), http, log, shared.metrics)
   const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, dispatcher, log)
   await consumers.start()
-  const fanout = new WebhookFanout(shared.nc, shared.cp, dispatcher, log)
+  const fanout = new WebhookFanout(shared.nc, shared.cp, dispatcher, log, shared.metrics)
   await fanout.start()
   const keepAlive = setInterval(() => dispatcher.keepAlive(), Math.max(1000, Math.floor(config.webhook.timeoutMs / 2)))
   keepAlive.unref()

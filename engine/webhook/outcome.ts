@@ -6,6 +6,7 @@ import { retryDelayMs } from './retry.ts'
 import { ackSoon } from './ack_batch.ts'
 import type { Settle } from './settle.ts'
 import type { AttemptResult } from './http_client.ts'
+import { webhookResult, type OutboxMetrics } from '../../stores/metrics/mod.ts'
 
 /** A retry that could not be stored: the attempt's message comes back after this long and is tried again. */
 const RETRY_STORE_FAILED_MS = 5000
@@ -21,10 +22,12 @@ export class AttemptOutcomes {
     private readonly log: DeliveryLog,
     private readonly cp: ControlPlane,
     private readonly storeRetry: (job: WebhookJob) => Promise<void>,
-    private readonly logger: Logger
+    private readonly logger: Logger,
+    private readonly metrics: OutboxMetrics
   ) {}
 
   async settle (m: Settle, job: WebhookJob, webhook: WebhookRecord, result: AttemptResult, at: Date): Promise<void> {
+    this.metrics.webhookAttempts[webhookResult(result.error)].observe(result.durationMs / 1000)
     this.log.record(webhook.id, {
       id: deliveryId(at.getTime()),
       event_id: job.event.id,

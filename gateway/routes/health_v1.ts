@@ -37,6 +37,6 @@ export const healthRoutes = [
     summary: 'Prometheus metrics',
     tag: 'Operations',
     responses: { 200: { description: 'Prometheus text exposition format' } },
-    handler: ({ deps }) => ({ status: 200, raw: { contentType: 'text/plain; version=0.0.4', data: deps.metrics.render() } })
+    handler: async ({ deps }) => ({ status: 200, raw: { contentType: deps.metrics.contentType, data: await deps.metrics.render() } })
   })
 ]

@@ -42,6 +42,7 @@ export const suppressionRoutes = [
     },
     handler: async ({ deps, auth, body }) => {
       const { record, created } = await suppress(deps.cp, auth.org.id, body.email)
+      if (created) deps.metrics.suppressionsAdded.manual.inc()
       return { status: created ? 201 : 200, body: suppressionView(record) }
     }
   }),

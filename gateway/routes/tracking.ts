@@ -23,6 +23,7 @@ async function meter (ctx: RequestContext): Promise<void> {
     ctx.deps.log.warn({ err }, 'tracking rate limit unavailable; request not metered')
     return
   }
+  ctx.deps.metrics.rateDecisions.tracking[d.allowed ? 'allowed' : 'limited'].inc()
   if (!d.allowed) throw new ApiError('rate_limited', `Rate limit of ${perMinute} tracking requests per minute per address exceeded.`, { retryAfter: d.retryAfterS })
 }
 
@@ -120,7 +121,7 @@ export const trackingRoutes = [
 
 async function unsubscribe (ctx: RequestContext, rec: TrackingRecorder, claims: TokenClaims, method: 'link' | 'one-click'): Promise<void> {
   try {
-    await rec.unsubscribed(claims, method)
+    if (await rec.unsubscribed(claims, method)) ctx.deps.metrics.suppressionsAdded.unsubscribe.inc()
   } catch (err) {
     ctx.deps.log.error({ err, message_id: claims.m }, 'unsubscribe not recorded')
     throw new ApiError('service_unavailable', 'The unsubscription could not be recorded; please try again.', { retryAfter: 5, cause: err })

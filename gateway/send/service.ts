@@ -142,7 +142,7 @@ export class SendService {
     } catch (err) {
       throw toApiError(err)
     }
-    this.deps.metrics.inc('outbox_messages_queued_total')
+    this.deps.metrics.messagesQueued.inc()
   }
 
   /**

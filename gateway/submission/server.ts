@@ -134,7 +134,7 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     }
     const envelope = [...new Set(session.envelope.rcptTo.map((r) => bareAddress(r.address)))]
     const r = await queue.queue(auth, envelope, mail, [], id)
-    deps.metrics.inc('outbox_smtp_submissions_total')
+    deps.metrics.smtpSubmissions.inc()
     return r.duplicate ? `2.0.0 queued as ${r.id} (this Message-ID was already queued; not sent again)` : `2.0.0 queued as ${r.id}`
   }
 

@@ -227,7 +227,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     }
   })
 
-  deps.metrics.gauge('outbox_event_stream_sockets', () => all.size)
+  deps.metrics.read('outbox_event_stream_sockets', (set) => { set(all.size) })
   log.debug({ path: EVENT_STREAM_PATH }, 'event stream registered')
   return {
     get sockets () { return all.size },

@@ -16,16 +16,20 @@ export async function publishEvent (js: JsPublish, e: EventRecord): Promise<void
 /**
  * Adds an address to the organisation's suppression list. An existing entry is kept as it is (its first reason
  * and date are what users want to see), so repeated bounces or clicks cost one look-up; the write is a create, so
- * of two writers at once the first one's entry stays too.
+ * of two writers at once the first one's entry stays too. Resolves true when this call added the entry (the caller
+ * counts it in `outbox_suppressions_added_total`).
  */
-export async function suppressAddress (cp: ControlPlane, orgId: string, email: string, reason: SuppressionRecord['reason'], messageId?: string): Promise<void> {
+export async function suppressAddress (cp: ControlPlane, orgId: string, email: string, reason: SuppressionRecord['reason'], messageId?: string): Promise<boolean> {
   const key = suppressionKey(orgId, email)
-  if (cp.suppressions.get(key) !== undefined) return
-  await cp.suppressions.create(key, {
+  if (cp.suppressions.get(key) !== undefined) return false
+  return await cp.suppressions.create(key, {
     org_id: orgId,
     email: email.trim().toLowerCase(),
     reason,
     ...(messageId !== undefined ? { message_id: messageId } : {}),
     created_at: new Date().toISOString()
-  }).catch((err: unknown) => { if (!(err instanceof KvConflictError)) throw err })
+  }).then(() => true, (err: unknown) => {
+    if (err instanceof KvConflictError) return false
+    throw err
+  })
 }

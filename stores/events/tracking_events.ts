@@ -91,11 +91,13 @@ export class TrackingRecorder {
   /**
    * Suppresses the address first, then publishes: a failure to publish leaves the address suppressed (what the
    * recipient asked for) and the request fails so the client may retry. One event per message and recipient.
+   * Resolves true when the address was added to the suppression list (it was not on it yet).
    */
-  async unsubscribed (c: TokenClaims, method: 'link' | 'one-click', now = Date.now()): Promise<void> {
-    await suppressAddress(this.cp, c.o, c.r, 'unsubscribe', c.m)
+  async unsubscribed (c: TokenClaims, method: 'link' | 'one-click', now = Date.now()): Promise<boolean> {
+    const added = await suppressAddress(this.cp, c.o, c.r, 'unsubscribe', c.m)
     await publishEvent(this.js, eventRecord(eventId('unsubscribed', c.o, c.m, c.r), 'unsubscribed', c.o, {
       message_id: c.m, to: c.r, unsubscribed_at: new Date(now).toISOString(), method
     }, c.m))
+    return added
   }
 }

@@ -103,7 +103,7 @@ test('start exits 1 with one line naming NATS when NATS_URL points at nothing', 
 
 test('OB_ROLE=engine runs without the HTTP API and still exits 0 on SIGTERM', async () => {
   const port = await freePort()
-  const run = spawnCli(['start'], { NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'engine', OB_HTTP_PORT: String(port), OB_LOG_LEVEL: 'info' })
+  const run = spawnCli(['start'], { NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'engine', OB_HTTP_PORT: String(port), OB_METRICS_PORT: '0', OB_LOG_LEVEL: 'info' })
   let out = ''
   run.child.stdout!.on('data', (d: Buffer) => { out += d.toString() })
   for (let i = 0; i < 200 && !out.includes('outbox started'); i++) await new Promise((resolve) => setTimeout(resolve, 50))

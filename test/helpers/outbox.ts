@@ -37,6 +37,7 @@ export class TestOutbox {
       OB_HTTP_PORT: '0',
       OB_SMTP_INBOUND_PORT: '0',
       OB_SMTP_SUBMISSION_PORT: '0',
+      OB_METRICS_PORT: '0',
       OB_DOMAIN_VERIFICATION: 'off',
       OB_SHUTDOWN_TIMEOUT_MS: '2000',
       ...opts.env

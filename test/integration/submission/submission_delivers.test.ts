@@ -119,5 +119,5 @@ test('AUTH LOGIN works as well as AUTH PLAIN; the accepted count is on /metrics'
   client.close()
   const id = queuedId(info.response)
   await events.until(() => events.of(id, 'delivered').length === 1)
-  assert.match(s.ob.proc.gateway!.deps.metrics.render(), /^outbox_smtp_submissions_total \d+$/m)
+  assert.match(await s.ob.proc.gateway!.deps.metrics.render(), /^outbox_smtp_submissions_total \d+$/m)
 })

@@ -1,0 +1,42 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { OutboxMetrics } from './outbox_metrics.ts'
+
+export interface MetricsServer {
+  readonly port: number
+  close: () => Promise<void>
+}
+
+/**
+ * `GET /metrics` on its own port, for a process without the HTTP API (OB_ROLE engine or inbound). Anything
+ * else is 404; the server answers only what Prometheus asks for and holds no request body.
+ */
+export async function startMetricsServer (metrics: OutboxMetrics, host: string, port: number): Promise<MetricsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0]
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
+      return
+    }
+    metrics.render().then((text) => {
+      res.writeHead(200, { 'content-type': metrics.contentType }).end(req.method === 'HEAD' ? undefined : text)
+    }, () => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n')
+    })
+  })
+  // a scraper keeps its connection open between scrapes; a closing process must not wait for it
+  server.keepAliveTimeout = 65_000
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => { server.off('error', reject); resolve() })
+  }).catch((err: Error) => {
+    throw new Error(`cannot listen for metrics on ${host}:${port} (${err.message}); set OB_METRICS_PORT`)
+  })
+  return {
+    port: (server.address() as AddressInfo).port,
+    async close () {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
