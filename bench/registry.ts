@@ -5,6 +5,7 @@ import { gatewaySuite, engineSuite, webhooksSuite, inboundSuite } from './suites
 import { runCurveBench } from './curve.ts'
 import { runSoakBench } from './soak.ts'
 import { runPoisonBench } from './poison.ts'
+import { runE2eBench } from './e2e.ts'
 
 /**
  * Every benchmark `npm run bench` knows, in the order a full run takes them.
@@ -18,6 +19,7 @@ export const BENCHMARKS: Record<string, { title: string, run: BenchFn, byNameInQ
   inbound: { title: 'Inbound SMTP and tracking endpoints vs bare servers', run: inboundSuite },
   ratelimit: { title: 'Per-key rate limits across two gateway processes', run: runRatelimitBench },
   scale: { title: 'Engine scale-out: 1, 2 and 3 engine processes sharing the shards', run: runScaleBench },
+  e2e: { title: 'End to end: sends while delivering to SMTP and posting signed webhooks, vs a plain nodemailer pool', run: runE2eBench, byNameInQuick: true },
   poison: { title: 'Healthy mail alone and with mail to a destination that always answers 451', run: runPoisonBench },
   soak: { title: 'Soak with injected faults', run: runSoakBench, byNameInQuick: true }
 }
