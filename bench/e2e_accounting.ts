@@ -24,6 +24,8 @@ export interface Books {
   webhookDuplicated: number
   /** First arrival at the sink of each accepted message minus its send time (X-Bench-Sent, else the client's record), ms. */
   sendToSinkMs: { p50: number, p99: number, max: number }
+  /** How many of those latencies came from the X-Bench-Sent header (the rest from the client's record). */
+  timedByHeader: number
   /** Latest first arrival of an accepted message (ms since the epoch); 0 when none arrived. */
   lastArrivalAt: number
 }
@@ -48,6 +50,7 @@ export function keepBooks (accepted: readonly AcceptedSend[], arrivals: readonly
   let webhookMissing = 0
   let webhookDuplicated = 0
   let lastArrivalAt = 0
+  let timedByHeader = 0
   for (const a of accepted) {
     const mid = messageIdOf(a.id, domain)
     ours.add(mid)
@@ -57,6 +60,7 @@ export function keepBooks (accepted: readonly AcceptedSend[], arrivals: readonly
     if (s === undefined) { lost++; continue }
     if (hooks === 0) webhookMissing++
     if (s.count > 1) { duplicated++; extraCopies += s.count - 1 }
+    if (Number.isFinite(s.sentAt)) timedByHeader++
     latencies.push(s.first - (Number.isFinite(s.sentAt) ? s.sentAt : a.sentAt))
     lastArrivalAt = Math.max(lastArrivalAt, s.first)
   }
@@ -70,6 +74,7 @@ export function keepBooks (accepted: readonly AcceptedSend[], arrivals: readonly
     webhookMissing,
     webhookDuplicated,
     sendToSinkMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.reduce((m, v) => Math.max(m, v), 0) },
+    timedByHeader,
     lastArrivalAt
   }
 }

@@ -55,7 +55,7 @@ function headline (f: E2eFigures): Table {
       ['signed `delivered` webhooks/s (first 202 → last webhook)', `${fmt(m.webhooksPerS)} (${fmt(m.webhooks)} webhooks)`],
       [`plain nodemailer pool, 10 connections, no durability, no DKIM (${fmt(f.plain.messages)} messages, ${f.plain.seconds} s)`, `${fmt(f.plain.perS)} msgs/s, ${fmt(f.plain.cpuUsPerMsg)} µs CPU per message (sender + sink)`],
       ['Outbox delivered/s ÷ plain pool', (m.deliveredPerS / Math.max(1, f.plain.perS)).toFixed(2)],
-      ['send → sink latency p50 / p99 / max (ms)', `${b.sendToSinkMs.p50} / ${b.sendToSinkMs.p99} / ${b.sendToSinkMs.max}`],
+      [`send → sink latency p50 / p99 / max (ms; ${fmt(b.timedByHeader)} timed by X-Bench-Sent)`, `${b.sendToSinkMs.p50} / ${b.sendToSinkMs.p99} / ${b.sendToSinkMs.max}`],
       ['CPU per delivered message, all processes (ms)', msPerMsg(m).toFixed(3)],
       ['lost / duplicated at the sink (this phase)', `${b.lost} / ${b.duplicated}`],
       ['without / with more than one `delivered` webhook (this phase)', `${b.webhookMissing} / ${b.webhookDuplicated}`],

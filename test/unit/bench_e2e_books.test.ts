@@ -12,6 +12,7 @@ test('every accepted message once at the sink with one webhook: clean books, lat
   assert.deepEqual([b.lost, b.duplicated, b.unacknowledged, b.webhookMissing, b.webhookDuplicated], [0, 0, 0, 0, 0])
   assert.deepEqual(b.sendToSinkMs, { p50: 10, p99: 30, max: 30 })
   assert.equal(b.lastArrivalAt, 1050)
+  assert.equal(b.timedByHeader, 2)
   assert.deepEqual(bookFailures(b), [])
 })
 
@@ -32,6 +33,7 @@ test('lost, duplicated and unwebhooked mail fail the books; a repeated webhook a
   assert.equal(b.webhookMissing, 1, 'msg_c arrived without its webhook')
   assert.equal(b.webhookDuplicated, 1)
   assert.equal(b.sendToSinkMs.max, 500, 'falls back to the sender\'s send time and takes the first arrival')
+  assert.equal(b.timedByHeader, 0)
   assert.equal(b.lastArrivalAt, 1500)
   const failures = bookFailures(b)
   assert.equal(failures.length, 3)
