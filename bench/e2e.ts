@@ -76,6 +76,7 @@ export async function runE2eBench (opts: BenchOptions): Promise<BenchResult> {
     const [arrivals, report] = await Promise.all([w.sink.arrivals(), w.receiver.report()])
     const books = keepBooks(accepted, arrivals, report.perMessage, w.domain)
     const failures = bookFailures(books)
+    if (w.outbox.exitCode !== null || w.outbox.signalCode !== null) failures.push(`outbox start exited during the run (${w.outbox.exitCode ?? w.outbox.signalCode})`)
     if (report.bad > 0) failures.push(`${report.bad} webhook request(s) with a bad signature or not a \`delivered\` event`)
     return e2eReport({ quick: opts.quick, started, loadStart, senders: SENDERS, plain, main, curve, books, pointS: plan.pointS, failures })
   } finally {

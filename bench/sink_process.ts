@@ -14,6 +14,8 @@ const arrivals: Arrival[] = []
 const compact = (): void => {
   for (const m of sink.messages.splice(0)) arrivals.push([m.messageId, m.receivedAt, Number(m.headers.get('x-bench-sent') ?? NaN)])
 }
+// Between questions too: a phase of sends may run for minutes without one, and parsed headers are large.
+if (record) setInterval(compact, 1000).unref()
 process.send!({ port: sink.port })
 process.on('message', (m) => {
   if (m === 'count') {
