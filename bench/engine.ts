@@ -7,10 +7,10 @@ import { startOutbox } from '../cli/outbox_process.ts'
 import { createOrganization } from '../gateway/control/orgs.ts'
 import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
-import { type DomainRecord } from '../protocol/mod.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
 import { fork, type ChildProcess } from 'node:child_process'
 import { publishQueued, queuedMessage } from '../test/helpers/engine_env.ts'
+import type { Arrival } from './sink_process.ts'
 
 /**
  * Messages per second into a local smtp-server sink: JetStream → engine → SMTP, against a plain nodemailer
@@ -48,18 +48,29 @@ async function measure (mode: BenchRow['mode'], messages: number, run: () => Pro
 export class RemoteSink {
   private constructor (private readonly child: ChildProcess, readonly port: number) {}
 
-  static async start (): Promise<RemoteSink> {
-    const child = fork(fileURLToPath(new URL('./sink_process.js', import.meta.url)), { stdio: 'inherit' })
+  /** `record`: keep every message's Message-ID, arrival time and X-Bench-Sent header for `arrivals()`. */
+  static async start (opts: { record?: boolean } = {}): Promise<RemoteSink> {
+    const child = fork(fileURLToPath(new URL('./sink_process.js', import.meta.url)), opts.record === true ? ['--record'] : [], { stdio: 'inherit' })
     const port = await new Promise<number>((resolve) => child.once('message', (m) => resolve((m as { port: number }).port)))
     return new RemoteSink(child, port)
   }
 
   get url (): string { return `smtp://127.0.0.1:${this.port}` }
 
+  get pid (): number | undefined { return this.child.pid }
+
   async accepted (): Promise<number> {
     return await new Promise((resolve) => {
       this.child.once('message', (m) => resolve((m as { accepted: number }).accepted))
       this.child.send('count')
+    })
+  }
+
+  /** Every message recorded so far (a sink started with `record`), in arrival order. */
+  async arrivals (): Promise<Arrival[]> {
+    return await new Promise((resolve) => {
+      this.child.once('message', (m) => resolve((m as { arrivals: Arrival[] }).arrivals))
+      this.child.send('arrivals')
     })
   }
 
@@ -72,14 +83,17 @@ export class RemoteSink {
   }
 }
 
-async function plainLoop (sink: RemoteSink, domain: DomainRecord, n: number): Promise<void> {
+/** What the plain pool sends: the engine bench signs with the domain's DKIM key, the end-to-end bench does not. */
+export interface PlainMessage { from: string, html: string, dkim?: { domainName: string, keySelector: string, privateKey: string } }
+
+/** A plain nodemailer pool (10 connections, 100 messages in flight) sending `n` messages to the sink: no durability. */
+export async function plainLoop (sink: RemoteSink, message: PlainMessage, n: number): Promise<void> {
   const transport = nodemailer.createTransport({ pool: true, maxConnections: 10, maxMessages: 100, host: '127.0.0.1', port: sink.port, tls: { rejectUnauthorized: false } })
-  const dkim = { domainName: domain.name, keySelector: domain.dkim_selector, privateKey: domain.dkim_private_key }
   let next = 0
   const worker = async (): Promise<void> => {
     while (next < n) {
       const i = next++
-      await transport.sendMail({ from: `sender@${domain.name}`, to: `loop${i}@dest.example`, subject: 'Your receipt', html: HTML, text: 'Thank you for your order.', dkim })
+      await transport.sendMail({ from: message.from, to: `loop${i}@dest.example`, subject: 'Your receipt', html: message.html, text: 'Thank you for your order.', ...(message.dkim !== undefined ? { dkim: message.dkim } : {}) })
     }
   }
   await Promise.all(Array.from({ length: 100 }, worker))
@@ -134,7 +148,8 @@ export async function runEngineBench (opts: { quick?: boolean, full?: boolean, s
     await nc.drain()
     for (const [i, n] of sizes.entries()) {
       opts.progress?.(i / sizes.length, `${n} messages: plain loop, then engine`)
-      const loop = await measure('plain_loop', n, async () => await plainLoop(sink, domain, n))
+      const dkim = { domainName: domain.name, keySelector: domain.dkim_selector, privateKey: domain.dkim_private_key }
+      const loop = await measure('plain_loop', n, async () => { await plainLoop(sink, { from: `sender@${domain.name}`, html: HTML, dkim }, n) })
       const engine = await engineRun(sink, nats, redis, n)
       rows.push(loop, engine)
       ratio[String(n)] = Math.round((engine.msgs_per_s / loop.msgs_per_s) * 100) / 100

@@ -25,7 +25,7 @@ function loadAverage (): string {
  */
 async function main (): Promise<number> {
   const argv = process.argv.slice(2)
-  // The quick run of everything is CI's smoke check and must stay short (about two minutes on 2 cores): the soak is run by name only.
+  // The quick run of everything is CI's smoke check and must stay short (about two minutes on 2 cores): the soak and e2e are run by name only.
   const defaults = Object.keys(BENCHMARKS).filter((n) => !(argv.includes('--quick') && BENCHMARKS[n]!.byNameInQuick === true))
   const { names, quick, args } = parseBenchArgs(argv, defaults)
   if (args.help !== undefined) { process.stdout.write(USAGE + '\n'); return 0 }
