@@ -25,7 +25,7 @@ async function signIn (key: string, width: number): Promise<{ page: Page, dialog
   const context = await browser.newContext({ viewport: { width, height: 800 } })
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ob.baseUrl })
   const page = await context.newPage()
-  page.on('close', () => { void context.close() })
+  page.on('close', () => { context.close().catch(() => {}) })
   const dialogs: string[] = []
   const answer = { accept: true }
   page.on('dialog', (d) => { dialogs.push(d.message()); void (answer.accept ? d.accept() : d.dismiss()) })

@@ -24,7 +24,7 @@ export async function signedInPage (browser: Browser, baseUrl: string, key: stri
   // A context of its own (as axe-core's AxeBuilder requires), closed with the page.
   const context = await browser.newContext({ viewport: { width: 1200, height: 860 } })
   const page = await context.newPage()
-  page.on('close', () => { void context.close() })
+  page.on('close', () => { context.close().catch(() => {}) })
   page.on('dialog', (d) => { void d.accept() })
   await page.goto(`${baseUrl}/dashboard`)
   await page.getByLabel('API key').fill(key)
