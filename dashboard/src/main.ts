@@ -14,8 +14,9 @@ import { domainsView } from './views/domains.ts'
 import { inboundView } from './views/inbound.ts'
 import { suppressionsView } from './views/suppressions.ts'
 import { reconnectingView } from './views/reconnecting.ts'
+import { templatesView, templateView } from './views/templates.ts'
 
-const VIEWS: ViewDef[] = [activityView, messageView, statsView, webhooksView, webhookView, keysView, domainsView, inboundView, suppressionsView]
+const VIEWS: ViewDef[] = [activityView, messageView, statsView, webhooksView, webhookView, keysView, templatesView, templateView, domainsView, inboundView, suppressionsView]
 
 const main = document.getElementById('main')!
 const nav = document.getElementById('nav')!

@@ -45,6 +45,7 @@ const VIEWS = (): Array<{ hash: string, heading: RegExp }> => [
   { hash: '#/webhooks', heading: /^Webhooks$/ },
   { hash: `#/webhooks/${webhookId}`, heading: /^Webhook / },
   { hash: '#/keys', heading: /^API keys$/ },
+  { hash: '#/templates', heading: /^Templates$/ },
   { hash: '#/domains', heading: /^Domains$/ },
   { hash: '#/inbound', heading: /^Inbound routes$/ },
   { hash: '#/nowhere', heading: /^Not found$/ }

@@ -154,3 +154,32 @@ for (const width of [390, 1280]) {
     await page.close()
   })
 }
+
+for (const width of [390, 1280]) {
+  test(`at ${width} px: templates are listed, created and edited with a rendered preview`, { skip: missing }, async () => {
+    const { page } = await signIn(org.adminKey, width)
+    await page.goto(`${ob.baseUrl}/dashboard#/templates`)
+    await page.getByRole('heading', { name: 'Templates', exact: true }).waitFor()
+    const name = `receipt-${width}`
+    await page.getByLabel('Name', { exact: true }).fill(name)
+    await page.getByLabel('Subject').fill('Order {{order}} shipped')
+    await page.getByLabel('HTML').fill('<p>Hi <b>{{name}}</b></p>')
+    await page.getByLabel('order').fill('1042')
+    await page.getByLabel('name', { exact: true }).fill('<Ann>')
+    assert.equal(await page.getByTestId('preview-subject').textContent(), 'Order 1042 shipped')
+    const frame = page.frameLocator('[data-testid="preview-html"]')
+    assert.equal(await frame.locator('b').textContent(), '<Ann>', 'the value is escaped into the HTML, not parsed as markup')
+    await page.getByRole('button', { name: 'Create template' }).click()
+    await page.getByRole('heading', { name: `Template ${name}` }).waitFor()
+    await page.getByLabel('Subject').fill('Order {{order}} delivered')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByText('Saved.').waitFor()
+    const listed = (await ob.request('GET', '/v1/templates?limit=100', { key: org.adminKey })).body.data.find((t: { name: string }) => t.name === name)
+    assert.equal(listed.subject, 'Order {{order}} delivered')
+    await page.getByRole('link', { name: '← Templates' }).click()
+    await page.getByRole('link', { name }).waitFor()
+    const o = await page.evaluate(() => ({ w: document.scrollingElement!.scrollWidth, i: window.innerWidth }))
+    assert.ok(o.w <= o.i, `page ${o.w} px in ${o.i}`)
+    await page.close()
+  })
+}
