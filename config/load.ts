@@ -1,5 +1,5 @@
 import { Value } from 'typebox/value'
-import { EnvSchema, type Config, type Env } from './schema.ts'
+import { EnvSchema, MxHostPattern, type Config, type Env } from './schema.ts'
 import { parseCidrList, type CidrRange } from './cidr.ts'
 
 /** A setting that failed validation; `message` is one line naming every bad variable. */
@@ -25,6 +25,18 @@ function deepFreeze<T> (value: T): T {
     Object.freeze(value)
   }
   return value
+}
+
+const MX_HOST = new RegExp(MxHostPattern)
+
+/** `OB_MX_HOST`, else the public URL's host when it is a name (not an address), lower case without a final dot. */
+function mxHostOf (configured: string | undefined, publicUrl: string): string | undefined {
+  let host = configured
+  if (host === undefined) {
+    try { host = new URL(publicUrl).hostname } catch { return undefined }
+    if (!MX_HOST.test(host)) return undefined
+  }
+  return host.toLowerCase().replace(/\.$/, '')
 }
 
 /**
@@ -61,9 +73,11 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     const missing = e.OB_SMTP_TLS_CERT_FILE === undefined ? 'OB_SMTP_TLS_CERT_FILE' : 'OB_SMTP_TLS_KEY_FILE'
     throw new ConfigError([{ variable: missing, message: 'must be set together with its pair (OB_SMTP_TLS_CERT_FILE and OB_SMTP_TLS_KEY_FILE), or neither for a self-signed certificate' }])
   }
+  const publicUrl = (e.OB_PUBLIC_URL ?? `http://127.0.0.1:${e.OB_HTTP_PORT}`).replace(/\/+$/, '')
+  const mxHost = mxHostOf(e.OB_MX_HOST, publicUrl)
   const config: Config = {
     role: e.OB_ROLE,
-    http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl: e.OB_PUBLIC_URL.replace(/\/+$/, ''), trustedProxies },
+    http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl, ...(mxHost !== undefined ? { mxHost } : {}), trustedProxies },
     metrics: { host: e.OB_METRICS_HOST, port: e.OB_METRICS_PORT },
     eventStream: { maxPerKey: e.OB_EVENT_STREAM_MAX_PER_KEY, maxPerAddress: e.OB_EVENT_STREAM_MAX_PER_ADDRESS },
     nats: {

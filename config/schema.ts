@@ -6,6 +6,8 @@ import type { CidrRange } from './cidr.ts'
  * Defaults live here and nowhere else; `load.ts` converts, checks and freezes.
  */
 const HostPattern = '^[A-Za-z0-9.:\\-\\[\\]]+$'
+/** A DNS host name whose last label starts with a letter, so an IPv4 or IPv6 address never matches. */
+export const MxHostPattern = '^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?$'
 const SecondsList = '^\\s*\\d+(\\s*,\\s*\\d+)*\\s*$'
 
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '60,300,1800,7200,18000,36000,36000,36000,36000,36000'
@@ -39,7 +41,10 @@ export const EnvSchema = Type.Object({
   OB_HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   OB_METRICS_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
   OB_METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
-  OB_PUBLIC_URL: Type.String({ pattern: '^https?://[^\\s]+$', default: 'http://127.0.0.1:8080' }),
+  // Unset: http://127.0.0.1:<OB_HTTP_PORT> (load.ts), so the links point at the port Outbox listens on.
+  OB_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  // A host name (an MX record cannot name an address); unset: the host of OB_PUBLIC_URL when that is a name.
+  OB_MX_HOST: Type.Optional(Type.String({ pattern: MxHostPattern })),
   // Each entry is checked as an address range by load.ts; the pattern only keeps the list's shape.
   OB_TRUSTED_PROXIES: Type.Optional(Type.String({ pattern: '^[^\\s,]+(\\s*,\\s*[^\\s,]+)*$' })),
   OB_EVENT_STREAM_MAX_PER_KEY: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_EVENT_STREAM_MAX_PER_KEY }),
@@ -107,6 +112,11 @@ export interface Config {
     readonly host: string
     readonly port: number
     readonly publicUrl: string
+    /**
+     * The host the return-path MX record names: `OB_MX_HOST`, else the host of `publicUrl` when that is a name;
+     * undefined when neither gives a name (the domain records then carry a warning instead of an MX value).
+     */
+    readonly mxHost?: string
     /** Peers whose `X-Forwarded-For` names the client address (load balancers, reverse proxies); empty by default. */
     readonly trustedProxies: readonly CidrRange[]
   }

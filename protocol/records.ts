@@ -18,7 +18,13 @@ export const OrgRecord = Type.Object({
 })
 export type OrgRecord = Static<typeof OrgRecord>
 
-export const DnsRecord = Type.Object({ type: Type.String(), name: Type.String(), value: Type.String() })
+export const DnsRecord = Type.Object({
+  type: Type.String(),
+  name: Type.String(),
+  value: Type.String(),
+  /** Found in DNS at the last check (absent: never checked). */
+  verified: Type.Optional(Type.Boolean())
+})
 
 export const DomainRecord = Type.Object({
   id: Type.String(),

@@ -132,6 +132,10 @@ export type PostDomainsResponse = {
     type: string
     name: string
     value: string
+    /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
+    verified: boolean
+    /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+    warning?: string
   }[]
   created_at: string
   verified_at?: string
@@ -154,6 +158,10 @@ export type GetDomainsResponse = {
       type: string
       name: string
       value: string
+      /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
+      verified: boolean
+      /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+      warning?: string
     }[]
     created_at: string
     verified_at?: string
@@ -172,6 +180,10 @@ export type GetDomainsByIdResponse = {
     type: string
     name: string
     value: string
+    /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
+    verified: boolean
+    /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+    warning?: string
   }[]
   created_at: string
   verified_at?: string
@@ -187,6 +199,10 @@ export type PostDomainsByIdVerifyResponse = {
     type: string
     name: string
     value: string
+    /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
+    verified: boolean
+    /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+    warning?: string
     status: "verified" | "missing"
   }[]
   created_at: string

@@ -48,21 +48,53 @@ export function statusBadge (status: string): HTMLElement {
   return h('span', { class: `badge s-${status.replace(/[^a-z]/g, '')}` }, status)
 }
 
-/** A table with a caption (visually hidden when `hideCaption`) and a message when empty. */
+/**
+ * A table with a visually hidden caption, and a message when empty. Each cell carries its column's name
+ * (`data-label`), which narrow screens show beside the value when the rows become cards (style.css).
+ */
 export function table (caption: string, headers: string[], rows: Child[][], empty: string, attrs: Attrs = null): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty' }, empty)
-  return h('table', attrs,
+  return h('table', { class: 'rows', ...attrs },
     h('caption', { class: 'sr-only' }, caption),
-    h('thead', null, h('tr', null, headers.map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', null, rows.map((r) => h('tr', null, r.map((c) => h('td', null, c))))))
+    h('thead', null, h('tr', null, headers.map((t) => h('th', { scope: 'col' }, t === '' ? h('span', { class: 'sr-only' }, 'Actions') : t)))),
+    h('tbody', null, rows.map((r) => h('tr', null, r.map((c, i) => h('td', { 'data-label': headers[i] ?? '' }, c))))))
+}
+
+/**
+ * Copies `value` to the clipboard: the Clipboard API where the page is a secure context (HTTPS or localhost),
+ * else by selecting `source` and the browser's copy command. Resolves whether it worked.
+ */
+export async function copyText (value: string, source: Element): Promise<boolean> {
+  try {
+    if (navigator.clipboard !== undefined) { await navigator.clipboard.writeText(value); return true }
+  } catch { /* fall back to selecting the text */ }
+  const range = document.createRange()
+  range.selectNodeContents(source)
+  const selection = window.getSelection()
+  selection?.removeAllRanges()
+  selection?.addRange(range)
+  try { return document.execCommand('copy') } catch { return false }
+}
+
+/** A "Copy" button for `value`, named for what it copies; it says "Copied" for a moment (announced politely). */
+export function copyButton (value: string, source: Element, what: string): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: 'small secondary copy', 'aria-label': `Copy ${what}` }, 'Copy')
+  button.onclick = () => {
+    void copyText(value, source).then((ok) => {
+      button.textContent = ok ? 'Copied' : 'Select and copy'
+      button.setAttribute('aria-label', ok ? `Copied ${what}` : `Copy ${what}`)
+      window.setTimeout(() => { button.textContent = 'Copy'; button.setAttribute('aria-label', `Copy ${what}`) }, 2000)
+    })
+  }
+  return button
 }
 
 /** Shows a secret value once, with a copy button. */
 export function secretBox (label: string, value: string, testId: string): HTMLElement {
-  const copy = h('button', { type: 'button', class: 'small', onclick: () => { void navigator.clipboard?.writeText(value) } }, 'Copy')
+  const code = h('code', { 'data-testid': testId }, value)
   return h('div', { class: 'secret', role: 'status' },
     h('p', null, h('strong', null, label), ' This is the only time it is shown; store it now.'),
-    h('code', { 'data-testid': testId }, value), ' ', copy)
+    code, ' ', copyButton(value, code, 'the value'))
 }
 
 /** Replaces an element's children (same child rules as `h`). */

@@ -2,7 +2,7 @@ import './style.css'
 import { fill, h } from './dom.ts'
 import { errorBox } from './errors.ts'
 import { LiveFeed } from './live.ts'
-import { signIn, signOut, storedKey, type Session } from './session.ts'
+import { keyRefused, signIn, signOut, storedKey, transient, type Session } from './session.ts'
 import type { ViewDef } from './view.ts'
 import { signInView } from './views/sign_in.ts'
 import { activityView } from './views/activity.ts'
@@ -13,8 +13,10 @@ import { keysView } from './views/keys.ts'
 import { domainsView } from './views/domains.ts'
 import { inboundView } from './views/inbound.ts'
 import { suppressionsView } from './views/suppressions.ts'
+import { reconnectingView } from './views/reconnecting.ts'
+import { templatesView, templateView } from './views/templates.ts'
 
-const VIEWS: ViewDef[] = [activityView, messageView, statsView, webhooksView, webhookView, keysView, domainsView, inboundView, suppressionsView]
+const VIEWS: ViewDef[] = [activityView, messageView, statsView, webhooksView, webhookView, keysView, templatesView, templateView, domainsView, inboundView, suppressionsView]
 
 const main = document.getElementById('main')!
 const nav = document.getElementById('nav')!
@@ -24,6 +26,25 @@ let live: LiveFeed | undefined
 let leave: Array<() => void> = []
 /** Increases with every navigation, so a slow view that finishes after the user moved on is dropped. */
 let generation = 0
+/** Set by a navigation the user made (link, back, sign-in), after which focus moves to the new view's heading. */
+let navigated = false
+/** The route shown, restored when the skip link's own `#main` lands in the address bar. */
+let shownHash = ''
+
+/** Moves focus to the view's heading, so keyboard and screen-reader users start reading the new page there. */
+function focusView (): void {
+  if (!navigated) return
+  navigated = false
+  const heading = main.querySelector('h1')
+  if (heading === null) { main.focus(); return }
+  heading.tabIndex = -1
+  heading.focus()
+}
+
+async function navigate (): Promise<void> {
+  navigated = true
+  await route()
+}
 
 function landing (s: Session): string {
   return s.can('read') ? '#/activity' : '#/keys'
@@ -42,10 +63,26 @@ function renderChrome (s: Session): void {
     h('span', { class: 'key-name', 'data-testid': 'whoami' }, `${s.me.key_name} · ${s.me.domain} · ${s.me.permissions.join(', ')}`),
     s.me.environment === 'test' && h('span', { class: 'badge s-test' }, 'sandbox'),
     s.can('read') && liveState,
-    h('button', { type: 'button', class: 'small', onclick: () => { signOut(); live?.stop(); session = undefined; live = undefined; location.hash = '#/'; void route() } }, 'Sign out'))
+    h('button', { type: 'button', class: 'small', onclick: () => { signOut(); live?.stop(); session = undefined; live = undefined; location.hash = '#/'; void navigate() } }, 'Sign out'))
+}
+
+/** After the signed-in key was rotated: the session continues with the new value, and so does the live feed. */
+async function switchKey (key: string): Promise<void> {
+  const next = await signIn(key)
+  live?.stop()
+  Object.assign(session!, next)
+  start(session!)
+  renderChrome(session!)
 }
 
 async function route (): Promise<void> {
+  if (location.hash === '#main') {
+    // The skip link without script: stay on the page shown and go to its content.
+    history.replaceState(null, '', shownHash === '' ? location.pathname : shownHash)
+    main.focus()
+    return
+  }
+  shownHash = location.hash
   const current = ++generation
   for (const fn of leave) fn()
   leave = []
@@ -55,8 +92,9 @@ async function route (): Promise<void> {
     main.replaceChildren(signInView(async (key) => {
       session = await signIn(key)
       start(session)
-      location.hash = landing(session)
-      await route()
+      navigated = true
+      if (location.hash === landing(session)) await route()
+      else location.hash = landing(session)
     }))
     return
   }
@@ -65,10 +103,11 @@ async function route (): Promise<void> {
   renderChrome(s)
   if (path === '') { location.hash = landing(s); return }
   const view = VIEWS.find((v) => v.path.test(path))
-  if (view === undefined) { main.replaceChildren(h('h1', null, 'Not found'), h('p', null, 'No such page. ', h('a', { href: landing(s) }, 'Go back.'))); return }
+  if (view === undefined) { main.replaceChildren(h('h1', null, 'Not found'), h('p', null, 'No such page. ', h('a', { href: landing(s) }, 'Go back.'))); focusView(); return }
   document.title = `${view.title} · Outbox`
   if (!s.can(view.permission)) {
     main.replaceChildren(h('h1', null, view.title), h('p', { class: 'notice' }, `This API key lacks the ${view.permission} permission needed for this page.`))
+    focusView()
     return
   }
   const params = view.path.exec(path)!.slice(1).map(decodeURIComponent)
@@ -76,12 +115,13 @@ async function route (): Promise<void> {
   const cleanups: Array<() => void> = []
   leave.push(() => { for (const fn of cleanups) fn() })
   try {
-    const node = await view.render({ session: s, live: live!, params, onLeave: (fn) => cleanups.push(fn) })
+    const node = await view.render({ session: s, live: live!, params, onLeave: (fn) => cleanups.push(fn), switchKey })
     if (current !== generation) { for (const fn of cleanups) fn(); return }
     main.replaceChildren(node)
   } catch (err) {
     if (current === generation) main.replaceChildren(h('h1', null, view.title), errorBox(err))
   }
+  if (current === generation) focusView()
 }
 
 function start (s: Session): void {
@@ -89,12 +129,42 @@ function start (s: Session): void {
   if (s.can('read')) live.start()
 }
 
+const sleep = async (ms: number, wake: { now?: () => void }): Promise<void> => { await new Promise<void>((resolve) => { const t = setTimeout(resolve, ms); wake.now = () => { clearTimeout(t); resolve() } }) }
+
+/**
+ * Signs in again with the key kept in sessionStorage. Only a 401 (the key itself refused) forgets it; anything
+ * else (no answer, 5xx, 429) shows "Reconnecting…" and tries again after 1, 2, 4 … up to 30 seconds.
+ * Resolves true when signed in, false when the user is signed out.
+ */
+async function resume (key: string): Promise<boolean> {
+  const wake: { now?: () => void } = {}
+  let gaveUp = false
+  const quit = (): void => { gaveUp = true; signOut(); wake.now?.() }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      session = await signIn(key)
+      start(session)
+      return true
+    } catch (err) {
+      if (gaveUp) return false
+      if (keyRefused(err)) { signOut(); return false }
+      const delay = transient(err) ? Math.min(30_000, 1000 * 2 ** (attempt - 1)) : undefined
+      main.replaceChildren(reconnectingView({ attempt, error: err, nextAt: delay === undefined ? undefined : Date.now() + delay }, () => wake.now?.(), quit))
+      await sleep(delay ?? 2 ** 31 - 1, wake)
+      if (gaveUp) return false
+    }
+  }
+}
+
 async function boot (): Promise<void> {
   const key = storedKey()
-  if (key !== null) {
-    try { session = await signIn(key); start(session) } catch { signOut() }
-  }
-  window.addEventListener('hashchange', () => { void route() })
+  if (key !== null) await resume(key)
+  window.addEventListener('hashchange', () => { void navigate() })
+  document.querySelector<HTMLAnchorElement>('a.skip')?.addEventListener('click', (e) => {
+    // The route lives in the hash, so following `#main` would navigate away: move focus instead.
+    e.preventDefault()
+    main.focus()
+  })
   await route()
 }
 

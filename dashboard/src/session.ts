@@ -1,4 +1,4 @@
-import { OutboxClient, OutboxApiError, type GetWhoamiResponse } from '../../client/src/mod.ts'
+import { OutboxClient, OutboxApiError, OutboxConnectionError, type GetWhoamiResponse } from '../../client/src/mod.ts'
 
 const STORAGE_KEY = 'outbox.dashboard.key'
 
@@ -59,4 +59,15 @@ export function storedKey (): string | null {
 
 export function signOut (): void {
   sessionStorage.removeItem(STORAGE_KEY)
+}
+
+/** A failure that says nothing about the key: no answer, or 408, 429 or 5xx. Only a 401 means the key is bad. */
+export function transient (err: unknown): boolean {
+  if (err instanceof OutboxConnectionError) return true
+  return err instanceof OutboxApiError && (err.status === 408 || err.status === 429 || err.status >= 500)
+}
+
+/** The API refused the key itself (unknown, revoked or expired): the one answer that ends a stored session. */
+export function keyRefused (err: unknown): boolean {
+  return err instanceof OutboxApiError && err.status === 401
 }

@@ -8,6 +8,8 @@ export interface ViewContext {
   params: string[]
   /** Registers clean-up for when the user navigates away. */
   onLeave: (fn: () => void) => void
+  /** Signs the session in with another value of the same key (after rotating it) and restarts the live feed. */
+  switchKey: (key: string) => Promise<void>
 }
 
 export interface ViewDef {

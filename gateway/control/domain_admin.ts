@@ -13,8 +13,8 @@ export function isDomainName (name: string): boolean {
   return DOMAIN_NAME.test(name)
 }
 
-export function domainView (cp: ControlPlane, d: DomainRecord): Record<string, unknown> {
-  const v: Record<string, unknown> = { id: d.id, name: d.name, status: claimStatus(cp, d), records: requestedRecords(d), created_at: d.created_at }
+export function domainView (cp: ControlPlane, config: Config, d: DomainRecord): Record<string, unknown> {
+  const v: Record<string, unknown> = { id: d.id, name: d.name, status: claimStatus(cp, d), records: requestedRecords(config, d), created_at: d.created_at }
   if (d.verified_at !== undefined) v.verified_at = d.verified_at
   return v
 }

@@ -2,11 +2,11 @@ import { Resolver } from 'node:dns/promises'
 import type { Config } from '../../config/mod.ts'
 import { ApiError, type DomainRecord } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
-import { requestedRecords } from './domains.ts'
+import { requestedRecords, type ShownRecord } from './domains.ts'
 import { claimStatus, lapsedClaim, takeDomainName } from './domain_claims.ts'
 
 export type RecordStatus = 'verified' | 'missing'
-export interface CheckedRecord { type: string, name: string, value: string, status: RecordStatus }
+export type CheckedRecord = ShownRecord & { status: RecordStatus }
 
 const NOT_FOUND = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN', 'ESERVFAIL', 'EREFUSED'])
 const LOOKUP_TIMEOUT_MS = 2000
@@ -61,9 +61,10 @@ function required (r: { type: string, value: string }): boolean {
 /** Looks each record up through `OB_DNS_SERVERS` (or the system resolvers). */
 export async function checkDnsRecords (config: Config, domain: DomainRecord): Promise<{ records: CheckedRecord[], verified: boolean }> {
   const resolver = resolverFor(config)
-  const records = await Promise.all(requestedRecords(domain).map(async (r): Promise<CheckedRecord> => {
-    const published = r.type === 'MX' ? await mx(resolver, r.name) : await txt(resolver, r.name)
-    return { type: r.type, name: r.name, value: r.value, status: found(r, published) ? 'verified' : 'missing' }
+  const records = await Promise.all(requestedRecords(config, domain).map(async (r): Promise<CheckedRecord> => {
+    // A record without a value (no MX host configured) has nothing to look for.
+    const ok = r.value !== '' && found(r, r.type === 'MX' ? await mx(resolver, r.name) : await txt(resolver, r.name))
+    return { ...r, verified: ok, status: ok ? 'verified' : 'missing' }
   }))
   const decisive = records.filter(required)
   return { records, verified: decisive.length > 0 && decisive.every((r) => r.status === 'verified') }
@@ -80,16 +81,19 @@ export async function verifyDomain (cp: ControlPlane, config: Config, domain: Do
   let records: CheckedRecord[]
   let verified: boolean
   if (config.domainVerification === 'off') {
-    records = requestedRecords(domain).map((r) => ({ ...r, status: 'verified' }))
+    records = requestedRecords(config, domain).map((r) => ({ ...r, verified: r.value !== '', status: r.value !== '' ? 'verified' : 'missing' }))
     verified = true
   } else {
     ({ records, verified } = await checkDnsRecords(config, domain))
   }
-  let current = domain
-  if (verified && domain.status !== 'verified') {
-    await takeDomainName(cp, domain)
-    const at = new Date().toISOString()
-    current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => (d.status === 'verified' ? undefined : { ...d, status: 'verified', verified_at: at }))) ?? domain
-  }
+  if (verified && domain.status !== 'verified') await takeDomainName(cp, domain)
+  // Each record keeps the result of this check, so listing the domain shows which records are published.
+  const stored = records.map((r) => ({ type: r.type, name: r.name, value: r.value, verified: r.verified }))
+  const at = new Date().toISOString()
+  const current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => {
+    const next = { ...d, records: stored }
+    if (verified && d.status !== 'verified') Object.assign(next, { status: 'verified', verified_at: at })
+    return JSON.stringify(next) === JSON.stringify(d) ? undefined : next
+  })) ?? domain
   return { domain: current, records }
 }

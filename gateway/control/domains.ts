@@ -15,6 +15,18 @@ export function returnPathDomain (name: string): string {
   return `${VERP_SUBDOMAIN}${name}`
 }
 
+/** Shown on the return-path MX record when no host name is known for it. */
+export const MX_HOST_WARNING = 'No MX host name is configured: OB_PUBLIC_URL names an address and an MX record must name a host. ' +
+  'Set OB_MX_HOST to the host name that receives bounces on port 25 and restart; this record is then filled in.'
+
+/** The return-path MX value: priority 10 and the configured host name, or '' when there is none. */
+function mxValue (config: Config): string {
+  return config.http.mxHost === undefined ? '' : `10 ${config.http.mxHost}`
+}
+
+/** A record as the API shows it: the last check's result, and a warning when the record cannot be published as is. */
+export type ShownRecord = DomainRecord['records'][number] & { verified: boolean, warning?: string }
+
 /**
  * The DNS records a domain owner publishes: SPF for the domain, DKIM, SPF and MX for the return-path domain, and
  * DMARC. SPF is checked on the envelope sender (`bounces.<domain>`), so its record there is what makes SPF pass;
@@ -27,24 +39,33 @@ export function dnsRecords (config: Config, name: string, selector: string, publ
     { type: 'TXT', name, value: `v=spf1 ${spfMechanism} ~all` },
     { type: 'TXT', name: `${selector}._domainkey.${name}`, value: `v=DKIM1; k=rsa; p=${publicKeyB64}` },
     { type: 'TXT', name: returnPathDomain(name), value: `v=spf1 ${spfMechanism} ~all` },
-    { type: 'MX', name: returnPathDomain(name), value: `10 ${host}` },
+    { type: 'MX', name: returnPathDomain(name), value: mxValue(config) },
     { type: 'TXT', name: `_dmarc.${name}`, value: `v=DMARC1; p=none; rua=mailto:dmarc-reports@${name}` }
   ]
 }
 
 /**
- * The records a domain is asked to publish. A domain added before the return-path SPF record was part of the set
- * is stored without it; it gets one with the mechanism of its own SPF record, just before the return-path MX.
+ * The records a domain is asked to publish, each with the result of the last check. A domain added before the
+ * return-path SPF record was part of the set is stored without it; it gets one with the mechanism of its own SPF
+ * record, just before the return-path MX. The MX record always names the host configured now (`OB_MX_HOST`), so a
+ * domain added under another setting (or before MX needed a name) is shown what to publish today; a record whose
+ * value changed since the last check counts as not verified.
  */
-export function requestedRecords (domain: DomainRecord): DomainRecord['records'] {
+export function requestedRecords (config: Config, domain: DomainRecord): ShownRecord[] {
   const returnPath = returnPathDomain(domain.name)
-  if (domain.records.some((r) => r.type === 'TXT' && r.name === returnPath)) return domain.records
-  const spf = domain.records.find((r) => r.type === 'TXT' && r.name === domain.name && r.value.startsWith('v=spf1'))
-  if (spf === undefined) return domain.records
-  const records = [...domain.records]
-  const mx = records.findIndex((r) => r.type === 'MX' && r.name === returnPath)
-  records.splice(mx < 0 ? records.length : mx, 0, { type: 'TXT', name: returnPath, value: spf.value })
-  return records
+  const records: Array<DomainRecord['records'][number]> = [...domain.records]
+  const spf = records.find((r) => r.type === 'TXT' && r.name === domain.name && r.value.startsWith('v=spf1'))
+  if (spf !== undefined && !records.some((r) => r.type === 'TXT' && r.name === returnPath)) {
+    const mx = records.findIndex((r) => r.type === 'MX' && r.name === returnPath)
+    records.splice(mx < 0 ? records.length : mx, 0, { type: 'TXT', name: returnPath, value: spf.value })
+  }
+  return records.map((r): ShownRecord => {
+    if (r.type !== 'MX' || r.name !== returnPath) return { type: r.type, name: r.name, value: r.value, verified: r.verified === true }
+    const value = mxValue(config)
+    const shown: ShownRecord = { type: r.type, name: r.name, value, verified: r.verified === true && r.value === value }
+    if (value === '') shown.warning = MX_HOST_WARNING
+    return shown
+  })
 }
 
 /** A new domain record with its own 2048-bit DKIM key pair. */
@@ -65,7 +86,8 @@ export async function buildDomain (config: Config, orgId: string, name: string, 
     dkim_selector: selector,
     dkim_private_key: privateKey,
     dkim_public_key: publicKeyB64,
-    records: dnsRecords(config, name.toLowerCase(), selector, publicKeyB64),
+    // A domain created verified (bootstrap, or verification off) counts its records as checked.
+    records: dnsRecords(config, name.toLowerCase(), selector, publicKeyB64).map((r) => ({ ...r, verified: verified && r.value !== '' })),
     created_at: now.toISOString()
   }
   if (verified) record.verified_at = record.created_at

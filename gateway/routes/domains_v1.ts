@@ -29,7 +29,7 @@ export const domainRoutes = [
         conflict: 'The name is already verified (by this or another organisation), or this organisation already has a claim on it'
       })
     },
-    handler: async ({ deps, auth, body }) => ({ status: 201, body: domainView(deps.cp, await addDomain(deps.cp, deps.config, auth.org.id, body.name)) })
+    handler: async ({ deps, auth, body }) => ({ status: 201, body: domainView(deps.cp, deps.config, await addDomain(deps.cp, deps.config, auth.org.id, body.name)) })
   }),
   route({
     method: 'get',
@@ -44,7 +44,7 @@ export const domainRoutes = [
     },
     handler: ({ deps, auth, query }) => {
       const page = pageById(deps.cp.domains.list(`${auth.org.id}.`), query)
-      return { status: 200, body: { ...page, data: page.data.map((d) => domainView(deps.cp, d)) } }
+      return { status: 200, body: { ...page, data: page.data.map((d) => domainView(deps.cp, deps.config, d)) } }
     }
   }),
   route({
@@ -55,7 +55,7 @@ export const domainRoutes = [
     summary: 'Read one domain',
     tag: TAG,
     responses: { 200: { description: 'The domain', schema: DomainView }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
-    handler: ({ deps, auth, params }) => ({ status: 200, body: domainView(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain')) })
+    handler: ({ deps, auth, params }) => ({ status: 200, body: domainView(deps.cp, deps.config, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain')) })
   }),
   route({
     method: 'del',
@@ -91,7 +91,7 @@ export const domainRoutes = [
     },
     handler: async ({ deps, auth, params }) => {
       const { domain, records } = await verifyDomain(deps.cp, deps.config, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))
-      return { status: 200, body: { ...domainView(deps.cp, domain), records } }
+      return { status: 200, body: { ...domainView(deps.cp, deps.config, domain), records } }
     }
   })
 ]

@@ -45,7 +45,7 @@ export const eventRoutes = [
     summary: 'Live feed of the organisation\'s events (WebSocket)',
     description: 'Connect with a WebSocket upgrade. First message: `{"type":"auth","key":"ob_…"}` (a key with `read`), ' +
       'then optionally `{"type":"filter","types":["delivered",…]}`. The server sends `{"type":"ready"}`, then each event as a webhook envelope. ' +
-      'Close codes: 4401 no or bad authentication within 5 s, 4403 key lacks `read`, 4429 too many failed authentications, ' +
+      'Close codes: 4401 no or bad authentication within 5 s, or the key was revoked (or its rotation grace period ended) while the socket was open, 4403 key lacks `read`, 4429 too many failed authentications, ' +
       '1013 the client reads too slowly, 1001 the server is shutting down.',
     tag: 'Events',
     responses: {

@@ -73,11 +73,15 @@ export const RotatedApiKey = Type.Object({
   old_key_expires_at: Timestamp
 })
 
-export const DnsRecordView = Type.Object({ type: Type.String(), name: Type.String(), value: Type.String() })
+const RecordVerified = Type.Boolean({ description: 'Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked' })
+const RecordWarning = Type.Optional(Type.String({ description: 'Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty)' }))
+export const DnsRecordView = Type.Object({ type: Type.String(), name: Type.String(), value: Type.String(), verified: RecordVerified, warning: RecordWarning })
 export const CheckedDnsRecord = Type.Object({
   type: Type.String(),
   name: Type.String(),
   value: Type.String(),
+  verified: RecordVerified,
+  warning: RecordWarning,
   status: Type.Enum(['verified', 'missing'])
 })
 const DomainStatus = Type.Enum(['pending', 'verified', 'lapsed'], { description: 'lapsed: another organisation verified this name first; this claim cannot verify' })

@@ -39,6 +39,8 @@ interface SocketState {
   /** Event types to forward; undefined: all. */
   types?: Set<string>
   timer?: NodeJS.Timeout
+  /** Closes the socket when its key's grace period (after a rotation) ends. */
+  expiry?: NodeJS.Timeout
 }
 type Socket = uWS.WebSocket<SocketState>
 
@@ -77,7 +79,30 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
   const all = new Set<Socket>()
   const perAddress = new SocketCounter(deps.config.eventStream.maxPerAddress)
   const perKey = new SocketCounter(deps.config.eventStream.maxPerKey)
+  /** key id → its authenticated sockets, so a revocation closes them as soon as the control plane shows it. */
+  const byKey = new Map<string, Set<Socket>>()
   let stopped = false
+
+  /** The longest delay setTimeout honours (about 24.8 days); a later expiry is looked at again then. */
+  const MAX_TIMER_MS = 2 ** 31 - 1
+
+  /** Closes the socket if its key is revoked or expired; otherwise arms a timer for the key's expiry, if any. */
+  function enforceKey (ws: Socket, st: SocketState, now: number): void {
+    clearTimeout(st.expiry)
+    st.expiry = undefined
+    if (!keyStillValid(st, now)) { ws.end(CLOSE_CODES.unauthorized, 'the API key is no longer valid'); return }
+    const expiresAt = deps.cp.apiKeys.get(st.keyId!)?.expires_at
+    if (expiresAt === undefined) return
+    st.expiry = setTimeout(() => { if (st.open) enforceKey(ws, st, Date.now()) }, Math.min(MAX_TIMER_MS, Math.max(0, Date.parse(expiresAt) - now) + 10))
+    st.expiry.unref()
+  }
+
+  const stopWatchingKeys = deps.cp.apiKeys.onChange((id, record) => {
+    const sockets = byKey.get(record?.id ?? id)
+    if (sockets === undefined) return
+    const now = Date.now()
+    for (const ws of [...sockets]) enforceKey(ws, ws.getUserData(), now)
+  })
 
   function keyStillValid (st: SocketState, now: number): boolean {
     const key = deps.cp.apiKeys.get(st.keyId!)
@@ -149,6 +174,10 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     perKey.add(auth.key.id)
     st.orgId = auth.org.id
     st.keyId = auth.key.id
+    let sockets = byKey.get(st.keyId)
+    if (sockets === undefined) byKey.set(st.keyId, sockets = new Set())
+    sockets.add(ws)
+    enforceKey(ws, st, now)
     join(ws, st.orgId)
     send(ws, { type: 'ready', organization_id: st.orgId })
   }
@@ -220,9 +249,15 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
       const st = ws.getUserData()
       st.open = false
       clearTimeout(st.timer)
+      clearTimeout(st.expiry)
       all.delete(ws)
       if (st.countedForAddress === true) perAddress.remove(st.ip)
-      if (st.keyId !== undefined) perKey.remove(st.keyId)
+      if (st.keyId !== undefined) {
+        perKey.remove(st.keyId)
+        const sockets = byKey.get(st.keyId)
+        sockets?.delete(ws)
+        if (sockets?.size === 0) byKey.delete(st.keyId)
+      }
       if (st.orgId !== undefined) leave(ws, st.orgId)
     }
   })
@@ -233,6 +268,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     get sockets () { return all.size },
     close () {
       stopped = true
+      stopWatchingKeys()
       for (const ws of [...all]) ws.end(CLOSE_CODES.goingAway, 'server shutting down')
     }
   }

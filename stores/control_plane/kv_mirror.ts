@@ -36,6 +36,7 @@ export class KvMirror<T> {
   /** group name → group value → keys of the entries in that group, kept by the watch like the entries. */
   private readonly groups = new Map<string, Map<string, Set<string>>>()
   private readonly waiters: Array<{ revision: number, resolve: (caughtUp: boolean) => void }> = []
+  private readonly changeListeners = new Set<(key: string, value: T | undefined) => void>()
   private seen = 0
   private watcher?: QueuedIterator<KvWatchEntry>
   /** The last read of the bucket's last revision, when it started, and the read callers now wait for. */
@@ -116,6 +117,19 @@ export class KvMirror<T> {
     } else {
       this.entries.delete(e.key)
     }
+    if (this.changeListeners.size > 0) {
+      const now = this.entries.get(e.key)?.value
+      for (const fn of this.changeListeners) fn(e.key, now)
+    }
+  }
+
+  /**
+   * Calls `fn` with every change the watch applies from now on (the new value, or undefined once deleted), right
+   * after the mirror holds it: for reacting to a change at once instead of at the next read. Returns the unsubscribe.
+   */
+  onChange (fn: (key: string, value: T | undefined) => void): () => void {
+    this.changeListeners.add(fn)
+    return () => { this.changeListeners.delete(fn) }
   }
 
   /** The watch has applied every revision up to `revision` (only the watch moves this: `sync` relies on it). */

@@ -99,7 +99,7 @@ test('add a domain, see its DNS records, verify it', { skip: missing }, async ()
   assert.ok((await card.locator('td').allTextContents()).some((t) => t.includes(`._domainkey.${name}`)), 'DKIM record listed')
   await screenshot(page, 'domains')
   await card.getByRole('button', { name: 'Verify' }).click()
-  await card.getByText('verified', { exact: true }).waitFor()
+  await card.getByRole('heading').getByText('verified', { exact: true }).waitFor()
   await page.close()
 })
 

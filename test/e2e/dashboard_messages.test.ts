@@ -108,8 +108,15 @@ test('activity updates live, filters by status, and a message shows its event ti
   await screenshot(page, 'message')
 
   await page.goto(`${ob.baseUrl}/dashboard#/stats`)
-  await page.getByTestId('stats-chart').waitFor()
+  await page.getByTestId('stats-chart').first().waitFor()
   assert.match(await page.getByTestId('stats-totals').textContent() ?? '', /delivered2/)
+  // Rates over the range: bounces over delivered + bounced; complaints, opens and clicks over delivered.
+  const counts = Object.fromEntries(await page.getByTestId('stats-totals').evaluate((dl) => [...dl.querySelectorAll('dt')].map((dt) => [dt.textContent, Number(dt.nextElementSibling!.textContent)]))) as Record<string, number>
+  const pct = (n: number, of: number): string => of === 0 ? '—' : `${Math.round((n / of) * 1000) / 10} %`
+  const shownRates = await page.getByTestId('rate-totals').textContent()
+  assert.equal(shownRates, `bounce rate${pct(counts.bounced!, counts.delivered! + counts.bounced!)}complaint rate${pct(counts.complained!, counts.delivered!)}open rate${pct(counts.opened!, counts.delivered!)}click rate${pct(counts.clicked!, counts.delivered!)}`)
+  assert.ok(counts.opened! > 0 && !shownRates!.includes('open rate—'), 'an open rate is shown')
+  assert.equal(await page.getByTestId('stats-rates').getByTestId('stats-chart').count(), 1, 'rates per hour are charted')
   await screenshot(page, 'stats')
   await page.close()
 })

@@ -21,7 +21,10 @@ export async function launchBrowser (): Promise<Browser> {
 
 /** A fresh page (own sessionStorage) signed in with `key`, on the dashboard's landing view. */
 export async function signedInPage (browser: Browser, baseUrl: string, key: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 860 } })
+  // A context of its own (as axe-core's AxeBuilder requires), closed with the page.
+  const context = await browser.newContext({ viewport: { width: 1200, height: 860 } })
+  const page = await context.newPage()
+  page.on('close', () => { context.close().catch(() => {}) })
   page.on('dialog', (d) => { void d.accept() })
   await page.goto(`${baseUrl}/dashboard`)
   await page.getByLabel('API key').fill(key)

@@ -75,3 +75,18 @@ test('OB_TRUSTED_PROXIES is a list of addresses and CIDR ranges, empty by defaul
     assert.throws(() => loadConfig({ OB_TRUSTED_PROXIES: bad }), (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_TRUSTED_PROXIES'), bad)
   }
 })
+
+test('the default public URL follows OB_HTTP_PORT; a set OB_PUBLIC_URL wins', () => {
+  assert.equal(loadConfig({ OB_HTTP_PORT: '9090' }).http.publicUrl, 'http://127.0.0.1:9090')
+  assert.equal(loadConfig({ OB_HTTP_PORT: '9090', OB_PUBLIC_URL: 'https://mail.example.net/' }).http.publicUrl, 'https://mail.example.net')
+})
+
+test('the MX host: OB_MX_HOST, else the public URL\'s host when it is a name, else none', () => {
+  assert.equal(loadConfig({}).http.mxHost, undefined, '127.0.0.1 is an address, not a host name')
+  assert.equal(loadConfig({ OB_PUBLIC_URL: 'http://[::1]:8080' }).http.mxHost, undefined)
+  assert.equal(loadConfig({ OB_PUBLIC_URL: 'https://Mail.Example.net/' }).http.mxHost, 'mail.example.net')
+  assert.equal(loadConfig({ OB_PUBLIC_URL: 'https://mail.example.net', OB_MX_HOST: 'mx1.example.net.' }).http.mxHost, 'mx1.example.net')
+  for (const bad of ['10.0.0.1', 'mx example.net', '-mx.example.net', 'mx..example.net']) {
+    assert.throws(() => loadConfig({ OB_MX_HOST: bad }), (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_MX_HOST'), bad)
+  }
+})

@@ -1,4 +1,4 @@
-import type { GetMessagesQuery, GetMessagesResponse } from '../../../client/src/mod.ts'
+import { OutboxApiError, type GetMessagesQuery, type GetMessagesResponse } from '../../../client/src/mod.ts'
 import { h, statusBadge, table, timeEl } from '../dom.ts'
 import { showError } from '../errors.ts'
 import type { LiveEvent } from '../live.ts'
@@ -29,27 +29,46 @@ function eventItem (e: LiveEvent): HTMLElement {
 
 async function render (ctx: ViewContext): Promise<Node> {
   const client = ctx.session.client
-  const slot = h('div')
+  const slot = h('div', { id: 'activity-error' })
   const list = h('div', { 'data-testid': 'messages' })
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more')
   const status = h('select', { id: 'f-status', name: 'status' }, h('option', { value: '' }, 'any status'), STATUSES.map((s) => h('option', { value: s }, s)))
+  // Sent to the API as typed: the API decides what a recipient filter may be (a whole address today).
   const to = h('input', { id: 'f-to', name: 'to', type: 'search', placeholder: 'ann@example.net', autocomplete: 'off' })
   let cursor: string | null = null
   let rows: Message[] = []
+  /** Increases with every request, so an answer that arrives after a newer one started is dropped. */
+  let latest = 0
+
+  /** A rejected filter: the error beside the filters, the field marked, and no results of an earlier filter left. */
+  function failed (err: unknown): void {
+    showError(slot, err)
+    const field = err instanceof OutboxApiError ? err.field ?? err.errors[0]?.field : undefined
+    for (const [input, name] of [[to, 'to'], [status, 'status']] as const) {
+      if (field === name) { input.setAttribute('aria-invalid', 'true'); input.setAttribute('aria-describedby', 'activity-error') }
+    }
+    rows = []
+    cursor = null
+    more.hidden = true
+    list.replaceChildren()
+  }
 
   async function load (append: boolean): Promise<void> {
     const query: GetMessagesQuery = { limit: PAGE }
     if (status.value !== '') query.status = status.value as GetMessagesQuery['status']
     if (to.value.trim() !== '') query.to = to.value.trim()
     if (append && cursor !== null) query.cursor = cursor
+    const mine = ++latest
     try {
       const page = await client.messages.list(query)
+      if (mine !== latest) return
       showError(slot, undefined)
+      for (const input of [to, status]) { input.removeAttribute('aria-invalid'); input.removeAttribute('aria-describedby') }
       rows = append ? rows.concat(page.data) : page.data
       cursor = page.next_cursor ?? null
       more.hidden = !page.has_more
       list.replaceChildren(table('Messages, newest first', ['Created', 'To', 'Subject', 'Status', 'Id'], rows.map(messageRow), 'No messages match.'))
-    } catch (err) { showError(slot, err) }
+    } catch (err) { if (mine === latest) failed(err) }
   }
   more.onclick = () => { void load(true) }
 

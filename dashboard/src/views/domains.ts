@@ -1,9 +1,27 @@
 import type { GetDomainsResponse } from '../../../client/src/mod.ts'
-import { h, statusBadge, table, timeEl } from '../dom.ts'
+import { copyButton, h, statusBadge, table, timeEl } from '../dom.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
 type Domain = GetDomainsResponse['data'][number]
+type DnsRecord = Domain['records'][number]
+
+/** A record's value with a copy button, or, when it cannot be published as listed, the API's warning. */
+function valueCell (r: DnsRecord): HTMLElement {
+  if (r.warning !== undefined) return h('p', { class: 'warning', role: 'note' }, h('strong', null, 'Not publishable yet: '), r.warning)
+  const code = h('code', { class: 'wrap' }, r.value)
+  return h('span', { class: 'copyable' }, code, copyButton(r.value, code, `value of the ${r.type} record ${r.name}`))
+}
+
+function recordRow (r: DnsRecord): HTMLElement[] {
+  const name = h('code', { class: 'wrap' }, r.name)
+  return [
+    h('span', null, r.type),
+    h('span', { class: 'copyable' }, name, copyButton(r.name, name, `name of the ${r.type} record ${r.name}`)),
+    valueCell(r),
+    r.verified ? statusBadge('verified') : h('span', { class: 'badge s-missing' }, 'not found')
+  ]
+}
 
 async function render (ctx: ViewContext): Promise<Node> {
   const client = ctx.session.client
@@ -23,7 +41,8 @@ async function render (ctx: ViewContext): Promise<Node> {
       h('p', { class: 'help' }, d.status === 'verified'
         ? ['Verified ', timeEl(d.verified_at)]
         : d.status === 'lapsed' ? 'Another organisation verified this domain first; this claim has lapsed.' : 'Publish these DNS records, then verify.'),
-      table(`DNS records of ${d.name}`, ['Type', 'Name', 'Value'], d.records.map((r) => [r.type, h('code', null, r.name), h('code', { class: 'wrap' }, r.value)]), 'No records.'),
+      table(`DNS records of ${d.name}`, ['Type', 'Name', 'Value', 'Last check'], d.records.map(recordRow), 'No records.', { class: 'rows records' }),
+      h('p', { class: 'help' }, 'Last check: whether Verify found the record in DNS; "not found" until the first check.'),
       h('p', { class: 'row-actions' }, d.status === 'pending' && verify, del))
   }
 

@@ -1,6 +1,7 @@
 import { h } from '../dom.ts'
 import { barChart } from '../chart.ts'
 import { showError } from '../errors.ts'
+import { RATE_NAMES, rates } from '../rates.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
 const RANGES = { 24: 'Last 24 hours', 72: 'Last 3 days', 168: 'Last 7 days' } as const
@@ -10,6 +11,8 @@ async function render (ctx: ViewContext): Promise<Node> {
   const area = h('div')
   const range = h('select', { id: 'stats-range' }, Object.entries(RANGES).map(([hours, label]) => h('option', { value: hours }, label)))
   const totals = h('dl', { class: 'totals', 'data-testid': 'stats-totals' })
+  const rateArea = h('div', { 'data-testid': 'stats-rates' })
+  const rateTotals = h('dl', { class: 'totals', 'data-testid': 'rate-totals' })
 
   async function load (): Promise<void> {
     const hours = Number(range.value)
@@ -31,6 +34,15 @@ async function render (ctx: ViewContext): Promise<Node> {
         { name: 'opened', color: 'var(--accent)', values: pick('opened') }
       ]))
       totals.replaceChildren(...Object.entries(stats.counts).flatMap(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]))
+      const perHour = series.map((p) => rates(p.counts))
+      rateArea.replaceChildren(barChart(`Bounce, complaint, open and click rates per hour in percent, ${RANGES[hours as keyof typeof RANGES].toLowerCase()}`, labels, [
+        { name: 'bounce %', color: 'var(--bad)', values: perHour.map((r) => r.bounce ?? 0) },
+        { name: 'complaint %', color: 'var(--warn)', values: perHour.map((r) => r.complaint ?? 0) },
+        { name: 'open %', color: 'var(--accent)', values: perHour.map((r) => r.open ?? 0) },
+        { name: 'click %', color: 'var(--ok)', values: perHour.map((r) => r.click ?? 0) }
+      ]))
+      const overall = rates(stats.counts)
+      rateTotals.replaceChildren(...RATE_NAMES.flatMap((k) => [h('dt', null, `${k} rate`), h('dd', null, overall[k] === undefined ? '—' : `${overall[k]} %`)]))
     } catch (err) { showError(slot, err) }
   }
   range.onchange = () => { void load() }
@@ -39,7 +51,11 @@ async function render (ctx: ViewContext): Promise<Node> {
     h('h1', null, 'Statistics'),
     h('div', { class: 'filters' }, h('label', { for: 'stats-range' }, 'Range'), range),
     slot, area,
-    h('h2', null, 'Totals over the range'), totals)
+    h('h2', null, 'Totals over the range'), totals,
+    h('h2', null, 'Rates'),
+    h('p', { class: 'help' }, 'Bounces over delivered plus bounced messages; complaints, opens and clicks over delivered messages. An hour without deliveries counts as 0.'),
+    rateArea,
+    h('h3', null, 'Over the range'), rateTotals)
 }
 
 export const statsView: ViewDef = { path: /^stats$/, title: 'Statistics', nav: 'Statistics', permission: 'read', render }

@@ -8,7 +8,7 @@ let dns: DnsServer
 let org: TestOrg
 before(async () => {
   dns = await DnsServer.start({ TXT: {} })
-  ob = await TestOutbox.start({ env: { OB_DOMAIN_VERIFICATION: 'dns', OB_DNS_SERVERS: dns.address } })
+  ob = await TestOutbox.start({ env: { OB_DOMAIN_VERIFICATION: 'dns', OB_DNS_SERVERS: dns.address, OB_MX_HOST: 'mx.outbox.test' } })
   org = await ob.org()
 })
 after(async () => {
@@ -16,7 +16,7 @@ after(async () => {
   await dns.close()
 })
 
-interface Rec { type: string, name: string, value: string, status?: string }
+interface Rec { type: string, name: string, value: string, status?: string, verified?: boolean }
 
 async function addDomain (name: string): Promise<{ id: string, records: Rec[] }> {
   const r = await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name } })
@@ -91,11 +91,28 @@ test('MX and DMARC are reported when published', async () => {
     if (rec.type === 'TXT') dns.table.TXT![rec.name] = [rec.value]
   }
   const mx = d.records.find((x) => x.type === 'MX')!
+  assert.equal(mx.value, '10 mx.outbox.test', 'the MX record names OB_MX_HOST')
   const [priority, exchange] = mx.value.split(' ')
   dns.table.MX = { [mx.name]: [{ priority: Number(priority), exchange: exchange! }] }
   const r = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
   assert.equal(r.body.status, 'verified')
   assert.ok(r.body.records.every((x: Rec) => x.status === 'verified'), JSON.stringify(r.body.records))
+})
+
+test('each record keeps the result of the last check: the domain\'s listing shows which records are published', async () => {
+  const name = `part${process.pid}.example.net`
+  const d = await addDomain(name)
+  const dkim = d.records.find(isDkim)!
+  dns.table.TXT![dkim.name] = [dkim.value]
+  const checked = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
+  assert.equal(checked.body.status, 'pending')
+  for (const shown of [checked.body, (await ob.request('GET', `/v1/domains/${d.id}`, { key: org.adminKey })).body]) {
+    const verified = shown.records.filter((x: Rec & { verified: boolean }) => x.verified).map((x: Rec) => x.name)
+    assert.deepEqual(verified, [dkim.name])
+  }
+  const listed = (await ob.request('GET', '/v1/domains', { key: org.adminKey })).body.data.find((x: { id: string }) => x.id === d.id)
+  assert.equal(listed.records.find(isDkim).verified, true)
+  assert.equal(listed.records.find(isSpf).verified, false)
 })
 
 test('a domain stored before the return-path SPF record existed is asked for it, and verifies only with it', async () => {
@@ -107,7 +124,7 @@ test('a domain stored before the return-path SPF record existed is asked for it,
   await waitFor(() => ob.proc.cp.domains.get(key)?.records.length === 4)
   const listed = await ob.request('GET', `/v1/domains/${d.id}`, { key: org.adminKey })
   const returnPathSpf = (listed.body.records as Rec[]).find(isReturnPathSpf)
-  assert.deepEqual(returnPathSpf, { type: 'TXT', name: `bounces.${name}`, value: d.records.find(isSpf)!.value })
+  assert.deepEqual(returnPathSpf, { type: 'TXT', name: `bounces.${name}`, value: d.records.find(isSpf)!.value, verified: false })
   for (const rec of d.records) if (rec.type === 'TXT' && !isReturnPathSpf(rec)) dns.table.TXT![rec.name] = [rec.value]
   assert.equal((await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })).body.status, 'pending')
   dns.table.TXT![returnPathSpf!.name] = [returnPathSpf!.value]

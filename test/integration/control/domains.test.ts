@@ -28,7 +28,11 @@ test('adding a domain: 201, pending, with SPF, DKIM, return-path SPF and MX, and
   const dkim = r.body.records.find((x: { name: string }) => x.name.endsWith(`._domainkey.${name}`))
   assert.match(dkim.value, /^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/)
   const returnPath = r.body.records.filter((x: { name: string }) => x.name === `bounces.${name}`).map((x: { type: string, value: string }) => `${x.type} ${x.value}`)
-  assert.deepEqual(returnPath, [`TXT ${(byName.get(name) as { value: string }).value}`, 'MX 10 127.0.0.1'])
+  // The default public URL names an address, and an MX record must name a host: no value, and a warning saying why.
+  assert.deepEqual(returnPath, [`TXT ${(byName.get(name) as { value: string }).value}`, 'MX '])
+  const mx = r.body.records.find((x: { type: string }) => x.type === 'MX')
+  assert.match(mx.warning, /OB_MX_HOST/)
+  assert.ok(r.body.records.every((x: { verified: boolean }) => x.verified === false), 'nothing checked yet')
   assert.match((byName.get(`_dmarc.${name}`) as { value: string }).value, /^v=DMARC1;/)
   assert.equal(r.text.includes('PRIVATE'), false)
   const one = await ob.request('GET', `/v1/domains/${r.body.id}`, { key: org.adminKey })
@@ -82,7 +86,9 @@ test('verify with OB_DOMAIN_VERIFICATION=off marks the domain verified', async (
   const r = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
   assert.equal(r.status, 200)
   assert.equal(r.body.status, 'verified')
-  assert.ok(r.body.records.every((x: { status: string }) => x.status === 'verified'))
+  // Every record but the MX, which has no value without a configured MX host name.
+  assert.deepEqual(r.body.records.filter((x: { status: string }) => x.status !== 'verified').map((x: { type: string }) => x.type), ['MX'])
+  assert.ok(r.body.records.every((x: { status: string, verified: boolean }) => x.verified === (x.status === 'verified')))
   assert.ok(!Number.isNaN(Date.parse(r.body.verified_at)))
   assert.equal((await ob.request('GET', `/v1/domains/${d.id}`, { key: org.adminKey })).body.status, 'verified')
 })
