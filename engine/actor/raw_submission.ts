@@ -1,4 +1,3 @@
-import { foldLines } from 'nodemailer/lib/mime-funcs'
 import { encodeVerp, signToken } from '../../protocol/mod.ts'
 import { messageIdOf, type ComposeContext } from './compose.ts'
 import { dkimBodyHash, dkimSignatures } from './dkim.ts'
@@ -33,9 +32,9 @@ export class SubmittedMessage {
     const { msg, ctx } = this
     const unsubscribe = signToken(ctx.secret, { k: 'u', o: msg.org_id, m: msg.id, r: rcpt })
     const returnPath = encodeVerp(msg.id, rcpt, ctx.domain, ctx.verpKey)
-    // RFC 2369 + RFC 8058, as ComposedMessage writes them
-    const added = foldLines(`List-Unsubscribe: <${ctx.publicUrl}/t/u/${unsubscribe}>, <mailto:${returnPath}?subject=unsubscribe>`, 76) +
-      '\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n'
+    // RFC 2369 + RFC 8058; folded before the mailto only, so the https link stays on the header's first line
+    const added = `List-Unsubscribe: <${ctx.publicUrl}/t/u/${unsubscribe}>,\r\n <mailto:${returnPath}?subject=unsubscribe>\r\n` +
+      'List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n'
     const head = Buffer.concat([Buffer.from(added, 'latin1'), this.head])
     this.bodyHash ??= dkimBodyHash([this.body])
     const signatures = Buffer.from(dkimSignatures(ctx.dkim, head, this.bodyHash), 'latin1')
