@@ -34,6 +34,17 @@ export const SubmittedMime = Type.Object({
   tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), { maxItems: 10 }))
 }, { additionalProperties: false })
 
+/**
+ * Where the content of a large message is: `html`, `text`, `attachments` and `submitted` are then absent (or
+ * empty) here and stored together as one object named by the message id (protocol/queued_content.ts). The engine
+ * reads it once per delivery, before anything else, and checks it against `size` and `sha256`.
+ */
+export const ContentRef = Type.Object({
+  size: Type.Integer({ minimum: 1 }),
+  /** SHA-256 of the stored object, base64url without padding. */
+  sha256: Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' })
+}, { additionalProperties: false })
+
 export const QueuedMessage = Type.Object({
   v: Type.Literal(1),
   id: idOf('msg'),
@@ -61,11 +72,12 @@ export const QueuedMessage = Type.Object({
   /** Recipients dropped at the gateway because they are suppressed (bare addresses). */
   suppressed: Type.Array(Type.String({ maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
   created_at: ISO_TIME,
-  submitted: Type.Optional(SubmittedMime)
+  submitted: Type.Optional(SubmittedMime),
+  content_ref: Type.Optional(ContentRef)
 }, {
   additionalProperties: false,
-  // The body is in the message, never looked up at delivery.
-  anyOf: [{ required: ['html'] }, { required: ['text'] }, { required: ['submitted'] }]
+  // The body is in the message, or (large messages) in the one object `content_ref` names.
+  anyOf: [{ required: ['html'] }, { required: ['text'] }, { required: ['submitted'] }, { required: ['content_ref'] }]
 })
 export type QueuedMessage = Static<typeof QueuedMessage>
 
