@@ -1,5 +1,5 @@
 import { jetstreamManager } from '@nats-io/jetstream'
-import { Objm, type ObjectStore } from '@nats-io/obj'
+import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { StorageType } from '@nats-io/jetstream'
 import type { Config } from '../../config/mod.ts'
@@ -23,6 +23,8 @@ export class ContentStore {
    * have changed since it was made). Idempotent; every gateway and engine calls it at start.
    */
   static async open (nc: NatsConnection, opts: { replicas: number, ttlMs: number }): Promise<ContentStore> {
+    // Node's own SHA-256 for object digests: the library's portable pure-JS default takes seconds for 10 MB
+    setSha256Backend('native')
     const bucket = await new Objm(nc).create(OBJ_OUTBOUND_CONTENT, {
       replicas: opts.replicas,
       storage: StorageType.File,
