@@ -1,4 +1,4 @@
-import { joinContent, type QueuedMessage } from '../protocol/mod.ts'
+import { ContentMismatchError, joinContent, type QueuedMessage } from '../protocol/mod.ts'
 import type { ContentStore } from '../stores/content/mod.ts'
 import { MessageProcessor, type Fate, type ProcessorDeps } from './process_message.ts'
 import { decodeQueued } from './queued_ingress.ts'
@@ -26,7 +26,17 @@ export class StoredContentProcessor extends MessageProcessor {
       if (await super.settleIfFinal(data)) return { kind: 'ack' }
       return { kind: 'term', reason: `the stored content of ${msg.id} is gone (expired past the retry span)` }
     }
-    const fate = await super.process(shard, enc.encode(JSON.stringify(joinContent(msg, stored))), deliveryCount)
+    let joined: unknown
+    try {
+      joined = joinContent(msg, stored)
+    } catch (err) {
+      // never deliver content other than what was accepted; the reason is logged with the termination
+      if (!(err instanceof ContentMismatchError)) throw err
+      joined = undefined
+    }
+    const fate = joined === undefined
+      ? { kind: 'term' as const, reason: `the stored content of ${msg.id} does not match its reference` }
+      : await super.process(shard, enc.encode(JSON.stringify(joined)), deliveryCount)
     if (fate.kind !== 'nak') await this.content.delete(msg.id)
     return fate
   }

@@ -7,7 +7,8 @@ import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, Templa
  * message against this schema before it reads a field (engine/queued_ingress.ts). A message that fails is never
  * delivered: the engine terminates it and logs the first problem.
  *
- * The content travels in the message: `html` or `text` (or both) is always present. A message sent with a
+ * The content travels in the message: `html` or `text` (or both) is always present, or, for a message too large
+ * for the NATS server's `max_payload`, `content_ref` names the one object where it is stored (queued_content.ts). A message sent with a
  * template carries the template's subject (or the caller's own), html and text as they were when the gateway
  * accepted it, `{{var}}` placeholders still in them; the engine renders them with `variables`, HTML-escaping
  * values in `html`, and never reads the template, so editing or deleting it later changes nothing already queued.
