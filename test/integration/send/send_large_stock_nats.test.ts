@@ -2,9 +2,9 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { simpleParser } from 'mailparser'
-import { jetstream } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { OUTBOUND_SUBJECTS, outboundSubject, shardOf, type QueuedMessage } from '../../../protocol/mod.ts'
-import { openContentStore, type ContentStore } from '../../../stores/content/mod.ts'
+import { ContentStore, openContentStore } from '../../../stores/content/mod.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
@@ -116,4 +116,15 @@ test('a stream message delivered again after its content was deleted (an engine 
   await new Promise((resolve) => setTimeout(resolve, 1500))
   assert.equal(sink.to(rcpt).length, 1)
   assert.equal(events.of(sent.id, 'delivered').length, 1)
+})
+
+test('stored content expires after 72 h plus the retry span plus an hour (about 5.9 days by default), and a changed schedule changes it at the next start', async () => {
+  const jsm = await jetstreamManager(ob.proc.nc)
+  const maxAgeS = async (): Promise<number> => (await jsm.streams.info('OBJ_ob_outbound_content')).config.max_age / 1e9
+  const span = ob.proc.config.delivery.retryScheduleS.reduce((a, b) => a + b, 0)
+  assert.equal(await maxAgeS(), 72 * 3600 + span + 3600)
+  await ContentStore.open(ob.proc.nc, { replicas: 1, ttlMs: 3600_000 })
+  assert.equal(await maxAgeS(), 3600)
+  await openContentStore(ob.proc.nc, ob.proc.config)
+  assert.equal(await maxAgeS(), 72 * 3600 + span + 3600)
 })
