@@ -2,7 +2,7 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import type { Config } from '../config/mod.ts'
 import {
   CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, INBOUND_SUBJECTS, KV_BUCKETS, KV_SHARD_LEASES,
-  OBJ_INBOUND_RAW, OUTBOUND_SUBJECTS, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS,
+  OBJ_INBOUND_RAW, OBJ_OUTBOUND_CONTENT, OUTBOUND_SUBJECTS, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS,
   outboundConsumer, outboundSubject, webhookJobConsumer, webhookJobShardFilter
 } from './subjects.ts'
 
@@ -261,5 +261,6 @@ export function inboundRawStoreOptions (replicas: number): { replicas: number, s
 export const JETSTREAM_BUCKETS: ReadonlyArray<{ kind: 'kv' | 'object', name: string }> = [
   ...Object.values(KV_BUCKETS).map((name) => ({ kind: 'kv' as const, name })),
   { kind: 'kv', name: KV_SHARD_LEASES },
-  { kind: 'object', name: OBJ_INBOUND_RAW }
+  { kind: 'object', name: OBJ_INBOUND_RAW },
+  { kind: 'object', name: OBJ_OUTBOUND_CONTENT }
 ]

@@ -17,3 +17,4 @@ export { renderContent, renderTemplate, templateVariables, type MessageContent, 
 export * from './verp.ts'
 export * from './content_rules/mod.ts'
 export { clientIdentity } from './client_identity.ts'
+export * from './queued_content.ts'

@@ -7,7 +7,8 @@ import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, Templa
  * message against this schema before it reads a field (engine/queued_ingress.ts). A message that fails is never
  * delivered: the engine terminates it and logs the first problem.
  *
- * The content travels in the message: `html` or `text` (or both) is always present. A message sent with a
+ * The content travels in the message: `html` or `text` (or both) is always present, or, for a message too large
+ * for the NATS server's `max_payload`, `content_ref` names the one object where it is stored (queued_content.ts). A message sent with a
  * template carries the template's subject (or the caller's own), html and text as they were when the gateway
  * accepted it, `{{var}}` placeholders still in them; the engine renders them with `variables`, HTML-escaping
  * values in `html`, and never reads the template, so editing or deleting it later changes nothing already queued.
@@ -32,6 +33,17 @@ export const SubmittedMime = Type.Object({
   raw: Type.String({ minLength: 1 }),
   /** From `X-Outbox-Tags`. */
   tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), { maxItems: 10 }))
+}, { additionalProperties: false })
+
+/**
+ * Where the content of a large message is: `html`, `text`, `attachments` and `submitted` are then absent (or
+ * empty) here and stored together as one object named by the message id (protocol/queued_content.ts). The engine
+ * reads it once per delivery, before anything else, and checks it against `size` and `sha256`.
+ */
+export const ContentRef = Type.Object({
+  size: Type.Integer({ minimum: 1 }),
+  /** SHA-256 of the stored object, base64url without padding. */
+  sha256: Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' })
 }, { additionalProperties: false })
 
 export const QueuedMessage = Type.Object({
@@ -61,11 +73,12 @@ export const QueuedMessage = Type.Object({
   /** Recipients dropped at the gateway because they are suppressed (bare addresses). */
   suppressed: Type.Array(Type.String({ maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
   created_at: ISO_TIME,
-  submitted: Type.Optional(SubmittedMime)
+  submitted: Type.Optional(SubmittedMime),
+  content_ref: Type.Optional(ContentRef)
 }, {
   additionalProperties: false,
-  // The body is in the message, never looked up at delivery.
-  anyOf: [{ required: ['html'] }, { required: ['text'] }, { required: ['submitted'] }]
+  // The body is in the message, or (large messages) in the one object `content_ref` names.
+  anyOf: [{ required: ['html'] }, { required: ['text'] }, { required: ['submitted'] }, { required: ['content_ref'] }]
 })
 export type QueuedMessage = Static<typeof QueuedMessage>
 

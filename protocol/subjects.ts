@@ -120,3 +120,6 @@ export function webhookReceivedKey (webhookId: string, day: string): string {
 export function webhookRecoveringKey (webhookId: string): string {
   return `ob:whrec:${webhookId}`
 }
+
+/** Content of queued messages too large for their stream message; one object per message, named by its id. */
+export const OBJ_OUTBOUND_CONTENT = 'ob_outbound_content'

@@ -4,6 +4,7 @@ import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
 import { IdempotencyStore, IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
 import { ReadModelWriter } from './read_model_writer.ts'
+import { LargeContent, type EncodedMessage } from './large_content.ts'
 import { Problems, isPrepared, prepareMessage, type AllSuppressed, type PreparedMessage, type SendStatus } from './prepare.ts'
 
 const JSON_TYPE = 'application/json'
@@ -40,11 +41,13 @@ export class SendService {
   private readonly publisher: JsPublisher
   private readonly idempotency: IdempotencyStore
   private readonly readModel: ReadModelWriter
+  private readonly large: LargeContent
 
   constructor (private readonly deps: SendDeps) {
     this.publisher = new JsPublisher(deps.nc, deps.config.nats.publishTimeoutMs)
     this.idempotency = new IdempotencyStore(deps.redis)
     this.readModel = new ReadModelWriter(deps.messages, deps.log)
+    this.large = new LargeContent(deps.nc, deps.config)
   }
 
   /**
@@ -125,20 +128,21 @@ export class SendService {
     this.record(p)
   }
 
-  /** The message as published; 413 when the NATS server would refuse its size. */
-  private encode (msg: QueuedMessage): Buffer {
-    const data = Buffer.from(JSON.stringify(msg))
+  /** The message as published (a large one's content apart, see LargeContent); 413 when the NATS server would refuse its size. */
+  private encode (msg: QueuedMessage): EncodedMessage {
+    const encoded = this.large.encode(msg)
     try {
-      this.publisher.checkSize(data)
+      this.publisher.checkSize(encoded.data)
     } catch (err) {
       throw toApiError(err)
     }
-    return data
+    return encoded
   }
 
-  private async publish (msg: QueuedMessage, data: Buffer): Promise<void> {
+  private async publish (msg: QueuedMessage, encoded: EncodedMessage): Promise<void> {
+    if (encoded.content !== undefined) await this.large.put(msg.id, encoded.content)
     try {
-      await this.publisher.publish(outboundSubject(shardOf(msg.id, this.deps.config.engine.shards)), data, { msgID: msg.id })
+      await this.publisher.publish(outboundSubject(shardOf(msg.id, this.deps.config.engine.shards)), encoded.data, { msgID: msg.id })
     } catch (err) {
       throw toApiError(err)
     }

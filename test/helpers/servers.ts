@@ -21,12 +21,16 @@ export class ServerProcess {
   private child?: ChildProcess
   readonly dir: string
 
+  /** A nats-server left at its own 1 MB `max_payload`, as one an operator already runs; set by `nats({ stockMaxPayload })`. */
+  private stockMaxPayload = false
+
   private constructor (readonly kind: 'nats' | 'redis', readonly port: number, private readonly extraArgs: string[]) {
     this.dir = mkdtempSync(join(tmpdir(), `outbox-${kind}-`))
   }
 
-  static async nats (opts: { port?: number, args?: string[] } = {}): Promise<ServerProcess> {
+  static async nats (opts: { port?: number, args?: string[], stockMaxPayload?: boolean } = {}): Promise<ServerProcess> {
     const s = new ServerProcess('nats', opts.port ?? await freePort(), opts.args ?? [])
+    s.stockMaxPayload = opts.stockMaxPayload === true
     await s.start()
     return s
   }
@@ -49,7 +53,7 @@ export class ServerProcess {
   /** As Outbox's embedded server: 10 MB send bodies need a larger max_payload than the 1 MB default. */
   private natsConfig (): string {
     const file = join(this.dir, 'nats.conf')
-    writeFileSync(file, 'max_payload: 12MB\n')
+    writeFileSync(file, this.stockMaxPayload ? '' : 'max_payload: 12MB\n')
     return file
   }
 

@@ -1,0 +1,39 @@
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { Config } from '../../config/mod.ts'
+import { ApiError, inlineLimit, splitContent, type QueuedMessage } from '../../protocol/mod.ts'
+import { openContentStore, type ContentStore } from '../../stores/content/mod.ts'
+
+/** A queued message as published: the stream message, and for a large message its content to store first. */
+export interface EncodedMessage {
+  data: Buffer
+  content?: Buffer
+}
+
+/**
+ * Keeps large messages within any NATS server's `max_payload`: a message whose encoding is over
+ * `inlineLimit(max_payload)` (at most 512 KB) is published with a `content_ref`, its content stored beforehand
+ * as an object (protocol/queued_content.ts). The caller answers 202 only after both are acknowledged.
+ */
+export class LargeContent {
+  private store?: Promise<ContentStore>
+
+  constructor (private readonly nc: NatsConnection, private readonly config: Config) {}
+
+  encode (msg: QueuedMessage): EncodedMessage {
+    const data = Buffer.from(JSON.stringify(msg))
+    const maxPayload = this.nc.info?.max_payload
+    if (maxPayload === undefined || data.length <= inlineLimit(maxPayload)) return { data }
+    const split = splitContent(msg)
+    return { data: split.message, content: split.content }
+  }
+
+  /** Stores the content of message `id`; resolves once JetStream holds all of it. */
+  async put (id: string, content: Buffer): Promise<void> {
+    try {
+      this.store ??= openContentStore(this.nc, this.config)
+      await (await this.store.catch((err: unknown) => { this.store = undefined; throw err })).put(id, content)
+    } catch (err) {
+      throw new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
+    }
+  }
+}

@@ -1,0 +1,1 @@
+export { ContentStore, contentTtlMs, openContentStore } from './content_store.ts'
