@@ -26,7 +26,7 @@ export interface TaskMessage {
   html?: string
   text?: string
   headers: Record<string, string>
-  attachments: Array<{ filename: string, content: string, content_type?: string }>
+  attachments: Array<{ filename: string, content: string, content_type?: string, content_id?: string }>
   variables?: Record<string, string | number | boolean>
   track_opens: boolean
   track_clicks: boolean
