@@ -39,7 +39,8 @@ export interface DeliverTask {
   message: TaskMessage
   /** Bare addresses to attempt in this run; each gets its own SMTP transaction (own VERP return path). */
   recipients: string[]
-  domain: { id: string, name: string, selector: string, privateKey: string }
+  /** The RSA key signs every message; `ed25519` (RFC 8463) is there once its DNS record was found, and signs too. */
+  domain: { id: string, name: string, selector: string, privateKey: string, ed25519?: { selector: string, privateKey: string } }
   /** The return-path key that signs this run's VERP addresses (the newest when the run was handed over). */
   verpKey: { id: string, secret: Uint8Array }
   /**

@@ -3,10 +3,11 @@ import type { Config } from '../../config/mod.ts'
 import { ApiError, type DomainRecord } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { requestedRecords } from './domains.ts'
+import { applyDkimCheck, dkimRecordName, ensureEd25519 } from './dkim_keys.ts'
 import { claimStatus, lapsedClaim, takeDomainName } from './domain_claims.ts'
 
 export type RecordStatus = 'verified' | 'missing'
-export interface CheckedRecord { type: string, name: string, value: string, status: RecordStatus }
+export interface CheckedRecord { type: string, name: string, value: string, status: RecordStatus, listed_until?: string }
 
 const NOT_FOUND = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN', 'ESERVFAIL', 'EREFUSED'])
 const LOOKUP_TIMEOUT_MS = 2000
@@ -53,9 +54,12 @@ function found (expected: DomainRecord['records'][number], published: string[]):
   return published.includes(expected.value)
 }
 
-/** SPF (for the domain and for its return-path domain) and DKIM decide the status; MX and DMARC are optional. */
-function required (r: { type: string, value: string }): boolean {
-  return r.type === 'TXT' && (r.value.startsWith('v=spf1') || r.value.startsWith('v=DKIM1'))
+/**
+ * SPF (for the domain and for its return-path domain) and the signing RSA key's DKIM record decide the status; MX
+ * and DMARC are optional, and the other DKIM records only decide when their keys sign.
+ */
+function required (domain: DomainRecord, r: { type: string, name: string, value: string }): boolean {
+  return r.type === 'TXT' && (r.value.startsWith('v=spf1') || (r.value.startsWith('v=DKIM1') && r.name === dkimRecordName(domain.name, domain.dkim_selector)))
 }
 
 /** Looks each record up through `OB_DNS_SERVERS` (or the system resolvers). */
@@ -63,9 +67,9 @@ export async function checkDnsRecords (config: Config, domain: DomainRecord): Pr
   const resolver = resolverFor(config)
   const records = await Promise.all(requestedRecords(domain).map(async (r): Promise<CheckedRecord> => {
     const published = r.type === 'MX' ? await mx(resolver, r.name) : await txt(resolver, r.name)
-    return { type: r.type, name: r.name, value: r.value, status: found(r, published) ? 'verified' : 'missing' }
+    return { ...r, status: found(r, published) ? 'verified' : 'missing' }
   }))
-  const decisive = records.filter(required)
+  const decisive = records.filter((r) => required(domain, r))
   return { records, verified: decisive.length > 0 && decisive.every((r) => r.status === 'verified') }
 }
 
@@ -75,8 +79,9 @@ export async function checkDnsRecords (config: Config, domain: DomainRecord): Pr
  * lapsed (another organisation verified the name first) is 409 without a look-up; the first claim to pass takes
  * the name before it is marked verified.
  */
-export async function verifyDomain (cp: ControlPlane, config: Config, domain: DomainRecord): Promise<{ domain: DomainRecord, records: CheckedRecord[] }> {
-  if (claimStatus(cp, domain) === 'lapsed') throw lapsedClaim(domain)
+export async function verifyDomain (cp: ControlPlane, config: Config, claimed: DomainRecord): Promise<{ domain: DomainRecord, records: CheckedRecord[] }> {
+  if (claimStatus(cp, claimed) === 'lapsed') throw lapsedClaim(claimed)
+  const domain = await ensureEd25519(cp, claimed)
   let records: CheckedRecord[]
   let verified: boolean
   if (config.domainVerification === 'off') {
@@ -90,6 +95,12 @@ export async function verifyDomain (cp: ControlPlane, config: Config, domain: Do
     await takeDomainName(cp, domain)
     const at = new Date().toISOString()
     current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => (d.status === 'verified' ? undefined : { ...d, status: 'verified', verified_at: at }))) ?? domain
+  }
+  // DKIM keys start signing once their records are found: never one whose record receivers cannot look up
+  const published = new Set(records.filter((r) => r.status === 'verified').map((r) => `${r.name}\n${r.value}`))
+  const now = new Date()
+  if (applyDkimCheck(current, published, now) !== undefined) {
+    current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => applyDkimCheck(d, published, now))) ?? current
   }
   return { domain: current, records }
 }

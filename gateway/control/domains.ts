@@ -1,9 +1,6 @@
-import { generateKeyPair } from 'node:crypto'
-import { promisify } from 'node:util'
 import type { Config } from '../../config/mod.ts'
 import { newId, VERP_SUBDOMAIN, type DomainRecord } from '../../protocol/mod.ts'
-
-const generateKeyPairAsync = promisify(generateKeyPair)
+import { dkimRecordName, ed25519Key, ed25519Selector, extraDkimRecords, rsaKey, type DnsRecordListed } from './dkim_keys.ts'
 
 /** Host part of the public URL, as SPF and the bounce MX need it. */
 function publicHost (config: Config): string {
@@ -35,39 +32,41 @@ export function dnsRecords (config: Config, name: string, selector: string, publ
 /**
  * The records a domain is asked to publish. A domain added before the return-path SPF record was part of the set
  * is stored without it; it gets one with the mechanism of its own SPF record, just before the return-path MX.
+ * The other DKIM records (ed25519, a rotation's pair, replaced keys still listed) follow the signing RSA key's.
  */
-export function requestedRecords (domain: DomainRecord): DomainRecord['records'] {
+export function requestedRecords (domain: DomainRecord, nowMs = Date.now()): DnsRecordListed[] {
   const returnPath = returnPathDomain(domain.name)
-  if (domain.records.some((r) => r.type === 'TXT' && r.name === returnPath)) return domain.records
+  const records: DnsRecordListed[] = [...domain.records]
   const spf = domain.records.find((r) => r.type === 'TXT' && r.name === domain.name && r.value.startsWith('v=spf1'))
-  if (spf === undefined) return domain.records
-  const records = [...domain.records]
-  const mx = records.findIndex((r) => r.type === 'MX' && r.name === returnPath)
-  records.splice(mx < 0 ? records.length : mx, 0, { type: 'TXT', name: returnPath, value: spf.value })
+  if (spf !== undefined && !domain.records.some((r) => r.type === 'TXT' && r.name === returnPath)) {
+    const mx = records.findIndex((r) => r.type === 'MX' && r.name === returnPath)
+    records.splice(mx < 0 ? records.length : mx, 0, { type: 'TXT', name: returnPath, value: spf.value })
+  }
+  const rsa = records.findIndex((r) => r.type === 'TXT' && r.name === dkimRecordName(domain.name, domain.dkim_selector))
+  records.splice(rsa < 0 ? records.length : rsa + 1, 0, ...extraDkimRecords(domain, nowMs))
   return records
 }
 
-/** A new domain record with its own 2048-bit DKIM key pair. */
+/**
+ * A new domain record with its own DKIM keys: RSA-2048 under `ob<yyyymm>` and ed25519 under the same selector
+ * with `ed` appended. A domain created verified (by the operator) signs with both at once.
+ */
 export async function buildDomain (config: Config, orgId: string, name: string, verified: boolean): Promise<DomainRecord> {
-  const { publicKey, privateKey } = await generateKeyPairAsync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'der' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' }
-  })
   const now = new Date()
   const selector = `ob${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}`
-  const publicKeyB64 = publicKey.toString('base64')
+  const [rsa, ed25519] = await Promise.all([rsaKey(selector), ed25519Key(ed25519Selector(selector))])
   const record: DomainRecord = {
     id: newId('dom'),
     org_id: orgId,
     name: name.toLowerCase(),
     status: verified ? 'verified' : 'pending',
     dkim_selector: selector,
-    dkim_private_key: privateKey,
-    dkim_public_key: publicKeyB64,
-    records: dnsRecords(config, name.toLowerCase(), selector, publicKeyB64),
+    dkim_private_key: rsa.private_key,
+    dkim_public_key: rsa.public_key,
+    dkim_ed25519: ed25519,
+    records: dnsRecords(config, name.toLowerCase(), selector, rsa.public_key),
     created_at: now.toISOString()
   }
-  if (verified) record.verified_at = record.created_at
+  if (verified) record.verified_at = record.dkim_ed25519_verified_at = record.created_at
   return record
 }
