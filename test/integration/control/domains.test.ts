@@ -25,8 +25,15 @@ test('adding a domain: 201, pending, with SPF, DKIM, return-path SPF and MX, and
   assert.ok(!Number.isNaN(Date.parse(r.body.created_at)))
   const byName = new Map(r.body.records.map((x: { name: string, value: string }) => [x.name, x]))
   assert.match((byName.get(name) as { value: string }).value, /^v=spf1 /)
-  const dkim = r.body.records.find((x: { name: string }) => x.name.endsWith(`._domainkey.${name}`))
-  assert.match(dkim.value, /^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/)
+  const dkim = r.body.records.filter((x: { name: string }) => x.name.endsWith(`._domainkey.${name}`))
+  assert.equal(dkim.length, 2)
+  assert.match(dkim[0].value, /^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/)
+  // the ed25519 key (RFC 8463) under its own selector, published as the raw 32-byte key
+  assert.match(dkim[1].value, /^v=DKIM1; k=ed25519; p=[A-Za-z0-9+/]{43}=$/)
+  assert.notEqual(dkim[0].name, dkim[1].name)
+  // the RSA key signs from the start (mail is sent once the domain is verified), the ed25519 key once its record is found
+  assert.deepEqual(r.body.dkim.signing.map((s: { algorithm: string }) => s.algorithm), ['rsa-sha256'])
+  assert.deepEqual(r.body.dkim.pending.map((s: { algorithm: string }) => s.algorithm), ['ed25519-sha256'])
   const returnPath = r.body.records.filter((x: { name: string }) => x.name === `bounces.${name}`).map((x: { type: string, value: string }) => `${x.type} ${x.value}`)
   assert.deepEqual(returnPath, [`TXT ${(byName.get(name) as { value: string }).value}`, 'MX 10 127.0.0.1'])
   assert.match((byName.get(`_dmarc.${name}`) as { value: string }).value, /^v=DMARC1;/)
