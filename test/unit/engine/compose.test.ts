@@ -186,3 +186,15 @@ test('an attachment with content_id is sent inline in multipart/related next to 
     assert.deepEqual(await dkimResults(raw), ['pass:rsa-sha256', 'pass:ed25519-sha256'])
   }
 })
+
+test('without html an attachment with content_id is an ordinary attachment: nothing refers to it', async () => {
+  const msg = message({
+    html: undefined,
+    text: 'plain only',
+    attachments: [{ filename: 'logo.png', content: Buffer.from('png').toString('base64'), content_type: 'image/png', content_id: 'logo' }]
+  })
+  const { raw } = new ComposedMessage(msg, msg, ctx()).forRecipient('zoe@dest.example')
+  assert.ok(!raw.toString('latin1').includes('multipart/related'))
+  const p = await simpleParser(raw)
+  assert.deepEqual(p.attachments.map((a) => [a.filename, a.contentDisposition]), [['logo.png', 'attachment']])
+})
