@@ -92,6 +92,13 @@ test('verify with OB_DOMAIN_VERIFICATION=off marks the domain verified', async (
   assert.ok(r.body.records.every((x: { status: string }) => x.status === 'verified'))
   assert.ok(!Number.isNaN(Date.parse(r.body.verified_at)))
   assert.equal((await ob.request('GET', `/v1/domains/${d.id}`, { key: org.adminKey })).body.status, 'verified')
+  // without a DNS check both keys sign from the first verify, and a rotation's pair from the next one
+  assert.deepEqual(r.body.dkim.signing.map((s: { algorithm: string }) => s.algorithm), ['rsa-sha256', 'ed25519-sha256'])
+  const rotated = await ob.request('POST', `/v1/domains/${d.id}/dkim/rotate`, { key: org.adminKey })
+  assert.equal(rotated.status, 200, rotated.text)
+  const pending = rotated.body.dkim.pending.map((s: { selector: string }) => s.selector)
+  const again = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
+  assert.deepEqual(again.body.dkim.signing.map((s: { selector: string }) => s.selector), pending)
 })
 
 test('delete: 204, the name is free again, later GET is 404', async () => {
@@ -118,13 +125,13 @@ test('a domain with live keys bound cannot be deleted (409) until they are revok
 
 test('another organisation\'s domain is 403 on every endpoint; unknown ids are 404', async () => {
   const theirs = (await ob.request('POST', '/v1/domains', { key: other.adminKey, body: { name: uniqueName() } })).body
-  for (const [method, path] of [['GET', `/v1/domains/${theirs.id}`], ['DELETE', `/v1/domains/${theirs.id}`], ['POST', `/v1/domains/${theirs.id}/verify`]] as const) {
+  for (const [method, path] of [['GET', `/v1/domains/${theirs.id}`], ['DELETE', `/v1/domains/${theirs.id}`], ['POST', `/v1/domains/${theirs.id}/verify`], ['POST', `/v1/domains/${theirs.id}/dkim/rotate`]] as const) {
     const r = await ob.request(method, path, { key: org.adminKey })
     assert.equal(r.status, 403, `${method} ${path}`)
     assert.equal(r.body.error.code, 'forbidden')
   }
   assert.equal((await ob.request('GET', `/v1/domains/${theirs.id}`, { key: other.adminKey })).status, 200)
-  for (const [method, path] of [['GET', '/v1/domains/dom_00000000000000000000000000'], ['POST', '/v1/domains/nope/verify']] as const) {
+  for (const [method, path] of [['GET', '/v1/domains/dom_00000000000000000000000000'], ['POST', '/v1/domains/nope/verify'], ['POST', '/v1/domains/dom_00000000000000000000000000/dkim/rotate']] as const) {
     assert.equal((await ob.request(method, path, { key: org.adminKey })).status, 404)
   }
 })
