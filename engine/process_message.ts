@@ -14,6 +14,7 @@ import type { DeliveryState } from './delivery_state.ts'
 import type { MessageStore } from '../stores/read_model/mod.ts'
 import { DeliveryStateChanges, freshRecipientState, type RecipientState } from './delivery_state_layout.ts'
 import { EventFactory } from './events_out.ts'
+import { signingDomain } from './signing_keys.ts'
 import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './sandbox.ts'
 import type { ShardActors } from './shards.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
@@ -163,7 +164,7 @@ export class MessageProcessor {
           kind: 'deliver',
           message: msg,
           recipients: admitted.attempt,
-          domain: { id: domain.id, name: domain.name, selector: domain.dkim_selector, privateKey: domain.dkim_private_key },
+          domain: signingDomain(domain),
           verpKey: this.verpKey()
         }
         if (template !== undefined) task.template = template

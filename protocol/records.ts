@@ -26,6 +26,14 @@ export const DnsRecord = Type.Object({
   verified: Type.Optional(Type.Boolean())
 })
 
+/** One DKIM key: its selector, the PKCS#8 PEM private key, and the `p=` value of its TXT record. */
+export const DkimKeyRecord = Type.Object({ selector: Type.String(), private_key: Type.String(), public_key: Type.String() })
+export type DkimKeyRecord = Static<typeof DkimKeyRecord>
+
+/** A rotation's new keys: an RSA-2048 and an ed25519 key, each under its own selector. */
+export const DkimKeyPair = Type.Object({ rsa: DkimKeyRecord, ed25519: DkimKeyRecord, created_at: Type.String() })
+export type DkimKeyPair = Static<typeof DkimKeyPair>
+
 export const DomainRecord = Type.Object({
   id: Type.String(),
   org_id: Type.String(),
@@ -34,6 +42,14 @@ export const DomainRecord = Type.Object({
   dkim_selector: Type.String(),
   dkim_private_key: Type.String(),
   dkim_public_key: Type.String(),
+  /** The ed25519 key (RFC 8463) that signs next to the RSA key of `dkim_selector`, from `dkim_ed25519_verified_at`. */
+  dkim_ed25519: Type.Optional(DkimKeyRecord),
+  /** When the ed25519 key's TXT record was first found; until then only the RSA key signs. */
+  dkim_ed25519_verified_at: Type.Optional(Type.String()),
+  /** A rotation waiting for its DNS records: these keys replace the signing ones once both records are found. */
+  dkim_next: Type.Optional(DkimKeyPair),
+  /** TXT records of keys a rotation replaced, still listed until `listed_until`. */
+  dkim_retired: Type.Optional(Type.Array(Type.Object({ record: DnsRecord, listed_until: Type.String() }))),
   records: Type.Array(DnsRecord),
   created_at: Type.String(),
   verified_at: Type.Optional(Type.String())

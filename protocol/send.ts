@@ -26,13 +26,21 @@ const NO_CRLF_MESSAGE = 'must not contain CR, LF or NUL'
 export const Address = Type.String({ pattern: ADDRESS_PATTERN, maxLength: 320, description: 'addr@domain or "Display Name <addr@domain>"', errorMessage: ADDRESS_MESSAGE })
 const Addresses = Type.Union([Address, Type.Array(Address, { minItems: 1, maxItems: MAX_RECIPIENTS })], { errorMessage: `must be an address or an array of 1 to ${MAX_RECIPIENTS} addresses` })
 
+/** A Content-ID without its angle brackets: printable ASCII, no `<`, `>` or whitespace, so it cannot break the header. */
+export const CONTENT_ID_PATTERN = '^[!-;=?-~]{1,250}$'
+
 export const Attachment = Type.Object({
   filename: Type.String({ minLength: 1, maxLength: 255, pattern: NO_CRLF, errorMessage: NO_CRLF_MESSAGE }),
   // Trailing line breaks are a quantifier of their own only after `=` padding (before it the body's class takes
   // them), so no two quantifiers compete for one run of line breaks and the match takes one pass; the earlier
   // `…[\r\n]*={0,2}[\r\n]*$` took quadratic time on a run of line breaks followed by a bad character.
   content: Type.String({ description: 'base64', pattern: BASE64_PATTERN, errorMessage: 'must be base64' }),
-  content_type: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$', maxLength: 127 }))
+  content_type: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$', maxLength: 127 })),
+  content_id: Type.Optional(Type.String({
+    pattern: CONTENT_ID_PATTERN,
+    description: 'Sends the attachment inline (Content-Disposition: inline, Content-ID: <content_id>) next to the HTML, which shows it with src="cid:<content_id>"; unique within the message',
+    errorMessage: 'must be 1 to 250 characters without <, >, whitespace or control characters'
+  }))
 }, { additionalProperties: false })
 
 export const Subject = Type.String({ maxLength: 998, pattern: NO_CRLF, errorMessage: NO_CRLF_MESSAGE })

@@ -136,7 +136,21 @@ export type PostDomainsResponse = {
     verified: boolean
     /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
     warning?: string
+    /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
+    listed_until?: string
   }[]
+  dkim: {
+    /** The keys outbound mail is signed with now: the RSA key always, the ed25519 key once its TXT record was found */
+    signing: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+    /** Keys waiting for their TXT records: they sign from the verification that finds them (a rotation's pair once both are found) */
+    pending: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+  }
   created_at: string
   verified_at?: string
 }
@@ -162,7 +176,21 @@ export type GetDomainsResponse = {
       verified: boolean
       /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
       warning?: string
+      /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
+      listed_until?: string
     }[]
+    dkim: {
+      /** The keys outbound mail is signed with now: the RSA key always, the ed25519 key once its TXT record was found */
+      signing: {
+        selector: string
+        algorithm: "rsa-sha256" | "ed25519-sha256"
+      }[]
+      /** Keys waiting for their TXT records: they sign from the verification that finds them (a rotation's pair once both are found) */
+      pending: {
+        selector: string
+        algorithm: "rsa-sha256" | "ed25519-sha256"
+      }[]
+    }
     created_at: string
     verified_at?: string
   }[]
@@ -184,7 +212,21 @@ export type GetDomainsByIdResponse = {
     verified: boolean
     /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
     warning?: string
+    /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
+    listed_until?: string
   }[]
+  dkim: {
+    /** The keys outbound mail is signed with now: the RSA key always, the ed25519 key once its TXT record was found */
+    signing: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+    /** Keys waiting for their TXT records: they sign from the verification that finds them (a rotation's pair once both are found) */
+    pending: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+  }
   created_at: string
   verified_at?: string
 }
@@ -204,7 +246,54 @@ export type PostDomainsByIdVerifyResponse = {
     /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
     warning?: string
     status: "verified" | "missing"
+    /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
+    listed_until?: string
   }[]
+  dkim: {
+    /** The keys outbound mail is signed with now: the RSA key always, the ed25519 key once its TXT record was found */
+    signing: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+    /** Keys waiting for their TXT records: they sign from the verification that finds them (a rotation's pair once both are found) */
+    pending: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+  }
+  created_at: string
+  verified_at?: string
+}
+
+/** Response of POST /v1/domains/{id}/dkim/rotate. */
+export type PostDomainsByIdDkimRotateResponse = {
+  id: string
+  name: string
+  /** lapsed: another organisation verified this name first; this claim cannot verify */
+  status: "pending" | "verified" | "lapsed"
+  records: {
+    type: string
+    name: string
+    value: string
+    /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
+    verified: boolean
+    /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+    warning?: string
+    /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
+    listed_until?: string
+  }[]
+  dkim: {
+    /** The keys outbound mail is signed with now: the RSA key always, the ed25519 key once its TXT record was found */
+    signing: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+    /** Keys waiting for their TXT records: they sign from the verification that finds them (a rotation's pair once both are found) */
+    pending: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+  }
   created_at: string
   verified_at?: string
 }
@@ -693,6 +782,8 @@ export type PostMessagesSendBody = {
     /** base64 */
     content: string
     content_type?: string
+    /** Sends the attachment inline (Content-Disposition: inline, Content-ID: <content_id>) next to the HTML, which shows it with src="cid:<content_id>"; unique within the message */
+    content_id?: string
   }[]
   template_id?: string
   variables?: {
@@ -737,6 +828,8 @@ export type PostMessagesBatchBody = {
       /** base64 */
       content: string
       content_type?: string
+      /** Sends the attachment inline (Content-Disposition: inline, Content-ID: <content_id>) next to the HTML, which shows it with src="cid:<content_id>"; unique within the message */
+      content_id?: string
     }[]
     template_id?: string
     variables?: {
@@ -828,7 +921,9 @@ export function operations (call: Call) {
     /** DELETE /v1/domains/{id}: Delete a domain and free its name. */
     delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/domains/${encodeURIComponent(id)}` }, options),
     /** POST /v1/domains/{id}/verify: Check the domain's DNS records (or, with OB_DOMAIN_VERIFICATION=off, mark it verified). */
-    verify: async (id: string, options?: RequestOptions): Promise<PostDomainsByIdVerifyResponse> => await call<PostDomainsByIdVerifyResponse>({ method: 'POST', path: `/v1/domains/${encodeURIComponent(id)}/verify` }, options)
+    verify: async (id: string, options?: RequestOptions): Promise<PostDomainsByIdVerifyResponse> => await call<PostDomainsByIdVerifyResponse>({ method: 'POST', path: `/v1/domains/${encodeURIComponent(id)}/verify` }, options),
+    /** POST /v1/domains/{id}/dkim/rotate: Add a new DKIM key pair (RSA-2048 and ed25519, each under a new selector); it signs from the verification that finds both its TXT records, and the replaced keys' records stay listed for 7 days. */
+    dkimRotate: async (id: string, options?: RequestOptions): Promise<PostDomainsByIdDkimRotateResponse> => await call<PostDomainsByIdDkimRotateResponse>({ method: 'POST', path: `/v1/domains/${encodeURIComponent(id)}/dkim/rotate` }, options)
   },
   webhooks: {
     /** POST /v1/webhooks: Register a webhook; its signing secret is returned only in this response. */

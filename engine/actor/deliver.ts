@@ -34,7 +34,7 @@ export function redisErrorCode (err: unknown): string {
 export class Deliverer {
   private readonly mx: MxResolver
   private readonly relay?: Destination
-  private readonly keys = new Map<string, KeyObject>()
+  private readonly keys = new Map<string, { pem: string, key: KeyObject }>()
   /** MX host → destination class (metrics); bounded like any per-host cache. */
   private readonly classes = new Map<string, DestinationClass>()
   private readonly secret: Buffer
@@ -52,7 +52,9 @@ export class Deliverer {
     let message: ComposedMessage | SubmittedMessage
     try {
       const content: Content = task.template !== undefined ? renderContent(task.template, task.message.variables ?? {}) : task.message
-      const dkim = [{ domain: task.domain.name, selector: task.domain.selector, key: this.dkimKey(task.domain) }]
+      const dkim = [{ domain: task.domain.name, selector: task.domain.selector, key: this.dkimKey(task.domain.id, task.domain.selector, task.domain.privateKey) }]
+      const ed = task.domain.ed25519
+      if (ed !== undefined) dkim.push({ domain: task.domain.name, selector: ed.selector, key: this.dkimKey(task.domain.id, ed.selector, ed.privateKey) })
       const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: task.domain.name, dkim, verpKey: this.verpKey }
       const submitted = task.message.submitted
       message = submitted !== undefined ? new SubmittedMessage(task.message, submitted.raw, ctx) : new ComposedMessage(task.message, content, ctx)
@@ -140,14 +142,16 @@ export class Deliverer {
     return hosts.slice(0, MAX_MX_TRIED).map((h) => ({ host: h.host, connectTo: h.ip, port: this.settings.outboundPort, secure: false }))
   }
 
-  private dkimKey (domain: DeliverTask['domain']): KeyObject {
-    const id = `${domain.id}:${domain.selector}`
-    let key = this.keys.get(id)
-    if (key === undefined) {
+  private dkimKey (domainId: string, selector: string, privateKey: string): KeyObject {
+    const id = `${domainId}:${selector}`
+    let cached = this.keys.get(id)
+    // a selector keeps its key, but compare anyway (cheaper than parsing): a key replaced under the same selector
+    // must never sign with the old one
+    if (cached?.pem !== privateKey) {
       // parsing the PEM costs ~0.1 ms; a KeyObject is reused for every signature of the domain
-      key = createPrivateKey(domain.privateKey)
-      this.keys.set(id, key)
+      cached = { pem: privateKey, key: createPrivateKey(privateKey) }
+      this.keys.set(id, cached)
     }
-    return key
+    return cached.key
   }
 }

@@ -12,10 +12,11 @@ import { encode as base64Encode, wrap as base64Wrap } from 'nodemailer/lib/base6
  *
  * The html part is a slot when it differs per recipient (tracked links and pixel): its headers are shared, its
  * encoded content is spliced in by `encodeHtml`. Layout: `multipart/mixed` [ body, attachments… ] when there are
- * attachments; the body is `multipart/alternative` [ text, html ] when both exist, else the one part. Inline
- * images would wrap the html node in a `multipart/related` [ html, images with Content-ID ] in `bodyNode`.
+ * attachments; the body is `multipart/alternative` [ text, html ] when both exist, else the one part. Attachments
+ * with a Content-ID are inline: the html part becomes `multipart/related` [ html, inline parts… ] (RFC 2387), so
+ * `cid:` references in the html resolve to them; without html they are ordinary attachments.
  */
-export interface MimeAttachment { filename: string, content: Buffer, contentType?: string }
+export interface MimeAttachment { filename: string, content: Buffer, contentType?: string, /** Without angle brackets. */ contentId?: string }
 
 export interface MimeMessage {
   from: string
@@ -73,8 +74,10 @@ function encodeContent (node: MimeNode): string {
 export function buildLayout (m: MimeMessage, htmlPerRecipient: boolean): MessageLayout {
   const text = m.text ?? (m.html === undefined ? '' : undefined)
   const alternative = text !== undefined && m.html !== undefined
-  const mixed = m.attachments.length > 0
-  const bodyType = alternative ? 'multipart/alternative' : m.html !== undefined ? 'text/html' : 'text/plain'
+  const inline = m.html !== undefined ? m.attachments.filter((a) => a.contentId !== undefined) : []
+  const attached = m.attachments.filter((a) => !inline.includes(a))
+  const mixed = attached.length > 0
+  const bodyType = alternative ? 'multipart/alternative' : m.html !== undefined ? (inline.length > 0 ? 'multipart/related' : 'text/html') : 'text/plain'
   const root = new MimeNode(mixed ? 'multipart/mixed' : bodyType, { disableFileAccess: true, disableUrlAccess: true })
   root.setHeader('From', m.from)
   root.setHeader('To', m.to)
@@ -91,13 +94,19 @@ export function buildLayout (m: MimeMessage, htmlPerRecipient: boolean): Message
   const part = (type: string): MimeNode => alternative ? bodyNode.createChild(type) : bodyNode
   if (text !== undefined) part('text/plain').setContent(text)
   if (m.html !== undefined) {
-    htmlNode = part('text/html').setContent(m.html)
+    const htmlParent = inline.length > 0 ? part('multipart/related') : undefined
+    htmlNode = (htmlParent?.createChild('text/html') ?? part('text/html')).setContent(m.html)
+    for (const a of inline) {
+      const node = htmlParent!.createChild(a.contentType ?? detectMimeType(a.filename), { filename: a.filename }).setContent(a.content)
+      node.setHeader('Content-Disposition', 'inline')
+      node.setHeader('Content-ID', `<${a.contentId!}>`)
+    }
     if (htmlPerRecipient) {
       htmlEncoding = htmlNode.getTransferEncoding() === 'base64' ? 'base64' : 'quoted-printable'
       htmlNode.setHeader('Content-Transfer-Encoding', htmlEncoding)
     }
   }
-  for (const a of m.attachments) {
+  for (const a of attached) {
     root.createChild(a.contentType ?? detectMimeType(a.filename), { filename: a.filename }).setContent(a.content)
   }
 

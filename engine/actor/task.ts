@@ -26,7 +26,7 @@ export interface TaskMessage {
   html?: string
   text?: string
   headers: Record<string, string>
-  attachments: Array<{ filename: string, content: string, content_type?: string }>
+  attachments: Array<{ filename: string, content: string, content_type?: string, content_id?: string }>
   variables?: Record<string, string | number | boolean>
   track_opens: boolean
   track_clicks: boolean
@@ -39,7 +39,8 @@ export interface DeliverTask {
   message: TaskMessage
   /** Bare addresses to attempt in this run; each gets its own SMTP transaction (own VERP return path). */
   recipients: string[]
-  domain: { id: string, name: string, selector: string, privateKey: string }
+  /** The RSA key signs every message; `ed25519` (RFC 8463) is there once its DNS record was found, and signs too. */
+  domain: { id: string, name: string, selector: string, privateKey: string, ed25519?: { selector: string, privateKey: string } }
   /** The return-path key that signs this run's VERP addresses (the newest when the run was handed over). */
   verpKey: { id: string, secret: Uint8Array }
   /**

@@ -2,6 +2,7 @@ import type { Config } from '../../config/mod.ts'
 import { ApiError, type DomainRecord } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { buildDomain, requestedRecords } from './domains.ts'
+import { dkimView } from './dkim_keys.ts'
 import { claimStatus, releaseDomainName, verifiedElsewhere } from './domain_claims.ts'
 import { isLive } from './api_keys.ts'
 
@@ -14,7 +15,7 @@ export function isDomainName (name: string): boolean {
 }
 
 export function domainView (cp: ControlPlane, config: Config, d: DomainRecord): Record<string, unknown> {
-  const v: Record<string, unknown> = { id: d.id, name: d.name, status: claimStatus(cp, d), records: requestedRecords(config, d), created_at: d.created_at }
+  const v: Record<string, unknown> = { id: d.id, name: d.name, status: claimStatus(cp, d), records: requestedRecords(config, d), dkim: dkimView(d), created_at: d.created_at }
   if (d.verified_at !== undefined) v.verified_at = d.verified_at
   return v
 }

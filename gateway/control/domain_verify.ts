@@ -3,6 +3,7 @@ import type { Config } from '../../config/mod.ts'
 import { ApiError, type DomainRecord } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { requestedRecords, type ShownRecord } from './domains.ts'
+import { applyDkimCheck, dkimRecordName, ensureEd25519 } from './dkim_keys.ts'
 import { claimStatus, lapsedClaim, takeDomainName } from './domain_claims.ts'
 
 export type RecordStatus = 'verified' | 'missing'
@@ -53,9 +54,12 @@ function found (expected: DomainRecord['records'][number], published: string[]):
   return published.includes(expected.value)
 }
 
-/** SPF (for the domain and for its return-path domain) and DKIM decide the status; MX and DMARC are optional. */
-function required (r: { type: string, value: string }): boolean {
-  return r.type === 'TXT' && (r.value.startsWith('v=spf1') || r.value.startsWith('v=DKIM1'))
+/**
+ * SPF (for the domain and for its return-path domain) and the signing RSA key's DKIM record decide the status; MX
+ * and DMARC are optional, and the other DKIM records only decide when their keys sign.
+ */
+function required (domain: DomainRecord, r: { type: string, name: string, value: string }): boolean {
+  return r.type === 'TXT' && (r.value.startsWith('v=spf1') || (r.value.startsWith('v=DKIM1') && r.name === dkimRecordName(domain.name, domain.dkim_selector)))
 }
 
 /** Looks each record up through `OB_DNS_SERVERS` (or the system resolvers). */
@@ -66,7 +70,7 @@ export async function checkDnsRecords (config: Config, domain: DomainRecord): Pr
     const ok = r.value !== '' && found(r, r.type === 'MX' ? await mx(resolver, r.name) : await txt(resolver, r.name))
     return { ...r, verified: ok, status: ok ? 'verified' : 'missing' }
   }))
-  const decisive = records.filter(required)
+  const decisive = records.filter((r) => required(domain, r))
   return { records, verified: decisive.length > 0 && decisive.every((r) => r.status === 'verified') }
 }
 
@@ -76,8 +80,9 @@ export async function checkDnsRecords (config: Config, domain: DomainRecord): Pr
  * lapsed (another organisation verified the name first) is 409 without a look-up; the first claim to pass takes
  * the name before it is marked verified.
  */
-export async function verifyDomain (cp: ControlPlane, config: Config, domain: DomainRecord): Promise<{ domain: DomainRecord, records: CheckedRecord[] }> {
-  if (claimStatus(cp, domain) === 'lapsed') throw lapsedClaim(domain)
+export async function verifyDomain (cp: ControlPlane, config: Config, claimed: DomainRecord): Promise<{ domain: DomainRecord, records: CheckedRecord[] }> {
+  if (claimStatus(cp, claimed) === 'lapsed') throw lapsedClaim(claimed)
+  const domain = await ensureEd25519(cp, claimed)
   let records: CheckedRecord[]
   let verified: boolean
   if (config.domainVerification === 'off') {
@@ -87,13 +92,23 @@ export async function verifyDomain (cp: ControlPlane, config: Config, domain: Do
     ({ records, verified } = await checkDnsRecords(config, domain))
   }
   if (verified && domain.status !== 'verified') await takeDomainName(cp, domain)
-  // Each record keeps the result of this check, so listing the domain shows which records are published.
-  const stored = records.map((r) => ({ type: r.type, name: r.name, value: r.value, verified: r.verified }))
+  // Each record keeps the result of this check, so listing the domain shows which records are published. The
+  // DKIM records besides the signing RSA key's are listed from the key state (requestedRecords); stored, they only
+  // carry their last result.
+  const stored = records
+    .filter((r) => r.listed_until === undefined)
+    .map((r) => ({ type: r.type, name: r.name, value: r.value, verified: r.verified }))
   const at = new Date().toISOString()
-  const current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => {
+  let current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => {
     const next = { ...d, records: stored }
     if (verified && d.status !== 'verified') Object.assign(next, { status: 'verified', verified_at: at })
     return JSON.stringify(next) === JSON.stringify(d) ? undefined : next
   })) ?? domain
+  // DKIM keys start signing once their records are found: never one whose record receivers cannot look up
+  const published = new Set(records.filter((r) => r.status === 'verified').map((r) => `${r.name}\n${r.value}`))
+  const now = new Date()
+  if (applyDkimCheck(current, published, now) !== undefined) {
+    current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => applyDkimCheck(d, published, now))) ?? current
+  }
   return { domain: current, records }
 }

@@ -1,9 +1,6 @@
-import { generateKeyPair } from 'node:crypto'
-import { promisify } from 'node:util'
 import type { Config } from '../../config/mod.ts'
 import { newId, VERP_SUBDOMAIN, type DomainRecord } from '../../protocol/mod.ts'
-
-const generateKeyPairAsync = promisify(generateKeyPair)
+import { dkimRecordName, ed25519Key, ed25519Selector, extraDkimRecords, rsaKey, type DnsRecordListed } from './dkim_keys.ts'
 
 /** Host part of the public URL, as SPF and the bounce MX need it. */
 function publicHost (config: Config): string {
@@ -25,7 +22,7 @@ function mxValue (config: Config): string {
 }
 
 /** A record as the API shows it: the last check's result, and a warning when the record cannot be published as is. */
-export type ShownRecord = DomainRecord['records'][number] & { verified: boolean, warning?: string }
+export type ShownRecord = DnsRecordListed & { verified: boolean, warning?: string }
 
 /**
  * The DNS records a domain owner publishes: SPF for the domain, DKIM, SPF and MX for the return-path domain, and
@@ -47,49 +44,55 @@ export function dnsRecords (config: Config, name: string, selector: string, publ
 /**
  * The records a domain is asked to publish, each with the result of the last check. A domain added before the
  * return-path SPF record was part of the set is stored without it; it gets one with the mechanism of its own SPF
- * record, just before the return-path MX. The MX record always names the host configured now (`OB_MX_HOST`), so a
+ * record, just before the return-path MX. The other DKIM records (ed25519, a rotation's pair, replaced keys still
+ * listed) follow the signing RSA key's. The MX record always names the host configured now (`OB_MX_HOST`), so a
  * domain added under another setting (or before MX needed a name) is shown what to publish today; a record whose
  * value changed since the last check counts as not verified.
  */
-export function requestedRecords (config: Config, domain: DomainRecord): ShownRecord[] {
+export function requestedRecords (config: Config, domain: DomainRecord, nowMs = Date.now()): ShownRecord[] {
   const returnPath = returnPathDomain(domain.name)
-  const records: Array<DomainRecord['records'][number]> = [...domain.records]
+  const rsaName = dkimRecordName(domain.name, domain.dkim_selector)
+  // the stored set holds the signing RSA key's record; every other DKIM record is listed from the key state
+  const records: DnsRecordListed[] = domain.records.filter((r) => r.name === rsaName || !r.name.includes('._domainkey.'))
   const spf = records.find((r) => r.type === 'TXT' && r.name === domain.name && r.value.startsWith('v=spf1'))
   if (spf !== undefined && !records.some((r) => r.type === 'TXT' && r.name === returnPath)) {
     const mx = records.findIndex((r) => r.type === 'MX' && r.name === returnPath)
     records.splice(mx < 0 ? records.length : mx, 0, { type: 'TXT', name: returnPath, value: spf.value })
   }
+  const rsa = records.findIndex((r) => r.type === 'TXT' && r.name === rsaName)
+  records.splice(rsa < 0 ? records.length : rsa + 1, 0, ...extraDkimRecords(domain, nowMs))
+  const checked = new Set(domain.records.filter((r) => r.verified === true).map((r) => `${r.type} ${r.name} ${r.value}`))
   return records.map((r): ShownRecord => {
-    if (r.type !== 'MX' || r.name !== returnPath) return { type: r.type, name: r.name, value: r.value, verified: r.verified === true }
-    const value = mxValue(config)
-    const shown: ShownRecord = { type: r.type, name: r.name, value, verified: r.verified === true && r.value === value }
-    if (value === '') shown.warning = MX_HOST_WARNING
+    const isMx = r.type === 'MX' && r.name === returnPath
+    const value = isMx ? mxValue(config) : r.value
+    const shown: ShownRecord = { type: r.type, name: r.name, value, verified: value !== '' && checked.has(`${r.type} ${r.name} ${value}`) }
+    if (r.listed_until !== undefined) shown.listed_until = r.listed_until
+    if (isMx && value === '') shown.warning = MX_HOST_WARNING
     return shown
   })
 }
 
-/** A new domain record with its own 2048-bit DKIM key pair. */
+/**
+ * A new domain record with its own DKIM keys: RSA-2048 under `ob<yyyymm>` and ed25519 under the same selector
+ * with `ed` appended. A domain created verified (by the operator) signs with both at once.
+ */
 export async function buildDomain (config: Config, orgId: string, name: string, verified: boolean): Promise<DomainRecord> {
-  const { publicKey, privateKey } = await generateKeyPairAsync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'der' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' }
-  })
   const now = new Date()
   const selector = `ob${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}`
-  const publicKeyB64 = publicKey.toString('base64')
+  const [rsa, ed25519] = await Promise.all([rsaKey(selector), ed25519Key(ed25519Selector(selector))])
   const record: DomainRecord = {
     id: newId('dom'),
     org_id: orgId,
     name: name.toLowerCase(),
     status: verified ? 'verified' : 'pending',
     dkim_selector: selector,
-    dkim_private_key: privateKey,
-    dkim_public_key: publicKeyB64,
+    dkim_private_key: rsa.private_key,
+    dkim_public_key: rsa.public_key,
+    dkim_ed25519: ed25519,
     // A domain created verified (bootstrap, or verification off) counts its records as checked.
-    records: dnsRecords(config, name.toLowerCase(), selector, publicKeyB64).map((r) => ({ ...r, verified: verified && r.value !== '' })),
+    records: dnsRecords(config, name.toLowerCase(), selector, rsa.public_key).map((r) => ({ ...r, verified: verified && r.value !== '' })),
     created_at: now.toISOString()
   }
-  if (verified) record.verified_at = record.created_at
+  if (verified) record.verified_at = record.dkim_ed25519_verified_at = record.created_at
   return record
 }

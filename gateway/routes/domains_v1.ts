@@ -4,6 +4,7 @@ import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
 import { addDomain, domainView, removeDomain } from '../control/domain_admin.ts'
 import { verifyDomain } from '../control/domain_verify.ts'
+import { ensureEd25519, startRotation } from '../control/dkim_keys.ts'
 import { DomainView, FORBIDDEN_OTHER_ORG, VerifiedDomainView, errorResponses } from '../schemas/control.ts'
 
 const CreateDomainBody = Type.Object({
@@ -42,9 +43,10 @@ export const domainRoutes = [
       200: { description: 'A page of domains', schema: pageSchema(DomainView) },
       ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
     },
-    handler: ({ deps, auth, query }) => {
+    handler: async ({ deps, auth, query }) => {
       const page = pageById(deps.cp.domains.list(`${auth.org.id}.`), query)
-      return { status: 200, body: { ...page, data: page.data.map((d) => domainView(deps.cp, deps.config, d)) } }
+      const data = await Promise.all(page.data.map(async (d) => domainView(deps.cp, deps.config, await ensureEd25519(deps.cp, d))))
+      return { status: 200, body: { ...page, data } }
     }
   }),
   route({
@@ -55,7 +57,7 @@ export const domainRoutes = [
     summary: 'Read one domain',
     tag: TAG,
     responses: { 200: { description: 'The domain', schema: DomainView }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
-    handler: ({ deps, auth, params }) => ({ status: 200, body: domainView(deps.cp, deps.config, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain')) })
+    handler: async ({ deps, auth, params }) => ({ status: 200, body: domainView(deps.cp, deps.config, await ensureEd25519(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))) })
   }),
   route({
     method: 'del',
@@ -92,6 +94,26 @@ export const domainRoutes = [
     handler: async ({ deps, auth, params }) => {
       const { domain, records } = await verifyDomain(deps.cp, deps.config, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))
       return { status: 200, body: { ...domainView(deps.cp, deps.config, domain), records } }
+    }
+  }),
+  route({
+    method: 'post',
+    path: '/v1/domains/:id/dkim/rotate',
+    idPrefix: 'dom',
+    permission: 'manage',
+    summary: 'Add a new DKIM key pair (RSA-2048 and ed25519, each under a new selector); it signs from the verification that finds both its TXT records, and the replaced keys\' records stay listed for 7 days',
+    tag: TAG,
+    responses: {
+      200: { description: 'The domain with the new pair\'s records listed and its selectors in dkim.pending; the current keys keep signing until then', schema: DomainView },
+      ...errorResponses({
+        forbidden: FORBIDDEN_OTHER_ORG,
+        not_found: NOT_FOUND,
+        conflict: 'A rotation is already waiting for its DNS records (error.details.selectors)'
+      })
+    },
+    handler: async ({ deps, auth, params }) => {
+      const domain = await ensureEd25519(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))
+      return { status: 200, body: domainView(deps.cp, deps.config, await startRotation(deps.cp, domain)) }
     }
   })
 ]

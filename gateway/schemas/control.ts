@@ -75,14 +75,21 @@ export const RotatedApiKey = Type.Object({
 
 const RecordVerified = Type.Boolean({ description: 'Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked' })
 const RecordWarning = Type.Optional(Type.String({ description: 'Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty)' }))
-export const DnsRecordView = Type.Object({ type: Type.String(), name: Type.String(), value: Type.String(), verified: RecordVerified, warning: RecordWarning })
+const ListedUntil = Type.Optional(Type.String({ format: 'date-time', description: 'Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS' }))
+export const DnsRecordView = Type.Object({ type: Type.String(), name: Type.String(), value: Type.String(), verified: RecordVerified, warning: RecordWarning, listed_until: ListedUntil })
 export const CheckedDnsRecord = Type.Object({
   type: Type.String(),
   name: Type.String(),
   value: Type.String(),
   verified: RecordVerified,
   warning: RecordWarning,
-  status: Type.Enum(['verified', 'missing'])
+  status: Type.Enum(['verified', 'missing']),
+  listed_until: ListedUntil
+})
+const DkimSelector = Type.Object({ selector: Type.String(), algorithm: Type.Enum(['rsa-sha256', 'ed25519-sha256']) })
+const DkimState = Type.Object({
+  signing: Type.Array(DkimSelector, { description: 'The keys outbound mail is signed with now: the RSA key always, the ed25519 key once its TXT record was found' }),
+  pending: Type.Array(DkimSelector, { description: 'Keys waiting for their TXT records: they sign from the verification that finds them (a rotation\'s pair once both are found)' })
 })
 const DomainStatus = Type.Enum(['pending', 'verified', 'lapsed'], { description: 'lapsed: another organisation verified this name first; this claim cannot verify' })
 
@@ -91,6 +98,7 @@ export const DomainView = Type.Object({
   name: Type.String(),
   status: DomainStatus,
   records: Type.Array(DnsRecordView),
+  dkim: DkimState,
   created_at: Timestamp,
   verified_at: Type.Optional(Timestamp)
 })
@@ -100,6 +108,7 @@ export const VerifiedDomainView = Type.Object({
   name: Type.String(),
   status: DomainStatus,
   records: Type.Array(CheckedDnsRecord),
+  dkim: DkimState,
   created_at: Timestamp,
   verified_at: Type.Optional(Timestamp)
 })

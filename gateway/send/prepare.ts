@@ -72,6 +72,14 @@ export function prepareMessage (
     if (req.subject === undefined) problems.field(prefix + 'subject', 'is required unless template_id is given')
     if (req.variables !== undefined) problems.field(prefix + 'variables', 'is only allowed together with template_id')
   }
+  const contentIds = new Set<string>()
+  for (const [i, a] of (req.attachments ?? []).entries()) {
+    if (a.content_id === undefined) continue
+    // compared as receivers compare Content-IDs (case-insensitively), so two parts never claim one cid: reference
+    const cid = a.content_id.toLowerCase()
+    if (contentIds.has(cid)) problems.field(`${prefix}attachments[${i}].content_id`, 'must be unique within the message')
+    contentIds.add(cid)
+  }
   let scheduled = false
   if (req.scheduled_at !== undefined) {
     const at = Date.parse(req.scheduled_at)

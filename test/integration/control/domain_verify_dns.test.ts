@@ -34,7 +34,7 @@ test('with nothing published the domain stays pending and every record is missin
   const r = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
   assert.equal(r.status, 200)
   assert.equal(r.body.status, 'pending')
-  assert.equal(r.body.records.length, 5)
+  assert.equal(r.body.records.length, 6)
   assert.ok(r.body.records.every((x: Rec) => x.status === 'missing'))
 })
 

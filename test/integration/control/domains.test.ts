@@ -25,8 +25,15 @@ test('adding a domain: 201, pending, with SPF, DKIM, return-path SPF and MX, and
   assert.ok(!Number.isNaN(Date.parse(r.body.created_at)))
   const byName = new Map(r.body.records.map((x: { name: string, value: string }) => [x.name, x]))
   assert.match((byName.get(name) as { value: string }).value, /^v=spf1 /)
-  const dkim = r.body.records.find((x: { name: string }) => x.name.endsWith(`._domainkey.${name}`))
-  assert.match(dkim.value, /^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/)
+  const dkim = r.body.records.filter((x: { name: string }) => x.name.endsWith(`._domainkey.${name}`))
+  assert.equal(dkim.length, 2)
+  assert.match(dkim[0].value, /^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]+$/)
+  // the ed25519 key (RFC 8463) under its own selector, published as the raw 32-byte key
+  assert.match(dkim[1].value, /^v=DKIM1; k=ed25519; p=[A-Za-z0-9+/]{43}=$/)
+  assert.notEqual(dkim[0].name, dkim[1].name)
+  // the RSA key signs from the start (mail is sent once the domain is verified), the ed25519 key once its record is found
+  assert.deepEqual(r.body.dkim.signing.map((s: { algorithm: string }) => s.algorithm), ['rsa-sha256'])
+  assert.deepEqual(r.body.dkim.pending.map((s: { algorithm: string }) => s.algorithm), ['ed25519-sha256'])
   const returnPath = r.body.records.filter((x: { name: string }) => x.name === `bounces.${name}`).map((x: { type: string, value: string }) => `${x.type} ${x.value}`)
   // The default public URL names an address, and an MX record must name a host: no value, and a warning saying why.
   assert.deepEqual(returnPath, [`TXT ${(byName.get(name) as { value: string }).value}`, 'MX '])
@@ -91,6 +98,13 @@ test('verify with OB_DOMAIN_VERIFICATION=off marks the domain verified', async (
   assert.ok(r.body.records.every((x: { status: string, verified: boolean }) => x.verified === (x.status === 'verified')))
   assert.ok(!Number.isNaN(Date.parse(r.body.verified_at)))
   assert.equal((await ob.request('GET', `/v1/domains/${d.id}`, { key: org.adminKey })).body.status, 'verified')
+  // without a DNS check both keys sign from the first verify, and a rotation's pair from the next one
+  assert.deepEqual(r.body.dkim.signing.map((s: { algorithm: string }) => s.algorithm), ['rsa-sha256', 'ed25519-sha256'])
+  const rotated = await ob.request('POST', `/v1/domains/${d.id}/dkim/rotate`, { key: org.adminKey })
+  assert.equal(rotated.status, 200, rotated.text)
+  const pending = rotated.body.dkim.pending.map((s: { selector: string }) => s.selector)
+  const again = await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })
+  assert.deepEqual(again.body.dkim.signing.map((s: { selector: string }) => s.selector), pending)
 })
 
 test('delete: 204, the name is free again, later GET is 404', async () => {
@@ -117,13 +131,13 @@ test('a domain with live keys bound cannot be deleted (409) until they are revok
 
 test('another organisation\'s domain is 403 on every endpoint; unknown ids are 404', async () => {
   const theirs = (await ob.request('POST', '/v1/domains', { key: other.adminKey, body: { name: uniqueName() } })).body
-  for (const [method, path] of [['GET', `/v1/domains/${theirs.id}`], ['DELETE', `/v1/domains/${theirs.id}`], ['POST', `/v1/domains/${theirs.id}/verify`]] as const) {
+  for (const [method, path] of [['GET', `/v1/domains/${theirs.id}`], ['DELETE', `/v1/domains/${theirs.id}`], ['POST', `/v1/domains/${theirs.id}/verify`], ['POST', `/v1/domains/${theirs.id}/dkim/rotate`]] as const) {
     const r = await ob.request(method, path, { key: org.adminKey })
     assert.equal(r.status, 403, `${method} ${path}`)
     assert.equal(r.body.error.code, 'forbidden')
   }
   assert.equal((await ob.request('GET', `/v1/domains/${theirs.id}`, { key: other.adminKey })).status, 200)
-  for (const [method, path] of [['GET', '/v1/domains/dom_00000000000000000000000000'], ['POST', '/v1/domains/nope/verify']] as const) {
+  for (const [method, path] of [['GET', '/v1/domains/dom_00000000000000000000000000'], ['POST', '/v1/domains/nope/verify'], ['POST', '/v1/domains/dom_00000000000000000000000000/dkim/rotate']] as const) {
     assert.equal((await ob.request(method, path, { key: org.adminKey })).status, 404)
   }
 })

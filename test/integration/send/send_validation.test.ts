@@ -129,3 +129,13 @@ test('a message over the inline limit is accepted, its content stored apart and 
   assert.equal(stored!.msg.html, undefined)
   assert.ok(stored!.msg.content_ref !== undefined)
 })
+
+test('content_id: no <, >, whitespace or control characters, at most 250 characters, unique within the message', async () => {
+  const img = (cid: string): Record<string, string> => ({ filename: 'logo.png', content: 'aGk=', content_id: cid })
+  for (const bad of ['a b', '<logo>', 'a\r\nBcc: x@evil.test', '', 'x'.repeat(251), 'ünï']) {
+    await expect400(body(org, { attachments: [img(bad)] }), 'attachments[0].content_id')
+  }
+  await expect400(body(org, { attachments: [img('logo@acme'), img('other'), img('LOGO@acme')] }), 'attachments[2].content_id')
+  const ok = await ob.request('POST', '/v1/messages/send', { key, body: body(org, { attachments: [img('logo@acme'), img('x'.repeat(250))] }) })
+  assert.equal(ok.status, 202, ok.text)
+})

@@ -150,3 +150,51 @@ test('untracked mail shares one body between recipients; text only, html only an
     assert.equal(p.attachments.length, msg.attachments.length)
   }
 })
+
+test('an attachment with content_id is sent inline in multipart/related next to the html, and both signatures still verify', async () => {
+  const png = Buffer.from('\u0089PNG\r\n\u001a\n not really', 'latin1')
+  for (const text of [undefined, 'plain']) {
+    const msg = message({
+      html: '<p>Logo: <img src="cid:logo@sender.example"></p>',
+      ...(text !== undefined ? { text } : { text: undefined }),
+      attachments: [
+        { filename: 'logo.png', content: png.toString('base64'), content_type: 'image/png', content_id: 'logo@sender.example' },
+        { filename: 'notes.txt', content: Buffer.from('plain notes').toString('base64') }
+      ]
+    })
+    const { raw } = new ComposedMessage(msg, msg, ctx(true)).forRecipient('zoe@dest.example')
+    const wire = raw.toString('latin1')
+    // multipart/mixed [ (alternative [ text, ) related [ html, logo ] ( ] ), notes ]
+    const related = wire.indexOf('Content-Type: multipart/related')
+    assert.ok(related > 0, 'a multipart/related part')
+    const logoHead = /Content-Type: image\/png[^]*?\r\n\r\n/.exec(wire)![0]
+    assert.match(logoHead, /^Content-ID: <logo@sender\.example>$/m)
+    assert.match(logoHead, /^Content-Disposition: inline; filename=logo\.png$/m)
+    assert.ok(wire.indexOf('Content-Type: text/html') > related && wire.indexOf('Content-Type: image/png') > related)
+    assert.ok(wire.indexOf('filename=notes.txt') > wire.indexOf('Content-Type: image/png'), 'the plain attachment stays outside')
+
+    const p = await simpleParser(raw)
+    const logo = p.attachments.find((a) => a.filename === 'logo.png')!
+    assert.equal(logo.contentDisposition, 'inline')
+    assert.equal(logo.cid, 'logo@sender.example')
+    assert.equal(logo.related, true)
+    assert.deepEqual(logo.content, png)
+    const notes = p.attachments.find((a) => a.filename === 'notes.txt')!
+    assert.equal(notes.contentDisposition, 'attachment')
+    // mailparser swaps a cid: reference it resolves for the part's data: URL
+    assert.ok((p.html as string).includes(`<img src="data:image/png;base64,${png.toString('base64')}">`), p.html as string)
+    assert.deepEqual(await dkimResults(raw), ['pass:rsa-sha256', 'pass:ed25519-sha256'])
+  }
+})
+
+test('without html an attachment with content_id is an ordinary attachment: nothing refers to it', async () => {
+  const msg = message({
+    html: undefined,
+    text: 'plain only',
+    attachments: [{ filename: 'logo.png', content: Buffer.from('png').toString('base64'), content_type: 'image/png', content_id: 'logo' }]
+  })
+  const { raw } = new ComposedMessage(msg, msg, ctx()).forRecipient('zoe@dest.example')
+  assert.ok(!raw.toString('latin1').includes('multipart/related'))
+  const p = await simpleParser(raw)
+  assert.deepEqual(p.attachments.map((a) => [a.filename, a.contentDisposition]), [['logo.png', 'attachment']])
+})
