@@ -31,8 +31,10 @@ export function redisOptions (target: RedisTarget | string, options: RedisOption
       ...(target.sentinelPassword !== undefined ? { sentinelPassword: target.sentinelPassword } : {}),
       // when every sentinel is unreachable, keep asking (as for one node) instead of giving up for good
       sentinelRetryStrategy: reconnectDelay,
-      // a sentinel's +switch-master message reconnects at once instead of at the next failed command
-      failoverDetector: true
+      // no failoverDetector: its switch-master message can close a reconnect in progress, which ends the client
+      // for good (status "end"); the dead master's closed socket already starts the reconnect through the sentinels.
+      // A master demoted while still running answers writes with READONLY: reconnect, and ask the sentinels again.
+      reconnectOnError: (err: Error) => err.message.startsWith('READONLY')
     }
   }
 }

@@ -12,7 +12,7 @@ import { PLAN_RATE_LIMITS } from '../../../protocol/mod.ts'
  * Outbox follows it. Every 202 must reach the SMTP sink exactly once, and a rate-limited key must not get
  * more 202s than its bucket allows across the failover.
  */
-const SENDERS = 4
+const SENDERS = 2
 
 let nats: ServerProcess
 let set: SentinelSet
@@ -71,10 +71,7 @@ test('a Sentinel failover under sends: every 202 is delivered exactly once and r
     while (!stop) volumeOutcomes.push(await send(volumeKey, volume, n++))
   })
   const limitedSender = (async () => {
-    while (!stop) {
-      limitedOutcomes.push(await send(limitedKey, limited, n++))
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    while (!stop) limitedOutcomes.push(await send(limitedKey, limited, n++))
   })()
   const accepted = (list: Outcome[]): Outcome[] => list.filter((o) => o.status === 202)
 
@@ -82,10 +79,13 @@ test('a Sentinel failover under sends: every 202 is delivered exactly once and r
   let killedAt = 0
   let promotedAt = 0
   let acceptedAtPromotion = 0
+  const statuses = (list: Outcome[]): string => JSON.stringify(Object.fromEntries([...new Set(list.map((o) => o.status))].map((s) => [s, list.filter((o) => o.status === s).length])))
+  const report = (): void => t.diagnostic(`master ${oldMaster} killed; replica ${set.replica.port} promoted after ${promotedAt - killedAt} ms; ` +
+    `volume key ${statuses(volumeOutcomes)} (${acceptedAtPromotion} accepted before promotion, ${statuses(volumeOutcomes.filter((o) => o.at > promotedAt))} after), limited key ${statuses(limitedOutcomes)}`)
   try {
     // the limited key has spent its burst and is being refused before the master dies
     await until('sends flowing and the limited key refused', () =>
-      accepted(volumeOutcomes).length >= 50 && limitedOutcomes.some((o) => o.status === 429), 30_000)
+      accepted(volumeOutcomes).length >= 30 && limitedOutcomes.some((o) => o.status === 429), 30_000)
     oldMaster = set.master.port
     await set.master.stop('SIGKILL')
     killedAt = Date.now()
@@ -93,7 +93,7 @@ test('a Sentinel failover under sends: every 202 is delivered exactly once and r
     promotedAt = Date.now()
     acceptedAtPromotion = accepted(volumeOutcomes).length
     await until('sends accepted again after the failover', () =>
-      volumeOutcomes.filter((o) => o.status === 202 && o.at > promotedAt).length >= 30 &&
+      volumeOutcomes.filter((o) => o.status === 202 && o.at > promotedAt).length >= 20 &&
       limitedOutcomes.some((o) => o.at > promotedAt + 1000), 20_000)
     // run on long enough for a reset bucket to show: a fresh burst would be far above one send a second
     await new Promise((resolve) => setTimeout(resolve, 2000))
@@ -101,11 +101,9 @@ test('a Sentinel failover under sends: every 202 is delivered exactly once and r
     // a failed wait must not leave the senders running
     stop = true
     await Promise.all([...senders, limitedSender])
+    report()
   }
 
-  const statuses = (list: Outcome[]): string => JSON.stringify(Object.fromEntries([...new Set(list.map((o) => o.status))].map((s) => [s, list.filter((o) => o.status === s).length])))
-  t.diagnostic(`master ${oldMaster} killed; replica ${set.replica.port} promoted after ${promotedAt - killedAt} ms; ` +
-    `volume key ${statuses(volumeOutcomes)} (${acceptedAtPromotion} accepted before promotion), limited key ${statuses(limitedOutcomes)}`)
   for (const o of [...volumeOutcomes, ...limitedOutcomes]) assert.ok([202, 429, 503].includes(o.status), `a send answered ${o.status}`)
 
   // GCRA: a full bucket of `perMinute`, then one more every 60/perMinute seconds
