@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import type { Config } from '../config/mod.ts'
+import { describeRedisTarget, type Config } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { connectNats, connectRedis, redisReady, ensureStreams } from '../stores/clients/mod.ts'
 import { startGateway, type Gateway } from '../gateway/main.ts'
@@ -45,7 +45,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   const nc = await connectNats(config.nats.servers, `outbox-${config.role}`).catch((err: Error) => {
     throw new Error(`no NATS server answers at ${config.nats.servers.map(redact).join(',')} (${err.message}); start one or set NATS_URL`)
   })
-  const redis = connectRedis(config.redis.url, `outbox-${config.role}`)
+  const redis = connectRedis(config.redis.target, `outbox-${config.role}`)
   // ioredis reports every failed reconnect; one line per outage is enough, and /readyz tells the rest.
   let redisDown = false
   redis.on('error', (err: Error) => {
@@ -56,7 +56,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   await redisReady(redis).catch(async (err: Error) => {
     redis.disconnect()
     await nc.close()
-    throw new Error(`no Redis answers at ${redact(config.redis.url)} (${err.message}); start one or set REDIS_URL`)
+    throw new Error(`no Redis answers at ${describeRedisTarget(config.redis.target)} (${err.message}); start one or set REDIS_URL`)
   })
   // A request that times out here (a busy or still-forming cluster) fails the start; nothing is left open.
   let cp: ControlPlane | undefined

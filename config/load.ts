@@ -1,6 +1,7 @@
 import { Value } from 'typebox/value'
 import { EnvSchema, MxHostPattern, type Config, type Env } from './schema.ts'
 import { parseCidrList, type CidrRange } from './cidr.ts'
+import { parseRedisUrl, RedisUrlError, type RedisTarget } from './redis_target.ts'
 
 /** A setting that failed validation; `message` is one line naming every bad variable. */
 export class ConfigError extends Error {
@@ -75,6 +76,14 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
   }
   const publicUrl = (e.OB_PUBLIC_URL ?? `http://127.0.0.1:${e.OB_HTTP_PORT}`).replace(/\/+$/, '')
   const mxHost = mxHostOf(e.OB_MX_HOST, publicUrl)
+  const redisUrl = e.REDIS_URL ?? 'redis://127.0.0.1:6379'
+  let redisTarget: RedisTarget
+  try {
+    redisTarget = parseRedisUrl(redisUrl)
+  } catch (err) {
+    if (!(err instanceof RedisUrlError)) throw err
+    throw new ConfigError([{ variable: 'REDIS_URL', message: err.message }])
+  }
   const config: Config = {
     role: e.OB_ROLE,
     http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl, ...(mxHost !== undefined ? { mxHost } : {}), trustedProxies },
@@ -86,7 +95,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       configured: e.NATS_URL !== undefined,
       publishTimeoutMs: e.OB_PUBLISH_TIMEOUT_MS
     },
-    redis: { url: e.REDIS_URL ?? 'redis://127.0.0.1:6379', configured: e.REDIS_URL !== undefined },
+    redis: { url: redisUrl, target: redisTarget, configured: e.REDIS_URL !== undefined },
     smtp: {
       inboundHost: e.OB_SMTP_INBOUND_HOST,
       inboundPort: e.OB_SMTP_INBOUND_PORT,

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import type { CidrRange } from './cidr.ts'
+import type { RedisTarget } from './redis_target.ts'
 
 /**
  * Every setting Outbox reads, as the environment variables that carry them.
@@ -50,7 +51,8 @@ export const EnvSchema = Type.Object({
   OB_EVENT_STREAM_MAX_PER_KEY: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_EVENT_STREAM_MAX_PER_KEY }),
   OB_EVENT_STREAM_MAX_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_EVENT_STREAM_MAX_PER_ADDRESS }),
   NATS_URL: Type.Optional(Type.String({ pattern: '^(nats|tls)://[^\\s]+$' })),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^(redis|rediss|redis\\+sentinel|redis\\+cluster)://[^\\s]*$' })),
+  /** Checked by parseRedisUrl, which explains what it refuses (Cluster, an unknown scheme). */
+  REDIS_URL: Type.Optional(Type.String()),
   OB_SMTP_INBOUND_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
   OB_SMTP_INBOUND_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 2525 }),
   OB_SMTP_INBOUND_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
@@ -129,7 +131,8 @@ export interface Config {
   readonly eventStream: { readonly maxPerKey: number, readonly maxPerAddress: number }
   /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */
   readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean, readonly publishTimeoutMs: number }
-  readonly redis: { readonly url: string, readonly configured: boolean }
+  /** `url` as given (for messages, passwords masked with describeRedisTarget); `target` is what clients connect to. */
+  readonly redis: { readonly url: string, readonly target: RedisTarget, readonly configured: boolean }
   readonly smtp: {
     readonly inboundHost: string
     readonly inboundPort: number

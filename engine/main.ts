@@ -35,7 +35,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   // threads are sized for every shard: leases move shards between processes at any time
   const threads = Math.min(config.engine.threads, shards.length)
   const actors = new ShardActors({
-    redisUrl: config.redis.url,
+    redis: config.redis.target,
     ...(config.smtp.relay !== undefined ? { relay: config.smtp.relay } : {}),
     outboundPort: config.smtp.outboundPort,
     dnsServers: [...config.dnsServers],

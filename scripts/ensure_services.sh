@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure nats-server and redis-server are installed (tests spawn their own on free ports), chromium for the
+# Makes sure nats-server, redis-server and redis-sentinel (the Sentinel failover test) are installed (tests spawn their own on free ports), chromium for the
 # dashboard's browser tests, and prometheus (with promtool) for the metrics test and the alert-rule check.
 # Installs the Debian package when missing and apt-get is usable, and says so; never silently. Without chromium
 # or prometheus (and no way to install them) the tests that need them are skipped, not failed.
@@ -7,6 +7,7 @@ set -euo pipefail
 missing=()
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi

@@ -1,10 +1,12 @@
+import type { RedisTarget } from '../../config/mod.ts'
 import type { RecipientOutcome } from './classify.ts'
 import type { DestinationClass, SmtpResult } from '../../stores/metrics/mod.ts'
 
 /** What the dispatcher hands a shard's thread, and what comes back. Plain data: it crosses a thread boundary. */
 
 export interface ActorSettings {
-  redisUrl: string
+  /** One node or a Sentinel set (plain data, so it crosses into the thread). */
+  redis: RedisTarget
   relay?: string
   outboundPort: number
   dnsServers: string[]

@@ -1,5 +1,5 @@
 import { workerData } from 'node:worker_threads'
-import { Redis } from 'ioredis'
+import { newRedis } from '../../stores/clients/mod.ts'
 import { Deliverer } from './deliver.ts'
 import { DestinationThrottle } from './throttle.ts'
 import { TransportCache } from './transports.ts'
@@ -11,7 +11,7 @@ import type { ActorSettings, ActorTask, DeliverResult } from './task.ts'
  * The Redis client shapes per destination and records SMTP replies the moment they arrive. The pool runs with `atomics: 'disabled'` so the thread's sockets and timers keep running between tasks.
  */
 const settings = workerData as ActorSettings
-const redis = new Redis(settings.redisUrl, {
+const redis = newRedis(settings.redis, {
   connectionName: 'outbox-engine-actor',
   enableAutoPipelining: true,
   maxRetriesPerRequest: 1,

@@ -1,5 +1,5 @@
 /** NATS and Redis clients and the helpers every process builds on them: connect, publish, batched Lua, JetStream setup. */
-export { connectNats, connectRedis, redisReady } from './connect.ts'
+export { connectNats, connectRedis, newRedis, redisReady } from './connect.ts'
 export { ensureJetStream, ensureStreams } from './jetstream_ensure.ts'
 export { isConsumerNotFound, isStreamNotFound, isWrongLastSequence } from './nats_errors.ts'
 export { ScriptBatch, batchedLua, MAX_SCRIPT_BATCH } from './script_batch.ts'
