@@ -36,11 +36,14 @@ const reschedule = async (id: string, at: Date | string, k = key): Promise<HttpR
 test('a cancel right before the due time wins: 200, never sent, reads canceled; a second cancel is 200 too', async () => {
   const at = new Date(Date.now() + 2500)
   const id = await sendAt('cancel-late@dest.example', at)
+  // a witness due at the same time: once it arrived, the canceled one would have too
+  const witness = await sendAt('witness@dest.example', at)
   await sleep(at.getTime() - Date.now() - 150)
   const r = await cancel(id)
   assert.equal(r.status, 200, r.text)
   assert.deepEqual(r.body, { id, status: 'canceled' })
-  await sleep(3000)
+  await events.until(() => events.of(witness, 'delivered').length === 1, 20_000)
+  await sleep(1000)
   assert.equal(sink.to('cancel-late@dest.example').length, 0)
   assert.deepEqual(events.of(id), [])
   const read = await ob.request('GET', `/v1/messages/${id}`, { key })
@@ -55,14 +58,19 @@ test('a cancel right before the due time wins: 200, never sent, reads canceled; 
 
 test('cancel racing delivery: each message is either 200 and never sent, or 409 and sent, never both', async () => {
   const count = 40
-  const at = new Date(Date.now() + 3000)
+  const at = new Date(Date.now() + 8000)
   const ids = await Promise.all(Array.from({ length: count }, async (_, i) => await sendAt(`race${i}@dest.example`, at)))
-  await sleep(at.getTime() - Date.now() - 100)
-  const answers = await Promise.all(ids.map(async (id) => await cancel(id)))
+  const witness = await sendAt('race-witness@dest.example', at)
+  assert.ok(Date.now() < at.getTime() - 1000, `sending took until ${Date.now() - at.getTime()} ms from the due time`)
+  // the cancels go out together over the second around the due time, so some come before it and some after
+  const answers = await Promise.all(ids.map(async (id, i) => {
+    await sleep(at.getTime() - 700 + i * 25 - Date.now())
+    return await cancel(id)
+  }))
   for (const a of answers) assert.ok(a.status === 200 || a.status === 409, a.text)
   const sent = ids.filter((_, i) => answers[i]!.status === 409)
-  await events.until(() => sent.every((id) => events.of(id, 'delivered').length === 1), 30_000)
-  await sleep(3000) // a canceled message that was going to go out anyway would have by now
+  await events.until(() => [witness, ...sent].every((id) => events.of(id, 'delivered').length === 1), 30_000)
+  await sleep(1000) // a canceled message that was going to go out anyway would have by now
   ids.forEach((_id, i) => {
     const arrived = sink.to(`race${i}@dest.example`).length
     assert.equal(arrived, answers[i]!.status === 409 ? 1 : 0, `message ${i}: answered ${answers[i]!.status}, arrived ${arrived} times`)
