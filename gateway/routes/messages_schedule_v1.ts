@@ -61,7 +61,9 @@ export const messageScheduleRoutes = [
     responses: { 200: { description: 'Canceled: the message will never be sent', schema: CancelResult }, ...ERRORS },
     handler: async ({ deps, auth, params }) => {
       const id = params.id!
-      await scheduledMessage(deps, auth.org.id, id)
+      const m = await scheduledMessage(deps, auth.org.id, id)
+      // a status past `scheduled` is final for this question (the schedule state may have expired since)
+      if (m.status !== 'scheduled' && m.status !== 'canceled') throw notScheduled(id)
       const verdict = await fromStore(deps.schedule.cancel(id))
       if (verdict.kind === 'conflict') throw notScheduled(id)
       await fromStore(readModel(deps).markCanceled(auth.org.id, id))
