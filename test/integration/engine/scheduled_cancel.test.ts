@@ -4,6 +4,7 @@ import type { HttpResult, TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
 import { type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
+import { scheduleStateKey } from '../../../stores/schedule/mod.ts'
 
 let sink: SmtpSink
 let ob: TestOutbox
@@ -106,6 +107,10 @@ test('a reschedule to an earlier time sends it then, once, though the engine alr
   // the same reschedule retried, then cancel: both refused now that it was sent
   assert.equal((await reschedule(id, at)).status, 409)
   assert.equal((await cancel(id)).status, 409)
+  // the schedule state expires long before the read model: the status alone still refuses
+  await ob.proc.redis.del(scheduleStateKey(id))
+  assert.equal((await cancel(id)).status, 409)
+  assert.equal((await ob.request('GET', `/v1/messages/${id}`, { key })).body.status, 'delivered')
   await sleep(1000)
   assert.equal(sink.to('earlier@dest.example').length, 1)
 })
