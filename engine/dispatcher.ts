@@ -101,7 +101,7 @@ export class ShardDispatcher {
     const keepAlive = setInterval(() => { for (const c of entry.copies) c.working() }, Math.max(300, Math.floor(this.ackWaitMs / 3)))
     let fate: Fate
     try {
-      fate = await this.processor.process(this.shard, m.data, m.info.deliveryCount)
+      fate = await this.processor.process(this.shard, m.data, m.info.deliveryCount, m.seq)
     } catch (err) {
       this.log.error({ err, shard: this.shard, seq: m.seq }, 'message processing failed; handed back')
       fate = { kind: 'nak', delayMs: HANDBACK_RETRY_MS }

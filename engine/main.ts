@@ -9,6 +9,7 @@ import { ensureJetStream, JsPublisher } from '../stores/clients/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { DeliveryState } from './delivery_state.ts'
+import { ScheduleState } from '../stores/schedule/mod.ts'
 import { ShardDispatcher } from './dispatcher.ts'
 import { StoredContentProcessor } from './stored_content.ts'
 import { openContentStore } from '../stores/content/mod.ts'
@@ -47,7 +48,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   const js = jetstream(shared.nc)
   // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
   const events = new JsPublisher(shared.nc)
-  const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
+  const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), schedule: new ScheduleState(shared.redis), actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */

@@ -18,6 +18,7 @@ import { signingDomain } from './signing_keys.ts'
 import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './sandbox.ts'
 import type { ShardActors } from './shards.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
+import type { ScheduleState } from '../stores/schedule/mod.ts'
 
 /** What the dispatcher does with the JetStream message afterwards. */
 export type Fate = { kind: 'ack' } | { kind: 'nak', delayMs: number } | { kind: 'term', reason: string }
@@ -35,7 +36,9 @@ export interface ProcessorDeps {
   cp: ControlPlane
   state: DeliveryState
   /** The read model, where every delivery makes sure its message is recorded (see `process`). */
-  readModel: Pick<MessageStore, 'recordQueued'>
+  readModel: Pick<MessageStore, 'recordQueued' | 'markCanceled'>
+  /** Cancels and new times of scheduled messages (stores/schedule), checked right before one is taken up. */
+  schedule: ScheduleState
   actors: ShardActors
   log: Logger
   metrics: OutboxMetrics
@@ -102,17 +105,44 @@ export class MessageProcessor {
     }
   }
 
-  /** `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. */
-  async process (shard: number, data: Uint8Array, deliveryCount = 2): Promise<Fate> {
+  /**
+   * A scheduled message is taken up only through the schedule state's atomic step: a cancel that won is seen
+   * here and the message is dropped unsent; a new time replaces the queued one. A scheduled wait is not an
+   * attempt: nothing is recorded and the status stays `scheduled`. Undefined: take the message up now.
+   */
+  private async scheduleFate (msg: QueuedMessage, seq: number): Promise<Fate | undefined> {
+    if (msg.scheduled_at === undefined) return undefined
+    let verdict
+    try {
+      verdict = await this.d.schedule.take(msg.id, seq, Date.parse(msg.scheduled_at), Date.now())
+    } catch (err) {
+      this.d.log.warn({ err, message_id: msg.id }, 'schedule state unavailable; message handed back')
+      return nak(STATE_RETRY_MS)
+    }
+    switch (verdict.kind) {
+      case 'taken': return undefined
+      case 'duplicate': return { kind: 'ack' }
+      case 'wait': return nak(verdict.at - Date.now())
+      case 'canceled':
+        // the gateway shows it canceled after the cancel; doing it again here covers a gateway that died in between
+        await this.d.readModel.markCanceled(msg.org_id, msg.id).catch((err: unknown) => {
+          this.d.log.warn({ err, message_id: msg.id }, 'marking a canceled message in the read model failed')
+        })
+        return { kind: 'ack' }
+    }
+  }
+
+  /**
+   * `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. `seq` is
+   * the stream sequence of this copy of the message (a rescheduled message may have several; one is sent).
+   */
+  async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0): Promise<Fate> {
     const msg = decodeQueued(data)
     if (typeof msg === 'string') return { kind: 'term', reason: `unreadable outbound message: ${msg}` }
+    await this.recordReadable(msg, Date.now())
+    const waiting = await this.scheduleFate(msg, seq)
+    if (waiting !== undefined) return waiting
     const now = Date.now()
-    await this.recordReadable(msg, now)
-    if (msg.scheduled_at !== undefined) {
-      const due = Date.parse(msg.scheduled_at)
-      // a scheduled wait is not an attempt: nothing is recorded and the status stays `scheduled`
-      if (due > now) return nak(due - now)
-    }
     const recipients = recipientsOf(msg)
     let states = new Map<string, RecipientState>()
     try {

@@ -13,6 +13,7 @@ import type { ClientAddresses } from './http/client_address.ts'
 import type { SecurityLog } from './security_log.ts'
 import type { AnalyzePool } from './analyze_pool.ts'
 import type { SendService } from './send/service.ts'
+import type { ScheduleState } from '../stores/schedule/mod.ts'
 
 /** What every handler may use; built once in `main.ts` (which also closes what needs closing) and passed down. */
 export interface GatewayDeps {
@@ -38,4 +39,6 @@ export interface GatewayDeps {
   readonly tracking: TrackingRecorder
   /** Test events for webhooks (POST /v1/webhooks/{id}/test). */
   readonly webhookJobs: WebhookJobQueue
+  /** Cancels and new times of scheduled messages (POST /v1/messages/{id}/cancel, PATCH /v1/messages/{id}). */
+  readonly schedule: ScheduleState
 }

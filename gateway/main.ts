@@ -8,6 +8,7 @@ import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
 import { WebhookJobQueue } from '../stores/webhooks/mod.ts'
 import { createHttpServer, type HttpServer } from './server.ts'
+import { ScheduleState } from '../stores/schedule/mod.ts'
 import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
 import { AuthFailureGuard } from './auth.ts'
@@ -43,7 +44,8 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     analyzer: new AnalyzePool(),
     tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs),
     send: new SendService(base),
-    webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas })
+    webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas }),
+    schedule: new ScheduleState(shared.redis)
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)

@@ -11,7 +11,7 @@ export type EventType = (typeof EVENT_TYPES)[number]
 export const SUBSCRIBABLE_EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'] as const
 
 /** Message status as the read API shows it. */
-export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed'] as const
+export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed', 'canceled'] as const
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 
 /** How a bounce reads, from the reply's codes and text; only `mailbox` and `domain` suppress the address. */

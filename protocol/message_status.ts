@@ -14,5 +14,7 @@ export const STATUS_RANK: Readonly<Record<MessageStatus, number>> = {
   delivered: 3,
   bounced: 4,
   failed: 4,
-  complained: 5
+  complained: 5,
+  // set only by a cancel, never by an event: no event comes for a message that is never sent
+  canceled: 6
 }

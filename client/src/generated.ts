@@ -574,7 +574,7 @@ export type GetWhoamiResponse = {
 export type GetMessagesQuery = {
   limit?: number
   cursor?: string
-  status?: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
+  status?: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed" | "canceled"
   /** addr@domain or "Display Name <addr@domain>" */
   to?: string
 }
@@ -588,7 +588,7 @@ export type GetMessagesResponse = {
     cc: string[]
     bcc: string[]
     subject: string
-    status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
+    status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed" | "canceled"
     environment: "live" | "test"
     created_at: string
     scheduled_at?: string
@@ -608,7 +608,7 @@ export type GetMessagesByIdResponse = {
   cc: string[]
   bcc: string[]
   subject: string
-  status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
+  status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed" | "canceled"
   environment: "live" | "test"
   created_at: string
   scheduled_at?: string
@@ -625,6 +625,19 @@ export type GetMessagesByIdResponse = {
       [key: string]: unknown
     }
   }[]
+}
+
+/** Request body of PATCH /v1/messages/{id}. */
+export type PatchMessagesByIdBody = {
+  /** The new time: at most 72 hours ahead; up to 60 s in the past means now */
+  scheduled_at: string
+}
+
+/** Response of PATCH /v1/messages/{id}. */
+export type PatchMessagesByIdResponse = {
+  id: string
+  status: "scheduled"
+  scheduled_at: string
 }
 
 /** Query parameters of GET /v1/events. */
@@ -857,6 +870,12 @@ export type PostMessagesBatchResponse = {
   }[]
 }
 
+/** Response of POST /v1/messages/{id}/cancel. */
+export type PostMessagesByIdCancelResponse = {
+  id: string
+  status: "canceled"
+}
+
 /** Request body of POST /v1/messages/analyze. */
 export type PostMessagesAnalyzeBody = {
   /** Subject line; an empty one is reported by `subject_missing`. */
@@ -992,10 +1011,14 @@ export function operations (call: Call) {
     list: async (query?: GetMessagesQuery, options?: RequestOptions): Promise<GetMessagesResponse> => await call<GetMessagesResponse>({ method: 'GET', path: '/v1/messages', query }, options),
     /** GET /v1/messages/{id}: One message with its status and events. */
     get: async (id: string, options?: RequestOptions): Promise<GetMessagesByIdResponse> => await call<GetMessagesByIdResponse>({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}` }, options),
+    /** PATCH /v1/messages/{id}: Reschedule a scheduled message. */
+    update: async (id: string, body: PatchMessagesByIdBody, options?: RequestOptions): Promise<PatchMessagesByIdResponse> => await call<PatchMessagesByIdResponse>({ method: 'PATCH', path: `/v1/messages/${encodeURIComponent(id)}`, body }, options),
     /** POST /v1/messages/send: Send one message. */
     send: async (body: PostMessagesSendBody, options?: RequestOptions): Promise<PostMessagesSendResponse> => await call<PostMessagesSendResponse>({ method: 'POST', path: '/v1/messages/send', body, idempotent: true }, options),
     /** POST /v1/messages/batch: Send up to 100 messages. */
     batch: async (body: PostMessagesBatchBody, options?: RequestOptions): Promise<PostMessagesBatchResponse> => await call<PostMessagesBatchResponse>({ method: 'POST', path: '/v1/messages/batch', body, idempotent: true }, options),
+    /** POST /v1/messages/{id}/cancel: Cancel a scheduled message. */
+    cancel: async (id: string, options?: RequestOptions): Promise<PostMessagesByIdCancelResponse> => await call<PostMessagesByIdCancelResponse>({ method: 'POST', path: `/v1/messages/${encodeURIComponent(id)}/cancel` }, options),
     /** POST /v1/messages/analyze: Score content for spam signals before sending. */
     analyze: async (body: PostMessagesAnalyzeBody, options?: RequestOptions): Promise<PostMessagesAnalyzeResponse> => await call<PostMessagesAnalyzeResponse>({ method: 'POST', path: '/v1/messages/analyze', body }, options)
   },

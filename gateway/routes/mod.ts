@@ -14,6 +14,7 @@ import { statsRoutes } from './stats_v1.ts'
 import { webhookDeliveryRoutes } from './webhook_deliveries_v1.ts'
 import { webhookRecoveryRoutes } from './webhook_recovery_v1.ts'
 import { messageSendRoutes } from './messages_v1.ts'
+import { messageScheduleRoutes } from './messages_schedule_v1.ts'
 import { trackingRoutes } from './tracking.ts'
 import { analyzeRoutes } from './analyze_v1.ts'
 
@@ -34,6 +35,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...webhookDeliveryRoutes,
   ...webhookRecoveryRoutes,
   ...messageSendRoutes,
+  ...messageScheduleRoutes,
   ...trackingRoutes,
   ...analyzeRoutes
 ]

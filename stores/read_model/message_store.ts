@@ -13,6 +13,7 @@ export type { IndexPage } from './index_page.ts'
 const RECORD_LUA = readFileSync(new URL('../../../stores/read_model/record_queued.lua', import.meta.url), 'utf8')
 const RECORD_FINISH_LUA = readFileSync(new URL('../../../stores/read_model/record_queued_finish.lua', import.meta.url), 'utf8')
 const APPLY_LUA = readFileSync(new URL('../../../stores/read_model/apply_event.lua', import.meta.url), 'utf8')
+const SCHEDULE_CHANGE_LUA = readFileSync(new URL('../../../stores/read_model/schedule_change.lua', import.meta.url), 'utf8')
 
 /** Events shown inline by GET /v1/messages/{id}: the most recent ones; GET /v1/events pages through all. */
 export const MESSAGE_EVENTS_INLINE = 100
@@ -39,6 +40,7 @@ export interface MessageRecipients { orgId: string, environment: 'live' | 'test'
 
 type StoreRedis = Redis & {
   ob_apply_event: (numKeys: number, ...args: Array<string | number>) => Promise<number>
+  ob_schedule_change: (numKeys: number, ...args: Array<string | number>) => Promise<number>
 }
 
 /** Appends each recipient's index key once; the first four keys of a record are never recipient indexes. */
@@ -49,9 +51,11 @@ function addRecipientIndexes (keys: string[], org: string, addresses: readonly s
   }
 }
 
-function parseSummary (json: string, status: string): MessageSummary {
+/** `scheduledAt`: the hash's own field, set when the message was rescheduled (the summary keeps the queued time). */
+function parseSummary (json: string, status: string, scheduledAt?: string | null): MessageSummary {
   const s = JSON.parse(json) as Omit<MessageSummary, 'status'> & { org_id?: string }
   const { org_id: _org, ...rest } = s
+  if (typeof scheduledAt === 'string') rest.scheduled_at = scheduledAt
   return { ...rest, status: status as MessageStatus }
 }
 
@@ -68,6 +72,7 @@ export class MessageStore {
     const r = redis as StoreRedis
     this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_FINISH_LUA })
     if (typeof (r as Partial<StoreRedis>).ob_apply_event !== 'function') redis.defineCommand('ob_apply_event', { lua: APPLY_LUA })
+    if (typeof (r as Partial<StoreRedis>).ob_schedule_change !== 'function') redis.defineCommand('ob_schedule_change', { lua: SCHEDULE_CHANGE_LUA })
     this.r = r
   }
 
@@ -121,19 +126,29 @@ export class MessageStore {
     return applied === 1
   }
 
+  /** A cancelled scheduled message shows `canceled` (only while nothing else happened to it: queued or scheduled). */
+  async markCanceled (orgId: string, id: string): Promise<void> {
+    await this.r.ob_schedule_change(1, K.message(orgId, id), 'cancel', K.messagesByStatusPrefix(orgId), id, STATUS_RANK.canceled, READ_MODEL_RETENTION_MS)
+  }
+
+  /** A rescheduled message shows its new `scheduled_at` (ISO 8601). */
+  async markRescheduled (orgId: string, id: string, scheduledAt: string): Promise<void> {
+    await this.r.ob_schedule_change(1, K.message(orgId, id), 'reschedule', K.messagesByStatusPrefix(orgId), id, scheduledAt, READ_MODEL_RETENTION_MS)
+  }
+
   /** 404 `not_found` when no organisation has the id, 403 `forbidden` when another one does. */
   async getMessage (orgId: string, id: string): Promise<MessageDetail> {
     const [fields, eventIds] = await Promise.all([
-      this.redis.hmget(K.message(orgId, id), 'summary', 'status'),
+      this.redis.hmget(K.message(orgId, id), 'summary', 'status', 'scheduled_at'),
       this.redis.zrange(K.messageEvents(orgId, id), String(-MESSAGE_EVENTS_INLINE), '-1')
     ])
-    const [summary, status] = fields
+    const [summary, status, scheduledAt] = fields
     if (summary === null || summary === undefined) {
       await this.assertOwner(orgId, id)
       throw new ApiError('not_found', `No message with id ${id}.`)
     }
     const events = await this.loadEvents(orgId, eventIds)
-    return { ...parseSummary(summary, status ?? 'queued'), events: events.filter((e) => e !== undefined) }
+    return { ...parseSummary(summary, status ?? 'queued', scheduledAt), events: events.filter((e) => e !== undefined) }
   }
 
   /**
@@ -156,12 +171,12 @@ export class MessageStore {
       : q.status !== undefined ? K.messagesByStatus(orgId, q.status) : K.messages(orgId)
     const statusFilter = q.to !== undefined ? q.status : undefined
     return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: statusFilter !== undefined }, async (ids) => {
-      const rows = await Promise.all(ids.map((id) => this.redis.hmget(K.message(orgId, id), 'summary', 'status')))
-      return rows.map(([summary, status]) => {
+      const rows = await Promise.all(ids.map((id) => this.redis.hmget(K.message(orgId, id), 'summary', 'status', 'scheduled_at')))
+      return rows.map(([summary, status, scheduledAt]) => {
         // An index entry can outlive its message by up to one write; skip it.
         if (summary === null || summary === undefined) return undefined
         if (statusFilter !== undefined && status !== statusFilter) return undefined
-        return parseSummary(summary, status ?? 'queued')
+        return parseSummary(summary, status ?? 'queued', scheduledAt)
       })
     })
   }

@@ -4,7 +4,7 @@ import { showError } from '../errors.ts'
 import type { LiveEvent } from '../live.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
-const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed'] as const
+const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed', 'canceled'] as const
 type Message = GetMessagesResponse['data'][number]
 const PAGE = 25
 

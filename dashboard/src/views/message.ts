@@ -1,4 +1,5 @@
 import { fill, h, statusBadge, timeEl } from '../dom.ts'
+import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
 interface Envelope { id: string, type: string, timestamp: string, data: Record<string, unknown> }
@@ -22,6 +23,31 @@ function timeline (events: Envelope[]): HTMLElement {
     eventDetails(e))))
 }
 
+/** `datetime-local` wants local time without a zone: `2026-11-25T07:30:00`. */
+function localInput (iso: string): string {
+  const d = new Date(iso)
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 19)
+}
+
+/** Cancel and Reschedule, while the message is scheduled and the key may send. */
+function scheduleActions (ctx: ViewContext, id: string, scheduledAt: string, reload: () => Promise<void>): HTMLElement {
+  const slot = h('div')
+  const when = h('input', { type: 'datetime-local', step: 1, value: localInput(scheduledAt), 'aria-label': 'New time' })
+  const reschedule = h('button', { type: 'button', class: 'small secondary' }, 'Reschedule')
+  reschedule.onclick = () => {
+    void act(reschedule, slot, async () => {
+      await ctx.session.client.messages.update(id, { scheduled_at: new Date(when.value).toISOString() })
+      await reload()
+    })
+  }
+  const cancel = h('button', { type: 'button', class: 'small danger' }, 'Cancel')
+  cancel.onclick = () => {
+    if (!confirm('Cancel this message? It will never be sent.')) return
+    void act(cancel, slot, async () => { await ctx.session.client.messages.cancel(id); await reload() })
+  }
+  return h('div', { 'data-testid': 'schedule-actions' }, h('span', { class: 'row-actions' }, when, reschedule, cancel), slot)
+}
+
 const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'metadata']
 
 async function render (ctx: ViewContext): Promise<Node> {
@@ -34,6 +60,7 @@ async function render (ctx: ViewContext): Promise<Node> {
     fill(body,
       h('dl', { class: 'fields' }, fields.map((k) => [h('dt', null, k), h('dd', null,
         k === 'status' ? statusBadge(String(m[k])) : (k.endsWith('_at') ? timeEl(String(m[k])) : (Array.isArray(m[k]) ? (m[k] as unknown[]).join(', ') || '—' : value(m[k]))))])),
+      m.status === 'scheduled' && typeof m.scheduled_at === 'string' && ctx.session.can('send') && scheduleActions(ctx, id, m.scheduled_at, load),
       headers !== undefined && [h('h2', null, 'Headers'), h('pre', { class: 'raw' }, Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\n'))],
       h('h2', null, 'Events'),
       timeline(m.events))
