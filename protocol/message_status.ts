@@ -16,3 +16,10 @@ export const STATUS_RANK: Readonly<Record<MessageStatus, number>> = {
   failed: 4,
   complained: 5
 }
+
+/**
+ * A message's status follows its recipients: `delivered` when every recipient was delivered, else the most advanced
+ * status among the recipients that were not, in this order (first wins). `sending` stands for a message some of whose
+ * recipients were delivered while the rest have no outcome yet.
+ */
+export const UNDELIVERED_STATUS_ORDER: readonly MessageStatus[] = ['bounced', 'complained', 'failed', 'deferred', 'sending', 'scheduled', 'queued']
