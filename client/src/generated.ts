@@ -369,6 +369,8 @@ export type GetSuppressionsQuery = {
   cursor?: string
   /** Only this address (case-insensitive) */
   email?: string
+  /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
+  environment?: "live" | "test"
 }
 
 /** Response of GET /v1/suppressions. */
@@ -470,8 +472,10 @@ export type GetMessagesQuery = {
   limit?: number
   cursor?: string
   status?: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
-  /** addr@domain or "Display Name <addr@domain>" */
+  /** Recipient address prefix (to, cc or bcc), case-insensitive; `Name <address>` stands for the address */
   to?: string
+  /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
+  environment?: "live" | "test"
 }
 
 /** Response of GET /v1/messages. */
@@ -482,6 +486,7 @@ export type GetMessagesResponse = {
     to: string[]
     cc: string[]
     bcc: string[]
+    /** As the recipients see it: a template's subject is rendered with the variables */
     subject: string
     status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
     environment: "live" | "test"
@@ -490,6 +495,10 @@ export type GetMessagesResponse = {
     metadata: {
       [key: string]: string
     }
+    /** Distinct recipients (to, cc and bcc) */
+    recipient_count: number
+    /** Recipients delivered so far */
+    delivered_count: number
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -502,6 +511,7 @@ export type GetMessagesByIdResponse = {
   to: string[]
   cc: string[]
   bcc: string[]
+  /** As the recipients see it: a template's subject is rendered with the variables */
   subject: string
   status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
   environment: "live" | "test"
@@ -510,6 +520,19 @@ export type GetMessagesByIdResponse = {
   metadata: {
     [key: string]: string
   }
+  /** Distinct recipients (to, cc and bcc) */
+  recipient_count: number
+  /** Recipients delivered so far */
+  delivered_count: number
+  recipients: {
+    /** Bare address, lower-cased */
+    address: string
+    status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
+    /** Delivery attempts that ended (delivered, deferred, bounced or failed) */
+    attempts: number
+    /** Latest event about this recipient; null before any */
+    last_event_at: string | null
+  }[]
   events: {
     /** evt_…, unique per event; the same id as the webhook delivery */
     id: string
@@ -528,6 +551,8 @@ export type GetEventsQuery = {
   cursor?: string
   message_id?: string
   type?: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound.received" | "failed"
+  /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
+  environment?: "live" | "test"
 }
 
 /** Response of GET /v1/events. */
@@ -554,6 +579,8 @@ export type GetStatsQuery = {
   to?: string
   /** also return `series` per hour or UTC day */
   interval?: "hour" | "day"
+  /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
+  environment?: "live" | "test"
 }
 
 /** Response of GET /v1/stats. */
@@ -879,7 +906,7 @@ export function operations (call: Call) {
   messages: {
     /** GET /v1/messages: List messages, newest first. */
     list: async (query?: GetMessagesQuery, options?: RequestOptions): Promise<GetMessagesResponse> => await call<GetMessagesResponse>({ method: 'GET', path: '/v1/messages', query }, options),
-    /** GET /v1/messages/{id}: One message with its status and events. */
+    /** GET /v1/messages/{id}: One message with its status, its recipients and events. */
     get: async (id: string, options?: RequestOptions): Promise<GetMessagesByIdResponse> => await call<GetMessagesByIdResponse>({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}` }, options),
     /** POST /v1/messages/send: Send one message. */
     send: async (body: PostMessagesSendBody, options?: RequestOptions): Promise<PostMessagesSendResponse> => await call<PostMessagesSendResponse>({ method: 'POST', path: '/v1/messages/send', body, idempotent: true }, options),
