@@ -2,6 +2,7 @@ import { h } from '../dom.ts'
 import { barChart } from '../chart.ts'
 import { showError } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
+import { environmentSwitch } from '../environment.ts'
 
 const RANGES = { 24: 'Last 24 hours', 72: 'Last 3 days', 168: 'Last 7 days' } as const
 
@@ -9,6 +10,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   const slot = h('div')
   const area = h('div')
   const range = h('select', { id: 'stats-range' }, Object.entries(RANGES).map(([hours, label]) => h('option', { value: hours }, label)))
+  const env = environmentSwitch('stats-environment', () => { void load() })
   const totals = h('dl', { class: 'totals', 'data-testid': 'stats-totals' })
 
   async function load (): Promise<void> {
@@ -17,7 +19,7 @@ async function render (ctx: ViewContext): Promise<Node> {
     const to = new Date(Math.ceil(now.getTime() / 3_600_000) * 3_600_000)
     const from = new Date(to.getTime() - hours * 3_600_000)
     try {
-      const stats = await ctx.session.client.stats.get({ from: from.toISOString(), to: to.toISOString(), interval: 'hour' })
+      const stats = await ctx.session.client.stats.get({ from: from.toISOString(), to: to.toISOString(), interval: 'hour', environment: env.value() })
       showError(slot, undefined)
       const series = stats.series ?? []
       const labels = series.map((p) => {
@@ -37,7 +39,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   await load()
   return h('section', null,
     h('h1', null, 'Statistics'),
-    h('div', { class: 'filters' }, h('label', { for: 'stats-range' }, 'Range'), range),
+    h('div', { class: 'filters' }, h('label', { for: 'stats-range' }, 'Range'), range, env.label, env.select),
     slot, area,
     h('h2', null, 'Totals over the range'), totals)
 }
