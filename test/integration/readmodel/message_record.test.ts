@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { eventually } from '../../helpers/webhooks.ts'
+import { publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
 
 // One Outbox (gateway, engine, projector) relaying to a sink that refuses `permfail@` addresses with a 550.
 let sink: SmtpSink
@@ -76,6 +77,14 @@ test('a template send is recorded with its rendered subject', async () => {
   assert.equal(m.subject, 'Welcome, Ada!')
   const list = await ob.request('GET', '/v1/messages?to=tpl@', { key: org.adminKey })
   assert.equal(list.body.data[0].subject, 'Welcome, Ada!')
+})
+
+test('the engine records a template message it is the first to see with its rendered subject', async () => {
+  // Published straight to the queue, as if the gateway had died after the 202: only the engine records it.
+  const msg = queuedMessage(org, { to: ['engine@dest.example'], template_id: 'tpl_00000000000000000000000000', subject: 'Order {{order}} for {{name}}', variables: { name: 'Bo', order: 7 } })
+  await publishQueued(ob.proc.nc, ob.proc.config, msg)
+  const m = await message(org.adminKey, msg.id, (b) => b.status === 'delivered')
+  assert.equal(m.subject, 'Order 7 for Bo')
 })
 
 test('sandbox traffic is hidden from the default views of messages, events, stats and suppressions, and shown with environment=test', async () => {
