@@ -50,15 +50,16 @@ if rcpt ~= '' then
   redis.call('HSET', msg, field, st .. ' ' .. rank .. ' ' .. attempts .. ' ' .. last)
 end
 if ARGV[8] == '' then return 1 end
+local old = redis.call('HGET', msg, 'status')
 local status = status_from_recipients(msg)
 if status == nil then
-  -- Not recorded yet: status by precedence until the recipients are known (recording works it out again).
+  -- Recipients unknown (not recorded yet, or recorded before recipients were counted): status by precedence;
+  -- recording works it out again from the recipients.
   local rank = tonumber(redis.call('HGET', msg, 'rank') or '-1')
   if tonumber(ARGV[9]) <= rank then return 1 end
-  redis.call('HSET', msg, 'status', ARGV[8], 'rank', ARGV[9])
-  return 1
+  status = ARGV[8]
+  redis.call('HSET', msg, 'rank', ARGV[9])
 end
-local old = redis.call('HGET', msg, 'status')
 if old == status then return 1 end
 redis.call('HSET', msg, 'status', status)
 local created = redis.call('HGET', msg, 'created')
