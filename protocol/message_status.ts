@@ -18,3 +18,10 @@ export const STATUS_RANK: Readonly<Record<MessageStatus, number>> = {
   // set only by a cancel, never by an event: no event comes for a message that is never sent
   canceled: 6
 }
+
+/**
+ * A message's status follows its recipients: `delivered` when every recipient was delivered, else the most advanced
+ * status among the recipients that were not, in this order (first wins). `sending` stands for a message some of whose
+ * recipients were delivered while the rest have no outcome yet.
+ */
+export const UNDELIVERED_STATUS_ORDER: readonly MessageStatus[] = ['bounced', 'complained', 'failed', 'deferred', 'sending', 'scheduled', 'queued']

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, TemplateId, Variables } from './send.ts'
+import { renderContent } from './templates.ts'
 
 /**
  * What the gateway publishes to `ob.out.<shard>`; the engine reads nothing else to deliver, and decodes every
@@ -102,4 +103,13 @@ export function queuedMessageProblem (value: unknown): string {
   // `additionalProperties: false` reports an unknown field as the schema `false` at the field's own path
   const problem = first.keyword === 'boolean' ? 'is not a field of the queued message' : first.message
   return `${first.instancePath === '' ? 'message' : first.instancePath} ${problem}`
+}
+
+/**
+ * The subject the recipients see: a message naming a template carries the template's text with its placeholders,
+ * rendered here exactly as the engine renders it for sending. The read model records this, never the raw text.
+ */
+export function renderedSubject (msg: Pick<QueuedMessage, 'subject' | 'template_id' | 'variables'>): string {
+  if (msg.template_id === undefined) return msg.subject
+  return renderContent({ subject: msg.subject }, msg.variables ?? {}).subject
 }

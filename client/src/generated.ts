@@ -474,6 +474,8 @@ export type GetSuppressionsQuery = {
   cursor?: string
   /** Only this address (case-insensitive) */
   email?: string
+  /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
+  environment?: "live" | "test"
 }
 
 /** Response of GET /v1/suppressions. */
@@ -575,8 +577,10 @@ export type GetMessagesQuery = {
   limit?: number
   cursor?: string
   status?: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed" | "canceled"
-  /** addr@domain or "Display Name <addr@domain>" */
+  /** Recipient address prefix (to, cc or bcc), case-insensitive; `Name <address>` stands for the address */
   to?: string
+  /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
+  environment?: "live" | "test"
 }
 
 /** Response of GET /v1/messages. */
@@ -587,6 +591,7 @@ export type GetMessagesResponse = {
     to: string[]
     cc: string[]
     bcc: string[]
+    /** As the recipients see it: a template's subject is rendered with the variables */
     subject: string
     status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed" | "canceled"
     environment: "live" | "test"
@@ -595,6 +600,10 @@ export type GetMessagesResponse = {
     metadata: {
       [key: string]: string
     }
+    /** Distinct recipients (to, cc and bcc) */
+    recipient_count: number
+    /** Recipients delivered so far */
+    delivered_count: number
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -607,6 +616,7 @@ export type GetMessagesByIdResponse = {
   to: string[]
   cc: string[]
   bcc: string[]
+  /** As the recipients see it: a template's subject is rendered with the variables */
   subject: string
   status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed" | "canceled"
   environment: "live" | "test"
@@ -615,6 +625,19 @@ export type GetMessagesByIdResponse = {
   metadata: {
     [key: string]: string
   }
+  /** Distinct recipients (to, cc and bcc) */
+  recipient_count: number
+  /** Recipients delivered so far */
+  delivered_count: number
+  recipients: {
+    /** Bare address, lower-cased */
+    address: string
+    status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed" | "canceled"
+    /** Delivery attempts that ended (delivered, deferred, bounced or failed) */
+    attempts: number
+    /** Latest event about this recipient; null before any */
+    last_event_at: string | null
+  }[]
   events: {
     /** evt_…, unique per event; the same id as the webhook delivery */
     id: string
@@ -646,6 +669,8 @@ export type GetEventsQuery = {
   cursor?: string
   message_id?: string
   type?: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound.received" | "failed"
+  /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
+  environment?: "live" | "test"
 }
 
 /** Response of GET /v1/events. */
@@ -672,6 +697,8 @@ export type GetStatsQuery = {
   to?: string
   /** also return `series` per hour or UTC day */
   interval?: "hour" | "day"
+  /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
+  environment?: "live" | "test"
 }
 
 /** Response of GET /v1/stats. */
@@ -1009,7 +1036,7 @@ export function operations (call: Call) {
   messages: {
     /** GET /v1/messages: List messages, newest first. */
     list: async (query?: GetMessagesQuery, options?: RequestOptions): Promise<GetMessagesResponse> => await call<GetMessagesResponse>({ method: 'GET', path: '/v1/messages', query }, options),
-    /** GET /v1/messages/{id}: One message with its status and events. */
+    /** GET /v1/messages/{id}: One message with its status, its recipients and events. */
     get: async (id: string, options?: RequestOptions): Promise<GetMessagesByIdResponse> => await call<GetMessagesByIdResponse>({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}` }, options),
     /** PATCH /v1/messages/{id}: Reschedule a scheduled message. */
     update: async (id: string, body: PatchMessagesByIdBody, options?: RequestOptions): Promise<PatchMessagesByIdResponse> => await call<PatchMessagesByIdResponse>({ method: 'PATCH', path: `/v1/messages/${encodeURIComponent(id)}`, body }, options),

@@ -40,12 +40,21 @@ export const MessageSummarySchema = Type.Object({
   to: Type.Array(Type.String()),
   cc: Type.Array(Type.String()),
   bcc: Type.Array(Type.String()),
-  subject: Type.String(),
+  subject: Type.String({ description: 'As the recipients see it: a template\'s subject is rendered with the variables' }),
   status: MessageStatusSchema,
   environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
   created_at: Type.String({ format: 'date-time' }),
   scheduled_at: Type.Optional(Type.String({ format: 'date-time' })),
-  metadata: Type.Record(Type.String(), Type.String())
+  metadata: Type.Record(Type.String(), Type.String()),
+  recipient_count: Type.Integer({ minimum: 0, description: 'Distinct recipients (to, cc and bcc)' }),
+  delivered_count: Type.Integer({ minimum: 0, description: 'Recipients delivered so far' })
+})
+
+export const RecipientStateSchema = Type.Object({
+  address: Type.String({ description: 'Bare address, lower-cased' }),
+  status: MessageStatusSchema,
+  attempts: Type.Integer({ minimum: 0, description: 'Delivery attempts that ended (delivered, deferred, bounced or failed)' }),
+  last_event_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Latest event about this recipient; null before any' })
 })
 
 export const ErrorDoc = (description: string) => ({ description })

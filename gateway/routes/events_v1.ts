@@ -3,11 +3,13 @@ import { ApiError, EVENT_TYPES, ID_PATTERN } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
 import { readModel, fromStore, EventEnvelopeSchema, ErrorDoc } from '../http/read_model.ts'
+import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 
 const EventsQuery = Type.Object({
   ...PageQuery.properties,
   message_id: Type.Optional(Type.String({ pattern: ID_PATTERN })),
-  type: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t))))
+  type: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)))),
+  ...EnvironmentQuery
 })
 
 export const eventRoutes = [
@@ -16,7 +18,7 @@ export const eventRoutes = [
     path: '/v1/events',
     permission: 'read',
     summary: 'List events, newest first',
-    description: 'Events as webhook envelopes. `message_id` keeps the events of one message; `type` keeps one event type. Events are kept 30 days.',
+    description: 'Events as webhook envelopes. `environment` is `live` (default) or `test` (events of sandbox messages); `message_id` keeps the events of one message; `type` keeps one event type. Events are kept 30 days.',
     tag: 'Events',
     query: EventsQuery,
     responses: {
@@ -31,7 +33,8 @@ export const eventRoutes = [
       const body = await fromStore(readModel(deps).listEvents(auth.org.id, {
         ...page,
         ...(messageId !== null ? { message_id: messageId } : {}),
-        ...(type !== null ? { type } : {})
+        ...(type !== null ? { type } : {}),
+        environment: environmentFilter(query)
       }))
       return { status: 200, body }
     }

@@ -1,17 +1,20 @@
 import { Type } from 'typebox'
-import { Address, type MessageStatus } from '../../protocol/mod.ts'
+import { type MessageStatus } from '../../protocol/mod.ts'
 import { MESSAGE_EVENTS_INLINE } from '../../stores/read_model/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
-import { readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, ErrorDoc } from '../http/read_model.ts'
+import { readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, RecipientStateSchema, ErrorDoc } from '../http/read_model.ts'
+import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
+import { RecipientPrefixQuery, recipientPrefixFilter } from '../http/recipient_prefix_filter.ts'
 
 const MessagesQuery = Type.Object({
   ...PageQuery.properties,
   status: Type.Optional(MessageStatusSchema),
-  to: Type.Optional(Address)
+  ...RecipientPrefixQuery,
+  ...EnvironmentQuery
 })
 
-const MessageDetailSchema = Type.Object({ ...MessageSummarySchema.properties, events: Type.Array(EventEnvelopeSchema) })
+const MessageDetailSchema = Type.Object({ ...MessageSummarySchema.properties, recipients: Type.Array(RecipientStateSchema), events: Type.Array(EventEnvelopeSchema) })
 
 export const messageReadRoutes = [
   route({
@@ -19,7 +22,9 @@ export const messageReadRoutes = [
     path: '/v1/messages',
     permission: 'read',
     summary: 'List messages, newest first',
-    description: '`status` keeps messages in that status; `to` keeps messages with that recipient (to, cc or bcc, case-insensitive). Messages are kept 30 days.',
+    description: '`environment` is `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is listed only with `test`. ' +
+      '`status` keeps messages in that status; `to` keeps messages with a recipient (to, cc or bcc) whose address starts with it, ' +
+      'case-insensitively, listed in address order and newest first per address. Messages are kept 30 days.',
     tag: 'Messages',
     query: MessagesQuery,
     responses: {
@@ -29,11 +34,11 @@ export const messageReadRoutes = [
     handler: async ({ deps, auth, query }) => {
       const page = pageParams(query)
       const status = query.get('status') as MessageStatus | null
-      const to = query.get('to')
       const body = await fromStore(readModel(deps).listMessages(auth.org.id, {
         ...page,
         ...(status !== null ? { status } : {}),
-        ...(to !== null ? { to } : {})
+        ...recipientPrefixFilter(query),
+        environment: environmentFilter(query)
       }))
       return { status: 200, body }
     }
@@ -43,8 +48,11 @@ export const messageReadRoutes = [
     path: '/v1/messages/:id',
     idPrefix: 'msg',
     permission: 'read',
-    summary: 'One message with its status and events',
-    description: `\`events\` are webhook envelopes, oldest first (the most recent ${MESSAGE_EVENTS_INLINE}; GET /v1/events?message_id= pages through all).`,
+    summary: 'One message with its status, its recipients and events',
+    description: '`recipients`: each distinct recipient (to, cc and bcc) with its own status, attempts and last event time. ' +
+      'The message `status` is `delivered` when every recipient was delivered, else the most advanced status of the recipients that ' +
+      'were not, in the order bounced, complained, failed, deferred, then `sending` when some were delivered and the rest have no outcome yet. ' +
+      `\`events\` are webhook envelopes, oldest first (the most recent ${MESSAGE_EVENTS_INLINE}; GET /v1/events?message_id= pages through all).`,
     tag: 'Messages',
     responses: {
       200: { description: 'The message', schema: MessageDetailSchema },

@@ -4,9 +4,10 @@ import { route } from '../http/route.ts'
 import { PageQuery, pageSchema } from '../http/pagination.ts'
 import { EMAIL_PATTERN, isEmail, pageSuppressions, suppress, suppressionView, unsuppress } from '../control/suppressions.ts'
 import { SuppressionView, errorResponses } from '../schemas/control.ts'
+import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: EMAIL_PATTERN })
-const ListQuery = Type.Object({ ...PageQuery.properties, email: Type.Optional(Type.String({ maxLength: 254, description: 'Only this address (case-insensitive)' })) })
+const ListQuery = Type.Object({ ...PageQuery.properties, email: Type.Optional(Type.String({ maxLength: 254, description: 'Only this address (case-insensitive)' })), ...EnvironmentQuery })
 const AddBody = Type.Object({ email: Email }, { additionalProperties: false })
 
 const TAG = 'Suppressions'
@@ -17,6 +18,7 @@ export const suppressionRoutes = [
     path: '/v1/suppressions',
     permission: 'read',
     summary: 'List suppressed addresses (hard bounces, complaints, unsubscribes, manual), in address order',
+    description: 'The suppression list is live state: sandbox (`ob_test_`) outcomes never add to it, so `environment=test` lists nothing; `live` is the default.',
     tag: TAG,
     query: ListQuery,
     responses: {
@@ -24,6 +26,7 @@ export const suppressionRoutes = [
       ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks read' })
     },
     handler: ({ deps, auth, query }) => {
+      if (environmentFilter(query) === 'test') return { status: 200, body: { data: [], has_more: false, next_cursor: null } }
       const page = pageSuppressions(deps.cp, auth.org.id, query)
       return { status: 200, body: { ...page, data: page.data.map(suppressionView) } }
     }

@@ -1,36 +1,71 @@
 -- Applies one event to the read model, atomically and at most once per event id.
--- KEYS[1] event string, KEYS[2] org event index, KEYS[3] org event-type index, KEYS[4] stats hour hash,
--- and for events about a message: KEYS[5] message hash, KEYS[6] message event index
+-- (Prepended: status_from_recipients, see recipient_status.ts.)
+-- KEYS[1] event string; live indexes: KEYS[2] org event index, KEYS[3] org event-type index, KEYS[4] stats hour
+-- hash; the same three for sandbox traffic: KEYS[5..7]; for events about a message: KEYS[8] message hash,
+-- KEYS[9] message event index
 -- ARGV: 1 envelope JSON, 2 event ms, 3 event id, 4 type, 5 retention ms, 6 cutoff ms, 7 stats retention ms,
--- 8 status the event leads to ('' for none), 9 its rank, 10 message id, 11 status index key prefix
+-- 8 status the event leads to ('' for none), 9 its rank, 10 message id, 11 live status index key prefix,
+-- 12 sandbox status index key prefix, 13 recipient address ('' for none), 14 '1' when the event ends an attempt
 local ttl, ts, id = ARGV[5], ARGV[2], ARGV[3]
 -- The event key doubles as the dedupe record: a replayed event id changes nothing.
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ttl) then return 0 end
+local msg = KEYS[8]
+-- A message's events are indexed and counted with its environment; events of no message are live.
+local sandbox = msg ~= nil and redis.call('HGET', msg, 'env') == 'test'
+local first = sandbox and 5 or 2
 local cutoff = '(' .. ARGV[6]
-for i = 2, 3 do
+for i = first, first + 1 do
   redis.call('ZADD', KEYS[i], ts, id)
   redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
   redis.call('PEXPIRE', KEYS[i], ttl)
 end
-redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
-redis.call('PEXPIRE', KEYS[4], ARGV[7])
-if #KEYS < 6 then return 1 end
-local msg, mid = KEYS[5], ARGV[10]
-redis.call('ZADD', KEYS[6], ts, id)
-redis.call('PEXPIRE', KEYS[6], ttl)
-if ARGV[8] == '' then return 1 end
-local rank = tonumber(redis.call('HGET', msg, 'rank') or '-1')
-if tonumber(ARGV[9]) <= rank then return 1 end
-local old = redis.call('HGET', msg, 'status')
-redis.call('HSET', msg, 'status', ARGV[8], 'rank', ARGV[9])
-local created = redis.call('HGET', msg, 'created')
-if created then
-  if old then redis.call('ZREM', ARGV[11] .. old, mid) end
-  local key = ARGV[11] .. ARGV[8]
-  redis.call('ZADD', key, created, mid)
-  redis.call('PEXPIRE', key, ttl)
-elseif redis.call('PTTL', msg) < 0 then
+redis.call('HINCRBY', KEYS[first + 2], ARGV[4], 1)
+redis.call('PEXPIRE', KEYS[first + 2], ARGV[7])
+if msg == nil then return 1 end
+local mid, prefix = ARGV[10], sandbox and ARGV[12] or ARGV[11]
+redis.call('ZADD', KEYS[9], ts, id)
+redis.call('PEXPIRE', KEYS[9], ttl)
+if redis.call('PTTL', msg) < 0 then
   -- Not recorded yet: the partial hash must still expire if the message never is.
   redis.call('PEXPIRE', msg, ttl)
+end
+local rcpt = ARGV[13]
+if rcpt ~= '' then
+  -- Per recipient: `<status> <rank> <attempts> <last event ms>`; rank -1 is no outcome yet. A recipient's status
+  -- moves only to a higher rank, so late or replayed events never move it backwards.
+  local field = 'r:' .. rcpt
+  local st, rank, attempts, last = 'queued', -1, 0, 0
+  local held = redis.call('HGET', msg, field)
+  if held then
+    local a, b, c, d = string.match(held, '^(%S+) (%S+) (%S+) (%S+)$')
+    st, rank, attempts, last = a, tonumber(b), tonumber(c), tonumber(d)
+  end
+  if ARGV[14] == '1' then attempts = attempts + 1 end
+  if tonumber(ts) > last then last = tonumber(ts) end
+  if ARGV[8] ~= '' and tonumber(ARGV[9]) > rank then
+    if rank >= 0 then redis.call('HINCRBY', msg, 'c:' .. st, -1) end
+    redis.call('HINCRBY', msg, 'c:' .. ARGV[8], 1)
+    st, rank = ARGV[8], tonumber(ARGV[9])
+  end
+  redis.call('HSET', msg, field, st .. ' ' .. rank .. ' ' .. attempts .. ' ' .. last)
+end
+if ARGV[8] == '' then return 1 end
+local old = redis.call('HGET', msg, 'status')
+local status = status_from_recipients(msg)
+if status == nil then
+  -- Recipients unknown (not recorded yet, or recorded before recipients were counted): status by precedence;
+  -- recording works it out again from the recipients.
+  local rank = tonumber(redis.call('HGET', msg, 'rank') or '-1')
+  if tonumber(ARGV[9]) <= rank then return 1 end
+  status = ARGV[8]
+  redis.call('HSET', msg, 'rank', ARGV[9])
+end
+if old == status then return 1 end
+redis.call('HSET', msg, 'status', status)
+local created = redis.call('HGET', msg, 'created')
+if created then
+  if old then redis.call('ZREM', prefix .. old, mid) end
+  redis.call('ZADD', prefix .. status, created, mid)
+  redis.call('PEXPIRE', prefix .. status, ttl)
 end
 return 1

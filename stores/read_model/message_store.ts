@@ -1,18 +1,22 @@
 import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
-import { ApiError, bareAddress, type QueuedMessage, envelopeOf, statusAfter, type EventRecord, type MessageStatus, STATUS_RANK } from '../../protocol/mod.ts'
+import { ApiError, bareAddress, type QueuedMessage, envelopeOf, statusAfter, type EventRecord, type MessageStatus, STATUS_RANK, renderedSubject } from '../../protocol/mod.ts'
 import { ScriptBatch } from '../clients/mod.ts'
-import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket } from './message_store_keys.ts'
+import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket, type Environment } from './message_store_keys.ts'
+import { RECIPIENT_STATUS_LUA } from './recipient_status.ts'
+import { addressIndexMember, pageAddressIndex } from './address_index.ts'
+import { recipientStates, recipientAddresses, type RecipientState } from './recipient_states.ts'
 import { pageIndex, type IndexPage } from './index_page.ts'
 import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
 
 export { STATS_COUNTERS, type StatsCounts, type StatsInterval, type StatsResult } from './message_stats.ts'
-export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS } from './message_store_keys.ts'
+export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, type Environment } from './message_store_keys.ts'
+export type { RecipientState } from './recipient_states.ts'
 export type { IndexPage } from './index_page.ts'
 
-const RECORD_LUA = readFileSync(new URL('../../../stores/read_model/record_queued.lua', import.meta.url), 'utf8')
+const RECORD_LUA = RECIPIENT_STATUS_LUA + readFileSync(new URL('../../../stores/read_model/record_queued.lua', import.meta.url), 'utf8')
 const RECORD_FINISH_LUA = readFileSync(new URL('../../../stores/read_model/record_queued_finish.lua', import.meta.url), 'utf8')
-const APPLY_LUA = readFileSync(new URL('../../../stores/read_model/apply_event.lua', import.meta.url), 'utf8')
+const APPLY_LUA = RECIPIENT_STATUS_LUA + readFileSync(new URL('../../../stores/read_model/apply_event.lua', import.meta.url), 'utf8')
 const SCHEDULE_CHANGE_LUA = readFileSync(new URL('../../../stores/read_model/schedule_change.lua', import.meta.url), 'utf8')
 
 /** Events shown inline by GET /v1/messages/{id}: the most recent ones; GET /v1/events pages through all. */
@@ -32,9 +36,12 @@ export interface MessageSummary {
   created_at: string
   scheduled_at?: string
   metadata: Record<string, string>
+  /** Distinct recipients (to, cc and bcc) and how many of them were delivered. */
+  recipient_count: number
+  delivered_count: number
 }
 
-export interface MessageDetail extends MessageSummary { events: EventEnvelope[] }
+export interface MessageDetail extends MessageSummary { recipients: RecipientState[], events: EventEnvelope[] }
 
 export interface MessageRecipients { orgId: string, environment: 'live' | 'test', recipients: string[] }
 
@@ -43,20 +50,18 @@ type StoreRedis = Redis & {
   ob_schedule_change: (numKeys: number, ...args: Array<string | number>) => Promise<number>
 }
 
-/** Appends each recipient's index key once; the first four keys of a record are never recipient indexes. */
-function addRecipientIndexes (keys: string[], org: string, addresses: readonly string[]): void {
-  for (const a of addresses) {
-    const key = K.messagesTo(org, bareAddress(a))
-    if (keys.indexOf(key, 4) === -1) keys.push(key)
-  }
-}
+/** Fields of a message hash a list row needs: summary, status, recipient count, delivered recipients, new time. */
+const ROW_FIELDS = ['summary', 'status', 'rn', 'c:delivered', 'scheduled_at'] as const
+type Row = Array<string | null>
 
-/** `scheduledAt`: the hash's own field, set when the message was rescheduled (the summary keeps the queued time). */
-function parseSummary (json: string, status: string, scheduledAt?: string | null): MessageSummary {
-  const s = JSON.parse(json) as Omit<MessageSummary, 'status'> & { org_id?: string }
+/** `scheduled_at`: the hash's own field, set when the message was rescheduled (the summary keeps the queued time). */
+function parseSummary (row: Row): MessageSummary {
+  const [json, status, rn, delivered, scheduledAt] = row
+  const s = JSON.parse(json!) as Omit<MessageSummary, 'status' | 'recipient_count' | 'delivered_count'> & { org_id?: string }
   const { org_id: _org, ...rest } = s
   if (typeof scheduledAt === 'string') rest.scheduled_at = scheduledAt
-  return { ...rest, status: status as MessageStatus }
+  const recipientCount = rn !== null && rn !== undefined ? Number(rn) : recipientAddresses(s).length
+  return { ...rest, status: (status ?? 'queued') as MessageStatus, recipient_count: recipientCount, delivered_count: Number(delivered ?? 0) }
 }
 
 /**
@@ -91,20 +96,20 @@ export class MessageStore {
       to: msg.to,
       cc: msg.cc,
       bcc: msg.bcc,
-      subject: msg.subject,
+      subject: renderedSubject(msg),
       environment: msg.environment,
       created_at: msg.created_at,
       ...(msg.scheduled_at !== undefined ? { scheduled_at: msg.scheduled_at } : {}),
       metadata: msg.metadata
     })
     const org = msg.org_id
-    const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org), K.stats(org, hourBucket(createdMs))]
-    addRecipientIndexes(keys, org, msg.to)
-    addRecipientIndexes(keys, org, msg.cc)
-    addRecipientIndexes(keys, org, msg.bcc)
+    const env: Environment = msg.environment === 'test' ? 'test' : 'live'
+    const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org, env), K.stats(org, env, hourBucket(createdMs)), K.messagesByAddress(org, env)]
+    const recipients = recipientAddresses(msg)
     const now = Date.now()
     await this.queued.call(keys, [summary, status, STATUS_RANK[status], createdMs, READ_MODEL_RETENTION_MS,
-      now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(org), STATS_RETENTION_MS, msg.id, org])
+      now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(org, env), STATS_RETENTION_MS, msg.id, org, env, recipients.length,
+      ...recipients.map((a) => addressIndexMember(a, createdMs, msg.id))])
   }
 
   /**
@@ -117,38 +122,46 @@ export class MessageStore {
     const ts = Number.isFinite(parsed) ? parsed : Date.now()
     const org = e.org_id
     const mid = e.message_id ?? (typeof e.data.message_id === 'string' ? e.data.message_id : undefined)
-    const keys = [K.event(org, e.id), K.events(org), K.eventsByType(org, e.type), K.stats(org, hourBucket(ts))]
+    const hour = hourBucket(ts)
+    const keys = [K.event(org, e.id), K.events(org, 'live'), K.eventsByType(org, 'live', e.type), K.stats(org, 'live', hour),
+      K.events(org, 'test'), K.eventsByType(org, 'test', e.type), K.stats(org, 'test', hour)]
     if (mid !== undefined) keys.push(K.message(org, mid), K.messageEvents(org, mid))
     const status = statusAfter(e.type)
+    const rcpt = typeof e.data.to === 'string' ? bareAddress(e.data.to) : ''
+    const endsAttempt = e.type === 'delivered' || e.type === 'deferred' || e.type === 'bounced' || e.type === 'failed'
     const applied = await this.r.ob_apply_event(keys.length, ...keys,
       JSON.stringify(envelopeOf(e)), ts, e.id, e.type, READ_MODEL_RETENTION_MS, Date.now() - READ_MODEL_RETENTION_MS,
-      STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org))
+      STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org, 'live'),
+      K.messagesByStatusPrefix(org, 'test'), rcpt, endsAttempt ? '1' : '0')
     return applied === 1
   }
 
   /** A cancelled scheduled message shows `canceled` (only while nothing else happened to it: queued or scheduled). */
   async markCanceled (orgId: string, id: string): Promise<void> {
-    await this.r.ob_schedule_change(1, K.message(orgId, id), 'cancel', K.messagesByStatusPrefix(orgId), id, STATUS_RANK.canceled, READ_MODEL_RETENTION_MS)
+    await this.r.ob_schedule_change(1, K.message(orgId, id), 'cancel', K.messagesByStatusPrefix(orgId, 'live'), id, STATUS_RANK.canceled, READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(orgId, 'test'))
   }
 
   /** A rescheduled message shows its new `scheduled_at` (ISO 8601). */
   async markRescheduled (orgId: string, id: string, scheduledAt: string): Promise<void> {
-    await this.r.ob_schedule_change(1, K.message(orgId, id), 'reschedule', K.messagesByStatusPrefix(orgId), id, scheduledAt, READ_MODEL_RETENTION_MS)
+    await this.r.ob_schedule_change(1, K.message(orgId, id), 'reschedule', K.messagesByStatusPrefix(orgId, 'live'), id, scheduledAt, READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(orgId, 'test'))
   }
 
   /** 404 `not_found` when no organisation has the id, 403 `forbidden` when another one does. */
   async getMessage (orgId: string, id: string): Promise<MessageDetail> {
     const [fields, eventIds] = await Promise.all([
-      this.redis.hmget(K.message(orgId, id), 'summary', 'status', 'scheduled_at'),
+      this.redis.hmget(K.message(orgId, id), ...ROW_FIELDS),
       this.redis.zrange(K.messageEvents(orgId, id), String(-MESSAGE_EVENTS_INLINE), '-1')
     ])
-    const [summary, status, scheduledAt] = fields
-    if (summary === null || summary === undefined) {
+    if (fields[0] === null || fields[0] === undefined) {
       await this.assertOwner(orgId, id)
       throw new ApiError('not_found', `No message with id ${id}.`)
     }
-    const events = await this.loadEvents(orgId, eventIds)
-    return { ...parseSummary(summary, status ?? 'queued', scheduledAt), events: events.filter((e) => e !== undefined) }
+    const summary = parseSummary(fields)
+    const [recipients, events] = await Promise.all([
+      recipientStates(this.redis, K.message(orgId, id), summary),
+      this.loadEvents(orgId, eventIds)
+    ])
+    return { ...summary, recipients, events: events.filter((e) => e !== undefined) }
   }
 
   /**
@@ -164,29 +177,45 @@ export class MessageStore {
     return { orgId, environment: s.environment, recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress) }
   }
 
-  /** Newest first. `to` matches any recipient (to, cc or bcc), case-insensitively. */
-  async listMessages (orgId: string, q: { limit: number, cursor?: string, status?: MessageStatus, to?: string }): Promise<IndexPage<MessageSummary>> {
-    const key = q.to !== undefined
-      ? K.messagesTo(orgId, bareAddress(q.to))
-      : q.status !== undefined ? K.messagesByStatus(orgId, q.status) : K.messages(orgId)
-    const statusFilter = q.to !== undefined ? q.status : undefined
-    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: statusFilter !== undefined }, async (ids) => {
-      const rows = await Promise.all(ids.map((id) => this.redis.hmget(K.message(orgId, id), 'summary', 'status', 'scheduled_at')))
-      return rows.map(([summary, status, scheduledAt]) => {
-        // An index entry can outlive its message by up to one write; skip it.
-        if (summary === null || summary === undefined) return undefined
-        if (statusFilter !== undefined && status !== statusFilter) return undefined
-        return parseSummary(summary, status ?? 'queued', scheduledAt)
+  /**
+   * Newest first, of one environment (sandbox traffic is never in the live view). `to` keeps messages with a
+   * recipient (to, cc or bcc) whose address starts with it, case-insensitively; those come in address order,
+   * newest first per address.
+   */
+  async listMessages (orgId: string, q: { limit: number, cursor?: string, status?: MessageStatus, to?: string, environment?: Environment }): Promise<IndexPage<MessageSummary>> {
+    const env = q.environment ?? 'live'
+    const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) }
+    if (q.to !== undefined) return await this.listMessagesTo(orgId, env, q.to, page, q.status)
+    const key = q.status !== undefined ? K.messagesByStatus(orgId, env, q.status) : K.messages(orgId, env)
+    return await pageIndex(this.redis, key, { ...page, filtered: false }, async (ids) => {
+      const rows = await this.rows(orgId, ids)
+      // An index entry can outlive its message by up to one write; skip it.
+      return rows.map((row) => row[0] === null || row[0] === undefined ? undefined : parseSummary(row))
+    })
+  }
+
+  private async listMessagesTo (orgId: string, env: Environment, to: string, page: { limit: number, cursor?: string }, status?: MessageStatus): Promise<IndexPage<MessageSummary>> {
+    return await pageAddressIndex(this.redis, K.messagesByAddress(orgId, env), to.trim().toLowerCase(), page, async (ids) => {
+      const rows = await this.rows(orgId, ids)
+      return rows.map((row) => {
+        if (row[0] === null || row[0] === undefined) return 'expired'
+        if (status !== undefined && row[1] !== status) return undefined
+        return parseSummary(row)
       })
     })
   }
 
+  private async rows (orgId: string, ids: string[]): Promise<Row[]> {
+    return await Promise.all(ids.map((id) => this.redis.hmget(K.message(orgId, id), ...ROW_FIELDS)))
+  }
+
   /** Newest first, as webhook envelopes. A `message_id` of another organisation is 403. */
-  async listEvents (orgId: string, q: { limit: number, cursor?: string, message_id?: string, type?: string }): Promise<IndexPage<EventEnvelope>> {
+  async listEvents (orgId: string, q: { limit: number, cursor?: string, message_id?: string, type?: string, environment?: Environment }): Promise<IndexPage<EventEnvelope>> {
     if (q.message_id !== undefined) await this.assertOwner(orgId, q.message_id)
+    const env = q.environment ?? 'live'
     const key = q.message_id !== undefined
       ? K.messageEvents(orgId, q.message_id)
-      : q.type !== undefined ? K.eventsByType(orgId, q.type) : K.events(orgId)
+      : q.type !== undefined ? K.eventsByType(orgId, env, q.type) : K.events(orgId, env)
     const typeFilter = q.message_id !== undefined ? q.type : undefined
     return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: typeFilter !== undefined }, async (ids) => {
       const events = await this.loadEvents(orgId, ids)
@@ -195,14 +224,14 @@ export class MessageStore {
   }
 
   /** Counts per event type (and `sent`, messages queued) over whole UTC hours overlapping [fromMs, toMs). */
-  async stats (orgId: string, fromMs: number, toMs: number, interval?: StatsInterval): Promise<StatsResult> {
-    return await statsOver((hour) => this.redis.hgetall(K.stats(orgId, hour)), fromMs, toMs, interval)
+  async stats (orgId: string, fromMs: number, toMs: number, interval?: StatsInterval, environment: Environment = 'live'): Promise<StatsResult> {
+    return await statsOver((hour) => this.redis.hgetall(K.stats(orgId, environment, hour)), fromMs, toMs, interval)
   }
 
-  /** Ids and times (ms) of the org's events of these types at or after `fromMs`, oldest first. */
+  /** Ids and times (ms) of the org's events (live and sandbox) of these types at or after `fromMs`, oldest first. */
   async eventIdsSince (orgId: string, types: readonly string[], fromMs: number): Promise<Array<{ id: string, ms: number }>> {
     const p = this.redis.pipeline()
-    for (const t of types) p.zrangebyscore(K.eventsByType(orgId, t), fromMs, '+inf', 'WITHSCORES')
+    for (const env of ['live', 'test'] as const) for (const t of types) p.zrangebyscore(K.eventsByType(orgId, env, t), fromMs, '+inf', 'WITHSCORES')
     const out: Array<{ id: string, ms: number }> = []
     for (const [err, flat] of (await p.exec()) ?? []) {
       if (err !== null) throw err

@@ -1,28 +1,43 @@
 import { EVENTS_MAX_AGE_MS, type MessageStatus } from '../../protocol/mod.ts'
 
+/** Live and sandbox (`ob_test_` key) traffic are indexed and counted apart; a message records which it is. */
+export type Environment = 'live' | 'test'
+
+/** The org's index prefix for one environment: live keys keep their original names, sandbox ones add `:test`. */
+function scope (orgId: string, env: Environment): string {
+  return env === 'live' ? `ob:{${orgId}}` : `ob:{${orgId}}:test`
+}
+
 /**
  * Redis key names of the read model. Every key of one organisation carries the hash tag `{<org_id>}`, so
  * a script that touches several of them stays on one slot should Redis ever be clustered.
  */
 export const READ_MODEL_KEYS = {
-  /** Hash: summary JSON, status, status rank, created time. */
+  /**
+   * Hash: summary JSON, status, status rank, created time, environment (`env`), recipient count (`rn`), delivered
+   * recipients (`dn`), and per recipient `r:<address>` = `<status> <rank> <attempts> <last event ms>`.
+   */
   message: (orgId: string, id: string) => `ob:{${orgId}}:msg:${id}`,
   /** Sorted set (score: event time in ms) of the message's event ids. */
   messageEvents: (orgId: string, id: string) => `ob:{${orgId}}:msg:${id}:evs`,
   /** Which organisation owns a message id: tells 403 from 404 without knowing the org first. */
   messageOwner: (id: string) => `ob:msgorg:${id}`,
   /** Sorted sets (score: created time in ms) of the org's message ids: all, by status, by recipient. */
-  messages: (orgId: string) => `ob:{${orgId}}:msgs`,
-  messagesByStatusPrefix: (orgId: string) => `ob:{${orgId}}:msgs:s:`,
-  messagesByStatus: (orgId: string, status: MessageStatus) => `ob:{${orgId}}:msgs:s:${status}`,
-  messagesTo: (orgId: string, address: string) => `ob:{${orgId}}:msgs:to:${address}`,
+  messages: (orgId: string, env: Environment) => `${scope(orgId, env)}:msgs`,
+  messagesByStatusPrefix: (orgId: string, env: Environment) => `${scope(orgId, env)}:msgs:s:`,
+  messagesByStatus: (orgId: string, env: Environment, status: MessageStatus) => `${scope(orgId, env)}:msgs:s:${status}`,
+  /**
+   * Sorted set, every score 0, members `<address> NUL <inverted created ms> NUL <id>`: ZRANGEBYLEX finds the
+   * messages to any address starting with a prefix, newest first per address, in O(log n + page).
+   */
+  messagesByAddress: (orgId: string, env: Environment) => `${scope(orgId, env)}:msgs:addr`,
   /** String: the event JSON; `SET NX` on it is also what makes applying an event idempotent. */
   event: (orgId: string, eventId: string) => `ob:{${orgId}}:ev:${eventId}`,
   /** Sorted sets (score: event time in ms) of the org's event ids: all, and by type. */
-  events: (orgId: string) => `ob:{${orgId}}:evs`,
-  eventsByType: (orgId: string, type: string) => `ob:{${orgId}}:evs:t:${type}`,
+  events: (orgId: string, env: Environment) => `${scope(orgId, env)}:evs`,
+  eventsByType: (orgId: string, env: Environment, type: string) => `${scope(orgId, env)}:evs:t:${type}`,
   /** Hash of counters (event type or `sent` → count) for one UTC hour, `yyyymmddhh`. */
-  stats: (orgId: string, hour: string) => `ob:{${orgId}}:stats:${hour}`
+  stats: (orgId: string, env: Environment, hour: string) => `${scope(orgId, env)}:stats:${hour}`
 } as const
 
 /** Messages and events are kept as long as the event stream keeps events (30 days), so a replay always dedupes. */

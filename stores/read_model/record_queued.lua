@@ -1,24 +1,32 @@
 -- Records a queued message in the read model. Runs batched (ScriptBatch): each call adds its index entries and
 -- counts to BATCH, and record_queued_finish.lua writes them with one command per index for the whole batch.
+-- (Prepended: status_from_recipients, see recipient_status.ts.)
 -- KEYS[1] message hash, KEYS[2] message owner, KEYS[3] org message index, KEYS[4] stats hour hash,
--- KEYS[5..] recipient indexes
+-- KEYS[5] recipient address index (lexicographic)
 -- ARGV: 1 summary JSON, 2 status, 3 status rank, 4 created ms, 5 retention ms, 6 cutoff ms (older entries are
--- trimmed from indexes), 7 status index key prefix, 8 stats retention ms, 9 message id, 10 organisation id
+-- trimmed from indexes), 7 status index key prefix, 8 stats retention ms, 9 message id, 10 organisation id,
+-- 11 environment, 12 recipient count, 13.. recipient address index members
 local msg = KEYS[1]
 local held = redis.call('HMGET', msg, 'summary', 'status')
 -- Recording the same message twice (a retried call) must not count it twice.
 if held[1] then return 0 end
 local created, ttl, id = ARGV[4], ARGV[5], ARGV[9]
--- Events may reach the read model before the gateway records the message: a status they set stands.
-local status = held[2]
-if status then
-  redis.call('HSET', msg, 'summary', ARGV[1], 'created', created)
-else
-  status = ARGV[2]
-  redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'status', status, 'rank', ARGV[3])
-end
+redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'env', ARGV[11], 'rn', ARGV[12], 'base', ARGV[2])
+-- Events may reach the read model before the gateway records the message: the status follows their recipients.
+local status = held[2] and status_from_recipients(msg) or ARGV[2]
+redis.call('HSET', msg, 'status', status)
+if not held[2] then redis.call('HSET', msg, 'rank', ARGV[3]) end
 redis.call('PEXPIRE', msg, ttl)
 redis.call('SET', KEYS[2], ARGV[10], 'PX', ttl)
+if #ARGV >= 13 then
+  local members = {}
+  for i = 13, #ARGV do
+    members[#members + 1] = 0
+    members[#members + 1] = ARGV[i]
+  end
+  redis.call('ZADD', KEYS[5], unpack(members))
+  redis.call('PEXPIRE', KEYS[5], ttl)
+end
 if not BATCH.z then BATCH.z, BATCH.zkeys, BATCH.c, BATCH.ckeys = {}, {}, {}, {} end
 local function index (key)
   local entries = BATCH.z[key]
@@ -32,7 +40,6 @@ local function index (key)
 end
 index(KEYS[3])
 index(ARGV[7] .. status)
-for i = 5, #KEYS do index(KEYS[i]) end
 local count = BATCH.c[KEYS[4]]
 if not count then
   count = { n = 0, ttl = ARGV[8] }

@@ -1,9 +1,11 @@
 -- Shows a cancel or a new time of a scheduled message (decided in stores/schedule) in the read model.
--- KEYS[1] message hash. ARGV: 1 'cancel' | 'reschedule', 2 status index key prefix, 3 message id,
--- 4 cancel: the rank of `canceled`; reschedule: the new scheduled_at (ISO 8601), 5 retention ms
+-- KEYS[1] message hash. ARGV: 1 'cancel' | 'reschedule', 2 live status index key prefix, 3 message id,
+-- 4 cancel: the rank of `canceled`; reschedule: the new scheduled_at (ISO 8601), 5 retention ms,
+-- 6 sandbox status index key prefix (the message's `env` field picks one)
 -- A message not recorded yet is left alone (its record comes from the queued message, the engine marks it again).
-local msg, prefix, mid = KEYS[1], ARGV[2], ARGV[3]
-local h = redis.call('HMGET', msg, 'summary', 'status', 'rank', 'created')
+local msg, mid = KEYS[1], ARGV[3]
+local h = redis.call('HMGET', msg, 'summary', 'status', 'rank', 'created', 'env')
+local prefix = h[5] == 'test' and ARGV[6] or ARGV[2]
 if not h[1] then return 0 end
 if ARGV[1] == 'reschedule' then
   redis.call('HSET', msg, 'scheduled_at', ARGV[4])

@@ -75,6 +75,8 @@ test('activity updates live, filters by status, and a message shows its event ti
   const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
   await page.getByRole('heading', { name: 'Activity' }).waitFor()
   await page.locator('[data-testid="live-state"][data-state="live"]').waitFor()
+  // Sandbox traffic stays out of the default (live) view: the switch shows it.
+  await page.getByLabel('Environment').selectOption('test')
 
   // Sent while the page is open: events refresh the list and appear in the live feed without a reload.
   const [opened] = await sendMessages(t, [
@@ -85,6 +87,11 @@ test('activity updates live, filters by status, and a message shows its event ti
   await page.getByTestId('messages').getByRole('link', { name: 'Your order #1042' }).waitFor()
   await page.getByTestId('live-feed').locator('li', { hasText: opened }).first().waitFor()
   await page.getByTestId('messages').locator('tr', { hasText: 'Your invoice' }).getByText('bounced').waitFor()
+  await page.getByTestId('messages').locator('tr', { hasText: 'Your order #1042' }).getByText('1 of 1 delivered').waitFor()
+  await page.getByLabel('Environment').selectOption('live')
+  await page.getByTestId('messages').getByText('No messages match.').waitFor()
+  await page.getByLabel('Environment').selectOption('test')
+  await page.getByTestId('messages').getByRole('link', { name: 'Your invoice' }).waitFor()
   await screenshot(page, 'activity')
 
   await page.getByLabel('Status').selectOption('bounced')
@@ -105,10 +112,15 @@ test('activity updates live, filters by status, and a message shows its event ti
   assert.equal(api.status, 200)
   for (const e of api.body.events as Array<{ id: string }>) await timeline.getByText(e.id).waitFor()
   assert.match(await page.locator('dl.fields').textContent() ?? '', /open@example\.net/)
+  const recipient = page.getByTestId('recipients').locator('tr', { hasText: 'open@example.net' })
+  await recipient.getByText('delivered').waitFor()
   await screenshot(page, 'message')
 
   await page.goto(`${ob.baseUrl}/dashboard#/stats`)
   await page.getByTestId('stats-chart').first().waitFor()
+  assert.match(await page.getByTestId('stats-totals').textContent() ?? '', /delivered0/, 'sandbox traffic is not counted in the live view')
+  await page.getByLabel('Environment').selectOption('test')
+  await page.getByTestId('stats-totals').getByText('2', { exact: true }).first().waitFor()
   assert.match(await page.getByTestId('stats-totals').textContent() ?? '', /delivered2/)
   // Rates over the range: bounces over delivered + bounced; complaints, opens and clicks over delivered.
   const counts = Object.fromEntries(await page.getByTestId('stats-totals').evaluate((dl) => [...dl.querySelectorAll('dt')].map((dt) => [dt.textContent, Number(dt.nextElementSibling!.textContent)]))) as Record<string, number>

@@ -3,6 +3,7 @@ import { h, statusBadge, table, timeEl } from '../dom.ts'
 import { showError } from '../errors.ts'
 import type { LiveEvent } from '../live.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
+import { environmentSwitch } from '../environment.ts'
 
 const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed', 'canceled'] as const
 type Message = GetMessagesResponse['data'][number]
@@ -14,6 +15,7 @@ function messageRow (m: Message): HTMLElement[] {
     h('span', null, m.to.join(', ')),
     h('a', { href: `#/messages/${encodeURIComponent(m.id)}` }, m.subject === '' ? '(no subject)' : m.subject),
     statusBadge(m.status),
+    h('span', { class: 'delivered-count' }, `${m.delivered_count} of ${m.recipient_count} delivered`),
     h('code', { class: 'id' }, m.id)
   ]
 }
@@ -33,8 +35,9 @@ async function render (ctx: ViewContext): Promise<Node> {
   const list = h('div', { 'data-testid': 'messages' })
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more')
   const status = h('select', { id: 'f-status', name: 'status' }, h('option', { value: '' }, 'any status'), STATUSES.map((s) => h('option', { value: s }, s)))
-  // Sent to the API as typed: the API decides what a recipient filter may be (a whole address today).
+  // Sent to the API as typed: the API matches a prefix of the recipient's address.
   const to = h('input', { id: 'f-to', name: 'to', type: 'search', placeholder: 'ann@example.net', autocomplete: 'off' })
+  const env = environmentSwitch('f-environment', () => { void load(false) })
   let cursor: string | null = null
   let rows: Message[] = []
   /** Increases with every request, so an answer that arrives after a newer one started is dropped. */
@@ -54,7 +57,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   }
 
   async function load (append: boolean): Promise<void> {
-    const query: GetMessagesQuery = { limit: PAGE }
+    const query: GetMessagesQuery = { limit: PAGE, environment: env.value() }
     if (status.value !== '') query.status = status.value as GetMessagesQuery['status']
     if (to.value.trim() !== '') query.to = to.value.trim()
     if (append && cursor !== null) query.cursor = cursor
@@ -67,7 +70,7 @@ async function render (ctx: ViewContext): Promise<Node> {
       rows = append ? rows.concat(page.data) : page.data
       cursor = page.next_cursor ?? null
       more.hidden = !page.has_more
-      list.replaceChildren(table('Messages, newest first', ['Created', 'To', 'Subject', 'Status', 'Id'], rows.map(messageRow), 'No messages match.'))
+      list.replaceChildren(table('Messages, newest first', ['Created', 'To', 'Subject', 'Status', 'Recipients', 'Id'], rows.map(messageRow), 'No messages match.'))
     } catch (err) { if (mine === latest) failed(err) }
   }
   more.onclick = () => { void load(true) }
@@ -95,6 +98,7 @@ async function render (ctx: ViewContext): Promise<Node> {
     h('form', { class: 'filters', role: 'search', onsubmit: (e: Event) => { e.preventDefault(); void load(false) } },
       h('label', { for: 'f-status' }, 'Status'), status,
       h('label', { for: 'f-to' }, 'Recipient'), to,
+      env.label, env.select,
       h('button', { type: 'submit' }, 'Filter')),
     slot,
     list,

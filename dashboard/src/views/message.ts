@@ -1,4 +1,4 @@
-import { fill, h, statusBadge, timeEl } from '../dom.ts'
+import { fill, h, statusBadge, table, timeEl } from '../dom.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
@@ -48,20 +48,30 @@ function scheduleActions (ctx: ViewContext, id: string, scheduledAt: string, rel
   return h('div', { 'data-testid': 'schedule-actions' }, h('span', { class: 'row-actions' }, when, reschedule, cancel), slot)
 }
 
+interface Recipient { address: string, status: string, attempts: number, last_event_at: string | null }
+
+function recipientTable (recipients: Recipient[]): HTMLElement {
+  return table('Recipients', ['Address', 'Status', 'Attempts', 'Last event'], recipients.map((r) => [
+    r.address, statusBadge(r.status), String(r.attempts), r.last_event_at === null ? '—' : timeEl(r.last_event_at)
+  ]), 'No recipients.')
+}
+
 const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'metadata']
 
 async function render (ctx: ViewContext): Promise<Node> {
   const id = ctx.params[0]!
   const body = h('div')
   async function load (): Promise<void> {
-    const m = await ctx.session.client.messages.get(id) as Record<string, unknown> & { events: Envelope[], status: string }
-    const fields = SHOWN.filter((k) => m[k] !== undefined).concat(Object.keys(m).filter((k) => !SHOWN.includes(k) && k !== 'events' && k !== 'headers'))
+    const m = await ctx.session.client.messages.get(id) as Record<string, unknown> & { events: Envelope[], status: string, recipients?: Recipient[] }
+    const fields = SHOWN.filter((k) => m[k] !== undefined).concat(Object.keys(m).filter((k) => !SHOWN.includes(k) && k !== 'events' && k !== 'headers' && k !== 'recipients'))
     const headers = m.headers as Record<string, string> | undefined
     fill(body,
       h('dl', { class: 'fields' }, fields.map((k) => [h('dt', null, k), h('dd', null,
         k === 'status' ? statusBadge(String(m[k])) : (k.endsWith('_at') ? timeEl(String(m[k])) : (Array.isArray(m[k]) ? (m[k] as unknown[]).join(', ') || '—' : value(m[k]))))])),
       m.status === 'scheduled' && typeof m.scheduled_at === 'string' && ctx.session.can('send') && scheduleActions(ctx, id, m.scheduled_at, load),
       headers !== undefined && [h('h2', null, 'Headers'), h('pre', { class: 'raw' }, Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\n'))],
+      h('h2', null, 'Recipients'),
+      h('div', { 'data-testid': 'recipients' }, recipientTable(m.recipients ?? [])),
       h('h2', null, 'Events'),
       timeline(m.events))
   }

@@ -3,6 +3,7 @@ import { barChart } from '../chart.ts'
 import { showError } from '../errors.ts'
 import { RATE_NAMES, rates } from '../rates.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
+import { environmentSwitch } from '../environment.ts'
 
 const RANGES = { 24: 'Last 24 hours', 72: 'Last 3 days', 168: 'Last 7 days' } as const
 
@@ -10,6 +11,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   const slot = h('div')
   const area = h('div')
   const range = h('select', { id: 'stats-range' }, Object.entries(RANGES).map(([hours, label]) => h('option', { value: hours }, label)))
+  const env = environmentSwitch('stats-environment', () => { void load() })
   const totals = h('dl', { class: 'totals', 'data-testid': 'stats-totals' })
   const rateArea = h('div', { 'data-testid': 'stats-rates' })
   const rateTotals = h('dl', { class: 'totals', 'data-testid': 'rate-totals' })
@@ -20,7 +22,7 @@ async function render (ctx: ViewContext): Promise<Node> {
     const to = new Date(Math.ceil(now.getTime() / 3_600_000) * 3_600_000)
     const from = new Date(to.getTime() - hours * 3_600_000)
     try {
-      const stats = await ctx.session.client.stats.get({ from: from.toISOString(), to: to.toISOString(), interval: 'hour' })
+      const stats = await ctx.session.client.stats.get({ from: from.toISOString(), to: to.toISOString(), interval: 'hour', environment: env.value() })
       showError(slot, undefined)
       const series = stats.series ?? []
       const labels = series.map((p) => {
@@ -49,7 +51,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   await load()
   return h('section', null,
     h('h1', null, 'Statistics'),
-    h('div', { class: 'filters' }, h('label', { for: 'stats-range' }, 'Range'), range),
+    h('div', { class: 'filters' }, h('label', { for: 'stats-range' }, 'Range'), range, env.label, env.select),
     slot, area,
     h('h2', null, 'Totals over the range'), totals,
     h('h2', null, 'Rates'),

@@ -1,14 +1,16 @@
 import { h, table, timeEl } from '../dom.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
+import { environmentSwitch } from '../environment.ts'
 
 async function render (ctx: ViewContext): Promise<Node> {
   const client = ctx.session.client
   const canManage = ctx.session.can('manage')
   const slot = h('div')
   const list = h('div', { 'data-testid': 'suppressions' })
+  const env = environmentSwitch('sup-environment', () => { void load() })
   async function load (): Promise<void> {
-    const page = await client.suppressions.list({ limit: 100 })
+    const page = await client.suppressions.list({ limit: 100, environment: env.value() })
     const headers = ['Address', 'Reason', 'Message', 'Since'].concat(canManage ? [''] : [])
     list.replaceChildren(table('Suppressed addresses', headers, page.data.map((s) => {
       const row: Array<Node | string> = [s.email, s.reason.replace('_', ' '),
@@ -33,6 +35,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   await load()
   return h('section', null, h('h1', null, 'Suppressions'),
     h('p', { class: 'help' }, 'Hard bounces, complaints and unsubscribes add addresses here; sends to them are skipped.'),
+    h('div', { class: 'filters' }, env.label, env.select),
     slot, list, form)
 }
 
