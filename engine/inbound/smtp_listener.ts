@@ -11,7 +11,7 @@ import { INBOUND_JOB_MAX_BYTES, type InboundStores } from './streams.ts'
 import { storeSmall, storeInline, fitsInline, RAW_CHUNK_BYTES, type JustStored } from './raw_store.ts'
 import { encodeJob, type InboundJob } from './job.ts'
 import { SmtpReply } from './smtp_reply.ts'
-import { SessionLimits } from './session_limits.ts'
+import { SessionLimits } from '../../stores/smtp_server/mod.ts'
 
 /** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
 export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024
@@ -147,9 +147,11 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
   }
 
   const limits = new SessionLimits({
-    maxConnections: config.smtp.inboundMaxConnections,
     maxConnectionsPerAddress: config.smtp.inboundMaxConnectionsPerAddress,
     sessionDeadlineMs: config.smtp.inboundSessionDeadlineMs
+  }, {
+    tooManyFromAddress: () => new SmtpReply(421, 'Too many connections from your address, try again later'),
+    deadlineText: 'Session time limit reached, closing connection'
   })
   const server = new SMTPServer({
     banner: 'Outbox inbound',

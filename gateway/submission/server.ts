@@ -6,7 +6,7 @@ import type { GatewayDeps } from '../deps.ts'
 import { planLimit } from '../server.ts'
 import { normaliseLineEnds, readSubmitted } from './mime.ts'
 import { SubmissionQueue } from './queue.ts'
-import { SessionLimits } from './session_limits.ts'
+import { SessionLimits } from '../../stores/smtp_server/mod.ts'
 import { SmtpReply } from './smtp_reply.ts'
 import type { SubmissionTls } from './tls.ts'
 
@@ -71,7 +71,10 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
   const { config, cp, log } = deps
   const settings = config.submission
   const queue = new SubmissionQueue(deps.send, deps.redis)
-  const limits = new SessionLimits(settings)
+  const limits = new SessionLimits(settings, {
+    tooManyFromAddress: () => new SmtpReply(421, '4.7.0', 'Too many connections from your address, try again later'),
+    deadlineText: '4.4.2 Session time limit reached, closing connection'
+  })
   const budget = new DataBudget()
 
   async function onAuth (auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<AuthContext> {

@@ -1,18 +1,24 @@
 import type { SMTPServer, SMTPServerSession } from 'smtp-server'
 import { clientIdentity } from '../../protocol/mod.ts'
-import { SmtpReply } from './smtp_reply.ts'
 
 export interface SessionLimitSettings {
-  /** Sessions open at once, all senders together; smtp-server itself answers 421 past it (`maxClients`). */
-  readonly maxConnections: number
-  /** Sessions open at once from one client address. */
+  /** Sessions open at once from one client address (an IPv6 client counts by its /64). */
   readonly maxConnectionsPerAddress: number
   /** How long a session may last from its connection, whatever it sends. */
   readonly sessionDeadlineMs: number
 }
 
+/** The replies of one server, in its own style (with or without enhanced status codes). */
+export interface SessionLimitReplies {
+  /** The error smtp-server answers (421) to a connection over the per-address cap. */
+  tooManyFromAddress: () => Error
+  /** The text of the 421 sent when a session's deadline passes. */
+  deadlineText: string
+}
+
 /**
- * The per-address cap and the session deadline of the inbound SMTP server, as smtp-server hooks.
+ * The per-address cap and the session deadline of an SMTP server (inbound and submission), as smtp-server hooks;
+ * the total cap is smtp-server's own `maxClients`.
  *
  * smtp-server's idle timeout restarts with every byte, so a client trickling one byte a minute would hold a session
  * (and its descriptor and parser) for ever; the deadline is measured from the connection and nothing extends it.
@@ -20,18 +26,17 @@ export interface SessionLimitSettings {
  * as 421 tells it to), but not while a message received in full is being stored: that one gets its reply first.
  *
  * The per-address count is taken from the server's own set of open connections, so it cannot drift from what is
- * really open; that set holds at most `maxConnections` entries. An IPv6 client counts by its /64, as for failed
- * authentications (`clientIdentity`).
+ * really open. An IPv6 client counts by its /64, as for failed authentications (`clientIdentity`).
  */
 export class SessionLimits {
   private readonly deadlines = new Map<string, NodeJS.Timeout>()
   /** Sessions whose message is fully received and being stored, until their reply is sent. */
   private readonly deciding = new Map<string, Promise<unknown>>()
+  /** The server whose connections are counted; set once it is created. */
   private server: SMTPServer | undefined
 
-  constructor (private readonly settings: SessionLimitSettings) {}
+  constructor (private readonly settings: SessionLimitSettings, private readonly replies: SessionLimitReplies) {}
 
-  /** The server whose connections are counted; set once it is created. */
   attach (server: SMTPServer): void {
     this.server = server
   }
@@ -39,10 +44,10 @@ export class SessionLimits {
   readonly onConnect = (session: SMTPServerSession, callback: (err?: Error | null) => void): void => {
     const client = clientIdentity(session.remoteAddress)
     let fromAddress = 0
-    for (const c of this.server!.connections) if (clientIdentity(c.remoteAddress) === client) fromAddress++
     // The set includes this connection.
+    for (const c of this.server!.connections) if (clientIdentity(c.remoteAddress) === client) fromAddress++
     if (fromAddress > this.settings.maxConnectionsPerAddress) {
-      callback(new SmtpReply(421, 'Too many connections from your address, try again later'))
+      callback(this.replies.tooManyFromAddress())
       return
     }
     const timer = setTimeout(() => this.expire(session.id), this.settings.sessionDeadlineMs)
@@ -58,7 +63,7 @@ export class SessionLimits {
   }
 
   /**
-   * The session's message has been received in full and `reply` settles once its 250 or 451 is sent: a deadline
+   * The session's message has been received in full and `reply` settles once its answer is sent: a deadline
    * passing meanwhile waits for it, so a sender is never told 421 (and retries) about a message that was kept.
    */
   deferWhile (id: string, reply: Promise<unknown>): void {
@@ -76,6 +81,6 @@ export class SessionLimits {
       return
     }
     // A 421 also closes the connection (smtp-server), whatever state the session is in.
-    for (const c of this.server!.connections) if (c.id === id) c.send(421, 'Session time limit reached, closing connection')
+    for (const c of this.server!.connections) if (c.id === id) c.send(421, this.replies.deadlineText)
   }
 }

@@ -1,0 +1,1 @@
+export { SessionLimits, type SessionLimitReplies, type SessionLimitSettings } from './session_limits.ts'
