@@ -14,6 +14,7 @@ import type { SecurityLog } from './security_log.ts'
 import type { AnalyzePool } from './analyze_pool.ts'
 import type { SendService } from './send/service.ts'
 import type { ScheduleState } from '../stores/schedule/mod.ts'
+import type { IdempotencyStore } from './send/idempotency.ts'
 
 /** What every handler may use; built once in `main.ts` (which also closes what needs closing) and passed down. */
 export interface GatewayDeps {
@@ -35,6 +36,8 @@ export interface GatewayDeps {
   readonly analyzer: AnalyzePool
   /** The send path (POST /v1/messages/send and /batch). */
   readonly send: SendService
+  /** Idempotency-Key records of every endpoint that takes one, and of repeated Message-IDs in SMTP submission. */
+  readonly idempotency: IdempotencyStore
   /** Open, click and unsubscribe events from tracking links; the installation secret is read once at start. */
   readonly tracking: TrackingRecorder
   /** Test events for webhooks (POST /v1/webhooks/{id}/test). */

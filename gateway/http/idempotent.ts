@@ -1,16 +1,25 @@
-import type { Redis } from 'ioredis'
 import { ApiError } from '../../protocol/mod.ts'
-import { IdempotencyStore, IdempotencyStoreError, checkIdempotencyKey, fingerprint } from '../send/idempotency.ts'
+import { IdempotencyStoreError, checkIdempotencyKey, fingerprint, type Claim, type ClaimedKey } from '../send/idempotency.ts'
 import type { Reply, RequestContext } from './route.ts'
 
 const JSON_TYPE = 'application/json'
 const REPLAYED = { 'Idempotent-Replayed': 'true' }
-const stores = new WeakMap<Redis, IdempotencyStore>()
 
-function storeFor (redis: Redis): IdempotencyStore {
-  let s = stores.get(redis)
-  if (s === undefined) stores.set(redis, s = new IdempotencyStore(redis))
-  return s
+/**
+ * What a claim on an Idempotency-Key answers before any work: the stored response of a finished request
+ * (`Idempotent-Replayed: true`), 409 `conflict` for one still running, 422 `idempotency_key_reused` for another
+ * body; or the claim itself, for the request to run.
+ */
+export function claimedOrAnswer (claim: Claim): ClaimedKey | Reply {
+  switch (claim.state) {
+    case 'done':
+      return { status: claim.status, headers: REPLAYED, raw: { contentType: JSON_TYPE, data: claim.json } }
+    case 'in_flight':
+      throw new ApiError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', { field: 'Idempotency-Key' })
+    case 'mismatch':
+      throw new ApiError('idempotency_key_reused', undefined, { field: 'Idempotency-Key' })
+  }
+  return claim
 }
 
 /**
@@ -24,23 +33,16 @@ export async function idempotent (ctx: RequestContext, path: string, work: () =>
   const headerValue = ctx.headers.idempotencyKey
   if (headerValue === '') return await work()
   const key = checkIdempotencyKey(headerValue)
-  const store = storeFor(ctx.deps.redis)
-  let claim
+  let claimed
   try {
     // The path is part of the fingerprint: one key on two webhooks is two different requests.
-    claim = await store.claim(ctx.auth.org.id, key, fingerprint(path, ctx.rawBody), ctx.requestId)
+    claimed = await ctx.deps.idempotency.claim(ctx.auth.org.id, key, fingerprint(path, ctx.rawBody), ctx.requestId)
   } catch (err) {
     if (err instanceof IdempotencyStoreError) throw new ApiError('service_unavailable', 'The idempotency store is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
     throw err
   }
-  switch (claim.state) {
-    case 'done':
-      return { status: claim.status, headers: REPLAYED, raw: { contentType: JSON_TYPE, data: claim.json } }
-    case 'in_flight':
-      throw new ApiError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', { field: 'Idempotency-Key' })
-    case 'mismatch':
-      throw new ApiError('idempotency_key_reused', undefined, { field: 'Idempotency-Key' })
-  }
+  const claim = claimedOrAnswer(claimed)
+  if (!('state' in claim)) return claim
   let reply: Reply
   try {
     reply = await work()

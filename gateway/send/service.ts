@@ -2,13 +2,13 @@ import { ApiError, outboundSubject, shardOf, type QueuedMessage, type SendReques
 import { JsPublisher, PayloadTooLargeError, PublishRejectedError, PublishTimeoutError } from '../../stores/clients/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
-import { IdempotencyStore, IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
+import { claimedOrAnswer } from '../http/idempotent.ts'
+import { IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
 import { ReadModelWriter } from './read_model_writer.ts'
 import { LargeContent, type EncodedMessage } from './large_content.ts'
 import { Problems, isPrepared, prepareMessage, type AllSuppressed, type PreparedMessage, type SendStatus } from './prepare.ts'
 
 const JSON_TYPE = 'application/json'
-const REPLAYED = { 'Idempotent-Replayed': 'true' }
 
 /** What a handler produced, before the idempotency record is written. */
 interface Outcome { status: number, body: unknown }
@@ -31,7 +31,7 @@ function result (p: PreparedMessage): SendResult {
 }
 
 /** What the send path uses of the gateway's shared dependencies. */
-export type SendDeps = Pick<GatewayDeps, 'config' | 'log' | 'nc' | 'redis' | 'cp' | 'messages' | 'metrics'>
+export type SendDeps = Pick<GatewayDeps, 'config' | 'log' | 'nc' | 'redis' | 'cp' | 'messages' | 'idempotency' | 'metrics'>
 
 /**
  * The durable send path: prepare → publish to JetStream (202 only after the PubAck), with the optional
@@ -39,13 +39,11 @@ export type SendDeps = Pick<GatewayDeps, 'config' | 'log' | 'nc' | 'redis' | 'cp
  */
 export class SendService {
   private readonly publisher: JsPublisher
-  private readonly idempotency: IdempotencyStore
   private readonly readModel: ReadModelWriter
   private readonly large: LargeContent
 
   constructor (private readonly deps: SendDeps) {
     this.publisher = new JsPublisher(deps.nc, deps.config.nats.publishTimeoutMs)
-    this.idempotency = new IdempotencyStore(deps.redis)
     this.readModel = new ReadModelWriter(deps.messages, deps.log)
     this.large = new LargeContent(deps.nc, deps.config)
   }
@@ -177,30 +175,24 @@ export class SendService {
     const key = checkIdempotencyKey(headerValue)
     let claim
     try {
-      claim = await this.idempotency.claim(ctx.auth.org.id, key, fingerprint(path, ctx.rawBody), ctx.requestId)
+      claim = await this.deps.idempotency.claim(ctx.auth.org.id, key, fingerprint(path, ctx.rawBody), ctx.requestId)
     } catch (err) {
       throw toApiError(err)
     }
-    switch (claim.state) {
-      case 'done':
-        return { status: claim.status, headers: REPLAYED, raw: { contentType: JSON_TYPE, data: claim.json } }
-      case 'in_flight':
-        throw new ApiError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', { field: 'Idempotency-Key' })
-      case 'mismatch':
-        throw new ApiError('idempotency_key_reused', undefined, { field: 'Idempotency-Key' })
-    }
+    const claimed = claimedOrAnswer(claim)
+    if (!('state' in claimed)) return claimed
     let out: Outcome
     try {
-      out = await work(claim.previous, retry)
+      out = await work(claimed.previous, retry)
     } catch (err) {
       const apiErr = toApiError(err)
       // Ids are set just before publishing, so a failure with ids means a publish was attempted.
-      if (retry.ids.length > 0 && apiErr.code === 'service_unavailable') await claim.keepForRetry(retry)
-      else await claim.release()
+      if (retry.ids.length > 0 && apiErr.code === 'service_unavailable') await claimed.keepForRetry(retry)
+      else await claimed.release()
       throw apiErr
     }
     const json = JSON.stringify(out.body)
-    const stored = claim.complete(out.status, json).catch((err: unknown) => {
+    const stored = claimed.complete(out.status, json).catch((err: unknown) => {
       // The message is queued; losing the record only means a retry with this key is not recognised.
       this.deps.log.error({ err, requestId: ctx.requestId }, 'storing the idempotent response failed')
     })

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { ApiError, isQueuedMessage, newId, queuedMessageProblem, type QueuedMessage } from '../../protocol/mod.ts'
 import type { AuthContext } from '../auth.ts'
 import type { SendService } from '../send/service.ts'
-import { IdempotencyStore, type RetryState } from '../send/idempotency.ts'
+import type { IdempotencyStore, RetryState } from '../send/idempotency.ts'
 import type { SubmittedMessage } from './mime.ts'
 import { SmtpReply } from './smtp_reply.ts'
 
@@ -22,8 +22,8 @@ export interface QueuedReply { id: string, duplicate: boolean }
 export class SubmissionQueue {
   private readonly idempotency: IdempotencyStore
 
-  constructor (private readonly send: SendService, redis: ConstructorParameters<typeof IdempotencyStore>[0]) {
-    this.idempotency = new IdempotencyStore(redis)
+  constructor (private readonly send: SendService, idempotency: IdempotencyStore) {
+    this.idempotency = idempotency
   }
 
   async queue (auth: AuthContext, envelope: string[], mail: SubmittedMessage, suppressed: string[], id: string): Promise<QueuedReply> {

@@ -14,7 +14,7 @@ import type { SubmissionTls } from './tls.ts'
 export const MAX_SUBMISSION_BYTES = 10 * 1024 * 1024
 const ADDRESS = new RegExp(ADDRESS_PATTERN)
 
-export type SubmissionDeps = Pick<GatewayDeps, 'config' | 'log' | 'cp' | 'redis' | 'limiter' | 'authGuard' | 'security' | 'send' | 'metrics'>
+export type SubmissionDeps = Pick<GatewayDeps, 'config' | 'log' | 'cp' | 'redis' | 'limiter' | 'authGuard' | 'security' | 'send' | 'idempotency' | 'metrics'>
 
 /** The authenticated key, kept on the session by smtp-server (`session.user`). */
 function authOf (session: SMTPServerSession): AuthContext {
@@ -70,7 +70,7 @@ export async function readData (stream: Readable, max: number, budget: DataBudge
 export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls): { server: SMTPServer, limits: SessionLimits } {
   const { config, cp, log } = deps
   const settings = config.submission
-  const queue = new SubmissionQueue(deps.send, deps.redis)
+  const queue = new SubmissionQueue(deps.send, deps.idempotency)
   const limits = new SessionLimits(settings, {
     tooManyFromAddress: () => new SmtpReply(421, '4.7.0', 'Too many connections from your address, try again later'),
     deadlineText: '4.4.2 Session time limit reached, closing connection'
