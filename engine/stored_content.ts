@@ -17,9 +17,9 @@ export class StoredContentProcessor extends MessageProcessor {
     super(d)
   }
 
-  override async process (shard: number, data: Uint8Array, deliveryCount = 2): Promise<Fate> {
+  override async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0): Promise<Fate> {
     const msg = withReference(data)
-    if (msg === undefined) return await super.process(shard, data, deliveryCount)
+    if (msg === undefined) return await super.process(shard, data, deliveryCount, seq)
     const stored = await this.content.get(msg.id)
     if (stored === null) {
       // deleted by a delivery that ended before its acknowledgement, or expired: never deliver without content
@@ -36,7 +36,7 @@ export class StoredContentProcessor extends MessageProcessor {
     }
     const fate = joined === undefined
       ? { kind: 'term' as const, reason: `the stored content of ${msg.id} does not match its reference` }
-      : await super.process(shard, enc.encode(JSON.stringify(joined)), deliveryCount)
+      : await super.process(shard, enc.encode(JSON.stringify(joined)), deliveryCount, seq)
     if (fate.kind !== 'nak') await this.content.delete(msg.id)
     return fate
   }
