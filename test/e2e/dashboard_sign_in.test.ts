@@ -79,7 +79,7 @@ test('a read-only key sees no management views or actions', { skip: missing }, a
 test('a manage-only key signs in to the management views; a send-only key gets the API 403 message', { skip: missing }, async () => {
   const manager = await signedInPage(browser, ob.baseUrl, await ob.key(org, ['manage']))
   await manager.getByRole('heading', { name: 'API keys' }).waitFor()
-  assert.deepEqual(await manager.locator('#nav a').allTextContents(), ['Webhooks', 'API keys', 'Domains', 'Inbound'])
+  assert.deepEqual(await manager.locator('#nav a').allTextContents(), ['Webhooks', 'API keys', 'Templates', 'Domains', 'Inbound'])
   await manager.close()
 
   const sendOnly = await ob.key(org, ['send'])
