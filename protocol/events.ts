@@ -29,6 +29,8 @@ export type RecipientEventBase = {
   from?: string
   subject?: string
   metadata?: Readonly<Record<string, string>>
+  /** The message's tags; events from tracking links and reports carry them too (looked up by message id). */
+  tags?: readonly string[]
 }
 
 /** The fields each type adds to RecipientEventBase (docs/webhooks.md lists them for users). */

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError, MESSAGE_STATUSES } from '../../protocol/mod.ts'
+import { ApiError, MESSAGE_STATUSES, Tag } from '../../protocol/mod.ts'
 import type { MessageStore } from '../../stores/read_model/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 
@@ -45,7 +45,17 @@ export const MessageSummarySchema = Type.Object({
   environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
   created_at: Type.String({ format: 'date-time' }),
   scheduled_at: Type.Optional(Type.String({ format: 'date-time' })),
-  metadata: Type.Record(Type.String(), Type.String())
+  metadata: Type.Record(Type.String(), Type.String()),
+  tags: Type.Array(Type.String(), { description: 'the tags given at send (empty when none)' })
 })
+
+/** `?tag=`: one tag, checked like the tags of a send (a bad value is a 400 naming `tag`). */
+export const TagQuery = { tag: Type.Optional(Tag) }
+
+/** The `tag` query parameter when given (the route has already checked it against TagQuery). */
+export function tagParam (query: URLSearchParams): { tag?: string } {
+  const tag = query.get('tag')
+  return tag === null ? {} : { tag }
+}
 
 export const ErrorDoc = (description: string) => ({ description })

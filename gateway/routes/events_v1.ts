@@ -2,12 +2,13 @@ import { Type } from 'typebox'
 import { ApiError, EVENT_TYPES, ID_PATTERN } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
-import { readModel, fromStore, EventEnvelopeSchema, ErrorDoc } from '../http/read_model.ts'
+import { readModel, fromStore, EventEnvelopeSchema, ErrorDoc, TagQuery, tagParam } from '../http/read_model.ts'
 
 const EventsQuery = Type.Object({
   ...PageQuery.properties,
   message_id: Type.Optional(Type.String({ pattern: ID_PATTERN })),
-  type: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t))))
+  type: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)))),
+  ...TagQuery
 })
 
 export const eventRoutes = [
@@ -16,7 +17,7 @@ export const eventRoutes = [
     path: '/v1/events',
     permission: 'read',
     summary: 'List events, newest first',
-    description: 'Events as webhook envelopes. `message_id` keeps the events of one message; `type` keeps one event type. Events are kept 30 days.',
+    description: 'Events as webhook envelopes. `message_id` keeps the events of one message; `type` keeps one event type; `tag` keeps events about messages sent with that tag. Events are kept 30 days.',
     tag: 'Events',
     query: EventsQuery,
     responses: {
@@ -31,7 +32,8 @@ export const eventRoutes = [
       const body = await fromStore(readModel(deps).listEvents(auth.org.id, {
         ...page,
         ...(messageId !== null ? { message_id: messageId } : {}),
-        ...(type !== null ? { type } : {})
+        ...(type !== null ? { type } : {}),
+        ...tagParam(query)
       }))
       return { status: 200, body }
     }

@@ -3,12 +3,13 @@ import { Address, type MessageStatus } from '../../protocol/mod.ts'
 import { MESSAGE_EVENTS_INLINE } from '../../stores/read_model/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
-import { readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, ErrorDoc } from '../http/read_model.ts'
+import { readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, ErrorDoc, TagQuery, tagParam } from '../http/read_model.ts'
 
 const MessagesQuery = Type.Object({
   ...PageQuery.properties,
   status: Type.Optional(MessageStatusSchema),
-  to: Type.Optional(Address)
+  to: Type.Optional(Address),
+  ...TagQuery
 })
 
 const MessageDetailSchema = Type.Object({ ...MessageSummarySchema.properties, events: Type.Array(EventEnvelopeSchema) })
@@ -19,7 +20,7 @@ export const messageReadRoutes = [
     path: '/v1/messages',
     permission: 'read',
     summary: 'List messages, newest first',
-    description: '`status` keeps messages in that status; `to` keeps messages with that recipient (to, cc or bcc, case-insensitive). Messages are kept 30 days.',
+    description: '`status` keeps messages in that status; `to` keeps messages with that recipient (to, cc or bcc, case-insensitive); `tag` keeps messages sent with that tag. Messages are kept 30 days.',
     tag: 'Messages',
     query: MessagesQuery,
     responses: {
@@ -33,7 +34,8 @@ export const messageReadRoutes = [
       const body = await fromStore(readModel(deps).listMessages(auth.org.id, {
         ...page,
         ...(status !== null ? { status } : {}),
-        ...(to !== null ? { to } : {})
+        ...(to !== null ? { to } : {}),
+        ...tagParam(query)
       }))
       return { status: 200, body }
     }

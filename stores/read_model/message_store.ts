@@ -5,6 +5,7 @@ import { ScriptBatch } from '../clients/mod.ts'
 import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket } from './message_store_keys.ts'
 import { pageIndex, type IndexPage } from './index_page.ts'
 import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
+import { eventTagKeys, eventTags, hasTag, messageTagKeys } from './tag_index.ts'
 
 export { STATS_COUNTERS, type StatsCounts, type StatsInterval, type StatsResult } from './message_stats.ts'
 export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS } from './message_store_keys.ts'
@@ -31,6 +32,7 @@ export interface MessageSummary {
   created_at: string
   scheduled_at?: string
   metadata: Record<string, string>
+  tags: string[]
 }
 
 export interface MessageDetail extends MessageSummary { events: EventEnvelope[] }
@@ -52,7 +54,40 @@ function addRecipientIndexes (keys: string[], org: string, addresses: readonly s
 function parseSummary (json: string, status: string): MessageSummary {
   const s = JSON.parse(json) as Omit<MessageSummary, 'status'> & { org_id?: string }
   const { org_id: _org, ...rest } = s
-  return { ...rest, status: status as MessageStatus }
+  // Messages recorded before tags existed have none.
+  return { ...rest, tags: rest.tags ?? [], status: status as MessageStatus }
+}
+
+type Keep<T> = ((item: T) => boolean) | undefined
+
+/** Both filters, or whichever is given. */
+function both<T> (a: Keep<T>, b: Keep<T>): Keep<T> {
+  if (a === undefined) return b
+  if (b === undefined) return a
+  return (item) => a(item) && b(item)
+}
+
+/**
+ * The index a message listing reads (recipient, else tag, else status, else all) and the filters it leaves to
+ * checking each item, which cost a scan bounded by pageIndex's budget.
+ */
+function messageIndex (orgId: string, q: { status?: MessageStatus, to?: string, tag?: string }): { key: string, keep: Keep<MessageSummary> } {
+  const byStatus: Keep<MessageSummary> = q.status === undefined ? undefined : (m) => m.status === q.status
+  const byTag: Keep<MessageSummary> = q.tag === undefined ? undefined : (m) => hasTag(m.tags, q.tag!)
+  if (q.to !== undefined) return { key: K.messagesTo(orgId, bareAddress(q.to)), keep: both(byStatus, byTag) }
+  if (q.tag !== undefined) return { key: K.messagesTagged(orgId, q.tag), keep: byStatus }
+  if (q.status !== undefined) return { key: K.messagesByStatus(orgId, q.status), keep: undefined }
+  return { key: K.messages(orgId), keep: undefined }
+}
+
+/** The same for events: message, else tag, else type, else all. */
+function eventIndex (orgId: string, q: { message_id?: string, type?: string, tag?: string }): { key: string, keep: Keep<EventEnvelope> } {
+  const byType: Keep<EventEnvelope> = q.type === undefined ? undefined : (e) => e.type === q.type
+  const byTag: Keep<EventEnvelope> = q.tag === undefined ? undefined : (e) => hasTag(e.data.tags, q.tag!)
+  if (q.message_id !== undefined) return { key: K.messageEvents(orgId, q.message_id), keep: both(byType, byTag) }
+  if (q.tag !== undefined) return { key: K.eventsTagged(orgId, q.tag), keep: byType }
+  if (q.type !== undefined) return { key: K.eventsByType(orgId, q.type), keep: undefined }
+  return { key: K.events(orgId), keep: undefined }
 }
 
 /**
@@ -90,16 +125,20 @@ export class MessageStore {
       environment: msg.environment,
       created_at: msg.created_at,
       ...(msg.scheduled_at !== undefined ? { scheduled_at: msg.scheduled_at } : {}),
-      metadata: msg.metadata
+      metadata: msg.metadata,
+      tags: msg.tags ?? []
     })
     const org = msg.org_id
-    const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org), K.stats(org, hourBucket(createdMs))]
+    const hour = hourBucket(createdMs)
+    const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org), K.stats(org, hour)]
     addRecipientIndexes(keys, org, msg.to)
     addRecipientIndexes(keys, org, msg.cc)
     addRecipientIndexes(keys, org, msg.bcc)
+    const tagged = messageTagKeys(org, msg.tags, hour)
+    keys.push(...tagged.indexes, ...tagged.stats)
     const now = Date.now()
     await this.queued.call(keys, [summary, status, STATUS_RANK[status], createdMs, READ_MODEL_RETENTION_MS,
-      now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(org), STATS_RETENTION_MS, msg.id, org])
+      now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(org), STATS_RETENTION_MS, msg.id, org, tagged.stats.length])
   }
 
   /**
@@ -112,12 +151,15 @@ export class MessageStore {
     const ts = Number.isFinite(parsed) ? parsed : Date.now()
     const org = e.org_id
     const mid = e.message_id ?? (typeof e.data.message_id === 'string' ? e.data.message_id : undefined)
-    const keys = [K.event(org, e.id), K.events(org), K.eventsByType(org, e.type), K.stats(org, hourBucket(ts))]
+    const hour = hourBucket(ts)
+    const keys = [K.event(org, e.id), K.events(org), K.eventsByType(org, e.type), K.stats(org, hour)]
     if (mid !== undefined) keys.push(K.message(org, mid), K.messageEvents(org, mid))
+    const tags = eventTags(e.data)
+    keys.push(...eventTagKeys(org, tags, hour))
     const status = statusAfter(e.type)
     const applied = await this.r.ob_apply_event(keys.length, ...keys,
       JSON.stringify(envelopeOf(e)), ts, e.id, e.type, READ_MODEL_RETENTION_MS, Date.now() - READ_MODEL_RETENTION_MS,
-      STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org))
+      STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org), tags.length)
     return applied === 1
   }
 
@@ -149,39 +191,34 @@ export class MessageStore {
     return { orgId, environment: s.environment, recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress) }
   }
 
-  /** Newest first. `to` matches any recipient (to, cc or bcc), case-insensitively. */
-  async listMessages (orgId: string, q: { limit: number, cursor?: string, status?: MessageStatus, to?: string }): Promise<IndexPage<MessageSummary>> {
-    const key = q.to !== undefined
-      ? K.messagesTo(orgId, bareAddress(q.to))
-      : q.status !== undefined ? K.messagesByStatus(orgId, q.status) : K.messages(orgId)
-    const statusFilter = q.to !== undefined ? q.status : undefined
-    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: statusFilter !== undefined }, async (ids) => {
+  /** Newest first. `to` matches any recipient (to, cc or bcc), case-insensitively; `tag` one of the message's tags. */
+  async listMessages (orgId: string, q: { limit: number, cursor?: string, status?: MessageStatus, to?: string, tag?: string }): Promise<IndexPage<MessageSummary>> {
+    const { key, keep } = messageIndex(orgId, q)
+    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: keep !== undefined }, async (ids) => {
       const rows = await Promise.all(ids.map((id) => this.redis.hmget(K.message(orgId, id), 'summary', 'status')))
       return rows.map(([summary, status]) => {
         // An index entry can outlive its message by up to one write; skip it.
         if (summary === null || summary === undefined) return undefined
-        if (statusFilter !== undefined && status !== statusFilter) return undefined
-        return parseSummary(summary, status ?? 'queued')
+        const m = parseSummary(summary, status ?? 'queued')
+        return keep === undefined || keep(m) ? m : undefined
       })
     })
   }
 
   /** Newest first, as webhook envelopes. A `message_id` of another organisation is 403. */
-  async listEvents (orgId: string, q: { limit: number, cursor?: string, message_id?: string, type?: string }): Promise<IndexPage<EventEnvelope>> {
+  async listEvents (orgId: string, q: { limit: number, cursor?: string, message_id?: string, type?: string, tag?: string }): Promise<IndexPage<EventEnvelope>> {
     if (q.message_id !== undefined) await this.assertOwner(orgId, q.message_id)
-    const key = q.message_id !== undefined
-      ? K.messageEvents(orgId, q.message_id)
-      : q.type !== undefined ? K.eventsByType(orgId, q.type) : K.events(orgId)
-    const typeFilter = q.message_id !== undefined ? q.type : undefined
-    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: typeFilter !== undefined }, async (ids) => {
+    const { key, keep } = eventIndex(orgId, q)
+    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: keep !== undefined }, async (ids) => {
       const events = await this.loadEvents(orgId, ids)
-      return typeFilter === undefined ? events : events.map((e) => e?.type === typeFilter ? e : undefined)
+      return keep === undefined ? events : events.map((e) => e !== undefined && keep(e) ? e : undefined)
     })
   }
 
-  /** Counts per event type (and `sent`, messages queued) over whole UTC hours overlapping [fromMs, toMs). */
-  async stats (orgId: string, fromMs: number, toMs: number, interval?: StatsInterval): Promise<StatsResult> {
-    return await statsOver((hour) => this.redis.hgetall(K.stats(orgId, hour)), fromMs, toMs, interval)
+  /** Counts per event type (and `sent`, messages queued) over whole UTC hours overlapping [fromMs, toMs); with `tag`, of its messages only. */
+  async stats (orgId: string, fromMs: number, toMs: number, interval?: StatsInterval, tag?: string): Promise<StatsResult> {
+    const hashKey = tag === undefined ? (hour: string) => K.stats(orgId, hour) : (hour: string) => K.statsTagged(orgId, tag, hour)
+    return await statsOver((hour) => this.redis.hgetall(hashKey(hour)), fromMs, toMs, interval)
   }
 
   /** Ids and times (ms) of the org's events of these types at or after `fromMs`, oldest first. */

@@ -16,13 +16,19 @@ export const READ_MODEL_KEYS = {
   messagesByStatusPrefix: (orgId: string) => `ob:{${orgId}}:msgs:s:`,
   messagesByStatus: (orgId: string, status: MessageStatus) => `ob:{${orgId}}:msgs:s:${status}`,
   messagesTo: (orgId: string, address: string) => `ob:{${orgId}}:msgs:to:${address}`,
+  /** Sorted set (score: created time in ms) of the org's messages with one tag (tags are `[A-Za-z0-9_-]{1,64}`). */
+  messagesTagged: (orgId: string, tag: string) => `ob:{${orgId}}:msgs:tag:${tag}`,
   /** String: the event JSON; `SET NX` on it is also what makes applying an event idempotent. */
   event: (orgId: string, eventId: string) => `ob:{${orgId}}:ev:${eventId}`,
   /** Sorted sets (score: event time in ms) of the org's event ids: all, and by type. */
   events: (orgId: string) => `ob:{${orgId}}:evs`,
   eventsByType: (orgId: string, type: string) => `ob:{${orgId}}:evs:t:${type}`,
+  /** Sorted set (score: event time in ms) of the org's events about messages with one tag. */
+  eventsTagged: (orgId: string, tag: string) => `ob:{${orgId}}:evs:tag:${tag}`,
   /** Hash of counters (event type or `sent` → count) for one UTC hour, `yyyymmddhh`. */
-  stats: (orgId: string, hour: string) => `ob:{${orgId}}:stats:${hour}`
+  stats: (orgId: string, hour: string) => `ob:{${orgId}}:stats:${hour}`,
+  /** The same counters for the messages with one tag. */
+  statsTagged: (orgId: string, tag: string, hour: string) => `ob:{${orgId}}:stats:tag:${tag}:${hour}`
 } as const
 
 /** Messages and events are kept as long as the event stream keeps events (30 days), so a replay always dedupes. */

@@ -1,9 +1,10 @@
 -- Records a queued message in the read model. Runs batched (ScriptBatch): each call adds its index entries and
 -- counts to BATCH, and record_queued_finish.lua writes them with one command per index for the whole batch.
 -- KEYS[1] message hash, KEYS[2] message owner, KEYS[3] org message index, KEYS[4] stats hour hash,
--- KEYS[5..] recipient indexes
+-- KEYS[5..] recipient and tag indexes, then ARGV[11] stats hour hashes of the message's tags
 -- ARGV: 1 summary JSON, 2 status, 3 status rank, 4 created ms, 5 retention ms, 6 cutoff ms (older entries are
--- trimmed from indexes), 7 status index key prefix, 8 stats retention ms, 9 message id, 10 organisation id
+-- trimmed from indexes), 7 status index key prefix, 8 stats retention ms, 9 message id, 10 organisation id,
+-- 11 how many of the last KEYS are tag stats hashes
 local msg = KEYS[1]
 local held = redis.call('HMGET', msg, 'summary', 'status')
 -- Recording the same message twice (a retried call) must not count it twice.
@@ -32,12 +33,17 @@ local function index (key)
 end
 index(KEYS[3])
 index(ARGV[7] .. status)
-for i = 5, #KEYS do index(KEYS[i]) end
-local count = BATCH.c[KEYS[4]]
-if not count then
-  count = { n = 0, ttl = ARGV[8] }
-  BATCH.c[KEYS[4]] = count
-  BATCH.ckeys[#BATCH.ckeys + 1] = KEYS[4]
+local tagStats = tonumber(ARGV[11] or '0')
+for i = 5, #KEYS - tagStats do index(KEYS[i]) end
+local function count (key)
+  local c = BATCH.c[key]
+  if not c then
+    c = { n = 0, ttl = ARGV[8] }
+    BATCH.c[key] = c
+    BATCH.ckeys[#BATCH.ckeys + 1] = key
+  end
+  c.n = c.n + 1
 end
-count.n = count.n + 1
+count(KEYS[4])
+for i = #KEYS - tagStats + 1, #KEYS do count(KEYS[i]) end
 return 1

@@ -1,0 +1,35 @@
+import { MAX_TAGS, isTag, uniqueTags } from '../../protocol/mod.ts'
+import { READ_MODEL_KEYS as K } from './message_store_keys.ts'
+
+/**
+ * The per-tag indexes of the read model. A message has at most 10 tags, so recording it or one of its events
+ * touches at most 10 more sorted sets and 10 more hourly counter hashes, kept exactly as long as the untagged ones.
+ */
+
+/** The message's tag indexes (appended after its other indexes) and its tag stats hashes for one hour. */
+export function messageTagKeys (orgId: string, tags: readonly string[] | undefined, hour: string): { indexes: string[], stats: string[] } {
+  const unique = uniqueTags(tags).filter(isTag)
+  return { indexes: unique.map((t) => K.messagesTagged(orgId, t)), stats: unique.map((t) => K.statsTagged(orgId, t, hour)) }
+}
+
+/**
+ * The tags an event carries in `data.tags`, each once; anything that is not a tag is ignored (events reach the
+ * read model from the stream, and a key name must never come from an unchecked value).
+ */
+export function eventTags (data: Record<string, unknown>): string[] {
+  const raw = data.tags
+  if (!Array.isArray(raw)) return []
+  return uniqueTags(raw.filter(isTag)).slice(0, MAX_TAGS)
+}
+
+/** (tag event index, tag stats hash) pairs for apply_event.lua, flat. */
+export function eventTagKeys (orgId: string, tags: readonly string[], hour: string): string[] {
+  const out: string[] = []
+  for (const t of tags) out.push(K.eventsTagged(orgId, t), K.statsTagged(orgId, t, hour))
+  return out
+}
+
+/** Whether an item read back carries the tag (for a filter the chosen index does not cover). */
+export function hasTag (tags: unknown, tag: string): boolean {
+  return Array.isArray(tags) && tags.includes(tag)
+}
