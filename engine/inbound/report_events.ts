@@ -40,7 +40,8 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
         bounce_code: code,
         bounce_message: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') || `${r.action} ${r.status}`.trim(),
         bounce_category: category,
-        bounced_at: now
+        bounced_at: now,
+        tags: subject.tags ?? []
       }, messageId))
       emitted++
     }
@@ -52,7 +53,7 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
   if (await suppressAddress(deps.cp, orgId, to, 'complaint', messageId)) deps.metrics.suppressionsAdded.complaint.inc()
   deps.metrics.complaints.live.inc()
   await publishEvent(deps.js, eventRecord(eventId('complained', orgId, messageId, to), 'complained', orgId, {
-    message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType
+    message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType, tags: subject.tags ?? []
   }, messageId))
   return 1
 }

@@ -37,7 +37,7 @@ export interface MessageSummary {
 
 export interface MessageDetail extends MessageSummary { events: EventEnvelope[] }
 
-export interface MessageRecipients { orgId: string, environment: 'live' | 'test', recipients: string[] }
+export interface MessageRecipients { orgId: string, environment: 'live' | 'test', recipients: string[], tags: string[] }
 
 type StoreRedis = Redis & {
   ob_apply_event: (numKeys: number, ...args: Array<string | number>) => Promise<number>
@@ -187,8 +187,18 @@ export class MessageStore {
     if (orgId === null) return undefined
     const summary = await this.redis.hget(K.message(orgId, id), 'summary')
     if (summary === null) return undefined
-    const s = JSON.parse(summary) as Pick<MessageSummary, 'to' | 'cc' | 'bcc' | 'environment'>
-    return { orgId, environment: s.environment, recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress) }
+    const s = JSON.parse(summary) as Pick<MessageSummary, 'to' | 'cc' | 'bcc' | 'environment'> & { tags?: string[] }
+    return { orgId, environment: s.environment, recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress), tags: s.tags ?? [] }
+  }
+
+  /**
+   * The tags of the organisation's message, for events made without the message at hand (tracking links):
+   * empty when it has none or is not (or no longer) in the read model.
+   */
+  async messageTags (orgId: string, id: string): Promise<string[]> {
+    const summary = await this.redis.hget(K.message(orgId, id), 'summary')
+    if (summary === null) return []
+    return (JSON.parse(summary) as { tags?: string[] }).tags ?? []
   }
 
   /** Newest first. `to` matches any recipient (to, cc or bcc), case-insensitively; `tag` one of the message's tags. */
