@@ -472,6 +472,8 @@ export type GetMessagesQuery = {
   status?: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed"
   /** addr@domain or "Display Name <addr@domain>" */
   to?: string
+  /** 1 to 64 of A-Z a-z 0-9 _ - */
+  tag?: string
 }
 
 /** Response of GET /v1/messages. */
@@ -490,6 +492,8 @@ export type GetMessagesResponse = {
     metadata: {
       [key: string]: string
     }
+    /** the tags given at send (empty when none) */
+    tags: string[]
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -510,6 +514,8 @@ export type GetMessagesByIdResponse = {
   metadata: {
     [key: string]: string
   }
+  /** the tags given at send (empty when none) */
+  tags: string[]
   events: {
     /** evt_…, unique per event; the same id as the webhook delivery */
     id: string
@@ -528,6 +534,8 @@ export type GetEventsQuery = {
   cursor?: string
   message_id?: string
   type?: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound.received" | "failed"
+  /** 1 to 64 of A-Z a-z 0-9 _ - */
+  tag?: string
 }
 
 /** Response of GET /v1/events. */
@@ -554,6 +562,8 @@ export type GetStatsQuery = {
   to?: string
   /** also return `series` per hour or UTC day */
   interval?: "hour" | "day"
+  /** 1 to 64 of A-Z a-z 0-9 _ - */
+  tag?: string
 }
 
 /** Response of GET /v1/stats. */
@@ -685,6 +695,8 @@ export type PostMessagesSendBody = {
   scheduled_at?: string
   track_opens?: boolean
   track_clicks?: boolean
+  /** at most 10 tags, echoed in every event's data.tags */
+  tags?: string[]
 }
 
 /** Response of POST /v1/messages/send. */
@@ -729,6 +741,8 @@ export type PostMessagesBatchBody = {
     scheduled_at?: string
     track_opens?: boolean
     track_clicks?: boolean
+    /** at most 10 tags, echoed in every event's data.tags */
+    tags?: string[]
   }[]
 }
 
