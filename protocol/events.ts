@@ -107,6 +107,14 @@ export function eventRecord<T extends EventType> (id: string, type: T, orgId: st
   return { id, type, timestamp, org_id: orgId, ...(messageId !== undefined ? { message_id: messageId } : {}), data }
 }
 
+/**
+ * `{tags}` for the data of an event about a message with tags, `{}` for one without: an untagged message's events
+ * stay byte for byte what they were before tags existed (event ids and stored bytes are what receivers compare).
+ */
+export function tagsField (tags: readonly string[] | undefined): { tags?: readonly string[] } {
+  return tags === undefined || tags.length === 0 ? {} : { tags }
+}
+
 /** The status a message takes when an event of this type happens to it (undefined: no change). */
 export function statusAfter (type: EventType): MessageStatus | undefined {
   switch (type) {

@@ -1,7 +1,7 @@
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { ControlPlane } from '../control_plane/mod.ts'
-import { eventId, eventRecord, installationSecret, isTrackableUrl, verifyToken, type TokenClaims, idTime } from '../../protocol/mod.ts'
+import { eventId, eventRecord, tagsField, installationSecret, isTrackableUrl, verifyToken, type TokenClaims, idTime } from '../../protocol/mod.ts'
 import { publishEvent, suppressAddress } from './event_publish.ts'
 
 /**
@@ -84,7 +84,7 @@ export class TrackingRecorder {
     const id = eventId('opened', c.o, c.m, c.r, req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
     await this.background(this.tagsOf(c.o, c.m).then(async (tags) => {
       await publishEvent(this.js, eventRecord(id, 'opened', c.o, {
-        message_id: c.m, to: c.r, opened_at: new Date(now).toISOString(), user_agent: req.userAgent, ip_address: req.ip, tags
+        message_id: c.m, to: c.r, opened_at: new Date(now).toISOString(), user_agent: req.userAgent, ip_address: req.ip, ...tagsField(tags)
       }, c.m))
     }), onError)
   }
@@ -94,7 +94,7 @@ export class TrackingRecorder {
     const id = eventId('clicked', c.o, c.m, c.r, c.u ?? '', req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
     await this.background(this.tagsOf(c.o, c.m).then(async (tags) => {
       await publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
-        message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u ?? '', user_agent: req.userAgent, ip_address: req.ip, tags
+        message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u ?? '', user_agent: req.userAgent, ip_address: req.ip, ...tagsField(tags)
       }, c.m))
     }), onError)
   }
@@ -108,7 +108,7 @@ export class TrackingRecorder {
     const added = await suppressAddress(this.cp, c.o, c.r, 'unsubscribe', c.m)
     const tags = await this.tagsOf(c.o, c.m)
     await publishEvent(this.js, eventRecord(eventId('unsubscribed', c.o, c.m, c.r), 'unsubscribed', c.o, {
-      message_id: c.m, to: c.r, unsubscribed_at: new Date(now).toISOString(), method, tags
+      message_id: c.m, to: c.r, unsubscribed_at: new Date(now).toISOString(), method, ...tagsField(tags)
     }, c.m))
     return added
   }

@@ -72,7 +72,7 @@ test('the unsubscribe link answers a confirmation page, suppresses the address a
   assert.match(r.body.toString(), /unsubscribed/i)
   assert.match(r.body.toString(), /Leaver@Remote\.test/)
   const [e] = await events.waitFor('unsubscribed')
-  assert.deepEqual({ ...(e!.data as any), unsubscribed_at: undefined }, { message_id: claims.m, to: claims.r, method: 'link', unsubscribed_at: undefined, tags: [] })
+  assert.deepEqual({ ...(e!.data as any), unsubscribed_at: undefined }, { message_id: claims.m, to: claims.r, method: 'link', unsubscribed_at: undefined })
   const s = ob.proc.cp.suppressions.get(suppressionKey(org.orgId, 'leaver@remote.test'))
   assert.equal(s?.reason, 'unsubscribe')
 })
