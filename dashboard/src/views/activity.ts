@@ -34,6 +34,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more')
   const status = h('select', { id: 'f-status', name: 'status' }, h('option', { value: '' }, 'any status'), STATUSES.map((s) => h('option', { value: s }, s)))
   const to = h('input', { id: 'f-to', name: 'to', type: 'search', placeholder: 'ann@example.net', autocomplete: 'off' })
+  const tag = h('input', { id: 'f-tag', name: 'tag', type: 'search', placeholder: 'welcome', pattern: '[A-Za-z0-9_\\-]{1,64}', autocomplete: 'off' })
   let cursor: string | null = null
   let rows: Message[] = []
 
@@ -41,6 +42,7 @@ async function render (ctx: ViewContext): Promise<Node> {
     const query: GetMessagesQuery = { limit: PAGE }
     if (status.value !== '') query.status = status.value as GetMessagesQuery['status']
     if (to.value.trim() !== '') query.to = to.value.trim()
+    if (tag.value.trim() !== '') query.tag = tag.value.trim()
     if (append && cursor !== null) query.cursor = cursor
     try {
       const page = await client.messages.list(query)
@@ -76,6 +78,7 @@ async function render (ctx: ViewContext): Promise<Node> {
     h('form', { class: 'filters', role: 'search', onsubmit: (e: Event) => { e.preventDefault(); void load(false) } },
       h('label', { for: 'f-status' }, 'Status'), status,
       h('label', { for: 'f-to' }, 'Recipient'), to,
+      h('label', { for: 'f-tag' }, 'Tag'), tag,
       h('button', { type: 'submit' }, 'Filter')),
     slot,
     list,
