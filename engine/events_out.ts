@@ -1,8 +1,9 @@
-import { eventId, eventRecord, type EventRecord, type QueuedMessage, type RecipientEventFields, type RecipientEventType } from '../protocol/mod.ts'
+import { eventId, eventRecord, tagsField, type EventRecord, type QueuedMessage, type RecipientEventFields, type RecipientEventType } from '../protocol/mod.ts'
 
 /**
  * Event records of deliveries. `data` always carries message_id, from, to (the one recipient), subject and
- * the message's metadata, plus the fields of the type. Ids are deterministic — `eventId(message_id,
+ * the message's metadata and tags (no `tags` field when it has none, so events of untagged messages keep the bytes
+ * earlier versions stored), plus the fields of the type. Ids are deterministic — `eventId(message_id,
  * recipient, type, attempt)` with attempt 0 for outcomes that happen once per recipient — so an event
  * published again after a crash is dropped by JetStream's duplicate window and recognised by receivers.
  */
@@ -11,6 +12,6 @@ export class EventFactory {
 
   make<T extends RecipientEventType> (type: T, rcpt: string, at: string, fields: RecipientEventFields[T], attempt = 0): EventRecord {
     const m = this.msg
-    return eventRecord<RecipientEventType>(eventId(m.id, rcpt, type, attempt), type, m.org_id, { message_id: m.id, from: m.from, to: rcpt, subject: this.subject, ...fields, metadata: m.metadata }, m.id, at)
+    return eventRecord<RecipientEventType>(eventId(m.id, rcpt, type, attempt), type, m.org_id, { message_id: m.id, from: m.from, to: rcpt, subject: this.subject, ...fields, metadata: m.metadata, ...tagsField(m.tags) }, m.id, at)
   }
 }

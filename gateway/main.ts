@@ -43,7 +43,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     clientAddresses: new ClientAddresses(config.http.trustedProxies),
     security: new SecurityLog(shared.log),
     analyzer: new AnalyzePool(),
-    tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs),
+    tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)),
     send: new SendService(base),
     webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas }),
     schedule: new ScheduleState(shared.redis)

@@ -29,6 +29,8 @@ export type RecipientEventBase = {
   from?: string
   subject?: string
   metadata?: Readonly<Record<string, string>>
+  /** The message's tags; events from tracking links and reports carry them too (looked up by message id). */
+  tags?: readonly string[]
 }
 
 /** The fields each type adds to RecipientEventBase (docs/webhooks.md lists them for users). */
@@ -103,6 +105,14 @@ export function eventId (...parts: Array<string | number>): string {
  */
 export function eventRecord<T extends EventType> (id: string, type: T, orgId: string, data: EventDataOf[T], messageId?: string, timestamp = new Date().toISOString()): EventRecord {
   return { id, type, timestamp, org_id: orgId, ...(messageId !== undefined ? { message_id: messageId } : {}), data }
+}
+
+/**
+ * `{tags}` for the data of an event about a message with tags, `{}` for one without: an untagged message's events
+ * stay byte for byte what they were before tags existed (event ids and stored bytes are what receivers compare).
+ */
+export function tagsField (tags: readonly string[] | undefined): { tags?: readonly string[] } {
+  return tags === undefined || tags.length === 0 ? {} : { tags }
 }
 
 /** The status a message takes when an event of this type happens to it (undefined: no change). */

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
-import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, TemplateId, Variables } from './send.ts'
+import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, Tags, TemplateId, Variables } from './send.ts'
 import { renderContent } from './templates.ts'
 
 /**
@@ -23,7 +23,7 @@ const Recipients = Type.Array(Address, { maxItems: MAX_RECIPIENTS })
  * A message submitted by SMTP travels as the MIME the application wrote, not as fields to compose: the engine sends
  * `raw` as it is, adding only the DKIM signatures and the per-recipient List-Unsubscribe headers, with the VERP
  * return path as the envelope sender. The structured fields (from, to, cc, bcc, subject, metadata) are still
- * filled, from the envelope and the headers, for events and the read model; `html`, `text`, `attachments` and
+ * filled, from the envelope and the headers (and `tags` from `X-Outbox-Tags`), for events and the read model; `html`, `text`, `attachments` and
  * `headers` stay empty and tracking is off.
  */
 export const SubmittedMime = Type.Object({
@@ -31,9 +31,7 @@ export const SubmittedMime = Type.Object({
    * The whole message (headers and body, CRLF line ends, the X-Outbox-* headers removed), one character per octet
    * (latin1): 7-bit MIME travels as itself, so a 10 MB message fits a 12 MB NATS message where base64 would not.
    */
-  raw: Type.String({ minLength: 1 }),
-  /** From `X-Outbox-Tags`. */
-  tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), { maxItems: 10 }))
+  raw: Type.String({ minLength: 1 })
 }, { additionalProperties: false })
 
 /**
@@ -64,6 +62,8 @@ export const QueuedMessage = Type.Object({
   text: Type.Optional(Type.String()),
   headers: Headers,
   metadata: Metadata,
+  /** The send's `tags` or the submitted `X-Outbox-Tags`, each once; absent when there are none. */
+  tags: Type.Optional(Tags),
   attachments: Type.Array(Attachment, { maxItems: 20 }),
   template_id: Type.Optional(TemplateId),
   variables: Type.Optional(Variables),

@@ -54,6 +54,23 @@ export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 40 })
 export const Variables = Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), { maxProperties: 100 })
 export const TemplateId = Type.String({ pattern: '^tpl_[0-9a-z]{26}$' })
 
+export const MAX_TAGS = 10
+export const TAG_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
+/** A tag: a label the caller filters messages, events and statistics by. Tags name Redis keys, hence the tight set. */
+export const Tag = Type.String({ pattern: TAG_PATTERN, maxLength: 64, description: '1 to 64 of A-Z a-z 0-9 _ -', errorMessage: 'must be 1 to 64 characters of A-Z a-z 0-9 _ -' })
+export const Tags = Type.Array(Tag, { maxItems: MAX_TAGS, description: `at most ${MAX_TAGS} tags, echoed in every event's data.tags`, errorMessage: `must be an array of at most ${MAX_TAGS} tags` })
+const TAG_RE = new RegExp(TAG_PATTERN)
+
+/** Whether `value` is a tag (the read routes check `?tag=` with the schema; this is for values read back from events). */
+export function isTag (value: unknown): value is string {
+  return typeof value === 'string' && TAG_RE.test(value)
+}
+
+/** The tags once each, in the order given (a repeated tag would index and count a message twice). */
+export function uniqueTags (tags: readonly string[] | undefined): string[] {
+  return tags === undefined ? [] : [...new Set(tags)]
+}
+
 export const SendRequest = Type.Object({
   from: Address,
   to: Addresses,
@@ -70,7 +87,8 @@ export const SendRequest = Type.Object({
   variables: Type.Optional(Variables),
   scheduled_at: Type.Optional(Type.String({ format: 'date-time', errorMessage: 'must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z' })),
   track_opens: Type.Optional(Type.Boolean({ default: true })),
-  track_clicks: Type.Optional(Type.Boolean({ default: true }))
+  track_clicks: Type.Optional(Type.Boolean({ default: true })),
+  tags: Type.Optional(Tags)
 }, { additionalProperties: false })
 export type SendRequest = Static<typeof SendRequest>
 

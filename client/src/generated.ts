@@ -581,6 +581,8 @@ export type GetMessagesQuery = {
   to?: string
   /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
   environment?: "live" | "test"
+  /** 1 to 64 of A-Z a-z 0-9 _ - */
+  tag?: string
 }
 
 /** Response of GET /v1/messages. */
@@ -604,6 +606,8 @@ export type GetMessagesResponse = {
     recipient_count: number
     /** Recipients delivered so far */
     delivered_count: number
+    /** the tags given at send (empty when none) */
+    tags: string[]
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -629,6 +633,8 @@ export type GetMessagesByIdResponse = {
   recipient_count: number
   /** Recipients delivered so far */
   delivered_count: number
+  /** the tags given at send (empty when none) */
+  tags: string[]
   recipients: {
     /** Bare address, lower-cased */
     address: string
@@ -671,6 +677,8 @@ export type GetEventsQuery = {
   type?: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound.received" | "failed"
   /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
   environment?: "live" | "test"
+  /** 1 to 64 of A-Z a-z 0-9 _ - */
+  tag?: string
 }
 
 /** Response of GET /v1/events. */
@@ -699,6 +707,8 @@ export type GetStatsQuery = {
   interval?: "hour" | "day"
   /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
   environment?: "live" | "test"
+  /** 1 to 64 of A-Z a-z 0-9 _ - */
+  tag?: string
 }
 
 /** Response of GET /v1/stats. */
@@ -832,6 +842,8 @@ export type PostMessagesSendBody = {
   scheduled_at?: string
   track_opens?: boolean
   track_clicks?: boolean
+  /** at most 10 tags, echoed in every event's data.tags */
+  tags?: string[]
 }
 
 /** Response of POST /v1/messages/send. */
@@ -878,6 +890,8 @@ export type PostMessagesBatchBody = {
     scheduled_at?: string
     track_opens?: boolean
     track_clicks?: boolean
+    /** at most 10 tags, echoed in every event's data.tags */
+    tags?: string[]
   }[]
 }
 

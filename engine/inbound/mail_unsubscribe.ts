@@ -1,4 +1,4 @@
-import { eventId, eventRecord } from '../../protocol/mod.ts'
+import { eventId, eventRecord, tagsField } from '../../protocol/mod.ts'
 import { publishEvent, suppressAddress } from '../../stores/events/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { type JsPublish } from '../../stores/clients/mod.ts'
@@ -25,7 +25,7 @@ export async function unsubscribeByMail (deps: { cp: ControlPlane, js: JsPublish
   for (const to of subject.recipients) {
     if (await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId)) deps.metrics.suppressionsAdded.unsubscribe.inc()
     await publishEvent(deps.js, eventRecord(eventId('unsubscribed', orgId, messageId, to), 'unsubscribed', orgId, {
-      message_id: messageId, to, unsubscribed_at: now.toISOString(), method: 'mailto'
+      message_id: messageId, to, unsubscribed_at: now.toISOString(), method: 'mailto', ...tagsField(subject.tags)
     }, messageId))
   }
 }

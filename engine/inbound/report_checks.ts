@@ -49,6 +49,8 @@ export interface ReportSubject {
   messageId: string
   /** Bare, lower-cased. */
   recipients: readonly string[]
+  /** The message's tags, echoed in the events the report leads to. */
+  tags?: readonly string[]
 }
 
 export interface CheckDeps { cp: ControlPlane, messages: MessageLookup, drops: ReportDrops }
@@ -76,7 +78,7 @@ export async function checkVerp (deps: CheckDeps, verp: VerpAddress, orgId: stri
     deps.drops.drop('forged_tag', { id: inboundId, message_id: verp.messageId, org_id: orgId })
     return undefined
   }
-  return { orgId, messageId: verp.messageId, recipients: [recipient] }
+  return { orgId, messageId: verp.messageId, recipients: [recipient], tags: msg.tags }
 }
 
 /** A report through a route: the original Message-ID must be one of ours, of the route's organisation. */
@@ -87,5 +89,5 @@ export async function checkRouted (deps: CheckDeps, report: Report, orgId: strin
     return undefined
   }
   const msg = await messageOf(deps, own.messageId, orgId, inboundId)
-  return msg === undefined ? undefined : { orgId, messageId: own.messageId, recipients: msg.recipients }
+  return msg === undefined ? undefined : { orgId, messageId: own.messageId, recipients: msg.recipients, tags: msg.tags }
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { eventId, eventRecord } from '../../protocol/mod.ts'
+import { eventId, eventRecord, tagsField } from '../../protocol/mod.ts'
 import { publishEvent, suppressAddress } from '../../stores/events/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { type JsPublish } from '../../stores/clients/mod.ts'
@@ -40,7 +40,8 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
         bounce_code: code,
         bounce_message: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') || `${r.action} ${r.status}`.trim(),
         bounce_category: category,
-        bounced_at: now
+        bounced_at: now,
+        ...tagsField(subject.tags)
       }, messageId))
       emitted++
     }
@@ -52,7 +53,7 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
   if (await suppressAddress(deps.cp, orgId, to, 'complaint', messageId)) deps.metrics.suppressionsAdded.complaint.inc()
   deps.metrics.complaints.live.inc()
   await publishEvent(deps.js, eventRecord(eventId('complained', orgId, messageId, to), 'complained', orgId, {
-    message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType
+    message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType, ...tagsField(subject.tags)
   }, messageId))
   return 1
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError, MESSAGE_STATUSES } from '../../protocol/mod.ts'
+import { ApiError, MESSAGE_STATUSES, Tag } from '../../protocol/mod.ts'
 import type { MessageStore } from '../../stores/read_model/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 
@@ -47,7 +47,8 @@ export const MessageSummarySchema = Type.Object({
   scheduled_at: Type.Optional(Type.String({ format: 'date-time' })),
   metadata: Type.Record(Type.String(), Type.String()),
   recipient_count: Type.Integer({ minimum: 0, description: 'Distinct recipients (to, cc and bcc)' }),
-  delivered_count: Type.Integer({ minimum: 0, description: 'Recipients delivered so far' })
+  delivered_count: Type.Integer({ minimum: 0, description: 'Recipients delivered so far' }),
+  tags: Type.Array(Type.String(), { description: 'the tags given at send (empty when none)' })
 })
 
 export const RecipientStateSchema = Type.Object({
@@ -56,5 +57,14 @@ export const RecipientStateSchema = Type.Object({
   attempts: Type.Integer({ minimum: 0, description: 'Delivery attempts that ended (delivered, deferred, bounced or failed)' }),
   last_event_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Latest event about this recipient; null before any' })
 })
+
+/** `?tag=`: one tag, checked like the tags of a send (a bad value is a 400 naming `tag`). */
+export const TagQuery = { tag: Type.Optional(Tag) }
+
+/** The `tag` query parameter when given (the route has already checked it against TagQuery). */
+export function tagParam (query: URLSearchParams): { tag?: string } {
+  const tag = query.get('tag')
+  return tag === null ? {} : { tag }
+}
 
 export const ErrorDoc = (description: string) => ({ description })

@@ -2,14 +2,15 @@ import { Type } from 'typebox'
 import { ApiError, EVENT_TYPES, ID_PATTERN } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
-import { readModel, fromStore, EventEnvelopeSchema, ErrorDoc } from '../http/read_model.ts'
+import { readModel, fromStore, EventEnvelopeSchema, ErrorDoc, TagQuery, tagParam } from '../http/read_model.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 
 const EventsQuery = Type.Object({
   ...PageQuery.properties,
   message_id: Type.Optional(Type.String({ pattern: ID_PATTERN })),
   type: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)))),
-  ...EnvironmentQuery
+  ...EnvironmentQuery,
+  ...TagQuery
 })
 
 export const eventRoutes = [
@@ -18,7 +19,7 @@ export const eventRoutes = [
     path: '/v1/events',
     permission: 'read',
     summary: 'List events, newest first',
-    description: 'Events as webhook envelopes. `environment` is `live` (default) or `test` (events of sandbox messages); `message_id` keeps the events of one message; `type` keeps one event type. Events are kept 30 days.',
+    description: 'Events as webhook envelopes. `environment` is `live` (default) or `test` (events of sandbox messages); `message_id` keeps the events of one message; `type` keeps one event type; `tag` keeps events about messages sent with that tag (in the chosen environment). Events are kept 30 days.',
     tag: 'Events',
     query: EventsQuery,
     responses: {
@@ -34,7 +35,8 @@ export const eventRoutes = [
         ...page,
         ...(messageId !== null ? { message_id: messageId } : {}),
         ...(type !== null ? { type } : {}),
-        environment: environmentFilter(query)
+        environment: environmentFilter(query),
+        ...tagParam(query)
       }))
       return { status: 200, body }
     }

@@ -3,7 +3,7 @@ import { type MessageStatus } from '../../protocol/mod.ts'
 import { MESSAGE_EVENTS_INLINE } from '../../stores/read_model/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
-import { readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, RecipientStateSchema, ErrorDoc } from '../http/read_model.ts'
+import { readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, RecipientStateSchema, ErrorDoc, TagQuery, tagParam } from '../http/read_model.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 import { RecipientPrefixQuery, recipientPrefixFilter } from '../http/recipient_prefix_filter.ts'
 
@@ -11,7 +11,8 @@ const MessagesQuery = Type.Object({
   ...PageQuery.properties,
   status: Type.Optional(MessageStatusSchema),
   ...RecipientPrefixQuery,
-  ...EnvironmentQuery
+  ...EnvironmentQuery,
+  ...TagQuery
 })
 
 const MessageDetailSchema = Type.Object({ ...MessageSummarySchema.properties, recipients: Type.Array(RecipientStateSchema), events: Type.Array(EventEnvelopeSchema) })
@@ -24,7 +25,8 @@ export const messageReadRoutes = [
     summary: 'List messages, newest first',
     description: '`environment` is `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is listed only with `test`. ' +
       '`status` keeps messages in that status; `to` keeps messages with a recipient (to, cc or bcc) whose address starts with it, ' +
-      'case-insensitively, listed in address order and newest first per address. Messages are kept 30 days.',
+      'case-insensitively, listed in address order and newest first per address; `tag` keeps messages sent with that tag. ' +
+      'Filters combine: a message is listed only when it matches every one given. Messages are kept 30 days.',
     tag: 'Messages',
     query: MessagesQuery,
     responses: {
@@ -38,7 +40,8 @@ export const messageReadRoutes = [
         ...page,
         ...(status !== null ? { status } : {}),
         ...recipientPrefixFilter(query),
-        environment: environmentFilter(query)
+        environment: environmentFilter(query),
+        ...tagParam(query)
       }))
       return { status: 200, body }
     }

@@ -1,4 +1,4 @@
-import { ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, addressDomain, bareAddress, isReservedHeader, newId, spoofedDisplayAddress, type FieldError, type QueuedMessage, type SendRequest } from '../../protocol/mod.ts'
+import { ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, addressDomain, bareAddress, isReservedHeader, newId, spoofedDisplayAddress, type FieldError, type QueuedMessage, type SendRequest, uniqueTags } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import type { AuthContext } from '../auth.ts'
 
@@ -147,6 +147,7 @@ export function prepareMessage (
     subject: subject ?? '',
     headers: req.headers ?? {},
     metadata: req.metadata ?? {},
+    ...(req.tags !== undefined && req.tags.length > 0 ? { tags: uniqueTags(req.tags) } : {}),
     attachments: req.attachments ?? [],
     track_opens: req.track_opens ?? true,
     track_clicks: req.track_clicks ?? true,

@@ -1,13 +1,11 @@
 import mailsplit from '@zone-eu/mailsplit'
 import libmime from 'libmime'
 import addressparser from 'nodemailer/lib/addressparser/index.js'
-import { MAX_METADATA_PAIRS, bareAddress, spoofedDisplayAddress } from '../../protocol/mod.ts'
+import { MAX_METADATA_PAIRS, MAX_TAGS, bareAddress, isTag, spoofedDisplayAddress } from '../../protocol/mod.ts'
 import { SmtpReply } from './smtp_reply.ts'
 
 /** RFC 5322 §2.1.1: a line is at most 998 octets without its CRLF. */
 export const MAX_LINE_OCTETS = 998
-export const MAX_TAGS = 10
-const TAG = /^[A-Za-z0-9_-]{1,64}$/
 const HEADER_END = Buffer.from('\r\n\r\n')
 /**
  * Bounds on what is parsed, so that parsing stays a small fraction of a message's cost (addresses are parsed a
@@ -112,7 +110,7 @@ function parseMetadata (value: string | undefined): Record<string, string> {
 function parseTags (value: string | undefined): string[] {
   if (value === undefined) return []
   const tags = libmime.decodeWords(value).split(',').map((t) => t.trim()).filter((t) => t !== '')
-  if (tags.length > MAX_TAGS || !tags.every((t) => TAG.test(t))) {
+  if (tags.length > MAX_TAGS || !tags.every(isTag)) {
     throw new SmtpReply(554, '5.6.0', `X-Outbox-Tags must be a comma list of at most ${MAX_TAGS} tags of A-Z a-z 0-9 _ - (1 to 64 characters)`)
   }
   return tags

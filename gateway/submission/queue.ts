@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { ApiError, isQueuedMessage, newId, queuedMessageProblem, type QueuedMessage } from '../../protocol/mod.ts'
+import { ApiError, isQueuedMessage, newId, queuedMessageProblem, uniqueTags, type QueuedMessage } from '../../protocol/mod.ts'
 import type { AuthContext } from '../auth.ts'
 import type { SendService } from '../send/service.ts'
 import type { IdempotencyStore, RetryState } from '../send/idempotency.ts'
@@ -71,13 +71,14 @@ export class SubmissionQueue {
       subject: recordSubject(mail.subject),
       headers: {},
       metadata: mail.metadata,
+      ...(mail.tags.length > 0 ? { tags: uniqueTags(mail.tags) } : {}),
       attachments: [],
       // The MIME is sent as written: no link is rewritten and no pixel added.
       track_opens: false,
       track_clicks: false,
       suppressed,
       created_at: createdAt,
-      submitted: { raw: mail.mime.toString('latin1'), ...(mail.tags.length > 0 ? { tags: mail.tags } : {}) }
+      submitted: { raw: mail.mime.toString('latin1') }
     }
     // The engine delivers only what its schema accepts: refuse here, before the 250, anything it would not.
     if (!isQueuedMessage(msg)) throw new SmtpReply(554, '5.6.0', `Message refused: ${queuedMessageProblem(msg)}`)

@@ -1,7 +1,7 @@
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { ControlPlane } from '../control_plane/mod.ts'
-import { eventId, eventRecord, installationSecret, isTrackableUrl, verifyToken, type TokenClaims, idTime } from '../../protocol/mod.ts'
+import { eventId, eventRecord, tagsField, installationSecret, isTrackableUrl, verifyToken, type TokenClaims, idTime } from '../../protocol/mod.ts'
 import { publishEvent, suppressAddress } from './event_publish.ts'
 
 /**
@@ -21,6 +21,10 @@ export const MAX_PENDING_TRACKING_EVENTS = 2048
 /** Lifetime of open and click tokens unless configured (OB_TRACKING_TOKEN_TTL_S). */
 export const DEFAULT_TRACKING_TOKEN_TTL_MS = 365 * 24 * 3600 * 1000 // 1 year
 
+/** The tags of an organisation's message (MessageStore.messageTags): tracking tokens carry only its id. */
+export type MessageTags = (orgId: string, messageId: string) => Promise<string[]>
+const noTags: MessageTags = async () => await Promise.resolve([])
+
 export interface TrackingRequest {
   ip: string
   userAgent: string
@@ -34,7 +38,10 @@ export interface TrackingRequest {
 export class TrackingRecorder {
   private pending = 0
 
-  private constructor (private readonly secret: Buffer, private readonly js: JetStreamClient, private readonly cp: ControlPlane, private readonly tokenTtlMs: number) {}
+  private constructor (
+    private readonly secret: Buffer, private readonly js: JetStreamClient, private readonly cp: ControlPlane, private readonly tokenTtlMs: number,
+    private readonly tagsOf: MessageTags
+  ) {}
 
   /**
    * Publishes without making the caller wait for the PubAck, unless too many are outstanding. `onError` hears
@@ -50,8 +57,8 @@ export class TrackingRecorder {
    * `tokenTtlMs`: how long open and click tokens stay valid, counted from the creation of the message they were
    * sent in (its id carries the time, so every token ever issued has a lifetime without a field of its own).
    */
-  static async open (nc: NatsConnection, cp: ControlPlane, configuredSecret: string | undefined, tokenTtlMs: number = DEFAULT_TRACKING_TOKEN_TTL_MS): Promise<TrackingRecorder> {
-    return new TrackingRecorder(await installationSecret(cp.settings, configuredSecret), jetstream(nc), cp, tokenTtlMs)
+  static async open (nc: NatsConnection, cp: ControlPlane, configuredSecret: string | undefined, tokenTtlMs: number = DEFAULT_TRACKING_TOKEN_TTL_MS, tagsOf: MessageTags = noTags): Promise<TrackingRecorder> {
+    return new TrackingRecorder(await installationSecret(cp.settings, configuredSecret), jetstream(nc), cp, tokenTtlMs, tagsOf)
   }
 
   /**
@@ -75,17 +82,21 @@ export class TrackingRecorder {
   async opened (c: TokenClaims, req: TrackingRequest, onError: (err: unknown) => void = () => {}): Promise<void> {
     const now = req.now ?? Date.now()
     const id = eventId('opened', c.o, c.m, c.r, req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
-    await this.background(publishEvent(this.js, eventRecord(id, 'opened', c.o, {
-      message_id: c.m, to: c.r, opened_at: new Date(now).toISOString(), user_agent: req.userAgent, ip_address: req.ip
-    }, c.m)), onError)
+    await this.background(this.tagsOf(c.o, c.m).then(async (tags) => {
+      await publishEvent(this.js, eventRecord(id, 'opened', c.o, {
+        message_id: c.m, to: c.r, opened_at: new Date(now).toISOString(), user_agent: req.userAgent, ip_address: req.ip, ...tagsField(tags)
+      }, c.m))
+    }), onError)
   }
 
   async clicked (c: TokenClaims, req: TrackingRequest, onError: (err: unknown) => void = () => {}): Promise<void> {
     const now = req.now ?? Date.now()
     const id = eventId('clicked', c.o, c.m, c.r, c.u ?? '', req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
-    await this.background(publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
-      message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u ?? '', user_agent: req.userAgent, ip_address: req.ip
-    }, c.m)), onError)
+    await this.background(this.tagsOf(c.o, c.m).then(async (tags) => {
+      await publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
+        message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u ?? '', user_agent: req.userAgent, ip_address: req.ip, ...tagsField(tags)
+      }, c.m))
+    }), onError)
   }
 
   /**
@@ -95,8 +106,9 @@ export class TrackingRecorder {
    */
   async unsubscribed (c: TokenClaims, method: 'link' | 'one-click', now = Date.now()): Promise<boolean> {
     const added = await suppressAddress(this.cp, c.o, c.r, 'unsubscribe', c.m)
+    const tags = await this.tagsOf(c.o, c.m)
     await publishEvent(this.js, eventRecord(eventId('unsubscribed', c.o, c.m, c.r), 'unsubscribed', c.o, {
-      message_id: c.m, to: c.r, unsubscribed_at: new Date(now).toISOString(), method
+      message_id: c.m, to: c.r, unsubscribed_at: new Date(now).toISOString(), method, ...tagsField(tags)
     }, c.m))
     return added
   }

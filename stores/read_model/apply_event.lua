@@ -2,25 +2,39 @@
 -- (Prepended: status_from_recipients, see recipient_status.ts.)
 -- KEYS[1] event string; live indexes: KEYS[2] org event index, KEYS[3] org event-type index, KEYS[4] stats hour
 -- hash; the same three for sandbox traffic: KEYS[5..7]; for events about a message: KEYS[8] message hash,
--- KEYS[9] message event index
+-- KEYS[9] message event index; last, per tag of the event (ARGV[15] of them): live tag event index, live tag
+-- stats hour hash, sandbox tag event index, sandbox tag stats hour hash
 -- ARGV: 1 envelope JSON, 2 event ms, 3 event id, 4 type, 5 retention ms, 6 cutoff ms, 7 stats retention ms,
 -- 8 status the event leads to ('' for none), 9 its rank, 10 message id, 11 live status index key prefix,
--- 12 sandbox status index key prefix, 13 recipient address ('' for none), 14 '1' when the event ends an attempt
+-- 12 sandbox status index key prefix, 13 recipient address ('' for none), 14 '1' when the event ends an attempt,
+-- 15 number of tags
 local ttl, ts, id = ARGV[5], ARGV[2], ARGV[3]
 -- The event key doubles as the dedupe record: a replayed event id changes nothing.
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ttl) then return 0 end
-local msg = KEYS[8]
+local tags = tonumber(ARGV[15] or '0')
+local base = #KEYS - 4 * tags
+local msg = base >= 9 and KEYS[8] or nil
 -- A message's events are indexed and counted with its environment; events of no message are live.
 local sandbox = msg ~= nil and redis.call('HGET', msg, 'env') == 'test'
 local first = sandbox and 5 or 2
 local cutoff = '(' .. ARGV[6]
-for i = first, first + 1 do
-  redis.call('ZADD', KEYS[i], ts, id)
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
-  redis.call('PEXPIRE', KEYS[i], ttl)
+local function index (key)
+  redis.call('ZADD', key, ts, id)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', cutoff)
+  redis.call('PEXPIRE', key, ttl)
 end
-redis.call('HINCRBY', KEYS[first + 2], ARGV[4], 1)
-redis.call('PEXPIRE', KEYS[first + 2], ARGV[7])
+local function count (key)
+  redis.call('HINCRBY', key, ARGV[4], 1)
+  redis.call('PEXPIRE', key, ARGV[7])
+end
+index(KEYS[first])
+index(KEYS[first + 1])
+count(KEYS[first + 2])
+local tagFirst = sandbox and 2 or 0
+for i = base + 1, #KEYS, 4 do
+  index(KEYS[i + tagFirst])
+  count(KEYS[i + tagFirst + 1])
+end
 if msg == nil then return 1 end
 local mid, prefix = ARGV[10], sandbox and ARGV[12] or ARGV[11]
 redis.call('ZADD', KEYS[9], ts, id)

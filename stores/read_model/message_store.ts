@@ -8,6 +8,8 @@ import { addressIndexMember, pageAddressIndex } from './address_index.ts'
 import { recipientStates, recipientAddresses, type RecipientState } from './recipient_states.ts'
 import { pageIndex, type IndexPage } from './index_page.ts'
 import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
+import { eventTagKeys, eventTags, messageTagKeys } from './tag_index.ts'
+import { eventIndex, messageFilter, messageIndex, type EventQuery, type Keep, type MessageQuery } from './list_index.ts'
 
 export { STATS_COUNTERS, type StatsCounts, type StatsInterval, type StatsResult } from './message_stats.ts'
 export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, type Environment } from './message_store_keys.ts'
@@ -39,11 +41,13 @@ export interface MessageSummary {
   /** Distinct recipients (to, cc and bcc) and how many of them were delivered. */
   recipient_count: number
   delivered_count: number
+  /** The tags given at send (empty when none). */
+  tags: string[]
 }
 
 export interface MessageDetail extends MessageSummary { recipients: RecipientState[], events: EventEnvelope[] }
 
-export interface MessageRecipients { orgId: string, environment: 'live' | 'test', recipients: string[] }
+export interface MessageRecipients { orgId: string, environment: 'live' | 'test', recipients: string[], tags: string[] }
 
 type StoreRedis = Redis & {
   ob_apply_event: (numKeys: number, ...args: Array<string | number>) => Promise<number>
@@ -61,7 +65,8 @@ function parseSummary (row: Row): MessageSummary {
   const { org_id: _org, ...rest } = s
   if (typeof scheduledAt === 'string') rest.scheduled_at = scheduledAt
   const recipientCount = rn !== null && rn !== undefined ? Number(rn) : recipientAddresses(s).length
-  return { ...rest, status: (status ?? 'queued') as MessageStatus, recipient_count: recipientCount, delivered_count: Number(delivered ?? 0) }
+  // Messages recorded before tags existed have none.
+  return { ...rest, tags: rest.tags ?? [], status: (status ?? 'queued') as MessageStatus, recipient_count: recipientCount, delivered_count: Number(delivered ?? 0) }
 }
 
 /**
@@ -100,11 +105,15 @@ export class MessageStore {
       environment: msg.environment,
       created_at: msg.created_at,
       ...(msg.scheduled_at !== undefined ? { scheduled_at: msg.scheduled_at } : {}),
-      metadata: msg.metadata
+      metadata: msg.metadata,
+      tags: msg.tags ?? []
     })
     const org = msg.org_id
     const env: Environment = msg.environment === 'test' ? 'test' : 'live'
-    const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org, env), K.stats(org, env, hourBucket(createdMs)), K.messagesByAddress(org, env)]
+    const hour = hourBucket(createdMs)
+    const tagged = messageTagKeys(org, env, msg.tags, hour)
+    const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org, env), K.stats(org, env, hour), K.messagesByAddress(org, env),
+      ...tagged.indexes, ...tagged.stats]
     const recipients = recipientAddresses(msg)
     const now = Date.now()
     await this.queued.call(keys, [summary, status, STATUS_RANK[status], createdMs, READ_MODEL_RETENTION_MS,
@@ -126,13 +135,15 @@ export class MessageStore {
     const keys = [K.event(org, e.id), K.events(org, 'live'), K.eventsByType(org, 'live', e.type), K.stats(org, 'live', hour),
       K.events(org, 'test'), K.eventsByType(org, 'test', e.type), K.stats(org, 'test', hour)]
     if (mid !== undefined) keys.push(K.message(org, mid), K.messageEvents(org, mid))
+    const tags = eventTags(e.data)
+    keys.push(...eventTagKeys(org, tags, hour))
     const status = statusAfter(e.type)
     const rcpt = typeof e.data.to === 'string' ? bareAddress(e.data.to) : ''
     const endsAttempt = e.type === 'delivered' || e.type === 'deferred' || e.type === 'bounced' || e.type === 'failed'
     const applied = await this.r.ob_apply_event(keys.length, ...keys,
       JSON.stringify(envelopeOf(e)), ts, e.id, e.type, READ_MODEL_RETENTION_MS, Date.now() - READ_MODEL_RETENTION_MS,
       STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org, 'live'),
-      K.messagesByStatusPrefix(org, 'test'), rcpt, endsAttempt ? '1' : '0')
+      K.messagesByStatusPrefix(org, 'test'), rcpt, endsAttempt ? '1' : '0', tags.length)
     return applied === 1
   }
 
@@ -173,34 +184,48 @@ export class MessageStore {
     if (orgId === null) return undefined
     const summary = await this.redis.hget(K.message(orgId, id), 'summary')
     if (summary === null) return undefined
-    const s = JSON.parse(summary) as Pick<MessageSummary, 'to' | 'cc' | 'bcc' | 'environment'>
-    return { orgId, environment: s.environment, recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress) }
+    const s = JSON.parse(summary) as Pick<MessageSummary, 'to' | 'cc' | 'bcc' | 'environment'> & { tags?: string[] }
+    return { orgId, environment: s.environment, recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress), tags: s.tags ?? [] }
+  }
+
+  /**
+   * The tags of the organisation's message, for events made without the message at hand (tracking links):
+   * empty when it has none or is not (or no longer) in the read model.
+   */
+  async messageTags (orgId: string, id: string): Promise<string[]> {
+    const summary = await this.redis.hget(K.message(orgId, id), 'summary')
+    if (summary === null) return []
+    return (JSON.parse(summary) as { tags?: string[] }).tags ?? []
   }
 
   /**
    * Newest first, of one environment (sandbox traffic is never in the live view). `to` keeps messages with a
    * recipient (to, cc or bcc) whose address starts with it, case-insensitively; those come in address order,
-   * newest first per address.
+   * newest first per address. `tag` keeps messages sent with that tag.
    */
-  async listMessages (orgId: string, q: { limit: number, cursor?: string, status?: MessageStatus, to?: string, environment?: Environment }): Promise<IndexPage<MessageSummary>> {
+  async listMessages (orgId: string, q: MessageQuery): Promise<IndexPage<MessageSummary>> {
     const env = q.environment ?? 'live'
     const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) }
-    if (q.to !== undefined) return await this.listMessagesTo(orgId, env, q.to, page, q.status)
-    const key = q.status !== undefined ? K.messagesByStatus(orgId, env, q.status) : K.messages(orgId, env)
-    return await pageIndex(this.redis, key, { ...page, filtered: false }, async (ids) => {
+    if (q.to !== undefined) return await this.listMessagesTo(orgId, env, q.to, page, messageFilter(q))
+    const { key, keep } = messageIndex(orgId, env, q)
+    return await pageIndex(this.redis, key, { ...page, filtered: keep !== undefined }, async (ids) => {
       const rows = await this.rows(orgId, ids)
-      // An index entry can outlive its message by up to one write; skip it.
-      return rows.map((row) => row[0] === null || row[0] === undefined ? undefined : parseSummary(row))
+      return rows.map((row) => {
+        // An index entry can outlive its message by up to one write; skip it.
+        if (row[0] === null || row[0] === undefined) return undefined
+        const m = parseSummary(row)
+        return keep === undefined || keep(m) ? m : undefined
+      })
     })
   }
 
-  private async listMessagesTo (orgId: string, env: Environment, to: string, page: { limit: number, cursor?: string }, status?: MessageStatus): Promise<IndexPage<MessageSummary>> {
+  private async listMessagesTo (orgId: string, env: Environment, to: string, page: { limit: number, cursor?: string }, keep: Keep<MessageSummary>): Promise<IndexPage<MessageSummary>> {
     return await pageAddressIndex(this.redis, K.messagesByAddress(orgId, env), to.trim().toLowerCase(), page, async (ids) => {
       const rows = await this.rows(orgId, ids)
       return rows.map((row) => {
         if (row[0] === null || row[0] === undefined) return 'expired'
-        if (status !== undefined && row[1] !== status) return undefined
-        return parseSummary(row)
+        const m = parseSummary(row)
+        return keep === undefined || keep(m) ? m : undefined
       })
     })
   }
@@ -210,22 +235,22 @@ export class MessageStore {
   }
 
   /** Newest first, as webhook envelopes. A `message_id` of another organisation is 403. */
-  async listEvents (orgId: string, q: { limit: number, cursor?: string, message_id?: string, type?: string, environment?: Environment }): Promise<IndexPage<EventEnvelope>> {
+  async listEvents (orgId: string, q: EventQuery): Promise<IndexPage<EventEnvelope>> {
     if (q.message_id !== undefined) await this.assertOwner(orgId, q.message_id)
-    const env = q.environment ?? 'live'
-    const key = q.message_id !== undefined
-      ? K.messageEvents(orgId, q.message_id)
-      : q.type !== undefined ? K.eventsByType(orgId, env, q.type) : K.events(orgId, env)
-    const typeFilter = q.message_id !== undefined ? q.type : undefined
-    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: typeFilter !== undefined }, async (ids) => {
+    const { key, keep } = eventIndex(orgId, q.environment ?? 'live', q)
+    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: keep !== undefined }, async (ids) => {
       const events = await this.loadEvents(orgId, ids)
-      return typeFilter === undefined ? events : events.map((e) => e?.type === typeFilter ? e : undefined)
+      return keep === undefined ? events : events.map((e) => e !== undefined && keep(e) ? e : undefined)
     })
   }
 
-  /** Counts per event type (and `sent`, messages queued) over whole UTC hours overlapping [fromMs, toMs). */
-  async stats (orgId: string, fromMs: number, toMs: number, interval?: StatsInterval, environment: Environment = 'live'): Promise<StatsResult> {
-    return await statsOver((hour) => this.redis.hgetall(K.stats(orgId, environment, hour)), fromMs, toMs, interval)
+  /**
+   * Counts per event type (and `sent`, messages queued) over whole UTC hours overlapping [fromMs, toMs), of one
+   * environment; with `tag`, of its messages only.
+   */
+  async stats (orgId: string, fromMs: number, toMs: number, interval?: StatsInterval, environment: Environment = 'live', tag?: string): Promise<StatsResult> {
+    const hashKey = tag === undefined ? (hour: string) => K.stats(orgId, environment, hour) : (hour: string) => K.statsTagged(orgId, environment, tag, hour)
+    return await statsOver((hour) => this.redis.hgetall(hashKey(hour)), fromMs, toMs, interval)
   }
 
   /** Ids and times (ms) of the org's events (live and sandbox) of these types at or after `fromMs`, oldest first. */

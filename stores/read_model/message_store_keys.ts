@@ -22,7 +22,7 @@ export const READ_MODEL_KEYS = {
   messageEvents: (orgId: string, id: string) => `ob:{${orgId}}:msg:${id}:evs`,
   /** Which organisation owns a message id: tells 403 from 404 without knowing the org first. */
   messageOwner: (id: string) => `ob:msgorg:${id}`,
-  /** Sorted sets (score: created time in ms) of the org's message ids: all, by status, by recipient. */
+  /** Sorted sets (score: created time in ms) of the org's message ids: all, by status, by recipient, by tag. */
   messages: (orgId: string, env: Environment) => `${scope(orgId, env)}:msgs`,
   messagesByStatusPrefix: (orgId: string, env: Environment) => `${scope(orgId, env)}:msgs:s:`,
   messagesByStatus: (orgId: string, env: Environment, status: MessageStatus) => `${scope(orgId, env)}:msgs:s:${status}`,
@@ -31,13 +31,19 @@ export const READ_MODEL_KEYS = {
    * messages to any address starting with a prefix, newest first per address, in O(log n + page).
    */
   messagesByAddress: (orgId: string, env: Environment) => `${scope(orgId, env)}:msgs:addr`,
+  /** Sorted set (score: created time in ms) of the org's messages with one tag (tags are `[A-Za-z0-9_-]{1,64}`). */
+  messagesTagged: (orgId: string, env: Environment, tag: string) => `${scope(orgId, env)}:msgs:tag:${tag}`,
   /** String: the event JSON; `SET NX` on it is also what makes applying an event idempotent. */
   event: (orgId: string, eventId: string) => `ob:{${orgId}}:ev:${eventId}`,
   /** Sorted sets (score: event time in ms) of the org's event ids: all, and by type. */
   events: (orgId: string, env: Environment) => `${scope(orgId, env)}:evs`,
   eventsByType: (orgId: string, env: Environment, type: string) => `${scope(orgId, env)}:evs:t:${type}`,
+  /** Sorted set (score: event time in ms) of the org's events about messages with one tag. */
+  eventsTagged: (orgId: string, env: Environment, tag: string) => `${scope(orgId, env)}:evs:tag:${tag}`,
   /** Hash of counters (event type or `sent` → count) for one UTC hour, `yyyymmddhh`. */
-  stats: (orgId: string, env: Environment, hour: string) => `${scope(orgId, env)}:stats:${hour}`
+  stats: (orgId: string, env: Environment, hour: string) => `${scope(orgId, env)}:stats:${hour}`,
+  /** The same counters for the messages with one tag. */
+  statsTagged: (orgId: string, env: Environment, tag: string, hour: string) => `${scope(orgId, env)}:stats:tag:${tag}:${hour}`
 } as const
 
 /** Messages and events are kept as long as the event stream keeps events (30 days), so a replay always dedupes. */

@@ -2,7 +2,8 @@
 -- counts to BATCH, and record_queued_finish.lua writes them with one command per index for the whole batch.
 -- (Prepended: status_from_recipients, see recipient_status.ts.)
 -- KEYS[1] message hash, KEYS[2] message owner, KEYS[3] org message index, KEYS[4] stats hour hash,
--- KEYS[5] recipient address index (lexicographic)
+-- KEYS[5] recipient address index (lexicographic), then for the message's n tags: KEYS[6..5+n] tag indexes and
+-- KEYS[6+n..5+2n] tag stats hour hashes
 -- ARGV: 1 summary JSON, 2 status, 3 status rank, 4 created ms, 5 retention ms, 6 cutoff ms (older entries are
 -- trimmed from indexes), 7 status index key prefix, 8 stats retention ms, 9 message id, 10 organisation id,
 -- 11 environment, 12 recipient count, 13.. recipient address index members
@@ -40,11 +41,17 @@ local function index (key)
 end
 index(KEYS[3])
 index(ARGV[7] .. status)
-local count = BATCH.c[KEYS[4]]
-if not count then
-  count = { n = 0, ttl = ARGV[8] }
-  BATCH.c[KEYS[4]] = count
-  BATCH.ckeys[#BATCH.ckeys + 1] = KEYS[4]
+local tags = (#KEYS - 5) / 2
+for i = 6, 5 + tags do index(KEYS[i]) end
+local function count (key)
+  local c = BATCH.c[key]
+  if not c then
+    c = { n = 0, ttl = ARGV[8] }
+    BATCH.c[key] = c
+    BATCH.ckeys[#BATCH.ckeys + 1] = key
+  end
+  c.n = c.n + 1
 end
-count.n = count.n + 1
+count(KEYS[4])
+for i = 6 + tags, #KEYS do count(KEYS[i]) end
 return 1

@@ -48,11 +48,11 @@ async function sendMessages (t: TestContext, list: Array<{ local: string, subjec
   for (const { local, subject, outcome } of list) {
     const res = await ob.request('POST', '/v1/messages/send', {
       key: sandboxKey,
-      body: { from: `Shop <orders@${org.domain}>`, to: `${local}@example.net`, subject, html: '<p>Thanks for your order</p>', metadata: { order: '1042' } }
+      body: { from: `Shop <orders@${org.domain}>`, to: `${local}@example.net`, subject, html: '<p>Thanks for your order</p>', metadata: { order: '1042' }, tags: [local] }
     })
     if (res.status === 202) { ids.push(res.body.id as string); sent.push({ id: res.body.id as string, local, outcome }); continue }
     assert.ok(res.status === 404 || res.status === 405, `send answered ${res.status}: ${res.text}`)
-    const msg = await queue(ob, org, { from: `Shop <orders@${org.domain}>`, to: [`${local}@example.net`], subject, environment: 'test', metadata: { order: '1042' } })
+    const msg = await queue(ob, org, { from: `Shop <orders@${org.domain}>`, to: [`${local}@example.net`], subject, environment: 'test', metadata: { order: '1042' }, tags: [local] })
     await publishOutcome(msg.id, local, outcome)
     ids.push(msg.id)
   }
@@ -99,6 +99,11 @@ test('activity updates live, filters by status, and a message shows its event ti
   await page.getByTestId('messages').locator('tr', { hasText: 'Your order #1042' }).waitFor({ state: 'detached' })
   assert.deepEqual(await page.getByTestId('messages').locator('tbody tr td:nth-child(3)').allTextContents(), ['Your invoice'])
   await page.getByLabel('Status').selectOption('')
+  await page.getByLabel('Tag').fill('click')
+  await page.getByRole('button', { name: 'Filter' }).click()
+  await page.getByTestId('messages').locator('tr', { hasText: 'Your invoice' }).waitFor({ state: 'detached' })
+  assert.deepEqual(await page.getByTestId('messages').locator('tbody tr td:nth-child(3)').allTextContents(), ['Weekly digest'])
+  await page.getByLabel('Tag').fill('')
   await page.getByLabel('Recipient').fill('open@example.net')
   await page.getByRole('button', { name: 'Filter' }).click()
   await page.getByTestId('messages').locator('tr', { hasText: 'Your invoice' }).waitFor({ state: 'detached' })
@@ -112,6 +117,7 @@ test('activity updates live, filters by status, and a message shows its event ti
   assert.equal(api.status, 200)
   for (const e of api.body.events as Array<{ id: string }>) await timeline.getByText(e.id).waitFor()
   assert.match(await page.locator('dl.fields').textContent() ?? '', /open@example\.net/)
+  assert.match(await page.locator('dl.fields').textContent() ?? '', /tagsopenrecipient_count/)
   const recipient = page.getByTestId('recipients').locator('tr', { hasText: 'open@example.net' })
   await recipient.getByText('delivered').waitFor()
   await screenshot(page, 'message')

@@ -58,10 +58,10 @@ export class ReportScenario {
   }
 
   /** Sends one message from `org` to `rcpt` through the API and waits until the sink has it. */
-  async send (org: TestOrg, rcpt: string): Promise<SentMessage> {
+  async send (org: TestOrg, rcpt: string, tags?: string[]): Promise<SentMessage> {
     const r = await this.ob.request('POST', '/v1/messages/send', {
       key: org.adminKey,
-      body: { from: `news@${org.domain}`, to: rcpt, subject: 'Hello', text: 'Hi there', track_opens: false, track_clicks: false }
+      body: { from: `news@${org.domain}`, to: rcpt, subject: 'Hello', text: 'Hi there', track_opens: false, track_clicks: false, ...(tags !== undefined ? { tags } : {}) }
     })
     if (r.status !== 202) throw new Error(`send failed: ${r.status} ${r.text}`)
     const id = r.body.id as string

@@ -35,7 +35,7 @@ test('the inline limit is half of max_payload, at most 512 KB', () => {
 })
 
 test('a split message is a valid queued message without its content, and joins back to the original', () => {
-  for (const msg of [message(), message({ html: undefined, text: undefined, attachments: [], submitted: { raw: 'Subject: x\r\n\r\nbody\r\n', tags: ['t'] } })]) {
+  for (const msg of [message(), message({ html: undefined, text: undefined, attachments: [], submitted: { raw: 'Subject: x\r\n\r\nbody\r\n' }, tags: ['t'] })]) {
     if (msg.html === undefined) { delete msg.html; delete msg.text }
     const split = splitContent(msg)
     const queued = JSON.parse(split.message.toString()) as QueuedMessage

@@ -38,6 +38,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   // Sent to the API as typed: the API matches a prefix of the recipient's address.
   const to = h('input', { id: 'f-to', name: 'to', type: 'search', placeholder: 'ann@example.net', autocomplete: 'off' })
   const env = environmentSwitch('f-environment', () => { void load(false) })
+  const tag = h('input', { id: 'f-tag', name: 'tag', type: 'search', placeholder: 'welcome', pattern: '[A-Za-z0-9_\\-]{1,64}', autocomplete: 'off' })
   let cursor: string | null = null
   let rows: Message[] = []
   /** Increases with every request, so an answer that arrives after a newer one started is dropped. */
@@ -47,7 +48,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   function failed (err: unknown): void {
     showError(slot, err)
     const field = err instanceof OutboxApiError ? err.field ?? err.errors[0]?.field : undefined
-    for (const [input, name] of [[to, 'to'], [status, 'status']] as const) {
+    for (const [input, name] of [[to, 'to'], [status, 'status'], [tag, 'tag']] as const) {
       if (field === name) { input.setAttribute('aria-invalid', 'true'); input.setAttribute('aria-describedby', 'activity-error') }
     }
     rows = []
@@ -60,13 +61,14 @@ async function render (ctx: ViewContext): Promise<Node> {
     const query: GetMessagesQuery = { limit: PAGE, environment: env.value() }
     if (status.value !== '') query.status = status.value as GetMessagesQuery['status']
     if (to.value.trim() !== '') query.to = to.value.trim()
+    if (tag.value.trim() !== '') query.tag = tag.value.trim()
     if (append && cursor !== null) query.cursor = cursor
     const mine = ++latest
     try {
       const page = await client.messages.list(query)
       if (mine !== latest) return
       showError(slot, undefined)
-      for (const input of [to, status]) { input.removeAttribute('aria-invalid'); input.removeAttribute('aria-describedby') }
+      for (const input of [to, status, tag]) { input.removeAttribute('aria-invalid'); input.removeAttribute('aria-describedby') }
       rows = append ? rows.concat(page.data) : page.data
       cursor = page.next_cursor ?? null
       more.hidden = !page.has_more
@@ -98,6 +100,7 @@ async function render (ctx: ViewContext): Promise<Node> {
     h('form', { class: 'filters', role: 'search', onsubmit: (e: Event) => { e.preventDefault(); void load(false) } },
       h('label', { for: 'f-status' }, 'Status'), status,
       h('label', { for: 'f-to' }, 'Recipient'), to,
+      h('label', { for: 'f-tag' }, 'Tag'), tag,
       env.label, env.select,
       h('button', { type: 'submit' }, 'Filter')),
     slot,

@@ -12,7 +12,7 @@ function value (v: unknown): Node | string {
 
 /** The event's data, without the fields every event repeats. */
 function eventDetails (e: Envelope): HTMLElement {
-  const entries = Object.entries(e.data).filter(([k]) => k !== 'message_id' && k !== 'metadata')
+  const entries = Object.entries(e.data).filter(([k]) => k !== 'message_id' && k !== 'metadata' && k !== 'tags')
   return h('dl', { class: 'compact' }, entries.map(([k, v]) => [h('dt', null, k), h('dd', null, value(v))]))
 }
 
@@ -56,7 +56,7 @@ function recipientTable (recipients: Recipient[]): HTMLElement {
   ]), 'No recipients.')
 }
 
-const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'metadata']
+const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'metadata', 'tags']
 
 async function render (ctx: ViewContext): Promise<Node> {
   const id = ctx.params[0]!

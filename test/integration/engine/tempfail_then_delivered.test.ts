@@ -14,13 +14,14 @@ before(async () => { ({ sink, ob, org, events } = scenario = await startRelaySce
 after(async () => { await scenario.close() })
 
 test('451 twice, then accepted: two deferred events (attempts 1 and 2), then delivered once', async () => {
-  const msg = queuedMessage(org, { to: ['tempfail@dest.example'] })
+  const msg = queuedMessage(org, { to: ['tempfail@dest.example'], tags: ['digest'] })
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'delivered').length === 1)
   const deferred = events.of(msg.id, 'deferred')
   assert.deepEqual(deferred.map((e) => e.data.attempt), [1, 2])
   const d = deferred[0]!.data
-  assert.deepEqual(Object.keys(d).sort(), ['attempt', 'deferred_at', 'from', 'message_id', 'metadata', 'next_attempt_at', 'smtp_response', 'subject', 'to'])
+  assert.deepEqual(Object.keys(d).sort(), ['attempt', 'deferred_at', 'from', 'message_id', 'metadata', 'next_attempt_at', 'smtp_response', 'subject', 'tags', 'to'])
+  assert.deepEqual(d.tags, ['digest'])
   assert.match(String(d.smtp_response), /^451 4\.7\.1/)
   const gap = Date.parse(String(d.next_attempt_at)) - Date.parse(String(d.deferred_at))
   assert.equal(gap, 1000, 'next attempt per OB_DELIVERY_RETRY_SCHEDULE')

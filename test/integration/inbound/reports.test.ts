@@ -23,12 +23,13 @@ after(async () => {
 
 test('a DSN with a 5.x.x status to the VERP address is a hard bounce and suppresses the recipient', async () => {
   const rcpt = 'Gone.User@remote.test'
-  const sent = await s.send(org, rcpt)
+  const sent = await s.send(org, rcpt, ['billing'])
   await s.deliver(sent.returnPath, dsn({ to: sent.returnPath, recipient: rcpt, status: '5.1.1', diagnostic: '550 5.1.1 <gone.user@remote.test>: user unknown', originalId: sent.id, domain: org.domain }))
   const [e] = await events.waitFor('bounced')
   const d = e!.data as any
   assert.equal(e!.message_id, sent.id)
   assert.equal(d.message_id, sent.id)
+  assert.deepEqual(d.tags, ['billing'], 'a bounce report carries the message\'s tags')
   assert.equal(d.to, 'gone.user@remote.test')
   assert.equal(d.bounce_type, 'hard')
   assert.equal(d.bounce_code, '550')
@@ -52,11 +53,11 @@ test('a DSN with a 4.x.x status is a soft bounce and suppresses nothing', async 
 
 test('an ARF report to the VERP address is a complaint and suppresses the recipient', async () => {
   const rcpt = 'annoyed@remote.test'
-  const sent = await s.send(org, rcpt)
+  const sent = await s.send(org, rcpt, ['billing'])
   await s.deliver(sent.returnPath, arf({ to: sent.returnPath, recipient: rcpt, originalId: sent.id, domain: org.domain }))
   const [e] = await events.waitFor('complained')
   const d = e!.data as any
-  assert.deepEqual({ message_id: d.message_id, to: d.to, feedback_type: d.feedback_type }, { message_id: sent.id, to: rcpt, feedback_type: 'abuse' })
+  assert.deepEqual({ message_id: d.message_id, to: d.to, feedback_type: d.feedback_type, tags: d.tags }, { message_id: sent.id, to: rcpt, feedback_type: 'abuse', tags: ['billing'] })
   assert.ok(!Number.isNaN(Date.parse(d.complained_at)))
   assert.equal(s.ob.proc.cp.suppressions.get(suppressionKey(org.orgId, rcpt))?.reason, 'complaint')
 })

@@ -42,6 +42,7 @@ test('a message sent with nodemailer over STARTTLS + AUTH is delivered once per 
   await events.until(() => events.of(id, 'delivered').length === 3)
   const delivered = events.of(id, 'delivered')[0]!
   assert.deepEqual(delivered.data.metadata, { user: 'u1', note: 'ärger' })
+  assert.deepEqual(delivered.data.tags, ['welcome', 'onboarding'], 'X-Outbox-Tags become the message\'s tags')
   assert.equal(delivered.data.subject, 'Grüße aus Köln')
   assert.equal(delivered.data.from, `app@${s.org.domain}`)
 
@@ -65,12 +66,18 @@ test('a message sent with nodemailer over STARTTLS + AUTH is delivered once per 
   }
 
   const hooks = await rx.waitFor(3)
-  for (const r of hooks) assert.equal(verifySignature(r.rawBody, r.headers['x-service-signature'] as string, wh.secret).ok, true)
+  for (const r of hooks) {
+    assert.equal(verifySignature(r.rawBody, r.headers['x-service-signature'] as string, wh.secret).ok, true)
+    assert.deepEqual(JSON.parse(r.rawBody.toString('utf8')).data.tags, ['welcome', 'onboarding'])
+  }
 
   await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: s.org.adminKey })).status === 200, 'the message record')
   const rec = await s.ob.request('GET', `/v1/messages/${id}`, { key: s.org.adminKey })
   assert.equal(rec.body.subject, 'Grüße aus Köln')
   assert.deepEqual(rec.body.metadata, { user: 'u1', note: 'ärger' })
+  assert.deepEqual(rec.body.tags, ['welcome', 'onboarding'])
+  const tagged = await s.ob.request('GET', '/v1/messages?tag=onboarding', { key: s.org.adminKey })
+  assert.deepEqual(tagged.body.data.map((m: { id: string }) => m.id), [id])
 })
 
 test('the same Message-ID from the same key within 24 h is answered 250 with the first id and not sent again', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { request } from 'undici'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
-import { installationSecret, signToken, newId, type TokenClaims } from '../../../protocol/mod.ts'
+import { installationSecret, signToken, newId, type EventRecord, type TokenClaims } from '../../../protocol/mod.ts'
 import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 import { TrackingRecorder } from '../../../stores/events/mod.ts'
 
@@ -115,4 +115,21 @@ test('identical opens inside one dedupe slot are one event; another client is an
   await events.settle(600)
   const mine = events.of('opened').filter((e) => e.message_id === claims.m)
   assert.deepEqual(mine.map((e) => (e.data as any).user_agent).sort(), ['A', 'B'])
+})
+
+test('opens, clicks and unsubscribes of a tagged message carry its tags, looked up from its record', async () => {
+  const key = await ob.key(org, ['send'])
+  const sent = await ob.request('POST', '/v1/messages/send', {
+    key, body: { from: `App <app@${org.domain}>`, to: 'tagged@remote.test', subject: 'Hi', html: '<p>Hi</p>', tags: ['newsletter', 'week-48'], scheduled_at: new Date(Date.now() + 3600_000).toISOString() }
+  })
+  assert.equal(sent.status, 202, sent.text)
+  const m = sent.body.id as string
+  const claims = (k: TokenClaims['k'], extra: Partial<TokenClaims> = {}): string => signToken(secret, { k, o: org.orgId, m, r: 'tagged@remote.test', ...extra })
+  assert.equal((await get(`/t/o/${claims('o')}`)).status, 200)
+  assert.equal((await get(`/t/c/${claims('c', { u: 'https://shop.example.org/a' })}`)).status, 302)
+  assert.equal((await get(`/t/u/${claims('u')}`, { method: 'POST', body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 200)
+  const deadline = Date.now() + 10_000
+  const mine = (type: string): EventRecord | undefined => events.events.find((e) => e.type === type && e.message_id === m)
+  while ((mine('opened') === undefined || mine('clicked') === undefined || mine('unsubscribed') === undefined) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  for (const type of ['opened', 'clicked', 'unsubscribed']) assert.deepEqual(mine(type)?.data.tags, ['newsletter', 'week-48'], type)
 })

@@ -29,6 +29,13 @@ test('a message without metadata has none in its events', () => {
   assert.equal(JSON.stringify(e.data), '{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com","subject":"Hi","failed_at":"2026-11-25T02:00:00.000Z","reason":"x"}')
 })
 
+test('a tagged message\'s events carry its tags after the metadata; an untagged one\'s have no tags field', () => {
+  const e = new EventFactory({ ...MSG, tags: ['welcome', 'b_2'] } as unknown as QueuedMessage, 'Hi').make('failed', 'a@example.com', AT, { failed_at: AT, reason: 'x' })
+  assert.equal(JSON.stringify(e.data), '{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com","subject":"Hi","failed_at":"2026-11-25T02:00:00.000Z","reason":"x","metadata":{"order":"42"},"tags":["welcome","b_2"]}')
+  const untagged = new EventFactory({ ...MSG, tags: [] } as unknown as QueuedMessage, 'Hi').make('failed', 'a@example.com', AT, { failed_at: AT, reason: 'x' })
+  assert.equal(Object.hasOwn(untagged.data, 'tags'), false)
+})
+
 test('an event of a message has its id, its time (now unless given) and its message id before the data', () => {
   const before = Date.now()
   const e = eventRecord(eventId('unsubscribed', 'org_1', 'msg_01', 'a@example.com'), 'unsubscribed', 'org_1',
