@@ -20,6 +20,10 @@ after(async () => {
 })
 
 test('connection refused is deferred and retried; when the schedule is spent it is a soft bounce', async () => {
+  // The schedule's span (2 s) counts from acceptance: a first message settles the engine's start-up first.
+  const warm = queuedMessage(org, { to: ['warm-up@dest.example'] })
+  await publishQueued(ob.proc.nc, ob.proc.config, warm)
+  await events.until(() => events.of(warm.id, 'bounced').length === 1)
   const msg = queuedMessage(org, { to: ['someone@dest.example'] })
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'bounced').length === 1)

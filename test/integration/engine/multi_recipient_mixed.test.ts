@@ -14,6 +14,10 @@ before(async () => { ({ sink, ob, org, events } = scenario = await startRelaySce
 after(async () => { await scenario.close() })
 
 test('each recipient gets its own outcome; a retry only goes to the recipient that was deferred', async () => {
+  // The schedule's span (3 s) counts from acceptance: a first message settles the engine's start-up first.
+  const warm = queuedMessage(org, { to: ['warm-up@dest.example'] })
+  await publishQueued(ob.proc.nc, ob.proc.config, warm)
+  await events.until(() => events.of(warm.id, 'delivered').length === 1)
   const msg = queuedMessage(org, { to: ['ok@dest.example', 'permfail@dest.example'], cc: ['tempfail@dest.example'], bcc: ['hidden@dest.example'] })
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'delivered').length === 3 && events.of(msg.id, 'bounced').length === 1)
