@@ -5,6 +5,7 @@ import { bookFailures, keepBooks, type AcceptedSend } from './e2e_accounting.ts'
 import { runPhase, type Phase } from './e2e_phase.ts'
 import { startE2eWorld, type E2eWorld } from './e2e_world.ts'
 import { e2eReport, type PlainPool } from './e2e_report.ts'
+import { scrapeLoop, scrapeMsArg } from './scrape.ts'
 import type { BenchOptions, BenchResult } from './types.ts'
 
 /**
@@ -14,7 +15,8 @@ import type { BenchOptions, BenchResult } from './types.ts'
  * bench's own. The reference, in the same run and to the same sink: a plain nodemailer pool (10 connections,
  * nothing durable, no DKIM) sending the same message. Then a curve: accept latency and delivered/s at fixed
  * offered rates. Every accepted message must reach the sink exactly once and get its webhook; that is the
- * only thing that fails the run; speed targets are reported.
+ * only thing that fails the run; speed targets are reported. With `--scrape-ms=N`, every /metrics of the run's
+ * Outbox processes is fetched every N ms for the whole run, and the report says so and counts the scrapes.
  */
 export const SENDERS = 64
 const FULL = { messages: 50_000, warmup: 2000, rates: [200, 400, 800, 1600], pointS: 10 }
@@ -54,10 +56,13 @@ function planOf (opts: BenchOptions): typeof FULL {
 
 export async function runE2eBench (opts: BenchOptions): Promise<BenchResult> {
   const plan = planOf(opts)
+  // `--scrape-ms=N`: every /metrics of the run's Outbox processes is fetched every N ms from start to end.
+  const scrapeMs = scrapeMsArg(opts.args)
   const started = Date.now()
   const loadStart = loadavg()[0]!
   opts.progress(0, 'starting NATS, Redis, sink, receiver and outbox start')
   const w = await startE2eWorld()
+  const scraping = scrapeMs !== undefined ? scrapeLoop(w.metrics, scrapeMs) : undefined
   try {
     const body = bodyMaker(w.domain)
     opts.progress(0.02, `plain nodemailer pool, ${plan.messages} messages`)
@@ -78,8 +83,12 @@ export async function runE2eBench (opts: BenchOptions): Promise<BenchResult> {
     const failures = bookFailures(books)
     if (w.outbox.exitCode !== null || w.outbox.signalCode !== null) failures.push(`outbox start exited during the run (${w.outbox.exitCode ?? w.outbox.signalCode})`)
     if (report.bad > 0) failures.push(`${report.bad} webhook request(s) with a bad signature or not a \`delivered\` event`)
-    return e2eReport({ quick: opts.quick, started, loadStart, senders: SENDERS, plain, main, curve, books, pointS: plan.pointS, failures })
+    const scraped = await scraping?.stop()
+    for (const s of scraped ?? []) if (s.failed > 0) failures.push(`${s.failed} scrape(s) of ${s.url} failed (first: ${s.firstError ?? ''})`)
+    const scrape = scrapeMs !== undefined && scraped !== undefined ? { everyMs: scrapeMs, counts: scraped } : undefined
+    return e2eReport({ quick: opts.quick, started, loadStart, senders: SENDERS, plain, main, curve, books, pointS: plan.pointS, failures, ...(scrape !== undefined ? { scrape } : {}) })
   } finally {
+    await scraping?.stop()
     await w.close()
   }
 }

@@ -1,5 +1,6 @@
 import type { Books } from './e2e_accounting.ts'
 import { ROLES, type Phase, type Role } from './e2e_phase.ts'
+import type { ScrapeCount } from './scrape.ts'
 import type { BenchResult, Chart, Table } from './types.ts'
 
 /** The end-to-end bench's figures as tables, charts and target lines. */
@@ -16,6 +17,8 @@ export interface E2eFigures {
   books: Books
   pointS: number
   failures: string[]
+  /** With `--scrape-ms`: the interval, and each /metrics endpoint's scrapes over the whole run. */
+  scrape?: { everyMs: number, counts: ScrapeCount[] }
 }
 
 /** Targets: reported as PASS or FAIL with their arithmetic, never failing the run (the machine is shared). */
@@ -26,6 +29,9 @@ const fmt = (n: number): string => n.toLocaleString('en-US')
 const delivered = (p: Phase): number => p.books.accepted - p.books.lost
 const usPerMsg = (p: Phase, r: Role): number => Math.round(p.cpuUs[r] / Math.max(1, delivered(p)))
 const msPerMsg = (p: Phase): number => ROLES.reduce((s, r) => s + p.cpuUs[r], 0) / Math.max(1, delivered(p)) / 1000
+/** ", GET /metrics every N ms" when the run was scraped, else nothing: the label the figures carry. */
+const scrapeLabel = (f: Pick<E2eFigures, 'scrape'>): string => f.scrape !== undefined ? `, GET /metrics every ${f.scrape.everyMs} ms` : ''
+const scrapeTotal = (s: NonNullable<E2eFigures['scrape']>): number => s.counts.reduce((n, c) => n + c.scrapes, 0)
 const statuses = (p: Phase): string => [...p.load.statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s === 0 ? 'connection error' : s}: ${fmt(n)}`).join(', ')
 
 export function targetLines (f: Pick<E2eFigures, 'main' | 'plain' | 'senders'>): string[] {
@@ -45,7 +51,7 @@ function headline (f: E2eFigures): Table {
   const m = f.main
   const b = m.books
   return {
-    title: `${fmt(m.load.statuses.get(202) ?? 0)} of ${fmt(m.books.accepted + [...m.load.statuses].filter(([s]) => s !== 202).reduce((n, [, c]) => n + c, 0))} sends accepted at ${f.senders} concurrent senders, 5 KB HTML with open and click tracking, while delivering`,
+    title: `${fmt(m.load.statuses.get(202) ?? 0)} of ${fmt(m.books.accepted + [...m.load.statuses].filter(([s]) => s !== 202).reduce((n, [, c]) => n + c, 0))} sends accepted at ${f.senders} concurrent senders, 5 KB HTML with open and click tracking, while delivering${scrapeLabel(f)}`,
     columns: ['measure', 'value'],
     rows: [
       ['accepted/s while delivering (first send → last 202)', fmt(m.load.acceptedPerS)],
@@ -77,6 +83,14 @@ function cpuTable (m: Phase): Table {
   }
 }
 
+function scrapeTable (s: NonNullable<E2eFigures['scrape']>): Table {
+  return {
+    title: `GET /metrics every ${s.everyMs} ms from the start of the run to its end, as Prometheus would scrape: ${fmt(scrapeTotal(s))} scrapes`,
+    columns: ['process', 'URL', 'scrapes', 'failed', 'scrape time p50 / max (ms)'],
+    rows: s.counts.map((c) => [c.name, c.url, fmt(c.scrapes), c.failed, `${c.p50Ms} / ${c.maxMs}`])
+  }
+}
+
 function curveTable (f: E2eFigures): Table {
   const points = [...f.curve, f.main]
   return {
@@ -99,10 +113,10 @@ function charts (f: E2eFigures): Chart[] {
 export function e2eReport (f: E2eFigures): BenchResult {
   const m = f.main
   const b = f.books
-  const summary = `${fmt(m.load.acceptedPerS)} accepted/s at ${f.senders} senders (p50 ${m.load.latency.p50} ms, p99 ${m.load.latency.p99} ms) while delivering ${fmt(m.deliveredPerS)}/s with ${fmt(m.webhooksPerS)} signed webhooks/s, ${(m.deliveredPerS / Math.max(1, f.plain.perS)).toFixed(2)}× a plain nodemailer pool (${fmt(f.plain.perS)}/s); send → sink p99 ${m.books.sendToSinkMs.p99} ms; ${msPerMsg(m).toFixed(2)} ms CPU per message, all processes; ${fmt(b.accepted)} accepted in all, ${b.lost} lost, ${b.duplicated} duplicated`
+  const summary = `${fmt(m.load.acceptedPerS)} accepted/s at ${f.senders} senders (p50 ${m.load.latency.p50} ms, p99 ${m.load.latency.p99} ms) while delivering ${fmt(m.deliveredPerS)}/s with ${fmt(m.webhooksPerS)} signed webhooks/s, ${(m.deliveredPerS / Math.max(1, f.plain.perS)).toFixed(2)}× a plain nodemailer pool (${fmt(f.plain.perS)}/s); send → sink p99 ${m.books.sendToSinkMs.p99} ms; ${msPerMsg(m).toFixed(2)} ms CPU per message, all processes; ${fmt(b.accepted)} accepted in all, ${b.lost} lost, ${b.duplicated} duplicated${f.scrape !== undefined ? `; GET /metrics every ${f.scrape.everyMs} ms, ${fmt(scrapeTotal(f.scrape))} scrapes` : ''}`
   return {
     name: 'e2e',
-    title: 'End to end: HTTP sends while delivering to SMTP and posting signed webhooks, vs a plain nodemailer pool',
+    title: `End to end: HTTP sends while delivering to SMTP and posting signed webhooks, vs a plain nodemailer pool${scrapeLabel(f)}`,
     quick: f.quick,
     passed: f.failures.length === 0,
     summary,
@@ -112,6 +126,7 @@ export function e2eReport (f: E2eFigures): BenchResult {
       headline(f),
       cpuTable(m),
       curveTable(f),
+      ...(f.scrape !== undefined ? [scrapeTable(f.scrape)] : []),
       {
         title: 'Every phase together (warm-up, unbounded run, curve): each accepted message exactly once at the sink, with exactly one `delivered` webhook',
         columns: ['accepted', 'lost', 'duplicated (extra copies)', 'at the sink without a 202 seen', 'without a webhook', 'more than one webhook'],
@@ -124,7 +139,7 @@ export function e2eReport (f: E2eFigures): BenchResult {
       'Outbox runs as `node dist/cli/main.js start` (gateway, engine and inbound in one process) on a nats-server and a redis-server the bench starts on free ports; the SMTP sink (smtp-server) and the HTTPS webhook receiver (checks every signature) run in processes of their own, the senders in the bench process. All of them share the machine\'s cores.',
       'The plain pool runs first, alone, to the same sink: the ratio compares like with like on the same machine in the same run. Outbox signs every message with DKIM, rewrites links and adds the open pixel; the plain pool does none of that.',
       'Latency is from a request\'s send to its answer (curve points: a sender that falls behind its schedule sends at once, so a saturated point shows its backlog in the rate, not in the latency). Send → sink latency uses the send time the sender wrote into an X-Bench-Sent header.',
-      `The run fails only when accepted mail is lost or duplicated, or a delivered message never gets its \`delivered\` webhook; a repeated webhook is reported only (webhooks are at least once). The load average when the bench started: ${f.loadStart.toFixed(2)}.`
+      `The run fails only when accepted mail is lost or duplicated, a delivered message never gets its \`delivered\` webhook, or (with \`--scrape-ms\`) a scrape of /metrics fails; a repeated webhook is reported only (webhooks are at least once). The load average when the bench started: ${f.loadStart.toFixed(2)}.`
     ]
   }
 }

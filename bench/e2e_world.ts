@@ -14,6 +14,7 @@ import { testCa } from '../test/helpers/https_receiver.ts'
 import { spawnCli } from '../test/helpers/cli.ts'
 import { freePort } from '../test/helpers/ports.ts'
 import { RemoteSink } from './engine.ts'
+import type { ScrapeTarget } from './scrape.ts'
 
 /**
  * Everything the end-to-end bench runs, each in its own process: nats-server and redis-server of its own on free
@@ -71,6 +72,11 @@ export interface E2eWorld {
   baseUrl: string
   key: string
   domain: string
+  /**
+   * Every `GET /metrics` of the run's Outbox processes. There is one: `outbox start` runs every role (OB_ROLE
+   * all), and its gateway serves the one registry on the HTTP port, so no OB_METRICS_PORT server is started.
+   */
+  metrics: ScrapeTarget[]
   /** Process ids by role, for CPU accounting (the load generator is this process). */
   pids: () => Record<'outbox' | 'nats' | 'redis' | 'sink' | 'receiver' | 'load_generator', number | undefined>
   close: () => Promise<void>
@@ -146,6 +152,7 @@ export async function startE2eWorld (): Promise<E2eWorld> {
       baseUrl,
       key: org.api_key,
       domain,
+      metrics: [{ name: 'Outbox (outbox start, every role): gateway HTTP port', url: `${baseUrl}/metrics` }],
       pids: () => ({ outbox: o.pid, nats: nats.pid, redis: redis.pid, sink: sink.pid, receiver: receiver.pid, load_generator: process.pid }),
       close
     }

@@ -21,6 +21,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { STREAM_OUTBOUND } from '../protocol/mod.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
 import { serve, type Target } from './gateway_targets.ts'
+import { scrapeLoop } from './scrape.ts'
 
 export interface GatewayBenchOptions {
   quick?: boolean
@@ -141,22 +142,6 @@ async function load (c: Child, connections: number, durationS: number, keyed: bo
   })
 }
 
-/** Fetches `GET /metrics` every `everyMs` until stopped, as Prometheus would; `stop` resolves to the scrape count. */
-function scrapeLoop (port: number, everyMs: number): { stop: () => Promise<number> } {
-  let n = 0
-  let running = true
-  const loop = (async () => {
-    while (running) {
-      const res = await fetch(`http://127.0.0.1:${port}/metrics`)
-      if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`)
-      await res.text()
-      n++
-      await new Promise((resolve) => setTimeout(resolve, everyMs))
-    }
-  })()
-  return { stop: async () => { running = false; await loop; return n } }
-}
-
 /** Load average and the busiest processes before the run, so a reader can judge the figures. */
 function environmentNote (): GatewayBenchResult['machine'] {
   let busiest: string[] = []
@@ -223,9 +208,11 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
       const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
       const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))
       const started = performance.now()
-      const scraping = scrapeMs !== undefined ? scrapeLoop(child.port, scrapeMs) : undefined
+      const scraping = scrapeMs !== undefined ? scrapeLoop([{ name: 'Outbox gateway', url: `http://127.0.0.1:${child.port}/metrics` }], scrapeMs) : undefined
       const r = await load(child, connections, durationS, keyed)
-      const scrapes = await scraping?.stop()
+      const scraped = (await scraping?.stop())?.[0]
+      if (scraped !== undefined && scraped.failed > 0) throw new Error(`GET /metrics failed ${scraped.failed} time(s): ${scraped.firstError ?? ''}`)
+      const scrapes = scraped?.scrapes
       const elapsedS = (performance.now() - started) / 1000
       const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((cpuTicks(pid) - before[k]!) / elapsedS, 0)])) as Measurement['cpu_pct']
       const m: Measurement = {

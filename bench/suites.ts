@@ -4,6 +4,7 @@ import { runGatewayBench, type Measurement } from './gateway.ts'
 import { runEngineBench } from './engine.ts'
 import { runWebhookBench, webhookMarkdown, relativeDrop, SLOW_MS } from './webhooks.ts'
 import { runInboundBench } from './inbound.ts'
+import { scrapeMsArg } from './scrape.ts'
 import type { BenchOptions, BenchResult, Chart, Table } from './types.ts'
 
 /**
@@ -55,7 +56,7 @@ export async function gatewaySuite (opts: BenchOptions): Promise<BenchResult> {
   const keyedConnections = opts.quick ? [] : [100]
   opts.progress(0, 'starting servers')
   // `--scrape-ms=1000`: the Outbox gateway is measured once more while /metrics is scraped at that interval
-  const scrapeMs = opts.args['scrape-ms'] !== undefined ? Number(opts.args['scrape-ms']) : undefined
+  const scrapeMs = scrapeMsArg(opts.args)
   const steps = connections.length * (5 + (scrapeMs !== undefined ? 1 : 0)) + keyedConnections.length * 2
   const r = await runGatewayBench({ quick: opts.quick, durationS, connections, keyedConnections, out: false, ...(scrapeMs !== undefined ? { scrapeMs } : {}), log: (line) => { opts.progress(++done / steps, line.split(/\s+/).slice(0, 2).join(' ')) } })
   const failures = r.measurements.filter((m) => (m.target === 'full' || m.target === 'fastify') && m.non_2xx + m.errors > 0)
