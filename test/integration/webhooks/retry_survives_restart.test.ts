@@ -8,7 +8,10 @@ import { putWebhook, publishEvent, sleep } from '../../helpers/webhooks.ts'
 let nats: ServerProcess
 let redis: ServerProcess
 let rx: HttpsReceiver
-const env = { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '3' }
+const env = { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '8' }
+// the retry falls due 8 s after the first attempt: long enough that stopping the first process (slow on a loaded
+// machine) always ends before it, short enough to wait for
+const RETRY_AFTER_MS = 8000
 before(async () => {
   nats = await ServerProcess.nats()
   redis = await ServerProcess.redis()
@@ -21,16 +24,19 @@ test('a retry pending while the process is stopped is sent by the next process o
   const first = await TestOutbox.start({ nats, redis, env })
   let org: TestOrg
   let evtId: string
+  let firstAttemptAt: number
   try {
     org = await first.org()
     await putWebhook(first, org, { url: rx.url('/durable'), events: ['delivered'] })
     evtId = (await publishEvent(first, org, 'delivered')).id
     await rx.waitFor(1, { path: '/durable' })
+    firstAttemptAt = Date.now()
     await sleep(200) // the retry job is published before the first attempt is acknowledged
   } finally {
     await first.close()
   }
-  await sleep(3500) // the retry falls due while no process runs
+  assert.equal(rx.on('/durable').length, 1, 'the retry is not sent before the process stops')
+  await sleep(Math.max(0, firstAttemptAt + RETRY_AFTER_MS + 500 - Date.now())) // the retry falls due while no process runs
   assert.equal(rx.on('/durable').length, 1, 'nothing is sent while no engine runs')
   const second = await TestOutbox.start({ nats, redis, env })
   try {
