@@ -1,0 +1,108 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { ServerProcess } from '../../helpers/servers.ts'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+
+// A message deferred (451) by an engine that then stops: its retry never happens, and once `next_attempt_at` is more
+// than the grace (1 s here) in the past it reads as stuck; an engine started again delivers it and the flag clears.
+const GRACE_MS = 1000
+// The second attempt is due 3 s after the first; the long last step keeps the message from giving up by age.
+const SCHEDULE_S = '3,600'
+
+let nats: ServerProcess
+let redis: ServerProcess
+let sink: SmtpSink
+let gateway: TestOutbox
+let engine: TestOutbox | undefined
+let org: TestOrg
+let key: string
+
+async function startEngine (): Promise<TestOutbox> {
+  return await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'engine', OB_SMTP_RELAY: sink.url, OB_DELIVERY_RETRY_SCHEDULE: SCHEDULE_S } })
+}
+
+before(async () => {
+  nats = await ServerProcess.nats()
+  redis = await ServerProcess.redis()
+  sink = await SmtpSink.start({ tempfailTimes: 1 })
+  gateway = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'gateway', OB_STUCK_AFTER_MS: String(GRACE_MS) } })
+  engine = await startEngine()
+  org = await gateway.org()
+  key = await gateway.key(org, ['send', 'read'])
+})
+after(async () => {
+  await engine?.close()
+  await gateway.close()
+  await sink.close()
+  await nats.dispose()
+  await redis.dispose()
+})
+
+async function send (to: string): Promise<string> {
+  const r = await gateway.request('POST', '/v1/messages/send', { key, body: { from: `App <hello@${org.domain}>`, to, subject: 'Stuck?', text: 'hello' } })
+  assert.equal(r.status, 202, r.text)
+  return (r.body as { id: string }).id
+}
+
+async function message (id: string): Promise<any> {
+  const r = await gateway.request('GET', `/v1/messages/${id}`, { key })
+  assert.equal(r.status, 200, r.text)
+  return r.body
+}
+
+async function until<T> (what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await read()
+    if (ok(v)) return v
+    if (Date.now() > deadline) throw new Error(`${what}: not reached; last ${JSON.stringify(v)}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+async function stuckIds (environment = 'live'): Promise<string[]> {
+  const r = await gateway.request('GET', `/v1/messages?stuck=true&environment=${environment}`, { key })
+  assert.equal(r.status, 200, r.text)
+  return (r.body as { data: Array<{ id: string, stuck: boolean }> }).data.map((m) => { assert.equal(m.stuck, true); return m.id })
+}
+
+test('a deferred message whose retry is overdue is stuck until an engine delivers it', { timeout: 90_000 }, async () => {
+  const fine = await send('someone@dest.example')
+  const id = await send('tempfail-stuck@dest.example')
+  const delivered = await until('first delivered', async () => await message(fine), (m) => m.status === 'delivered')
+  assert.equal(delivered.stuck, false)
+  assert.equal(delivered.next_attempt_at, undefined, 'a delivered message waits for no attempt')
+
+  const deferred = await until('deferred', async () => await message(id), (m) => m.status === 'deferred')
+  const event = deferred.events.find((e: any) => e.type === 'deferred')
+  assert.equal(deferred.next_attempt_at, new Date(Date.parse(event.data.next_attempt_at)).toISOString(), 'the deferral\'s next attempt')
+
+  await engine!.close()
+  engine = undefined
+  const due = Date.parse(deferred.next_attempt_at)
+  const stuck = await until('stuck', async () => await message(id), (m) => m.stuck === true)
+  assert.equal(stuck.status, 'deferred')
+  assert.ok(Date.now() - due > GRACE_MS, 'flagged only past the grace')
+  assert.deepEqual(await stuckIds(), [id], 'the stuck filter lists it, and not the delivered one')
+  assert.deepEqual(await stuckIds('test'), [], 'nothing stuck in the sandbox')
+  const listed = await gateway.request('GET', '/v1/messages', { key })
+  const rows = (listed.body as { data: Array<{ id: string, stuck: boolean, next_attempt_at?: string }> }).data
+  assert.deepEqual(rows.map((m) => [m.id, m.stuck]), [[id, true], [fine, false]])
+  assert.equal(rows[0]!.next_attempt_at, deferred.next_attempt_at)
+
+  engine = await startEngine()
+  const done = await until('delivered after the restart', async () => await message(id), (m) => m.status === 'delivered', 40_000)
+  assert.equal(done.stuck, false)
+  assert.equal(done.next_attempt_at, undefined)
+  assert.deepEqual(await stuckIds(), [], 'no longer listed as stuck')
+})
+
+test('?stuck takes only true or false', async () => {
+  const r = await gateway.request('GET', '/v1/messages?stuck=yes', { key })
+  assert.equal(r.status, 400)
+  assert.equal((r.body as any).error.code, 'validation_error')
+  assert.match(r.text, /stuck/)
+  const all = await gateway.request('GET', '/v1/messages?stuck=false', { key })
+  assert.equal(all.status, 200)
+})
