@@ -106,3 +106,40 @@ test('?stuck takes only true or false', async () => {
   const all = await gateway.request('GET', '/v1/messages?stuck=false', { key })
   assert.equal(all.status, 200)
 })
+
+test('with no engine running, queued and scheduled messages are stuck past their time; a reschedule or a cancel clears it', { timeout: 60_000 }, async () => {
+  await engine?.close()
+  engine = undefined
+  const at = new Date(Date.now() + 4000).toISOString()
+  const sendAt = async (to: string, scheduledAt?: string): Promise<string> => {
+    const r = await gateway.request('POST', '/v1/messages/send', {
+      key, body: { from: `App <hello@${org.domain}>`, to, subject: 'Waiting', text: 'hello', ...(scheduledAt !== undefined ? { scheduled_at: scheduledAt } : {}) }
+    })
+    assert.equal(r.status, 202, r.text)
+    return (r.body as { id: string }).id
+  }
+  const queued = await sendAt('q@dest.example')
+  const scheduled = await sendAt('s@dest.example', at)
+  const moved = await sendAt('m@dest.example', at)
+  // A message is readable within a second of its 202.
+  const recorded = async (id: string): Promise<any> => (await gateway.request('GET', `/v1/messages/${id}`, { key })).body
+  await until('recorded', async () => await Promise.all([queued, scheduled, moved].map(recorded)), (ms) => ms.every((m) => m?.id !== undefined))
+  const before = await message(scheduled)
+  assert.equal(before.status, 'scheduled')
+  assert.equal(before.next_attempt_at, new Date(Date.parse(at)).toISOString(), 'a scheduled message is due at its scheduled time')
+  assert.equal(before.stuck, false, 'not before its time')
+  assert.equal((await message(queued)).next_attempt_at, (await message(queued)).created_at, 'a queued message is due at once')
+
+  await until('stuck', async () => await message(moved), (m) => m.stuck === true)
+  assert.deepEqual(await stuckIds(), [moved, scheduled, queued], 'most recently due first')
+  const later = new Date(Date.now() + 3600_000).toISOString()
+  assert.equal((await gateway.request('PATCH', `/v1/messages/${moved}`, { key, body: { scheduled_at: later } })).status, 200)
+  const rescheduled = await message(moved)
+  assert.equal(rescheduled.stuck, false)
+  assert.equal(rescheduled.next_attempt_at, new Date(Date.parse(later)).toISOString())
+  assert.equal((await gateway.request('POST', `/v1/messages/${scheduled}/cancel`, { key })).status, 200)
+  const canceled = await message(scheduled)
+  assert.equal(canceled.status, 'canceled')
+  assert.equal(canceled.stuck, false)
+  assert.deepEqual(await stuckIds(), [queued])
+})
