@@ -140,3 +140,16 @@ test('the live feed follows the environment switch: sandbox sends only in test, 
   assert.equal(await feed.locator('li', { hasText: another }).count(), 0, 'no live event in the test feed')
   await page.close()
 })
+
+test('a sandbox message\'s page is refreshed by its events: the feed takes the message\'s environment', { skip: missing, timeout: 60_000 }, async () => {
+  engine ??= await startEngine()
+  const page = await signedInPage(browser, gateway.baseUrl, org.adminKey) // Activity, live
+  // `softbounce`: deferred at once, bounced 2 s later (the sandbox's retry schedule).
+  const id = await send(sandboxKey, 'softbounce@example.net', 'Sandbox soft bounce')
+  await until('deferred', async () => (await message(id))?.status === 'deferred', 10_000)
+  await page.goto(`${gateway.baseUrl}/dashboard#/messages/${id}`)
+  const timeline = page.getByTestId('timeline')
+  await timeline.locator('li[data-type="deferred"]').waitFor()
+  await timeline.locator('li[data-type="bounced"]').waitFor({ timeout: 15_000 })
+  await page.close()
+})
