@@ -5,7 +5,7 @@ import { AxeBuilder } from '@axe-core/playwright'
 import { ServerProcess } from '../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { SmtpSink } from '../helpers/smtp_sink.ts'
-import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
+import { browserMissing, launchBrowser, signedInPage } from '../helpers/browser.ts'
 
 // A gateway with a one-second grace before a message reads as stuck, and an engine that can be stopped: a message
 // deferred (451) while it runs waits for a retry no one makes once it is stopped.
@@ -91,7 +91,6 @@ test('a stuck message shows a Stuck badge in Activity and says on its page when 
     await page.getByTestId('messages').locator('tr', { hasText: 'Delivered fine' }).waitFor({ state: 'detached' })
     assert.deepEqual(await page.getByTestId('messages').locator('tbody tr td:nth-child(3)').allTextContents(), ['Held up'])
     assert.deepEqual(await axeProblems(page), [], `Activity at ${width} px`)
-    if (width === 390) await screenshot(page, 'activity-stuck-390')
 
     await row.getByRole('link', { name: 'Held up' }).click()
     await page.getByRole('heading', { name: `Message ${id}` }).waitFor()
@@ -102,7 +101,6 @@ test('a stuck message shows a Stuck badge in Activity and says on its page when 
     assert.deepEqual(await axeProblems(page), [], `message page at ${width} px`)
     const o = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }))
     assert.ok(o.scrollWidth <= o.innerWidth, `no horizontal scroll at ${width} px`)
-    if (width === 1280) await screenshot(page, 'message-stuck')
     await page.close()
   }
 
