@@ -612,7 +612,7 @@ export type GetMessagesResponse = {
     tags: string[]
     /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`) or deferred (the `next_attempt_at` of its latest `deferred` event). Absent in other statuses. */
     next_attempt_at?: string
-    /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt: no engine is delivering the message. Worked out when read; `false` again once an attempt moves the message on. */
+    /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt (most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on. */
     stuck: boolean
   }[]
   has_more: boolean
@@ -643,7 +643,7 @@ export type GetMessagesByIdResponse = {
   tags: string[]
   /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`) or deferred (the `next_attempt_at` of its latest `deferred` event). Absent in other statuses. */
   next_attempt_at?: string
-  /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt: no engine is delivering the message. Worked out when read; `false` again once an attempt moves the message on. */
+  /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt (most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on. */
   stuck: boolean
   recipients: {
     /** Bare address, lower-cased */

@@ -55,8 +55,8 @@ export const MessageSummarySchema = Type.Object({
       'else `created_at`) or deferred (the `next_attempt_at` of its latest `deferred` event). Absent in other statuses.'
   })),
   stuck: Type.Boolean({
-    description: '`true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt: ' +
-      'no engine is delivering the message. Worked out when read; `false` again once an attempt moves the message on.'
+    description: '`true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt ' +
+      '(most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on.'
   })
 })
 

@@ -5,7 +5,7 @@ import type { MessageStatus } from '../../protocol/mod.ts'
  * an attempt that is due is started within the engine's work-queue sweep (OB_ENGINE_SWEEP_MS, 60 s) or a
  * redelivery after the consumer's ack wait (OB_ENGINE_ACK_WAIT_MS, 60 s), and a shard held by a stopped engine is
  * taken over within its lease (OB_SHARD_LEASE_MS, 10 s); five minutes leave room for all of them at once and a
- * backlog, so a message flagged is one no engine is working on.
+ * backlog, so a message flagged is most often one no engine is working on.
  */
 export const DEFAULT_STUCK_AFTER_MS = 5 * 60_000
 

@@ -59,7 +59,7 @@ function recipientTable (recipients: Recipient[]): HTMLElement {
 /** Why a stuck message is flagged: when its attempt was due, and that none has happened since. */
 function stuckNotice (due: string): HTMLElement {
   return h('p', { class: 'notice warning', 'data-testid': 'stuck' }, stuckBadge(), ' The next delivery attempt was due at ', timeEl(due),
-    ' and has not happened: no engine is delivering this message.')
+    ' and has not happened yet.')
 }
 
 const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'metadata', 'tags']
