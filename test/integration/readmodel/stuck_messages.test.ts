@@ -86,6 +86,10 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   assert.ok(Date.now() - due > GRACE_MS, 'flagged only past the grace')
   assert.deepEqual(await stuckIds(), [id], 'the stuck filter lists it, and not the delivered one')
   assert.deepEqual(await stuckIds('test'), [], 'nothing stuck in the sandbox')
+  for (const [filter, expected] of [['&to=tempfail-', [id]], ['&to=someone@', []], ['&status=deferred', [id]], ['&status=delivered', []]] as const) {
+    const r = await gateway.request('GET', `/v1/messages?stuck=true${filter}`, { key })
+    assert.deepEqual((r.body as { data: Array<{ id: string }> }).data.map((m) => m.id), expected, filter)
+  }
   const listed = await gateway.request('GET', '/v1/messages', { key })
   const rows = (listed.body as { data: Array<{ id: string, stuck: boolean, next_attempt_at?: string }> }).data
   assert.deepEqual(rows.map((m) => [m.id, m.stuck]), [[id, true], [fine, false]])
