@@ -62,7 +62,7 @@ function stuckNotice (due: string): HTMLElement {
     ' and has not happened yet.')
 }
 
-const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'metadata', 'tags']
+const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'next_attempt_at', 'stuck', 'metadata', 'tags']
 
 async function render (ctx: ViewContext): Promise<Node> {
   const id = ctx.params[0]!
@@ -71,7 +71,9 @@ async function render (ctx: ViewContext): Promise<Node> {
   async function load (): Promise<void> {
     const m = await ctx.session.client.messages.get(id) as Record<string, unknown> & { events: Envelope[], status: string, recipients?: Recipient[] }
     environment = m.environment === 'test' ? 'test' : 'live'
-    const fields = SHOWN.filter((k) => m[k] !== undefined).concat(Object.keys(m).filter((k) => !SHOWN.includes(k) && k !== 'events' && k !== 'headers' && k !== 'recipients'))
+    // A scheduled message's next attempt is its scheduled time: shown once.
+    const sameTime = typeof m.scheduled_at === 'string' && Date.parse(String(m.next_attempt_at)) === Date.parse(m.scheduled_at)
+    const fields = SHOWN.filter((k) => m[k] !== undefined && !(k === 'next_attempt_at' && sameTime)).concat(Object.keys(m).filter((k) => !SHOWN.includes(k) && k !== 'events' && k !== 'headers' && k !== 'recipients'))
     const headers = m.headers as Record<string, string> | undefined
     fill(body,
       m.stuck === true && typeof m.next_attempt_at === 'string' && stuckNotice(m.next_attempt_at),
