@@ -89,6 +89,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl, ...(mxHost !== undefined ? { mxHost } : {}), trustedProxies },
     metrics: { host: e.OB_METRICS_HOST, port: e.OB_METRICS_PORT },
     eventStream: { maxPerKey: e.OB_EVENT_STREAM_MAX_PER_KEY, maxPerAddress: e.OB_EVENT_STREAM_MAX_PER_ADDRESS },
+    stuckAfterMs: e.OB_STUCK_AFTER_MS,
     nats: {
       servers: (e.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean),
       replicas: e.OB_NATS_REPLICAS,

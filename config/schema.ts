@@ -76,6 +76,7 @@ export const EnvSchema = Type.Object({
   OB_ENGINE_ACK_WAIT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   OB_ENGINE_SHARD_CAPACITY: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
   OB_ENGINE_SWEEP_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
+  OB_STUCK_AFTER_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 300_000 }),
   OB_BOOTSTRAP_ADMIN_KEY: Type.Optional(Type.String({ pattern: '^ob_live_[A-Za-z0-9]{16,64}$' })),
   OB_BOOTSTRAP_DOMAIN: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'example.com' }),
   OB_BOOTSTRAP_PLAN: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')], { default: 'free' }),
@@ -129,6 +130,11 @@ export interface Config {
   readonly metrics: { readonly host: string, readonly port: number }
   /** Caps on open sockets of `GET /v1/events/stream`, per gateway process. */
   readonly eventStream: { readonly maxPerKey: number, readonly maxPerAddress: number }
+  /**
+   * How long past its due time (`next_attempt_at`) a waiting message may go without an attempt before the read API
+   * calls it `stuck`.
+   */
+  readonly stuckAfterMs: number
   /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */
   readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean, readonly publishTimeoutMs: number }
   /** `url` as given (for messages, passwords masked with describeRedisTarget); `target` is what clients connect to. */

@@ -12,6 +12,6 @@ export class EventFactory {
 
   make<T extends RecipientEventType> (type: T, rcpt: string, at: string, fields: RecipientEventFields[T], attempt = 0): EventRecord {
     const m = this.msg
-    return eventRecord<RecipientEventType>(eventId(m.id, rcpt, type, attempt), type, m.org_id, { message_id: m.id, from: m.from, to: rcpt, subject: this.subject, ...fields, metadata: m.metadata, ...tagsField(m.tags) }, m.id, at)
+    return eventRecord<RecipientEventType>(eventId(m.id, rcpt, type, attempt), type, m.org_id, { message_id: m.id, from: m.from, to: rcpt, subject: this.subject, ...fields, metadata: m.metadata, ...tagsField(m.tags) }, m.id, at, m.environment === 'test' ? 'test' : 'live')
   }
 }

@@ -79,6 +79,11 @@ export interface EventRecord {
   org_id: string
   message_id?: string
   data: Record<string, unknown>
+  /**
+   * `test` on the events of a sandbox (`ob_test_` key) message, absent on live ones, so the live stream can keep
+   * the two apart without a lookup. Not part of the envelope.
+   */
+  environment?: 'test'
 }
 
 /** The webhook envelope of an event, in the order users see it. */
@@ -101,10 +106,11 @@ export function eventId (...parts: Array<string | number>): string {
 /**
  * The one way an event record is made, so every publisher stores the same shape (key order included: the
  * stored JSON is what webhooks sign and receivers compare). `timestamp` is when the event happened; it
- * defaults to now.
+ * defaults to now. `environment`: the message's (a live event's record stays as it was before sandbox events were
+ * marked).
  */
-export function eventRecord<T extends EventType> (id: string, type: T, orgId: string, data: EventDataOf[T], messageId?: string, timestamp = new Date().toISOString()): EventRecord {
-  return { id, type, timestamp, org_id: orgId, ...(messageId !== undefined ? { message_id: messageId } : {}), data }
+export function eventRecord<T extends EventType> (id: string, type: T, orgId: string, data: EventDataOf[T], messageId?: string, timestamp = new Date().toISOString(), environment: 'live' | 'test' = 'live'): EventRecord {
+  return { id, type, timestamp, org_id: orgId, ...(messageId !== undefined ? { message_id: messageId } : {}), data, ...(environment === 'test' ? { environment } : {}) }
 }
 
 /**

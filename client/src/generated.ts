@@ -583,6 +583,8 @@ export type GetMessagesQuery = {
   environment?: "live" | "test"
   /** 1 to 64 of A-Z a-z 0-9 _ - */
   tag?: string
+  /** `true` keeps only stuck messages (see `stuck`), most recently due first; `false` (the default) keeps all */
+  stuck?: "true" | "false"
 }
 
 /** Response of GET /v1/messages. */
@@ -608,6 +610,10 @@ export type GetMessagesResponse = {
     delivered_count: number
     /** the tags given at send (empty when none) */
     tags: string[]
+    /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`) or deferred (the `next_attempt_at` of its latest `deferred` event). Absent in other statuses. */
+    next_attempt_at?: string
+    /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt (most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on. */
+    stuck: boolean
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -635,6 +641,10 @@ export type GetMessagesByIdResponse = {
   delivered_count: number
   /** the tags given at send (empty when none) */
   tags: string[]
+  /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`) or deferred (the `next_attempt_at` of its latest `deferred` event). Absent in other statuses. */
+  next_attempt_at?: string
+  /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt (most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on. */
+  stuck: boolean
   recipients: {
     /** Bare address, lower-cased */
     address: string

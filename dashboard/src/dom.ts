@@ -48,6 +48,11 @@ export function statusBadge (status: string): HTMLElement {
   return h('span', { class: `badge s-${status.replace(/[^a-z]/g, '')}` }, status)
 }
 
+/** A message whose next delivery attempt is overdue (the API's `stuck`): said in words, not by colour alone. */
+export function stuckBadge (): HTMLElement {
+  return h('span', { class: 'badge s-stuck', title: 'The next delivery attempt is overdue' }, 'Stuck')
+}
+
 /**
  * A table with a visually hidden caption, and a message when empty. Each cell carries its column's name
  * (`data-label`), which narrow screens show beside the value when the rows become cards (style.css).

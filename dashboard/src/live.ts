@@ -6,7 +6,8 @@ type StateListener = (state: 'connecting' | 'live' | 'closed', detail?: string) 
 
 /**
  * The live feed (GET /v1/events/stream). Browsers cannot set headers on a WebSocket, so the key goes in the
- * first message. Reconnects with backoff, except after 4401/4403 (the key is no longer good for it).
+ * first message. Reconnects with backoff, except after 4401/4403 (the key is no longer good for it). It carries one
+ * environment's events (live unless `setEnvironment('test')`), as the API's default views do.
  */
 export class LiveFeed {
   readonly #listeners = new Set<Listener>()
@@ -15,6 +16,9 @@ export class LiveFeed {
   #retryMs = 1000
   #stopped = false
   #timer: number | undefined
+  #environment: 'live' | 'test' = 'live'
+  /** A filter was sent and not acknowledged yet: events still in flight may be of the other environment. */
+  #switching = false
 
   constructor (private readonly key: string) {}
 
@@ -31,6 +35,18 @@ export class LiveFeed {
 
   state: 'connecting' | 'live' | 'closed' = 'closed'
 
+  /** Which traffic the feed carries from now on (kept across reconnects). */
+  setEnvironment (env: 'live' | 'test'): void {
+    if (env === this.#environment) return
+    this.#environment = env
+    if (this.state === 'live') this.#sendFilter()
+  }
+
+  #sendFilter (): void {
+    this.#switching = true
+    this.#ws?.send(JSON.stringify({ type: 'filter', environment: this.#environment }))
+  }
+
   #state (s: 'connecting' | 'live' | 'closed', detail?: string): void {
     this.state = s
     for (const fn of this.#stateListeners) fn(s, detail)
@@ -44,7 +60,15 @@ export class LiveFeed {
     ws.onmessage = (m) => {
       let msg: Record<string, unknown>
       try { msg = JSON.parse(String(m.data)) } catch { return }
-      if (msg.type === 'ready') { this.#retryMs = 1000; this.#state('live'); return }
+      if (msg.type === 'ready') {
+        this.#retryMs = 1000
+        this.#switching = false
+        if (this.#environment !== 'live') this.#sendFilter()
+        this.#state('live')
+        return
+      }
+      if (msg.type === 'filter') { this.#switching = msg.environment !== this.#environment; return }
+      if (this.#switching) return
       if (typeof msg.id === 'string' && typeof msg.timestamp === 'string') {
         for (const fn of this.#listeners) fn(msg as unknown as LiveEvent)
       }

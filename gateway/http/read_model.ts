@@ -48,7 +48,16 @@ export const MessageSummarySchema = Type.Object({
   metadata: Type.Record(Type.String(), Type.String()),
   recipient_count: Type.Integer({ minimum: 0, description: 'Distinct recipients (to, cc and bcc)' }),
   delivered_count: Type.Integer({ minimum: 0, description: 'Recipients delivered so far' }),
-  tags: Type.Array(Type.String(), { description: 'the tags given at send (empty when none)' })
+  tags: Type.Array(Type.String(), { description: 'the tags given at send (empty when none)' }),
+  next_attempt_at: Type.Optional(Type.String({
+    format: 'date-time',
+    description: 'When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, ' +
+      'else `created_at`) or deferred (the `next_attempt_at` of its latest `deferred` event). Absent in other statuses.'
+  })),
+  stuck: Type.Boolean({
+    description: '`true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt ' +
+      '(most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on.'
+  })
 })
 
 export const RecipientStateSchema = Type.Object({

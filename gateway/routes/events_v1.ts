@@ -49,10 +49,13 @@ export const eventRoutes = [
     permission: 'read',
     summary: 'Live feed of the organisation\'s events (WebSocket)',
     description: 'Connect with a WebSocket upgrade. First message: `{"type":"auth","key":"ob_…"}` (a key with `read`), ' +
-      'then optionally `{"type":"filter","types":["delivered",…]}`. The server sends `{"type":"ready"}`, then each event as a webhook envelope. ' +
+      'then optionally `{"type":"filter","types":["delivered",…],"environment":"test"}` (either field or both). The server sends `{"type":"ready"}`, then each event as a webhook envelope. ' +
+      'The feed carries one environment\'s events: `live` unless `?environment=test` or a filter with `"environment":"test"` asks for sandbox (`ob_test_`) traffic; ' +
+      'a bad `environment` is a 400 `validation_error` naming it on the upgrade, an error message naming it in a filter. ' +
       'Close codes: 4401 no or bad authentication within 5 s, or the key was revoked (or its rotation grace period ended) while the socket was open, 4403 key lacks `read`, 4429 too many failed authentications, ' +
       '1013 the client reads too slowly, 1001 the server is shutting down.',
     tag: 'Events',
+    query: Type.Object({ ...EnvironmentQuery }),
     responses: {
       101: { description: 'Switching Protocols: the WebSocket is open' },
       400: ErrorDoc('A plain GET without a WebSocket upgrade')

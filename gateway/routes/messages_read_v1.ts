@@ -12,7 +12,10 @@ const MessagesQuery = Type.Object({
   status: Type.Optional(MessageStatusSchema),
   ...RecipientPrefixQuery,
   ...EnvironmentQuery,
-  ...TagQuery
+  ...TagQuery,
+  stuck: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], {
+    description: '`true` keeps only stuck messages (see `stuck`), most recently due first; `false` (the default) keeps all'
+  }))
 })
 
 const MessageDetailSchema = Type.Object({ ...MessageSummarySchema.properties, recipients: Type.Array(RecipientStateSchema), events: Type.Array(EventEnvelopeSchema) })
@@ -25,7 +28,9 @@ export const messageReadRoutes = [
     summary: 'List messages, newest first',
     description: '`environment` is `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is listed only with `test`. ' +
       '`status` keeps messages in that status; `to` keeps messages with a recipient (to, cc or bcc) whose address starts with it, ' +
-      'case-insensitively, listed in address order and newest first per address; `tag` keeps messages sent with that tag. ' +
+      'case-insensitively, listed in address order and newest first per address; `tag` keeps messages sent with that tag; ' +
+      '`stuck=true` keeps stuck messages (queued, scheduled or deferred, with `next_attempt_at` more than the grace, OB_STUCK_AFTER_MS, ' +
+      'in the past), listed by `next_attempt_at`, most recent first. ' +
       'Filters combine: a message is listed only when it matches every one given. Messages are kept 30 days.',
     tag: 'Messages',
     query: MessagesQuery,
@@ -41,7 +46,8 @@ export const messageReadRoutes = [
         ...(status !== null ? { status } : {}),
         ...recipientPrefixFilter(query),
         environment: environmentFilter(query),
-        ...tagParam(query)
+        ...tagParam(query),
+        ...(query.get('stuck') === 'true' ? { stuck: true } : {})
       }))
       return { status: 200, body }
     }
@@ -55,6 +61,7 @@ export const messageReadRoutes = [
     description: '`recipients`: each distinct recipient (to, cc and bcc) with its own status, attempts and last event time. ' +
       'The message `status` is `delivered` when every recipient was delivered, else the most advanced status of the recipients that ' +
       'were not, in the order bounced, complained, failed, deferred, then `sending` when some were delivered and the rest have no outcome yet. ' +
+      '`next_attempt_at` and `stuck`: as in GET /v1/messages. ' +
       `\`events\` are webhook envelopes, oldest first (the most recent ${MESSAGE_EVENTS_INLINE}; GET /v1/events?message_id= pages through all).`,
     tag: 'Messages',
     responses: {

@@ -1,9 +1,10 @@
 import uWS from 'uWebSockets.js'
 import type { Subscription } from '@nats-io/transport-node'
-import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, newId, type EventRecord } from '../../protocol/mod.ts'
+import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, type EventRecord } from '../../protocol/mod.ts'
 import { authenticate, hasPermission } from '../auth.ts'
 import type { GatewayDeps } from '../deps.ts'
 import { SocketCounter } from './socket_caps.ts'
+import { ENVIRONMENT_MESSAGE, isEnvironment, refuseEnvironment, refuseUpgrade, type Environment } from './upgrade_refusals.ts'
 
 export const EVENT_STREAM_PATH = '/v1/events/stream'
 
@@ -38,6 +39,8 @@ interface SocketState {
   keyId?: string
   /** Event types to forward; undefined: all. */
   types?: Set<string>
+  /** Live or sandbox events: the socket forwards one environment's (`live` unless asked). */
+  environment: Environment
   timer?: NodeJS.Timeout
   /** Closes the socket when its key's grace period (after a rotation) ends. */
   expiry?: NodeJS.Timeout
@@ -56,19 +59,9 @@ function send (ws: Socket, payload: Record<string, unknown>): void {
   ws.cork(() => { ws.send(JSON.stringify(payload)) })
 }
 
-/** The answer to an upgrade from an address at its cap: the API's error format, so clients parse one shape. */
-function refuseUpgrade (res: uWS.HttpResponse, max: number): void {
-  const err = new ApiError('rate_limited', `Too many event stream connections from this address (at most ${max} at once); close one first.`, { retryAfter: 60 })
-  res.cork(() => {
-    res.writeStatus('429 Too Many Requests')
-      .writeHeader('Content-Type', 'application/json')
-      .writeHeader('Retry-After', String(err.retryAfter))
-      .end(JSON.stringify(err.toJSON(newId('req'))))
-  })
-}
-
 /**
- * GET /v1/events/stream: the organisation's events as webhook envelopes, live. One NATS core subscription
+ * GET /v1/events/stream: the organisation's events as webhook envelopes, live, of one environment (`live` unless
+ * `?environment=test` or a filter message asks for sandbox events). One NATS core subscription
  * on `ob.evt.<org>.>` per organisation is shared by all of its sockets and dropped with the last one.
  * Open sockets are capped per client address (checked at the upgrade, authenticated or not) and per API key
  * (checked at `auth`), so one client cannot hold the process's memory and file descriptors.
@@ -113,9 +106,11 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     let e: EventRecord
     try { e = JSON.parse(data) as EventRecord } catch { return }
     const text = JSON.stringify(envelopeOf(e))
+    const env: Environment = e.environment === 'test' ? 'test' : 'live'
     const now = Date.now()
     for (const ws of feed.sockets) {
       const st = ws.getUserData()
+      if (st.environment !== env) continue
       if (st.types !== undefined && !st.types.has(e.type)) continue
       if (!keyStillValid(st, now)) { ws.end(CLOSE_CODES.unauthorized, 'the API key is no longer valid'); continue }
       if (ws.getBufferedAmount() > MAX_BUFFERED_BYTES) { ws.end(CLOSE_CODES.tooSlow, 'reading too slowly'); continue }
@@ -182,13 +177,24 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     send(ws, { type: 'ready', organization_id: st.orgId })
   }
 
-  function onFilter (ws: Socket, st: SocketState, types: unknown): void {
-    if (!Array.isArray(types) || types.length === 0 || types.length > TYPE_NAMES.size || !types.every((t) => typeof t === 'string' && TYPE_NAMES.has(t))) {
-      send(ws, { type: 'error', code: 'validation_error', field: 'types', message: `types must be a non-empty array of: ${[...TYPE_NAMES].join(', ')}` })
+  /**
+   * `types` and `environment` each replace what the socket had when given; one of them must be. A bad value of
+   * either is an error message (the socket stays, its filter unchanged).
+   */
+  function onFilter (ws: Socket, st: SocketState, types: unknown, environment: unknown): void {
+    if (types !== undefined || environment === undefined) {
+      if (!Array.isArray(types) || types.length === 0 || types.length > TYPE_NAMES.size || !types.every((t) => typeof t === 'string' && TYPE_NAMES.has(t))) {
+        send(ws, { type: 'error', code: 'validation_error', field: 'types', message: `types must be a non-empty array of: ${[...TYPE_NAMES].join(', ')}` })
+        return
+      }
+    }
+    if (environment !== undefined && !isEnvironment(environment)) {
+      send(ws, { type: 'error', code: 'validation_error', field: 'environment', message: ENVIRONMENT_MESSAGE })
       return
     }
-    st.types = new Set(types.map((t: string) => t === 'inbound' ? 'inbound.received' : t))
-    send(ws, { type: 'filter', types: [...st.types] })
+    if (Array.isArray(types)) st.types = new Set(types.map((t: string) => t === 'inbound' ? 'inbound.received' : t))
+    if (environment !== undefined) st.environment = environment
+    send(ws, { type: 'filter', types: [...(st.types ?? EVENT_TYPES)], environment: st.environment })
   }
 
   app.ws<SocketState>(EVENT_STREAM_PATH, {
@@ -207,8 +213,13 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
         refuseUpgrade(res, perAddress.max)
         return
       }
+      const environment = req.getQuery('environment') ?? 'live'
+      if (!isEnvironment(environment)) {
+        refuseEnvironment(res)
+        return
+      }
       res.upgrade<SocketState>(
-        { ip, open: true },
+        { ip, open: true, environment },
         req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'),
         context
       )
@@ -228,7 +239,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     message: (ws, raw) => {
       const st = ws.getUserData()
       if (st.refusing === true) return
-      let msg: { type?: unknown, key?: unknown, types?: unknown }
+      let msg: { type?: unknown, key?: unknown, types?: unknown, environment?: unknown }
       try {
         msg = JSON.parse(Buffer.from(raw).toString('utf8')) as typeof msg
         if (typeof msg !== 'object' || msg === null) throw new TypeError('not an object')
@@ -242,7 +253,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
         else ws.end(CLOSE_CODES.unauthorized, 'the first message must be {"type":"auth","key":"ob_…"}')
         return
       }
-      if (msg.type === 'filter') onFilter(ws, st, msg.types)
+      if (msg.type === 'filter') onFilter(ws, st, msg.types, msg.environment)
       else send(ws, { type: 'error', code: 'validation_error', field: 'type', message: 'expected "filter"' })
     },
     close: (ws) => {

@@ -7,7 +7,7 @@
 -- ARGV: 1 envelope JSON, 2 event ms, 3 event id, 4 type, 5 retention ms, 6 cutoff ms, 7 stats retention ms,
 -- 8 status the event leads to ('' for none), 9 its rank, 10 message id, 11 live status index key prefix,
 -- 12 sandbox status index key prefix, 13 recipient address ('' for none), 14 '1' when the event ends an attempt,
--- 15 number of tags
+-- 15 number of tags, 16 live due index key, 17 sandbox due index key, 18 a deferral's next attempt in ms ('' for none)
 local ttl, ts, id = ARGV[5], ARGV[2], ARGV[3]
 -- The event key doubles as the dedupe record: a replayed event id changes nothing.
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ttl) then return 0 end
@@ -63,6 +63,24 @@ if rcpt ~= '' then
   end
   redis.call('HSET', msg, field, st .. ' ' .. rank .. ' ' .. attempts .. ' ' .. last)
 end
+-- The message's next attempt is the latest one a deferral announced.
+if ARGV[18] ~= '' and tonumber(ARGV[18]) > tonumber(redis.call('HGET', msg, 'next') or '0') then
+  redis.call('HSET', msg, 'next', ARGV[18])
+end
+-- A deferred message waits in the due index for its next attempt; one that moved on to an outcome leaves it.
+local function track_due (status)
+  if not redis.call('HGET', msg, 'created') then return end
+  local key = sandbox and ARGV[17] or ARGV[16]
+  if status == 'deferred' then
+    local next = redis.call('HGET', msg, 'next')
+    if next then
+      redis.call('ZADD', key, next, mid)
+      redis.call('PEXPIRE', key, ttl)
+    end
+  elseif status ~= 'queued' and status ~= 'scheduled' then
+    redis.call('ZREM', key, mid)
+  end
+end
 if ARGV[8] == '' then return 1 end
 local old = redis.call('HGET', msg, 'status')
 local status = status_from_recipients(msg)
@@ -74,6 +92,7 @@ if status == nil then
   status = ARGV[8]
   redis.call('HSET', msg, 'rank', ARGV[9])
 end
+track_due(status)
 if old == status then return 1 end
 redis.call('HSET', msg, 'status', status)
 local created = redis.call('HGET', msg, 'created')

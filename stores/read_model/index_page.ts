@@ -38,9 +38,10 @@ function pairs (reply: unknown[]): IndexPosition[] {
  * Entries that share the cursor's score are read separately so that a page boundary inside one
  * millisecond neither repeats nor skips anything.
  */
-async function rangeAfter (redis: Redis, key: string, pos: IndexPosition | undefined, count: number): Promise<IndexPosition[]> {
+async function rangeAfter (redis: Redis, key: string, pos: IndexPosition | undefined, count: number, maxScore?: number): Promise<IndexPosition[]> {
   if (pos === undefined) {
-    return pairs(await redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, count, 'WITHSCORES') as unknown[])
+    const top = maxScore === undefined ? '+inf' : String(Math.floor(maxScore))
+    return pairs(await redis.call('ZRANGE', key, top, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, count, 'WITHSCORES') as unknown[])
   }
   const [ties, older] = await Promise.all([
     redis.call('ZRANGE', key, pos.score, pos.score, 'BYSCORE', 'WITHSCORES') as Promise<unknown[]>,
@@ -53,10 +54,11 @@ async function rangeAfter (redis: Redis, key: string, pos: IndexPosition | undef
 /**
  * Pages a newest-first index. `load` turns ids into items, or `undefined` for entries to skip (expired,
  * or not matching a filter the index does not cover). A page may hold fewer than `limit` items when a
- * filter skipped many entries; `has_more` and `next_cursor` still say where to continue.
+ * filter skipped many entries; `has_more` and `next_cursor` still say where to continue. `maxScore` leaves out
+ * entries scored above it.
  */
 export async function pageIndex<T> (
-  redis: Redis, key: string, opts: { limit: number, cursor?: string, filtered: boolean },
+  redis: Redis, key: string, opts: { limit: number, cursor?: string, filtered: boolean, maxScore?: number },
   load: (ids: string[]) => Promise<Array<T | undefined>>
 ): Promise<IndexPage<T>> {
   const { limit } = opts
@@ -66,7 +68,7 @@ export async function pageIndex<T> (
   for (;;) {
     const need = limit + 1 - out.length
     const want = opts.filtered ? Math.max(need, FILTERED_BATCH) : need
-    const batch = await rangeAfter(redis, key, pos, want)
+    const batch = await rangeAfter(redis, key, pos, want, opts.maxScore)
     const items = batch.length === 0 ? [] : await load(batch.map((b) => b.id))
     for (let i = 0; i < batch.length; i++) {
       pos = batch[i]!

@@ -6,10 +6,10 @@ import { hasTag } from './tag_index.ts'
 export type Keep<T> = ((item: T) => boolean) | undefined
 
 /** What the filters read of a listed message and of a listed event. */
-interface ListedMessage { status: MessageStatus, tags: string[] }
+interface ListedMessage { status: MessageStatus, tags: string[], stuck: boolean }
 interface ListedEvent { type: string, data: Record<string, unknown> }
 
-export interface MessageQuery { limit: number, cursor?: string, status?: MessageStatus, to?: string, tag?: string, environment?: Environment }
+export interface MessageQuery { limit: number, cursor?: string, status?: MessageStatus, to?: string, tag?: string, stuck?: boolean, environment?: Environment }
 export interface EventQuery { limit: number, cursor?: string, message_id?: string, type?: string, tag?: string, environment?: Environment }
 
 /** Both filters, or whichever is given. */
@@ -19,20 +19,24 @@ function both<T> (a: Keep<T>, b: Keep<T>): Keep<T> {
   return (item) => a(item) && b(item)
 }
 
-/** Status and tag checked on each message: what a `to` listing (read from the recipient index) keeps. */
-export function messageFilter (q: { status?: MessageStatus, tag?: string }): Keep<ListedMessage> {
+/** Status, tag and stuck checked on each message: what a `to` listing (read from the recipient index) keeps. */
+export function messageFilter (q: { status?: MessageStatus, tag?: string, stuck?: boolean }): Keep<ListedMessage> {
   const { status, tag } = q
   const byStatus: Keep<ListedMessage> = status === undefined ? undefined : (m) => m.status === status
   const byTag: Keep<ListedMessage> = tag === undefined ? undefined : (m) => hasTag(m.tags, tag)
-  return both(byStatus, byTag)
+  const byStuck: Keep<ListedMessage> = q.stuck === true ? (m) => m.stuck : undefined
+  return both(both(byStatus, byTag), byStuck)
 }
 
 /**
- * The index a message listing without `to` reads in one environment (tag, else status, else all) and the filter it
- * leaves to checking each item, which costs a scan bounded by pageIndex's budget.
+ * The index a message listing without `to` reads in one environment (the due index for stuck messages, else tag,
+ * else status, else all) and the filter it leaves to checking each item, which costs a scan bounded by pageIndex's
+ * budget. Stuck messages are read from the due index up to now less the grace (the caller bounds the range); each is
+ * checked again, since an entry may lag its message by one write.
  */
-export function messageIndex (orgId: string, env: Environment, q: { status?: MessageStatus, tag?: string }): { key: string, keep: Keep<ListedMessage> } {
+export function messageIndex (orgId: string, env: Environment, q: { status?: MessageStatus, tag?: string, stuck?: boolean }): { key: string, keep: Keep<ListedMessage> } {
   const { status, tag } = q
+  if (q.stuck === true) return { key: K.messagesDue(orgId, env), keep: messageFilter(q) }
   if (tag !== undefined) return { key: K.messagesTagged(orgId, env, tag), keep: status === undefined ? undefined : (m) => m.status === status }
   if (status !== undefined) return { key: K.messagesByStatus(orgId, env, status), keep: undefined }
   return { key: K.messages(orgId, env), keep: undefined }

@@ -10,6 +10,7 @@ import { pageIndex, type IndexPage } from './index_page.ts'
 import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
 import { eventTagKeys, eventTags, messageTagKeys } from './tag_index.ts'
 import { eventIndex, messageFilter, messageIndex, type EventQuery, type Keep, type MessageQuery } from './list_index.ts'
+import { DEFAULT_STUCK_AFTER_MS, attemptTiming } from './due.ts'
 
 export { STATS_COUNTERS, type StatsCounts, type StatsInterval, type StatsResult } from './message_stats.ts'
 export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, type Environment } from './message_store_keys.ts'
@@ -43,6 +44,10 @@ export interface MessageSummary {
   delivered_count: number
   /** The tags given at send (empty when none). */
   tags: string[]
+  /** When the next delivery attempt is due (queued, scheduled or deferred messages). */
+  next_attempt_at?: string
+  /** That attempt is overdue by more than the store's grace (worked out when read). */
+  stuck: boolean
 }
 
 export interface MessageDetail extends MessageSummary { recipients: RecipientState[], events: EventEnvelope[] }
@@ -54,19 +59,27 @@ type StoreRedis = Redis & {
   ob_schedule_change: (numKeys: number, ...args: Array<string | number>) => Promise<number>
 }
 
-/** Fields of a message hash a list row needs: summary, status, recipient count, delivered recipients, new time. */
-const ROW_FIELDS = ['summary', 'status', 'rn', 'c:delivered', 'scheduled_at'] as const
+/**
+ * Fields of a message hash a list row needs: summary, status, recipient count, delivered recipients, new time,
+ * the next attempt of its latest deferral.
+ */
+const ROW_FIELDS = ['summary', 'status', 'rn', 'c:delivered', 'scheduled_at', 'next'] as const
 type Row = Array<string | null>
 
-/** `scheduled_at`: the hash's own field, set when the message was rescheduled (the summary keeps the queued time). */
-function parseSummary (row: Row): MessageSummary {
-  const [json, status, rn, delivered, scheduledAt] = row
-  const s = JSON.parse(json!) as Omit<MessageSummary, 'status' | 'recipient_count' | 'delivered_count'> & { org_id?: string }
+/**
+ * `scheduled_at`: the hash's own field, set when the message was rescheduled (the summary keeps the queued time).
+ * `stuck` compares the due time with `now`.
+ */
+function parseSummary (row: Row, now: number, graceMs: number): MessageSummary {
+  const [json, status, rn, delivered, scheduledAt, next] = row
+  const s = JSON.parse(json!) as Omit<MessageSummary, 'status' | 'recipient_count' | 'delivered_count' | 'stuck'> & { org_id?: string }
   const { org_id: _org, ...rest } = s
   if (typeof scheduledAt === 'string') rest.scheduled_at = scheduledAt
   const recipientCount = rn !== null && rn !== undefined ? Number(rn) : recipientAddresses(s).length
+  const m = { ...rest, status: (status ?? 'queued') as MessageStatus }
+  const timing = attemptTiming(m, typeof next === 'string' ? Number(next) : undefined, now, graceMs)
   // Messages recorded before tags existed have none.
-  return { ...rest, tags: rest.tags ?? [], status: (status ?? 'queued') as MessageStatus, recipient_count: recipientCount, delivered_count: Number(delivered ?? 0) }
+  return { ...m, tags: rest.tags ?? [], recipient_count: recipientCount, delivered_count: Number(delivered ?? 0), ...timing }
 }
 
 /**
@@ -78,7 +91,8 @@ export class MessageStore {
   private readonly r: StoreRedis
   private readonly queued: ScriptBatch<number>
 
-  constructor (readonly redis: Redis) {
+  /** `stuckAfterMs`: how long past its due time a waiting message goes without an attempt before it reads `stuck`. */
+  constructor (readonly redis: Redis, private readonly stuckAfterMs = DEFAULT_STUCK_AFTER_MS) {
     const r = redis as StoreRedis
     this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_FINISH_LUA })
     if (typeof (r as Partial<StoreRedis>).ob_apply_event !== 'function') redis.defineCommand('ob_apply_event', { lua: APPLY_LUA })
@@ -113,12 +127,13 @@ export class MessageStore {
     const hour = hourBucket(createdMs)
     const tagged = messageTagKeys(org, env, msg.tags, hour)
     const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org, env), K.stats(org, env, hour), K.messagesByAddress(org, env),
-      ...tagged.indexes, ...tagged.stats]
+      K.messagesDue(org, env), ...tagged.indexes, ...tagged.stats]
     const recipients = recipientAddresses(msg)
     const now = Date.now()
+    const scheduled = msg.scheduled_at === undefined ? NaN : Date.parse(msg.scheduled_at)
     await this.queued.call(keys, [summary, status, STATUS_RANK[status], createdMs, READ_MODEL_RETENTION_MS,
       now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(org, env), STATS_RETENTION_MS, msg.id, org, env, recipients.length,
-      ...recipients.map((a) => addressIndexMember(a, createdMs, msg.id))])
+      Number.isFinite(scheduled) ? scheduled : createdMs, ...recipients.map((a) => addressIndexMember(a, createdMs, msg.id))])
   }
 
   /**
@@ -140,21 +155,25 @@ export class MessageStore {
     const status = statusAfter(e.type)
     const rcpt = typeof e.data.to === 'string' ? bareAddress(e.data.to) : ''
     const endsAttempt = e.type === 'delivered' || e.type === 'deferred' || e.type === 'bounced' || e.type === 'failed'
+    const next = e.type === 'deferred' && typeof e.data.next_attempt_at === 'string' ? Date.parse(e.data.next_attempt_at) : NaN
     const applied = await this.r.ob_apply_event(keys.length, ...keys,
       JSON.stringify(envelopeOf(e)), ts, e.id, e.type, READ_MODEL_RETENTION_MS, Date.now() - READ_MODEL_RETENTION_MS,
       STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org, 'live'),
-      K.messagesByStatusPrefix(org, 'test'), rcpt, endsAttempt ? '1' : '0', tags.length)
+      K.messagesByStatusPrefix(org, 'test'), rcpt, endsAttempt ? '1' : '0', tags.length, K.messagesDue(org, 'live'), K.messagesDue(org, 'test'),
+      Number.isFinite(next) ? next : '')
     return applied === 1
   }
 
   /** A cancelled scheduled message shows `canceled` (only while nothing else happened to it: queued or scheduled). */
   async markCanceled (orgId: string, id: string): Promise<void> {
-    await this.r.ob_schedule_change(1, K.message(orgId, id), 'cancel', K.messagesByStatusPrefix(orgId, 'live'), id, STATUS_RANK.canceled, READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(orgId, 'test'))
+    await this.r.ob_schedule_change(1, K.message(orgId, id), 'cancel', K.messagesByStatusPrefix(orgId, 'live'), id, STATUS_RANK.canceled, READ_MODEL_RETENTION_MS,
+      K.messagesByStatusPrefix(orgId, 'test'), K.messagesDue(orgId, 'live'), K.messagesDue(orgId, 'test'), '')
   }
 
   /** A rescheduled message shows its new `scheduled_at` (ISO 8601). */
   async markRescheduled (orgId: string, id: string, scheduledAt: string): Promise<void> {
-    await this.r.ob_schedule_change(1, K.message(orgId, id), 'reschedule', K.messagesByStatusPrefix(orgId, 'live'), id, scheduledAt, READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(orgId, 'test'))
+    await this.r.ob_schedule_change(1, K.message(orgId, id), 'reschedule', K.messagesByStatusPrefix(orgId, 'live'), id, scheduledAt, READ_MODEL_RETENTION_MS,
+      K.messagesByStatusPrefix(orgId, 'test'), K.messagesDue(orgId, 'live'), K.messagesDue(orgId, 'test'), Date.parse(scheduledAt))
   }
 
   /** 404 `not_found` when no organisation has the id, 403 `forbidden` when another one does. */
@@ -167,7 +186,7 @@ export class MessageStore {
       await this.assertOwner(orgId, id)
       throw new ApiError('not_found', `No message with id ${id}.`)
     }
-    const summary = parseSummary(fields)
+    const summary = parseSummary(fields, Date.now(), this.stuckAfterMs)
     const [recipients, events] = await Promise.all([
       recipientStates(this.redis, K.message(orgId, id), summary),
       this.loadEvents(orgId, eventIds)
@@ -201,30 +220,33 @@ export class MessageStore {
   /**
    * Newest first, of one environment (sandbox traffic is never in the live view). `to` keeps messages with a
    * recipient (to, cc or bcc) whose address starts with it, case-insensitively; those come in address order,
-   * newest first per address. `tag` keeps messages sent with that tag.
+   * newest first per address. `tag` keeps messages sent with that tag. `stuck` keeps stuck messages, read from the
+   * due index up to now less the grace, most recently due first.
    */
   async listMessages (orgId: string, q: MessageQuery): Promise<IndexPage<MessageSummary>> {
     const env = q.environment ?? 'live'
+    const now = Date.now()
     const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) }
-    if (q.to !== undefined) return await this.listMessagesTo(orgId, env, q.to, page, messageFilter(q))
+    if (q.to !== undefined) return await this.listMessagesTo(orgId, env, q.to, page, messageFilter(q), now)
     const { key, keep } = messageIndex(orgId, env, q)
-    return await pageIndex(this.redis, key, { ...page, filtered: keep !== undefined }, async (ids) => {
+    const stuckOnly = q.stuck === true ? { maxScore: now - this.stuckAfterMs } : {}
+    return await pageIndex(this.redis, key, { ...page, filtered: keep !== undefined, ...stuckOnly }, async (ids) => {
       const rows = await this.rows(orgId, ids)
       return rows.map((row) => {
         // An index entry can outlive its message by up to one write; skip it.
         if (row[0] === null || row[0] === undefined) return undefined
-        const m = parseSummary(row)
+        const m = parseSummary(row, now, this.stuckAfterMs)
         return keep === undefined || keep(m) ? m : undefined
       })
     })
   }
 
-  private async listMessagesTo (orgId: string, env: Environment, to: string, page: { limit: number, cursor?: string }, keep: Keep<MessageSummary>): Promise<IndexPage<MessageSummary>> {
+  private async listMessagesTo (orgId: string, env: Environment, to: string, page: { limit: number, cursor?: string }, keep: Keep<MessageSummary>, now: number): Promise<IndexPage<MessageSummary>> {
     return await pageAddressIndex(this.redis, K.messagesByAddress(orgId, env), to.trim().toLowerCase(), page, async (ids) => {
       const rows = await this.rows(orgId, ids)
       return rows.map((row) => {
         if (row[0] === null || row[0] === undefined) return 'expired'
-        const m = parseSummary(row)
+        const m = parseSummary(row, now, this.stuckAfterMs)
         return keep === undefined || keep(m) ? m : undefined
       })
     })

@@ -15,7 +15,7 @@ function scope (orgId: string, env: Environment): string {
 export const READ_MODEL_KEYS = {
   /**
    * Hash: summary JSON, status, status rank, created time, environment (`env`), recipient count (`rn`), delivered
-   * recipients (`dn`), and per recipient `r:<address>` = `<status> <rank> <attempts> <last event ms>`.
+   * recipients (`dn`), the `next_attempt_at` of its latest deferral in ms (`next`), and per recipient `r:<address>` = `<status> <rank> <attempts> <last event ms>`.
    */
   message: (orgId: string, id: string) => `ob:{${orgId}}:msg:${id}`,
   /** Sorted set (score: event time in ms) of the message's event ids. */
@@ -31,6 +31,12 @@ export const READ_MODEL_KEYS = {
    * messages to any address starting with a prefix, newest first per address, in O(log n + page).
    */
   messagesByAddress: (orgId: string, env: Environment) => `${scope(orgId, env)}:msgs:addr`,
+  /**
+   * Sorted set of the messages waiting for a delivery attempt (queued, scheduled or deferred), scored by when that
+   * attempt is due in ms: the send or scheduled time, or the `next_attempt_at` of the latest deferral. The messages
+   * overdue are one range of it.
+   */
+  messagesDue: (orgId: string, env: Environment) => `${scope(orgId, env)}:msgs:due`,
   /** Sorted set (score: created time in ms) of the org's messages with one tag (tags are `[A-Za-z0-9_-]{1,64}`). */
   messagesTagged: (orgId: string, env: Environment, tag: string) => `${scope(orgId, env)}:msgs:tag:${tag}`,
   /** String: the event JSON; `SET NX` on it is also what makes applying an event idempotent. */

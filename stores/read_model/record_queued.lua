@@ -2,11 +2,12 @@
 -- counts to BATCH, and record_queued_finish.lua writes them with one command per index for the whole batch.
 -- (Prepended: status_from_recipients, see recipient_status.ts.)
 -- KEYS[1] message hash, KEYS[2] message owner, KEYS[3] org message index, KEYS[4] stats hour hash,
--- KEYS[5] recipient address index (lexicographic), then for the message's n tags: KEYS[6..5+n] tag indexes and
--- KEYS[6+n..5+2n] tag stats hour hashes
+-- KEYS[5] recipient address index (lexicographic), KEYS[6] due index, then for the message's n tags: KEYS[7..6+n]
+-- tag indexes and KEYS[7+n..6+2n] tag stats hour hashes
 -- ARGV: 1 summary JSON, 2 status, 3 status rank, 4 created ms, 5 retention ms, 6 cutoff ms (older entries are
 -- trimmed from indexes), 7 status index key prefix, 8 stats retention ms, 9 message id, 10 organisation id,
--- 11 environment, 12 recipient count, 13.. recipient address index members
+-- 11 environment, 12 recipient count, 13 when its first attempt is due (ms: scheduled, else created time),
+-- 14.. recipient address index members
 local msg = KEYS[1]
 local held = redis.call('HMGET', msg, 'summary', 'status')
 -- Recording the same message twice (a retried call) must not count it twice.
@@ -19,9 +20,9 @@ redis.call('HSET', msg, 'status', status)
 if not held[2] then redis.call('HSET', msg, 'rank', ARGV[3]) end
 redis.call('PEXPIRE', msg, ttl)
 redis.call('SET', KEYS[2], ARGV[10], 'PX', ttl)
-if #ARGV >= 13 then
+if #ARGV >= 14 then
   local members = {}
-  for i = 13, #ARGV do
+  for i = 14, #ARGV do
     members[#members + 1] = 0
     members[#members + 1] = ARGV[i]
   end
@@ -29,20 +30,25 @@ if #ARGV >= 13 then
   redis.call('PEXPIRE', KEYS[5], ttl)
 end
 if not BATCH.z then BATCH.z, BATCH.zkeys, BATCH.c, BATCH.ckeys = {}, {}, {}, {} end
-local function index (key)
+local function index (key, score)
   local entries = BATCH.z[key]
   if not entries then
     entries = { cutoff = '(' .. ARGV[6], ttl = ttl }
     BATCH.z[key] = entries
     BATCH.zkeys[#BATCH.zkeys + 1] = key
   end
-  entries[#entries + 1] = created
+  entries[#entries + 1] = score or created
   entries[#entries + 1] = id
 end
 index(KEYS[3])
 index(ARGV[7] .. status)
-local tags = (#KEYS - 5) / 2
-for i = 6, 5 + tags do index(KEYS[i]) end
+-- Waiting for an attempt: due at its (scheduled) time, or, deferred already, at the deferral's next attempt.
+local due = nil
+if status == 'queued' or status == 'scheduled' then due = ARGV[13]
+elseif status == 'deferred' then due = redis.call('HGET', msg, 'next') end
+if due then index(KEYS[6], due) end
+local tags = (#KEYS - 6) / 2
+for i = 7, 6 + tags do index(KEYS[i]) end
 local function count (key)
   local c = BATCH.c[key]
   if not c then
@@ -53,5 +59,5 @@ local function count (key)
   c.n = c.n + 1
 end
 count(KEYS[4])
-for i = 6 + tags, #KEYS do count(KEYS[i]) end
+for i = 7 + tags, #KEYS do count(KEYS[i]) end
 return 1

@@ -1,5 +1,5 @@
 import { OutboxApiError, type GetMessagesQuery, type GetMessagesResponse } from '../../../client/src/mod.ts'
-import { h, statusBadge, table, timeEl } from '../dom.ts'
+import { h, statusBadge, stuckBadge, table, timeEl } from '../dom.ts'
 import { showError } from '../errors.ts'
 import type { LiveEvent } from '../live.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
@@ -14,7 +14,7 @@ function messageRow (m: Message): HTMLElement[] {
     timeEl(m.created_at),
     h('span', null, m.to.join(', ')),
     h('a', { href: `#/messages/${encodeURIComponent(m.id)}` }, m.subject === '' ? '(no subject)' : m.subject),
-    statusBadge(m.status),
+    h('span', { class: 'row-actions' }, statusBadge(m.status), m.stuck && stuckBadge()),
     h('span', { class: 'delivered-count' }, `${m.delivered_count} of ${m.recipient_count} delivered`),
     h('code', { class: 'id' }, m.id)
   ]
@@ -37,7 +37,10 @@ async function render (ctx: ViewContext): Promise<Node> {
   const status = h('select', { id: 'f-status', name: 'status' }, h('option', { value: '' }, 'any status'), STATUSES.map((s) => h('option', { value: s }, s)))
   // Sent to the API as typed: the API matches a prefix of the recipient's address.
   const to = h('input', { id: 'f-to', name: 'to', type: 'search', placeholder: 'ann@example.net', autocomplete: 'off' })
-  const env = environmentSwitch('f-environment', () => { void load(false) })
+  const feed = h('ol', { class: 'feed', 'data-testid': 'live-feed', 'aria-live': 'polite' })
+  const env = environmentSwitch('f-environment', (e) => { ctx.live.setEnvironment(e); feed.replaceChildren(); void load(false) })
+  ctx.live.setEnvironment(env.value())
+  const stuck = h('input', { id: 'f-stuck', name: 'stuck', type: 'checkbox' }) as HTMLInputElement
   const tag = h('input', { id: 'f-tag', name: 'tag', type: 'search', placeholder: 'welcome', pattern: '[A-Za-z0-9_\\-]{1,64}', autocomplete: 'off' })
   let cursor: string | null = null
   let rows: Message[] = []
@@ -62,6 +65,7 @@ async function render (ctx: ViewContext): Promise<Node> {
     if (status.value !== '') query.status = status.value as GetMessagesQuery['status']
     if (to.value.trim() !== '') query.to = to.value.trim()
     if (tag.value.trim() !== '') query.tag = tag.value.trim()
+    if (stuck.checked) query.stuck = 'true'
     if (append && cursor !== null) query.cursor = cursor
     const mine = ++latest
     try {
@@ -77,7 +81,6 @@ async function render (ctx: ViewContext): Promise<Node> {
   }
   more.onclick = () => { void load(true) }
 
-  const feed = h('ol', { class: 'feed', 'data-testid': 'live-feed', 'aria-live': 'polite' })
   let timer: number | undefined
   ctx.onLeave(ctx.live.on((e) => {
     feed.prepend(eventItem(e))
@@ -102,12 +105,13 @@ async function render (ctx: ViewContext): Promise<Node> {
       h('label', { for: 'f-to' }, 'Recipient'), to,
       h('label', { for: 'f-tag' }, 'Tag'), tag,
       env.label, env.select,
+      h('label', { for: 'f-stuck', class: 'nowrap' }, stuck, ' Stuck only'),
       h('button', { type: 'submit' }, 'Filter')),
     slot,
     list,
     more,
     h('h2', null, 'Live events'),
-    h('p', { class: 'help' }, 'Events of your organisation as they happen (the same bodies your webhooks receive).'),
+    h('p', { class: 'help' }, 'Events of your organisation as they happen (the same bodies your webhooks receive), of the environment chosen above.'),
     feed)
 }
 

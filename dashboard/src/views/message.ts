@@ -1,4 +1,4 @@
-import { fill, h, statusBadge, table, timeEl } from '../dom.ts'
+import { fill, h, statusBadge, stuckBadge, table, timeEl } from '../dom.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
@@ -56,16 +56,27 @@ function recipientTable (recipients: Recipient[]): HTMLElement {
   ]), 'No recipients.')
 }
 
-const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'metadata', 'tags']
+/** Why a stuck message is flagged: when its attempt was due, and that none has happened since. */
+function stuckNotice (due: string): HTMLElement {
+  return h('p', { class: 'notice warning', 'data-testid': 'stuck' }, stuckBadge(), ' The next delivery attempt was due at ', timeEl(due),
+    ' and has not happened yet.')
+}
+
+const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'next_attempt_at', 'stuck', 'metadata', 'tags']
 
 async function render (ctx: ViewContext): Promise<Node> {
   const id = ctx.params[0]!
   const body = h('div')
+  let environment: 'live' | 'test' = 'live'
   async function load (): Promise<void> {
     const m = await ctx.session.client.messages.get(id) as Record<string, unknown> & { events: Envelope[], status: string, recipients?: Recipient[] }
-    const fields = SHOWN.filter((k) => m[k] !== undefined).concat(Object.keys(m).filter((k) => !SHOWN.includes(k) && k !== 'events' && k !== 'headers' && k !== 'recipients'))
+    environment = m.environment === 'test' ? 'test' : 'live'
+    // A scheduled message's next attempt is its scheduled time: shown once.
+    const sameTime = typeof m.scheduled_at === 'string' && Date.parse(String(m.next_attempt_at)) === Date.parse(m.scheduled_at)
+    const fields = SHOWN.filter((k) => m[k] !== undefined && !(k === 'next_attempt_at' && sameTime)).concat(Object.keys(m).filter((k) => !SHOWN.includes(k) && k !== 'events' && k !== 'headers' && k !== 'recipients'))
     const headers = m.headers as Record<string, string> | undefined
     fill(body,
+      m.stuck === true && typeof m.next_attempt_at === 'string' && stuckNotice(m.next_attempt_at),
       h('dl', { class: 'fields' }, fields.map((k) => [h('dt', null, k), h('dd', null,
         k === 'status' ? statusBadge(String(m[k])) : (k.endsWith('_at') ? timeEl(String(m[k])) : (Array.isArray(m[k]) ? (m[k] as unknown[]).join(', ') || '—' : value(m[k]))))])),
       m.status === 'scheduled' && typeof m.scheduled_at === 'string' && ctx.session.can('send') && scheduleActions(ctx, id, m.scheduled_at, load),
@@ -83,6 +94,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   }))
   ctx.onLeave(() => clearTimeout(timer))
   await load()
+  ctx.live.setEnvironment(environment)
   return h('section', null,
     h('p', null, h('a', { href: '#/activity' }, '← Activity')),
     h('h1', null, 'Message ', h('code', null, id)),

@@ -75,7 +75,7 @@ test('a filter keeps only the chosen types; a bad filter gets an error and the s
   assert.equal(err.type, 'error')
   assert.equal(err.field, 'types')
   c.send({ type: 'filter', types: ['bounced', 'inbound'] })
-  assert.deepEqual(await c.next(), { type: 'filter', types: ['bounced', 'inbound.received'] })
+  assert.deepEqual(await c.next(), { type: 'filter', types: ['bounced', 'inbound.received'], environment: 'live' })
   const mid = 'msg_00000000000000000000000003'
   await publish(ob, event(org, mid, 'opened'))
   const bounced = event(org, mid, 'bounced', new Date(), { bounce_type: 'hard' })
