@@ -23,7 +23,8 @@ before(async () => {
   org = await ob.org('pro')
   sandboxKey = await ob.key(org, ['send', 'read'], 'test')
   browser = await launchBrowser()
-  remote = createServer((req, res) => { hits.push(req.url ?? ''); res.end('x') })
+  // the page the frame is tried on without a policy, and its icon, are not what is counted
+  remote = createServer((req, res) => { if (req.url !== '/bare' && req.url !== '/favicon.ico') hits.push(req.url ?? ''); res.end(req.url === '/bare' ? '<!DOCTYPE html><title>bare</title>' : 'x') })
   await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve))
 })
 after(async () => {
@@ -87,24 +88,53 @@ for (const width of [390, 1280]) {
   })
 }
 
-test('a script in the HTML does not run and nothing remote is fetched (images, styles, backgrounds, refresh)', { skip: missing }, async () => {
+test('a script in the HTML does not run and nothing remote is fetched (images, styles, backgrounds, refresh); inline styles apply', { skip: missing }, async () => {
   const origin = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`
   const id = await sent({
     subject: 'Hostile',
     html: `<head><meta http-equiv="refresh" content="0;url=${origin}/refresh"><link rel="stylesheet" href="${origin}/css"></head>` +
       `<body><script>document.title = 'script ran'; window.parent.document.title = 'script ran'; fetch('${origin}/fetch')</script>` +
-      `<p id="hello" style="background: url(${origin}/background)">Hello</p><img src="${origin}/image" alt="remote">` +
+      `<style>#styled { color: rgb(200, 0, 0) }</style><p id="styled">styled</p><p id="hello" style="background: url(${origin}/background)">Hello</p><img src="${origin}/image" alt="remote">` +
       '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="inline"></body>'
   })
   const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
-  const title = await page.title()
   await openMessage(page, id)
+  const title = await page.title()
   const frame = await htmlFrame(page)
+  assert.equal(await frame.evaluate(() => getComputedStyle(document.getElementById('styled')!).color), 'rgb(200, 0, 0)', 'inline styles apply')
   assert.equal(await frame.locator('#hello').textContent(), 'Hello', 'the HTML is shown')
   await new Promise((resolve) => setTimeout(resolve, 1500))
   assert.notEqual(await frame.evaluate(() => document.title), 'script ran')
   assert.equal(await page.title(), title, 'the dashboard\'s title is untouched')
   assert.deepEqual(hits, [], 'no request reached the remote server')
   assert.equal(frame.url(), 'about:srcdoc', 'the frame was not navigated away')
+
+  // The frame's own sandbox and policy hold without the dashboard's Content-Security-Policy around them: the same
+  // frame on a page that has none fetches nothing and runs nothing, where the bare HTML fetches and runs.
+  const frameEl = page.getByTestId('content-html')
+  const [sandbox, srcdoc] = [await frameEl.getAttribute('sandbox'), await frameEl.getAttribute('srcdoc')]
+  const bare = await (await browser.newContext()).newPage()
+  await bare.goto(`${origin}/bare`)
+  hits.length = 0
+  const place = async (attrs: { sandbox?: string, srcdoc: string }): Promise<Frame> => {
+    const handle = await bare.evaluateHandle((a) => {
+      const f = document.createElement('iframe')
+      if (a.sandbox !== undefined) f.setAttribute('sandbox', a.sandbox)
+      f.srcdoc = a.srcdoc
+      document.body.append(f)
+      return f
+    }, attrs)
+    const f = (await handle.asElement()!.contentFrame())!
+    await f.waitForLoadState()
+    return f
+  }
+  const shown = await place({ sandbox: sandbox!, srcdoc: srcdoc! })
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  assert.deepEqual(hits, [], 'the dashboard\'s frame fetches nothing on a page without a policy')
+  assert.notEqual(await shown.evaluate(() => document.title), 'script ran')
+  const content = await ob.request('GET', `/v1/messages/${id}/content`, { key: org.adminKey })
+  await place({ srcdoc: content.body.html })
+  await eventually(() => (hits as string[]).includes('/image') && (hits as string[]).includes('/fetch'), 'the bare HTML fetches its image and runs its script', 5000)
+  await bare.context().close()
   await page.close()
 })
