@@ -2,6 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { simpleParser } from 'mailparser'
+import { jetstreamManager } from '@nats-io/jetstream'
+import { STREAM_MESSAGE_CONTENT, messageContentSubject } from '../../../protocol/mod.ts'
 import { READ_MODEL_KEYS } from '../../../stores/read_model/message_store_keys.ts'
 import { eventually } from '../../helpers/webhooks.ts'
 import { queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
@@ -112,6 +114,13 @@ test('an SMTP submission shows the text and html parts of the submitted MIME, it
   assert.deepEqual(r.body.attachments, [{ filename: 'notes.txt', content_type: 'text/plain', size: 12, content_id: null }])
 })
 
+test('a scheduled message has its content long before its time', async () => {
+  const id = await send({ subject: 'Later', text: 'later', scheduled_at: new Date(Date.now() + 3600_000).toISOString() })
+  const r = await content(id)
+  assert.equal(r.body.text, 'later')
+  assert.equal((await s.ob.request('GET', `/v1/messages/${id}`, { key: readKey })).body.status, 'scheduled')
+})
+
 test('a sandbox message has its content, readable by its organisation', async () => {
   const id = await send({ to: 'delivered@simulator.test', subject: 'Sandbox', html: '<p>sandbox</p>' }, await s.ob.key(s.org, ['send'], 'test'))
   const r = await content(id)
@@ -126,6 +135,8 @@ test('a 1.5 MB html body, queued through the object store and recorded in severa
   const r = await content(id)
   assert.equal(r.body.html.length, html.length)
   assert.equal(r.body.html, html)
+  const jsm = await jetstreamManager(s.ob.proc.nc)
+  assert.notEqual(await jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id, 1) }), null, 'stored in several parts')
 })
 
 test('another organisation\'s message answers as GET /v1/messages/{id} does (403), an unknown id 404, and 404 once the record is gone', async () => {
