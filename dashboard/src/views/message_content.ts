@@ -26,7 +26,7 @@ function size (bytes: number): string {
 function show (c: Content): HTMLElement[] {
   const headers = Object.entries(c.headers)
   return [
-    h('dl', { class: 'fields' },
+    h('dl', { class: 'sent' },
       h('dt', null, 'Subject'), h('dd', { 'data-testid': 'content-subject' }, c.subject),
       h('dt', null, 'Reply-To'), h('dd', null, c.reply_to ?? '—'),
       headers.length > 0 && [h('dt', null, 'Headers'), h('dd', null, h('pre', { class: 'raw wrap' }, headers.map(([k, v]) => `${k}: ${v}`).join('\n')))]),
