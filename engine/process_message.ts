@@ -98,6 +98,7 @@ export class MessageProcessor {
    * that died in between left no record, and the message would never be readable. Recording is idempotent (a
    * recorded message is left as it is, its status and counts included), so every delivery records it again from
    * the queued message. Redis being away is not a reason to hold the message: the next delivery records it.
+   * The message's content view is recorded at the same time (content_recorder.ts), the two writes in parallel.
    */
   private async recordReadable (msg: QueuedMessage, now: number, deliveryCount: number): Promise<void> {
     const scheduled = msg.scheduled_at !== undefined && Date.parse(msg.scheduled_at) > now

@@ -36,6 +36,8 @@ export interface MessageContent {
  */
 export const CONTENT_PART_BYTES = 128 * 1024
 const HDR_PARTS = 'Ob-Content-Parts'
+/** More parts than the largest message (10 MB, stored uncompressed at worst) can have: a header past it is not ours. */
+const MAX_PARTS = 128
 
 /**
  * The rendered content of messages (GET /v1/messages/{id}/content), in the stream `OB_MESSAGE_CONTENT`: the
@@ -72,6 +74,7 @@ export class MessageContentStore {
     const first = await this.jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id) })
     if (first === null) return null
     const count = Number(first.header.get(HDR_PARTS) || '1')
+    if (!Number.isInteger(count) || count < 1 || count > MAX_PARTS) return null
     const rest = await Promise.all(Array.from({ length: Math.max(0, count - 1) }, async (_v, i) =>
       await this.jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id, i + 1) })))
     // a part that expired before the first (published a moment earlier) leaves the record unreadable, as gone
