@@ -50,7 +50,11 @@ const MAX_PARTS = 128
 export class MessageContentStore {
   constructor (private readonly jsm: JetStreamManager, private readonly pub?: JsPublish) {}
 
-  /** Records `content`; resolves once JetStream acknowledged every part. Writing the same record again is harmless. */
+  /**
+   * Records `content`; resolves once JetStream acknowledged every part. No message id: a second write (a retried
+   * publish, a later delivery) replaces the first, one message per subject, and since a message's content view is
+   * always the same bytes, a reader that meets parts of both still reads the record.
+   */
   async put (content: MessageContent): Promise<void> {
     if (this.pub === undefined) throw new Error('this message content store is read-only')
     const packed = await gzipAsync(Buffer.from(JSON.stringify(content)))
@@ -58,10 +62,10 @@ export class MessageContentStore {
     for (let at = 0; at < packed.length; at += CONTENT_PART_BYTES) parts.push(packed.subarray(at, at + CONTENT_PART_BYTES))
     const pub = this.pub
     // the further parts land before the first, so a reader that finds the first finds them all
-    await Promise.all(parts.slice(1).map(async (p, i) => await pub.publish(messageContentSubject(content.id, i + 1), p, { msgID: `${content.id}.${i + 1}` })))
+    await Promise.all(parts.slice(1).map(async (p, i) => await pub.publish(messageContentSubject(content.id, i + 1), p)))
     const h = natsHeaders()
     h.set(HDR_PARTS, String(parts.length))
-    await pub.publish(messageContentSubject(content.id), parts[0] ?? Buffer.alloc(0), { msgID: content.id, headers: h })
+    await pub.publish(messageContentSubject(content.id), parts[0] ?? Buffer.alloc(0), { headers: h })
   }
 
   /** Whether content of message `id` is recorded. */
