@@ -13,6 +13,8 @@ import { ScheduleState } from '../stores/schedule/mod.ts'
 import { ShardDispatcher } from './dispatcher.ts'
 import { StoredContentProcessor } from './stored_content.ts'
 import { openContentStore } from '../stores/content/mod.ts'
+import { MessageContentStore } from '../stores/message_content/mod.ts'
+import { ContentRecorder } from './content_recorder.ts'
 import { ShardActors } from './shards.ts'
 import { WorkQueueSweeper } from './work_queue_sweep.ts'
 import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
@@ -48,7 +50,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   const js = jetstream(shared.nc)
   // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
   const events = new JsPublisher(shared.nc)
-  const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), schedule: new ScheduleState(shared.redis), actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
+  const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), content: new ContentRecorder(new MessageContentStore(await jetstreamManager(shared.nc), events), log), schedule: new ScheduleState(shared.redis), actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */

@@ -19,6 +19,7 @@ import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './
 import type { ShardActors } from './shards.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import type { ScheduleState } from '../stores/schedule/mod.ts'
+import type { ContentRecorder } from './content_recorder.ts'
 
 /** What the dispatcher does with the JetStream message afterwards. */
 export type Fate = { kind: 'ack' } | { kind: 'nak', delayMs: number } | { kind: 'term', reason: string }
@@ -37,6 +38,8 @@ export interface ProcessorDeps {
   state: DeliveryState
   /** The read model, where every delivery makes sure its message is recorded (see `process`). */
   readModel: Pick<MessageStore, 'recordQueued' | 'markCanceled'>
+  /** Where the content view of each message is recorded, alongside its read-model record (content_recorder.ts). */
+  content?: Pick<ContentRecorder, 'record'>
   /** Cancels and new times of scheduled messages (stores/schedule), checked right before one is taken up. */
   schedule: ScheduleState
   actors: ShardActors
@@ -95,14 +98,17 @@ export class MessageProcessor {
    * that died in between left no record, and the message would never be readable. Recording is idempotent (a
    * recorded message is left as it is, its status and counts included), so every delivery records it again from
    * the queued message. Redis being away is not a reason to hold the message: the next delivery records it.
+   * The message's content view is recorded at the same time (content_recorder.ts), the two writes in parallel.
    */
-  private async recordReadable (msg: QueuedMessage, now: number): Promise<void> {
+  private async recordReadable (msg: QueuedMessage, now: number, deliveryCount: number): Promise<void> {
     const scheduled = msg.scheduled_at !== undefined && Date.parse(msg.scheduled_at) > now
+    const content = this.d.content?.record(msg, deliveryCount)
     try {
       await this.d.readModel.recordQueued(msg, scheduled ? 'scheduled' : 'queued')
     } catch (err) {
       this.d.log.warn({ err, message_id: msg.id }, 'recording the message in the read model failed; the next delivery records it')
     }
+    await content
   }
 
   /**
@@ -139,7 +145,7 @@ export class MessageProcessor {
   async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0): Promise<Fate> {
     const msg = decodeQueued(data)
     if (typeof msg === 'string') return { kind: 'term', reason: `unreadable outbound message: ${msg}` }
-    await this.recordReadable(msg, Date.now())
+    await this.recordReadable(msg, Date.now(), deliveryCount)
     const waiting = await this.scheduleFate(msg, seq)
     if (waiting !== undefined) return waiting
     const now = Date.now()

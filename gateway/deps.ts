@@ -15,6 +15,7 @@ import type { AnalyzePool } from './analyze_pool.ts'
 import type { SendService } from './send/service.ts'
 import type { ScheduleState } from '../stores/schedule/mod.ts'
 import type { IdempotencyStore } from './send/idempotency.ts'
+import type { MessageContentStore } from '../stores/message_content/mod.ts'
 
 /** What every handler may use; built once in `main.ts` (which also closes what needs closing) and passed down. */
 export interface GatewayDeps {
@@ -44,4 +45,6 @@ export interface GatewayDeps {
   readonly webhookJobs: WebhookJobQueue
   /** Cancels and new times of scheduled messages (POST /v1/messages/{id}/cancel, PATCH /v1/messages/{id}). */
   readonly schedule: ScheduleState
+  /** Messages as rendered for sending (GET /v1/messages/{id}/content); the engine records them. */
+  readonly messageContent: MessageContentStore
 }

@@ -1,5 +1,6 @@
 import uWS from 'uWebSockets.js'
 import type { NatsConnection } from '@nats-io/transport-node'
+import { jetstreamManager } from '@nats-io/jetstream'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
@@ -17,6 +18,7 @@ import { ClientAddresses } from './http/client_address.ts'
 import { SecurityLog } from './security_log.ts'
 import { AnalyzePool } from './analyze_pool.ts'
 import type { GatewayDeps } from './deps.ts'
+import { MessageContentStore } from '../stores/message_content/mod.ts'
 import { SendService } from './send/service.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
@@ -46,7 +48,8 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)),
     send: new SendService(base),
     webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas }),
-    schedule: new ScheduleState(shared.redis)
+    schedule: new ScheduleState(shared.redis),
+    messageContent: new MessageContentStore(await jetstreamManager(shared.nc))
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)

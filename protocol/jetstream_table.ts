@@ -2,7 +2,7 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import type { Config } from '../config/mod.ts'
 import {
   CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, INBOUND_SUBJECTS, KV_BUCKETS, KV_SHARD_LEASES,
-  OBJ_INBOUND_RAW, OBJ_OUTBOUND_CONTENT, OUTBOUND_SUBJECTS, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS,
+  OBJ_INBOUND_RAW, OBJ_OUTBOUND_CONTENT, OUTBOUND_SUBJECTS, MESSAGE_CONTENT_SUBJECTS, STREAM_MESSAGE_CONTENT, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS,
   outboundConsumer, outboundSubject, webhookJobConsumer, webhookJobShardFilter
 } from './subjects.ts'
 
@@ -25,6 +25,8 @@ export const OUTBOUND_MAX_MSG_BYTES = 12 * 1024 * 1024
  */
 export const OUTBOUND_MAX_ACK_PENDING = 50_000
 export const EVENTS_MAX_AGE_MS = 30 * 24 * 3600_000 // 30 days of events for the read API and webhook replays
+/** The rendered content of messages is kept as long as their record in the read model (30 days). */
+export const MESSAGE_CONTENT_MAX_AGE_MS = EVENTS_MAX_AGE_MS
 /** Events and webhook jobs carry deterministic ids; a re-publish within this window is dropped. */
 const EVENTS_DUPLICATE_WINDOW_MS = 2 * 60_000
 /** An apply is one Lua call, far below this even under load. */
@@ -120,6 +122,22 @@ export function streamTable (replicas: number): StreamSpec[] {
         num_replicas: replicas,
         duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
         max_age: EVENTS_MAX_AGE_MS * NS_PER_MS,
+        discard: DiscardPolicy.Old
+      }
+    },
+    {
+      part: 'core',
+      purpose: 'the content of each message as rendered for sending (subject, html, text, headers, attachment names, no attachment bytes), compressed, kept 30 days for GET /v1/messages/{id}/content',
+      config: {
+        name: STREAM_MESSAGE_CONTENT,
+        subjects: [MESSAGE_CONTENT_SUBJECTS],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+        num_replicas: replicas,
+        duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
+        max_age: MESSAGE_CONTENT_MAX_AGE_MS * NS_PER_MS,
+        max_msgs_per_subject: 1,
+        allow_direct: true,
         discard: DiscardPolicy.Old
       }
     },

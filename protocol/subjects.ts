@@ -123,3 +123,15 @@ export function webhookRecoveringKey (webhookId: string): string {
 
 /** Content of queued messages too large for their stream message; one object per message, named by its id. */
 export const OBJ_OUTBOUND_CONTENT = 'ob_outbound_content'
+
+/**
+ * What each message looked like as it was rendered for sending (subject, html, text, headers, attachment names),
+ * for GET /v1/messages/{id}/content; kept as long as the message record. Layout: stores/message_content.
+ */
+export const STREAM_MESSAGE_CONTENT = 'OB_MESSAGE_CONTENT'
+export const MESSAGE_CONTENT_SUBJECTS = 'ob.content.>'
+
+/** The recorded content of one message (its first part, or all of it); `part` ≥ 1 names a further part. */
+export function messageContentSubject (id: string, part = 0): string {
+  return part === 0 ? `ob.content.${id}` : `ob.content.${id}.${part}`
+}

@@ -679,6 +679,36 @@ export type PatchMessagesByIdResponse = {
   scheduled_at: string
 }
 
+/** Response of GET /v1/messages/{id}/content. */
+export type GetMessagesByIdContentResponse = {
+  id: string
+  /** As sent: a template's subject rendered with the variables */
+  subject: string
+  from: string
+  to: string[]
+  cc: string[]
+  /** null when none was given */
+  reply_to: string | null
+  /** The HTML part as rendered for sending, before the per-recipient open pixel and click links; null when none */
+  html: string | null
+  /** The text part; null when none */
+  text: string | null
+  /** The custom headers given at send (SMTP submission: the submitted header lines other than the addressing, subject, date, Message-ID and MIME ones) */
+  headers: {
+    [key: string]: string
+  }
+  /** What was attached; the attachment bytes are not kept */
+  attachments: {
+    filename: string
+    /** As sent: the one given, else the one the file name implies */
+    content_type: string
+    /** Decoded bytes */
+    size: number
+    /** The Content-ID of an inline attachment (without angle brackets), else null */
+    content_id: string | null
+  }[]
+}
+
 /** Query parameters of GET /v1/events. */
 export type GetEventsQuery = {
   limit?: number
@@ -1064,6 +1094,8 @@ export function operations (call: Call) {
     get: async (id: string, options?: RequestOptions): Promise<GetMessagesByIdResponse> => await call<GetMessagesByIdResponse>({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}` }, options),
     /** PATCH /v1/messages/{id}: Reschedule a scheduled message. */
     update: async (id: string, body: PatchMessagesByIdBody, options?: RequestOptions): Promise<PatchMessagesByIdResponse> => await call<PatchMessagesByIdResponse>({ method: 'PATCH', path: `/v1/messages/${encodeURIComponent(id)}`, body }, options),
+    /** GET /v1/messages/{id}/content: The message as it was rendered for sending: subject, HTML, text, headers, attachment names. */
+    content: async (id: string, options?: RequestOptions): Promise<GetMessagesByIdContentResponse> => await call<GetMessagesByIdContentResponse>({ method: 'GET', path: `/v1/messages/${encodeURIComponent(id)}/content` }, options),
     /** POST /v1/messages/send: Send one message. */
     send: async (body: PostMessagesSendBody, options?: RequestOptions): Promise<PostMessagesSendResponse> => await call<PostMessagesSendResponse>({ method: 'POST', path: '/v1/messages/send', body, idempotent: true }, options),
     /** POST /v1/messages/batch: Send up to 100 messages. */

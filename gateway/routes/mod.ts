@@ -9,6 +9,7 @@ import { suppressionRoutes } from './suppressions_v1.ts'
 import { inboundRouteRoutes } from './inbound_routes_v1.ts'
 import { whoamiRoutes } from './whoami_v1.ts'
 import { messageReadRoutes } from './messages_read_v1.ts'
+import { messageContentRoutes } from './message_content_v1.ts'
 import { eventRoutes } from './events_v1.ts'
 import { statsRoutes } from './stats_v1.ts'
 import { webhookDeliveryRoutes } from './webhook_deliveries_v1.ts'
@@ -30,6 +31,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...inboundRouteRoutes,
   ...whoamiRoutes,
   ...messageReadRoutes,
+  ...messageContentRoutes,
   ...eventRoutes,
   ...statsRoutes,
   ...webhookDeliveryRoutes,

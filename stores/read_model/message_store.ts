@@ -194,6 +194,13 @@ export class MessageStore {
     return { ...summary, recipients, events: events.filter((e) => e !== undefined) }
   }
 
+  /** Resolves when the organisation has the message; else 404 `not_found`, or 403 `forbidden` when another one has it. */
+  async requireMessage (orgId: string, id: string): Promise<void> {
+    if (await this.redis.exists(K.message(orgId, id)) === 1) return
+    await this.assertOwner(orgId, id)
+    throw new ApiError('not_found', `No message with id ${id}.`)
+  }
+
   /**
    * Which organisation sent a message and to whom (to, cc and bcc, bare and lower-cased), for checking a bounce
    * or complaint against it. Undefined when no message has the id (never sent here, or older than the retention).

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable } from '../../protocol/mod.ts'
+import { CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, messageContentSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable } from '../../protocol/mod.ts'
 
 const SHARDS = 4
 const table = jetStreamTable({ replicas: 3, shards: SHARDS, ackWaitMs: 45_000, webhookTimeoutMs: 10_000 })
@@ -30,7 +30,7 @@ test('subjectWithin follows NATS wildcard rules', () => {
 
 test('the table has every stream and every consumer, each once', () => {
   const streams = table.streams.map((s) => s.config.name)
-  assert.deepEqual([...streams].sort(), [STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS].sort())
+  assert.deepEqual([...streams].sort(), [STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS].sort())
   const consumers = table.consumers.map((c) => `${c.stream}/${c.config.durable_name}`)
   const shards = Array.from({ length: SHARDS }, (_v, i) => i)
   assert.deepEqual([...consumers].sort(), [
@@ -57,6 +57,8 @@ test('what is published lands in the stream whose consumers read it', () => {
   assert.ok(within(eventSubject('org_1', 'delivered'), STREAM_EVENTS))
   assert.ok(within(webhookJobSubject(1, 'wh_1'), STREAM_WEBHOOK_JOBS))
   assert.ok(within(inboundSubject(2), STREAM_INBOUND))
+  assert.ok(within(messageContentSubject('msg_1'), STREAM_MESSAGE_CONTENT))
+  assert.ok(within(messageContentSubject('msg_1', 3), STREAM_MESSAGE_CONTENT))
   const filterOf = (name: string): string => table.consumers.find((c) => c.config.durable_name === name)!.config.filter_subject!
   assert.ok(subjectWithin(outboundSubject(2), filterOf(outboundConsumer(2))))
   assert.ok(!subjectWithin(outboundSubject(1), filterOf(outboundConsumer(2))))

@@ -1,6 +1,7 @@
 import { fill, h, statusBadge, stuckBadge, table, timeEl } from '../dom.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
+import { contentSection } from './message_content.ts'
 
 interface Envelope { id: string, type: string, timestamp: string, data: Record<string, unknown> }
 
@@ -86,11 +87,12 @@ async function render (ctx: ViewContext): Promise<Node> {
       h('h2', null, 'Events'),
       timeline(m.events))
   }
+  const content = contentSection(ctx, id)
   let timer: number | undefined
   ctx.onLeave(ctx.live.on((e) => {
     if (e.data.message_id !== id) return
     clearTimeout(timer)
-    timer = window.setTimeout(() => { void load().catch(() => {}) }, 300)
+    timer = window.setTimeout(() => { void load().catch(() => {}); content.retry() }, 300)
   }))
   ctx.onLeave(() => clearTimeout(timer))
   await load()
@@ -98,7 +100,8 @@ async function render (ctx: ViewContext): Promise<Node> {
   return h('section', null,
     h('p', null, h('a', { href: '#/activity' }, '← Activity')),
     h('h1', null, 'Message ', h('code', null, id)),
-    body)
+    body,
+    content.el)
 }
 
 export const messageView: ViewDef = { path: /^messages\/([^/]+)$/, title: 'Message', permission: 'read', render }

@@ -1,0 +1,24 @@
+import type { Logger } from 'pino'
+import type { QueuedMessage } from '../protocol/mod.ts'
+import type { MessageContentStore } from '../stores/message_content/mod.ts'
+import { contentView } from './content_view.ts'
+
+/**
+ * Records each message's content view (GET /v1/messages/{id}/content) when the engine first takes it up: off the
+ * gateway's send path, with the content the engine has anyway (joined back when it was stored apart). The first
+ * delivery of a stream message records it; a later one (a retry, a scheduled message waking) records it only when
+ * it is missing, which costs one direct get. A failure is logged and leaves the message to be sent as usual; the
+ * next delivery tries again.
+ */
+export class ContentRecorder {
+  constructor (private readonly store: MessageContentStore, private readonly log: Logger) {}
+
+  async record (msg: QueuedMessage, deliveryCount: number): Promise<void> {
+    try {
+      if (deliveryCount > 1 && await this.store.has(msg.id)) return
+      await this.store.put(await contentView(msg))
+    } catch (err) {
+      this.log.warn({ err, message_id: msg.id }, 'recording the message content failed; the next delivery records it')
+    }
+  }
+}

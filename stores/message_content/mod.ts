@@ -1,0 +1,2 @@
+/** The rendered content of sent messages (GET /v1/messages/{id}/content): written by the engine, read by the gateway. */
+export { MessageContentStore, CONTENT_PART_BYTES, type MessageContent, type AttachmentInfo } from './message_content_store.ts'
