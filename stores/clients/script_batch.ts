@@ -57,6 +57,11 @@ export class ScriptBatch<R> {
     const r = redis as BatchRedis
     this.maxBatch = opts.maxBatch ?? MAX_SCRIPT_BATCH
     if (typeof r[name] !== 'function') redis.defineCommand(name, { lua: batchedLua(lua, opts.finish) })
+    // A batch is one command already: it is written at once rather than through ioredis' auto-pipeline, which
+    // waits one more event-loop turn, builds a pipeline object per turn, and holds everything back while its
+    // previous pipeline awaits an answer (a large read-model batch, say).
+    const ignored = redis.options.autoPipeliningIgnoredCommands ?? []
+    if (!ignored.includes(name)) redis.options.autoPipeliningIgnoredCommands = [...ignored, name]
     this.redis = r
   }
 

@@ -1,5 +1,6 @@
--- Records a queued message in the read model. Runs batched (ScriptBatch): each call adds its index entries and
--- counts to BATCH, and record_queued_finish.lua writes them with one command per index for the whole batch.
+-- Records a queued message in the read model. Runs batched (ScriptBatch): each call writes its message hash (one
+-- HSET when nothing is known of the message yet) and owner key, and adds its index entries, address index members
+-- and counts to BATCH; record_queued_finish.lua writes those with one command per index for the whole batch.
 -- (Prepended: status_from_recipients, see recipient_status.ts.)
 -- KEYS[1] message hash, KEYS[2] message owner, KEYS[3] org message index, KEYS[4] stats hour hash,
 -- KEYS[5] recipient address index (lexicographic), KEYS[6] due index, then for the message's n tags: KEYS[7..6+n]
@@ -13,23 +14,31 @@ local held = redis.call('HMGET', msg, 'summary', 'status')
 -- Recording the same message twice (a retried call) must not count it twice.
 if held[1] then return 0 end
 local created, ttl, id = ARGV[4], ARGV[5], ARGV[9]
-redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'env', ARGV[11], 'rn', ARGV[12], 'base', ARGV[2])
--- Events may reach the read model before the gateway records the message: the status follows their recipients.
-local status = held[2] and status_from_recipients(msg) or ARGV[2]
-redis.call('HSET', msg, 'status', status)
-if not held[2] then redis.call('HSET', msg, 'rank', ARGV[3]) end
+local status = ARGV[2]
+if held[2] then
+  -- Events reached the read model before the message was recorded: the status follows their recipients.
+  redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'env', ARGV[11], 'rn', ARGV[12], 'base', ARGV[2])
+  status = status_from_recipients(msg)
+  redis.call('HSET', msg, 'status', status)
+else
+  redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'env', ARGV[11], 'rn', ARGV[12], 'base', ARGV[2], 'status', status, 'rank', ARGV[3])
+end
 redis.call('PEXPIRE', msg, ttl)
 redis.call('SET', KEYS[2], ARGV[10], 'PX', ttl)
+if not BATCH.z then BATCH.z, BATCH.zkeys, BATCH.c, BATCH.ckeys, BATCH.a, BATCH.akeys = {}, {}, {}, {}, {}, {} end
+-- recipient address index members (all at score 0), written for the whole batch by the finish
 if #ARGV >= 14 then
-  local members = {}
+  local members = BATCH.a[KEYS[5]]
+  if not members then
+    members = { ttl = ttl }
+    BATCH.a[KEYS[5]] = members
+    BATCH.akeys[#BATCH.akeys + 1] = KEYS[5]
+  end
   for i = 14, #ARGV do
     members[#members + 1] = 0
     members[#members + 1] = ARGV[i]
   end
-  redis.call('ZADD', KEYS[5], unpack(members))
-  redis.call('PEXPIRE', KEYS[5], ttl)
 end
-if not BATCH.z then BATCH.z, BATCH.zkeys, BATCH.c, BATCH.ckeys = {}, {}, {}, {} end
 local function index (key, score)
   local entries = BATCH.z[key]
   if not entries then

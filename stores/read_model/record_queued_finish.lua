@@ -1,10 +1,19 @@
--- After every call of a record_queued batch: one ZADD, trim and expiry per index, one HINCRBY per stats hour.
+-- After every call of a record_queued batch: one ZADD, trim and expiry per index, one ZADD and expiry per address
+-- index, one HINCRBY per stats hour.
 if BATCH.z then
   for _, key in ipairs(BATCH.zkeys) do
     local entries = BATCH.z[key]
     redis.call('ZADD', key, unpack(entries))
     redis.call('ZREMRANGEBYSCORE', key, '-inf', entries.cutoff)
     redis.call('PEXPIRE', key, entries.ttl)
+  end
+  for _, key in ipairs(BATCH.akeys) do
+    local members = BATCH.a[key]
+    -- in slices: unpack is bounded by Lua's stack, and a batch may carry thousands of recipients
+    for i = 1, #members, 2000 do
+      redis.call('ZADD', key, unpack(members, i, math.min(i + 1999, #members)))
+    end
+    redis.call('PEXPIRE', key, members.ttl)
   end
   for _, key in ipairs(BATCH.ckeys) do
     local count = BATCH.c[key]

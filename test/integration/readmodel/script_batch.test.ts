@@ -48,3 +48,17 @@ test('a script error rejects every call of its batch and the next batch runs nor
   assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected'])
   assert.equal(await batch.call([], ['ok']), 1)
 })
+
+test('a batch is written at once, not held back while an auto-pipelined command awaits its answer', async () => {
+  const batch = new ScriptBatch<number>(own.redis, 'test_unheld_batch', APPEND)
+  await batch.call(['unheld'], ['warm']) // loads the script
+  await own.redis.del('unheld')
+  // a command that keeps Redis busy for 300 ms, sent through the auto-pipeline and awaiting its answer
+  const busy = own.redis.eval("local t = redis.call('TIME') local until_us = t[1] * 1e6 + t[2] + 300000 repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] >= until_us return 1", 0)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  // the auto-pipeline keeps this one until the busy command is answered; the batch goes out meanwhile
+  const held = own.redis.rpush('unheld', 'auto-pipelined')
+  const batched = batch.call(['unheld'], ['batched'])
+  await Promise.all([busy, held, batched])
+  assert.deepEqual(await own.redis.lrange('unheld', 0, -1), ['batched', 'auto-pipelined'])
+})
