@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import type { Browser, Frame, Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
-import { browserMissing, launchBrowser, signedInPage } from '../helpers/browser.ts'
+import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
 import { eventually } from '../helpers/webhooks.ts'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { STREAM_MESSAGE_CONTENT, messageContentSubject } from '../../protocol/mod.ts'
@@ -77,6 +77,7 @@ for (const width of [390, 1280]) {
     assert.match((await frameEl.getAttribute('srcdoc'))!, /^<!DOCTYPE html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'; font-src data:">/)
     const frame = await htmlFrame(page)
     assert.equal(await frame.locator('h1').textContent(), 'Shipped')
+    if (width === 1280) await screenshot(page, 'message-content')
     assert.match((await page.getByTestId('content-text').textContent())!, /^Your parcel is on its way\./)
     assert.match((await page.getByTestId('content-attachments').textContent())!, /invoice-1042-with-a-rather-long-file-name\.pdf.*application\/pdf.*8 B/)
     const o = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }))
@@ -154,7 +155,8 @@ test('before the content is recorded the section says so, and it fills in with t
   await page.getByTestId('content').getByText(/not recorded yet/).waitFor()
   await page.locator('[data-testid="live-state"][data-state="live"]').waitFor()
   await store.put(recorded)
-  await publish(ob, event(org, id, 'opened'))
+  // a sandbox message's events carry its environment, as the engine stamps them
+  await publish(ob, { ...event(org, id, 'opened'), environment: 'test' })
   assert.equal(await page.getByTestId('content-text').textContent(), 'Recorded later')
   await page.close()
 })

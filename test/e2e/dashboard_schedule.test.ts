@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { Browser } from 'playwright-core'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
-import { browserMissing, launchBrowser, signedInPage } from '../helpers/browser.ts'
+import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
 import { readMessage } from '../helpers/read_after_write.ts'
 
 const missing = browserMissing()
@@ -36,6 +36,7 @@ test('a scheduled message is rescheduled and then canceled from its page', { ski
   await page.goto(`${ob.baseUrl}/dashboard#/messages/${id}`)
   const actions = page.getByTestId('schedule-actions')
   await actions.waitFor()
+  await screenshot(page, 'scheduled')
   const later = new Date(at.getTime() + 3600_000)
   const local = await page.evaluate((iso) => {
     const d = new Date(iso)

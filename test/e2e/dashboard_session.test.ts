@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { Browser, Page } from 'playwright-core'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
-import { browserMissing, launchBrowser } from '../helpers/browser.ts'
+import { browserMissing, launchBrowser, screenshot } from '../helpers/browser.ts'
 
 const missing = browserMissing()
 let ob: TestOutbox
@@ -173,6 +173,7 @@ for (const width of [390, 1280]) {
     assert.equal(await page.getByTestId('preview-subject').textContent(), 'Order 1042 shipped')
     const frame = page.frameLocator('[data-testid="preview-html"]')
     assert.equal(await frame.locator('b').textContent(), '<Ann>', 'the value is escaped into the HTML, not parsed as markup')
+    if (width === 1280) await screenshot(page, 'templates')
     await page.getByRole('button', { name: 'Create template' }).click()
     await page.getByRole('heading', { name: `Template ${name}` }).waitFor()
     await page.getByLabel('Subject').fill('Order {{order}} delivered')

@@ -5,7 +5,7 @@ import { AxeBuilder } from '@axe-core/playwright'
 import { ServerProcess } from '../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { SmtpSink } from '../helpers/smtp_sink.ts'
-import { browserMissing, launchBrowser, signedInPage } from '../helpers/browser.ts'
+import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
 
 // A gateway with a one-second grace before a message reads as stuck, and an engine that can be stopped: a message
 // deferred (451) while it runs waits for a retry no one makes once it is stopped.
@@ -96,6 +96,7 @@ test('a stuck message shows a Stuck badge in Activity and says on its page when 
     await page.getByRole('heading', { name: `Message ${id}` }).waitFor()
     const notice = page.getByTestId('stuck')
     await notice.waitFor()
+    if (width === 1280) await screenshot(page, 'stuck')
     assert.match(await notice.textContent() ?? '', /^Stuck The next delivery attempt was due at .+ and has not happened/)
     assert.equal(await notice.locator('time').getAttribute('datetime'), due)
     assert.deepEqual(await axeProblems(page), [], `message page at ${width} px`)

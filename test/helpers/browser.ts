@@ -38,5 +38,15 @@ export async function screenshot (page: Page, name: string): Promise<void> {
   if (process.env.OB_SCREENSHOTS !== '1') return
   const dir = new URL('docs/screenshots/', ROOT)
   mkdirSync(dir, { recursive: true })
-  await page.screenshot({ path: new URL(`${name}.png`, dir).pathname, fullPage: true })
+  // The window is grown to the page's height rather than using a full-page capture, which leaves sandboxed frames
+  // (rendered in their own process) blank.
+  const viewport = page.viewportSize()!
+  // twice: views sized to the window (a frame's height) grow with it
+  for (let i = 0; i < 2; i++) {
+    const height = await page.evaluate(() => document.scrollingElement!.scrollHeight)
+    await page.setViewportSize({ width: viewport.width, height })
+    await page.waitForTimeout(300)
+  }
+  await page.screenshot({ path: new URL(`${name}.png`, dir).pathname })
+  await page.setViewportSize(viewport)
 }
