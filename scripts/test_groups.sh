@@ -2,7 +2,7 @@
 # Runs the compiled test files (dist/test, after `npx tsc -p .`) as two `node --test` processes started together:
 #   main       every test file not marked otherwise, two at a time (the CPU-bound bulk of the suite);
 #   long-wait  files whose source has a line `// test-group: long-wait` (scenarios that sleep through real
-#              minute-scale retry and schedule timings and use little CPU), OB_TEST_LONG_CONCURRENCY at a time (4).
+#              minute-scale retry and schedule timings and use little CPU), OB_TEST_LONG_CONCURRENCY at a time (3).
 # The main run reports as it goes; the long-wait run's report follows it as one block. Exits non-zero when
 # either run fails. `scripts/test.sh` runs this under c8: both processes inherit NODE_V8_COVERAGE, so the coverage
 # summary covers both. `bash scripts/test_groups.sh --list` prints each file with its group and runs nothing;
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MARKER='^// test-group: long-wait'
-long_concurrency="${OB_TEST_LONG_CONCURRENCY:-4}"
+long_concurrency="${OB_TEST_LONG_CONCURRENCY:-3}"
 node_test=(node --test --test-timeout=600000)
 
 list=''
