@@ -17,11 +17,15 @@ function fixture (): string {
   mkdirSync(join(dir, 'test', 'unit'), { recursive: true })
   mkdirSync(join(dir, 'dist', 'test', 'unit'), { recursive: true })
   copyFileSync(join(root, 'scripts', 'test_groups.sh'), join(dir, 'scripts', 'test_groups.sh'))
+  mkdirSync(join(dir, 'lib'))
   const file = (name: string, marker: string, waitFor: string): void => {
+    writeFileSync(join(dir, 'lib', `${name}.js`), `export const used = () => '${name}'\n`)
     writeFileSync(join(dir, 'test', 'unit', `${name}.test.ts`), `${marker}export {}\n`)
     writeFileSync(join(dir, 'dist', 'test', 'unit', `${name}.test.js`), `${marker}import { test } from 'node:test'
 import { existsSync, writeFileSync } from 'node:fs'
+import { used } from '../../../lib/${name}.js'
 test('${name}', async () => {
+  used()
   writeFileSync(${JSON.stringify(join(dir, `${name}.started`))}, '')
   const deadline = Date.now() + 30000
   while (!existsSync(${JSON.stringify(join(dir, `${waitFor}.started`))})) {
@@ -38,10 +42,11 @@ test('${name}', async () => {
   return dir
 }
 
-async function run (dir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null, out: string }> {
+async function run (dir: string, args: string[], env: Record<string, string> = {}, command: string[] = ['bash']): Promise<{ code: number | null, out: string }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env }
   delete childEnv.NODE_TEST_CONTEXT // the script's own node --test runs report to it, not to this runner
-  const child = spawn('bash', [join(dir, 'scripts', 'test_groups.sh'), ...args], { env: childEnv })
+  delete childEnv.NODE_V8_COVERAGE
+  const child = spawn(command[0]!, [...command.slice(1), join(dir, 'scripts', 'test_groups.sh'), ...args], { env: childEnv, cwd: dir })
   let out = ''
   child.stdout.on('data', (d: Buffer) => { out += d.toString() })
   child.stderr.on('data', (d: Buffer) => { out += d.toString() })
@@ -85,6 +90,16 @@ test('a failure in either group fails the run, and the other group still reports
       assert.match(out, /ok \d+ - c_new/)
     } finally { rmSync(dir, { recursive: true, force: true }) }
   }
+})
+
+test('under c8, as npm test runs it, the coverage covers the code each group ran', async () => {
+  const dir = fixture()
+  try {
+    const c8 = join(root, 'node_modules', '.bin', 'c8')
+    const { code, out } = await run(dir, [], {}, [c8, '--reporter=text', '--exclude', 'dist/test/**', 'bash'])
+    assert.equal(code, 0, out)
+    for (const name of ['a_main', 'b_long', 'c_new']) assert.match(out, new RegExp(`${name}\\.js +\\| +100 `), out)
+  } finally { rmSync(dir, { recursive: true, force: true }) }
 })
 
 test('the marker the script reads is the one test/README.md documents', () => {
