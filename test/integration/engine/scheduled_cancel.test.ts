@@ -1,3 +1,4 @@
+// test-group: long-wait — cancels and reschedules wait for scheduled times and for sends that must not happen
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { HttpResult, TestOutbox, TestOrg } from '../../helpers/outbox.ts'

@@ -1,3 +1,4 @@
+// test-group: long-wait — an SMTP server that takes 3.5 s to answer DATA, then a wait for a redelivery that must not come
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'

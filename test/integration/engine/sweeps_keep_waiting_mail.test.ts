@@ -1,3 +1,4 @@
+// test-group: long-wait — retries 15 s and 30 s apart and sends scheduled up to 90 s ahead
 import { test, after } from 'node:test'
 import { closeAgent } from '../faults/fault_env.ts'
 import { runWaitingMail } from './waiting_mail.ts'

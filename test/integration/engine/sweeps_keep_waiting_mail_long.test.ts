@@ -1,3 +1,4 @@
+// test-group: long-wait — the default retry schedule's first steps (60 s, 120 s) and sends scheduled up to 4.5 minutes ahead
 import { test, after } from 'node:test'
 import { closeAgent } from '../faults/fault_env.ts'
 import { runWaitingMail } from './waiting_mail.ts'

@@ -1,3 +1,4 @@
+// test-group: long-wait — a send scheduled 65 s ahead
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'

@@ -1,3 +1,4 @@
+// test-group: long-wait — a receiver that answers after 4 s takes its parked events two at a time
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
