@@ -47,7 +47,8 @@ async function plainPool (w: E2eWorld, domain: string, n: number): Promise<Plain
 
 /**
  * `--messages=N` and `--point-s=N` shorten a run by hand (e.g. to check the bench itself); the defaults are the figures' plan.
- * `--profile=DIR` runs Outbox with `--cpu-prof`, its main thread's and worker threads' profiles written to DIR.
+ * `--profile=DIR` runs Outbox with `--cpu-prof`, its main thread's and worker threads' profiles written to DIR;
+ * `--node-flags="…"` gives Outbox's node more flags (space-separated).
  */
 function planOf (opts: BenchOptions): typeof FULL {
   const base = opts.quick ? QUICK : FULL
@@ -61,7 +62,10 @@ export async function runE2eBench (opts: BenchOptions): Promise<BenchResult> {
   const started = Date.now()
   const loadStart = loadavg()[0]!
   opts.progress(0, 'starting NATS, Redis, sink, receiver and outbox start')
-  const w = await startE2eWorld(opts.args.profile !== undefined ? { profileDir: resolve(opts.args.profile) } : {})
+  const w = await startE2eWorld({
+    ...(opts.args.profile !== undefined ? { profileDir: resolve(opts.args.profile) } : {}),
+    ...(opts.args['node-flags'] !== undefined ? { nodeFlags: opts.args['node-flags'].split(' ').filter((f) => f !== '') } : {})
+  })
   try {
     const body = bodyMaker(w.domain)
     opts.progress(0.02, `plain nodemailer pool, ${plan.messages} messages`)
