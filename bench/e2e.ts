@@ -1,4 +1,5 @@
 import { loadavg } from 'node:os'
+import { resolve } from 'node:path'
 import { plainLoop } from './engine.ts'
 import { cpuSnapshot } from './proc_cpu.ts'
 import { bookFailures, keepBooks, type AcceptedSend } from './e2e_accounting.ts'
@@ -46,7 +47,11 @@ async function plainPool (w: E2eWorld, domain: string, n: number): Promise<Plain
   return { messages: n, seconds: Math.round(seconds * 100) / 100, perS: Math.round(n / seconds), cpuUsPerMsg: Math.round(cpuUs / n) }
 }
 
-/** `--messages=N` and `--point-s=N` shorten a run by hand (e.g. to check the bench itself); the defaults are the figures' plan. */
+/**
+ * `--messages=N` and `--point-s=N` shorten a run by hand (e.g. to check the bench itself); the defaults are the figures' plan.
+ * `--profile=DIR` runs Outbox with `--cpu-prof`, its main thread's and worker threads' profiles written to DIR;
+ * `--node-flags="…"` gives Outbox's node more flags (space-separated).
+ */
 function planOf (opts: BenchOptions): typeof FULL {
   const base = opts.quick ? QUICK : FULL
   const positive = (v: string | undefined, fallback: number): number => v !== undefined && Number.isInteger(Number(v)) && Number(v) > 0 ? Number(v) : fallback
@@ -61,7 +66,10 @@ export async function runE2eBench (opts: BenchOptions): Promise<BenchResult> {
   const started = Date.now()
   const loadStart = loadavg()[0]!
   opts.progress(0, 'starting NATS, Redis, sink, receiver and outbox start')
-  const w = await startE2eWorld()
+  const w = await startE2eWorld({
+    ...(opts.args.profile !== undefined ? { profileDir: resolve(opts.args.profile) } : {}),
+    ...(opts.args['node-flags'] !== undefined ? { nodeFlags: opts.args['node-flags'].split(' ').filter((f) => f !== '') } : {})
+  })
   const scraping = scrapeMs !== undefined ? scrapeLoop(w.metrics, scrapeMs) : undefined
   try {
     const body = bodyMaker(w.domain)

@@ -94,7 +94,11 @@ async function untilReady (baseUrl: string, outbox: ChildProcess, timeoutMs = 60
   }
 }
 
-export async function startE2eWorld (): Promise<E2eWorld> {
+/**
+ * `profileDir`: Outbox runs with `--cpu-prof` (main thread and every worker thread), writing its `.cpuprofile`
+ * files there when it exits at the end of the run. `nodeFlags`: more flags for Outbox's node (V8 heap settings…).
+ */
+export async function startE2eWorld (opts: { profileDir?: string, nodeFlags?: string[] } = {}): Promise<E2eWorld> {
   const [nats, redis] = await Promise.all([ServerProcess.nats(), ServerProcess.redis()])
   const dataDir = mkdtempSync(join(tmpdir(), 'outbox-bench-e2e-'))
   const secret = `whsec_${randomToken(32)}`
@@ -140,7 +144,7 @@ export async function startE2eWorld (): Promise<E2eWorld> {
       OB_WEBHOOK_ALLOW_PRIVATE: 'true',
       OB_ENTERPRISE_RATE_LIMIT: '1000000',
       OB_LOG_LEVEL: 'error'
-    }).child
+    }, [...(opts.profileDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : []), ...(opts.nodeFlags ?? [])]).child
     await untilReady(baseUrl, outbox)
     const o = outbox
     return {

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis'
 import type { EventRecord } from '../protocol/mod.ts'
 import type { RecipientResult } from './actor/task.ts'
 
@@ -106,5 +107,52 @@ export class DeliveryStateChanges {
   /** The fields for HSET on `deliveryStateKey(messageId)`. */
   fields (): Record<string, string> {
     return { ...this.out }
+  }
+}
+
+/** Writes gathered into one transaction when the event loop turns; more than this start another. */
+export const MAX_WRITE_BATCH = 256
+
+interface PendingWrite { key: string, fields: Record<string, string>, done: (err: unknown) => void }
+
+/**
+ * The writes of delivery state changes (HSET of the fields, then the expiry renewed), each atomic as before, but
+ * the writes of every message finished in one turn of the event loop go to Redis as one MULTI: one socket write
+ * and one EXEC for a batch instead of four commands and a write per message. A write resolves with the error of
+ * its own commands (a failed command inside MULTI fails only its call), or the batch's error, never rejects.
+ */
+export class DeliveryStateWriter {
+  private pending: PendingWrite[] = []
+  private scheduled = false
+  private readonly flushNow = (): void => { this.flush() }
+
+  constructor (private readonly redis: Redis) {}
+
+  /** Undefined once written; else what failed. */
+  async write (messageId: string, changes: DeliveryStateChanges): Promise<unknown> {
+    return await new Promise<unknown>((resolve) => {
+      this.pending.push({ key: deliveryStateKey(messageId), fields: changes.fields(), done: resolve })
+      if (this.pending.length >= MAX_WRITE_BATCH) this.flush()
+      else if (!this.scheduled) {
+        this.scheduled = true
+        // setImmediate runs after the poll phase: every reply read in this turn joins the batch
+        setImmediate(this.flushNow)
+      }
+    })
+  }
+
+  private flush (): void {
+    this.scheduled = false
+    const writes = this.pending
+    if (writes.length === 0) return
+    this.pending = []
+    const tx = this.redis.multi()
+    for (const w of writes) tx.hset(w.key, w.fields).expire(w.key, DELIVERY_STATE_TTL_S)
+    tx.exec().then((replies) => {
+      writes.forEach((w, i) => {
+        if (replies === null) { w.done(new Error('delivery state transaction discarded')); return }
+        w.done(replies[2 * i]?.[0] ?? replies[2 * i + 1]?.[0] ?? undefined)
+      })
+    }, (err: unknown) => { for (const w of writes) w.done(err ?? new Error('delivery state write failed')) })
   }
 }

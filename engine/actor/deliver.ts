@@ -9,7 +9,7 @@ import { relayDestination, type Destination, type TransportCache } from './trans
 import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult, SmtpAttemptSample, UnrecordedReply } from './task.ts'
 import { destinationClass, type DestinationClass } from '../../stores/metrics/mod.ts'
 import type { Redis } from 'ioredis'
-import { DELIVERY_STATE_TTL_S, DeliveryStateChanges, deliveryStateKey } from '../delivery_state_layout.ts'
+import { DeliveryStateChanges, DeliveryStateWriter } from '../delivery_state_layout.ts'
 
 const MAX_MX_TRIED = 3
 const MAX_CLASSED_HOSTS = 10_000
@@ -40,11 +40,13 @@ export class Deliverer {
   private readonly secret: Buffer
   /** The return-path key of the last task; a new one arrives only when the keys rotate. */
   private verpKey?: { id: string, secret: Buffer }
+  private readonly state: DeliveryStateWriter
 
-  constructor (private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle, private readonly redis: Redis) {
+  constructor (private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle, redis: Redis) {
     this.mx = new MxResolver(settings.dnsServers)
     if (settings.relay !== undefined) this.relay = relayDestination(settings.relay)
     this.secret = Buffer.from(settings.secret)
+    this.state = new DeliveryStateWriter(redis)
   }
 
   async run (task: DeliverTask): Promise<DeliverResult> {
@@ -122,18 +124,12 @@ export class Deliverer {
    * this thread, so that a crash right after the remote 250 finds it and does not send again. Only a crash
    * between the 250 and this write (one Redis round trip) can still repeat a delivery. A failed write does not
    * change the outcome (the main thread records it again with the final events); it only widens that window
-   * until then, so it is reported: the code of the failure, for the main thread to log.
+   * until then, so it is reported: the code of the failure, for the main thread to log. The replies arriving in
+   * one turn of the thread's event loop are written together (DeliveryStateWriter), each write atomic.
    */
   private async recordSent (messageId: string, result: RecipientResult): Promise<string | undefined> {
-    const key = deliveryStateKey(messageId)
-    try {
-      // a command that fails inside MULTI does not reject EXEC: its error is in the replies
-      const replies = await this.redis.multi().hset(key, new DeliveryStateChanges().sent(result).fields()).expire(key, DELIVERY_STATE_TTL_S).exec()
-      const failed = replies?.find(([err]) => err !== null)?.[0]
-      return failed === undefined || failed === null ? undefined : redisErrorCode(failed)
-    } catch (err) {
-      return redisErrorCode(err)
-    }
+    const err = await this.state.write(messageId, new DeliveryStateChanges().sent(result))
+    return err === undefined ? undefined : redisErrorCode(err)
   }
 
   /** Up to MAX_MX_TRIED hosts in preference order; the next is tried only when no server answered. */

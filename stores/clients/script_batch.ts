@@ -2,6 +2,11 @@ import type { Redis } from 'ioredis'
 
 type Arg = string | number
 
+/** An error Redis raised for one call of an isolated batch, named as ioredis names a command's error reply. */
+export class ReplyError extends Error {
+  override readonly name = 'ReplyError'
+}
+
 interface Call<R> { keys: readonly string[], args: readonly Arg[], resolve: (r: R) => void, reject: (err: unknown) => void }
 
 type BatchRedis = Redis & Record<string, (numKeys: number, keys: string[], args: Arg[]) => Promise<unknown[]>>
@@ -15,7 +20,7 @@ export const MAX_SCRIPT_BATCH = 256
  * order; KEYS holds every call's keys in order. The script may keep per-batch memory in the table `BATCH`, and
  * `finish` (Lua run once after every call) can then do in one command what the calls would each have done.
  */
-export function batchedLua (body: string, finish = ''): string {
+export function batchedLua (body: string, finish = '', isolate = false): string {
   return `local __KEYS, __ARGV = KEYS, ARGV
 local BATCH = {}
 local function one (KEYS, ARGV)
@@ -31,8 +36,9 @@ for i = 1, n do
   for j = 1, na do a[j] = __ARGV[ai + j] end
   ki = ki + nk
   ai = ai + na
-  local r = one(k, a)
-  if r == nil then r = false end
+${isolate ? `  local ok, r = pcall(one, k, a)
+  if ok then r = { 1, r or false } else r = { 0, type(r) == 'table' and r.err or tostring(r) } end` : `  local r = one(k, a)
+  if r == nil then r = false end`}
   out[i] = r
 end
 ${finish}
@@ -44,19 +50,23 @@ return out
  * Runs a Lua script for every call made in one turn of the event loop as a single EVALSHA, so that a hundred
  * concurrent requests cost Redis one script execution and the client one command instead of a hundred of
  * each. Calls keep their order, so a batch behaves as the same calls made one after another. When Redis fails,
- * every call of the batch rejects with the same error.
+ * every call of the batch rejects with the same error. With `isolate`, a call whose script raises an error (a
+ * command Redis refuses) rejects alone with that error, as it would have on its own (what it wrote before the
+ * error stays written, as with any script); the other calls of the batch go on.
  */
 export class ScriptBatch<R> {
   private readonly redis: BatchRedis
   private readonly maxBatch: number
+  private readonly isolate: boolean
   private pending: Array<Call<R>> = []
   private scheduled = false
   private readonly flushNow = (): void => { this.flush() }
 
-  constructor (redis: Redis, private readonly name: string, lua: string, opts: { finish?: string, maxBatch?: number } = {}) {
+  constructor (redis: Redis, private readonly name: string, lua: string, opts: { finish?: string, maxBatch?: number, isolate?: boolean } = {}) {
     const r = redis as BatchRedis
     this.maxBatch = opts.maxBatch ?? MAX_SCRIPT_BATCH
-    if (typeof r[name] !== 'function') redis.defineCommand(name, { lua: batchedLua(lua, opts.finish) })
+    this.isolate = opts.isolate === true
+    if (typeof r[name] !== 'function') redis.defineCommand(name, { lua: batchedLua(lua, opts.finish, this.isolate) })
     // A batch is one command already: it is written at once rather than through ioredis' auto-pipeline, which
     // waits one more event-loop turn, builds a pipeline object per turn, and holds everything back while its
     // previous pipeline awaits an answer (a large read-model batch, say).
@@ -90,7 +100,12 @@ export class ScriptBatch<R> {
       for (const a of c.args) args.push(a)
     }
     this.redis[this.name]!(keys.length, keys, args).then((results) => {
-      for (let i = 0; i < calls.length; i++) calls[i]!.resolve(results[i] as R)
+      for (let i = 0; i < calls.length; i++) {
+        if (!this.isolate) { calls[i]!.resolve(results[i] as R); continue }
+        const [ok, value] = results[i] as [number, unknown]
+        if (ok === 1) calls[i]!.resolve(value as R)
+        else calls[i]!.reject(new ReplyError(String(value)))
+      }
     }, (err: unknown) => {
       for (const c of calls) c.reject(err)
     })

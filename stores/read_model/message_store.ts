@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
-import { ApiError, bareAddress, type QueuedMessage, envelopeOf, statusAfter, type EventRecord, type MessageStatus, STATUS_RANK, renderedSubject } from '../../protocol/mod.ts'
+import { ApiError, bareAddress, type QueuedMessage, type EventRecord, type MessageStatus, STATUS_RANK, renderedSubject } from '../../protocol/mod.ts'
 import { ScriptBatch } from '../clients/mod.ts'
 import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket, type Environment } from './message_store_keys.ts'
 import { RECIPIENT_STATUS_LUA } from './recipient_status.ts'
@@ -8,7 +8,8 @@ import { addressIndexMember, pageAddressIndex } from './address_index.ts'
 import { recipientStates, recipientAddresses, type RecipientState } from './recipient_states.ts'
 import { pageIndex, type IndexPage } from './index_page.ts'
 import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
-import { eventTagKeys, eventTags, messageTagKeys } from './tag_index.ts'
+import { messageTagKeys } from './tag_index.ts'
+import { applyCall } from './apply_event_call.ts'
 import { eventIndex, messageFilter, messageIndex, type EventQuery, type Keep, type MessageQuery } from './list_index.ts'
 import { DEFAULT_STUCK_AFTER_MS, attemptTiming } from './due.ts'
 
@@ -55,7 +56,6 @@ export interface MessageDetail extends MessageSummary { recipients: RecipientSta
 export interface MessageRecipients { orgId: string, environment: 'live' | 'test', recipients: string[], tags: string[] }
 
 type StoreRedis = Redis & {
-  ob_apply_event: (numKeys: number, ...args: Array<string | number>) => Promise<number>
   ob_schedule_change: (numKeys: number, ...args: Array<string | number>) => Promise<number>
 }
 
@@ -90,12 +90,13 @@ function parseSummary (row: Row, now: number, graceMs: number): MessageSummary {
 export class MessageStore {
   private readonly r: StoreRedis
   private readonly queued: ScriptBatch<number>
+  private readonly applied: ScriptBatch<number>
 
   /** `stuckAfterMs`: how long past its due time a waiting message goes without an attempt before it reads `stuck`. */
   constructor (readonly redis: Redis, private readonly stuckAfterMs = DEFAULT_STUCK_AFTER_MS) {
     const r = redis as StoreRedis
     this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_FINISH_LUA })
-    if (typeof (r as Partial<StoreRedis>).ob_apply_event !== 'function') redis.defineCommand('ob_apply_event', { lua: APPLY_LUA })
+    this.applied = new ScriptBatch(redis, 'ob_apply_event_batch', APPLY_LUA, { isolate: true })
     if (typeof (r as Partial<StoreRedis>).ob_schedule_change !== 'function') redis.defineCommand('ob_schedule_change', { lua: SCHEDULE_CHANGE_LUA })
     this.r = r
   }
@@ -139,29 +140,12 @@ export class MessageStore {
   /**
    * Applies one event: stores it, indexes it per organisation, per type and per message, moves the message's
    * status by precedence and counts it. Atomic and idempotent by event id: a replay returns false and
-   * changes nothing.
+   * changes nothing. The events applied in one turn of the event loop go to Redis as one batched script, each
+   * still on its own: an event Redis refuses fails alone, with Redis's error.
    */
   async applyEvent (e: EventRecord): Promise<boolean> {
-    const parsed = Date.parse(e.timestamp)
-    const ts = Number.isFinite(parsed) ? parsed : Date.now()
-    const org = e.org_id
-    const mid = e.message_id ?? (typeof e.data.message_id === 'string' ? e.data.message_id : undefined)
-    const hour = hourBucket(ts)
-    const keys = [K.event(org, e.id), K.events(org, 'live'), K.eventsByType(org, 'live', e.type), K.stats(org, 'live', hour),
-      K.events(org, 'test'), K.eventsByType(org, 'test', e.type), K.stats(org, 'test', hour)]
-    if (mid !== undefined) keys.push(K.message(org, mid), K.messageEvents(org, mid))
-    const tags = eventTags(e.data)
-    keys.push(...eventTagKeys(org, tags, hour))
-    const status = statusAfter(e.type)
-    const rcpt = typeof e.data.to === 'string' ? bareAddress(e.data.to) : ''
-    const endsAttempt = e.type === 'delivered' || e.type === 'deferred' || e.type === 'bounced' || e.type === 'failed'
-    const next = e.type === 'deferred' && typeof e.data.next_attempt_at === 'string' ? Date.parse(e.data.next_attempt_at) : NaN
-    const applied = await this.r.ob_apply_event(keys.length, ...keys,
-      JSON.stringify(envelopeOf(e)), ts, e.id, e.type, READ_MODEL_RETENTION_MS, Date.now() - READ_MODEL_RETENTION_MS,
-      STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org, 'live'),
-      K.messagesByStatusPrefix(org, 'test'), rcpt, endsAttempt ? '1' : '0', tags.length, K.messagesDue(org, 'live'), K.messagesDue(org, 'test'),
-      Number.isFinite(next) ? next : '')
-    return applied === 1
+    const { keys, args } = applyCall(e)
+    return await this.applied.call(keys, args) === 1
   }
 
   /** A cancelled scheduled message shows `canceled` (only while nothing else happened to it: queued or scheduled). */

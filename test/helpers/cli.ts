@@ -14,8 +14,9 @@ export function cliEnv (env: Record<string, string>): Record<string, string> {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', OB_LOG_LEVEL: 'warn', OB_SMTP_SUBMISSION_PORT: '0', ...env }
 }
 
-export function spawnCli (args: string[], env: Record<string, string>): { child: ChildProcess, done: Promise<CliRun> } {
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+/** `nodeArgs`: flags for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS does not accept). */
+export function spawnCli (args: string[], env: Record<string, string>, nodeArgs: string[] = []): { child: ChildProcess, done: Promise<CliRun> } {
+  const child = spawn(process.execPath, [...nodeArgs, CLI_MAIN, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout!.on('data', (d: Buffer) => { stdout += d.toString() })
