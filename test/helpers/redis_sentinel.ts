@@ -21,7 +21,9 @@ export class SentinelSet {
   ) {}
 
   static async start (): Promise<SentinelSet> {
-    const master = await ServerProcess.redis()
+    // A replica's first full sync waits repl-diskless-sync-delay (5 s by default) on the master; without it, a
+    // master killed in the first seconds takes everything with it, as it would in production before the first sync.
+    const master = await ServerProcess.redis({ args: ['--repl-diskless-sync-delay', '0'] })
     const replica = await ServerProcess.redis({ args: ['--replicaof', '127.0.0.1', String(master.port)] })
     const dir = mkdtempSync(join(tmpdir(), 'outbox-sentinel-'))
     const sentinels: Array<{ port: number, child: ChildProcess }> = []
@@ -49,6 +51,7 @@ export class SentinelSet {
         ])
       }
       await set.untilFormed(20_000)
+      await set.untilReplicaSynced(20_000)
     } catch (err) {
       await set.dispose()
       throw err
@@ -97,6 +100,22 @@ export class SentinelSet {
       if (ready.every(Boolean)) return
       if (Date.now() > deadline) throw new Error('the sentinels did not find the replica and each other in time')
       await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
+
+  /** Resolves once the replica holds the master's data and follows its stream (INFO: master_link_status up). */
+  private async untilReplicaSynced (timeoutMs: number): Promise<void> {
+    const r = new Redis({ port: this.replica.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    r.on('error', () => {})
+    try {
+      await r.connect()
+      const deadline = Date.now() + timeoutMs
+      while (!/master_link_status:up/.test(await r.info('replication'))) {
+        if (Date.now() > deadline) throw new Error('the replica did not sync with the master in time')
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    } finally {
+      r.disconnect()
     }
   }
 
