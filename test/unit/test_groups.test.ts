@@ -96,7 +96,10 @@ test('under c8, as npm test runs it, the coverage covers the code each group ran
   const dir = fixture()
   try {
     const c8 = join(root, 'node_modules', '.bin', 'c8')
-    const { code, out } = await run(dir, [], {}, [c8, '--reporter=text', '--exclude', 'dist/test/**', 'bash'])
+    // its own report and temporary directories: the suite itself may run under c8, whose directory this run must
+    // neither share nor clear
+    const { code, out } = await run(dir, [], {}, [c8, '--reporter=text', '--exclude', 'dist/test/**',
+      '--temp-directory', join(dir, 'coverage', 'tmp'), '--reports-dir', join(dir, 'coverage'), 'bash'])
     assert.equal(code, 0, out)
     for (const name of ['a_main', 'b_long', 'c_new']) assert.match(out, new RegExp(`${name}\\.js +\\| +100 `), out)
   } finally { rmSync(dir, { recursive: true, force: true }) }
