@@ -98,17 +98,14 @@ export class MessageProcessor {
    * that died in between left no record, and the message would never be readable. Recording is idempotent (a
    * recorded message is left as it is, its status and counts included), so every delivery records it again from
    * the queued message. Redis being away is not a reason to hold the message: the next delivery records it.
-   * The message's content view is recorded at the same time (content_recorder.ts), the two writes in parallel.
    */
-  private async recordReadable (msg: QueuedMessage, now: number, deliveryCount: number): Promise<void> {
+  private async recordReadable (msg: QueuedMessage, now: number): Promise<void> {
     const scheduled = msg.scheduled_at !== undefined && Date.parse(msg.scheduled_at) > now
-    const content = this.d.content?.record(msg, deliveryCount)
     try {
       await this.d.readModel.recordQueued(msg, scheduled ? 'scheduled' : 'queued')
     } catch (err) {
       this.d.log.warn({ err, message_id: msg.id }, 'recording the message in the read model failed; the next delivery records it')
     }
-    await content
   }
 
   /**
@@ -145,7 +142,20 @@ export class MessageProcessor {
   async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0): Promise<Fate> {
     const msg = decodeQueued(data)
     if (typeof msg === 'string') return { kind: 'term', reason: `unreadable outbound message: ${msg}` }
-    await this.recordReadable(msg, Date.now(), deliveryCount)
+    // The content view (content_recorder.ts) is recorded beside the delivery, never ahead of it: a slow JetStream
+    // (a restart, say) must not hold the SMTP send past the consumer's ack_wait, where a second copy of the message
+    // would be sent. It is awaited before the message's fate is given, so a message is acknowledged only once its
+    // content is recorded or the recording failed and was logged (record never throws).
+    const content = this.d.content?.record(msg, deliveryCount)
+    try {
+      return await this.processReadable(shard, msg, deliveryCount, seq)
+    } finally {
+      await content
+    }
+  }
+
+  private async processReadable (shard: number, msg: QueuedMessage, deliveryCount: number, seq: number): Promise<Fate> {
+    await this.recordReadable(msg, Date.now())
     const waiting = await this.scheduleFate(msg, seq)
     if (waiting !== undefined) return waiting
     const now = Date.now()
