@@ -1,4 +1,6 @@
 import { Piscina } from 'piscina'
+import type { Logger } from 'pino'
+import { reportThreadFailures } from './thread_failures.ts'
 import type { ActorSettings, ActorTask, DeliverResult, DeliverTask } from './actor/task.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
@@ -10,11 +12,15 @@ import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 export class ShardActors {
   private readonly pools: Piscina[] = []
 
-  constructor (settings: ActorSettings, readonly threads: number, shardsPerThread: number, shardCapacity: number, private readonly metrics: OutboxMetrics) {
+  /**
+   * `entry` is the file each thread loads (engine/actor/thread.cts, which imports worker.ts); another one only
+   * stands in for it to show what a thread that cannot load does.
+   */
+  constructor (settings: ActorSettings, readonly threads: number, shardsPerThread: number, shardCapacity: number, private readonly metrics: OutboxMetrics, log: Logger, entry = new URL('./actor/thread.cjs', import.meta.url)) {
     const concurrency = shardsPerThread * shardCapacity
     for (let i = 0; i < threads; i++) {
-      this.pools.push(new Piscina({
-        filename: new URL('./actor/worker.js', import.meta.url).href,
+      const pool = new Piscina({
+        filename: entry.href,
         minThreads: 1,
         maxThreads: 1,
         atomics: 'disabled',
@@ -24,7 +30,9 @@ export class ShardActors {
         maxQueue: concurrency,
         idleTimeout: Number.POSITIVE_INFINITY,
         workerData: settings
-      }))
+      })
+      pool.on('error', reportThreadFailures(log, `shard thread ${i}`))
+      this.pools.push(pool)
     }
   }
 
