@@ -79,8 +79,14 @@ export class ShardActors {
   private async closeThreads (): Promise<void> {
     this.closing = true
     await Promise.all(this.pools.map(async (p) => {
-      // a thread that never loaded has nothing to close, and the task would wait for it for ever
-      await p.run({ kind: 'close' } satisfies ActorTask, { signal: AbortSignal.timeout(CLOSE_TASK_WAIT_MS) }).catch(() => {})
+      // A thread that never loaded has nothing to close, and the task would wait for it for ever. (Not an abort
+      // signal: piscina runs a task that has one only on a thread with no other task, after the sends in flight.)
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        p.run({ kind: 'close' } satisfies ActorTask).catch(() => {}),
+        new Promise<void>((resolve) => { timer = setTimeout(resolve, CLOSE_TASK_WAIT_MS) })
+      ])
+      clearTimeout(timer)
       await p.destroy()
     }))
   }
