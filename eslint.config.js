@@ -5,7 +5,8 @@ import neostandard from 'neostandard'
  */
 export default [
   { ignores: ['**/dist/**', 'coverage/**', 'node_modules/**', 'var/**', 'bench/results/**'] },
-  ...neostandard({ ts: true }),
+  // the CommonJS files piscina loads in engine threads are TypeScript too (engine/thread_entry.cts)
+  ...neostandard({ ts: true, filesTs: ['**/*.cts'] }),
   {
     rules: {
       // several short properties share a line once an object literal breaks; the layout is left to the author
@@ -23,7 +24,7 @@ export default [
     }
   },
   {
-    files: ['**/*.ts', '**/*.tsx'],
+    files: ['**/*.ts', '**/*.tsx', '**/*.cts'],
     rules: {
       // a TypeBox schema and its static type share one name (`const X = Type.Object(…)`, `type X = Static<typeof X>`)
       '@typescript-eslint/no-redeclare': 'off',

@@ -40,8 +40,11 @@ export interface OutboxProcess {
   stop: () => Promise<void>
 }
 
-/** Starts the parts `config.role` names, sharing one NATS and one Redis connection between them. */
-export async function startOutbox (config: Config, log: Logger): Promise<OutboxProcess> {
+/**
+ * Starts the parts `config.role` names, sharing one NATS and one Redis connection between them.
+ * `shardThreadEntry` replaces the file the engine's shard threads load (see ShardActors); only tests set it.
+ */
+export async function startOutbox (config: Config, log: Logger, opts: { shardThreadEntry?: URL } = {}): Promise<OutboxProcess> {
   const nc = await connectNats(config.nats.servers, `outbox-${config.role}`).catch((err: Error) => {
     throw new Error(`no NATS server answers at ${config.nats.servers.map(redact).join(',')} (${err.message}); start one or set NATS_URL`)
   })
@@ -76,7 +79,7 @@ export async function startOutbox (config: Config, log: Logger): Promise<OutboxP
   const shared = { nc, redis, cp, log, metrics }
   const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part
   watchConnections(metrics, nc, redis, (['gateway', 'engine', 'inbound'] as const).filter(runs))
-  const engine = runs('engine') ? await startEngine(config, shared) : undefined
+  const engine = runs('engine') ? await startEngine(config, shared, opts.shardThreadEntry) : undefined
   const projector = runs('engine') ? await startProjector(config, shared) : undefined
   const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
   const inbound = runs('inbound') ? await startInbound(config, shared) : undefined

@@ -30,7 +30,7 @@ export interface Engine {
   drain: (timeoutMs: number) => Promise<void>
 }
 
-export async function startEngine (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Engine> {
+export async function startEngine (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }, shardThreadEntry?: URL): Promise<Engine> {
   const log = shared.log.child({ part: 'engine' })
   const shards = Array.from({ length: config.engine.shards }, (_v, i) => i)
   await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'delivery'))
@@ -46,7 +46,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     hostRatePerS: config.delivery.hostRatePerS,
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret)
-  }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics)
+  }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry)
   const js = jetstream(shared.nc)
   // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
   const events = new JsPublisher(shared.nc)

@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { Piscina } from 'piscina'
+import type { Logger } from 'pino'
+import { reportThreadFailures } from '../thread_failures.ts'
 import type { AnalysisRequest, MessageAnalysis } from './analysis.ts'
 import type { AnalysisOutcome } from './analysis_worker.ts'
 
@@ -17,9 +19,10 @@ export class AnalysisPool {
   private readonly pool: Piscina
   private pending: Pending[] = []
 
-  constructor (dnsServers: readonly string[], threads = Math.max(1, Math.min(4, availableParallelism() - 1))) {
+  constructor (dnsServers: readonly string[], log: Logger, threads = Math.max(1, Math.min(4, availableParallelism() - 1))) {
     this.pool = new Piscina({
-      filename: new URL('./analysis_worker.js', import.meta.url).href,
+      // analysis_thread.cts imports analysis_worker.ts (engine/thread_entry.cts says why not directly)
+      filename: new URL('./analysis_thread.cjs', import.meta.url).href,
       minThreads: 1,
       maxThreads: threads,
       concurrentTasksPerWorker: ANALYSIS_TASKS_PER_THREAD,
@@ -28,6 +31,7 @@ export class AnalysisPool {
       idleTimeout: 60_000,
       workerData: { dnsServers: [...dnsServers] }
     })
+    this.pool.on('error', reportThreadFailures(log, 'inbound analysis'))
   }
 
   /**
@@ -56,9 +60,8 @@ export class AnalysisPool {
   }
 
   async close (): Promise<void> {
-    // Piscina loads the worker's module with require(), which Node 20 runs synchronously for an ES module; a
-    // thread ended in the middle of that load aborts the whole process. An empty task first means the thread
-    // (the pool keeps one) has finished loading before it is ended.
+    // A thread ended in the middle of loading its module can abort the whole process. An empty task first means
+    // the thread (the pool keeps one) has finished loading before it is ended.
     await this.pool.run([]).catch(() => {})
     await this.pool.close({ force: false })
   }

@@ -29,7 +29,7 @@ export interface Inbound {
 export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Inbound> {
   const log = shared.log.child({ part: 'inbound' })
   const stores = await ensureInboundStreams(shared.nc, jetStreamSettings(config))
-  const analysis = new AnalysisPool(config.dnsServers)
+  const analysis = new AnalysisPool(config.dnsServers, log)
   const justStored = new JustStored()
   const maxPayload = shared.nc.info?.max_payload ?? 1024 * 1024
   const drops = new ReportDrops(log, shared.metrics)

@@ -27,8 +27,11 @@ export class TestOutbox {
 
   private constructor (readonly proc: OutboxProcess, readonly nats: ServerProcess, readonly redisServer: ServerProcess, private readonly ownServers: boolean) {}
 
-  /** `log` captures the process's pino output at the given level (default: OB_TEST_LOG, else silent, to stdout). */
-  static async start (opts: { env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess, log?: { level: string, stream: NodeJS.WritableStream } } = {}): Promise<TestOutbox> {
+  /**
+   * `log` captures the process's pino output at the given level (default: OB_TEST_LOG, else silent, to stdout).
+   * `shardThreadEntry` is the file the engine's shard threads load instead of engine/actor/thread.cts.
+   */
+  static async start (opts: { env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess, log?: { level: string, stream: NodeJS.WritableStream }, shardThreadEntry?: URL } = {}): Promise<TestOutbox> {
     const nats = opts.nats ?? await ServerProcess.nats()
     const redis = opts.redis ?? await ServerProcess.redis()
     const config = loadConfig({
@@ -43,7 +46,7 @@ export class TestOutbox {
       ...opts.env
     })
     const log = opts.log !== undefined ? pino({ level: opts.log.level }, opts.log.stream) : pino({ level: process.env.OB_TEST_LOG ?? 'silent' })
-    const proc = await startOutbox(config, log)
+    const proc = await startOutbox(config, log, opts.shardThreadEntry !== undefined ? { shardThreadEntry: opts.shardThreadEntry } : {})
     return new TestOutbox(proc, nats, redis, opts.nats === undefined)
   }
 
