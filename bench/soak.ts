@@ -19,7 +19,7 @@ import { pendingState, send, sendBody, sleep, type PendingState } from '../test/
 import { renderChart } from './svg_chart.ts'
 import { LatencyWindow, processUsage, type SoakSample } from './soak_probe.ts'
 import { measurePoisonImpact, type PoisonImpact } from './soak_poison.ts'
-import { drain, leftovers, type Leftover, type SoakTallies } from './soak_checks.ts'
+import { drain, leftovers, type Leftover, type Received, type SoakTallies } from './soak_checks.ts'
 import { checkWaitingMail, startWaitingMail, type WaitingChecks } from './soak_waiting.ts'
 import { WebhookReplacer } from './soak_webhooks.ts'
 import type { BenchOptions, BenchResult, Chart } from './types.ts'
@@ -48,8 +48,8 @@ export interface SoakWorld {
   sink: SmtpSink
   receiver: HttpsReceiver
   receiverPort: number
-  /** Event ids received by receivers since closed (a restarted receiver starts with an empty record). */
-  receivedIds: string[]
+  /** Event ids (with arrival time) received by receivers since closed (a restarted receiver starts with an empty record). */
+  receivedIds: Received[]
   baseUrl: string
   key: string
   orgId: string
@@ -182,7 +182,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         mark('Redis restart'); await redis.stop('SIGKILL'); await sleep(2000); await redis.start()
         if (!await at(0.75, cs)) break
         mark('receiver down')
-        for (const r of receiver.on('/hook')) world.receivedIds.push((JSON.parse(r.rawBody.toString()) as { id: string }).id)
+        for (const r of receiver.on('/hook')) world.receivedIds.push({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at })
         await receiver.close(); await sleep(plan.cycleS * 100)
         receiver = await HttpsReceiver.start(undefined, receiverPort); world.receiver = receiver
       }
@@ -205,7 +205,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     smtp.close()
 
     opts.progress(0.9, 'draining')
-    const checks = await drain(world, replacer, tallies, opts.quick ? 90_000 : 180_000)
+    const checks = await drain(world, replacer, tallies, opts.quick ? 90_000 : 180_000, soakStart, faults)
     let pending: PendingState | undefined
     const pnc = await connect({ servers: nats.url })
     try { pending = await pendingState(pnc) } finally { await pnc.close() }
@@ -262,7 +262,11 @@ function report (quick: boolean, started: number, durationS: number, tallies: So
         ['deferred or scheduled: lost / delivered twice / before scheduled_at / not delivered', `${waited.lost} / ${waited.duplicated} / ${waited.early} / ${waited.notDelivered}`],
         ['delivered but still stored in OB_OUTBOUND', residue], ['webhooks (one for the whole run, the others replaced during it)', checks.webhooks],
         ['webhook events owed (summed per webhook)', checks.webhookExpected], ['webhook events lost', checks.webhookLost], ['webhooks that missed an event', checks.webhooksMissing.length],
-        ['webhook requests repeating an event id (per webhook)', checks.webhookRepeats], ['inbound mails accepted', tallies.inboundAccepted], ['inbound mails without event', checks.inboundLost],
+        ['webhook requests repeating an event id (per webhook)', checks.webhookRepeats],
+        ['  of them: to the stable webhook (receiver goes down) / to replaced webhooks', `${checks.repeatsStable} / ${checks.repeatsReplaced}`],
+        ['  of them by the last fault before the repeat (none: before the first)', Object.entries(checks.repeatsByFault).map(([f, n]) => `${f}: ${n}`).join(', ')],
+        ['  of them by time since the first request of the event to the webhook', Object.entries(checks.repeatsByDelay).map(([f, n]) => `${f}: ${n}`).join(', ')],
+        ['inbound mails accepted', tallies.inboundAccepted], ['inbound mails without event', checks.inboundLost],
         ['send answers', statuses], ['send p50 / p99 / max ms', `${send.p50} / ${send.p99} / ${send.max}`], ['read p50 / p99 / max ms', `${read.p50} / ${read.p99} / ${read.max}`],
         ['drain after load (s)', checks.drainS]
       ] },

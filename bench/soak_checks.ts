@@ -5,6 +5,9 @@ import { pendingState, sinkCounts, sleep } from '../test/integration/faults/faul
 import type { SoakWorld } from './soak.ts'
 import type { WebhookReplacer, WebhookSpan } from './soak_webhooks.ts'
 
+/** One webhook request as the receiver saw it: the event id and when it arrived (ms since the epoch). */
+export interface Received { id: string, at: number }
+
 export interface SoakTallies { accepted: string[], statuses: Map<number, number>, inboundSent: number, inboundAccepted: number }
 
 /**
@@ -18,6 +21,13 @@ export interface SoakChecks {
   webhookExpected: number
   webhookLost: number
   webhookRepeats: number
+  /** Repeats to the webhook that lives through the run (its receiver goes down) and to the replaced ones. */
+  repeatsStable: number
+  repeatsReplaced: number
+  /** Repeats by the last fault injected before the repeat arrived ('none' before the first). */
+  repeatsByFault: Record<string, number>
+  /** Repeats by how long after the event's first request to the same webhook they came. */
+  repeatsByDelay: Record<string, number>
   /** Webhooks that missed an event they were owed, with how many. */
   webhooksMissing: Array<{ id: string, path: string, owed: number, lost: number }>
   inboundLost: number
@@ -49,27 +59,66 @@ export async function collectEvents (natsUrl: string, orgId: string): Promise<St
 }
 
 /** Event ids each webhook received, by webhook id; the stable one over every incarnation of its receiver. */
-function receivedBy (w: SoakWorld, replacer: WebhookReplacer): Map<string, string[]> {
+function receivedBy (w: SoakWorld, replacer: WebhookReplacer): Map<string, Received[]> {
   const out = replacer.received()
-  out.set(STABLE_WEBHOOK.id, [...w.receivedIds, ...w.receiver.on(STABLE_WEBHOOK.path).map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id)])
+  out.set(STABLE_WEBHOOK.id, [...w.receivedIds, ...w.receiver.on(STABLE_WEBHOOK.path).map((r) => ({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at }))])
   return out
 }
 
-interface Owed { span: WebhookSpan, owed: string[], missing: string[], received: string[] }
+interface Owed { span: WebhookSpan, owed: string[], missing: string[], received: Received[] }
 
-function owedPerWebhook (events: StoredEvent[], spans: WebhookSpan[], received: Map<string, string[]>): Owed[] {
+/** A repeat: a request that repeats an event id the webhook had already received, `afterMs` its first. */
+interface Repeat extends Received { afterMs: number }
+
+/** The requests of one webhook that repeat an event id it had already received, in arrival order. */
+function repeatsOf (received: Received[]): Repeat[] {
+  const first = new Map<string, number>()
+  const out: Repeat[] = []
+  for (const r of [...received].sort((a, b) => a.at - b.at)) {
+    const at = first.get(r.id)
+    if (at === undefined) first.set(r.id, r.at)
+    else out.push({ ...r, afterMs: r.at - at })
+  }
+  return out
+}
+
+const DELAY_BUCKETS_S = [1, 4, 6, 30, 55, 65, 120] as const
+
+function byDelay (repeats: Repeat[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const r of repeats) {
+    const upper = DELAY_BUCKETS_S.find((b) => r.afterMs < b * 1000)
+    const label = upper === undefined ? `>=${DELAY_BUCKETS_S.at(-1)!} s` : `<${upper} s`
+    out[label] = (out[label] ?? 0) + 1
+  }
+  return out
+}
+
+function byFault (repeats: Received[], soakStart: number, faults: ReadonlyArray<{ t_s: number, fault: string }>): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const r of repeats) {
+    const s = (r.at - soakStart) / 1000
+    let last = 'none'
+    for (const f of faults) if (f.t_s <= s) last = f.fault
+    out[last] = (out[last] ?? 0) + 1
+  }
+  return out
+}
+
+function owedPerWebhook (events: StoredEvent[], spans: WebhookSpan[], received: Map<string, Received[]>): Owed[] {
   return spans.map((span) => {
     const owed = events
       .filter((e) => span.events.includes(e.record.type) && e.seq > span.fromSeq && (span.toSeq === undefined || e.seq <= span.toSeq))
       .map((e) => e.record.id)
     const got = received.get(span.id) ?? []
-    const gotSet = new Set(got)
+    const gotSet = new Set(got.map((r) => r.id))
     return { span, owed, missing: owed.filter((id) => !gotSet.has(id)), received: got }
   })
 }
 
 /** Waits until the soak's work is done (or `timeoutMs`), then counts what was lost, repeated or left behind. */
-export async function drain (w: SoakWorld, replacer: WebhookReplacer, t: SoakTallies, timeoutMs: number): Promise<SoakChecks> {
+export async function drain (w: SoakWorld, replacer: WebhookReplacer, t: SoakTallies, timeoutMs: number,
+  soakStart: number, faults: ReadonlyArray<{ t_s: number, fault: string }>): Promise<SoakChecks> {
   const started = Date.now()
   const deadline = started + timeoutMs
   const want = t.accepted.map((id) => `<${id}@${w.domain}>`)
@@ -90,13 +139,18 @@ export async function drain (w: SoakWorld, replacer: WebhookReplacer, t: SoakTal
   }
   const inboundEvents = events.filter((e) => e.record.type === 'inbound.received').length
   const sum = (f: (o: Owed) => number): number => owed.reduce((n, o) => n + f(o), 0)
+  const repeats = owed.map((o) => ({ stable: o.span.id === STABLE_WEBHOOK.id, repeats: repeatsOf(o.received) }))
   return {
     lost: want.filter((m) => !counts.has(m)).length,
     duplicated: [...counts.values()].filter((n) => n > 1).length,
     webhooks: spans.length,
     webhookExpected: sum((o) => o.owed.length),
     webhookLost: sum((o) => o.missing.length),
-    webhookRepeats: sum((o) => o.received.length - new Set(o.received).size),
+    webhookRepeats: sum((o) => o.received.length - new Set(o.received.map((r) => r.id)).size),
+    repeatsStable: repeats.filter((r) => r.stable).reduce((n, r) => n + r.repeats.length, 0),
+    repeatsReplaced: repeats.filter((r) => !r.stable).reduce((n, r) => n + r.repeats.length, 0),
+    repeatsByFault: byFault(repeats.flatMap((r) => r.repeats), soakStart, faults),
+    repeatsByDelay: byDelay(repeats.flatMap((r) => r.repeats)),
     webhooksMissing: owed.filter((o) => o.missing.length > 0).map((o) => ({ id: o.span.id, path: o.span.path, owed: o.owed.length, lost: o.missing.length })),
     inboundLost: Math.max(0, t.inboundAccepted - inboundEvents),
     drainS: Math.round((Date.now() - started) / 100) / 10

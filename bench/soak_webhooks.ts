@@ -3,6 +3,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { STREAM_EVENTS, eventSubject, type EventRecord } from '../protocol/mod.ts'
 import { HttpsReceiver } from '../test/helpers/https_receiver.ts'
 import { sleep } from '../test/integration/faults/fault_env.ts'
+import type { Received } from './soak_checks.ts'
 
 /**
  * The soak's webhooks and what each must receive. Besides the webhook that lives through the whole run, one
@@ -138,9 +139,9 @@ export class WebhookReplacer {
   }
 
   /** Event ids each webhook received, by webhook id. */
-  received (): Map<string, string[]> {
-    const out = new Map<string, string[]>()
-    for (const s of this.spans) out.set(s.id, this.receiver.on(s.path).map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id))
+  received (): Map<string, Received[]> {
+    const out = new Map<string, Received[]>()
+    for (const s of this.spans) out.set(s.id, this.receiver.on(s.path).map((r) => ({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at })))
     return out
   }
 
