@@ -1,29 +1,6 @@
-import { Type } from 'typebox'
-import { ApiError } from '../../protocol/mod.ts'
+import { ApiError, SentContentSchema } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { readModel, fromStore, ErrorDoc } from '../http/read_model.ts'
-
-const Nullable = (t: ReturnType<typeof Type.String>, description: string) => Type.Union([t, Type.Null()], { description })
-
-export const AttachmentInfoSchema = Type.Object({
-  filename: Type.String(),
-  content_type: Type.String({ description: 'As sent: the one given, else the one the file name implies' }),
-  size: Type.Integer({ minimum: 0, description: 'Decoded bytes' }),
-  content_id: Nullable(Type.String(), 'The Content-ID of an inline attachment (without angle brackets), else null')
-})
-
-export const MessageContentSchema = Type.Object({
-  id: Type.String(),
-  subject: Type.String({ description: 'As sent: a template\'s subject rendered with the variables' }),
-  from: Type.String(),
-  to: Type.Array(Type.String()),
-  cc: Type.Array(Type.String()),
-  reply_to: Nullable(Type.String(), 'null when none was given'),
-  html: Nullable(Type.String(), 'The HTML part as rendered for sending, before the per-recipient open pixel and click links; null when none'),
-  text: Nullable(Type.String(), 'The text part; null when none'),
-  headers: Type.Record(Type.String(), Type.String(), { description: 'The custom headers given at send (SMTP submission: the submitted header lines other than the addressing, subject, date, Message-ID and MIME ones)' }),
-  attachments: Type.Array(AttachmentInfoSchema, { description: 'What was attached; the attachment bytes are not kept' })
-})
 
 /** Unavailable JetStream is a 503 to retry, like an unavailable read model. */
 async function fromContentStore<T> (p: Promise<T>): Promise<T> {
@@ -48,7 +25,7 @@ export const messageContentRoutes = [
       'the message (30 days); before it is recorded the answer is 404 `not_found`.',
     tag: 'Messages',
     responses: {
-      200: { description: 'The message content', schema: MessageContentSchema },
+      200: { description: 'The message content', schema: SentContentSchema },
       403: ErrorDoc('The message belongs to another organisation'),
       404: ErrorDoc('No message with this id (or older than 30 days), or its content is not recorded yet')
     },

@@ -2,33 +2,17 @@ import { promisify } from 'node:util'
 import { gunzip, gzip } from 'node:zlib'
 import { headers as natsHeaders } from '@nats-io/transport-node'
 import type { JetStreamManager } from '@nats-io/jetstream'
-import { STREAM_MESSAGE_CONTENT, messageContentSubject } from '../../protocol/mod.ts'
+import { STREAM_MESSAGE_CONTENT, messageContentSubject, type SentAttachment, type SentContent } from '../../protocol/mod.ts'
 import type { JsPublish } from '../clients/mod.ts'
 
 const gzipAsync = promisify(gzip)
 const gunzipAsync = promisify(gunzip)
 
-/** One attachment as it was sent: its name, type, decoded size in bytes and Content-ID; never its bytes. */
-export interface AttachmentInfo {
-  filename: string
-  content_type: string
-  size: number
-  content_id: string | null
-}
+/** One attachment as it was sent (protocol/sent_content.ts). */
+export type AttachmentInfo = SentAttachment
 
-/** A message as it was rendered for sending, before per-recipient tracking rewrote its links. */
-export interface MessageContent {
-  id: string
-  subject: string
-  from: string
-  to: string[]
-  cc: string[]
-  reply_to: string | null
-  html: string | null
-  text: string | null
-  headers: Record<string, string>
-  attachments: AttachmentInfo[]
-}
+/** A message as it was rendered for sending (protocol/sent_content.ts). */
+export type MessageContent = SentContent
 
 /**
  * Compressed parts are cut at this size, far below any NATS server's `max_payload` (1 MB stock); nearly every
