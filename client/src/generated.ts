@@ -610,7 +610,7 @@ export type GetMessagesResponse = {
     delivered_count: number
     /** the tags given at send (empty when none) */
     tags: string[]
-    /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`) or deferred (the `next_attempt_at` of its latest `deferred` event). Absent in other statuses. */
+    /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`); deferred, or in any status while one of its recipients is deferred (the `next_attempt_at` of its latest `deferred` event); sending (as deferred when a recipient was deferred before, else as queued). Absent once every recipient has an outcome. */
     next_attempt_at?: string
     /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt (most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on. */
     stuck: boolean
@@ -641,7 +641,7 @@ export type GetMessagesByIdResponse = {
   delivered_count: number
   /** the tags given at send (empty when none) */
   tags: string[]
-  /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`) or deferred (the `next_attempt_at` of its latest `deferred` event). Absent in other statuses. */
+  /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`); deferred, or in any status while one of its recipients is deferred (the `next_attempt_at` of its latest `deferred` event); sending (as deferred when a recipient was deferred before, else as queued). Absent once every recipient has an outcome. */
   next_attempt_at?: string
   /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt (most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on. */
   stuck: boolean

@@ -52,7 +52,8 @@ export const MessageSummarySchema = Type.Object({
   next_attempt_at: Type.Optional(Type.String({
     format: 'date-time',
     description: 'When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, ' +
-      'else `created_at`) or deferred (the `next_attempt_at` of its latest `deferred` event). Absent in other statuses.'
+      'else `created_at`); deferred, or in any status while one of its recipients is deferred (the `next_attempt_at` of its latest ' +
+      '`deferred` event); sending (as deferred when a recipient was deferred before, else as queued). Absent once every recipient has an outcome.'
   })),
   stuck: Type.Boolean({
     description: '`true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt ' +

@@ -29,7 +29,7 @@ export const messageReadRoutes = [
     description: '`environment` is `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is listed only with `test`. ' +
       '`status` keeps messages in that status; `to` keeps messages with a recipient (to, cc or bcc) whose address starts with it, ' +
       'case-insensitively, listed in address order and newest first per address; `tag` keeps messages sent with that tag; ' +
-      '`stuck=true` keeps stuck messages (queued, scheduled or deferred, with `next_attempt_at` more than the grace, OB_STUCK_AFTER_MS, ' +
+      '`stuck=true` keeps stuck messages (waiting for an attempt, with `next_attempt_at` more than the grace, OB_STUCK_AFTER_MS, ' +
       'in the past), listed by `next_attempt_at`, most recent first. ' +
       'Filters combine: a message is listed only when it matches every one given. Messages are kept 30 days.',
     tag: 'Messages',

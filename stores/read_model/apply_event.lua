@@ -67,17 +67,19 @@ end
 if ARGV[18] ~= '' and tonumber(ARGV[18]) > tonumber(redis.call('HGET', msg, 'next') or '0') then
   redis.call('HSET', msg, 'next', ARGV[18])
 end
--- A deferred message waits in the due index for its next attempt; one that moved on to an outcome leaves it.
+-- A message with a deferred recipient waits in the due index for its next attempt, whatever its status (one recipient
+-- bounced and another greylisted reads `bounced`); a `sending` one (the rest of its recipients not attempted yet) stays
+-- at its due time; one whose every recipient has an outcome leaves it. due.ts reads by the same rule.
 local function track_due (status)
   if not redis.call('HGET', msg, 'created') then return end
   local key = sandbox and ARGV[17] or ARGV[16]
-  if status == 'deferred' then
+  if status == 'deferred' or tonumber(redis.call('HGET', msg, 'c:deferred') or '0') > 0 then
     local next = redis.call('HGET', msg, 'next')
     if next then
       redis.call('ZADD', key, next, mid)
       redis.call('PEXPIRE', key, ttl)
     end
-  elseif status ~= 'queued' and status ~= 'scheduled' then
+  elseif status ~= 'queued' and status ~= 'scheduled' and status ~= 'sending' then
     redis.call('ZREM', key, mid)
   end
 end

@@ -9,9 +9,14 @@ import type { MessageStatus } from '../../protocol/mod.ts'
  */
 export const DEFAULT_STUCK_AFTER_MS = 5 * 60_000
 
-/** Statuses in which a message waits for its next delivery attempt (and is in the due index). */
-export function waitsForAttempt (status: MessageStatus): boolean {
-  return status === 'queued' || status === 'scheduled' || status === 'deferred'
+/**
+ * Whether a message waits for a delivery attempt: queued or scheduled, `sending` (some recipients delivered, the rest
+ * not attempted yet), or any status while one of its recipients is deferred (one recipient bounced and another
+ * greylisted reads `bounced`, yet the greylisted one still waits for its retry). apply_event.lua and
+ * record_queued.lua keep the due index by the same rule.
+ */
+export function waitsForAttempt (status: MessageStatus, deferredRecipients: number): boolean {
+  return deferredRecipients > 0 || status === 'queued' || status === 'scheduled' || status === 'sending' || status === 'deferred'
 }
 
 export interface AttemptTiming {
@@ -22,13 +27,12 @@ export interface AttemptTiming {
 }
 
 /**
- * Worked out at read time, never stored: a queued or scheduled message is due at its scheduled time (else when it
- * was sent), a deferred one at the `next_attempt_at` of its latest deferral (`nextMs`).
+ * Worked out at read time, never stored: a waiting message is due at the `next_attempt_at` of its latest deferral
+ * (`nextMs`), else at its scheduled time, else when it was sent.
  */
-export function attemptTiming (m: { status: MessageStatus, created_at: string, scheduled_at?: string }, nextMs: number | undefined, now: number, graceMs: number): AttemptTiming {
-  let due: number | undefined
-  if (m.status === 'deferred') due = nextMs
-  else if (m.status === 'queued' || m.status === 'scheduled') due = Date.parse(m.scheduled_at ?? m.created_at)
-  if (due === undefined || !Number.isFinite(due)) return { stuck: false }
+export function attemptTiming (m: { status: MessageStatus, created_at: string, scheduled_at?: string }, deferredRecipients: number, nextMs: number | undefined, now: number, graceMs: number): AttemptTiming {
+  if (!waitsForAttempt(m.status, deferredRecipients)) return { stuck: false }
+  const due = nextMs !== undefined && Number.isFinite(nextMs) ? nextMs : Date.parse(m.scheduled_at ?? m.created_at)
+  if (!Number.isFinite(due)) return { stuck: false }
   return { next_attempt_at: new Date(due).toISOString(), stuck: now - due > graceMs }
 }

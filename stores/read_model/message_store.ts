@@ -63,7 +63,7 @@ type StoreRedis = Redis & {
  * Fields of a message hash a list row needs: summary, status, recipient count, delivered recipients, new time,
  * the next attempt of its latest deferral.
  */
-const ROW_FIELDS = ['summary', 'status', 'rn', 'c:delivered', 'scheduled_at', 'next'] as const
+const ROW_FIELDS = ['summary', 'status', 'rn', 'c:delivered', 'scheduled_at', 'next', 'c:deferred'] as const
 type Row = Array<string | null>
 
 /**
@@ -71,13 +71,13 @@ type Row = Array<string | null>
  * `stuck` compares the due time with `now`.
  */
 function parseSummary (row: Row, now: number, graceMs: number): MessageSummary {
-  const [json, status, rn, delivered, scheduledAt, next] = row
+  const [json, status, rn, delivered, scheduledAt, next, deferred] = row
   const s = JSON.parse(json!) as Omit<MessageSummary, 'status' | 'recipient_count' | 'delivered_count' | 'stuck'> & { org_id?: string }
   const { org_id: _org, ...rest } = s
   if (typeof scheduledAt === 'string') rest.scheduled_at = scheduledAt
   const recipientCount = rn !== null && rn !== undefined ? Number(rn) : recipientAddresses(s).length
   const m = { ...rest, status: (status ?? 'queued') as MessageStatus }
-  const timing = attemptTiming(m, typeof next === 'string' ? Number(next) : undefined, now, graceMs)
+  const timing = attemptTiming(m, Number(deferred ?? 0), typeof next === 'string' ? Number(next) : undefined, now, graceMs)
   // Messages recorded before tags existed have none.
   return { ...m, tags: rest.tags ?? [], recipient_count: recipientCount, delivered_count: Number(delivered ?? 0), ...timing }
 }

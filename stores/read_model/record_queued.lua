@@ -51,10 +51,14 @@ local function index (key, score)
 end
 index(KEYS[3])
 index(ARGV[7] .. status)
--- Waiting for an attempt: due at its (scheduled) time, or, deferred already, at the deferral's next attempt.
+-- Waiting for an attempt (the rule of due.ts): due at the next attempt of a deferral that came first, else at its
+-- (scheduled) time. Only events that came first can have deferred a recipient.
 local due = nil
-if status == 'queued' or status == 'scheduled' then due = ARGV[13]
-elseif status == 'deferred' then due = redis.call('HGET', msg, 'next') end
+if held[2] and (status == 'deferred' or tonumber(redis.call('HGET', msg, 'c:deferred') or '0') > 0) then
+  due = redis.call('HGET', msg, 'next')
+elseif status == 'queued' or status == 'scheduled' or status == 'sending' then
+  due = (held[2] and redis.call('HGET', msg, 'next')) or ARGV[13]
+end
 if due then index(KEYS[6], due) end
 local tags = (#KEYS - 6) / 2
 for i = 7, 6 + tags do index(KEYS[i]) end

@@ -39,7 +39,7 @@ after(async () => {
   await redis.dispose()
 })
 
-async function send (to: string): Promise<string> {
+async function send (to: string | string[]): Promise<string> {
   const r = await gateway.request('POST', '/v1/messages/send', { key, body: { from: `App <hello@${org.domain}>`, to, subject: 'Stuck?', text: 'hello' } })
   assert.equal(r.status, 202, r.text)
   return (r.body as { id: string }).id
@@ -70,6 +70,8 @@ async function stuckIds (environment = 'live'): Promise<string[]> {
 test('a deferred message whose retry is overdue is stuck until an engine delivers it', { timeout: 90_000 }, async () => {
   const fine = await send('someone@dest.example')
   const id = await send('tempfail-stuck@dest.example')
+  // One recipient bounced, the other greylisted: the message reads `bounced`, yet one recipient still waits for a retry.
+  const mixed = await send(['permfail-two@dest.example', 'tempfail-two@dest.example'])
   const delivered = await until('first delivered', async () => await message(fine), (m) => m.status === 'delivered')
   assert.equal(delivered.stuck, false)
   assert.equal(delivered.next_attempt_at, undefined, 'a delivered message waits for no attempt')
@@ -77,6 +79,11 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   const deferred = await until('deferred', async () => await message(id), (m) => m.status === 'deferred')
   const event = deferred.events.find((e: any) => e.type === 'deferred')
   assert.equal(deferred.next_attempt_at, new Date(Date.parse(event.data.next_attempt_at)).toISOString(), 'the deferral\'s next attempt')
+  const partly = await until('bounced and deferred', async () => await message(mixed),
+    (m) => m.recipients.map((r: any) => r.status).sort().join() === 'bounced,deferred')
+  assert.equal(partly.status, 'bounced')
+  const retry = partly.events.find((e: any) => e.type === 'deferred')
+  assert.equal(partly.next_attempt_at, new Date(Date.parse(retry.data.next_attempt_at)).toISOString(), 'the deferred recipient\'s next attempt')
 
   await engine!.close()
   engine = undefined
@@ -84,21 +91,27 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   const stuck = await until('stuck', async () => await message(id), (m) => m.stuck === true)
   assert.equal(stuck.status, 'deferred')
   assert.ok(Date.now() - due > GRACE_MS, 'flagged only past the grace')
-  assert.deepEqual(await stuckIds(), [id], 'the stuck filter lists it, and not the delivered one')
+  await until('the bounced one stuck too', async () => await message(mixed), (m) => m.stuck === true)
+  assert.deepEqual((await stuckIds()).sort(), [id, mixed].sort(), 'the stuck filter lists both, and not the delivered one')
   assert.deepEqual(await stuckIds('test'), [], 'nothing stuck in the sandbox')
-  for (const [filter, expected] of [['&to=tempfail-', [id]], ['&to=someone@', []], ['&status=deferred', [id]], ['&status=delivered', []]] as const) {
+  for (const [filter, expected] of [['&to=tempfail-stuck', [id]], ['&to=tempfail-two', [mixed]], ['&to=someone@', []], ['&status=deferred', [id]],
+    ['&status=bounced', [mixed]], ['&status=delivered', []]] as const) {
     const r = await gateway.request('GET', `/v1/messages?stuck=true${filter}`, { key })
     assert.deepEqual((r.body as { data: Array<{ id: string }> }).data.map((m) => m.id), expected, filter)
   }
   const listed = await gateway.request('GET', '/v1/messages', { key })
   const rows = (listed.body as { data: Array<{ id: string, stuck: boolean, next_attempt_at?: string }> }).data
-  assert.deepEqual(rows.map((m) => [m.id, m.stuck]), [[id, true], [fine, false]])
-  assert.equal(rows[0]!.next_attempt_at, deferred.next_attempt_at)
+  assert.deepEqual(rows.map((m) => [m.id, m.stuck]), [[mixed, true], [id, true], [fine, false]])
+  assert.equal(rows[1]!.next_attempt_at, deferred.next_attempt_at)
 
   engine = await startEngine()
   const done = await until('delivered after the restart', async () => await message(id), (m) => m.status === 'delivered', 40_000)
   assert.equal(done.stuck, false)
   assert.equal(done.next_attempt_at, undefined)
+  const settled = await until('the greylisted recipient delivered', async () => await message(mixed), (m) => m.delivered_count === 1, 40_000)
+  assert.equal(settled.status, 'bounced')
+  assert.equal(settled.stuck, false, 'every recipient has its outcome')
+  assert.equal(settled.next_attempt_at, undefined)
   assert.deepEqual(await stuckIds(), [], 'no longer listed as stuck')
 })
 
