@@ -17,15 +17,16 @@ export function isUnsubscribeRequest (m: Pick<MessageAnalysis, 'subject' | 'head
 }
 
 /**
- * Suppresses the recipient the return path was issued for and publishes `unsubscribed` (method `mailto`). The
+ * Suppresses the recipient the return path was issued for (not for a sandbox message: the sandbox never suppresses)
+ * and publishes `unsubscribed` (method `mailto`). The
  * event id is the one the unsubscribe link uses, so a recipient who does both gets one event.
  */
 export async function unsubscribeByMail (deps: { cp: ControlPlane, js: JsPublish, metrics: OutboxMetrics }, subject: ReportSubject, now = new Date()): Promise<void> {
-  const { orgId, messageId } = subject
+  const { orgId, messageId, environment } = subject
   for (const to of subject.recipients) {
-    if (await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId)) deps.metrics.suppressionsAdded.unsubscribe.inc()
+    if (environment === 'live' && await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId)) deps.metrics.suppressionsAdded.unsubscribe.inc()
     await publishEvent(deps.js, eventRecord(eventId('unsubscribed', orgId, messageId, to), 'unsubscribed', orgId, {
       message_id: messageId, to, unsubscribed_at: now.toISOString(), method: 'mailto', ...tagsField(subject.tags)
-    }, messageId))
+    }, messageId, now.toISOString(), environment))
   }
 }

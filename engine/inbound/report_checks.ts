@@ -51,6 +51,11 @@ export interface ReportSubject {
   recipients: readonly string[]
   /** The message's tags, echoed in the events the report leads to. */
   tags?: readonly string[]
+  /**
+   * The message's environment. A report about a sandbox message (one the organisation mailed itself, since sandbox
+   * mail is never sent) leads to sandbox events and never suppresses, like the sandbox's own simulated outcomes.
+   */
+  environment: 'live' | 'test'
 }
 
 export interface CheckDeps { cp: ControlPlane, messages: MessageLookup, drops: ReportDrops }
@@ -78,7 +83,7 @@ export async function checkVerp (deps: CheckDeps, verp: VerpAddress, orgId: stri
     deps.drops.drop('forged_tag', { id: inboundId, message_id: verp.messageId, org_id: orgId })
     return undefined
   }
-  return { orgId, messageId: verp.messageId, recipients: [recipient], tags: msg.tags }
+  return { orgId, messageId: verp.messageId, recipients: [recipient], tags: msg.tags, environment: msg.environment }
 }
 
 /** A report through a route: the original Message-ID must be one of ours, of the route's organisation. */
@@ -89,5 +94,5 @@ export async function checkRouted (deps: CheckDeps, report: Report, orgId: strin
     return undefined
   }
   const msg = await messageOf(deps, own.messageId, orgId, inboundId)
-  return msg === undefined ? undefined : { orgId, messageId: own.messageId, recipients: msg.recipients, tags: msg.tags }
+  return msg === undefined ? undefined : { orgId, messageId: own.messageId, recipients: msg.recipients, tags: msg.tags, environment: msg.environment }
 }

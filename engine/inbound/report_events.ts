@@ -17,7 +17,8 @@ export interface ReportDeps { cp: ControlPlane, js: JsPublish, log: Logger, drop
  * counted: the report is either not about this mail or forged.
  */
 export async function emitReportEvents (deps: ReportDeps, report: Report, subject: ReportSubject, inboundId: string): Promise<number> {
-  const { orgId, messageId } = subject
+  const { orgId, messageId, environment } = subject
+  const live = environment === 'live'
   const allowed = (a: string): boolean => subject.recipients.includes(a.toLowerCase())
   const mismatch = (named: string[]): void => deps.drops.drop('recipient_mismatch', { id: inboundId, message_id: messageId, org_id: orgId, named })
   const now = new Date().toISOString()
@@ -31,8 +32,8 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
       const hard = cls === '5'
       const code = bounceCode(r)
       const category = bounceCategory({ code: /^\d{3}$/.test(code) ? code : '', enhanced: r.status, text: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') })
-      if (hard && suppresses(category) && await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)) deps.metrics.suppressionsAdded.hard_bounce.inc()
-      deps.metrics.bounces.live[hard ? 'hard' : 'soft'][category].inc()
+      if (live && hard && suppresses(category) && await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)) deps.metrics.suppressionsAdded.hard_bounce.inc()
+      deps.metrics.bounces[environment][hard ? 'hard' : 'soft'][category].inc()
       await publishEvent(deps.js, eventRecord(eventId('bounced', orgId, messageId, to, 'dsn'), 'bounced', orgId, {
         message_id: messageId,
         to,
@@ -42,7 +43,7 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
         bounce_category: category,
         bounced_at: now,
         ...tagsField(subject.tags)
-      }, messageId))
+      }, messageId, now, environment))
       emitted++
     }
     return emitted
@@ -50,10 +51,10 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
   const candidates = [report.originalRecipient, report.originalTo].filter((a): a is string => a !== undefined)
   const to = candidates.find(allowed)
   if (to === undefined) { mismatch(candidates); return 0 }
-  if (await suppressAddress(deps.cp, orgId, to, 'complaint', messageId)) deps.metrics.suppressionsAdded.complaint.inc()
-  deps.metrics.complaints.live.inc()
+  if (live && await suppressAddress(deps.cp, orgId, to, 'complaint', messageId)) deps.metrics.suppressionsAdded.complaint.inc()
+  deps.metrics.complaints[environment].inc()
   await publishEvent(deps.js, eventRecord(eventId('complained', orgId, messageId, to), 'complained', orgId, {
     message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType, ...tagsField(subject.tags)
-  }, messageId))
+  }, messageId, now, environment))
   return 1
 }
