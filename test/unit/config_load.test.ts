@@ -45,6 +45,15 @@ test('a bad value fails with one line naming every bad variable', () => {
   })
 })
 
+test('an integer setting given as a fraction or in exponent form is refused, not truncated', () => {
+  assert.throws(() => loadConfig({ OB_HTTP_PORT: '8080.5', OB_STUCK_AFTER_MS: '1e4' }), (err: unknown) => {
+    assert.ok(err instanceof ConfigError)
+    assert.equal(err.message, 'invalid configuration: OB_HTTP_PORT must be integer (got "8080.5"); OB_STUCK_AFTER_MS must be integer (got "1e4")')
+    return true
+  })
+  assert.equal(loadConfig({ OB_HTTP_PORT: ' 0080 ' }).http.port, 80)
+})
+
 test('empty strings count as unset', () => {
   assert.equal(loadConfig({ OB_HTTP_PORT: '' }).http.port, 8080)
 })
@@ -90,3 +99,4 @@ test('the MX host: OB_MX_HOST, else the public URL\'s host when it is a name, el
     assert.throws(() => loadConfig({ OB_MX_HOST: bad }), (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_MX_HOST'), bad)
   }
 })
+
