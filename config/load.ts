@@ -98,6 +98,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     metrics: { host: e.OB_METRICS_HOST, port: e.OB_METRICS_PORT },
     eventStream: { maxPerKey: e.OB_EVENT_STREAM_MAX_PER_KEY, maxPerAddress: e.OB_EVENT_STREAM_MAX_PER_ADDRESS },
     stuckAfterMs: e.OB_STUCK_AFTER_MS,
+    messageContent: { retentionDays: e.OB_MESSAGE_CONTENT_RETENTION_DAYS },
     nats: {
       servers: (e.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean),
       replicas: e.OB_NATS_REPLICAS,

@@ -100,3 +100,22 @@ test('the MX host: OB_MX_HOST, else the public URL\'s host when it is a name, el
   }
 })
 
+test('OB_MESSAGE_CONTENT_RETENTION_DAYS: whole days from 0 (nothing recorded) to 30, 30 by default', () => {
+  assert.equal(loadConfig({}).messageContent.retentionDays, 30)
+  assert.equal(loadConfig({ OB_MESSAGE_CONTENT_RETENTION_DAYS: '0' }).messageContent.retentionDays, 0)
+  assert.equal(loadConfig({ OB_MESSAGE_CONTENT_RETENTION_DAYS: ' 7 ' }).messageContent.retentionDays, 7)
+  assert.equal(loadConfig({ OB_MESSAGE_CONTENT_RETENTION_DAYS: '30' }).messageContent.retentionDays, 30)
+  const refused = (value: string): string => {
+    try {
+      loadConfig({ OB_MESSAGE_CONTENT_RETENTION_DAYS: value })
+    } catch (err) {
+      assert.ok(err instanceof ConfigError, value)
+      assert.deepEqual(err.variables, ['OB_MESSAGE_CONTENT_RETENTION_DAYS'], value)
+      return err.message
+    }
+    assert.fail(`${value} was accepted`)
+  }
+  assert.equal(refused('31'), 'invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be <= 30 (got 31)')
+  assert.equal(refused('-1'), 'invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be >= 0 (got -1)')
+  for (const bad of ['1.5', 'seven', '7d']) assert.equal(refused(bad), `invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be integer (got "${bad}")`)
+})
