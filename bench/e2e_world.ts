@@ -7,7 +7,7 @@ import { connect } from '@nats-io/transport-node'
 import { loadConfig } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { ensureStreams } from '../stores/clients/mod.ts'
-import { newId, randomToken } from '../protocol/mod.ts'
+import { newId, randomToken, streamSettings } from '../protocol/mod.ts'
 import { createOrganization } from '../gateway/control/orgs.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
 import { testCa } from '../test/helpers/https_receiver.ts'
@@ -121,7 +121,7 @@ export async function startE2eWorld (opts: { profileDir?: string, nodeFlags?: st
     const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_DOMAIN_VERIFICATION: 'off' }
     const config = loadConfig(env)
     const nc = await connect({ servers: nats.url })
-    await ensureStreams(nc, 1)
+    await ensureStreams(nc, streamSettings(config))
     const cp = await ControlPlane.open(nc, { replicas: 1 })
     const domain = `e2e-${Date.now().toString(36)}.bench.test`
     const org = await createOrganization(cp, config, { name: 'e2e', domain, plan: 'enterprise' })

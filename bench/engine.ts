@@ -6,6 +6,7 @@ import { loadConfig } from '../config/mod.ts'
 import { startOutbox } from '../cli/outbox_process.ts'
 import { createOrganization } from '../gateway/control/orgs.ts'
 import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
+import { streamSettings } from '../protocol/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
 import { fork, type ChildProcess } from 'node:child_process'
@@ -105,7 +106,7 @@ export async function engineRun (sink: RemoteSink, nats: ServerProcess, redis: S
   const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_HTTP_PORT: '0', OB_METRICS_PORT: '0', OB_LOG_LEVEL: 'silent', ...extraEnv }
   const config = loadConfig(env)
   const nc = await connectNats(config.nats.servers, 'bench')
-  await ensureStreams(nc, 1)
+  await ensureStreams(nc, streamSettings(config))
   const cp = await ControlPlane.open(nc, { replicas: 1 })
   const domain = `bench${n}.example`
   const created = await createOrganization(cp, config, { name: domain, domain, plan: 'enterprise' })
@@ -140,7 +141,7 @@ export async function runEngineBench (opts: { quick?: boolean, full?: boolean, s
     // a domain record with a real key for the loop's DKIM signatures
     const config = loadConfig({ NATS_URL: nats.url, REDIS_URL: redis.url })
     const nc = await connectNats(config.nats.servers, 'bench-setup')
-    await ensureStreams(nc, 1)
+    await ensureStreams(nc, streamSettings(config))
     const cp = await ControlPlane.open(nc, { replicas: 1 })
     const made = await createOrganization(cp, config, { name: 'loop', domain: 'loop.example', plan: 'enterprise' })
     const domain = cp.domain(made.organization_id, made.domain_id)!

@@ -18,7 +18,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import { Compile } from 'typebox/compile'
 import { loadConfig, type Config } from '../config/mod.ts'
-import { ApiError, newId, REDIS_KEYS, SendRequest, outboundSubject, shardOf } from '../protocol/mod.ts'
+import { ApiError, newId, REDIS_KEYS, SendRequest, outboundSubject, shardOf, streamSettings } from '../protocol/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { JsPublisher, connectNats, connectRedis, ensureStreams, redisReady } from '../stores/clients/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
@@ -69,7 +69,7 @@ async function sendPathParts (natsUrl: string, redisUrl: string, name: string): 
   const nc = await connectNats(config.nats.servers, name)
   const redis = connectRedis(config.redis.url, name)
   await redisReady(redis)
-  await ensureStreams(nc, 1)
+  await ensureStreams(nc, streamSettings(config))
   const limiter = new RateLimiter(redis)
   const publisher = new JsPublisher(nc, config.nats.publishTimeoutMs)
   return { config, nc, redis, limiter, publisher, close: async () => { await nc.close(); redis.disconnect() } }

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import { loadConfig } from '../config/mod.ts'
 import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
-import { type QueuedMessage } from '../protocol/mod.ts'
+import { streamSettings, type QueuedMessage } from '../protocol/mod.ts'
 import { createOrganization } from '../gateway/control/orgs.ts'
 import { spawnCli } from '../test/helpers/cli.ts'
 import { publishQueued, queuedMessage } from '../test/helpers/engine_env.ts'
@@ -132,7 +132,7 @@ export async function runPoisonBench (opts: BenchOptions): Promise<BenchResult> 
     }
     const config = loadConfig(env)
     const nc = await connectNats(config.nats.servers, 'bench-poison-setup')
-    await ensureStreams(nc, 1)
+    await ensureStreams(nc, streamSettings(config))
     const cp = await ControlPlane.open(nc, { replicas: 1 })
     const made = await createOrganization(cp, config, { name: 'poison', domain: 'poison-bench.example', plan: 'enterprise' })
     cp.close()

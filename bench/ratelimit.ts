@@ -3,7 +3,7 @@ import { connect } from '@nats-io/transport-node'
 import { fetch } from 'undici'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { ensureStreams } from '../stores/clients/mod.ts'
-import { PLAN_RATE_LIMITS } from '../protocol/mod.ts'
+import { PLAN_RATE_LIMITS, streamSettings } from '../protocol/mod.ts'
 import { loadConfig } from '../config/mod.ts'
 import { createOrganization, buildApiKey } from '../gateway/control/orgs.ts'
 import { ROUTES } from '../gateway/routes/mod.ts'
@@ -40,7 +40,7 @@ function header (headers: Record<string, string>, lowerName: string): string | u
 async function createKeys (opts: BenchOptions, counts: Record<Plan, number>): Promise<{ keys: BenchKey[], sentinels: string[] }> {
   const config = loadConfig({ NATS_URL: opts.natsUrl, REDIS_URL: opts.redisUrl })
   const nc = await connect({ servers: opts.natsUrl })
-  await ensureStreams(nc, 1)
+  await ensureStreams(nc, streamSettings(config))
   const cp = await ControlPlane.open(nc, { replicas: 1 })
   const keys: BenchKey[] = []
   const sentinels: string[] = []

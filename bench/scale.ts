@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { availableParallelism } from 'node:os'
 import { loadConfig } from '../config/mod.ts'
 import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
+import { streamSettings } from '../protocol/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { openLeaseBucket, type LeaseRecord } from '../engine/leases/mod.ts'
 import { createOrganization } from '../gateway/control/orgs.ts'
@@ -72,7 +73,7 @@ export async function runScaleBench (opts: Pick<BenchOptions, 'quick'> & Partial
     const env = { NATS_URL: natsUrl, REDIS_URL: redis.url, OB_NATS_REPLICAS: replicas, OB_ENGINE_SHARDS: String(SHARDS), OB_SMTP_RELAY: sink.url, OB_SHARD_LEASE_MS: '3000', OB_SHUTDOWN_TIMEOUT_MS: '5000' }
     const config = loadConfig(env)
     const nc = await connectNats(config.nats.servers, 'bench-scale')
-    await ensureStreams(nc, config.nats.replicas)
+    await ensureStreams(nc, streamSettings(config))
     const cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
     const made = await createOrganization(cp, config, { name: 'scale', domain: 'scale.example', plan: 'enterprise' })
     const org = { orgId: made.organization_id, domainId: made.domain_id, domain: 'scale.example', adminKey: made.api_key }

@@ -7,7 +7,7 @@ import { createTransport } from 'nodemailer'
 import { loadConfig } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { ensureStreams } from '../stores/clients/mod.ts'
-import { newId, randomToken } from '../protocol/mod.ts'
+import { newId, randomToken, streamSettings } from '../protocol/mod.ts'
 import { createOrganization, buildApiKey } from '../gateway/control/orgs.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
 import { SmtpSink } from '../test/helpers/smtp_sink.ts'
@@ -84,7 +84,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     // organisation, key, webhook and inbound route, written as the API would
     const config = loadConfig({ NATS_URL: nats.url, REDIS_URL: redis.url, OB_DOMAIN_VERIFICATION: 'off' })
     const nc = await connect({ servers: nats.url })
-    await ensureStreams(nc, 1)
+    await ensureStreams(nc, streamSettings(config))
     const cp = await ControlPlane.open(nc, { replicas: 1 })
     const domain = `soak-${Date.now().toString(36)}.bench.test`
     const org = await createOrganization(cp, config, { name: 'soak', domain, plan: 'enterprise' })

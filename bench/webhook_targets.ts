@@ -8,7 +8,7 @@ import { loadConfig } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { connectNats, connectRedis, redisReady, ensureJetStream, ensureStreams } from '../stores/clients/mod.ts'
-import { eventSubject, jetStreamSettings, jetStreamTable, newId, randomToken, tablePart, STREAM_EVENTS, type EventRecord, type WebhookRecord } from '../protocol/mod.ts'
+import { eventSubject, jetStreamSettings, jetStreamTable, newId, randomToken, streamSettings, tablePart, STREAM_EVENTS, type EventRecord, type WebhookRecord } from '../protocol/mod.ts'
 import { startWebhookDelivery } from '../engine/webhook/mod.ts'
 import { signatureHeader, signingKey } from '../engine/webhook/sign.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
@@ -106,7 +106,7 @@ export async function floorRun (opts: { events: number, concurrency: number, caP
   const nc = await connectNats([nats.url], 'bench-floor')
   const pool = new Pool(`https://127.0.0.1:${opts.sink.healthyPort}`, { connections: opts.concurrency, pipelining: 1, connect: { ca: opts.caPem } })
   try {
-    await ensureStreams(nc, 1)
+    await ensureStreams(nc, streamSettings(loadConfig({ NATS_URL: nats.url })))
     await (await jetstreamManager(nc)).consumers.add(STREAM_EVENTS, {
       durable_name: 'bench_floor', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.New, ack_wait: 60_000_000_000, max_ack_pending: 20_000
     })
@@ -168,7 +168,7 @@ export async function webhookRun (opts: { events: number, concurrency: number, s
   const redis = connectRedis(config.redis.url, 'bench')
   try {
     await redisReady(redis)
-    await ensureStreams(nc, 1)
+    await ensureStreams(nc, streamSettings(config))
     const cp = await ControlPlane.open(nc, { replicas: 1 })
     const orgId = newId('org')
     const now = new Date().toISOString()

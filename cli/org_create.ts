@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { loadConfig, type Plan } from '../config/mod.ts'
-import { ApiError, PLANS } from '../protocol/mod.ts'
+import { ApiError, PLANS, streamSettings } from '../protocol/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
 import { createOrganization, type CreatedOrganization } from '../gateway/control/orgs.ts'
@@ -38,7 +38,7 @@ export async function runOrgCreate (args: string[], env: Readonly<Record<string,
   })
   let cp: ControlPlane | undefined
   try {
-    await ensureStreams(nc, config.nats.replicas)
+    await ensureStreams(nc, streamSettings(config))
     cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
     return await createOrganization(cp, config, input)
   } catch (err) {

@@ -22,7 +22,7 @@ function redact (url: string): string {
 import { startWebhookDelivery } from '../engine/webhook/mod.ts'
 import { startInbound, type Inbound } from '../engine/inbound/mod.ts'
 import { OutboxMetrics, ConsumerPoller, startMetricsServer, type MetricsServer } from '../stores/metrics/mod.ts'
-import { jetStreamSettings, jetStreamTable, tablePart, type JetStreamPart } from '../protocol/mod.ts'
+import { jetStreamSettings, jetStreamTable, streamSettings, tablePart, type JetStreamPart } from '../protocol/mod.ts'
 
 export interface OutboxProcess {
   readonly config: Config
@@ -65,7 +65,7 @@ export async function startOutbox (config: Config, log: Logger, opts: { shardThr
   let cp: ControlPlane | undefined
   let bootstrapped: BootstrapOutcome
   try {
-    await ensureStreams(nc, config.nats.replicas)
+    await ensureStreams(nc, streamSettings(config))
     cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
     bootstrapped = await bootstrap(cp, config)
   } catch (err) {

@@ -1,6 +1,7 @@
 import { loadConfig } from '../config/mod.ts'
 import { ControlPlane, VerpKeyError, type VerpKeyRecord } from '../stores/control_plane/mod.ts'
 import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
+import { streamSettings } from '../protocol/mod.ts'
 import { CliError } from './binaries.ts'
 
 export const VERP_KEYS_USAGE = 'usage: outbox verp-keys list | rotate | retire <key_id>'
@@ -21,7 +22,7 @@ export async function runVerpKeys (args: string[], env: Readonly<Record<string, 
   })
   let cp: ControlPlane | undefined
   try {
-    await ensureStreams(nc, config.nats.replicas)
+    await ensureStreams(nc, streamSettings(config))
     cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
     const view = (k: VerpKeyRecord): VerpKeyView => ({ id: k.id, created_at: k.created_at })
     if (action === 'list') return cp.verpKeys.list().map(view)

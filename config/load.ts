@@ -15,6 +15,8 @@ export class ConfigError extends Error {
 }
 
 const KNOWN = Object.keys(EnvSchema.properties) as Array<keyof Env>
+const INTEGERS = KNOWN.filter((name) => (EnvSchema.properties[name] as { type?: unknown }).type === 'integer')
+const WHOLE_NUMBER = /^-?\d+$/
 
 function seconds (list: string): number[] {
   return list.split(',').map((s) => Number(s.trim()))
@@ -51,7 +53,13 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     if (raw !== undefined && raw !== '') picked[name] = raw.trim()
   }
   const withDefaults = Value.Default(EnvSchema, picked)
-  const converted = Value.Convert(EnvSchema, withDefaults)
+  const converted = Value.Convert(EnvSchema, withDefaults) as Record<string, unknown>
+  // Convert truncates "1.5" to 1 for an integer setting; a fraction is refused instead, as any other non-number.
+  // (Default and Convert change `picked` in place, so the value is read from `env` again.)
+  for (const name of INTEGERS) {
+    const raw = env[name]?.trim()
+    if (raw !== undefined && raw !== '' && !WHOLE_NUMBER.test(raw)) converted[name] = raw
+  }
   if (!Value.Check(EnvSchema, converted)) {
     const problems = new Map<string, string>()
     for (const err of Value.Errors(EnvSchema, converted)) {
@@ -90,6 +98,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     metrics: { host: e.OB_METRICS_HOST, port: e.OB_METRICS_PORT },
     eventStream: { maxPerKey: e.OB_EVENT_STREAM_MAX_PER_KEY, maxPerAddress: e.OB_EVENT_STREAM_MAX_PER_ADDRESS },
     stuckAfterMs: e.OB_STUCK_AFTER_MS,
+    messageContent: { retentionDays: e.OB_MESSAGE_CONTENT_RETENTION_DAYS },
     nats: {
       servers: (e.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean),
       replicas: e.OB_NATS_REPLICAS,

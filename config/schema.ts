@@ -36,6 +36,11 @@ export const DEFAULT_SUBMISSION_SESSION_DEADLINE_MS = 600_000
 export const DEFAULT_EVENT_STREAM_MAX_PER_KEY = 10
 /** Open event-stream sockets (authenticated or not) from one client address at once, per gateway process. */
 export const DEFAULT_EVENT_STREAM_MAX_PER_ADDRESS = 50
+/**
+ * Days a sent message's content view is kept at most: as long as the read model keeps the message itself
+ * (30 days), since the content is read only through the message.
+ */
+export const MAX_MESSAGE_CONTENT_RETENTION_DAYS = 30
 
 export const EnvSchema = Type.Object({
   OB_HTTP_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
@@ -77,6 +82,7 @@ export const EnvSchema = Type.Object({
   OB_ENGINE_SHARD_CAPACITY: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
   OB_ENGINE_SWEEP_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   OB_STUCK_AFTER_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 300_000 }),
+  OB_MESSAGE_CONTENT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: MAX_MESSAGE_CONTENT_RETENTION_DAYS, default: MAX_MESSAGE_CONTENT_RETENTION_DAYS }),
   OB_BOOTSTRAP_ADMIN_KEY: Type.Optional(Type.String({ pattern: '^ob_live_[A-Za-z0-9]{16,64}$' })),
   OB_BOOTSTRAP_DOMAIN: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'example.com' }),
   OB_BOOTSTRAP_PLAN: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')], { default: 'free' }),
@@ -135,6 +141,11 @@ export interface Config {
    * calls it `stuck`.
    */
   readonly stuckAfterMs: number
+  /**
+   * The content view of sent messages (GET /v1/messages/{id}/content): whole days the stream OB_MESSAGE_CONTENT
+   * keeps it, 0 to MAX_MESSAGE_CONTENT_RETENTION_DAYS; 0 records none.
+   */
+  readonly messageContent: { readonly retentionDays: number }
   /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */
   readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean, readonly publishTimeoutMs: number }
   /** `url` as given (for messages, passwords masked with describeRedisTarget); `target` is what clients connect to. */

@@ -8,7 +8,8 @@ import { contentView } from './content_view.ts'
  * gateway's send path, with the content the engine has anyway (joined back when it was stored apart). The first
  * delivery of a stream message records it; a later one (a retry, a scheduled message waking) records it only when
  * it is missing, which costs one direct get. A failure is logged and leaves the message to be sent as usual; the
- * next delivery tries again.
+ * next delivery tries again. An engine of an installation that records no content (OB_MESSAGE_CONTENT_RETENTION_DAYS
+ * of 0) runs without one, so that costs nothing per message.
  */
 export class ContentRecorder {
   constructor (private readonly store: MessageContentStore, private readonly log: Logger) {}

@@ -50,7 +50,10 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   const js = jetstream(shared.nc)
   // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
   const events = new JsPublisher(shared.nc)
-  const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), content: new ContentRecorder(new MessageContentStore(await jetstreamManager(shared.nc), events), log), schedule: new ScheduleState(shared.redis), actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
+  // OB_MESSAGE_CONTENT_RETENTION_DAYS=0: no recorder, so no message is rendered, compressed or published for its
+  // content view (GET /v1/messages/{id}/content answers that this installation records none).
+  const content = config.messageContent.retentionDays > 0 ? new ContentRecorder(new MessageContentStore(await jetstreamManager(shared.nc), events), log) : undefined
+  const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), content, schedule: new ScheduleState(shared.redis), actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */

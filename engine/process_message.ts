@@ -38,7 +38,10 @@ export interface ProcessorDeps {
   state: DeliveryState
   /** The read model, where every delivery makes sure its message is recorded (see `process`). */
   readModel: Pick<MessageStore, 'recordQueued' | 'markCanceled'>
-  /** Where the content view of each message is recorded, alongside its read-model record (content_recorder.ts). */
+  /**
+   * Where the content view of each message is recorded, alongside its read-model record (content_recorder.ts);
+   * none when the installation records no content (OB_MESSAGE_CONTENT_RETENTION_DAYS=0).
+   */
   content?: Pick<ContentRecorder, 'record'>
   /** Cancels and new times of scheduled messages (stores/schedule), checked right before one is taken up. */
   schedule: ScheduleState

@@ -24,11 +24,16 @@ export const OUTBOUND_MAX_MSG_BYTES = 12 * 1024 * 1024
  * messages, so this bounds how many may wait per shard; the pull size (shard capacity) bounds work in hand.
  */
 export const OUTBOUND_MAX_ACK_PENDING = 50_000
-export const EVENTS_MAX_AGE_MS = 30 * 24 * 3600_000 // 30 days of events for the read API and webhook replays
-/** The rendered content of messages is kept as long as their record in the read model (30 days). */
-export const MESSAGE_CONTENT_MAX_AGE_MS = EVENTS_MAX_AGE_MS
+const DAY_MS = 24 * 3600_000
+export const EVENTS_MAX_AGE_MS = 30 * DAY_MS // 30 days of events for the read API and webhook replays
 /** Events and webhook jobs carry deterministic ids; a re-publish within this window is dropped. */
 const EVENTS_DUPLICATE_WINDOW_MS = 2 * 60_000
+/**
+ * With content recording off (0 days) the stream stays, since every process ensures the same table, and keeps
+ * what an earlier setting recorded only this long: the shortest `max_age` the server accepts beside the stream's
+ * duplicate window (nats-server refuses a window longer than `max_age`). A `max_age` of 0 would mean forever.
+ */
+export const MESSAGE_CONTENT_OFF_MAX_AGE_MS = EVENTS_DUPLICATE_WINDOW_MS
 /** An apply is one Lua call, far below this even under load. */
 const PROJECTOR_ACK_WAIT_MS = 30_000
 const PROJECTOR_MAX_ACK_PENDING = 2048
@@ -53,10 +58,16 @@ const INBOUND_BACKOFF_MS = [1_000, 5_000, 30_000, 60_000]
 /** Largest job message; a raw message that fits in it with its job travels inside the job (`storeInline`). */
 export const INBOUND_JOB_MAX_BYTES = 64 * 1024
 
-/** What the table depends on: the few settings of the configuration that change stream or consumer settings. */
-export interface JetStreamSettings {
+/** What the streams depend on: the settings of the configuration that change stream settings. */
+export interface StreamSettings {
   /** OB_NATS_REPLICAS */
   replicas: number
+  /** OB_MESSAGE_CONTENT_RETENTION_DAYS: days OB_MESSAGE_CONTENT keeps a message's content; 0 records none. */
+  messageContentRetentionDays: number
+}
+
+/** What the table depends on: the few settings of the configuration that change stream or consumer settings. */
+export interface JetStreamSettings extends StreamSettings {
   /** OB_ENGINE_SHARDS: one outbound consumer and one webhook job consumer per shard. */
   shards: number
   /** OB_ENGINE_ACK_WAIT_MS: the outbound consumers' `ack_wait`. */
@@ -65,8 +76,17 @@ export interface JetStreamSettings {
   webhookTimeoutMs: number
 }
 
+export function streamSettings (config: Config): StreamSettings {
+  return { replicas: config.nats.replicas, messageContentRetentionDays: config.messageContent.retentionDays }
+}
+
 export function jetStreamSettings (config: Config): JetStreamSettings {
-  return { replicas: config.nats.replicas, shards: config.engine.shards, ackWaitMs: config.engine.ackWaitMs, webhookTimeoutMs: config.webhook.timeoutMs }
+  return { ...streamSettings(config), shards: config.engine.shards, ackWaitMs: config.engine.ackWaitMs, webhookTimeoutMs: config.webhook.timeoutMs }
+}
+
+/** The `max_age` of OB_MESSAGE_CONTENT for a retention of `days` whole days. */
+export function messageContentMaxAgeMs (days: number): number {
+  return days === 0 ? MESSAGE_CONTENT_OFF_MAX_AGE_MS : days * DAY_MS
 }
 
 /**
@@ -94,8 +114,8 @@ export interface JetStreamTable {
   consumers: ConsumerSpec[]
 }
 
-/** The streams; their settings depend on the replica count only. */
-export function streamTable (replicas: number): StreamSpec[] {
+/** The streams. */
+export function streamTable (s: StreamSettings): StreamSpec[] {
   return [
     {
       part: 'core',
@@ -105,7 +125,7 @@ export function streamTable (replicas: number): StreamSpec[] {
         subjects: [OUTBOUND_SUBJECTS],
         retention: RetentionPolicy.Workqueue,
         storage: StorageType.File,
-        num_replicas: replicas,
+        num_replicas: s.replicas,
         duplicate_window: OUTBOUND_DUPLICATE_WINDOW_MS * NS_PER_MS,
         discard: DiscardPolicy.Old,
         max_msg_size: OUTBOUND_MAX_MSG_BYTES
@@ -119,7 +139,7 @@ export function streamTable (replicas: number): StreamSpec[] {
         subjects: [EVENT_SUBJECTS],
         retention: RetentionPolicy.Limits,
         storage: StorageType.File,
-        num_replicas: replicas,
+        num_replicas: s.replicas,
         duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
         max_age: EVENTS_MAX_AGE_MS * NS_PER_MS,
         discard: DiscardPolicy.Old
@@ -127,34 +147,21 @@ export function streamTable (replicas: number): StreamSpec[] {
     },
     {
       part: 'core',
-      purpose: 'the content of each message as rendered for sending (subject, html, text, headers, attachment names, no attachment bytes), compressed, kept 30 days for GET /v1/messages/{id}/content',
+      purpose: 'the content of each message as rendered for sending (subject, html, text, headers, attachment names, no attachment bytes), compressed, kept OB_MESSAGE_CONTENT_RETENTION_DAYS days (30 by default) for GET /v1/messages/{id}/content',
       config: {
         name: STREAM_MESSAGE_CONTENT,
         subjects: [MESSAGE_CONTENT_SUBJECTS],
         retention: RetentionPolicy.Limits,
         storage: StorageType.File,
-        num_replicas: replicas,
+        num_replicas: s.replicas,
         duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
-        max_age: MESSAGE_CONTENT_MAX_AGE_MS * NS_PER_MS,
+        max_age: messageContentMaxAgeMs(s.messageContentRetentionDays) * NS_PER_MS,
         max_msgs_per_subject: 1,
         allow_direct: true,
         discard: DiscardPolicy.Old
       }
     },
-    {
-      part: 'webhooks',
-      purpose: 'webhook delivery attempts waiting to be made, one subject per shard; a job leaves once its attempt is acknowledged',
-      config: {
-        name: STREAM_WEBHOOK_JOBS,
-        subjects: [WEBHOOK_JOB_SUBJECTS],
-        retention: RetentionPolicy.Workqueue,
-        storage: StorageType.File,
-        num_replicas: replicas,
-        duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
-        max_age: WEBHOOK_JOBS_MAX_AGE_MS * NS_PER_MS,
-        discard: DiscardPolicy.Old
-      }
-    },
+    webhookJobStream(s.replicas),
     {
       part: 'inbound',
       purpose: 'received mail waiting to be processed (the raw message is in the object store, or inline when small)',
@@ -163,13 +170,31 @@ export function streamTable (replicas: number): StreamSpec[] {
         subjects: [INBOUND_SUBJECTS],
         retention: RetentionPolicy.Workqueue,
         storage: StorageType.File,
-        num_replicas: replicas,
+        num_replicas: s.replicas,
         duplicate_window: INBOUND_DUPLICATE_WINDOW_MS * NS_PER_MS,
         discard: DiscardPolicy.Old,
         max_msg_size: INBOUND_JOB_MAX_BYTES
       }
     }
   ]
+}
+
+/** The webhook job stream; the gateway ensures it on its own (stores/webhooks) to publish test events. */
+export function webhookJobStream (replicas: number): StreamSpec {
+  return {
+    part: 'webhooks',
+    purpose: 'webhook delivery attempts waiting to be made, one subject per shard; a job leaves once its attempt is acknowledged',
+    config: {
+      name: STREAM_WEBHOOK_JOBS,
+      subjects: [WEBHOOK_JOB_SUBJECTS],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      num_replicas: replicas,
+      duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
+      max_age: WEBHOOK_JOBS_MAX_AGE_MS * NS_PER_MS,
+      discard: DiscardPolicy.Old
+    }
+  }
 }
 
 /** The durable consumers (all pull consumers with explicit acks). */
@@ -254,7 +279,7 @@ export function consumerTable (s: JetStreamSettings): ConsumerSpec[] {
 }
 
 export function jetStreamTable (s: JetStreamSettings): JetStreamTable {
-  return { streams: streamTable(s.replicas), consumers: consumerTable(s) }
+  return { streams: streamTable(s), consumers: consumerTable(s) }
 }
 
 /** The entries one part of a process ensures. */

@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { streamTable, tablePart, type ConsumerSpec, type JetStreamTable, type StreamSpec } from '../../protocol/mod.ts'
+import { streamTable, tablePart, type ConsumerSpec, type JetStreamTable, type StreamSettings, type StreamSpec } from '../../protocol/mod.ts'
 import { isConsumerNotFound, isStreamNotFound } from './nats_errors.ts'
 
 /**
@@ -39,7 +39,10 @@ async function exists (info: Promise<unknown>, isNotFound: (err: unknown) => boo
   }
 }
 
-/** The streams every role needs (outbound and events); run at every start and by the CLI. */
-export async function ensureStreams (nc: NatsConnection, replicas: number): Promise<void> {
-  await ensureJetStream(nc, tablePart({ streams: streamTable(replicas), consumers: [] }, 'core'))
+/**
+ * The streams every role needs (outbound, events, message content); run at every start and by the CLI, with the
+ * settings of the configuration (`streamSettings(config)`), so an existing stream takes a changed setting.
+ */
+export async function ensureStreams (nc: NatsConnection, settings: StreamSettings): Promise<void> {
+  await ensureJetStream(nc, tablePart({ streams: streamTable(settings), consumers: [] }, 'core'))
 }

@@ -28,8 +28,8 @@ const MAX_PARTS = 128
  * record's JSON, gzip-compressed, on `ob.content.<id>`; when the compressed record is over CONTENT_PART_BYTES, its
  * first part there with a header `Ob-Content-Parts: <n>` and the others on `ob.content.<id>.1` … `.<n-1>`,
  * published before the first. One message per subject (a rewrite replaces), read by direct get, gone after the
- * stream's `max_age` of 30 days like the message record. Attachment bytes are never stored here. The engine writes,
- * the gateway reads; this module is the only one that knows the layout.
+ * stream's `max_age` (OB_MESSAGE_CONTENT_RETENTION_DAYS, at most the message record's 30 days). Attachment bytes
+ * are never stored here. The engine writes, the gateway reads; this module is the only one that knows the layout.
  */
 export class MessageContentStore {
   constructor (private readonly jsm: JetStreamManager, private readonly pub?: JsPublish) {}
@@ -57,7 +57,7 @@ export class MessageContentStore {
     return await this.jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id) }) !== null
   }
 
-  /** The recorded content of message `id`; null when none is (not recorded yet, or older than 30 days). */
+  /** The recorded content of message `id`; null when none is (not recorded yet, or older than the stream's `max_age`). */
   async get (id: string): Promise<MessageContent | null> {
     const first = await this.jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id) })
     if (first === null) return null

@@ -1,6 +1,6 @@
 import { jetstream } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_WEBHOOK_JOBS, webhookJobSubject, shardOf, newId, streamTable, type WebhookRecord } from '../../protocol/mod.ts'
+import { webhookJobSubject, shardOf, newId, webhookJobStream, type WebhookRecord } from '../../protocol/mod.ts'
 import { ensureJetStream, type JsPublish } from '../clients/mod.ts'
 
 /** What a webhook receives: exactly the event envelope. */
@@ -61,7 +61,7 @@ export function webhookJobMsgId (job: StoredWebhookJob): string {
 
 /** Creates the job stream (without its consumers) or brings it to the table's settings; run lazily by the gateway. */
 export async function ensureWebhookJobStream (nc: NatsConnection, replicas: number): Promise<void> {
-  await ensureJetStream(nc, { streams: streamTable(replicas).filter((s) => s.config.name === STREAM_WEBHOOK_JOBS), consumers: [] })
+  await ensureJetStream(nc, { streams: [webhookJobStream(replicas)], consumers: [] })
 }
 
 const enc = new TextEncoder()

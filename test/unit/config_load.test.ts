@@ -45,6 +45,15 @@ test('a bad value fails with one line naming every bad variable', () => {
   })
 })
 
+test('an integer setting given as a fraction or in exponent form is refused, not truncated', () => {
+  assert.throws(() => loadConfig({ OB_HTTP_PORT: '8080.5', OB_STUCK_AFTER_MS: '1e4' }), (err: unknown) => {
+    assert.ok(err instanceof ConfigError)
+    assert.equal(err.message, 'invalid configuration: OB_HTTP_PORT must be integer (got "8080.5"); OB_STUCK_AFTER_MS must be integer (got "1e4")')
+    return true
+  })
+  assert.equal(loadConfig({ OB_HTTP_PORT: ' 0080 ' }).http.port, 80)
+})
+
 test('empty strings count as unset', () => {
   assert.equal(loadConfig({ OB_HTTP_PORT: '' }).http.port, 8080)
 })
@@ -89,4 +98,24 @@ test('the MX host: OB_MX_HOST, else the public URL\'s host when it is a name, el
   for (const bad of ['10.0.0.1', 'mx example.net', '-mx.example.net', 'mx..example.net']) {
     assert.throws(() => loadConfig({ OB_MX_HOST: bad }), (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_MX_HOST'), bad)
   }
+})
+
+test('OB_MESSAGE_CONTENT_RETENTION_DAYS: whole days from 0 (nothing recorded) to 30, 30 by default', () => {
+  assert.equal(loadConfig({}).messageContent.retentionDays, 30)
+  assert.equal(loadConfig({ OB_MESSAGE_CONTENT_RETENTION_DAYS: '0' }).messageContent.retentionDays, 0)
+  assert.equal(loadConfig({ OB_MESSAGE_CONTENT_RETENTION_DAYS: ' 7 ' }).messageContent.retentionDays, 7)
+  assert.equal(loadConfig({ OB_MESSAGE_CONTENT_RETENTION_DAYS: '30' }).messageContent.retentionDays, 30)
+  const refused = (value: string): string => {
+    try {
+      loadConfig({ OB_MESSAGE_CONTENT_RETENTION_DAYS: value })
+    } catch (err) {
+      assert.ok(err instanceof ConfigError, value)
+      assert.deepEqual(err.variables, ['OB_MESSAGE_CONTENT_RETENTION_DAYS'], value)
+      return err.message
+    }
+    assert.fail(`${value} was accepted`)
+  }
+  assert.equal(refused('31'), 'invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be <= 30 (got 31)')
+  assert.equal(refused('-1'), 'invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be >= 0 (got -1)')
+  for (const bad of ['1.5', 'seven', '7d']) assert.equal(refused(bad), `invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be integer (got "${bad}")`)
 })

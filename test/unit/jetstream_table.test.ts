@@ -1,10 +1,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, messageContentSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable } from '../../protocol/mod.ts'
+import { EVENTS_MAX_AGE_MS, streamTable, CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, messageContentSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable } from '../../protocol/mod.ts'
+import { loadConfig, MAX_MESSAGE_CONTENT_RETENTION_DAYS } from '../../config/mod.ts'
+import { READ_MODEL_RETENTION_MS } from '../../stores/read_model/message_store_keys.ts'
 
 const SHARDS = 4
-const table = jetStreamTable({ replicas: 3, shards: SHARDS, ackWaitMs: 45_000, webhookTimeoutMs: 10_000 })
+const DAY_MS = 24 * 3600_000
+const table = jetStreamTable({ replicas: 3, messageContentRetentionDays: 7, shards: SHARDS, ackWaitMs: 45_000, webhookTimeoutMs: 10_000 })
 const streamOf = (name: string) => table.streams.find((s) => s.config.name === name)
 
 /** Whether every subject `filter` matches is also matched by `pattern` (NATS wildcards `*` and `>`). */
@@ -67,10 +70,27 @@ test('what is published lands in the stream whose consumers read it', () => {
 
 test('settings follow the configuration they depend on', () => {
   for (const s of table.streams) assert.equal(s.config.num_replicas, 3)
+  assert.equal(streamOf(STREAM_MESSAGE_CONTENT)!.config.max_age, 7 * DAY_MS * NS_PER_MS)
   assert.equal(table.consumers.find((c) => c.config.durable_name === outboundConsumer(0))!.config.ack_wait, 45_000 * NS_PER_MS)
   // Webhook consumers wait the request timeout plus 30 s of slack.
   for (const name of [CONSUMER_WEBHOOK_FANOUT, webhookJobConsumer(0)]) {
     assert.equal(table.consumers.find((c) => c.config.durable_name === name)!.config.ack_wait, 40_000 * NS_PER_MS)
+  }
+})
+
+test('message content is kept as long as the message at most, and with recording off two minutes, never forever', () => {
+  const contentMaxAge = (days: number): number => streamTable({ replicas: 1, messageContentRetentionDays: days }).find((s) => s.config.name === STREAM_MESSAGE_CONTENT)!.config.max_age!
+  assert.equal(contentMaxAge(loadConfig({}).messageContent.retentionDays), EVENTS_MAX_AGE_MS * NS_PER_MS)
+  assert.equal(contentMaxAge(MAX_MESSAGE_CONTENT_RETENTION_DAYS) / NS_PER_MS, READ_MODEL_RETENTION_MS, 'content outliving its message could never be read')
+  assert.equal(contentMaxAge(1), DAY_MS * NS_PER_MS)
+  assert.equal(contentMaxAge(0), 2 * 60_000 * NS_PER_MS)
+  // nats-server refuses a duplicate window longer than max_age, and reads a max_age of 0 as no limit
+  for (let days = 0; days <= MAX_MESSAGE_CONTENT_RETENTION_DAYS; days++) {
+    for (const { config: c } of streamTable({ replicas: 1, messageContentRetentionDays: days })) {
+      if (c.max_age === undefined) continue
+      assert.ok(c.max_age > 0, `${c.name} at ${days} days: max_age 0 keeps everything`)
+      assert.ok((c.duplicate_window ?? 0) <= c.max_age, `${c.name} at ${days} days: duplicate window over max_age`)
+    }
   }
 })
 
@@ -108,7 +128,7 @@ test('docs/operations.md lists exactly the streams, consumers and buckets of the
   const section = doc.split('\n### Streams and consumers\n')[1]?.split('\n#')[0]
   assert.ok(section !== undefined, 'docs/operations.md has no "Streams and consumers" section')
   const rows = section.split('\n').filter((l) => l.startsWith('| `'))
-  const expected = docRows(jetStreamTable({ replicas: 1, shards: 1, ackWaitMs: 60_000, webhookTimeoutMs: 10_000 }))
+  const expected = docRows(jetStreamTable({ replicas: 1, messageContentRetentionDays: MAX_MESSAGE_CONTENT_RETENTION_DAYS, shards: 1, ackWaitMs: 60_000, webhookTimeoutMs: 10_000 }))
   assert.deepEqual(rows, expected, `expected rows:\n${expected.join('\n')}`)
   for (const b of JETSTREAM_BUCKETS) assert.ok(section.includes(`\`${b.name}\``), `bucket ${b.name} not listed`)
 })

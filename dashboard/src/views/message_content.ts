@@ -43,26 +43,36 @@ function show (c: Content): HTMLElement[] {
   ]
 }
 
+/** A 404 whose content will not come: the installation records none, or it was kept its days and is gone. */
+function neverComing (err: OutboxApiError): boolean {
+  return err.details?.reason === 'recording_off' || err.details?.reason === 'expired'
+}
+
 /**
  * The message as it was rendered for sending (GET /v1/messages/{id}/content). The engine records it a moment after
  * the send is accepted; until then the section says so, and `retry()` (called on the message's live events) tries
- * again.
+ * again. Content that is not available (not recorded on this installation, or no longer kept) is said in the API's
+ * words, as a note rather than an error, and not asked for again.
  */
 export function contentSection (ctx: ViewContext, id: string): { el: HTMLElement, retry: () => void } {
   const body = h('div', { 'data-testid': 'content' }, h('p', { class: 'loading' }, 'Loading…'))
-  let shown = false
+  let settled = false
   async function load (): Promise<void> {
     try {
       fill(body, show(await ctx.session.client.messages.content(id)))
-      shown = true
+      settled = true
     } catch (err) {
-      if (err instanceof OutboxApiError && err.status === 404) fill(body, h('p', { class: 'empty' }, err.message))
-      else fill(body, errorBox(err))
+      if (err instanceof OutboxApiError && err.status === 404) {
+        fill(body, h('p', { class: 'empty', 'data-testid': 'content-missing' }, err.message))
+        settled = neverComing(err)
+      } else {
+        fill(body, errorBox(err))
+      }
     }
   }
   void load()
   return {
     el: h('section', { 'aria-labelledby': 'content-heading' }, h('h2', { id: 'content-heading' }, 'Content'), body),
-    retry: () => { if (!shown) void load() }
+    retry: () => { if (!settled) void load() }
   }
 }

@@ -27,6 +27,7 @@ test('until the engine has taken the message up, its content is 404 not_found sa
   assert.equal(r.status, 404)
   assert.equal(r.body.error.code, 'not_found')
   assert.match(r.body.error.message, /not recorded yet/)
+  assert.deepEqual(r.body.error.details, { reason: 'not_yet_recorded', retention_days: 30 }, 'a reason to ask again')
   const sendOnly = await ob.request('GET', `/v1/messages/${id}/content`, { key: await sendKey(ob, org) })
   assert.equal(sendOnly.status, 403, 'the read permission is needed')
 })
