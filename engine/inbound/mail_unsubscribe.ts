@@ -18,8 +18,8 @@ export function isUnsubscribeRequest (m: Pick<MessageAnalysis, 'subject' | 'head
 
 /**
  * Suppresses the recipient the return path was issued for (not for a sandbox message: the sandbox never suppresses)
- * and publishes `unsubscribed` (method `mailto`). The
- * event id is the one the unsubscribe link uses, so a recipient who does both gets one event.
+ * and publishes `unsubscribed` (method `mailto`). The event id is the one the unsubscribe link uses, so a recipient
+ * who does both gets one event.
  */
 export async function unsubscribeByMail (deps: { cp: ControlPlane, js: JsPublish, metrics: OutboxMetrics }, subject: ReportSubject, now = new Date()): Promise<void> {
   const { orgId, messageId, environment } = subject
