@@ -25,11 +25,14 @@ export interface Inbound {
   drain: (timeoutMs: number) => Promise<void>
 }
 
-/** Inbound SMTP and the processing of what it stores, for `OB_ROLE=inbound` and `all`. */
-export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Inbound> {
+/**
+ * Inbound SMTP and the processing of what it stores, for `OB_ROLE=inbound` and `all`. `analysisThreadEntry`
+ * replaces the file the analysis threads load (see AnalysisPool); only tests set it.
+ */
+export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }, opts: { analysisThreadEntry?: URL } = {}): Promise<Inbound> {
   const log = shared.log.child({ part: 'inbound' })
   const stores = await ensureInboundStreams(shared.nc, jetStreamSettings(config))
-  const analysis = new AnalysisPool(config.dnsServers, log)
+  const analysis = new AnalysisPool(config.dnsServers, log, opts.analysisThreadEntry !== undefined ? { entry: opts.analysisThreadEntry } : {})
   const justStored = new JustStored()
   const maxPayload = shared.nc.info?.max_payload ?? 1024 * 1024
   const drops = new ReportDrops(log, shared.metrics)

@@ -29,9 +29,10 @@ export class TestOutbox {
 
   /**
    * `log` captures the process's pino output at the given level (default: OB_TEST_LOG, else silent, to stdout).
-   * `shardThreadEntry` is the file the engine's shard threads load instead of engine/actor/thread.cts.
+   * `shardThreadEntry` is the file the engine's shard threads load instead of engine/actor/thread.cts,
+   * `analysisThreadEntry` the one the inbound analysis threads load instead of engine/inbound/analysis_thread.cts.
    */
-  static async start (opts: { env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess, log?: { level: string, stream: NodeJS.WritableStream }, shardThreadEntry?: URL } = {}): Promise<TestOutbox> {
+  static async start (opts: { env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess, log?: { level: string, stream: NodeJS.WritableStream }, shardThreadEntry?: URL, analysisThreadEntry?: URL } = {}): Promise<TestOutbox> {
     const nats = opts.nats ?? await ServerProcess.nats()
     const redis = opts.redis ?? await ServerProcess.redis()
     const config = loadConfig({
@@ -46,7 +47,10 @@ export class TestOutbox {
       ...opts.env
     })
     const log = opts.log !== undefined ? pino({ level: opts.log.level }, opts.log.stream) : pino({ level: process.env.OB_TEST_LOG ?? 'silent' })
-    const proc = await startOutbox(config, log, opts.shardThreadEntry !== undefined ? { shardThreadEntry: opts.shardThreadEntry } : {})
+    const proc = await startOutbox(config, log, {
+      ...(opts.shardThreadEntry !== undefined ? { shardThreadEntry: opts.shardThreadEntry } : {}),
+      ...(opts.analysisThreadEntry !== undefined ? { analysisThreadEntry: opts.analysisThreadEntry } : {})
+    })
     return new TestOutbox(proc, nats, redis, opts.nats === undefined)
   }
 
