@@ -20,7 +20,7 @@ function redact (url: string): string {
   }
 }
 import { startWebhookDelivery } from '../engine/webhook/mod.ts'
-import { startInbound, type Inbound } from '../engine/inbound/mod.ts'
+import { startInbound, type Inbound, type InboundTestOptions } from '../engine/inbound/mod.ts'
 import { OutboxMetrics, ConsumerPoller, startMetricsServer, type MetricsServer } from '../stores/metrics/mod.ts'
 import { jetStreamSettings, jetStreamTable, streamSettings, tablePart, type JetStreamPart } from '../protocol/mod.ts'
 
@@ -42,9 +42,10 @@ export interface OutboxProcess {
 
 /**
  * Starts the parts `config.role` names, sharing one NATS and one Redis connection between them.
- * `shardThreadEntry` replaces the file the engine's shard threads load (see ShardActors); only tests set it.
+ * `shardThreadEntry` replaces the file the engine's shard threads load (see ShardActors), `inbound` what the
+ * inbound part lets tests change; only tests set them.
  */
-export async function startOutbox (config: Config, log: Logger, opts: { shardThreadEntry?: URL } = {}): Promise<OutboxProcess> {
+export async function startOutbox (config: Config, log: Logger, opts: { shardThreadEntry?: URL, inbound?: InboundTestOptions } = {}): Promise<OutboxProcess> {
   const nc = await connectNats(config.nats.servers, `outbox-${config.role}`).catch((err: Error) => {
     throw new Error(`no NATS server answers at ${config.nats.servers.map(redact).join(',')} (${err.message}); start one or set NATS_URL`)
   })
@@ -82,7 +83,7 @@ export async function startOutbox (config: Config, log: Logger, opts: { shardThr
   const engine = runs('engine') ? await startEngine(config, shared, opts.shardThreadEntry) : undefined
   const projector = runs('engine') ? await startProjector(config, shared) : undefined
   const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
-  const inbound = runs('inbound') ? await startInbound(config, shared) : undefined
+  const inbound = runs('inbound') ? await startInbound(config, shared, opts.inbound) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
   // The consumers this process works on; each role's figures come from the processes running it.
   const parts: JetStreamPart[] = [...(runs('engine') ? ['delivery', 'projector', 'webhooks'] as const : []), ...(runs('inbound') ? ['inbound'] as const : [])]

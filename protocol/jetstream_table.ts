@@ -49,12 +49,18 @@ export const INBOUND_DUPLICATE_WINDOW_MS = 10 * 60_000 // 10 min
  * publishing its job leaves behind (the sender got 451 and retries, so nothing is lost).
  */
 export const INBOUND_RAW_TTL_MS = 7 * 24 * 3600_000 // 7 days
-export const INBOUND_MAX_DELIVER = 10
 /**
  * A job is redelivered after these waits without an ack (the last repeats); processing one message takes well
  * under a second. The server keeps the first step as the consumer's `ack_wait`.
  */
 const INBOUND_BACKOFF_MS = [1_000, 5_000, 30_000, 60_000]
+/**
+ * The consumer gives a failing job up itself (engine/inbound/consumer.ts), but not while the analysis threads
+ * fail: then the job comes back however long that lasts. The server's own limit only ends a job that has come back
+ * for as long as its raw message is kept (7 days at one delivery a minute). Not -1 (unlimited): nats-server 2.9
+ * refuses that together with `backoff`.
+ */
+const INBOUND_MAX_DELIVER = Math.ceil(INBOUND_RAW_TTL_MS / INBOUND_BACKOFF_MS.at(-1)!)
 /** Largest job message; a raw message that fits in it with its job travels inside the job (`storeInline`). */
 export const INBOUND_JOB_MAX_BYTES = 64 * 1024
 
@@ -264,7 +270,7 @@ export function consumerTable (s: JetStreamSettings): ConsumerSpec[] {
     })),
     {
       part: 'inbound',
-      purpose: 'processes received mail; a job failing 10 times is given up',
+      purpose: 'processes received mail; a job failing 10 times is given up, unless the analysis threads failed',
       stream: STREAM_INBOUND,
       config: {
         durable_name: CONSUMER_INBOUND,

@@ -1,7 +1,6 @@
 import { availableParallelism } from 'node:os'
-import { Piscina } from 'piscina'
 import type { Logger } from 'pino'
-import { reportThreadFailures } from '../thread_failures.ts'
+import { ThreadPool } from '../thread_pool.ts'
 import type { AnalysisRequest, MessageAnalysis } from './analysis.ts'
 import type { AnalysisOutcome } from './analysis_worker.ts'
 
@@ -12,31 +11,54 @@ import type { AnalysisOutcome } from './analysis_worker.ts'
  * queue never grows past that.
  */
 export const ANALYSIS_TASKS_PER_THREAD = 32
+/** A thread above the first ends after this long without work. */
+const IDLE_THREAD_MS = 60_000
+
+/**
+ * The analysis of a message could not run because its thread failed (it could not load its code, or it ended in
+ * the middle of the task) or the pool closed. Not the message's fault: the message is analysed again later.
+ */
+export class AnalysisUnavailable extends Error {
+  readonly code = 'E_INBOUND_ANALYSIS_UNAVAILABLE'
+  constructor (options: ErrorOptions) {
+    super('the inbound analysis threads failed', options)
+    this.name = 'AnalysisUnavailable'
+  }
+}
+
+export interface AnalysisPoolOptions {
+  /** @default one per core but one, 1 to 4 */
+  threads?: number
+  /**
+   * The file each thread loads (analysis_thread.cts, which imports analysis_worker.ts); another one only stands
+   * in for it to show what a thread that cannot load does.
+   */
+  entry?: URL
+}
 
 interface Pending { req: AnalysisRequest, resolve: (m: MessageAnalysis) => void, reject: (err: Error) => void }
 
 export class AnalysisPool {
-  private readonly pool: Piscina
+  private readonly pool: ThreadPool
   private pending: Pending[] = []
 
-  constructor (dnsServers: readonly string[], log: Logger, threads = Math.max(1, Math.min(4, availableParallelism() - 1))) {
-    this.pool = new Piscina({
-      // analysis_thread.cts imports analysis_worker.ts (engine/thread_entry.cts says why not directly)
-      filename: new URL('./analysis_thread.cjs', import.meta.url).href,
-      minThreads: 1,
-      maxThreads: threads,
+  constructor (dnsServers: readonly string[], log: Logger, options: AnalysisPoolOptions = {}) {
+    this.pool = new ThreadPool({
+      name: 'inbound analysis',
+      entry: options.entry ?? new URL('./analysis_thread.cjs', import.meta.url),
+      maxThreads: options.threads ?? Math.max(1, Math.min(4, availableParallelism() - 1)),
       concurrentTasksPerWorker: ANALYSIS_TASKS_PER_THREAD,
-      // The threads hold DNS sockets and timers between tasks; Atomics waits would freeze them.
-      atomics: 'disabled',
-      idleTimeout: 60_000,
-      workerData: { dnsServers: [...dnsServers] }
-    })
-    this.pool.on('error', reportThreadFailures(log, 'inbound analysis'))
+      idleTimeout: IDLE_THREAD_MS,
+      workerData: { dnsServers: [...dnsServers] },
+      // an empty batch: it resolves once the thread has loaded its module, so closing does not end it mid-load
+      closeTask: []
+    }, log)
   }
 
   /**
    * Messages asked for in the same turn of the event loop (the consumer gets them in batches) go to a thread as
-   * one task: one message-port hand-off and one thread wake-up each way instead of one per message.
+   * one task: one message-port hand-off and one thread wake-up each way instead of one per message. Rejects with
+   * AnalysisUnavailable when the thread failed, with a plain Error when the message itself could not be analysed.
    */
   async analyze (req: AnalysisRequest): Promise<MessageAnalysis> {
     return await new Promise<MessageAnalysis>((resolve, reject) => {
@@ -51,18 +73,16 @@ export class AnalysisPool {
     // A message usually views a larger buffer (a socket read, a pooled slab) that a plain post would clone whole:
     // copy just its bytes and hand the copies over.
     const reqs = batch.map(({ req }) => ({ ...req, raw: new Uint8Array(req.raw) }))
-    this.pool.run(reqs, { transferList: reqs.map((r) => r.raw.buffer as ArrayBuffer) }).then(
-      (outcomes: AnalysisOutcome[]) => {
-        outcomes.forEach((o, i) => { if (o.ok) batch[i]!.resolve(o.analysis); else batch[i]!.reject(new Error(o.error)) })
+    this.pool.run(reqs, reqs.map((r) => r.raw.buffer as ArrayBuffer)).then(
+      (outcomes) => {
+        (outcomes as AnalysisOutcome[]).forEach((o, i) => { if (o.ok) batch[i]!.resolve(o.analysis); else batch[i]!.reject(new Error(o.error)) })
       },
-      (err: Error) => { for (const p of batch) p.reject(err) }
+      (err: Error) => { for (const p of batch) p.reject(new AnalysisUnavailable({ cause: err })) }
     )
   }
 
+  /** Waits for the threads to finish loading (at most 5 s), then ends them. */
   async close (): Promise<void> {
-    // A thread ended in the middle of loading its module can abort the whole process. An empty task first means
-    // the thread (the pool keeps one) has finished loading before it is ended.
-    await this.pool.run([]).catch(() => {})
-    await this.pool.close({ force: false })
+    await this.pool.close()
   }
 }

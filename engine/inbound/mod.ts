@@ -25,11 +25,19 @@ export interface Inbound {
   drain: (timeoutMs: number) => Promise<void>
 }
 
+/** What only tests change. */
+export interface InboundTestOptions {
+  /** The file the analysis threads load instead of analysis_thread.cts (see AnalysisPool). */
+  analysisThreadEntry?: URL
+  /** The waits before a job whose processing failed comes back (see startInboundConsumer). */
+  retryDelaysMs?: readonly number[]
+}
+
 /** Inbound SMTP and the processing of what it stores, for `OB_ROLE=inbound` and `all`. */
-export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Inbound> {
+export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }, opts: InboundTestOptions = {}): Promise<Inbound> {
   const log = shared.log.child({ part: 'inbound' })
   const stores = await ensureInboundStreams(shared.nc, jetStreamSettings(config))
-  const analysis = new AnalysisPool(config.dnsServers, log)
+  const analysis = new AnalysisPool(config.dnsServers, log, opts.analysisThreadEntry !== undefined ? { entry: opts.analysisThreadEntry } : {})
   const justStored = new JustStored()
   const maxPayload = shared.nc.info?.max_payload ?? 1024 * 1024
   const drops = new ReportDrops(log, shared.metrics)
@@ -44,7 +52,7 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
     justStored,
     maxPayload
   })
-  const consumer = await startInboundConsumer(stores.js, processor, log)
+  const consumer = await startInboundConsumer(stores.js, processor, log, opts.retryDelaysMs)
   const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload })
   return {
     port: smtp.port,

@@ -5,7 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import { OBJ_INBOUND_RAW, inboundRawStoreOptions, jetStreamTable, tablePart, type JetStreamSettings } from '../../protocol/mod.ts'
 import { JsPublisher, ensureJetStream } from '../../stores/clients/mod.ts'
 
-export { INBOUND_JOB_MAX_BYTES, INBOUND_MAX_DELIVER } from '../../protocol/mod.ts'
+export { INBOUND_JOB_MAX_BYTES } from '../../protocol/mod.ts'
 
 export interface InboundStores {
   js: JetStreamClient

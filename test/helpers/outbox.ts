@@ -2,6 +2,7 @@ import { pino } from 'pino'
 import { Agent, fetch as undiciFetch } from 'undici'
 import { loadConfig, type Plan } from '../../config/mod.ts'
 import { startOutbox, type OutboxProcess } from '../../cli/outbox_process.ts'
+import type { InboundTestOptions } from '../../engine/inbound/mod.ts'
 import { createOrganization, buildApiKey } from '../../gateway/control/orgs.ts'
 import type { Permission } from '../../protocol/mod.ts'
 import { ServerProcess } from './servers.ts'
@@ -29,9 +30,10 @@ export class TestOutbox {
 
   /**
    * `log` captures the process's pino output at the given level (default: OB_TEST_LOG, else silent, to stdout).
-   * `shardThreadEntry` is the file the engine's shard threads load instead of engine/actor/thread.cts.
+   * `shardThreadEntry` is the file the engine's shard threads load instead of engine/actor/thread.cts; `inbound`
+   * changes the inbound part (the file its analysis threads load, its retry delays).
    */
-  static async start (opts: { env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess, log?: { level: string, stream: NodeJS.WritableStream }, shardThreadEntry?: URL } = {}): Promise<TestOutbox> {
+  static async start (opts: { env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess, log?: { level: string, stream: NodeJS.WritableStream }, shardThreadEntry?: URL, inbound?: InboundTestOptions } = {}): Promise<TestOutbox> {
     const nats = opts.nats ?? await ServerProcess.nats()
     const redis = opts.redis ?? await ServerProcess.redis()
     const config = loadConfig({
@@ -46,7 +48,10 @@ export class TestOutbox {
       ...opts.env
     })
     const log = opts.log !== undefined ? pino({ level: opts.log.level }, opts.log.stream) : pino({ level: process.env.OB_TEST_LOG ?? 'silent' })
-    const proc = await startOutbox(config, log, opts.shardThreadEntry !== undefined ? { shardThreadEntry: opts.shardThreadEntry } : {})
+    const proc = await startOutbox(config, log, {
+      ...(opts.shardThreadEntry !== undefined ? { shardThreadEntry: opts.shardThreadEntry } : {}),
+      ...(opts.inbound !== undefined ? { inbound: opts.inbound } : {})
+    })
     return new TestOutbox(proc, nats, redis, opts.nats === undefined)
   }
 
