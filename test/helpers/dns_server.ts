@@ -39,6 +39,9 @@ function rr (type: number, rdata: Buffer): Buffer {
 }
 
 export class DnsServer {
+  /** Every answer is sent this long after its query (a slow or distant name server); 0 answers at once. */
+  delayMs = 0
+
   private constructor (private readonly socket: Socket, readonly port: number, public table: DnsTable) {}
 
   static async start (table: DnsTable): Promise<DnsServer> {
@@ -46,9 +49,17 @@ export class DnsServer {
     await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve))
     const server = new DnsServer(socket, socket.address().port, table)
     socket.on('message', (msg, rinfo) => {
+      let answer: Buffer
       try {
-        socket.send(server.answer(msg), rinfo.port, rinfo.address)
-      } catch { /* malformed query: no answer, as a real server under garbage */ }
+        answer = server.answer(msg)
+      } catch { return } // malformed query: no answer, as a real server under garbage
+      const send = (): void => {
+        try {
+          socket.send(answer, rinfo.port, rinfo.address)
+        } catch { /* closed while the answer waited */ }
+      }
+      if (server.delayMs > 0) setTimeout(send, server.delayMs).unref()
+      else send()
     })
     return server
   }
