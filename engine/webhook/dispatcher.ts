@@ -11,6 +11,7 @@ import { AttemptOutcomes } from './outcome.ts'
 import { EndpointQueue } from './endpoint_queue.ts'
 import { ackSoon } from './ack_batch.ts'
 import { JobParker } from './job_parker.ts'
+import { AnsweredCheck } from './answered_check.ts'
 import { EventReader } from './event_reader.ts'
 import { batchSettles, type Settle } from './settle.ts'
 import type { WebhookHttpClient } from './http_client.ts'
@@ -78,6 +79,7 @@ export class WebhookDispatcher {
   /** Parked batches and retries go to the job stream through one reply subscription (see JsPublisher). */
   private readonly jobs: JsPublisher
   private readonly events: EventReader
+  private readonly answeredCheck: AnsweredCheck
   private readonly urls = new Map<string, { url: URL, origin: string } | null>()
   private draining = false
 
@@ -88,9 +90,10 @@ export class WebhookDispatcher {
     deliveryLog: DeliveryLog,
     private readonly http: WebhookHttpClient,
     private readonly logger: Logger,
-    metrics: OutboxMetrics
+    private readonly metrics: OutboxMetrics
   ) {
     this.jobs = new JsPublisher(nc)
+    this.answeredCheck = new AnsweredCheck(deliveryLog)
     this.outcomes = new AttemptOutcomes(config.webhook.retryScheduleS, deliveryLog, cp, async (job) => await this.storeOne(job), logger, metrics)
     this.parker = new JobParker(this.jobs, config.engine.shards)
     this.events = new EventReader(nc)
@@ -134,12 +137,34 @@ export class WebhookDispatcher {
     // parked again (one message) until it is likely to have room.
     const take = q.keepsPace(now) ? jobs.length : Math.min(jobs.length, q.freeSlots)
     if (take === 0 || !q.canTake(take, now)) { m.nak(this.laterMs(q, now)); return }
+    const redelivered = m.redelivered
     jobs.forEach((job, i) => {
       const settle = settles[i]!
       if (i >= take) { settle.nak(this.laterMs(q, now)); return }
-      if (!isJobRef(job)) { this.offer(q, { m: settle, job, webhook, url }); return }
+      if (!isJobRef(job)) { this.offerUnlessAnswered(q, { m: settle, job, webhook, url }, redelivered); return }
       // A parked job names its event: read it now that the attempt is about to be made.
-      void this.withEvent(job, settle).then((full) => { if (full !== undefined) this.offer(q, { m: settle, job: full, webhook, url }) })
+      void this.withEvent(job, settle).then((full) => { if (full !== undefined) this.offerUnlessAnswered(q, { m: settle, job: full, webhook, url }, redelivered) })
+    })
+  }
+
+  /**
+   * Whether the webhook already answered the event with a 2xx, for work JetStream handed out again (see
+   * AnsweredCheck); such a repeat is counted and left unsent. Replays and test events are never asked about: they are
+   * sent again on purpose.
+   */
+  async alreadyAnswered (webhookId: string, job: Pick<WebhookJob, 'event' | 'replay' | 'test'>): Promise<boolean> {
+    if (job.replay === true || job.test === true) return false
+    const answered = await this.answeredCheck.answered(webhookId, job.event)
+    if (answered) this.metrics.webhookRepeatsSkipped.inc()
+    return answered
+  }
+
+  /** Queues an attempt; for work handed out again, only when the webhook has not answered the event yet. */
+  private offerUnlessAnswered (q: EndpointQueue<Work>, w: Work, redelivered: boolean): void {
+    if (!redelivered) { this.offer(q, w); return }
+    void this.alreadyAnswered(w.webhook.id, w.job).then((answered) => {
+      if (answered) ackSoon(w.m)
+      else this.offer(q, w)
     })
   }
 

@@ -109,10 +109,15 @@ export class WebhookFanout {
     const json = JSON.stringify(event)
     const body = Buffer.from(json)
     const now = Date.now()
-    const deliver = (w: WebhookRecord): Promise<void> => {
+    const send = (w: WebhookRecord): Promise<void> => {
       const job = { event, event_seq: m.seq, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now }
       return this.dispatcher.offerDirect(job, w, m, body) ?? this.dispatcher.park(job, json)
     }
+    // An event handed out again (its engine stopped, or it waited past the ack wait) goes only to the webhooks that
+    // have not answered it yet.
+    const deliver = m.redelivered
+      ? async (w: WebhookRecord): Promise<void> => { if (!(await this.dispatcher.alreadyAnswered(w.id, { event }))) await send(w) }
+      : send
     try {
       await (targets.length === 1 ? deliver(targets[0]!) : Promise.all(targets.map(deliver)))
       ackSoon(m)

@@ -51,6 +51,7 @@ export class OutboxMetrics {
   readonly smtpAttempts: Children<DestinationClass, Children<SmtpResult, HistogramChild>>
   readonly destinationSuspensions = new CounterFamily('outbox_destination_suspensions_total', 'Times a destination was suspended after answering only 4xx.', this.registry).child()
   readonly webhookAttempts: Children<WebhookResult, HistogramChild>
+  readonly webhookRepeatsSkipped = new CounterFamily('outbox_webhook_repeats_skipped_total', 'Webhook events handed out again by JetStream and not posted, since the webhook had answered them with a 2xx.', this.registry).child()
   readonly fanoutLag = new HistogramFamily('outbox_webhook_fanout_lag_seconds', 'Time from an event being stored to its fan-out to webhooks.', this.registry, FANOUT_BUCKETS_S).child()
 
   // every role

@@ -132,25 +132,35 @@ export class DeliveryLog {
    * given. One SMISMEMBER per UTC day the events span.
    */
   async notReceived (webhookId: string, events: ReadonlyArray<{ id: string, ms: number }>): Promise<string[]> {
-    const byDay = new Map<string, Array<{ id: string, i: number }>>()
-    events.forEach((e, i) => {
-      const key = receivedKeyOf(webhookId, e.ms)
+    const flags = await this.answered(events.map((e) => ({ webhookId, eventId: e.id, ms: e.ms })))
+    return events.filter((_e, i) => !flags[i]).map((e) => e.id)
+  }
+
+  /**
+   * Whether each webhook answered each event (id and timestamp in ms) with a 2xx, in the order given: one pipeline,
+   * one SMISMEMBER per webhook and UTC day involved. An event whose time is not one reads as not answered.
+   */
+  async answered (items: ReadonlyArray<{ webhookId: string, eventId: string, ms: number }>): Promise<boolean[]> {
+    const byKey = new Map<string, Array<{ id: string, i: number }>>()
+    items.forEach((e, i) => {
+      const key = receivedKeyOf(e.webhookId, e.ms)
       if (key === undefined) return
-      const list = byDay.get(key)
-      if (list === undefined) byDay.set(key, [{ id: e.id, i }])
-      else list.push({ id: e.id, i })
+      const list = byKey.get(key)
+      if (list === undefined) byKey.set(key, [{ id: e.eventId, i }])
+      else list.push({ id: e.eventId, i })
     })
-    const missing = new Array<boolean>(events.length).fill(true)
+    const answered = new Array<boolean>(items.length).fill(false)
+    const groups = [...byKey]
+    if (groups.length === 0) return answered
     const p = this.redis.pipeline()
-    const groups = [...byDay]
     for (const [key, list] of groups) p.smismember(key, ...list.map((e) => e.id))
-    const results = groups.length === 0 ? [] : (await p.exec()) ?? []
+    const results = (await p.exec()) ?? []
     groups.forEach(([, list], g) => {
       const [err, flags] = results[g] ?? [new Error('no reply'), null]
       if (err !== null) throw err
-      list.forEach((e, j) => { if ((flags as number[])[j] === 1) missing[e.i] = false })
+      list.forEach((e, j) => { if ((flags as number[])[j] === 1) answered[e.i] = true })
     })
-    return events.filter((_e, i) => missing[i]).map((e) => e.id)
+    return answered
   }
 
   async clear (webhookId: string): Promise<void> {
