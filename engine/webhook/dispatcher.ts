@@ -64,7 +64,15 @@ export function signedHeaders (webhook: WebhookRecord, eventId: string, body: Bu
  * `body`: the event envelope as JSON bytes when the fan-out already serialised it (once for all its webhooks);
  * the same bytes are signed and sent, so they are encoded once.
  */
-interface Work { m: Settle, job: WebhookJob, webhook: WebhookRecord, url: URL, body?: Buffer }
+interface Work {
+  m: Settle
+  job: WebhookJob
+  webhook: WebhookRecord
+  url: URL
+  body?: Buffer
+  /** From a message JetStream handed out again: asked about (AnsweredCheck) when its slot comes, before posting. */
+  recheck?: boolean
+}
 
 /**
  * Makes delivery attempts: picks the endpoint queue, signs the exact body sent, POSTs, records the attempt,
@@ -141,9 +149,9 @@ export class WebhookDispatcher {
     jobs.forEach((job, i) => {
       const settle = settles[i]!
       if (i >= take) { settle.nak(this.laterMs(q, now)); return }
-      if (!isJobRef(job)) { this.offerUnlessAnswered(q, { m: settle, job, webhook, url }, redelivered); return }
+      if (!isJobRef(job)) { this.offer(q, { m: settle, job, webhook, url, recheck: redelivered }); return }
       // A parked job names its event: read it now that the attempt is about to be made.
-      void this.withEvent(job, settle).then((full) => { if (full !== undefined) this.offerUnlessAnswered(q, { m: settle, job: full, webhook, url }, redelivered) })
+      void this.withEvent(job, settle).then((full) => { if (full !== undefined) this.offer(q, { m: settle, job: full, webhook, url, recheck: redelivered }) })
     })
   }
 
@@ -157,15 +165,6 @@ export class WebhookDispatcher {
     const answered = await this.answeredCheck.answered(webhookId, job.event)
     if (answered) this.metrics.webhookRepeatsSkipped.inc()
     return answered
-  }
-
-  /** Queues an attempt; for work handed out again, only when the webhook has not answered the event yet. */
-  private offerUnlessAnswered (q: EndpointQueue<Work>, w: Work, redelivered: boolean): void {
-    if (!redelivered) { this.offer(q, w); return }
-    void this.alreadyAnswered(w.webhook.id, w.job).then((answered) => {
-      if (answered) ackSoon(w.m)
-      else this.offer(q, w)
-    })
   }
 
   /** Queues an attempt; when the endpoint filled up meanwhile (an event was being read), it waits in the stream. */
@@ -311,6 +310,8 @@ export class WebhookDispatcher {
     // The record may have changed while the job waited for a slot.
     const current = this.cp.webhooks.get(`${w.job.org_id}.${w.job.webhook_id}`)
     if (!deliverable(w.job, current)) { ackSoon(w.m); return }
+    // Asked here, in the endpoint's slot, so work handed out again waits and counts in the queue like any other.
+    if (w.recheck === true && await this.alreadyAnswered(current.id, w.job)) { ackSoon(w.m); return }
     const at = new Date()
     const body = w.body ?? Buffer.from(JSON.stringify(w.job.event))
     const result = await this.http.post(w.url, body, signedHeaders(current, w.job.event.id, body, at.getTime()))
