@@ -97,7 +97,7 @@ test('a batch handed out again posts only the events its webhook has not answere
 test('an event handed out again by the fan-out goes only to the webhooks that have not answered it', { timeout: 60_000 }, async () => {
   if (engine !== undefined) { await killChild(engine); engine = undefined }
   const before = posted().length
-  const second = await putWebhook(ob, org, { url: rx.url('/second'), events: ['delivered'] })
+  await putWebhook(ob, org, { url: rx.url('/second'), events: ['delivered'] })
   const e = await publishEvent(ob, org, 'delivered')
   await recordAnswered([e]) // the first webhook answered it before its engine stopped
   await handBack(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)
@@ -107,5 +107,4 @@ test('an event handed out again by the fan-out goes only to the webhooks that ha
   await sleep(1500)
   assert.deepEqual(rx.on('/second').map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id), [e.id], 'the webhook that had not answered gets it')
   assert.equal(posted().length, before, 'the webhook that answered it does not get it again')
-  assert.ok(second.id !== webhook.id)
 })
