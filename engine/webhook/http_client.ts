@@ -3,7 +3,8 @@ import { createSecureContext, rootCertificates } from 'node:tls'
 import { isIP } from 'node:net'
 import { Agent, type Dispatcher } from 'undici'
 import type { Config } from '../../config/mod.ts'
-import { guardedLookup, isBlockedAddress, makeResolve, SsrfBlockedError } from './ssrf.ts'
+import { isBlockedAddress } from '../public_address.ts'
+import { guardedLookup, makeResolve, SsrfBlockedError } from './ssrf.ts'
 
 export const USER_AGENT = 'Outbox-Webhooks/1'
 /** Response bodies are read only to free the socket for keep-alive; past this we stop reading and close. */
