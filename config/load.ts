@@ -116,6 +116,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       inboundSessionDeadlineMs: e.OB_SMTP_INBOUND_SESSION_DEADLINE_MS,
       relay: e.OB_SMTP_RELAY,
       outboundPort: e.OB_SMTP_OUTBOUND_PORT,
+      allowPrivate: e.OB_SMTP_ALLOW_PRIVATE,
       poolConnections: e.OB_SMTP_POOL_CONNECTIONS
     },
     submission: {

@@ -76,6 +76,7 @@ export const EnvSchema = Type.Object({
   OB_SMTP_SUBMISSION_SESSION_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: DEFAULT_SUBMISSION_SESSION_DEADLINE_MS }),
   OB_SMTP_RELAY: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
   OB_SMTP_OUTBOUND_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 25 }),
+  OB_SMTP_ALLOW_PRIVATE: Type.Boolean({ default: false }),
   OB_SMTP_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   OB_DELIVERY_HOST_RATE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
   OB_ENGINE_ACK_WAIT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
@@ -164,6 +165,11 @@ export interface Config {
     readonly relay?: string
     /** Port of recipients' MX hosts (25 in production; tests point it at a sink). */
     readonly outboundPort: number
+    /**
+     * Whether mail may go to MX hosts (or implicit-MX hosts) on loopback, private, link-local or other non-public
+     * addresses; false refuses them with a `domain` bounce. The relay (`relay`) is the operator's own and is not checked.
+     */
+    readonly allowPrivate: boolean
     /** Pooled SMTP connections per destination host, per engine thread. */
     readonly poolConnections: number
   }

@@ -303,7 +303,7 @@ export class MessageProcessor {
         case 'bounced': {
           const category = bounceCategory({ code: outcome.code, text: outcome.message })
           final = [events.make('bounced', rcpt, at, { bounce_type: 'hard', bounce_code: outcome.code, bounce_message: outcome.message, bounce_category: category, bounced_at: at })]
-          if (suppresses(category)) suppress.push({ email: rcpt, reason: 'hard_bounce' })
+          if (outcome.suppress !== false && suppresses(category)) suppress.push({ email: rcpt, reason: 'hard_bounce' })
           counted.bounced.inc()
           bounces.hard[category].inc()
           break

@@ -10,6 +10,7 @@ import type { BounceCategory } from '../../protocol/mod.ts'
  * | 5xx at any step (MAIL, RCPT, DATA)                 | bounced hard, bounce_code = code |
  * | recipient domain has no mail host (NXDOMAIN/no A)  | bounced hard, 550 5.1.2          |
  * | recipient domain publishes a null MX (RFC 7505)    | bounced hard, 556 5.1.10         |
+ * | every mail host is on a non-public address         | bounced hard, 550 5.4.4, no suppression |
  * | 4xx at any step                                    | deferred                         |
  * | connection refused/reset/timeout, TLS, DNS failure | deferred                         |
  * | message cannot be built (bad address, file access) | failed                           |
@@ -17,7 +18,11 @@ import type { BounceCategory } from '../../protocol/mod.ts'
  */
 export type RecipientOutcome =
   | { kind: 'delivered', response: string }
-  | { kind: 'bounced', code: string, message: string }
+  /**
+   * `suppress: false`: Outbox refused the destination itself (no server answered), which says nothing about the
+   * address, so the bounce does not put it on the suppression list whatever its category.
+   */
+  | { kind: 'bounced', code: string, message: string, suppress?: false }
   | { kind: 'deferred', response: string }
   | { kind: 'throttled', retryAfterMs: number }
   | { kind: 'failed', reason: string }
@@ -34,6 +39,8 @@ export interface SmtpErrorLike {
 /** Codes our MX look-up sets (engine/actor/mx.ts) for a domain that cannot receive mail at all. */
 export const NO_MAIL_HOST = 'ENOMAILHOST'
 export const NULL_MX = 'ENULLMX'
+/** Every mail host of the domain is `localhost` or on a loopback, private, link-local or other non-public address. */
+export const NON_PUBLIC_MAIL_HOST = 'ENONPUBLICMAILHOST'
 
 const BUILD_ERRORS = new Set(['EFILEACCESS', 'EURLACCESS', 'ECONFIG', 'EMAXRECIPIENTS'])
 
@@ -55,6 +62,8 @@ export function classifyError (err: SmtpErrorLike): RecipientOutcome {
   if (reply >= 400 && reply < 500) return { kind: 'deferred', response: response || `${reply} ${message}` }
   if (code === NO_MAIL_HOST) return { kind: 'bounced', code: '550', message: `5.1.2 ${message}` }
   if (code === NULL_MX) return { kind: 'bounced', code: '556', message: `5.1.10 ${message}` }
+  // X.4.4 "unable to route": a `domain` bounce
+  if (code === NON_PUBLIC_MAIL_HOST) return { kind: 'bounced', code: '550', message: `5.4.4 ${message}`, suppress: false }
   if (BUILD_ERRORS.has(code) || (code === 'EENVELOPE' && Number.isNaN(reply))) return { kind: 'failed', reason: message || code }
   const what = code !== '' ? `${code}: ${message}` : message
   return { kind: 'deferred', response: what || 'delivery failed for an unknown reason' }

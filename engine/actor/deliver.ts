@@ -43,7 +43,7 @@ export class Deliverer {
   private readonly state: DeliveryStateWriter
 
   constructor (private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle, redis: Redis) {
-    this.mx = new MxResolver(settings.dnsServers)
+    this.mx = new MxResolver(settings.dnsServers, settings.allowPrivate)
     if (settings.relay !== undefined) this.relay = relayDestination(settings.relay)
     this.secret = Buffer.from(settings.secret)
     this.state = new DeliveryStateWriter(redis)

@@ -1,10 +1,16 @@
 import { Resolver } from 'node:dns/promises'
-import { NO_MAIL_HOST, NULL_MX } from './classify.ts'
+import { isBlockedAddress, isLocalhostName } from '../public_address.ts'
+import { NO_MAIL_HOST, NON_PUBLIC_MAIL_HOST, NULL_MX } from './classify.ts'
 
 /**
  * Where mail for a domain goes: its MX hosts in preference order (RFC 5321 §5.1), or the domain itself when it
  * has no MX (implicit MX). Each host is resolved to an IPv4 address with the same resolver, so a test (or an
  * operator) that sets `OB_DNS_SERVERS` controls the whole path. Answers are cached for a minute per thread.
+ *
+ * Unless the operator allows it (`OB_SMTP_ALLOW_PRIVATE`), a host named `localhost` (or a subdomain of it), or one
+ * with any address that is not public (loopback, private, link-local…, see public_address.ts), is left out: a
+ * recipient domain is the tenant's to choose, and its DNS must not turn Outbox into a client of internal servers.
+ * The address checked is the address connected to (the transport is given the IP), so no second look-up can differ.
  */
 export interface MailHost { host: string, ip: string }
 
@@ -26,13 +32,13 @@ export class MxResolver {
   private readonly resolver = new Resolver({ timeout: 5000, tries: 2 })
   private readonly cache = new Map<string, { at: number, hosts?: MailHost[], error?: MxLookupError }>()
 
-  constructor (servers: readonly string[]) {
+  constructor (servers: readonly string[], private readonly allowPrivate: boolean) {
     if (servers.length > 0) this.resolver.setServers([...servers])
   }
 
   /**
    * The mail hosts of `domain` that have an address, most preferred first (at least one);
-   * throws MxLookupError (`ENOMAILHOST`, `ENULLMX` or `EDNS`).
+   * throws MxLookupError (`ENOMAILHOST`, `ENULLMX`, `ENONPUBLICMAILHOST` or `EDNS`).
    */
   async route (domain: string): Promise<MailHost[]> {
     const hit = this.cache.get(domain)
@@ -64,16 +70,31 @@ export class MxResolver {
     }
     const hosts: MailHost[] = []
     let lastError: unknown
+    /** The first host left out for its address, for the bounce's reason when no host is left. */
+    let refused: { host: string, address: string } | undefined
     for (const host of names) {
+      if (!this.allowPrivate && isLocalhostName(host)) {
+        refused ??= { host, address: 'loopback' }
+        continue
+      }
       try {
         const ips = await this.resolver.resolve4(host)
-        if (ips.length > 0) hosts.push({ host, ip: ips[0]! })
+        // one non-public address refuses the host, as for webhook targets: a mixed answer is not one we can reason about
+        const blocked = this.allowPrivate ? undefined : ips.find(isBlockedAddress)
+        if (blocked !== undefined) refused ??= { host, address: blocked }
+        else if (ips.length > 0) hosts.push({ host, ip: ips[0]! })
       } catch (err) {
         lastError = err
       }
     }
     if (hosts.length > 0) return hosts
-    if (lastError === undefined || isNotFound(lastError)) throw new MxLookupError(NO_MAIL_HOST, `${domain} has no mail host (no MX or A record)`)
+    const lookupFailed = lastError !== undefined && !isNotFound(lastError)
+    // a host that could not be looked up now may be a public one later: that waits (EDNS), a refusal does not
+    if (refused !== undefined && !lookupFailed) {
+      throw new MxLookupError(NON_PUBLIC_MAIL_HOST, `mail host ${refused.host} of ${domain} is at ${refused.address}, ` +
+        'not a public address; delivery to loopback, private and link-local addresses is refused')
+    }
+    if (!lookupFailed) throw new MxLookupError(NO_MAIL_HOST, `${domain} has no mail host (no MX or A record)`)
     throw new MxLookupError('EDNS', `address look-up for the mail hosts of ${domain} failed: ${(lastError as Error).message}`, { cause: lastError })
   }
 }

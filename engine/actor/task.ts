@@ -9,6 +9,8 @@ export interface ActorSettings {
   redis: RedisTarget
   relay?: string
   outboundPort: number
+  /** MX hosts on non-public addresses are delivered to (else refused: a `domain` bounce that does not suppress). */
+  allowPrivate: boolean
   dnsServers: string[]
   poolConnections: number
   hostRatePerS: number

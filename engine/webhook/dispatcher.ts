@@ -77,11 +77,16 @@ interface Work {
 /**
  * Makes delivery attempts: picks the endpoint queue, signs the exact body sent, POSTs, records the attempt,
  * then schedules the next attempt or marks the webhook failed. One per process, shared by the shard consumers.
+ *
+ * An endpoint is an organisation's endpoint origin: each organisation has its own queue and slots for an origin
+ * (and its own connections, see WebhookHttpClient), so a receiver that one organisation points at a host shared
+ * with others (an integration hub) spends only that organisation's slots when it is slow.
  */
 export class WebhookDispatcher {
-  private readonly endpoints = new Map<string, EndpointQueue<Work>>()
-  /** webhook id → endpoint origin, for handing back a stalled endpoint's jobs without reading them. */
-  private readonly originOf = new Map<string, string>()
+  /** organisation id → endpoint origin → its queue. */
+  private readonly endpoints = new Map<string, Map<string, EndpointQueue<Work>>>()
+  /** webhook id → its endpoint's queue, for handing back a stalled endpoint's jobs without reading them. */
+  private readonly queueOf = new Map<string, EndpointQueue<Work>>()
   private readonly outcomes: AttemptOutcomes
   private readonly parker: JobParker
   /** Parked batches and retries go to the job stream through one reply subscription (see JsPublisher). */
@@ -115,7 +120,7 @@ export class WebhookDispatcher {
   accept (m: JsMsg): void {
     if (this.draining) { m.nak(); return }
     // Work for an endpoint known to be stalled goes back unread (the webhook id is the subject's last token).
-    const known = this.endpoints.get(this.originOf.get(m.subject.slice(m.subject.lastIndexOf('.') + 1)) ?? '')
+    const known = this.queueOf.get(m.subject.slice(m.subject.lastIndexOf('.') + 1))
     if (known !== undefined && known.freeSlots === 0 && !known.keepsPace(Date.now())) { m.nak(this.laterMs(known, Date.now())); return }
     let all: StoredWebhookJob[]
     try {
@@ -139,8 +144,8 @@ export class WebhookDispatcher {
       return
     }
     const { url, origin } = target
-    const q = this.endpoint(origin)
-    this.originOf.set(webhook.id, origin)
+    const q = this.endpoint(webhook.org_id, origin)
+    this.queueOf.set(webhook.id, q)
     // An endpoint that does not keep pace takes a batch only as far as it has free slots; the rest is
     // parked again (one message) until it is likely to have room.
     const take = q.keepsPace(now) ? jobs.length : Math.min(jobs.length, q.freeSlots)
@@ -239,13 +244,23 @@ export class WebhookDispatcher {
     return parsed ?? undefined
   }
 
-  private endpoint (origin: string): EndpointQueue<Work> {
-    let q = this.endpoints.get(origin)
+  private endpoint (orgId: string, origin: string): EndpointQueue<Work> {
+    let ofOrg = this.endpoints.get(orgId)
+    if (ofOrg === undefined) {
+      ofOrg = new Map()
+      this.endpoints.set(orgId, ofOrg)
+    }
+    let q = ofOrg.get(origin)
     if (q === undefined) {
       q = new EndpointQueue<Work>(this.config.webhook.endpointConcurrency, MAX_WAITING_PER_ENDPOINT, async (w) => await this.attempt(w), (err, w) => { this.attemptFailed(err, w) })
-      this.endpoints.set(origin, q)
+      ofOrg.set(origin, q)
     }
     return q
+  }
+
+  /** Every endpoint queue, of every organisation. */
+  private * queues (): IterableIterator<EndpointQueue<Work>> {
+    for (const ofOrg of this.endpoints.values()) yield * ofOrg.values()
   }
 
   /**
@@ -259,8 +274,8 @@ export class WebhookDispatcher {
     const target = this.urlOf(webhook.url)
     if (target === undefined) return undefined
     const { url, origin } = target
-    const q = this.endpoint(origin)
-    this.originOf.set(webhook.id, origin)
+    const q = this.endpoint(webhook.org_id, origin)
+    this.queueOf.set(webhook.id, q)
     if (!q.canTake(1, Date.now())) return undefined
     return new Promise<void>((resolve, reject) => {
       const m: Settle = {
@@ -292,7 +307,7 @@ export class WebhookDispatcher {
     // hold every other endpoint back until it is found stalled.
     const answered = { backlog: 0, capacity: 0 }
     const unanswered = { backlog: 0, capacity: 0 }
-    for (const q of this.endpoints.values()) {
+    for (const q of this.queues()) {
       // Work that waits here for an endpoint that stopped keeping pace goes back to the job stream.
       if (q.waiting.length > 0 && !q.keepsPace(now)) for (const w of q.takeWaiting()) w.m.nak(this.laterMs(q, now))
       const p = q.pacing(now)
@@ -314,7 +329,7 @@ export class WebhookDispatcher {
     if (w.recheck === true && await this.alreadyAnswered(current.id, w.job)) { ackSoon(w.m); return }
     const at = new Date()
     const body = w.body ?? Buffer.from(JSON.stringify(w.job.event))
-    const result = await this.http.post(w.url, body, signedHeaders(current, w.job.event.id, body, at.getTime()))
+    const result = await this.http.post(current.org_id, w.url, body, signedHeaders(current, w.job.event.id, body, at.getTime()))
     await this.outcomes.settle(w.m, w.job, current, result, at)
   }
 
@@ -329,17 +344,21 @@ export class WebhookDispatcher {
 
   /** Re-sends a working() for every waiting job so none is redelivered while it waits for its endpoint. */
   keepAlive (): void {
-    for (const q of this.endpoints.values()) for (const w of q.waiting) w.m.working()
-    for (const [origin, q] of this.endpoints) if (q.idle) this.endpoints.delete(origin)
-    for (const [id, origin] of this.originOf) if (!this.endpoints.has(origin)) this.originOf.delete(id)
+    for (const q of this.queues()) for (const w of q.waiting) w.m.working()
+    for (const [orgId, ofOrg] of this.endpoints) {
+      for (const [origin, q] of ofOrg) if (q.idle) ofOrg.delete(origin)
+      if (ofOrg.size === 0) this.endpoints.delete(orgId)
+    }
+    // the same test as above, in the same turn: exactly the queues just removed
+    for (const [id, q] of this.queueOf) if (q.idle) this.queueOf.delete(id)
   }
 
   /** Hands waiting jobs back to the stream and waits for attempts in flight, up to the deadline. */
   async drain (deadline: number): Promise<void> {
     this.draining = true
-    for (const q of this.endpoints.values()) for (const w of q.takeWaiting()) w.m.nak()
+    for (const q of this.queues()) for (const w of q.takeWaiting()) w.m.nak()
     await this.parker.flushAll().catch(() => {})
-    while ([...this.endpoints.values()].some((q) => q.active > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    while ([...this.queues()].some((q) => q.active > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
   }
 
   /** After the drain: job writes still waiting for their acknowledgement fail (their messages come back). */

@@ -5,8 +5,9 @@ const UNPROVEN_CAPACITY = 500
 const STALL_MS = 1000
 
 /**
- * Work for one endpoint origin: at most `concurrency` attempts in flight, at most `maxWaiting` waiting.
- * Each endpoint has its own queue, so a slow or dead receiver only ever holds its own slots.
+ * Work for one endpoint (an organisation's endpoint origin): at most `concurrency` attempts in flight, at most
+ * `maxWaiting` waiting. Each endpoint has its own queue, so a slow or dead receiver only ever holds its own slots,
+ * also on a host that other organisations' webhooks use.
  */
 export class EndpointQueue<T> {
   active = 0

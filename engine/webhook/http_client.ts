@@ -3,7 +3,8 @@ import { createSecureContext, rootCertificates } from 'node:tls'
 import { isIP } from 'node:net'
 import { Agent, type Dispatcher } from 'undici'
 import type { Config } from '../../config/mod.ts'
-import { guardedLookup, isBlockedAddress, makeResolve, SsrfBlockedError } from './ssrf.ts'
+import { isBlockedAddress } from '../public_address.ts'
+import { guardedLookup, makeResolve, SsrfBlockedError } from './ssrf.ts'
 
 export const USER_AGENT = 'Outbox-Webhooks/1'
 /** Response bodies are read only to free the socket for keep-alive; past this we stop reading and close. */
@@ -41,16 +42,23 @@ export function errorCode (err: unknown): string {
 }
 
 /**
- * HTTPS to webhook endpoints: one undici Agent, which keeps a keep-alive pool per origin (a TLS handshake per
- * event would cap a process at ~800 deliveries/s). Redirects are not followed; only 2xx counts as success.
+ * HTTPS to webhook endpoints: an undici Agent per organisation, which keeps a keep-alive pool per origin (a TLS
+ * handshake per event would cap a process at ~800 deliveries/s). An organisation's pool to an origin is its own,
+ * so one whose receiver is slow fills only its own connections, never another organisation's to the same host
+ * (an integration hub serving many). Redirects are not followed; only 2xx counts as success.
  */
 /** `refused`: the error an attempt to this URL ends with before any connection, or null. */
 interface Target { origin: string, path: string, refused: string | null }
 
 const BASE_HEADERS = ['content-type', 'application/json', 'user-agent', USER_AGENT]
 
+/** An organisation's agent: requests in flight, and when it was last used (idle agents are closed). */
+interface OrgAgent { agent: Agent, inFlight: number, lastUsed: number }
+
 export class WebhookHttpClient {
-  private readonly agent: Agent
+  private readonly agents = new Map<string, OrgAgent>()
+  private readonly agentOptions: Agent.Options
+  private readonly sweeper: NodeJS.Timeout
   private readonly targets = new WeakMap<URL, Target>()
   private readonly timeoutMs: number
   private readonly allowPrivate: boolean
@@ -62,7 +70,7 @@ export class WebhookHttpClient {
     const secureContext = config.webhook.caFile !== undefined
       ? createSecureContext({ ca: [...rootCertificates, readFileSync(config.webhook.caFile, 'utf8')] })
       : undefined
-    this.agent = new Agent({
+    this.agentOptions = {
       connections: config.webhook.endpointConcurrency,
       pipelining: 1,
       keepAliveTimeout: KEEP_ALIVE_MS,
@@ -74,20 +82,44 @@ export class WebhookHttpClient {
         lookup: guardedLookup(makeResolve(config.dnsServers), this.allowPrivate),
         ...(secureContext !== undefined ? { secureContext } : {})
       }
-    })
+    }
+    // An agent idle for longer than its sockets live holds nothing worth keeping.
+    this.sweeper = setInterval(() => { this.sweep(Date.now()) }, KEEP_ALIVE_MS)
+    this.sweeper.unref()
+  }
+
+  private agentOf (orgId: string): OrgAgent {
+    let a = this.agents.get(orgId)
+    if (a === undefined) {
+      a = { agent: new Agent(this.agentOptions), inFlight: 0, lastUsed: 0 }
+      this.agents.set(orgId, a)
+    }
+    return a
+  }
+
+  private sweep (now: number): void {
+    for (const [orgId, a] of this.agents) {
+      if (a.inFlight === 0 && now - a.lastUsed > KEEP_ALIVE_MS) {
+        this.agents.delete(orgId)
+        a.agent.close().catch(() => {})
+      }
+    }
   }
 
   /**
    * One POST attempt; never throws. It uses undici's dispatch interface directly: the status decides, and
    * the response body is only read (up to 64 KB, then the connection is closed) to free the connection, so a
    * response stream per request would be pure overhead. `headers`: extra headers as name, value, name, value….
+   * `orgId`: whose connections carry it.
    */
-  async post (url: URL, body: string | Buffer, headers: readonly string[]): Promise<AttemptResult> {
+  async post (orgId: string, url: URL, body: string | Buffer, headers: readonly string[]): Promise<AttemptResult> {
     const start = performance.now()
     const done = (statusCode: number, error: string | null): AttemptResult =>
       ({ statusCode, durationMs: Math.round(performance.now() - start), error })
     const t = this.target(url)
     if (t.refused !== null) return done(0, t.refused)
+    const a = this.agentOf(orgId)
+    a.inFlight++
     return await new Promise<AttemptResult>((resolve) => {
       let status = 0
       let received = 0
@@ -97,6 +129,8 @@ export class WebhookHttpClient {
       const settle = (statusCode: number, error: string | null): void => {
         if (settled) return
         settled = true
+        a.inFlight--
+        a.lastUsed = Date.now()
         resolve(done(statusCode, error))
       }
       const handler: Dispatcher.DispatchHandler = {
@@ -111,7 +145,7 @@ export class WebhookHttpClient {
         // Once a status arrived it decides the outcome, whatever happens to the rest of the body.
         onError: (err) => { if (status !== 0) byStatus(); else settle(0, errorCode(err)) }
       }
-      this.agent.dispatch({ origin: t.origin, path: t.path, method: 'POST', headers: [...BASE_HEADERS, ...headers], body }, handler)
+      a.agent.dispatch({ origin: t.origin, path: t.path, method: 'POST', headers: [...BASE_HEADERS, ...headers], body }, handler)
     })
   }
 
@@ -131,11 +165,13 @@ export class WebhookHttpClient {
   }
 
   async close (): Promise<void> {
-    await this.agent.close().catch(() => {})
+    clearInterval(this.sweeper)
+    await Promise.all([...this.agents.values()].map(async (a) => { await a.agent.close().catch(() => {}) }))
   }
 
   /** Drops open sockets at once (a drain past its deadline). */
   async destroy (): Promise<void> {
-    await this.agent.destroy().catch(() => {})
+    clearInterval(this.sweeper)
+    await Promise.all([...this.agents.values()].map(async (a) => { await a.agent.destroy().catch(() => {}) }))
   }
 }

@@ -19,8 +19,11 @@ export interface ReceivedRequest {
   at: number
 }
 
-/** What to do with the n-th request (0-based): a status, an optional delay, or never answer. */
-export interface Answer { status?: number, delayMs?: number, hang?: boolean, headers?: Record<string, string> }
+/**
+ * What to do with the n-th request (0-based): a status, an optional delay, never answer, or answer once `until`
+ * resolves (a receiver the test holds, then lets go).
+ */
+export interface Answer { status?: number, delayMs?: number, hang?: boolean, until?: Promise<unknown>, headers?: Record<string, string> }
 export type Script = (req: ReceivedRequest, n: number) => Answer
 
 export interface TestCa { dir: string, caFile: string, key: Buffer, cert: Buffer }
@@ -84,6 +87,11 @@ export class HttpsReceiver {
       const a = this.script(r, n)
       if (a.hang === true) { this.hanging.add(res); return }
       const answer = (): void => { res.writeHead(a.status ?? 200, a.headers ?? {}); res.end('ok') }
+      if (a.until !== undefined) {
+        this.hanging.add(res)
+        void a.until.then(() => { if (this.hanging.delete(res) && !res.destroyed) answer() })
+        return
+      }
       if (a.delayMs !== undefined && a.delayMs > 0) setTimeout(answer, a.delayMs).unref()
       else answer()
     })

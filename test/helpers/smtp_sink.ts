@@ -59,6 +59,8 @@ export class SmtpSink {
   /** Every RCPT reply the sink gave, in order: `<address> <code>`. */
   readonly rcptLog: string[] = []
   accepted = 0
+  /** SMTP sessions opened with the sink, whatever became of them. */
+  connections = 0
   private readonly tempfails = new Map<string, number>()
   private waiters: Array<() => void> = []
 
@@ -77,6 +79,10 @@ export class SmtpSink {
       hideSTARTTLS: opts.hideStartTls ?? false,
       logger: false,
       size: 30 * 1024 * 1024,
+      onConnect (_session, callback) {
+        sink.connections++
+        callback()
+      },
       onRcptTo (address: SMTPServerAddress, _session, callback) {
         const local = address.address.slice(0, address.address.lastIndexOf('@')).toLowerCase()
         const permanent = PERMANENT.find(([prefix]) => local.startsWith(prefix))

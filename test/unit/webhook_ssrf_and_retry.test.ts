@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { isBlockedAddress, checkedAddress, SsrfBlockedError } from '../../engine/webhook/ssrf.ts'
+import { isBlockedAddress } from '../../engine/public_address.ts'
+import { checkedAddress, SsrfBlockedError } from '../../engine/webhook/ssrf.ts'
 import { retryDelayMs, maxAttempts, RETRY_JITTER } from '../../engine/webhook/retry.ts'
 import { subscribes } from '../../engine/webhook/fanout.ts'
 import { deliverable } from '../../engine/webhook/dispatcher.ts'

@@ -36,6 +36,12 @@ test('a domain without mail host and a null MX are hard bounces', () => {
   assert.equal((classifyError({ code: 'ENULLMX', message: 'null MX' }) as { code: string }).code, '556')
 })
 
+test('a domain whose mail hosts are all non-public is a domain bounce that does not suppress', () => {
+  const o = classifyError({ code: 'ENONPUBLICMAILHOST', message: 'mail host mx.x.example of x.example is at 10.0.0.1, not a public address' })
+  assert.deepEqual(o, { kind: 'bounced', code: '550', message: '5.4.4 mail host mx.x.example of x.example is at 10.0.0.1, not a public address', suppress: false })
+  assert.equal(bounceCategory({ code: '550', text: (o as { message: string }).message }), 'domain')
+})
+
 test('errors that mean the message cannot be built are failed, unknown errors deferred', () => {
   assert.equal(classifyError({ code: 'EENVELOPE', message: 'No recipients defined' }).kind, 'failed')
   assert.equal(classifyError({ code: 'EFILEACCESS', message: 'file access rejected' }).kind, 'failed')
