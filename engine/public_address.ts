@@ -16,8 +16,11 @@ const V4_BLOCKED: Array<[number, number]> = [
   [0xa9fe0000, 16], // 169.254/16 link-local (cloud metadata)
   [0xac100000, 12], // 172.16/12
   [0xc0000000, 24], // 192.0.0/24 IETF protocol assignments
+  [0xc0000200, 24], // 192.0.2/24 documentation (TEST-NET-1)
   [0xc0a80000, 16], // 192.168/16
   [0xc6120000, 15], // 198.18/15 benchmarking
+  [0xc6336400, 24], // 198.51.100/24 documentation (TEST-NET-2)
+  [0xcb007100, 24], // 203.0.113/24 documentation (TEST-NET-3)
   [0xe0000000, 4], // 224/4 multicast
   [0xf0000000, 4] // 240/4 reserved, incl. broadcast
 ]
