@@ -1,4 +1,4 @@
-import type { BounceCategory } from '../../protocol/mod.ts'
+import type { BounceCategory, FailureCategory } from '../../protocol/mod.ts'
 
 /**
  * The one place that turns what happened to an SMTP transaction into an outcome. Pure: it reads only the
@@ -20,7 +20,7 @@ export type RecipientOutcome =
   | { kind: 'bounced', code: string, message: string }
   | { kind: 'deferred', response: string }
   | { kind: 'throttled', retryAfterMs: number }
-  | { kind: 'failed', reason: string }
+  | { kind: 'failed', category: FailureCategory, reason: string }
 
 /** The error fields classification reads; everything else about an error is ignored. */
 export interface SmtpErrorLike {
@@ -55,7 +55,7 @@ export function classifyError (err: SmtpErrorLike): RecipientOutcome {
   if (reply >= 400 && reply < 500) return { kind: 'deferred', response: response || `${reply} ${message}` }
   if (code === NO_MAIL_HOST) return { kind: 'bounced', code: '550', message: `5.1.2 ${message}` }
   if (code === NULL_MX) return { kind: 'bounced', code: '556', message: `5.1.10 ${message}` }
-  if (BUILD_ERRORS.has(code) || (code === 'EENVELOPE' && Number.isNaN(reply))) return { kind: 'failed', reason: message || code }
+  if (BUILD_ERRORS.has(code) || (code === 'EENVELOPE' && Number.isNaN(reply))) return { kind: 'failed', category: 'unbuildable', reason: message || code }
   const what = code !== '' ? `${code}: ${message}` : message
   return { kind: 'deferred', response: what || 'delivery failed for an unknown reason' }
 }
