@@ -121,7 +121,9 @@ export class WebhookDispatcher {
     try {
       all = webhookJobsOf(m.json())
     } catch {
-      m.term('not a webhook job')
+      // no engine wrote it, and no one can be told; a plain term(): nats-server 2.9 ignores one with a reason
+      this.logger.error({ seq: m.seq, subject: m.subject }, 'not a webhook job; dropped')
+      m.term()
       return
     }
     const first = all[0]!
