@@ -24,7 +24,8 @@ export class StoredContentProcessor extends MessageProcessor {
     if (stored === null) {
       // deleted by a delivery that ended before its acknowledgement, or expired: never deliver without content
       if (await super.settleIfFinal(data)) return { kind: 'ack' }
-      return await this.endUnsendable(msg, seq, 'content_unavailable', 'the stored content of the message is gone (expired past the retry span)')
+      const reason = 'the stored content of the message is gone (expired past the retry span)'
+      return await this.endUnsendable(msg, seq, 'content_unavailable', reason)
     }
     let joined: unknown
     try {
