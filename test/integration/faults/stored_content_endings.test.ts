@@ -82,3 +82,16 @@ test('a large message whose stored content is gone ends failed (content_unavaila
   assert.equal(events.of(msg.id).length, 2)
   assert.equal(scenario.sink.messages.filter((m) => m.rcptTo.some((r) => r.startsWith('gone-'))).length, 0)
 })
+
+test('a large message whose stored content does not match its reference ends failed (content_unavailable) and is never sent', async () => {
+  const msg = queuedMessage(scenario.org, { to: ['mismatch@dest.example'] })
+  const { message } = splitContent(msg)
+  await content.put(msg.id, Buffer.from(JSON.stringify({ attachments: [], text: 'something else' })))
+  await jetstream(scenario.ob.proc.nc).publish(outboundSubject(shardOf(msg.id, scenario.ob.proc.config.engine.shards)), message, { msgID: msg.id })
+  await events.until(() => events.of(msg.id, 'failed').length === 1, 20_000)
+  const [e] = events.of(msg.id, 'failed')
+  assert.equal(e!.data.failure_category, 'content_unavailable')
+  assert.match(String(e!.data.reason), /does not match/)
+  await eventually(async () => (await pendingOnShard(msg.id)) === 0, 'the message left the stream', 10_000)
+  assert.equal(scenario.sink.to('mismatch@dest.example').length, 0)
+})
