@@ -110,11 +110,9 @@ export class ShardDispatcher {
     }
     if (!this.inHand.has(m.seq)) return // handed back at the drain deadline already
     for (const c of entry.copies) {
-      if (fate.kind === 'ack') c.ack()
-      else if (fate.kind === 'nak') c.nak(fate.delayMs)
-      else c.term(fate.reason)
+      if (fate.kind === 'nak') c.nak(fate.delayMs)
+      else c.ack()
     }
-    if (fate.kind === 'term') this.log.error({ shard: this.shard, seq: m.seq, reason: fate.reason }, 'outbound message terminated')
   }
 
   /** Stops pulling, waits for messages in hand until `deadline`, then hands the rest back to JetStream. */

@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import { publishEvent, suppressAddress } from '../stores/events/mod.ts'
-import { type EventRecord, addressDomain, bareAddress, type QueuedMessage, renderContent } from '../protocol/mod.ts'
+import { type EventRecord, type FailedData, addressDomain, bareAddress, type QueuedMessage, renderContent } from '../protocol/mod.ts'
 import type { RecipientResult, DeliverTask } from './actor/task.ts'
 import { bounceCategory, suppresses, type RecipientOutcome } from './actor/classify.ts'
 import { DestinationBackoff, backoffSettings, type AttemptVerdict } from './destination_backoff.ts'
@@ -21,12 +21,23 @@ import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import type { ScheduleState } from '../stores/schedule/mod.ts'
 import type { ContentRecorder } from './content_recorder.ts'
 
-/** What the dispatcher does with the JetStream message afterwards. */
-export type Fate = { kind: 'ack' } | { kind: 'nak', delayMs: number } | { kind: 'term', reason: string }
+/**
+ * What the dispatcher does with the JetStream message afterwards. `ack`: the message is done with (every recipient
+ * has its final outcome and its event, or it was canceled). `drop`: this copy is acknowledged, but the message goes
+ * on in another copy (a rescheduled message has several); nothing that belongs to the message may be removed.
+ * There is no termination: a message ends with an event for every recipient, then its acknowledgement.
+ */
+export type Fate = { kind: 'ack' } | { kind: 'drop' } | { kind: 'nak', delayMs: number }
+
+/** Why a message that is never sent ends `failed` (the event's `failure_category`). */
+export type FailureCategory = FailedData['failure_category']
 
 /** Long waits are taken in steps of at most an hour, so a changed schedule or a moved shard takes effect within the hour. */
 export const MAX_NAK_MS = 3600_000 // 1 h
 const STATE_RETRY_MS = 5_000 // Redis unreachable: try the message again in 5 s, nothing was sent
+
+/** Where a scheduled message stands: go on (due since `dueAt`), or a fate without sending (`waiting`: not due yet). */
+type ScheduleStep = { go: true, dueAt?: number } | { go: false, fate: Fate, waiting?: true }
 
 const nak = (delayMs: number): Fate => ({ kind: 'nak', delayMs: Math.max(0, Math.min(MAX_NAK_MS, Math.ceil(delayMs))) })
 
@@ -114,28 +125,70 @@ export class MessageProcessor {
   /**
    * A scheduled message is taken up only through the schedule state's atomic step: a cancel that won is seen
    * here and the message is dropped unsent; a new time replaces the queued one. A scheduled wait is not an
-   * attempt: nothing is recorded and the status stays `scheduled`. Undefined: take the message up now.
+   * attempt: nothing is recorded and the status stays `scheduled`. `go`: take the message up now; `dueAt` is the
+   * time it became due (a reschedule's, else its `scheduled_at`), from which its retry span counts.
    */
-  private async scheduleFate (msg: QueuedMessage, seq: number): Promise<Fate | undefined> {
-    if (msg.scheduled_at === undefined) return undefined
+  private async scheduleStep (msg: QueuedMessage, seq: number): Promise<ScheduleStep> {
+    if (msg.scheduled_at === undefined) return { go: true }
     let verdict
     try {
       verdict = await this.d.schedule.take(msg.id, seq, Date.parse(msg.scheduled_at), Date.now())
     } catch (err) {
       this.d.log.warn({ err, message_id: msg.id }, 'schedule state unavailable; message handed back')
-      return nak(STATE_RETRY_MS)
+      return { go: false, fate: nak(STATE_RETRY_MS) }
     }
     switch (verdict.kind) {
-      case 'taken': return undefined
-      case 'duplicate': return { kind: 'ack' }
-      case 'wait': return nak(verdict.at - Date.now())
+      case 'taken': return { go: true, dueAt: verdict.dueAt }
+      // another copy (published by a reschedule to an earlier time) carries the message on
+      case 'duplicate': return { go: false, fate: { kind: 'drop' } }
+      case 'wait': return { go: false, fate: nak(verdict.at - Date.now()), waiting: true }
       case 'canceled':
         // the gateway shows it canceled after the cancel; doing it again here covers a gateway that died in between
         await this.d.readModel.markCanceled(msg.org_id, msg.id).catch((err: unknown) => {
           this.d.log.warn({ err, message_id: msg.id }, 'marking a canceled message in the read model failed')
         })
-        return { kind: 'ack' }
+        return { go: false, fate: { kind: 'ack' } }
     }
+  }
+
+  /**
+   * Ends a readable message that can never be sent (its stored content is gone or does not match): every
+   * recipient without a final outcome gets `failed` with `category` and `reason` (a reply a crashed run received
+   * is recorded instead), then the message is acknowledged. A canceled message, or a copy another one carries on,
+   * ends as it would have anyway. A scheduled message not yet due ends now: waiting could not make it sendable.
+   */
+  async endUnsendable (msg: QueuedMessage, seq: number, category: FailureCategory, reason: string): Promise<Fate> {
+    await this.recordReadable(msg, Date.now())
+    const step = await this.scheduleStep(msg, seq)
+    if (!step.go && step.waiting !== true) return step.fate
+    let states: Map<string, RecipientState>
+    try {
+      states = await this.d.state.load(msg.id)
+    } catch (err) {
+      this.d.log.warn({ err, message_id: msg.id }, 'delivery state unavailable; message handed back')
+      return nak(STATE_RETRY_MS)
+    }
+    const st = (r: string): RecipientState => states.get(r) ?? freshRecipientState()
+    const recipients = recipientsOf(msg)
+    await this.publishRecorded(msg.id, recipients, st)
+    const pending = recipients.filter((r) => st(r).final === undefined)
+    if (pending.length === 0) return { kind: 'ack' }
+    const at = new Date().toISOString()
+    const results = pending.map((rcpt) => st(rcpt).sent ?? { rcpt, at, outcome: { kind: 'failed' as const, category, reason } })
+    return await this.record(msg, this.eventFactory(msg), results, st, new Map(), pending, undefined)
+  }
+
+  /** Final events recorded by an earlier delivery that crashed before publishing them. */
+  private async publishRecorded (id: string, recipients: string[], st: (r: string) => RecipientState): Promise<void> {
+    const unpublished = recipients.filter((r) => st(r).final !== undefined && !st(r).published)
+    if (unpublished.length === 0) return
+    await this.publish(unpublished.flatMap((r) => st(r).final!))
+    await this.d.state.markPublished(id, unpublished)
+  }
+
+  private eventFactory (msg: QueuedMessage): EventFactory {
+    const template = templateSource(msg)
+    return new EventFactory(msg, template !== undefined ? renderContent(template, msg.variables ?? {}).subject : msg.subject)
   }
 
   /**
@@ -144,7 +197,7 @@ export class MessageProcessor {
    */
   async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0): Promise<Fate> {
     const msg = decodeQueued(data)
-    if (typeof msg === 'string') return { kind: 'term', reason: `unreadable outbound message: ${msg}` }
+    if (typeof msg === 'string') return this.unreadable(seq, msg)
     // The content view (content_recorder.ts) is recorded beside the delivery, never ahead of it: a slow JetStream
     // (a restart, say) must not hold the SMTP send past the consumer's ack_wait, where a second copy of the message
     // would be sent. It is awaited before the message's fate is given, so a message is acknowledged only once its
@@ -157,10 +210,20 @@ export class MessageProcessor {
     }
   }
 
+  /**
+   * A stream message this engine cannot read is never ended here: it may come from a newer engine (a format this
+   * one does not know), or its owner cannot be told. It is handed back for an hour, counted and logged each time.
+   */
+  private unreadable (seq: number, problem: string): Fate {
+    this.d.metrics.outboundUnreadable.inc()
+    this.d.log.error({ seq, problem }, 'outbound message this engine cannot read; handed back for a newer engine')
+    return { kind: 'nak', delayMs: MAX_NAK_MS }
+  }
+
   private async processReadable (shard: number, msg: QueuedMessage, deliveryCount: number, seq: number): Promise<Fate> {
     await this.recordReadable(msg, Date.now())
-    const waiting = await this.scheduleFate(msg, seq)
-    if (waiting !== undefined) return waiting
+    const step = await this.scheduleStep(msg, seq)
+    if (!step.go) return step.fate
     const now = Date.now()
     const recipients = recipientsOf(msg)
     let states = new Map<string, RecipientState>()
@@ -171,12 +234,7 @@ export class MessageProcessor {
       return nak(STATE_RETRY_MS)
     }
     const st = (r: string): RecipientState => states.get(r) ?? freshRecipientState()
-    // final events recorded by an earlier delivery that crashed before publishing them
-    const unpublished = recipients.filter((r) => st(r).final !== undefined && !st(r).published)
-    if (unpublished.length > 0) {
-      await this.publish(unpublished.flatMap((r) => st(r).final!))
-      await this.d.state.markPublished(msg.id, unpublished)
-    }
+    await this.publishRecorded(msg.id, recipients, st)
     const pending = recipients.filter((r) => st(r).final === undefined)
     if (pending.length === 0) return { kind: 'ack' }
     // replies a crashed run received but did not turn into events: use them, never send again
@@ -186,14 +244,13 @@ export class MessageProcessor {
 
     const template = templateSource(msg)
     const domain = this.d.cp.domain(msg.org_id, msg.domain_id)
-    const subject = template !== undefined ? renderContent(template, msg.variables ?? {}).subject : msg.subject
-    const events = new EventFactory(msg, subject)
+    const events = this.eventFactory(msg)
     let results: RecipientResult[] = []
     const followUps = new Map<string, SandboxResult['followUp']>()
     if (domain === undefined) {
       const reason = `the sending domain ${msg.domain_id} no longer exists`
       const at = new Date().toISOString()
-      results = pending.filter((r) => st(r).sent === undefined).map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason } }))
+      results = pending.filter((r) => st(r).sent === undefined).map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', category: 'domain_removed', reason } }))
     } else if (due.length === 0) {
       // only recovered replies to record
     } else if (msg.environment === 'test') {
@@ -205,7 +262,7 @@ export class MessageProcessor {
         return { rcpt, at, outcome: r.outcome }
       })
     } else {
-      const giveUp = giveUpAt(msg, this.d.config.delivery.retryScheduleS)
+      const giveUp = giveUpAt(msg, this.d.config.delivery.retryScheduleS, step.dueAt)
       const admitted = await this.admit(due, spanPassed(Date.now(), giveUp), (r) => st(r).attempts > 0)
       results = admitted.notAttempted
       if (admitted.attempt.length > 0) {
@@ -238,7 +295,7 @@ export class MessageProcessor {
         results.push(...sent)
       }
     }
-    return await this.record(msg, events, [...recovered, ...results], st, followUps, pending)
+    return await this.record(msg, events, [...recovered, ...results], st, followUps, pending, step.dueAt)
   }
 
   /**
@@ -274,9 +331,9 @@ export class MessageProcessor {
   }
 
   private async record (msg: QueuedMessage, events: EventFactory, results: RecipientResult[], st: (r: string) => RecipientState,
-    followUps: Map<string, SandboxResult['followUp']>, pending: string[]): Promise<Fate> {
+    followUps: Map<string, SandboxResult['followUp']>, pending: string[], dueAt: number | undefined): Promise<Fate> {
     const schedule = msg.environment === 'test' ? SANDBOX_RETRY_SCHEDULE_S : this.d.config.delivery.retryScheduleS
-    const giveUp = giveUpAt(msg, schedule)
+    const giveUp = giveUpAt(msg, schedule, dueAt)
     const changes = new DeliveryStateChanges()
     const toPublish: EventRecord[] = []
     const finals: string[] = []
@@ -309,7 +366,7 @@ export class MessageProcessor {
           break
         }
         case 'failed':
-          final = [events.make('failed', rcpt, at, { failed_at: at, reason: outcome.reason })]
+          final = [events.make('failed', rcpt, at, { failed_at: at, failure_category: outcome.category, reason: outcome.reason })]
           counted.failed.inc()
           break
         case 'deferred':

@@ -61,7 +61,7 @@ export async function startProjector (config: Config, shared: { nc: NatsConnecti
       const e = parseEvent(m)
       if (e === undefined) {
         log.error({ seq: m.seq, subject: m.subject }, 'event is not an EventRecord; terminated')
-        m.term('not an EventRecord')
+        m.term() // without a reason, which nats-server 2.9 would not recognise
         continue
       }
       while (inFlight >= CONCURRENCY) await new Promise<void>((resolve) => { slotFreed = resolve })

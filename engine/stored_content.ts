@@ -9,7 +9,7 @@ const enc = new TextEncoder()
  * Delivery of messages whose content is stored apart (`content_ref`, protocol/queued_content.ts): the content is
  * read once per delivery of the stream message, before anything else, and the whole message is then delivered
  * exactly as one that carried its content. The object is deleted once the message is done with (every recipient
- * has its final outcome, or the message was terminated); the acknowledgement comes after the delete, so an engine
+ * has its final outcome, or it was canceled), never when a copy of it is dropped; the acknowledgement comes after the delete, so an engine
  * that dies in between finds the message again, sees every outcome recorded, and only acknowledges it.
  */
 export class StoredContentProcessor extends MessageProcessor {
@@ -24,20 +24,22 @@ export class StoredContentProcessor extends MessageProcessor {
     if (stored === null) {
       // deleted by a delivery that ended before its acknowledgement, or expired: never deliver without content
       if (await super.settleIfFinal(data)) return { kind: 'ack' }
-      return { kind: 'term', reason: `the stored content of ${msg.id} is gone (expired past the retry span)` }
+      const reason = 'the stored content of the message is gone (expired past the retry span)'
+      return await this.endUnsendable(msg, seq, 'content_unavailable', reason)
     }
     let joined: unknown
     try {
       joined = joinContent(msg, stored)
     } catch (err) {
-      // never deliver content other than what was accepted; the reason is logged with the termination
+      // never deliver content other than what was accepted
       if (!(err instanceof ContentMismatchError)) throw err
       joined = undefined
     }
     const fate = joined === undefined
-      ? { kind: 'term' as const, reason: `the stored content of ${msg.id} does not match its reference` }
+      ? await this.endUnsendable(msg, seq, 'content_unavailable', 'the stored content of the message does not match its reference')
       : await super.process(shard, enc.encode(JSON.stringify(joined)), deliveryCount, seq)
-    if (fate.kind !== 'nak') await this.content.delete(msg.id)
+    // only once the message is done with: a dropped copy of a rescheduled message leaves it to the copy that goes on
+    if (fate.kind === 'ack') await this.content.delete(msg.id)
     return fate
   }
 

@@ -16,6 +16,11 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 
 /** How a bounce reads, from the reply's codes and text; only `mailbox` and `domain` suppress the address. */
 export type BounceCategory = 'mailbox' | 'domain' | 'policy' | 'content' | 'size' | 'mailbox_full' | 'other'
+/**
+ * Why a message was never sent to a recipient (`failed`): it could not be built (a bad address, a deleted template
+ * for a message queued without its copy), its sending domain was deleted, or its stored content was lost.
+ */
+export type FailureCategory = 'unbuildable' | 'domain_removed' | 'content_unavailable'
 export type AuthResult = 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror'
 
 /**
@@ -33,12 +38,14 @@ export type RecipientEventBase = {
   tags?: readonly string[]
 }
 
+export type FailedData = { failed_at: string, failure_category: FailureCategory, reason: string }
+
 /** The fields each type adds to RecipientEventBase (docs/webhooks.md lists them for users). */
 export type RecipientEventFields = {
   delivered: { delivered_at: string, smtp_response: string }
   bounced: { bounce_type: 'hard' | 'soft', bounce_code: string, bounce_message: string, bounce_category: BounceCategory, bounced_at: string }
   deferred: { deferred_at: string, smtp_response: string, attempt: number, next_attempt_at: string }
-  failed: { failed_at: string, reason: string }
+  failed: FailedData
   complained: { complained_at: string, feedback_type: string }
   opened: { opened_at: string, user_agent: string, ip_address: string }
   clicked: { clicked_at: string, url: string, user_agent: string, ip_address: string }

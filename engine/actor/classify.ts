@@ -1,4 +1,4 @@
-import type { BounceCategory } from '../../protocol/mod.ts'
+import type { BounceCategory, FailureCategory } from '../../protocol/mod.ts'
 
 /**
  * The one place that turns what happened to an SMTP transaction into an outcome. Pure: it reads only the
@@ -25,7 +25,7 @@ export type RecipientOutcome =
   | { kind: 'bounced', code: string, message: string, suppress?: false }
   | { kind: 'deferred', response: string }
   | { kind: 'throttled', retryAfterMs: number }
-  | { kind: 'failed', reason: string }
+  | { kind: 'failed', category: FailureCategory, reason: string }
 
 /** The error fields classification reads; everything else about an error is ignored. */
 export interface SmtpErrorLike {
@@ -64,7 +64,7 @@ export function classifyError (err: SmtpErrorLike): RecipientOutcome {
   if (code === NULL_MX) return { kind: 'bounced', code: '556', message: `5.1.10 ${message}` }
   // X.4.4 "unable to route": a `domain` bounce
   if (code === NON_PUBLIC_MAIL_HOST) return { kind: 'bounced', code: '550', message: `5.4.4 ${message}`, suppress: false }
-  if (BUILD_ERRORS.has(code) || (code === 'EENVELOPE' && Number.isNaN(reply))) return { kind: 'failed', reason: message || code }
+  if (BUILD_ERRORS.has(code) || (code === 'EENVELOPE' && Number.isNaN(reply))) return { kind: 'failed', category: 'unbuildable', reason: message || code }
   const what = code !== '' ? `${code}: ${message}` : message
   return { kind: 'deferred', response: what || 'delivery failed for an unknown reason' }
 }

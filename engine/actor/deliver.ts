@@ -62,7 +62,7 @@ export class Deliverer {
       message = submitted !== undefined ? new SubmittedMessage(task.message, submitted.raw, ctx) : new ComposedMessage(task.message, content, ctx)
     } catch (err) {
       const at = new Date().toISOString()
-      return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', reason: (err as Error).message } })) }
+      return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', category: 'unbuildable', reason: (err as Error).message } })) }
     }
     const unrecorded: UnrecordedReply[] = []
     const attempts: SmtpAttemptSample[] = []

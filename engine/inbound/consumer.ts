@@ -46,7 +46,7 @@ export async function startInboundConsumer (js: JetStreamClient, processor: Inbo
       ({ job, raw } = decodeJob(m.data))
     } catch (err) {
       log.error({ err, seq: m.seq }, 'malformed inbound job; dropped')
-      m.term('malformed job')
+      m.term() // without a reason, which nats-server 2.9 would not recognise
       return
     }
     const progress = setInterval(() => { m.working() }, WORKING_EVERY_MS)
@@ -61,7 +61,7 @@ export async function startInboundConsumer (js: JetStreamClient, processor: Inbo
         m.nak(delayMs)
       } else if (attempt >= INBOUND_MAX_ATTEMPTS) {
         log.error({ err, id: job.id, attempt }, 'inbound message could not be processed; giving up')
-        m.term('processing failed')
+        m.term()
       } else {
         log.warn({ err, id: job.id, attempt }, 'inbound message processing failed; will retry')
         m.nak(delayMs)

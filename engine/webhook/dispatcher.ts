@@ -32,10 +32,12 @@ const EARLY_SLACK_MS = 50
 const ATTEMPT_FAULT_RETRY_MS = 5000
 /** A parked job whose event could not be read is stored again, due after this long. */
 const EVENT_READ_RETRY_MS = 5000
+/** A job owed to a paused webhook is looked at again this often (plus up to half of it, spread): its delay once active. */
+export const PAUSED_RECHECK_MS = 20_000
 
 /**
  * Whether a job may still be attempted: the webhook exists and is active (test events and replays: exists), and the event
- * was not fanned out before the webhook last turned failed. Deleted, paused or failed: the job is dropped.
+ * was not fanned out before the webhook last turned failed. Deleted or failed: the job is dropped; paused: see `held`.
  */
 export function deliverable (job: Pick<WebhookJob, 'test' | 'replay' | 'created_at'>, webhook: WebhookRecord | undefined): webhook is WebhookRecord {
   if (webhook === undefined) return false
@@ -43,6 +45,19 @@ export function deliverable (job: Pick<WebhookJob, 'test' | 'replay' | 'created_
   if (webhook.status !== 'active') return false
   return webhook.failed_at === undefined || job.created_at > Date.parse(webhook.failed_at)
 }
+
+/**
+ * Whether a job waits for its webhook to be active again: the webhook is paused and still owes the job (an event
+ * fanned out while it was active, not before it last turned failed). Events that occur while it is paused make no
+ * job (the fan-out skips it), so what waits is only what it owed when it was paused: its retries resume on the
+ * schedule once it is active, each attempt counted as before.
+ */
+export function held (job: Pick<WebhookJob, 'test' | 'replay' | 'created_at'>, webhook: WebhookRecord | undefined): boolean {
+  if (webhook?.status !== 'paused' || job.test === true || job.replay === true) return false
+  return webhook.failed_at === undefined || job.created_at > Date.parse(webhook.failed_at)
+}
+
+const pausedWaitMs = (): number => Math.round(PAUSED_RECHECK_MS * (1 + Math.random() * 0.5))
 
 /**
  * The signature headers of one request: X-Service-Signature and the Standard Webhooks trio, each with one
@@ -126,11 +141,14 @@ export class WebhookDispatcher {
     try {
       all = webhookJobsOf(m.json())
     } catch {
-      m.term('not a webhook job')
+      // no engine wrote it, and no one can be told; a plain term(): nats-server 2.9 ignores one with a reason
+      this.logger.error({ seq: m.seq, subject: m.subject }, 'not a webhook job; dropped')
+      m.term()
       return
     }
     const first = all[0]!
     const webhook = this.cp.webhooks.get(`${first.org_id}.${first.webhook_id}`)
+    if (all.some((j) => held(j, webhook))) { m.nak(pausedWaitMs()); return }
     const jobs = all.filter((j) => j.webhook_id === first.webhook_id && deliverable(j, webhook))
     if (jobs.length === 0 || webhook === undefined) { ackSoon(m); return }
     const now = Date.now()
@@ -324,6 +342,7 @@ export class WebhookDispatcher {
   private async attempt (w: Work): Promise<void> {
     // The record may have changed while the job waited for a slot.
     const current = this.cp.webhooks.get(`${w.job.org_id}.${w.job.webhook_id}`)
+    if (held(w.job, current)) { w.m.nak(pausedWaitMs()); return }
     if (!deliverable(w.job, current)) { ackSoon(w.m); return }
     // Asked here, in the endpoint's slot, so work handed out again waits and counts in the queue like any other.
     if (w.recheck === true && await this.alreadyAnswered(current.id, w.job)) { ackSoon(w.m); return }

@@ -90,15 +90,24 @@ export class WebhookFanout {
     return false
   }
 
+  /**
+   * Something in the event stream that no engine wrote: no organisation can be told, so it is logged and ended.
+   * A plain `term()`: nats-server 2.9 ignores a termination that carries a reason and hands the message out again.
+   */
+  private notAnEvent (m: JsMsg): void {
+    this.log.error({ seq: m.seq, subject: m.subject }, 'not an event record; not fanned out')
+    m.term()
+  }
+
   private async fanOut (m: JsMsg): Promise<void> {
     let record: EventRecord
     try {
       record = m.json<EventRecord>()
     } catch {
-      m.term('not an event record')
+      this.notAnEvent(m)
       return
     }
-    if (typeof record?.org_id !== 'string' || typeof record.type !== 'string') { m.term('not an event record'); return }
+    if (typeof record?.org_id !== 'string' || typeof record.type !== 'string') { this.notAnEvent(m); return }
     // from the event's storage in OB_EVENTS to now (a redelivered event counts its whole wait)
     this.metrics.fanoutLag.observe(Math.max(0, Date.now() - m.info.timestampNanos / 1e6) / 1000)
     if (!(await this.viewCaughtUp(record.id))) { m.nak(VIEW_STALE_RETRY_MS); return }

@@ -77,12 +77,13 @@ export const messageScheduleRoutes = [
     permission: 'send',
     summary: 'Reschedule a scheduled message',
     description: 'Only while the message is `scheduled` (else 409 `conflict`, also for a canceled message). The message is sent at the new time, ' +
-      'earlier or later than the first one, to the second. At most 72 hours ahead; up to 60 s in the past means now; further back is 400.',
+      'earlier or later than the first one, to the second. At most 72 hours ahead and at most 72 hours after the message was accepted ' +
+      '(its `created_at`); up to 60 s in the past means now; further back is 400.',
     tag: 'Messages',
     body: RescheduleRequest,
     responses: {
       200: { description: 'The new time', schema: RescheduleResult },
-      400: { description: 'validation_error: scheduled_at is missing, not a date-time, more than 60 s in the past or more than 72 hours ahead', schema: ErrorBody },
+      400: { description: 'validation_error: scheduled_at is missing, not a date-time, more than 60 s in the past, more than 72 hours ahead, or more than 72 hours after the message was accepted', schema: ErrorBody },
       ...ERRORS
     },
     handler: async ({ deps, auth, params, body }) => {
@@ -96,6 +97,10 @@ export const messageScheduleRoutes = [
       const at = Math.max(requested, now)
       const m = await scheduledMessage(deps, auth.org.id, id)
       if (m.status !== 'scheduled') throw notScheduled(id)
+      // A message is sent within 72 h of its acceptance, as at the send: what is kept for it (the stored content of a
+      // large message, stores/content) lasts that long plus the retry span, which counts from the new time.
+      const latest = Date.parse(m.created_at) + MAX_SCHEDULE_AHEAD_MS
+      if (at > latest) throw invalid(`must be at most 72 hours after the message was accepted (${new Date(latest).toISOString()})`)
       const verdict = await fromStore(deps.schedule.reschedule(id, at))
       if (verdict.kind === 'conflict') throw notScheduled(id)
       const iso = new Date(at).toISOString()

@@ -69,7 +69,9 @@ export async function openContentStore (nc: NatsConnection, config: Config): Pro
 
 /**
  * How long stored content is kept at most: the furthest a send may be scheduled ahead, plus the delivery retry
- * span (after which every recipient has its final outcome), plus an hour for attempts that come late.
+ * span (after which every recipient has its final outcome), plus an hour for attempts that come late. A reschedule
+ * cannot take a message past 72 h after its acceptance (gateway/routes/messages_schedule_v1.ts), and the span counts
+ * from the time it became due, so this covers the longest reschedule and retry span.
  */
 export function contentTtlMs (retryScheduleS: readonly number[], maxScheduleAheadMs: number): number {
   return maxScheduleAheadMs + retryScheduleS.reduce((sum, s) => sum + s, 0) * 1000 + 3600_000

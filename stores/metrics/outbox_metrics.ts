@@ -49,6 +49,7 @@ export class OutboxMetrics {
   readonly bounces: Children<Environment, Children<BounceType, Children<BounceCategoryLabel, CounterChild>>>
   readonly complaints: Children<Environment, CounterChild>
   readonly smtpAttempts: Children<DestinationClass, Children<SmtpResult, HistogramChild>>
+  readonly outboundUnreadable = new CounterFamily('outbox_outbound_unreadable_total', 'Queued messages this engine could not read (a newer format, or damaged), handed back for an hour.', this.registry).child()
   readonly destinationSuspensions = new CounterFamily('outbox_destination_suspensions_total', 'Times a destination was suspended after answering only 4xx.', this.registry).child()
   readonly webhookAttempts: Children<WebhookResult, HistogramChild>
   readonly webhookRepeatsSkipped = new CounterFamily('outbox_webhook_repeats_skipped_total', 'Webhook events handed out again by JetStream and not posted, since the webhook had answered them with a 2xx.', this.registry).child()

@@ -22,7 +22,8 @@ export function scheduleStateKey (messageId: string): string {
 
 /** What the engine does with a scheduled message it holds. */
 export type TakeVerdict =
-  | { kind: 'taken' }
+  /** Send it; `dueAt` is the time it became due (the last reschedule's, else the queued `scheduled_at`). */
+  | { kind: 'taken', dueAt: number }
   | { kind: 'canceled' }
   /** Another copy of the message (published when it was rescheduled earlier) was taken up: drop this one. */
   | { kind: 'duplicate' }
@@ -49,7 +50,8 @@ export class ScheduleState {
   async take (messageId: string, seq: number, scheduledAt: number, now: number): Promise<TakeVerdict> {
     const [kind, at] = await this.r.ob_schedule(1, scheduleStateKey(messageId), 'take', SCHEDULE_STATE_TTL_MS, seq, scheduledAt, now)
     if (kind === 'wait') return { kind, at: Number(at) }
-    return { kind: kind as 'taken' | 'canceled' | 'duplicate' }
+    if (kind === 'taken') return { kind, dueAt: Number(at) }
+    return { kind: kind as 'canceled' | 'duplicate' }
   }
 
   /** Gateway: cancels unless the engine took the message up already. Cancelling twice is `ok` both times. */

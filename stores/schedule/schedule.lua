@@ -2,25 +2,25 @@
 -- step, so a cancel or a reschedule either happens before the engine takes the message up or is refused.
 -- ARGV[1] the step: take | cancel | reschedule; ARGV[2] ttl ms; take: ARGV[3] stream sequence, ARGV[4] the
 -- queued scheduled_at (ms), ARGV[5] now (ms); reschedule: ARGV[3] the new time (ms)
--- Answers: take → {'canceled'} | {'duplicate'} | {'taken'} | {'wait', at, seq of the first copy seen or ''}
+-- Answers: take → {'canceled'} | {'duplicate'} | {'taken', the time it became due} | {'wait', at, seq of the first copy seen or ''}
 --          cancel → {'ok'} | {'conflict'};  reschedule → {'ok', seq of the waiting copy or ''} | {'conflict', state}
 local key, step, ttl = KEYS[1], ARGV[1], ARGV[2]
 local h = redis.call('HMGET', key, 'state', 'at', 'holder', 'seq')
 local state, at, holder, seq = h[1], h[2], h[3], h[4]
 if step == 'take' then
   if state == 'canceled' then return { 'canceled' } end
+  local due = tonumber(at or ARGV[4])
   if state == 'taken' then
-    if holder == ARGV[3] then return { 'taken' } end
+    if holder == ARGV[3] then return { 'taken', tostring(due) } end
     return { 'duplicate' }
   end
-  local due = tonumber(at or ARGV[4])
   if due > tonumber(ARGV[5]) then
     if not seq then redis.call('HSET', key, 'seq', ARGV[3]); redis.call('PEXPIRE', key, ttl) end
     return { 'wait', tostring(due), seq or '' }
   end
   redis.call('HSET', key, 'state', 'taken', 'holder', ARGV[3])
   redis.call('PEXPIRE', key, ttl)
-  return { 'taken' }
+  return { 'taken', tostring(due) }
 end
 if step == 'cancel' then
   if state == 'taken' then return { 'conflict' } end

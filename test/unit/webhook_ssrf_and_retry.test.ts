@@ -4,7 +4,7 @@ import { isBlockedAddress } from '../../engine/public_address.ts'
 import { checkedAddress, SsrfBlockedError } from '../../engine/webhook/ssrf.ts'
 import { retryDelayMs, maxAttempts, RETRY_JITTER } from '../../engine/webhook/retry.ts'
 import { subscribes } from '../../engine/webhook/fanout.ts'
-import { deliverable } from '../../engine/webhook/dispatcher.ts'
+import { deliverable, held } from '../../engine/webhook/dispatcher.ts'
 import type { WebhookJob } from '../../stores/webhooks/mod.ts'
 import type { WebhookRecord } from '../../protocol/mod.ts'
 
@@ -50,7 +50,7 @@ test('subscriptions: inbound is an alias of inbound.received', () => {
   assert.equal(subscribes(['inbound'], 'delivered'), false)
 })
 
-test('a job is dropped for a deleted, paused or failed webhook, and for events fanned out before the last failure', () => {
+test('a job is dropped for a deleted or failed webhook and for events fanned out before the last failure; one owed to a paused webhook waits', () => {
   const wh: WebhookRecord = { id: 'wh_1', org_id: 'org_1', url: 'https://x.test/', events: ['delivered'], secret: 's', status: 'active', created_at: '', updated_at: '' }
   const job: WebhookJob = { event: { id: 'evt_1', type: 'delivered', timestamp: '', data: {} }, org_id: 'org_1', webhook_id: 'wh_1', attempt: 1, due_at: 0, created_at: Date.parse('2026-01-01T00:00:00Z') }
   assert.equal(deliverable(job, wh), true)
@@ -60,4 +60,10 @@ test('a job is dropped for a deleted, paused or failed webhook, and for events f
   assert.equal(deliverable({ ...job, test: true }, { ...wh, status: 'paused' }), true)
   assert.equal(deliverable(job, { ...wh, failed_at: '2026-01-01T00:00:01Z' }), false, 'revived, but the event predates the failure')
   assert.equal(deliverable(job, { ...wh, failed_at: '2025-12-31T23:59:59Z' }), true)
+  assert.equal(held(job, { ...wh, status: 'paused' }), true, 'owed to a paused webhook: waits for it')
+  assert.equal(held(job, wh), false)
+  assert.equal(held(job, undefined), false)
+  assert.equal(held(job, { ...wh, status: 'failed' }), false)
+  assert.equal(held({ ...job, test: true }, { ...wh, status: 'paused' }), false)
+  assert.equal(held(job, { ...wh, status: 'paused', failed_at: '2026-01-01T00:00:01Z' }), false, 'predates the failure: dropped')
 })

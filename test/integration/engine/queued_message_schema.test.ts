@@ -1,15 +1,16 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { jetstream } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
-import { newId, outboundSubject, shardOf } from '../../../protocol/mod.ts'
+import { newId, outboundConsumer, outboundSubject, shardOf, STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 
 /**
  * The engine decodes every stream message against the queued-message schema before it reads a field. A message
  * that fails (not JSON, wrong types, missing fields, unknown or huge fields, a template without its copied body)
- * is terminated and logged with its first problem; the shard that took it goes on delivering.
+ * is never ended for it (it may come from a newer engine): it is handed back for an hour, counted and logged with
+ * its first problem; the shard that took it goes on delivering.
  */
 let sink: SmtpSink
 let ob: TestOutbox
@@ -22,7 +23,7 @@ let scenario: RelayScenario
 before(async () => { ({ sink, ob, org, events, logs } = scenario = await startRelayScenario({ logLevel: 'warn' })) })
 after(async () => { await scenario.close() })
 
-const terminated = (): string[] => logs.filter((l) => l.msg === 'outbound message terminated').map((l) => String(l.reason))
+const handedBack = (): string[] => logs.filter((l) => l.msg === 'outbound message this engine cannot read; handed back for a newer engine').map((l) => String(l.problem))
 
 async function until (predicate: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -32,7 +33,7 @@ async function until (predicate: () => boolean, what: string, timeoutMs = 15_000
   }
 }
 
-test('malformed queued messages published into the stream are terminated with their first problem; a good one on the same shard still delivers', async () => {
+test('malformed queued messages published into the stream are handed back for an hour with their first problem, never ended; a good one on the same shard still delivers', async () => {
   const good = queuedMessage(org, { to: ['good@dest.example'], track_opens: false, track_clicks: false })
   const subject = outboundSubject(shardOf(good.id, ob.proc.config.engine.shards))
   const { to: _to, created_at: _created, ...withoutTo } = queuedMessage(org, { to: ['missing@dest.example'] })
@@ -41,8 +42,8 @@ test('malformed queued messages published into the stream are terminated with th
   await ob.proc.cp.templates.put(`${org.orgId}.${tplId}`, { id: tplId, org_id: org.orgId, name: 't', subject: 'Live {{n}}', html: '<p>Live</p>', created_at: now, updated_at: now })
   const bad: Array<{ body: string, reason: RegExp }> = [
     { body: 'not json {', reason: /JSON/ },
-    { body: 'null', reason: /^unreadable outbound message: message / },
-    { body: JSON.stringify([1, 2]), reason: /^unreadable outbound message: message / },
+    { body: 'null', reason: /^message / },
+    { body: JSON.stringify([1, 2]), reason: /^message / },
     { body: JSON.stringify({ ...queuedMessage(org, { to: ['v2@dest.example'] }), v: 2 }), reason: /\/v / },
     { body: JSON.stringify({ ...queuedMessage(org, { to: ['types@dest.example'] }), to: 'types@dest.example' }), reason: /\/to / },
     { body: JSON.stringify({ ...queuedMessage(org, { to: ['types2@dest.example'] }), track_opens: 'yes' }), reason: /\/track_opens / },
@@ -58,15 +59,18 @@ test('malformed queued messages published into the stream are terminated with th
   await publishQueued(ob.proc.nc, ob.proc.config, good)
 
   await events.until(() => events.of(good.id, 'delivered').length === 1)
-  await until(() => terminated().length === bad.length, `${bad.length} terminated messages`)
-  const reasons = terminated()
+  await until(() => handedBack().length === bad.length, `${bad.length} messages handed back`)
+  const reasons = handedBack()
   for (const b of bad) assert.ok(reasons.some((r) => b.reason.test(r)), `a reason matching ${String(b.reason)} in ${JSON.stringify(reasons)}`)
-  for (const r of reasons) assert.ok(r.startsWith('unreadable outbound message: ') && r.length < 500, r)
+  for (const r of reasons) assert.ok(r.length < 500, r)
   // Only the good message reached the sink or made an event.
   assert.deepEqual(sink.messages.map((m) => m.rcptTo), [['good@dest.example']])
   assert.deepEqual(events.events.map((e) => e.message_id), [good.id])
 
-  // Terminated, not handed back: nothing is redelivered a second later.
+  // Handed back for an hour: not redelivered a second later, and still stored for an engine that can read them.
   await new Promise((resolve) => setTimeout(resolve, 1000))
-  assert.equal(terminated().length, bad.length)
+  assert.equal(handedBack().length, bad.length)
+  const info = await (await jetstreamManager(ob.proc.nc)).consumers.info(STREAM_OUTBOUND, outboundConsumer(shardOf(good.id, ob.proc.config.engine.shards)))
+  assert.equal(info.num_ack_pending, bad.length)
+  assert.match(await ob.proc.metrics.render(), new RegExp(`^outbox_outbound_unreadable_total ${bad.length}$`, 'm'))
 })

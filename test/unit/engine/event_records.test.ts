@@ -25,14 +25,14 @@ test('a delivery event carries the message fields around its own, with an id per
 })
 
 test('a message without metadata has none in its events', () => {
-  const e = new EventFactory({ ...MSG, metadata: undefined } as unknown as QueuedMessage, 'Hi').make('failed', 'a@example.com', AT, { failed_at: AT, reason: 'x' })
-  assert.equal(JSON.stringify(e.data), '{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com","subject":"Hi","failed_at":"2026-11-25T02:00:00.000Z","reason":"x"}')
+  const e = new EventFactory({ ...MSG, metadata: undefined } as unknown as QueuedMessage, 'Hi').make('failed', 'a@example.com', AT, { failed_at: AT, failure_category: 'unbuildable', reason: 'x' })
+  assert.equal(JSON.stringify(e.data), '{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com","subject":"Hi","failed_at":"2026-11-25T02:00:00.000Z","failure_category":"unbuildable","reason":"x"}')
 })
 
 test('a tagged message\'s events carry its tags after the metadata; an untagged one\'s have no tags field', () => {
-  const e = new EventFactory({ ...MSG, tags: ['welcome', 'b_2'] } as unknown as QueuedMessage, 'Hi').make('failed', 'a@example.com', AT, { failed_at: AT, reason: 'x' })
-  assert.equal(JSON.stringify(e.data), '{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com","subject":"Hi","failed_at":"2026-11-25T02:00:00.000Z","reason":"x","metadata":{"order":"42"},"tags":["welcome","b_2"]}')
-  const untagged = new EventFactory({ ...MSG, tags: [] } as unknown as QueuedMessage, 'Hi').make('failed', 'a@example.com', AT, { failed_at: AT, reason: 'x' })
+  const e = new EventFactory({ ...MSG, tags: ['welcome', 'b_2'] } as unknown as QueuedMessage, 'Hi').make('failed', 'a@example.com', AT, { failed_at: AT, failure_category: 'unbuildable', reason: 'x' })
+  assert.equal(JSON.stringify(e.data), '{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com","subject":"Hi","failed_at":"2026-11-25T02:00:00.000Z","failure_category":"unbuildable","reason":"x","metadata":{"order":"42"},"tags":["welcome","b_2"]}')
+  const untagged = new EventFactory({ ...MSG, tags: [] } as unknown as QueuedMessage, 'Hi').make('failed', 'a@example.com', AT, { failed_at: AT, failure_category: 'unbuildable', reason: 'x' })
   assert.equal(Object.hasOwn(untagged.data, 'tags'), false)
 })
 

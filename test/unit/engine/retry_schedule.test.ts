@@ -12,6 +12,12 @@ test('the give-up time is the schedule span after acceptance, or after a later s
   assert.equal(giveUpAt({ created_at: ACCEPTED, scheduled_at: '2026-11-22T02:59:30.000Z' }, SCHEDULE), T0 + 1260_000, 'a scheduled_at in the past changes nothing')
 })
 
+test('a rescheduled message counts from the time it became due, later or earlier than its scheduled_at', () => {
+  const msg = { created_at: ACCEPTED, scheduled_at: '2026-11-22T05:00:00.000Z' }
+  assert.equal(giveUpAt(msg, SCHEDULE, T0 + 80 * 3600_000), T0 + 80 * 3600_000 + 1260_000)
+  assert.equal(giveUpAt(msg, SCHEDULE, T0 + 3600_000), T0 + 3600_000 + 1260_000)
+})
+
 test('without suspensions, the turn after the last step is the one that gives up', () => {
   const end = giveUpAt({ created_at: ACCEPTED }, SCHEDULE)
   let at = T0 + 20 // the first attempt's outcome
