@@ -116,7 +116,8 @@ export async function startProjector (config: Config, shared: { nc: NatsConnecti
         m.term('not an EventRecord')
         continue
       }
-      await slotFor(m)
+      // The usual case (a free slot, not backing off) costs no promise.
+      if (backoff.backingOff || inFlight >= CONCURRENCY) await slotFor(m)
       if (stopping) { m.nak(); break }
       inFlight++
       void apply(m, e)

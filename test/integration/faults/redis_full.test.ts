@@ -1,5 +1,6 @@
 // test-group: long-wait: the projector's backoff is watched over a window of several seconds of real time.
 import { test, before, after } from 'node:test'
+import { Writable } from 'node:stream'
 import assert from 'node:assert/strict'
 import type { Redis } from 'ioredis'
 import type { Transporter } from 'nodemailer'
@@ -27,6 +28,14 @@ let key: string
 let events: EventReader
 let smtp: Transporter
 let submissionPort: number
+/** The process's log lines, as JSON. */
+const logLines: Array<{ level: number, part?: string, msg: string }> = []
+const logStream = new Writable({
+  write (chunk: Buffer, _enc, done) {
+    for (const line of chunk.toString().split('\n')) if (line !== '') logLines.push(JSON.parse(line))
+    done()
+  }
+})
 
 before(async () => {
   redisServer = await ServerProcess.redis()
@@ -34,7 +43,7 @@ before(async () => {
   await redisReady(redis)
   dns = await DnsServer.start({})
   submissionPort = await freePort()
-  ob = await TestOutbox.start({ redis: redisServer, env: { OB_DNS_SERVERS: dns.address, OB_SMTP_SUBMISSION_PORT: String(submissionPort) } })
+  ob = await TestOutbox.start({ redis: redisServer, env: { OB_DNS_SERVERS: dns.address, OB_SMTP_SUBMISSION_PORT: String(submissionPort) }, log: { level: 'info', stream: logStream } })
   org = await ob.org()
   key = await ob.key(org, ['send', 'read', 'manage'])
   events = await EventReader.open(ob.proc.nc, org.orgId)
@@ -122,6 +131,7 @@ test('Redis full: the projector tries again seldom, not every event every second
   const N = 100
   const msgs = []
   for (let i = 0; i < N; i++) msgs.push(await queue(ob, org))
+  const logsFrom = logLines.length
   const deliveries0 = await projectorDeliveries()
   await fillRedis(redis)
   for (const m of msgs) await publish(ob, event(org, m.id, 'delivered', new Date(), { smtp_response: '250 OK' }))
@@ -154,6 +164,13 @@ test('Redis full: the projector tries again seldom, not every event every second
     }, 90_000)
   }
   assert.equal(await metric('outbox_projector_backoff_seconds'), 0)
+  // A few lines for the whole outage, none per event: one when it starts (the wait reaching 30 s would be another),
+  // one when the projector resumes.
+  const projectorLines = logLines.slice(logsFrom).filter((l) => l.part === 'projector').map((l) => l.msg)
+  t.diagnostic(`projector log lines: ${JSON.stringify(projectorLines)}`)
+  assert.equal(projectorLines.filter((m) => /backs off/.test(m)).length, 1)
+  assert.equal(projectorLines.filter((m) => /resumed/.test(m)).length, 1)
+  assert.ok(projectorLines.length <= 3, `${projectorLines.length} projector lines`)
 })
 
 test('Redis full: inbound SMTP answers 451 and takes nothing, then 250 again with its inbound.received event', { timeout: 120_000 }, async () => {
@@ -201,4 +218,17 @@ test('Redis full: inbound SMTP answers 451 and takes nothing, then 250 again wit
   for (const subject of ['refused', 'mid-transaction']) {
     assert.ok(!events.of('inbound.received').some((e) => (e.data as { subject?: string }).subject === subject), `${subject}: nothing refused was taken`)
   }
+})
+
+test('Redis not answering: readyz 503 with redis unavailable, 200 once it is back', { timeout: 60_000 }, async () => {
+  // Stopped, not killed: the connection stays open and nothing answers, as with a hung or unreachable server.
+  process.kill(redisServer.pid!, 'SIGSTOP')
+  try {
+    const down = await ob.request('GET', '/readyz')
+    assert.equal(down.status, 503)
+    assert.deepEqual(down.body, { status: 'unavailable', checks: { nats: 'ok', redis: 'unavailable' } })
+  } finally {
+    process.kill(redisServer.pid!, 'SIGCONT')
+  }
+  await until('readyz 200', async () => (await ob.request('GET', '/readyz')).status === 200 ? true : undefined)
 })
