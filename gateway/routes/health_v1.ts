@@ -36,8 +36,9 @@ export const healthRoutes = [
     },
     handler: async ({ deps }) => {
       const [nats, redis] = await Promise.all([natsCheck(deps.nc), redisCheck(deps.redis)])
-      const checks = { nats, redis }
-      const ready = nats === 'ok' && redis === 'ok'
+      // One entry per check, each its own function; ready when every one says ok.
+      const checks: Record<string, string> = { nats, redis }
+      const ready = Object.values(checks).every((v) => v === 'ok')
       return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', checks } }
     }
   }),
