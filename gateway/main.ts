@@ -36,7 +36,7 @@ export interface Gateway {
 }
 
 export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Gateway> {
-  const limiter = new RateLimiter(shared.redis)
+  const limiter = new RateLimiter(shared.redis, () => { shared.metrics.rateLocalDecisions.inc() })
   const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis, config.stuckAfterMs), idempotency: new IdempotencyStore(shared.redis), metrics: shared.metrics }
   const deps: GatewayDeps = {
     ...base,

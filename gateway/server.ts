@@ -9,6 +9,7 @@ import { compileValidator, assertValid, type Validator } from './http/validate.t
 import { statusLine } from './http/status_text.ts'
 import { unsafeHeader } from './http/header_guard.ts'
 import { authenticate, hasPermission, type AuthContext } from './auth.ts'
+import type { WhenStoreFull } from './rate_limit.ts'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const JSON_TYPE = 'application/json'
@@ -33,6 +34,7 @@ interface Compiled {
   body?: Validator
   query?: { schema: NonNullable<RouteDef['query']>, validator: Validator }
   label: string
+  whenStoreFull: WhenStoreFull
 }
 
 export function planLimit (org: OrgRecord, enterpriseDefault: number): number {
@@ -101,7 +103,9 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     params: [...def.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!),
     ...(def.body !== undefined ? { body: compileValidator(def.body) } : {}),
     ...(def.query !== undefined ? { query: { schema: def.query, validator: compileValidator(def.query) } } : {}),
-    label: `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`
+    label: `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`,
+    // Redis full: a read goes on under this process's own bucket, a change is refused (rate_limit.ts).
+    whenStoreFull: def.whenStoreFull ?? (def.method === 'get' ? 'local' : 'refuse')
   }))
 
   async function run (c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: MutableContext, body: RequestBody | undefined, start: number): Promise<void> {
@@ -123,7 +127,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         }
         if (c.def.unmetered !== true) {
           const limit = planLimit(auth.org, deps.config.plans.enterpriseRateLimit)
-          const d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit)
+          const d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit, limit, c.whenStoreFull)
           deps.metrics.rateDecisions.api_key[d.allowed ? 'allowed' : 'limited'].inc()
           ctx.responseHeaders['RateLimit-Limit'] = String(limit)
           ctx.responseHeaders['RateLimit-Remaining'] = String(d.remaining)

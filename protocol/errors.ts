@@ -16,10 +16,21 @@ export const ERRORS = {
   unprocessable: { status: 422, message: 'The request is well-formed but cannot be carried out.' },
   rate_limited: { status: 429, message: 'Rate limit exceeded.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
-  service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' }
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' },
+  store_full: { status: 503, message: 'The data store is full; retry later.' }
 } as const satisfies Record<string, { status: number, message: string }>
 
 export type ErrorCode = keyof typeof ERRORS
+
+/** `Retry-After` of a `store_full` answer: room comes back when an operator acts, not in a second. */
+export const STORE_FULL_RETRY_AFTER_S = 10
+
+/** Redis refused a write at `maxmemory` (its error reply code is `OOM`, also inside a script's error). */
+export function isStoreFull (err: unknown): boolean {
+  if (!(err instanceof Error)) return false
+  const m = err.message
+  return m.startsWith('OOM ') || m.includes(' OOM command not allowed')
+}
 
 export interface FieldError { field: string, message: string }
 
@@ -67,9 +78,13 @@ export class ApiError extends Error {
     return new ApiError('validation_error', message, { errors, ...(first !== undefined ? { field: first.field } : {}) })
   }
 
-  /** Wraps anything thrown into an ApiError; unknown failures become `internal_error` without leaking their text. */
+  /**
+   * Wraps anything thrown into an ApiError; unknown failures become `internal_error` without leaking their text.
+   * Redis refusing a write at `maxmemory` (error reply code `OOM`) is `store_full`, whichever store call met it.
+   */
   static from (err: unknown): ApiError {
     if (err instanceof ApiError) return err
+    if (isStoreFull(err)) return new ApiError('store_full', undefined, { cause: err, retryAfter: STORE_FULL_RETRY_AFTER_S })
     return new ApiError('internal_error', undefined, { cause: err })
   }
 }

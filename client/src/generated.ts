@@ -30,7 +30,14 @@ export type GetHealthzResponse = {
 
 /** Response of GET /readyz. */
 export type GetReadyzResponse = {
+  /** `ok` when every check is `ok`, else `unavailable` */
   status: string
+  checks: {
+    /** `ok`, or `unavailable` when NATS does not answer within 1 s */
+    nats: string
+    /** `ok`; `full` when Redis answers but refuses writes at `maxmemory`; `unavailable` when it does not answer within 1 s */
+    redis: string
+  }
 }
 
 /** Request body of POST /v1/api-keys. */
@@ -992,7 +999,7 @@ export function operations (call: Call) {
     get: async (options?: RequestOptions): Promise<GetHealthzResponse> => await call<GetHealthzResponse>({ method: 'GET', path: '/healthz' }, options)
   },
   readyz: {
-    /** GET /readyz: Readiness: NATS and Redis answer. */
+    /** GET /readyz: Readiness: NATS answers and Redis takes writes. */
     get: async (options?: RequestOptions): Promise<GetReadyzResponse> => await call<GetReadyzResponse>({ method: 'GET', path: '/readyz' }, options)
   },
   metrics: {

@@ -13,6 +13,7 @@ import { AnalysisPool } from './analysis_pool.ts'
 import { JustStored } from './raw_store.ts'
 import { ReportDrops } from './report_checks.ts'
 import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
+import { RedisHealthWatch } from '../../stores/clients/mod.ts'
 
 export { MAX_MESSAGE_BYTES } from './smtp_listener.ts'
 export { resolveRecipient } from './recipients.ts'
@@ -53,13 +54,16 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
     maxPayload
   })
   const consumer = await startInboundConsumer(stores.js, processor, log, opts.retryDelaysMs)
-  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload })
+  // What the listener accepts ends in events the read model must record: while Redis is full it answers 451.
+  const redisHealth = new RedisHealthWatch(shared.redis).start()
+  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload, redis: redisHealth })
   return {
     port: smtp.port,
     async drain (timeoutMs) {
       const deadline = Date.now() + timeoutMs
       // Half the time for SMTP sessions, the rest for processing what they handed over.
       await smtp.close(Math.max(100, Math.floor(timeoutMs / 2)))
+      redisHealth.stop()
       await consumer.stop(Math.max(100, deadline - Date.now()))
       stores.pub.close()
       await analysis.close()

@@ -12,12 +12,19 @@ import { storeSmall, storeInline, fitsInline, RAW_CHUNK_BYTES, type JustStored }
 import { encodeJob, type InboundJob } from './job.ts'
 import { SmtpReply } from './smtp_reply.ts'
 import { SessionLimits } from '../../stores/smtp_server/mod.ts'
+import type { RedisHealth } from '../../stores/clients/mod.ts'
 
 /** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
 export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 /** Job subjects are spread over this many shards so several processors can share the stream evenly. */
 export const INBOUND_SHARDS = 16
 export const MAX_RECIPIENTS = 100
+
+/**
+ * The answer to MAIL FROM and at the end of DATA while Redis refuses writes (full): what is accepted could not be
+ * recorded in the read model, so the sending server is asked to come back. 4.3.1: mail system full (RFC 3463).
+ */
+export const STORE_FULL_TEXT = '4.3.1 Mail store is full, try again later'
 
 const REJECTIONS = {
   syntax: 'Address not accepted: source routes and %/! relay forms are refused',
@@ -94,8 +101,11 @@ export interface SmtpListener {
   close: (timeoutMs: number) => Promise<void>
 }
 
-/** `maxPayload`: the NATS server's message size limit, which a job carrying its message must also fit. */
-export async function startSmtpListener (config: Config, deps: { cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored, maxPayload: number }): Promise<SmtpListener> {
+/**
+ * `maxPayload`: the NATS server's message size limit, which a job carrying its message must also fit. `redis`: the
+ * last known Redis health (RedisHealthWatch); while it is `full`, MAIL FROM and DATA are answered 451.
+ */
+export async function startSmtpListener (config: Config, deps: { cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored, maxPayload: number, redis: { readonly health: RedisHealth } }): Promise<SmtpListener> {
   const { cp, stores, log, justStored } = deps
   const inlineMax = Math.min(INBOUND_JOB_MAX_BYTES, deps.maxPayload)
   const tls = config.smtp.inboundTlsCert !== undefined && config.smtp.inboundTlsKey !== undefined
@@ -165,6 +175,10 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
     // 552 past the limit whatever onData decided (the over-long body was still read to its end).
     ...({ rejectOversized: true } as object),
     logger: false,
+    onMailFrom (_address, _session, callback) {
+      if (deps.redis.health === 'full') return callback(new SmtpReply(451, STORE_FULL_TEXT))
+      callback()
+    },
     onRcptTo (address, session, callback) {
       // RFC 5321 §4.5.3.1.8: at least 100 recipients must be accepted; more are deferred to a later transaction.
       if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(new SmtpReply(452, 'Too many recipients, send the rest in another transaction'))
@@ -173,6 +187,12 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
       callback()
     },
     onData (stream, session, callback) {
+      if (deps.redis.health === 'full') {
+        // Redis filled up since MAIL FROM: the message is read to its end and dropped, and the sender comes back.
+        stream.on('end', () => { callback(new SmtpReply(451, STORE_FULL_TEXT)) })
+        stream.resume()
+        return
+      }
       const stored = store(stream, session).then(
         (id) => callback(null, `Message queued as ${id}`),
         (err: SmtpReply) => {

@@ -2,6 +2,7 @@ import type { TSchema } from 'typebox'
 import type { IdPrefix, Permission } from '../../protocol/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { AuthContext } from '../auth.ts'
+import type { WhenStoreFull } from '../rate_limit.ts'
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'del'
 
@@ -53,6 +54,11 @@ export interface RouteDef<B = any> {
   responses: Record<number, ResponseDoc>
   /** Skip the per-key rate limit (public endpoints, which are not tied to a key). */
   unmetered?: boolean
+  /**
+   * While Redis is full: `local` meters the request with this process's own bucket and lets it run, `refuse`
+   * answers 503 `store_full`. Default: `local` for GET, `refuse` for methods that change data.
+   */
+  whenStoreFull?: WhenStoreFull
   handler: (ctx: RequestContext<B>) => Promise<Reply> | Reply
 }
 

@@ -32,6 +32,8 @@ export const analyzeRoutes = [
     summary: 'Score content for spam signals before sending',
     description: 'Runs the content rules (docs/analyze.md) over the subject and bodies. Nothing is sent or stored.',
     tag: 'Messages',
+    // Stores nothing: Redis being full is no reason to refuse it.
+    whenStoreFull: 'local',
     body: AnalyzeBody,
     responses: {
       200: { description: 'Score, verdict and the rules that fired', schema: AnalyzeResult },

@@ -1,7 +1,18 @@
 import { Type } from 'typebox'
 import { route } from '../http/route.ts'
+import { natsCheck, redisCheck } from '../health/dependency_checks.ts'
 
 const Status = Type.Object({ status: Type.String() })
+
+/** One entry per dependency: `ok`, or what is wrong with it. */
+const Checks = Type.Object({
+  nats: Type.String({ description: '`ok`, or `unavailable` when NATS does not answer within 1 s' }),
+  redis: Type.String({ description: '`ok`; `full` when Redis answers but refuses writes at `maxmemory`; `unavailable` when it does not answer within 1 s' })
+})
+const Readiness = Type.Object({
+  status: Type.String({ description: '`ok` when every check is `ok`, else `unavailable`' }),
+  checks: Checks
+})
 
 export const healthRoutes = [
   route({
@@ -17,17 +28,18 @@ export const healthRoutes = [
     method: 'get',
     path: '/readyz',
     permission: null,
-    summary: 'Readiness: NATS and Redis answer',
+    summary: 'Readiness: NATS answers and Redis takes writes',
     tag: 'Operations',
-    responses: { 200: { description: 'NATS and Redis answer', schema: Status }, 503: { description: 'NATS or Redis does not answer', schema: Status } },
+    responses: {
+      200: { description: 'Every dependency is well', schema: Readiness },
+      503: { description: 'A dependency is unwell; `checks` says which and how', schema: Readiness }
+    },
     handler: async ({ deps }) => {
-      const deadline = new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error('timeout')), 1000).unref())
-      try {
-        await Promise.race([Promise.all([deps.nc.rtt(), deps.redis.ping()]), deadline])
-        return { status: 200, body: { status: 'ok' } }
-      } catch {
-        return { status: 503, body: { status: 'unavailable' } }
-      }
+      const [nats, redis] = await Promise.all([natsCheck(deps.nc), redisCheck(deps.redis)])
+      // One entry per check, each its own function; ready when every one says ok.
+      const checks: Record<string, string> = { nats, redis }
+      const ready = Object.values(checks).every((v) => v === 'ok')
+      return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', checks } }
     }
   }),
   route({

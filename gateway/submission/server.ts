@@ -107,8 +107,9 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     const limit = planLimit(auth.org, config.plans.enterpriseRateLimit)
     let d
     try {
-      d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit)
+      d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit, limit, 'refuse')
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'store_full') throw new SmtpReply(451, '4.3.1', 'The data store is full; try again later', { cause: err })
       throw new SmtpReply(451, '4.3.0', 'The rate limiter is unavailable; try again shortly', { cause: err })
     }
     if (!d.allowed) throw new SmtpReply(451, '4.7.1', `Rate limit of ${limit} messages per minute exceeded; try again in ${d.retryAfterS} s`)

@@ -45,7 +45,7 @@ const STANDARD_DESCRIPTIONS: Record<number, string> = {
   422: 'Well-formed but cannot be carried out',
   429: 'Rate limit exceeded; wait `Retry-After` seconds',
   500: 'Failure on the service side',
-  503: 'Shutting down, or NATS/Redis unavailable; retry shortly'
+  503: 'Shutting down, NATS/Redis unavailable, or Redis full; retry later'
 }
 
 /** Which standard error statuses a route can answer with, besides the ones it declares itself. */

@@ -43,6 +43,7 @@ export class OutboxMetrics {
   readonly messagesQueued = new CounterFamily('outbox_messages_queued_total', 'Messages accepted (202) and stored in JetStream by this gateway.', this.registry).child()
   readonly smtpSubmissions = new CounterFamily('outbox_smtp_submissions_total', 'Messages accepted by SMTP submission (250) and stored in JetStream by this gateway.', this.registry).child()
   readonly rateDecisions: Children<RateScope, Children<'allowed' | 'limited', CounterChild>>
+  readonly rateLocalDecisions = new CounterFamily('outbox_rate_limit_local_decisions_total', 'Rate-limit decisions made by this process\'s own buckets because Redis was full.', this.registry).child()
 
   // engine
   readonly deliveryOutcomes: Children<Environment, Children<DeliveryOutcome, CounterChild>>
@@ -53,6 +54,7 @@ export class OutboxMetrics {
   readonly destinationSuspensions = new CounterFamily('outbox_destination_suspensions_total', 'Times a destination was suspended after answering only 4xx.', this.registry).child()
   readonly webhookAttempts: Children<WebhookResult, HistogramChild>
   readonly webhookRepeatsSkipped = new CounterFamily('outbox_webhook_repeats_skipped_total', 'Webhook events handed out again by JetStream and not posted, since the webhook had answered them with a 2xx.', this.registry).child()
+  readonly projectorApplyFailures = new CounterFamily('outbox_projector_apply_failures_total', 'Events the projector failed to apply to the read model (each attempt once).', this.registry).child()
   readonly fanoutLag = new HistogramFamily('outbox_webhook_fanout_lag_seconds', 'Time from an event being stored to its fan-out to webhooks.', this.registry, FANOUT_BUCKETS_S).child()
 
   // every role
@@ -86,6 +88,7 @@ export class OutboxMetrics {
     this.readGauge('outbox_jetstream_consumer_ack_pending', 'Messages delivered to a consumer and not yet acknowledged.', ['stream', 'consumer'])
     this.readGauge('outbox_jetstream_consumer_redelivered', 'Messages delivered to a consumer more than once and not yet acknowledged.', ['stream', 'consumer'])
     this.readGauge('outbox_nats_connected', 'Whether the connection to NATS is up (1) or not (0).')
+    this.readGauge('outbox_projector_backoff_seconds', 'How long the projector waits before it tries the read model again (0 while applying succeeds).')
     this.readGauge('outbox_redis_connected', 'Whether the connection to Redis is ready (1) or not (0).')
     this.readGauge('outbox_role', 'The parts this process runs (1 per role).', ['role'])
   }
