@@ -50,7 +50,8 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
     log,
     analysis,
     justStored,
-    maxPayload
+    // The record's envelope around data takes at most a few KB.
+    eventMaxBytes: Math.min(config.inbound.eventMaxBytes, maxPayload - 4096)
   })
   const consumer = await startInboundConsumer(stores.js, processor, log, opts.retryDelaysMs)
   const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload })
