@@ -12,6 +12,7 @@ import { startInboundConsumer } from './consumer.ts'
 import { AnalysisPool } from './analysis_pool.ts'
 import { JustStored } from './raw_store.ts'
 import { ReportDrops } from './report_checks.ts'
+import { InboundQuotas } from './quotas.ts'
 import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
 export { MAX_MESSAGE_BYTES } from './smtp_listener.ts'
@@ -54,7 +55,8 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
     eventMaxBytes: Math.min(config.inbound.eventMaxBytes, maxPayload - 4096)
   })
   const consumer = await startInboundConsumer(stores.js, processor, log, opts.retryDelaysMs)
-  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload })
+  const quotas = new InboundQuotas(config, shared.redis, shared.metrics, log)
+  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload, quotas })
   return {
     port: smtp.port,
     async drain (timeoutMs) {

@@ -109,7 +109,10 @@ export class InboundProcessor {
     const readers = new Set<string>()
     const received = [...routes.values()].map(({ route, to }) => {
       const { data, cut } = inboundPayload(m, job, route, to, this.deps.eventMaxBytes)
-      if (cut) readers.add(route.org_id)
+      if (cut) {
+        readers.add(route.org_id)
+        this.deps.metrics.inboundEventsCut.inc()
+      }
       return eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id)
     })
     // An event that left something out points at the whole message: it is kept (until the bucket's TTL) for the
