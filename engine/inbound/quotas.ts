@@ -78,7 +78,10 @@ export class InboundQuotas {
     const w = this.window()
     const ttlMs = 2 * this.q.windowS * 1000
     const p = this.redis.pipeline()
-    const keys = [key('s', clientIdentity(remoteAddress) ?? remoteAddress, w), ...[...routeIds].map((id) => key('r', id, w))]
+    const keys: string[] = []
+    if (this.q.senderMessages > 0 || this.q.senderBytes > 0) keys.push(key('s', clientIdentity(remoteAddress) ?? remoteAddress, w))
+    if (this.q.routeMessages > 0 || this.q.routeBytes > 0) for (const id of routeIds) keys.push(key('r', id, w))
+    if (keys.length === 0) return
     for (const k of keys) p.hincrby(k, 'm', 1).hincrby(k, 'b', bytes).pexpire(k, ttlMs)
     // The reply waits for this; a Redis that does not answer in time leaves the message uncounted, not unanswered.
     let timer: NodeJS.Timeout | undefined
