@@ -85,12 +85,12 @@ async function growth (bytes: number): Promise<{ events: number, redis: number, 
   return { events: await eventsBytes() - e0, redis: await redisUsedMemory() - r0, received }
 }
 
-test('events of mail of size n and 8n cost OB_EVENTS and Redis about the same, past the event size limit', async () => {
+test('events of mail of size n and 8n cost OB_EVENTS and Redis about the same, past the event size limit', async (t) => {
   const small = await growth(N)
   const large = await growth(8 * N)
   const eventsRatio = large.events / small.events
   const redisRatio = large.redis / small.redis
-  console.log(`OB_EVENTS growth ${small.events} -> ${large.events} bytes (x${eventsRatio.toFixed(2)}); Redis used_memory ${small.redis} -> ${large.redis} bytes (x${redisRatio.toFixed(2)})`)
+  t.diagnostic(`OB_EVENTS growth ${small.events} -> ${large.events} bytes (x${eventsRatio.toFixed(2)}); Redis used_memory ${small.redis} -> ${large.redis} bytes (x${redisRatio.toFixed(2)})`)
   assert.ok(eventsRatio < 1.5, `OB_EVENTS grows with the mail: x${eventsRatio.toFixed(2)} for 8 times the size`)
   assert.ok(redisRatio < 2, `Redis grows with the mail: x${redisRatio.toFixed(2)} for 8 times the size`)
   assert.ok(large.events / MAILS < EVENT_MAX + 8 * 1024, `an event stays within the limit (${large.events / MAILS} bytes each)`)
