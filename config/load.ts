@@ -1,5 +1,5 @@
 import { Value } from 'typebox/value'
-import { EnvSchema, MxHostPattern, type Config, type Env } from './schema.ts'
+import { EnvSchema, LIST_ITEM_HEADROOM, MxHostPattern, type Config, type Env } from './schema.ts'
 import { parseCidrList, type CidrRange } from './cidr.ts'
 import { parseRedisUrl, RedisUrlError, type RedisTarget } from './redis_target.ts'
 
@@ -82,6 +82,10 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     const missing = e.OB_SMTP_TLS_CERT_FILE === undefined ? 'OB_SMTP_TLS_CERT_FILE' : 'OB_SMTP_TLS_KEY_FILE'
     throw new ConfigError([{ variable: missing, message: 'must be set together with its pair (OB_SMTP_TLS_CERT_FILE and OB_SMTP_TLS_KEY_FILE), or neither for a self-signed certificate' }])
   }
+  if (e.OB_API_LIST_MAX_BYTES < e.OB_INBOUND_EVENT_MAX_BYTES + LIST_ITEM_HEADROOM) {
+    // Every item must fit in a page on its own, or a page could hold none and a list could not move on.
+    throw new ConfigError([{ variable: 'OB_API_LIST_MAX_BYTES', message: `must be at least OB_INBOUND_EVENT_MAX_BYTES + ${LIST_ITEM_HEADROOM} (the largest event)` }])
+  }
   const publicUrl = (e.OB_PUBLIC_URL ?? `http://127.0.0.1:${e.OB_HTTP_PORT}`).replace(/\/+$/, '')
   const mxHost = mxHostOf(e.OB_MX_HOST, publicUrl)
   const redisUrl = e.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -96,6 +100,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     role: e.OB_ROLE,
     http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl, ...(mxHost !== undefined ? { mxHost } : {}), trustedProxies },
     metrics: { host: e.OB_METRICS_HOST, port: e.OB_METRICS_PORT },
+    api: { listMaxBytes: e.OB_API_LIST_MAX_BYTES },
     eventStream: { maxPerKey: e.OB_EVENT_STREAM_MAX_PER_KEY, maxPerAddress: e.OB_EVENT_STREAM_MAX_PER_ADDRESS },
     stuckAfterMs: e.OB_STUCK_AFTER_MS,
     messageContent: { retentionDays: e.OB_MESSAGE_CONTENT_RETENTION_DAYS },
@@ -118,6 +123,16 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       outboundPort: e.OB_SMTP_OUTBOUND_PORT,
       allowPrivate: e.OB_SMTP_ALLOW_PRIVATE,
       poolConnections: e.OB_SMTP_POOL_CONNECTIONS
+    },
+    inbound: {
+      eventMaxBytes: e.OB_INBOUND_EVENT_MAX_BYTES,
+      quota: {
+        windowS: e.OB_INBOUND_QUOTA_WINDOW_S,
+        routeMessages: e.OB_INBOUND_ROUTE_MAX_MESSAGES,
+        routeBytes: e.OB_INBOUND_ROUTE_MAX_BYTES,
+        senderMessages: e.OB_INBOUND_SENDER_MAX_MESSAGES,
+        senderBytes: e.OB_INBOUND_SENDER_MAX_BYTES
+      }
     },
     submission: {
       enabled: e.OB_SMTP_SUBMISSION_PORT !== 0,

@@ -41,6 +41,26 @@ export const DEFAULT_EVENT_STREAM_MAX_PER_ADDRESS = 50
  * (30 days), since the content is read only through the message.
  */
 export const MAX_MESSAGE_CONTENT_RETENTION_DAYS = 30
+/**
+ * 64 KB: the most an `inbound.received` event's `data` takes as JSON. Past it the event carries excerpts and a
+ * reference to the full message (GET /v1/inbound/{id}/raw), so mail from strangers costs the event stream, the read
+ * model and every event list a bounded size per message however large the mail is.
+ */
+export const DEFAULT_INBOUND_EVENT_MAX_BYTES = 64 * 1024
+/** 1 MB: the most one list response (`GET /v1/events`, `/v1/messages`, …) takes; a page stops early past it. */
+export const DEFAULT_API_LIST_MAX_BYTES = 1024 * 1024
+/** An event's envelope and the fields beside `data` are well under this; with `data` it is an event's largest size. */
+export const LIST_ITEM_HEADROOM = 16 * 1024
+/** The window of the inbound quotas: 1 hour. */
+export const DEFAULT_INBOUND_QUOTA_WINDOW_S = 3600
+/** Messages one route accepts per window (a support address of a busy shop gets a few hundred an hour). */
+export const DEFAULT_INBOUND_ROUTE_MAX_MESSAGES = 10_000
+/** Bytes one route accepts per window: 1 GB. */
+export const DEFAULT_INBOUND_ROUTE_MAX_BYTES = 1024 * 1024 * 1024
+/** Messages one sending client address (an IPv6 client by its /64) delivers per window, to all routes together. */
+export const DEFAULT_INBOUND_SENDER_MAX_MESSAGES = 2000
+/** Bytes one sending client address delivers per window: 500 MB. */
+export const DEFAULT_INBOUND_SENDER_MAX_BYTES = 500 * 1024 * 1024
 
 export const EnvSchema = Type.Object({
   OB_HTTP_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
@@ -65,6 +85,13 @@ export const EnvSchema = Type.Object({
   OB_SMTP_INBOUND_MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_INBOUND_MAX_CONNECTIONS }),
   OB_SMTP_INBOUND_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_INBOUND_MAX_CONNECTIONS_PER_ADDRESS }),
   OB_SMTP_INBOUND_SESSION_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: DEFAULT_INBOUND_SESSION_DEADLINE_MS }),
+  OB_INBOUND_EVENT_MAX_BYTES: Type.Integer({ minimum: 8192, maximum: 1024 * 1024, default: DEFAULT_INBOUND_EVENT_MAX_BYTES }),
+  OB_INBOUND_QUOTA_WINDOW_S: Type.Integer({ minimum: 1, maximum: 86_400, default: DEFAULT_INBOUND_QUOTA_WINDOW_S }),
+  OB_INBOUND_ROUTE_MAX_MESSAGES: Type.Integer({ minimum: 0, maximum: 100_000_000, default: DEFAULT_INBOUND_ROUTE_MAX_MESSAGES }),
+  OB_INBOUND_ROUTE_MAX_BYTES: Type.Integer({ minimum: 0, maximum: 1024 ** 4, default: DEFAULT_INBOUND_ROUTE_MAX_BYTES }),
+  OB_INBOUND_SENDER_MAX_MESSAGES: Type.Integer({ minimum: 0, maximum: 100_000_000, default: DEFAULT_INBOUND_SENDER_MAX_MESSAGES }),
+  OB_INBOUND_SENDER_MAX_BYTES: Type.Integer({ minimum: 0, maximum: 1024 ** 4, default: DEFAULT_INBOUND_SENDER_MAX_BYTES }),
+  OB_API_LIST_MAX_BYTES: Type.Integer({ minimum: 65_536, maximum: 64 * 1024 * 1024, default: DEFAULT_API_LIST_MAX_BYTES }),
   OB_SMTP_SUBMISSION_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
   OB_SMTP_SUBMISSION_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 2587 }),
   OB_SMTP_TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1 })),
@@ -135,6 +162,8 @@ export interface Config {
    * gateway serves it on the HTTP port instead. Port 0 takes a free port (tests).
    */
   readonly metrics: { readonly host: string, readonly port: number }
+  /** The most bytes one list response's body takes (`maxBytes`); a page stops before the item that would pass it. */
+  readonly api: { readonly listMaxBytes: number }
   /** Caps on open sockets of `GET /v1/events/stream`, per gateway process. */
   readonly eventStream: { readonly maxPerKey: number, readonly maxPerAddress: number }
   /**
@@ -172,6 +201,21 @@ export interface Config {
     readonly allowPrivate: boolean
     /** Pooled SMTP connections per destination host, per engine thread. */
     readonly poolConnections: number
+  }
+  readonly inbound: {
+    /** The most an `inbound.received` event's `data` takes as JSON; past it excerpts and a reference to the message. */
+    readonly eventMaxBytes: number
+    /**
+     * Per window (fixed, `windowS` long, all inbound processes together through Redis): what one route and one
+     * sending client address may receive. 0 turns a limit off.
+     */
+    readonly quota: {
+      readonly windowS: number
+      readonly routeMessages: number
+      readonly routeBytes: number
+      readonly senderMessages: number
+      readonly senderBytes: number
+    }
   }
   /** SMTP submission (gateway role): applications send with an API key as the password. */
   readonly submission: {

@@ -53,7 +53,7 @@ export type RecipientEventFields = {
 }
 export type RecipientEventType = keyof RecipientEventFields
 
-/** `inbound.received`: a received message for one route (cut to fit one NATS message, see `truncated`). */
+/** `inbound.received`: a received message for one route (cut to a bounded size, see `truncated` and `raw`). */
 export type InboundReceivedData = {
   message_id: string
   route_id: string
@@ -69,7 +69,10 @@ export type InboundReceivedData = {
   content_analysis?: 'complete' | 'skipped'
   attachments: Array<{ filename: string, content_type: string, size: number, content?: string, content_omitted?: true }>
   received_at: string
+  /** Something was cut to keep the event within its size (OB_INBOUND_EVENT_MAX_BYTES). */
   truncated?: true
+  /** Set when anything was left out: where the organisation reads the whole message, and its size in bytes. */
+  raw?: { url: string, size: number }
 }
 
 /** The `data` of each event type. */

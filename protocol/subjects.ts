@@ -12,6 +12,16 @@ export const EVENT_SUBJECTS = 'ob.evt.>'
 export const STREAM_INBOUND = 'OB_INBOUND'
 export const INBOUND_SUBJECTS = 'ob.in.>'
 export const OBJ_INBOUND_RAW = 'ob_inbound_raw'
+/**
+ * Object metadata naming the organisations that may read a kept message (GET /v1/inbound/{id}/raw), comma-separated:
+ * those whose `inbound.received` event left part of it out. A message without it is not readable through the API.
+ */
+export const INBOUND_RAW_READERS = 'ob-readers'
+
+export function inboundRawReaders (metadata: Readonly<Record<string, string>> | undefined): string[] {
+  const v = metadata?.[INBOUND_RAW_READERS]
+  return v === undefined || v === '' ? [] : v.split(',')
+}
 export const CONSUMER_INBOUND = 'inbound'
 
 export function inboundSubject (shard: number): string {

@@ -64,6 +64,7 @@ export type PostApiKeysResponse = {
 
 /** Query parameters of GET /v1/api-keys. */
 export type GetApiKeysQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
   limit?: number
   cursor?: string
 }
@@ -164,6 +165,7 @@ export type PostDomainsResponse = {
 
 /** Query parameters of GET /v1/domains. */
 export type GetDomainsQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
   limit?: number
   cursor?: string
 }
@@ -327,6 +329,7 @@ export type PostWebhooksResponse = {
 
 /** Query parameters of GET /v1/webhooks. */
 export type GetWebhooksQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
   limit?: number
   cursor?: string
 }
@@ -399,6 +402,7 @@ export type PostTemplatesResponse = {
 
 /** Query parameters of GET /v1/templates. */
 export type GetTemplatesQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
   limit?: number
   cursor?: string
 }
@@ -477,6 +481,7 @@ export type PatchBillingResponse = {
 
 /** Query parameters of GET /v1/suppressions. */
 export type GetSuppressionsQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
   limit?: number
   cursor?: string
   /** Only this address (case-insensitive) */
@@ -533,6 +538,7 @@ export type PostInboundRoutesResponse = {
 
 /** Query parameters of GET /v1/inbound/routes. */
 export type GetInboundRoutesQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
   limit?: number
   cursor?: string
 }
@@ -581,6 +587,7 @@ export type GetWhoamiResponse = {
 
 /** Query parameters of GET /v1/messages. */
 export type GetMessagesQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
   limit?: number
   cursor?: string
   status?: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed" | "canceled"
@@ -718,6 +725,7 @@ export type GetMessagesByIdContentResponse = {
 
 /** Query parameters of GET /v1/events. */
 export type GetEventsQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
   limit?: number
   cursor?: string
   message_id?: string
@@ -801,6 +809,7 @@ export type PostWebhooksByIdTestResponse = {
 
 /** Query parameters of GET /v1/webhooks/{id}/deliveries. */
 export type GetWebhooksByIdDeliveriesQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
   limit?: number
   cursor?: string
 }
@@ -1089,6 +1098,10 @@ export function operations (call: Call) {
     get: async (id: string, options?: RequestOptions): Promise<GetInboundRoutesByIdResponse> => await call<GetInboundRoutesByIdResponse>({ method: 'GET', path: `/v1/inbound/routes/${encodeURIComponent(id)}` }, options),
     /** DELETE /v1/inbound/routes/{id}: Delete an inbound route; mail to its address is then refused. */
     delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/inbound/routes/${encodeURIComponent(id)}` }, options)
+  },
+  inbound: {
+    /** GET /v1/inbound/messages/{id}/raw: The whole received message (message/rfc822) of an inbound.received event that left part of it out. */
+    messagesRaw: async (id: string, options?: RequestOptions): Promise<string> => await call<string>({ method: 'GET', path: `/v1/inbound/messages/${encodeURIComponent(id)}/raw`, text: true }, options)
   },
   whoami: {
     /** GET /v1/whoami: Describe the calling API key. */

@@ -12,6 +12,7 @@ import { startInboundConsumer } from './consumer.ts'
 import { AnalysisPool } from './analysis_pool.ts'
 import { JustStored } from './raw_store.ts'
 import { ReportDrops } from './report_checks.ts'
+import { InboundQuotas } from './quotas.ts'
 import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 import { RedisHealthWatch } from '../../stores/clients/mod.ts'
 
@@ -51,12 +52,14 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
     log,
     analysis,
     justStored,
-    maxPayload
+    // The record's envelope around data takes at most a few KB.
+    eventMaxBytes: Math.min(config.inbound.eventMaxBytes, maxPayload - 4096)
   })
   const consumer = await startInboundConsumer(stores.js, processor, log, opts.retryDelaysMs)
   // What the listener accepts ends in events the read model must record: while Redis is full it answers 451.
   const redisHealth = new RedisHealthWatch(shared.redis).start()
-  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload, redis: redisHealth })
+  const quotas = new InboundQuotas(config, shared.redis, shared.metrics, log)
+  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload, redis: redisHealth, quotas })
   return {
     port: smtp.port,
     async drain (timeoutMs) {

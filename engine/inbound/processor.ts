@@ -1,15 +1,15 @@
 import type { Logger } from 'pino'
-import { eventId, eventRecord, type InboundReceivedData, type RouteRecord, type VerpAddress } from '../../protocol/mod.ts'
+import { eventId, eventRecord, type RouteRecord, type VerpAddress } from '../../protocol/mod.ts'
 import { publishEvent } from '../../stores/events/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
-import type { MessageAnalysis } from './analysis.ts'
 import type { AnalysisPool } from './analysis_pool.ts'
 import { emitReportEvents } from './report_events.ts'
 import { checkRouted, checkVerp, type MessageLookup, type ReportDrops, type ReportSubject } from './report_checks.ts'
 import { isUnsubscribeRequest, unsubscribeByMail } from './mail_unsubscribe.ts'
 import { resolveRecipient } from './recipients.ts'
 import { readRaw, type InboundStores } from './streams.ts'
-import { readSmall, deleteSmall, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
+import { readSmall, deleteSmall, keepRaw, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
+import { inboundPayload } from './event_payload.ts'
 import type { InboundJob } from './job.ts'
 import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
@@ -24,66 +24,8 @@ export interface ProcessorDeps {
   analysis: AnalysisPool
   /** Messages the SMTP listener of this process just stored. */
   justStored?: JustStored
-  /** NATS max_payload: an event must fit in one message. */
-  maxPayload: number
-}
-
-/**
- * An upper bound of the UTF-8 size of `JSON.stringify(value)` for plain JSON data, found without serialising: no
- * UTF-16 unit of a string takes more than 6 bytes (`\uXXXX`), no number more than 24. Nearly every message is far
- * under the event size limit, and this tells so for a fraction of what serialising the payload costs.
- */
-export function jsonSizeBound (value: unknown): number {
-  if (typeof value === 'string') return 6 * value.length + 2
-  if (typeof value === 'number') return 24
-  if (value === null || typeof value !== 'object') return 5
-  let n = 2
-  if (Array.isArray(value)) {
-    for (const v of value) n += jsonSizeBound(v) + 1
-    return n
-  }
-  for (const k in value) n += 6 * k.length + 4 + jsonSizeBound((value as Record<string, unknown>)[k])
-  return n
-}
-
-/**
- * The `inbound.received` payload for one route. When it would not fit in one NATS message, attachment contents
- * are dropped first (`content_omitted: true`), then text and HTML are cut (`truncated: true`).
- */
-export function inboundPayload (m: MessageAnalysis, job: InboundJob, route: RouteRecord, to: string[], maxBytes: number): InboundReceivedData {
-  const include = route.action.include_attachments
-  type Attachment = MessageAnalysis['attachments'][number]
-  const attachments: Attachment[] = m.attachments.map(({ content, ...rest }) => include && content !== undefined ? { ...rest, content } : rest)
-  const data: InboundReceivedData = {
-    message_id: job.id,
-    route_id: route.id,
-    from: m.from,
-    to,
-    subject: m.subject,
-    text: m.text,
-    html: m.html,
-    headers: m.headers,
-    authentication: m.authentication,
-    spam_score: m.spamScore,
-    content_analysis: m.contentAnalysis,
-    attachments,
-    received_at: job.received_at
-  }
-  const budget = maxBytes - 4096 // the record's envelope around data
-  if (jsonSizeBound(data) <= budget || Buffer.byteLength(JSON.stringify(data)) <= budget) return data
-  data.attachments = attachments.map(({ content: _c, ...rest }) => ({ ...rest, ...(include ? { content_omitted: true } : {}) }))
-  let size = Buffer.byteLength(JSON.stringify(data))
-  if (size <= budget) return data
-  const over = size - budget
-  for (const field of ['html', 'text'] as const) {
-    const s = data[field]
-    if (s.length === 0) continue
-    data[field] = s.slice(0, Math.max(0, s.length - over))
-    data.truncated = true
-    size = Buffer.byteLength(JSON.stringify(data))
-    if (size <= budget) break
-  }
-  return data
+  /** The most an `inbound.received` event's data takes (OB_INBOUND_EVENT_MAX_BYTES, and within NATS max_payload). */
+  eventMaxBytes: number
 }
 
 /** A job whose message is not readable yet; the consumer retries it. */
@@ -164,10 +106,19 @@ export class InboundProcessor {
     } else if (reportTargets.length > 0) {
       log.info({ id: job.id }, 'mail to a bounce address that is not a delivery or feedback report nor an unsubscribe request; dropped')
     }
-    for (const { route, to } of routes.values()) {
-      const data = inboundPayload(m, job, route, to, this.deps.maxPayload)
-      await publishEvent(stores.pub, eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id))
-    }
-    await remove()
+    const readers = new Set<string>()
+    const received = [...routes.values()].map(({ route, to }) => {
+      const { data, cut } = inboundPayload(m, job, route, to, this.deps.eventMaxBytes)
+      if (cut) {
+        readers.add(route.org_id)
+        this.deps.metrics.inboundEventsCut.inc()
+      }
+      return eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id)
+    })
+    // An event that left something out points at the whole message: it is kept (until the bucket's TTL) for the
+    // organisations whose events do, before any event names it.
+    if (readers.size > 0) await keepRaw(stores, job.id, [...readers], inline)
+    for (const e of received) await publishEvent(stores.pub, e)
+    if (readers.size === 0) await remove()
   }
 }

@@ -13,6 +13,7 @@ import { encodeJob, type InboundJob } from './job.ts'
 import { SmtpReply } from './smtp_reply.ts'
 import { SessionLimits } from '../../stores/smtp_server/mod.ts'
 import type { RedisHealth } from '../../stores/clients/mod.ts'
+import type { InboundQuotas } from './quotas.ts'
 
 /** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
 export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024
@@ -94,6 +95,16 @@ function webStreamOf (stream: Readable, limit: number, head: { chunks: Buffer[],
   }, { highWaterMark: 16 })
 }
 
+/** The routes a stored message's recipients reach, as the quotas count them. */
+function routesOf (cp: ControlPlane, session: SMTPServerSession): Set<string> {
+  const ids = new Set<string>()
+  for (const rcpt of session.envelope.rcptTo) {
+    const r = resolveRecipient(cp, rcpt.address)
+    if (r.kind === 'route') for (const route of r.routes) ids.add(route.id)
+  }
+  return ids
+}
+
 export interface SmtpListener {
   readonly server: SMTPServer
   readonly port: number
@@ -105,14 +116,18 @@ export interface SmtpListener {
  * `maxPayload`: the NATS server's message size limit, which a job carrying its message must also fit. `redis`: the
  * last known Redis health (RedisHealthWatch); while it is `full`, MAIL FROM and DATA are answered 451.
  */
-export async function startSmtpListener (config: Config, deps: { cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored, maxPayload: number, redis: { readonly health: RedisHealth } }): Promise<SmtpListener> {
-  const { cp, stores, log, justStored } = deps
+export async function startSmtpListener (config: Config, deps: {
+  cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored, maxPayload: number,
+  redis: { readonly health: RedisHealth }, quotas: InboundQuotas
+}): Promise<SmtpListener> {
+  const { cp, stores, log, justStored, quotas } = deps
   const inlineMax = Math.min(INBOUND_JOB_MAX_BYTES, deps.maxPayload)
   const tls = config.smtp.inboundTlsCert !== undefined && config.smtp.inboundTlsKey !== undefined
     ? { key: readFileSync(config.smtp.inboundTlsKey), cert: readFileSync(config.smtp.inboundTlsCert) }
     : undefined
 
-  async function store (stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
+  /** The message's id, and its size when it was stored (a message over the size limit is not). */
+  async function store (stream: SMTPServerDataStream, session: SMTPServerSession): Promise<{ id: string, size?: number }> {
     const id = newId('msg')
     const jobOf = (size: number): InboundJob => ({
       id,
@@ -127,29 +142,29 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
     try {
       const head = await readUpTo(stream, RAW_CHUNK_BYTES)
       if (head.ended) {
-        if (stream.sizeExceeded) return id
+        if (stream.sizeExceeded) return { id }
         const data = head.chunks.length === 1 ? head.chunks[0]! : Buffer.concat(head.chunks, head.bytes)
         const job = jobOf(head.bytes)
         if (fitsInline(data, job, inlineMax)) {
           await storeInline(stores, data, job, INBOUND_SHARDS)
-          return id
+          return { id, size: head.bytes }
         }
         await storeSmall(stores, data, job, INBOUND_SHARDS)
         justStored.put(id, data)
-        return id
+        return { id, size: head.bytes }
       }
       await stores.raw.put({ name: id }, webStreamOf(stream, MAX_MESSAGE_BYTES, head))
       stored = true
       // smtp-server answers 552 itself when the message was over the limit; drop what was stored.
       if (stream.sizeExceeded || (stream as unknown as { byteLength?: number }).byteLength! > MAX_MESSAGE_BYTES) {
         await stores.raw.delete(id).catch(() => {})
-        return id
+        return { id }
       }
       const job = jobOf((stream as unknown as { byteLength?: number }).byteLength ?? 0)
       const h = natsHeaders()
       h.set(HDR_MSG_ID, id)
       await stores.pub.publish(inboundSubject(shardOf(id, INBOUND_SHARDS)), encodeJob(job), { msgID: id, headers: h })
-      return id
+      return { id, size: job.size }
     } catch (err) {
       if (stored) await stores.raw.delete(id).catch(() => {})
       throw new SmtpReply(451, 'Temporary local problem storing the message, try again later', { cause: err })
@@ -175,16 +190,23 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
     // 552 past the limit whatever onData decided (the over-long body was still read to its end).
     ...({ rejectOversized: true } as object),
     logger: false,
-    onMailFrom (_address, _session, callback) {
+    onMailFrom (_address, session, callback) {
       if (deps.redis.health === 'full') return callback(new SmtpReply(451, STORE_FULL_TEXT))
-      callback()
+      // A sending address past its quota of the window is told to go away for now, as MTAs answer a flood.
+      quotas.senderOver(session.remoteAddress).then((over) => {
+        callback(over === undefined ? undefined : new SmtpReply(421, 'Too much mail from your address for now, try again later'))
+      }, () => callback())
     },
     onRcptTo (address, session, callback) {
       // RFC 5321 §4.5.3.1.8: at least 100 recipients must be accepted; more are deferred to a later transaction.
       if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(new SmtpReply(452, 'Too many recipients, send the rest in another transaction'))
       const r = resolveRecipient(cp, address.address)
       if (r.kind === 'reject') return callback(new SmtpReply(550, REJECTIONS[r.reason]))
-      callback()
+      if (r.kind !== 'route') return callback()
+      // A route past its quota of the window: this recipient is deferred (452), the sender keeps the mail for later.
+      quotas.routeOver(r.routes.map((route) => route.id)).then((over) => {
+        callback(over === undefined ? undefined : new SmtpReply(452, 'Mailbox has received all the mail it takes for now, try again later'))
+      }, () => callback())
     },
     onData (stream, session, callback) {
       if (deps.redis.health === 'full') {
@@ -194,7 +216,11 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
         return
       }
       const stored = store(stream, session).then(
-        (id) => callback(null, `Message queued as ${id}`),
+        async ({ id, size }) => {
+          // Counted before the 250, so the sender's next transaction is checked against it.
+          if (size !== undefined) await quotas.count(session.remoteAddress, routesOf(cp, session), size)
+          callback(null, `Message queued as ${id}`)
+        },
         (err: SmtpReply) => {
           log.error({ err: err.cause ?? err }, 'inbound message not stored')
           stream.resume() // let smtp-server see the end of DATA and send the reply

@@ -1,6 +1,6 @@
 import { ApiError, type SuppressionRecord } from '../../protocol/mod.ts'
 import { KvConflictError, suppressionKey, type ControlPlane } from '../../stores/control_plane/mod.ts'
-import { pageParams, type Page } from '../http/pagination.ts'
+import { pageParams, withinBytes, type Page } from '../http/pagination.ts'
 
 /**
  * `local@domain` with no spaces or angle brackets, the domain at least two dot-separated labels; at most 254
@@ -29,8 +29,8 @@ export function suppressionView (s: SuppressionRecord): Record<string, unknown> 
  * Suppressions have no id: they are listed in order of address (lower-cased), and the cursor is the last
  * address returned, base64url-encoded so clients treat it as opaque.
  */
-export function pageSuppressions (cp: ControlPlane, orgId: string, query: URLSearchParams): Page<SuppressionRecord> {
-  const { limit, cursor } = pageParams(query)
+export function pageSuppressions (cp: ControlPlane, orgId: string, query: URLSearchParams, maxBytes: number): Page<SuppressionRecord> {
+  const { limit, cursor } = pageParams(query, maxBytes)
   const filter = query.get('email')
   let items = cp.suppressions.list(`${orgId}.`)
   if (filter !== null && filter !== '') {
@@ -46,7 +46,8 @@ export function pageSuppressions (cp: ControlPlane, orgId: string, query: URLSea
   }
   const data = sorted.slice(start, start + limit)
   const hasMore = start + limit < sorted.length
-  return { data: data.map((x) => x.s), has_more: hasMore, next_cursor: hasMore ? Buffer.from(data[data.length - 1]!.k).toString('base64url') : null }
+  const page = { data: data.map((x) => x.s), has_more: hasMore, next_cursor: hasMore ? Buffer.from(data[data.length - 1]!.k).toString('base64url') : null }
+  return withinBytes(page, maxBytes, (s) => Buffer.from(normalizeEmail(s.email)).toString('base64url'))
 }
 
 /** Adds a manual suppression; an address already suppressed keeps its first record (returned with created=false). */

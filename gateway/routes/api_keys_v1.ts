@@ -67,8 +67,7 @@ export const apiKeyRoutes = [
       ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
     },
     handler: ({ deps, auth, query }) => {
-      const page = pageById(orgKeys(deps.cp, auth.org.id), query)
-      return { status: 200, body: { ...page, data: page.data.map(keyView) } }
+      return { status: 200, body: pageById(orgKeys(deps.cp, auth.org.id), query, deps.config.api.listMaxBytes, keyView) }
     }
   }),
   route({

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { route } from '../http/route.ts'
 import { ownedRecord } from '../http/access.ts'
-import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
+import { PageQuery, pageById, pageSchema, withinBytes } from '../http/pagination.ts'
 import { addDomain, domainView, removeDomain } from '../control/domain_admin.ts'
 import { verifyDomain } from '../control/domain_verify.ts'
 import { ensureEd25519, startRotation } from '../control/dkim_keys.ts'
@@ -44,9 +44,9 @@ export const domainRoutes = [
       ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
     },
     handler: async ({ deps, auth, query }) => {
-      const page = pageById(deps.cp.domains.list(`${auth.org.id}.`), query)
+      const page = pageById(deps.cp.domains.list(`${auth.org.id}.`), query, deps.config.api.listMaxBytes)
       const data = await Promise.all(page.data.map(async (d) => domainView(deps.cp, deps.config, await ensureEd25519(deps.cp, d))))
-      return { status: 200, body: { ...page, data } }
+      return { status: 200, body: withinBytes({ ...page, data }, deps.config.api.listMaxBytes, (d) => Buffer.from(String(d.id)).toString('base64url')) }
     }
   }),
   route({

@@ -28,7 +28,7 @@ export const eventRoutes = [
       403: ErrorDoc('`message_id` is a message of another organisation')
     },
     handler: async ({ deps, auth, query }) => {
-      const page = pageParams(query)
+      const page = pageParams(query, deps.config.api.listMaxBytes)
       const messageId = query.get('message_id')
       const type = query.get('type')
       const body = await fromStore(readModel(deps).listEvents(auth.org.id, {

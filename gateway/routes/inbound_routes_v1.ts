@@ -51,8 +51,7 @@ export const inboundRouteRoutes = [
       ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
     },
     handler: ({ deps, auth, query }) => {
-      const page = pageById(deps.cp.routes.list(`${auth.org.id}.`), query)
-      return { status: 200, body: { ...page, data: page.data.map(routeView) } }
+      return { status: 200, body: pageById(deps.cp.routes.list(`${auth.org.id}.`), query, deps.config.api.listMaxBytes, routeView) }
     }
   }),
   route({

@@ -39,7 +39,7 @@ export const messageReadRoutes = [
       400: ErrorDoc('A query parameter is invalid (`validation_error` naming it)')
     },
     handler: async ({ deps, auth, query }) => {
-      const page = pageParams(query)
+      const page = pageParams(query, deps.config.api.listMaxBytes)
       const status = query.get('status') as MessageStatus | null
       const body = await fromStore(readModel(deps).listMessages(auth.org.id, {
         ...page,

@@ -7,6 +7,7 @@ import { templateRoutes } from './templates_v1.ts'
 import { billingRoutes } from './billing_v1.ts'
 import { suppressionRoutes } from './suppressions_v1.ts'
 import { inboundRouteRoutes } from './inbound_routes_v1.ts'
+import { inboundRawRoutes } from './inbound_raw_v1.ts'
 import { whoamiRoutes } from './whoami_v1.ts'
 import { messageReadRoutes } from './messages_read_v1.ts'
 import { messageContentRoutes } from './message_content_v1.ts'
@@ -29,6 +30,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...billingRoutes,
   ...suppressionRoutes,
   ...inboundRouteRoutes,
+  ...inboundRawRoutes,
   ...whoamiRoutes,
   ...messageReadRoutes,
   ...messageContentRoutes,

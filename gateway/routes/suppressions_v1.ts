@@ -27,7 +27,7 @@ export const suppressionRoutes = [
     },
     handler: ({ deps, auth, query }) => {
       if (environmentFilter(query) === 'test') return { status: 200, body: { data: [], has_more: false, next_cursor: null } }
-      const page = pageSuppressions(deps.cp, auth.org.id, query)
+      const page = pageSuppressions(deps.cp, auth.org.id, query, deps.config.api.listMaxBytes)
       return { status: 200, body: { ...page, data: page.data.map(suppressionView) } }
     }
   }),

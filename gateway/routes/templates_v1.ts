@@ -54,8 +54,7 @@ export const templateRoutes = [
       ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
     },
     handler: ({ deps, auth, query }) => {
-      const page = pageById(deps.cp.templates.list(`${auth.org.id}.`), query)
-      return { status: 200, body: { ...page, data: page.data.map(templateView) } }
+      return { status: 200, body: pageById(deps.cp.templates.list(`${auth.org.id}.`), query, deps.config.api.listMaxBytes, templateView) }
     }
   }),
   route({

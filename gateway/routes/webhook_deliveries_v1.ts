@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { route } from '../http/route.ts'
 import { ownedRecord } from '../http/access.ts'
-import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
+import { PageQuery, pageParams, pageSchema, withinBytes } from '../http/pagination.ts'
 import { ApiError, WEBHOOK_EVENT_TYPES } from '../../protocol/mod.ts'
 import { DeliveryLog } from '../../stores/webhooks/mod.ts'
 
@@ -60,7 +60,7 @@ export const webhookDeliveryRoutes = [
     responses: { 200: { description: 'A page of attempts', schema: pageSchema(Attempt) }, 403: ErrorDoc('Webhook of another organisation'), 404: ErrorDoc('No such webhook') },
     handler: async ({ deps, auth, params, query }) => {
       const webhook = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
-      const { limit, cursor } = pageParams(query)
+      const { limit, cursor, maxBytes } = pageParams(query, deps.config.api.listMaxBytes)
       let before: string | undefined
       if (cursor !== undefined) {
         before = Buffer.from(cursor, 'base64url').toString('utf8')
@@ -68,10 +68,8 @@ export const webhookDeliveryRoutes = [
       }
       const page = await new DeliveryLog(deps.redis).list(webhook.id, limit, before)
       const last = page.data[page.data.length - 1]
-      return {
-        status: 200,
-        body: { data: page.data, has_more: page.hasMore, next_cursor: page.hasMore && last !== undefined ? Buffer.from(last.id).toString('base64url') : null }
-      }
+      const body = { data: page.data, has_more: page.hasMore, next_cursor: page.hasMore && last !== undefined ? Buffer.from(last.id).toString('base64url') : null }
+      return { status: 200, body: withinBytes(body, maxBytes, (a) => Buffer.from(a.id).toString('base64url')) }
     }
   })
 ]

@@ -66,8 +66,7 @@ export const webhookRoutes = [
       ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
     },
     handler: ({ deps, auth, query }) => {
-      const page = pageById(deps.cp.webhooks.list(`${auth.org.id}.`), query)
-      return { status: 200, body: { ...page, data: page.data.map(webhookView) } }
+      return { status: 200, body: pageById(deps.cp.webhooks.list(`${auth.org.id}.`), query, deps.config.api.listMaxBytes, webhookView) }
     }
   }),
   route({

@@ -33,6 +33,10 @@ export type SuppressionReason = typeof SUPPRESSION_REASONS[number]
 export const REPORT_DROP_REASONS = ['unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch'] as const
 export type ReportDropReason = typeof REPORT_DROP_REASONS[number]
 
+/** Which inbound quota refused mail at SMTP time (engine/inbound/quotas.ts): a route's or a sending address's. */
+export const INBOUND_QUOTAS = ['route_messages', 'route_bytes', 'sender_messages', 'sender_bytes'] as const
+export type InboundQuota = typeof INBOUND_QUOTAS[number]
+
 /** Which limit a rate decision was for: a key's plan, failed authentications, tracking requests per address. */
 export const RATE_SCOPES = ['api_key', 'auth_failure', 'tracking'] as const
 export type RateScope = typeof RATE_SCOPES[number]

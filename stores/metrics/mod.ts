@@ -3,7 +3,7 @@ export { startMetricsServer, type MetricsServer } from './metrics_server.ts'
 export { ConsumerPoller, CONSUMER_POLL_MS } from './consumer_poller.ts'
 export {
   DESTINATION_CLASSES, SMTP_RESULTS, ENVIRONMENTS, DELIVERY_OUTCOMES, BOUNCE_TYPES, BOUNCE_CATEGORY_LABELS, SUPPRESSION_REASONS,
-  REPORT_DROP_REASONS, RATE_SCOPES, WEBHOOK_RESULTS, webhookResult, destinationClass,
+  REPORT_DROP_REASONS, INBOUND_QUOTAS, RATE_SCOPES, WEBHOOK_RESULTS, webhookResult, destinationClass,
   type DestinationClass, type SmtpResult, type Environment, type DeliveryOutcome, type BounceType, type BounceCategoryLabel,
-  type SuppressionReason, type ReportDropReason, type RateScope, type WebhookResult
+  type SuppressionReason, type ReportDropReason, type InboundQuota, type RateScope, type WebhookResult
 } from './label_sets.ts'

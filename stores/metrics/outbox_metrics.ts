@@ -1,10 +1,10 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { CounterFamily, HistogramFamily, type CounterChild, type HistogramChild } from './fast_series.ts'
 import {
-  BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, RATE_SCOPES, REPORT_DROP_REASONS,
+  BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS, RATE_SCOPES, REPORT_DROP_REASONS,
   SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_RESULTS,
   type BounceCategoryLabel, type BounceType, type DeliveryOutcome, type DestinationClass, type Environment, type RateScope,
-  type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookResult
+  type InboundQuota, type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookResult
 } from './label_sets.ts'
 
 /** One child per label value, made once: the hot path increments it without building a label key. */
@@ -60,6 +60,8 @@ export class OutboxMetrics {
   // every role
   readonly suppressionsAdded: Children<SuppressionReason, CounterChild>
   readonly reportsDropped: Children<ReportDropReason, CounterChild>
+  readonly inboundQuotaRefusals: Children<InboundQuota, CounterChild>
+  readonly inboundEventsCut = new CounterFamily('outbox_inbound_events_cut_total', 'inbound.received events cut to OB_INBOUND_EVENT_MAX_BYTES, whose message is kept for the API.', this.registry).child()
 
   constructor () {
     collectDefaultMetrics({ register: this.registry })
@@ -79,6 +81,8 @@ export class OutboxMetrics {
     this.suppressionsAdded = childrenOf(SUPPRESSION_REASONS, (reason) => suppressions.child({ reason }))
     const drops = new CounterFamily('outbox_inbound_reports_dropped_total', 'Bounce and complaint reports dropped because they act on no message and recipient of ours.', this.registry)
     this.reportsDropped = childrenOf(REPORT_DROP_REASONS, (reason) => drops.child({ reason }))
+    const quotas = new CounterFamily('outbox_inbound_quota_refusals_total', 'Inbound SMTP commands refused because a route or a sending address is past its quota for the window.', this.registry)
+    this.inboundQuotaRefusals = childrenOf(INBOUND_QUOTAS, (quota) => quotas.child({ quota }))
 
     this.readGauge('outbox_http_in_flight', 'HTTP requests being answered.')
     this.readGauge('outbox_event_stream_sockets', 'Open WebSocket event-stream connections.')

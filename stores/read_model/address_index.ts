@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { ApiError } from '../../protocol/mod.ts'
+import { ApiError, ListBudget } from '../../protocol/mod.ts'
 import type { IndexPage } from './index_page.ts'
 
 /**
@@ -31,16 +31,18 @@ function decodeAddressCursor (cursor: string, prefix: string): string {
 
 /**
  * Pages the messages to addresses starting with `prefix`. `load` turns ids into items, `undefined` for ids to
- * skip (expired, or filtered out); members whose message expired are removed as they are met.
+ * skip (expired, or filtered out); members whose message expired are removed as they are met. `maxBytes` bounds the
+ * page's JSON body as in `pageIndex`.
  */
 export async function pageAddressIndex<T> (
-  redis: Redis, key: string, prefix: string, opts: { limit: number, cursor?: string },
+  redis: Redis, key: string, prefix: string, opts: { limit: number, cursor?: string, maxBytes?: number },
   load: (ids: string[]) => Promise<Array<T | 'expired' | undefined>>
 ): Promise<IndexPage<T>> {
   const upper = Buffer.concat([Buffer.from('[' + prefix), Buffer.from([0xff])])
   let lower: string = opts.cursor === undefined ? '[' + prefix : '(' + decodeAddressCursor(opts.cursor, prefix)
   const out: Array<{ item: T, member: string }> = []
   let scanned = 0
+  const budget = opts.maxBytes === undefined ? undefined : new ListBudget(opts.maxBytes)
   for (;;) {
     const want = Math.max(opts.limit + 1 - out.length, 50)
     const members = await redis.zrangebylex(key, lower, upper, 'LIMIT', 0, want)
@@ -53,6 +55,10 @@ export async function pageAddressIndex<T> (
       const item = items[i]
       if (item === 'expired') { expired.push(member); continue }
       if (item === undefined) continue
+      if (out.length < opts.limit && budget !== undefined && !budget.take(item)) {
+        if (expired.length > 0) await redis.zrem(key, ...expired)
+        return { data: out.map((o) => o.item), has_more: true, next_cursor: Buffer.from(out[out.length - 1]!.member).toString('base64url') }
+      }
       out.push({ item, member })
       if (out.length > opts.limit) {
         if (expired.length > 0) await redis.zrem(key, ...expired)

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { ApiError } from '../../protocol/mod.ts'
+import { ApiError, ListBudget } from '../../protocol/mod.ts'
 
 /** A position in a sorted-set index: the score (time in ms) and member (id) of the last item returned. */
 export interface IndexPosition { score: number, id: string }
@@ -55,16 +55,18 @@ async function rangeAfter (redis: Redis, key: string, pos: IndexPosition | undef
  * Pages a newest-first index. `load` turns ids into items, or `undefined` for entries to skip (expired,
  * or not matching a filter the index does not cover). A page may hold fewer than `limit` items when a
  * filter skipped many entries; `has_more` and `next_cursor` still say where to continue. `maxScore` leaves out
- * entries scored above it.
+ * entries scored above it. `maxBytes` bounds the page's JSON body (OB_API_LIST_MAX_BYTES): a page stops before the
+ * item that would pass it, with `has_more` and a cursor after the last item taken.
  */
 export async function pageIndex<T> (
-  redis: Redis, key: string, opts: { limit: number, cursor?: string, filtered: boolean, maxScore?: number },
+  redis: Redis, key: string, opts: { limit: number, cursor?: string, filtered: boolean, maxScore?: number, maxBytes?: number },
   load: (ids: string[]) => Promise<Array<T | undefined>>
 ): Promise<IndexPage<T>> {
   const { limit } = opts
   let pos = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor)
   const out: Array<{ item: T, pos: IndexPosition }> = []
   let scanned = 0
+  const budget = opts.maxBytes === undefined ? undefined : new ListBudget(opts.maxBytes)
   for (;;) {
     const need = limit + 1 - out.length
     const want = opts.filtered ? Math.max(need, FILTERED_BATCH) : need
@@ -75,6 +77,9 @@ export async function pageIndex<T> (
       scanned++
       const item = items[i]
       if (item === undefined) continue
+      if (out.length < limit && budget !== undefined && !budget.take(item)) {
+        return { data: out.map((o) => o.item), has_more: true, next_cursor: encodeCursor(out[out.length - 1]!.pos) }
+      }
       out.push({ item, pos })
       if (out.length > limit) {
         return { data: out.slice(0, limit).map((o) => o.item), has_more: true, next_cursor: encodeCursor(out[limit - 1]!.pos) }

@@ -9,8 +9,9 @@ export type Keep<T> = ((item: T) => boolean) | undefined
 interface ListedMessage { status: MessageStatus, tags: string[], stuck: boolean }
 interface ListedEvent { type: string, data: Record<string, unknown> }
 
-export interface MessageQuery { limit: number, cursor?: string, status?: MessageStatus, to?: string, tag?: string, stuck?: boolean, environment?: Environment }
-export interface EventQuery { limit: number, cursor?: string, message_id?: string, type?: string, tag?: string, environment?: Environment }
+/** `maxBytes`: the most the page's JSON body may take (OB_API_LIST_MAX_BYTES). */
+export interface MessageQuery { limit: number, cursor?: string, maxBytes?: number, status?: MessageStatus, to?: string, tag?: string, stuck?: boolean, environment?: Environment }
+export interface EventQuery { limit: number, cursor?: string, maxBytes?: number, message_id?: string, type?: string, tag?: string, environment?: Environment }
 
 /** Both filters, or whichever is given. */
 function both<T> (a: Keep<T>, b: Keep<T>): Keep<T> {

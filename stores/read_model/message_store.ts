@@ -217,7 +217,7 @@ export class MessageStore {
   async listMessages (orgId: string, q: MessageQuery): Promise<IndexPage<MessageSummary>> {
     const env = q.environment ?? 'live'
     const now = Date.now()
-    const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) }
+    const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...(q.maxBytes !== undefined ? { maxBytes: q.maxBytes } : {}) }
     if (q.to !== undefined) return await this.listMessagesTo(orgId, env, q.to, page, messageFilter(q), now)
     const { key, keep } = messageIndex(orgId, env, q)
     const stuckOnly = q.stuck === true ? { maxScore: now - this.stuckAfterMs } : {}
@@ -232,7 +232,7 @@ export class MessageStore {
     })
   }
 
-  private async listMessagesTo (orgId: string, env: Environment, to: string, page: { limit: number, cursor?: string }, keep: Keep<MessageSummary>, now: number): Promise<IndexPage<MessageSummary>> {
+  private async listMessagesTo (orgId: string, env: Environment, to: string, page: { limit: number, cursor?: string, maxBytes?: number }, keep: Keep<MessageSummary>, now: number): Promise<IndexPage<MessageSummary>> {
     return await pageAddressIndex(this.redis, K.messagesByAddress(orgId, env), to.trim().toLowerCase(), page, async (ids) => {
       const rows = await this.rows(orgId, ids)
       return rows.map((row) => {
@@ -251,7 +251,8 @@ export class MessageStore {
   async listEvents (orgId: string, q: EventQuery): Promise<IndexPage<EventEnvelope>> {
     if (q.message_id !== undefined) await this.assertOwner(orgId, q.message_id)
     const { key, keep } = eventIndex(orgId, q.environment ?? 'live', q)
-    return await pageIndex(this.redis, key, { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), filtered: keep !== undefined }, async (ids) => {
+    const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...(q.maxBytes !== undefined ? { maxBytes: q.maxBytes } : {}) }
+    return await pageIndex(this.redis, key, { ...page, filtered: keep !== undefined }, async (ids) => {
       const events = await this.loadEvents(orgId, ids)
       return keep === undefined ? events : events.map((e) => e !== undefined && keep(e) ? e : undefined)
     })

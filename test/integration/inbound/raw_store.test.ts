@@ -84,7 +84,7 @@ test('a one-chunk message stored with its job is an ordinary object, read and de
 })
 
 test('a job whose message is not readable is retried while young, dropped once old (processed before)', async () => {
-  const processor = new InboundProcessor({ stores, cp: undefined as never, log: pino({ level: 'silent' }), analysis: undefined as never, messages: undefined as never, drops: undefined as never, metrics: undefined as never, maxPayload: 1024 * 1024 })
+  const processor = new InboundProcessor({ stores, cp: undefined as never, log: pino({ level: 'silent' }), analysis: undefined as never, messages: undefined as never, drops: undefined as never, metrics: undefined as never, eventMaxBytes: 64 * 1024 })
   const job = (ageMs: number): InboundJob => ({
     id: newId('msg'), received_at: new Date(Date.now() - ageMs).toISOString(), mail_from: '', rcpt_to: ['b@ours.test'], remote_ip: '127.0.0.1', helo: '', size: 1, raw: { token: rawToken(newId('msg')), sha256: '' }
   })
@@ -105,7 +105,7 @@ test('a message stored inside its job is one job message; processing it reads an
   // No route matches: the processor only drops the message, and must not touch the store for it.
   const cp = { routes: { list: () => [] }, domainOwner: () => undefined }
   const untouched = { ...stores, jsm: undefined as never, raw: undefined as never }
-  const processor = new InboundProcessor({ stores: untouched, cp: cp as never, log: pino({ level: 'silent' }), analysis: undefined as never, messages: undefined as never, drops: undefined as never, metrics: undefined as never, maxPayload: 1024 * 1024 })
+  const processor = new InboundProcessor({ stores: untouched, cp: cp as never, log: pino({ level: 'silent' }), analysis: undefined as never, messages: undefined as never, drops: undefined as never, metrics: undefined as never, eventMaxBytes: 64 * 1024 })
   await processor.handle(back, raw)
 })
 

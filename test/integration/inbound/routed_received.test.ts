@@ -97,15 +97,19 @@ test('an unrouted mailbox of another domain, and relay tricks, are refused with 
   assert.equal(events.of('inbound.received').length, before)
 })
 
-test('a message larger than one object-store chunk is streamed to the store and delivered whole', async () => {
+test('a message larger than one object-store chunk is streamed to the store; its event has an excerpt, the API the whole', async () => {
   const before = events.of('inbound.received').length
   const line = 'y'.repeat(76) + '\r\n'
   const text = line.repeat(Math.ceil(300 * 1024 / line.length))
   await smtp.sendMail({ envelope: { from: 'x@sender.test', to: [`support@${org.domain}`] }, raw: `Subject: large\r\nContent-Type: text/plain\r\n\r\n${text}` })
   const received = await events.waitFor('inbound.received', before + 1)
-  const data = received[before]!.data as { subject: string, text: string }
+  const data = received[before]!.data as { subject: string, text: string, truncated?: true, raw: { url: string, size: number } }
   assert.equal(data.subject, 'large')
-  assert.equal(data.text.replace(/\r?\n/g, '').length, text.replace(/\r\n/g, '').length)
+  assert.equal(data.truncated, true)
+  assert.ok(data.text.startsWith('y'.repeat(76)) && data.text.length > 32 * 1024, 'the beginning of the text')
+  const whole = await ob.request('GET', data.raw.url, { key: org.adminKey })
+  assert.equal(whole.status, 200)
+  assert.ok(whole.text.includes(text), 'the whole message, as received')
 })
 
 test('a message over 25 MB is refused with 552 and nothing is stored or emitted', async () => {
@@ -116,9 +120,11 @@ test('a message over 25 MB is refused with 552 and nothing is stored or emitted'
   assert.equal(code, 552)
   await events.settle()
   assert.equal(events.of('inbound.received').length, before)
-  // Processed messages are deleted, and the oversized one was never kept.
+  // Processed messages are deleted unless their event points at them (the 300 KB one above), and the oversized
+  // one was never kept.
   const raw = await new Objm(ob.proc.nc).open(OBJ_INBOUND_RAW)
-  assert.deepEqual((await raw.list()).map((o) => o.name), [])
+  const kept = events.of('inbound.received').map((e) => e.data as { message_id: string, raw?: unknown }).filter((d) => d.raw !== undefined)
+  assert.deepEqual((await raw.list()).map((o) => o.name).sort(), kept.map((d) => d.message_id).sort())
 })
 
 test('past 100 recipients in one transaction the rest get 452 (try again), the first 100 are delivered', async () => {
