@@ -5,6 +5,8 @@ import { route, type RequestContext } from '../http/route.ts'
 /** The smallest transparent 1×1 GIF (43 bytes). */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
 const NO_STORE = { 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache' }
+/** The unsubscribe pages load nothing and their form posts only to their own origin. */
+const PAGE_HEADERS = { ...NO_STORE, 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'", 'Referrer-Policy': 'no-referrer' }
 
 /**
  * The tracking endpoints carry no API key, so the per-key limit cannot hold them: each client address gets its own
@@ -117,7 +119,7 @@ export const trackingRoutes = [
     responses: { 200: { description: 'text/html confirmation page with a form' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' } },
     handler: async (ctx) => {
       const { claims } = await claimsOf(ctx, 'u')
-      return { status: 200, headers: NO_STORE, raw: { contentType: 'text/html; charset=utf-8', data: confirmPage(claims.r) } }
+      return { status: 200, headers: PAGE_HEADERS, raw: { contentType: 'text/html; charset=utf-8', data: confirmPage(claims.r) } }
     }
   }),
   route({
@@ -143,7 +145,7 @@ export const trackingRoutes = [
       const fromPage = ctx.rawBody.length <= 64 && ctx.rawBody.toString('latin1').split('&').includes(CONFIRM_FIELD)
       await unsubscribe(ctx, rec, claims, fromPage ? 'link' : 'one-click')
       if (!fromPage) return { status: 200, headers: NO_STORE }
-      return { status: 200, headers: NO_STORE, raw: { contentType: 'text/html; charset=utf-8', data: unsubscribedPage(claims.r) } }
+      return { status: 200, headers: PAGE_HEADERS, raw: { contentType: 'text/html; charset=utf-8', data: unsubscribedPage(claims.r) } }
     }
   })
 ]

@@ -76,6 +76,7 @@ test('opening the unsubscribe link answers a confirmation page and unsubscribes 
   // A form that posts to the page's own URL: nothing of the request is written into the page or a header.
   assert.match(page, /<form method="post"><input type="hidden" name="confirm" value="page"><button type="submit"/)
   assert.doesNotMatch(page, /action=/)
+  assert.match(String(r.headers['content-security-policy']), /form-action 'self'/)
   for (const [name, value] of Object.entries(r.headers)) assert.ok(!String(value).includes(t.slice(0, 16)), `the token is not in ${name}`)
   // A mail scanner opening every link unsubscribes nobody.
   assert.equal(ob.proc.cp.isSuppressed(org.orgId, 'leaver@remote.test'), false)
