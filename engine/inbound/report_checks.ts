@@ -97,7 +97,8 @@ export async function checkRouted (deps: CheckDeps, report: Report, orgId: strin
   }
   const msg = await messageOf(deps, own.messageId, orgId, inboundId)
   if (msg === undefined) return undefined
-  return { orgId, messageId: own.messageId, recipients: provenRecipients(deps, report, own.messageId, msg.recipients), tags: msg.tags, environment: msg.environment }
+  const recipients = provenRecipients(deps, report, own.messageId, msg.recipients)
+  return { orgId, messageId: own.messageId, recipients, tags: msg.tags, environment: msg.environment }
 }
 
 /**

@@ -6,7 +6,9 @@ import { simpleParser, type ParsedMail } from 'mailparser'
  */
 export type Report =
   | { kind: 'dsn', recipients: DsnRecipient[], originalMessageId?: string, originalReturnPaths?: string[] }
-  | { kind: 'arf', feedbackType: string, originalRecipient?: string, originalMessageId?: string, originalTo?: string, originalReturnPaths?: string[] }
+  | {
+    kind: 'arf', feedbackType: string, originalRecipient?: string, originalMessageId?: string, originalTo?: string, originalReturnPaths?: string[]
+  }
 
 export interface DsnRecipient {
   /** Final-Recipient, then Original-Recipient when given (forwarding may have rewritten the final one). */

@@ -118,7 +118,8 @@ export const apiKeyRoutes = [
       201: { description: 'The new key, with its full value', schema: RotatedApiKey },
       ...errorResponses({
         validation_error: 'grace_period_minutes missing or outside 0..10080',
-        forbidden: `${FORBIDDEN_OTHER_ORG}, the key holds a permission the caller lacks, or the caller is a sandbox (ob_test_) key and the key is live`,
+        forbidden: `${FORBIDDEN_OTHER_ORG}, the key holds a permission the caller lacks, ` +
+          'or the caller is a sandbox (ob_test_) key and the key is live',
         not_found: 'No key with this id',
         conflict: 'The key is revoked, expired or was already rotated'
       })

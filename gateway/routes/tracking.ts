@@ -6,7 +6,11 @@ import { route, type RequestContext } from '../http/route.ts'
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
 const NO_STORE = { 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache' }
 /** The unsubscribe pages load nothing and their form posts only to their own origin. */
-const PAGE_HEADERS = { ...NO_STORE, 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'", 'Referrer-Policy': 'no-referrer' }
+const PAGE_HEADERS = {
+  ...NO_STORE,
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+  'Referrer-Policy': 'no-referrer'
+}
 
 /**
  * The tracking endpoints carry no API key, so the per-key limit cannot hold them: each client address gets its own
@@ -116,7 +120,11 @@ export const trackingRoutes = [
     description: 'Answers a page asking to confirm, with a button that POSTs to the same URL; opening the link (as mail scanners ' +
       `do) unsubscribes nobody and records nothing. ${tokenParam}`,
     tag: 'Tracking',
-    responses: { 200: { description: 'text/html confirmation page with a form' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' } },
+    responses: {
+      200: { description: 'text/html confirmation page with a form' },
+      404: { description: 'not_found' },
+      429: { description: 'rate_limited' }
+    },
     handler: async (ctx) => {
       const { claims } = await claimsOf(ctx, 'u')
       return { status: 200, headers: PAGE_HEADERS, raw: { contentType: 'text/html; charset=utf-8', data: confirmPage(claims.r) } }

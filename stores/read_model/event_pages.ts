@@ -18,7 +18,9 @@ const before = (a: EventRef, b: EventRef): boolean => a.ms < b.ms || (a.ms === b
  * bounded by the number of indexes, never by how many events the range holds. An event added behind a cursor
  * while it reads is not returned (one of the same millisecond may be returned twice).
  */
-export async function * eventIdBatches (redis: Redis, orgId: string, types: readonly string[], fromMs: number, batch: number): AsyncGenerator<EventRef[]> {
+export async function * eventIdBatches (
+  redis: Redis, orgId: string, types: readonly string[], fromMs: number, batch: number
+): AsyncGenerator<EventRef[]> {
   const cursors: IndexCursor[] = (['live', 'test'] as const).flatMap((env) => types.map((t) => ({
     key: K.eventsByType(orgId, env, t), ms: fromMs, sameMs: 0, page: [], at: 0, done: false
   })))
