@@ -93,7 +93,8 @@ export async function startOutbox (config: Config, log: Logger, opts: { shardThr
   // One registry, served once: on the HTTP port when the gateway runs here, else on a port of its own.
   let metricsServer: MetricsServer | undefined
   if (gateway === undefined) {
-    metricsServer = await startMetricsServer(metrics, config.metrics.host, config.metrics.port).catch(async (err: unknown) => {
+    const { host, port, token } = config.metrics
+    metricsServer = await startMetricsServer(metrics, host, port, token).catch(async (err: unknown) => {
       await inbound?.drain(100)
       await engine?.drain(100)
       await projector?.stop()

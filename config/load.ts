@@ -99,7 +99,11 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
   const config: Config = {
     role: e.OB_ROLE,
     http: { host: e.OB_HTTP_HOST, port: e.OB_HTTP_PORT, publicUrl, ...(mxHost !== undefined ? { mxHost } : {}), trustedProxies },
-    metrics: { host: e.OB_METRICS_HOST, port: e.OB_METRICS_PORT },
+    metrics: {
+      host: e.OB_METRICS_HOST,
+      port: e.OB_METRICS_PORT,
+      ...(e.OB_METRICS_TOKEN !== undefined ? { token: e.OB_METRICS_TOKEN } : {})
+    },
     api: { listMaxBytes: e.OB_API_LIST_MAX_BYTES },
     eventStream: { maxPerKey: e.OB_EVENT_STREAM_MAX_PER_KEY, maxPerAddress: e.OB_EVENT_STREAM_MAX_PER_ADDRESS },
     stuckAfterMs: e.OB_STUCK_AFTER_MS,

@@ -67,6 +67,8 @@ export const EnvSchema = Type.Object({
   OB_HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   OB_METRICS_HOST: Type.String({ pattern: HostPattern, default: '127.0.0.1' }),
   OB_METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
+  // Printable ASCII without spaces, as an Authorization header carries it.
+  OB_METRICS_TOKEN: Type.Optional(Type.String({ pattern: '^[\\x21-\\x7e]{32,256}$' })),
   // Unset: http://127.0.0.1:<OB_HTTP_PORT> (load.ts), so the links point at the port Outbox listens on.
   OB_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   // A host name (an MX record cannot name an address); unset: the host of OB_PUBLIC_URL when that is a name.
@@ -161,7 +163,12 @@ export interface Config {
    * Where a process without the HTTP API (role engine or inbound) serves `GET /metrics`; a process that runs the
    * gateway serves it on the HTTP port instead. Port 0 takes a free port (tests).
    */
-  readonly metrics: { readonly host: string, readonly port: number }
+  readonly metrics: {
+    readonly host: string
+    readonly port: number
+    /** When set, every `GET /metrics` (HTTP port and metrics port) needs `Authorization: Bearer <token>`; else 401. */
+    readonly token?: string
+  }
   /** The most bytes one list response's body takes (`maxBytes`); a page stops before the item that would pass it. */
   readonly api: { readonly listMaxBytes: number }
   /** Caps on open sockets of `GET /v1/events/stream`, per gateway process. */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { verpRecipient, type VerpAddress } from '../../protocol/mod.ts'
+import { decodeVerp, verpRecipient, type VerpAddress } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { type MessageRecipients } from '../../stores/read_model/mod.ts'
 import { ownMessageId, type Report } from './reports.ts'
@@ -8,8 +8,10 @@ import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 /**
  * Which message, organisation and recipient a bounce, complaint or mailed unsubscribe may act on. A report acts
  * only on a message that exists, of the organisation that received the report, and only on the recipient the
- * return path was issued for (VERP) or, through a route, on a recipient of the message its Message-ID names.
- * Anything else is dropped: counted, with one warning line, and never suppressing.
+ * return path was issued for (VERP). Through a route, the report names the message by its Message-ID, and the
+ * recipient must be proven the same way: by a VERP address of that message in the original's Return-Path or
+ * List-Unsubscribe, or by being the message's only recipient; so one recipient of a message can never report
+ * another. Anything else is dropped: counted, with one warning line, and never suppressing.
  */
 export type DropReason =
   /** The VERP tag names a key that does not exist (never issued, or retired). */
@@ -94,5 +96,23 @@ export async function checkRouted (deps: CheckDeps, report: Report, orgId: strin
     return undefined
   }
   const msg = await messageOf(deps, own.messageId, orgId, inboundId)
-  return msg === undefined ? undefined : { orgId, messageId: own.messageId, recipients: msg.recipients, tags: msg.tags, environment: msg.environment }
+  if (msg === undefined) return undefined
+  const recipients = provenRecipients(deps, report, own.messageId, msg.recipients)
+  return { orgId, messageId: own.messageId, recipients, tags: msg.tags, environment: msg.environment }
+}
+
+/**
+ * The recipients a routed report about `messageId` may name: the one a VERP address of this message in the
+ * original's headers was issued for; else, without one, the message's recipient when it had only one; else none
+ * (every recipient the report names is then dropped as `recipient_mismatch`).
+ */
+function provenRecipients (deps: CheckDeps, report: Report, messageId: string, recipients: readonly string[]): readonly string[] {
+  for (const address of report.originalReturnPaths ?? []) {
+    const verp = decodeVerp(address)
+    if (verp === undefined || verp.messageId !== messageId) continue
+    const key = deps.cp.verpKeys.key(verp.keyId)
+    const recipient = key === undefined ? undefined : verpRecipient(verp, key, recipients)
+    if (recipient !== undefined) return [recipient]
+  }
+  return recipients.length === 1 ? recipients : []
 }

@@ -5,8 +5,10 @@ import { simpleParser, type ParsedMail } from 'mailparser'
  * parts (with `keepDeliveryStatus`); the machine-readable part is a list of header-style field groups, read here.
  */
 export type Report =
-  | { kind: 'dsn', recipients: DsnRecipient[], originalMessageId?: string }
-  | { kind: 'arf', feedbackType: string, originalRecipient?: string, originalMessageId?: string, originalTo?: string }
+  | { kind: 'dsn', recipients: DsnRecipient[], originalMessageId?: string, originalReturnPaths?: string[] }
+  | {
+    kind: 'arf', feedbackType: string, originalRecipient?: string, originalMessageId?: string, originalTo?: string, originalReturnPaths?: string[]
+  }
 
 export interface DsnRecipient {
   /** Final-Recipient, then Original-Recipient when given (forwarding may have rewritten the final one). */
@@ -49,12 +51,36 @@ function addressField (v: string | undefined): string | undefined {
   return t === '' ? undefined : t.toLowerCase()
 }
 
-async function originalMessage (parsed: ParsedMail): Promise<{ messageId?: string, to?: string }> {
+/** Addresses a report's copy of the original may carry the recipient's return path in, at most this many read. */
+const MAX_RETURN_PATHS = 8
+
+/**
+ * The addresses in the original's `Return-Path` (added where it was delivered) and in the `mailto:` of its
+ * `List-Unsubscribe` (Outbox writes one per recipient, DKIM-signed): either is the VERP address issued for the
+ * recipient who got that copy, which report_checks.ts verifies.
+ */
+function returnPaths (lines: ReadonlyArray<{ key: string, line: string }>): string[] {
+  const out: string[] = []
+  for (const { key, line } of lines) {
+    if (key !== 'return-path' && key !== 'list-unsubscribe') continue
+    const value = line.slice(line.indexOf(':') + 1)
+    const found = key === 'return-path' ? /<([^<>\s]+@[^<>\s]+)>/g : /<mailto:([^<>?\s]+@[^<>?\s]+)(?:\?[^<>]*)?>/gi
+    for (const m of value.matchAll(found)) if (out.length < MAX_RETURN_PATHS) out.push(m[1]!)
+  }
+  return out
+}
+
+async function originalMessage (parsed: ParsedMail): Promise<{ messageId?: string, to?: string, returnPaths?: string[] }> {
   const part = parsed.attachments.find((a) => a.contentType === 'message/rfc822' || a.contentType === 'text/rfc822-headers')
   if (part === undefined) return {}
   const original = await simpleParser(part.content, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true })
   const to = original.to === undefined ? undefined : (Array.isArray(original.to) ? original.to : [original.to]).flatMap((t) => t.value)[0]?.address
-  return { ...(original.messageId !== undefined ? { messageId: original.messageId } : {}), ...(to !== undefined ? { to: to.toLowerCase() } : {}) }
+  const paths = returnPaths(original.headerLines)
+  return {
+    ...(original.messageId !== undefined ? { messageId: original.messageId } : {}),
+    ...(to !== undefined ? { to: to.toLowerCase() } : {}),
+    ...(paths.length > 0 ? { returnPaths: paths } : {})
+  }
 }
 
 /** The report a parsed message carries, or undefined when it is ordinary mail. */
@@ -79,7 +105,12 @@ export async function readReport (parsed: ParsedMail): Promise<Report | undefine
         diagnostic: g.get('diagnostic-code') ?? ''
       })
     }
-    return { kind: 'dsn', recipients, ...(original.messageId !== undefined ? { originalMessageId: original.messageId } : {}) }
+    return {
+      kind: 'dsn',
+      recipients,
+      ...(original.messageId !== undefined ? { originalMessageId: original.messageId } : {}),
+      ...(original.returnPaths !== undefined ? { originalReturnPaths: original.returnPaths } : {})
+    }
   }
   if (type === 'feedback-report') {
     const part = parsed.attachments.find((a) => a.contentType === 'message/feedback-report')
@@ -91,7 +122,8 @@ export async function readReport (parsed: ParsedMail): Promise<Report | undefine
       feedbackType: (fields.get('feedback-type') ?? 'abuse').toLowerCase(),
       ...(rcpt !== undefined ? { originalRecipient: rcpt } : {}),
       ...(original.messageId !== undefined ? { originalMessageId: original.messageId } : {}),
-      ...(original.to !== undefined ? { originalTo: original.to } : {})
+      ...(original.to !== undefined ? { originalTo: original.to } : {}),
+      ...(original.returnPaths !== undefined ? { originalReturnPaths: original.returnPaths } : {})
     }
   }
   return undefined

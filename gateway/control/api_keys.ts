@@ -35,6 +35,18 @@ export function assertMayGrant (caller: ApiKeyRecord, permissions: readonly Perm
   }
 }
 
+/**
+ * The sandbox rule: a sandbox (`ob_test_`) key never issues a live key, by creating one or by rotating a live key
+ * into a new value, so a key handed out for testing can never become one that sends real mail.
+ */
+export function assertMayIssue (caller: ApiKeyRecord, environment: 'live' | 'test', action: string): void {
+  if (caller.environment === 'test' && environment === 'live') {
+    throw new ApiError('forbidden', `A sandbox (ob_test_) API key may not ${action} a live (ob_live_) key; use a live key with manage.`, {
+      details: { environment: caller.environment }
+    })
+  }
+}
+
 /** Keys are stored by id alone, so ownership is checked here rather than by `ownedRecord`. */
 export function ownedKey (cp: ControlPlane, orgId: string, id: string): ApiKeyRecord {
   const key = cp.apiKeys.get(id)

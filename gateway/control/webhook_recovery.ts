@@ -5,7 +5,7 @@ import { newWebhookSecret } from './webhooks.ts'
 
 /** Events are kept this long (OB_EVENTS and the read model); a recover reaches no further back. */
 export const RECOVER_WINDOW_MS = 30 * 24 * 3600_000
-/** Events read and queued per round of a recover, so its memory stays bounded whatever its size. */
+/** Events listed, checked, read and queued per round of a recover, so its memory stays bounded whatever its size. */
 const RECOVER_CHUNK = 500
 export const MAX_GRACE_PERIOD_MINUTES = 10_080 // 7 days
 
@@ -33,15 +33,13 @@ function unavailable (err: unknown): ApiError {
 }
 
 /**
- * The event as stored, of the caller's organisation: 404 when no organisation has it (or it is older than 30
- * days), 403 when another one does.
+ * The event as stored, of the caller's organisation; 404 when it has none of that id (or it is older than 30
+ * days). Only the caller's organisation is looked in: an id of another organisation's event reads as unknown, and
+ * an unknown id costs one read whatever the number of organisations.
  */
 async function ownedEventJson (deps: GatewayDeps, orgId: string, eventId: string): Promise<string> {
-  const store = deps.messages
-  const [json] = await store.eventJson(orgId, [eventId])
+  const [json] = await deps.messages.eventJson(orgId, [eventId])
   if (json !== undefined) return json
-  const others = deps.cp.orgs.list().map((o) => o.id).filter((id) => id !== orgId)
-  if (await store.eventOrg(eventId, others) !== undefined) throw new ApiError('forbidden', `The event ${eventId} belongs to another organisation.`)
   throw new ApiError('not_found', `No event with id ${eventId} in the last 30 days.`)
 }
 
@@ -81,20 +79,23 @@ export async function recoverEvents (deps: GatewayDeps, w: WebhookRecord, sinceM
   const from = Math.max(sinceMs, now - RECOVER_WINDOW_MS, Date.parse(w.created_at) || 0)
   const store = deps.messages
   const claims = new RecoveryClaims(deps.redis)
-  let claimed: string[]
-  try {
-    const events = await store.eventIdsSince(w.org_id, subscribedTypes(w.events), from)
-    const missing = await new DeliveryLog(deps.redis).notReceived(w.id, events)
-    claimed = await claims.claim(w.id, missing, now)
-  } catch (err) {
-    throw unavailable(err)
-  }
+  const log = new DeliveryLog(deps.redis)
   let queued = 0
   const run = `rc${randomToken(10)}`
-  for (let i = 0; i < claimed.length; i += RECOVER_CHUNK) {
-    const ids = claimed.slice(i, i + RECOVER_CHUNK)
+  const batches = store.eventIdsSince(w.org_id, subscribedTypes(w.events), from, RECOVER_CHUNK)
+  // One batch at a time, oldest first: listed, checked against the delivery log, claimed, read and queued.
+  for (;;) {
+    let claimed: string[]
     try {
-      const stored = await store.eventJson(w.org_id, ids)
+      const next = await batches.next()
+      if (next.done === true) break
+      claimed = await claims.claim(w.id, await log.notReceived(w.id, next.value), now)
+    } catch (err) {
+      throw unavailable(err)
+    }
+    if (claimed.length === 0) continue
+    try {
+      const stored = await store.eventJson(w.org_id, claimed)
       const jobs: WebhookJob[] = []
       const bodies: string[] = []
       for (const json of stored) {
@@ -107,8 +108,8 @@ export async function recoverEvents (deps: GatewayDeps, w: WebhookRecord, sinceM
       await deps.webhookJobs.enqueueJobs(jobs, bodies)
       queued += jobs.length
     } catch (err) {
-      // What was not queued is given back, so a retry of this recover queues it.
-      await claims.release(w.id, claimed.slice(i)).catch(() => {})
+      // What this batch did not queue is given back, so a retry of this recover queues it; earlier batches are queued.
+      await claims.release(w.id, claimed).catch(() => {})
       throw unavailable(err)
     }
   }

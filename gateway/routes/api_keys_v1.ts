@@ -4,7 +4,7 @@ import { route } from '../http/route.ts'
 import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
 import { buildApiKey } from '../control/orgs.ts'
-import { MAX_GRACE_MINUTES, assertMayGrant, keyView, orgKeys, ownedKey, revokeKey, rotateKey } from '../control/api_keys.ts'
+import { MAX_GRACE_MINUTES, assertMayGrant, assertMayIssue, keyView, orgKeys, ownedKey, revokeKey, rotateKey } from '../control/api_keys.ts'
 import {
   ApiKeyView, CreatedApiKey, Environment, FORBIDDEN_OTHER_ORG, Permission as PermissionSchema, RotatedApiKey, errorResponses
 } from '../schemas/control.ts'
@@ -37,13 +37,15 @@ export const apiKeyRoutes = [
       201: { description: 'The key, with its full value', schema: CreatedApiKey },
       ...errorResponses({
         validation_error: 'Invalid or missing fields',
-        forbidden: 'The key lacks manage, grants a permission it does not hold, or the domain belongs to another organisation',
+        forbidden: 'The key lacks manage, grants a permission it does not hold, is a sandbox (ob_test_) key asking for a live key, ' +
+          'or the domain belongs to another organisation',
         not_found: 'No domain with that domain_id'
       })
     },
     handler: async (ctx) => {
       const { deps, auth, body } = ctx
       assertMayGrant(auth.key, body.permissions, 'create')
+      assertMayIssue(auth.key, body.environment ?? 'live', 'create')
       const domain = ownedRecord(deps.cp.domains, auth.org.id, body.domain_id, 'domain')
       const k = buildApiKey({ orgId: auth.org.id, domainId: domain.id, name: body.name, permissions: body.permissions, environment: body.environment ?? 'live' })
       await deps.cp.apiKeys.put(k.record.id, k.record)
@@ -115,7 +117,8 @@ export const apiKeyRoutes = [
       201: { description: 'The new key, with its full value', schema: RotatedApiKey },
       ...errorResponses({
         validation_error: 'grace_period_minutes missing or outside 0..10080',
-        forbidden: `${FORBIDDEN_OTHER_ORG}, or the key holds a permission the caller lacks`,
+        forbidden: `${FORBIDDEN_OTHER_ORG}, the key holds a permission the caller lacks, ` +
+          'or the caller is a sandbox (ob_test_) key and the key is live',
         not_found: 'No key with this id',
         conflict: 'The key is revoked, expired or was already rotated'
       })
@@ -124,6 +127,7 @@ export const apiKeyRoutes = [
       const { deps, auth, params, body } = ctx
       const old = ownedKey(deps.cp, auth.org.id, params.id!)
       assertMayGrant(auth.key, old.permissions, 'rotate')
+      assertMayIssue(auth.key, old.environment, 'rotate into')
       const r = await rotateKey(deps.cp, old, body.grace_period_minutes)
       deps.security.change('api_key.rotated', actorOf(ctx), { api_key_id: old.id, new_api_key_id: r.created.id, expires_at: r.oldExpiresAt })
       return { status: 201, body: { id: r.created.id, key: r.value, replaces: old.id, old_key_expires_at: r.oldExpiresAt } }

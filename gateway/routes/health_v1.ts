@@ -1,4 +1,6 @@
 import { Type } from 'typebox'
+import { ApiError } from '../../protocol/mod.ts'
+import { metricsAuthorized } from '../../stores/metrics/mod.ts'
 import { route } from '../http/route.ts'
 import { natsCheck, redisCheck } from '../health/dependency_checks.ts'
 
@@ -47,8 +49,17 @@ export const healthRoutes = [
     path: '/metrics',
     permission: null,
     summary: 'Prometheus metrics',
+    description: 'Open to anyone unless OB_METRICS_TOKEN is set; then only with `Authorization: Bearer <OB_METRICS_TOKEN>`.',
     tag: 'Operations',
-    responses: { 200: { description: 'Prometheus text exposition format' } },
-    handler: async ({ deps }) => ({ status: 200, raw: { contentType: deps.metrics.contentType, data: await deps.metrics.render() } })
+    responses: {
+      200: { description: 'Prometheus text exposition format' },
+      401: { description: 'unauthorized: OB_METRICS_TOKEN is set and the request does not carry it as a bearer token' }
+    },
+    handler: async ({ deps, headers }) => {
+      if (!metricsAuthorized(headers.authorization, deps.config.metrics.token)) {
+        throw new ApiError('unauthorized', 'GET /metrics needs Authorization: Bearer <OB_METRICS_TOKEN> on this installation.')
+      }
+      return { status: 200, raw: { contentType: deps.metrics.contentType, data: await deps.metrics.render() } }
+    }
   })
 ]

@@ -5,6 +5,12 @@ import { route, type RequestContext } from '../http/route.ts'
 /** The smallest transparent 1×1 GIF (43 bytes). */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
 const NO_STORE = { 'Cache-Control': 'no-store, no-cache, must-revalidate, private', Pragma: 'no-cache' }
+/** The unsubscribe pages load nothing and their form posts only to their own origin. */
+const PAGE_HEADERS = {
+  ...NO_STORE,
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+  'Referrer-Policy': 'no-referrer'
+}
 
 /**
  * The tracking endpoints carry no API key, so the per-key limit cannot hold them: each client address gets its own
@@ -44,9 +50,29 @@ function escapeHtml (s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
+const PAGE_HEAD = '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
+  '<meta name="robots" content="noindex">'
+const PAGE_BODY = '<body style="font-family:sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem">'
+
+/**
+ * What the form of the confirmation page posts: the page's button, told apart from a mailbox provider's RFC 8058
+ * one-click POST (`List-Unsubscribe=One-Click`, or any other body) so it can answer a page of its own.
+ */
+const CONFIRM_FIELD = 'confirm=page'
+
+/**
+ * The confirmation page of a GET: it unsubscribes nobody (mail scanners open every link of a message). The form
+ * posts to the page's own URL (no `action`), so nothing of the request is written back into the page.
+ */
+function confirmPage (email: string): string {
+  return `${PAGE_HEAD}<title>Unsubscribe</title></head>${PAGE_BODY}` +
+    `<h1>Unsubscribe?</h1><p>Stop these emails to ${escapeHtml(email)}?</p>` +
+    '<form method="post"><input type="hidden" name="confirm" value="page">' +
+    '<button type="submit" style="font-size:1rem;padding:.5rem 1rem">Unsubscribe</button></form></body></html>'
+}
+
 function unsubscribedPage (email: string): string {
-  return '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
-    '<title>Unsubscribed</title></head><body style="font-family:sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem">' +
+  return `${PAGE_HEAD}<title>Unsubscribed</title></head>${PAGE_BODY}` +
     `<h1>You are unsubscribed</h1><p>${escapeHtml(email)} will no longer receive these emails.</p></body></html>`
 }
 
@@ -90,14 +116,18 @@ export const trackingRoutes = [
     path: '/t/u/:token',
     permission: null,
     unmetered: true,
-    summary: 'Unsubscribe link',
-    description: `Suppresses the recipient for the sending organisation, records \`unsubscribed\` (method \`link\`) and answers a confirmation page. ${tokenParam}`,
+    summary: 'Unsubscribe link: a confirmation page',
+    description: 'Answers a page asking to confirm, with a button that POSTs to the same URL; opening the link (as mail scanners ' +
+      `do) unsubscribes nobody and records nothing. ${tokenParam}`,
     tag: 'Tracking',
-    responses: { 200: { description: 'text/html confirmation page' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' }, 503: { description: 'service_unavailable: try again' } },
+    responses: {
+      200: { description: 'text/html confirmation page with a form' },
+      404: { description: 'not_found' },
+      429: { description: 'rate_limited' }
+    },
     handler: async (ctx) => {
-      const { rec, claims } = await claimsOf(ctx, 'u')
-      await unsubscribe(ctx, rec, claims, 'link')
-      return { status: 200, headers: NO_STORE, raw: { contentType: 'text/html; charset=utf-8', data: unsubscribedPage(claims.r) } }
+      const { claims } = await claimsOf(ctx, 'u')
+      return { status: 200, headers: PAGE_HEADERS, raw: { contentType: 'text/html; charset=utf-8', data: confirmPage(claims.r) } }
     }
   }),
   route({
@@ -105,16 +135,25 @@ export const trackingRoutes = [
     path: '/t/u/:token',
     permission: null,
     unmetered: true,
-    summary: 'One-click unsubscribe (RFC 8058)',
-    description: `Mailbox providers POST \`List-Unsubscribe=One-Click\` (form-encoded) here. Records \`unsubscribed\` (method \`one-click\`). ${tokenParam}`,
+    summary: 'Unsubscribe: the confirmation page\'s button, or the RFC 8058 one-click POST',
+    description: 'Suppresses the recipient for the sending organisation. The confirmation page\'s button (form field `confirm=page`) ' +
+      'records `unsubscribed` with method `link` and answers a page saying so; any other POST, as mailbox providers send ' +
+      `\`List-Unsubscribe=One-Click\` (form-encoded or multipart), records method \`one-click\` and answers an empty 200. ${tokenParam}`,
     tag: 'Tracking',
-    responses: { 200: { description: 'Unsubscribed (empty body)' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' }, 503: { description: 'service_unavailable: try again' } },
+    responses: {
+      200: { description: 'Unsubscribed: a text/html page for the page\'s button, else an empty body' },
+      404: { description: 'not_found' },
+      429: { description: 'rate_limited' },
+      503: { description: 'service_unavailable: try again' }
+    },
     handler: async (ctx) => {
-      // The form body (`List-Unsubscribe=One-Click`) is not checked: the signed token is the authority, and some
-      // providers send it as multipart. There is no JSON body schema on this route, so the raw body is left alone.
+      // The one-click body is not checked: the signed token is the authority, and some providers send it as
+      // multipart. There is no JSON body schema on this route, so the raw body is left alone.
       const { rec, claims } = await claimsOf(ctx, 'u')
-      await unsubscribe(ctx, rec, claims, 'one-click')
-      return { status: 200, headers: NO_STORE }
+      const fromPage = ctx.rawBody.length <= 64 && ctx.rawBody.toString('latin1').split('&').includes(CONFIRM_FIELD)
+      await unsubscribe(ctx, rec, claims, fromPage ? 'link' : 'one-click')
+      if (!fromPage) return { status: 200, headers: NO_STORE }
+      return { status: 200, headers: PAGE_HEADERS, raw: { contentType: 'text/html; charset=utf-8', data: unsubscribedPage(claims.r) } }
     }
   })
 ]

@@ -13,12 +13,16 @@ const HEADER_END = Buffer.from('\r\n\r\n')
  */
 export const MAX_HEADER_SECTION_OCTETS = 256 * 1024
 const MAX_PARSED_HEADER: Record<string, number> = { from: 2048, to: 64 * 1024, cc: 64 * 1024, subject: 8192, 'x-outbox-metadata': 32 * 1024, 'x-outbox-tags': 2048 }
-/** Headers read and removed here, and the ones the engine writes for each recipient (an application's copy would double them). */
-const REMOVED = ['x-outbox-metadata', 'x-outbox-tags', 'list-unsubscribe', 'list-unsubscribe-post']
+/**
+ * Headers read and removed here, the ones the engine writes for each recipient (an application's copy would double
+ * them), and Bcc: the blind copies are envelope recipients, and a Bcc header would show them to every recipient
+ * (RFC 5322 3.6.3; Resent-Bcc likewise, 3.6.6).
+ */
+const REMOVED = ['x-outbox-metadata', 'x-outbox-tags', 'list-unsubscribe', 'list-unsubscribe-post', 'bcc', 'resent-bcc']
 
 /** What the submitted headers say, for the checks, the events and the read model. */
 export interface SubmittedMessage {
-  /** The message to send: CRLF line ends, the removed headers gone, Message-ID and Date added when missing. */
+  /** The message to send: CRLF line ends, the removed headers (Bcc among them) gone, Message-ID and Date added when missing. */
   mime: Buffer
   /** The From header as written (decoded), and its one address. */
   from: string

@@ -5,6 +5,7 @@ import { authenticate, hasPermission, type AuthContext } from '../auth.ts'
 import type { GatewayDeps } from '../deps.ts'
 import { planLimit } from '../server.ts'
 import { normaliseLineEnds, readSubmitted } from './mime.ts'
+import { assertPartCount } from './mime_parts.ts'
 import { SubmissionQueue } from './queue.ts'
 import { SessionLimits } from '../../stores/smtp_server/mod.ts'
 import { SmtpReply } from './smtp_reply.ts'
@@ -132,7 +133,9 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     if (data === 'busy') throw new SmtpReply(451, '4.3.1', 'The server is receiving too much mail at once; try again shortly')
     const auth = authOf(session)
     const id = newId('msg')
-    const mail = readSubmitted(normaliseLineEnds(data), { messageId: `<${id}@${auth.domain.name}>`, date: new Date() })
+    const normalised = normaliseLineEnds(data)
+    const mail = readSubmitted(normalised, { messageId: `<${id}@${auth.domain.name}>`, date: new Date() })
+    await assertPartCount(normalised)
     if (addressDomain(mail.fromAddress) !== auth.domain.name.toLowerCase()) {
       throw new SmtpReply(553, '5.7.1', `The From header must be an address on ${auth.domain.name}, the domain of this API key`)
     }

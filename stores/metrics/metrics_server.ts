@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { OutboxMetrics } from './outbox_metrics.ts'
+import { metricsAuthorized } from './metrics_token.ts'
 
 export interface MetricsServer {
   readonly port: number
@@ -9,13 +10,18 @@ export interface MetricsServer {
 
 /**
  * `GET /metrics` on its own port, for a process without the HTTP API (OB_ROLE engine or inbound). Anything
- * else is 404; the server answers only what Prometheus asks for and holds no request body.
+ * else is 404; the server answers only what Prometheus asks for and holds no request body. With `token`
+ * (OB_METRICS_TOKEN) a request without `Authorization: Bearer <token>` is 401.
  */
-export async function startMetricsServer (metrics: OutboxMetrics, host: string, port: number): Promise<MetricsServer> {
+export async function startMetricsServer (metrics: OutboxMetrics, host: string, port: number, token?: string): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0]
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
+      return
+    }
+    if (!metricsAuthorized(req.headers.authorization, token)) {
+      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' }).end('unauthorized\n')
       return
     }
     metrics.render().then((text) => {

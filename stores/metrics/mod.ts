@@ -1,5 +1,6 @@
 export { OutboxMetrics } from './outbox_metrics.ts'
 export { startMetricsServer, type MetricsServer } from './metrics_server.ts'
+export { metricsAuthorized } from './metrics_token.ts'
 export { ConsumerPoller, CONSUMER_POLL_MS } from './consumer_poller.ts'
 export {
   DESTINATION_CLASSES, SMTP_RESULTS, ENVIRONMENTS, DELIVERY_OUTCOMES, BOUNCE_TYPES, BOUNCE_CATEGORY_LABELS, SUPPRESSION_REASONS,

@@ -10,6 +10,7 @@ import { pageIndex, type IndexPage } from './index_page.ts'
 import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
 import { messageTagKeys } from './tag_index.ts'
 import { applyCall } from './apply_event_call.ts'
+import { eventIdBatches, type EventRef } from './event_pages.ts'
 import { eventIndex, messageFilter, messageIndex, type EventQuery, type Keep, type MessageQuery } from './list_index.ts'
 import { DEFAULT_STUCK_AFTER_MS, attemptTiming } from './due.ts'
 
@@ -267,33 +268,18 @@ export class MessageStore {
     return await statsOver((hour) => this.redis.hgetall(hashKey(hour)), fromMs, toMs, interval)
   }
 
-  /** Ids and times (ms) of the org's events (live and sandbox) of these types at or after `fromMs`, oldest first. */
-  async eventIdsSince (orgId: string, types: readonly string[], fromMs: number): Promise<Array<{ id: string, ms: number }>> {
-    const p = this.redis.pipeline()
-    for (const env of ['live', 'test'] as const) for (const t of types) p.zrangebyscore(K.eventsByType(orgId, env, t), fromMs, '+inf', 'WITHSCORES')
-    const out: Array<{ id: string, ms: number }> = []
-    for (const [err, flat] of (await p.exec()) ?? []) {
-      if (err !== null) throw err
-      const list = flat as string[]
-      for (let i = 0; i + 1 < list.length; i += 2) out.push({ id: list[i]!, ms: Number(list[i + 1]) })
-    }
-    return out.sort((a, b) => a.ms - b.ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  /**
+   * Ids and times (ms) of the org's events (live and sandbox) of these types at or after `fromMs`, oldest first, in
+   * batches of at most `batch`, read a page at a time (event_pages.ts).
+   */
+  eventIdsSince (orgId: string, types: readonly string[], fromMs: number, batch: number): AsyncGenerator<EventRef[]> {
+    return eventIdBatches(this.redis, orgId, types, fromMs, batch)
   }
 
   /** Stored events (webhook envelopes as JSON text, the bytes webhooks were sent), undefined where gone. */
   async eventJson (orgId: string, ids: readonly string[]): Promise<Array<string | undefined>> {
     if (ids.length === 0) return []
     return (await this.redis.mget(ids.map((id) => K.event(orgId, id)))).map((v) => v ?? undefined)
-  }
-
-  /** Which of `orgIds` holds the event `id` (a 403 rather than a 404 for another organisation's event). */
-  async eventOrg (id: string, orgIds: readonly string[]): Promise<string | undefined> {
-    if (orgIds.length === 0) return undefined
-    const p = this.redis.pipeline()
-    for (const org of orgIds) p.exists(K.event(org, id))
-    const results = (await p.exec()) ?? []
-    const i = results.findIndex(([err, n]) => err === null && n === 1)
-    return i < 0 ? undefined : orgIds[i]
   }
 
   private async loadEvents (orgId: string, ids: string[]): Promise<Array<EventEnvelope | undefined>> {

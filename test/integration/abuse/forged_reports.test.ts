@@ -120,3 +120,53 @@ test('a report through a route acts only on a message of that organisation and o
   // Each report still reached the route as inbound mail.
   await events.waitFor('inbound.received', cases.length)
 })
+
+/** An ARF report whose copy of the original carries `originalHeaders` (as a mailbox provider attaches the copy it got). */
+function arfWithOriginal (r: { to: string, recipient: string, originalHeaders: string[] }): string {
+  return [
+    'From: feedback@isp.test', `To: ${r.to}`, 'Subject: FW: Hello', 'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=feedback-report; boundary="=_f"', '',
+    '--=_f', 'Content-Type: text/plain', '', 'This is an email abuse report.', '',
+    '--=_f', 'Content-Type: message/feedback-report', '',
+    'Feedback-Type: abuse', 'User-Agent: ISP-FBL/1.0', 'Version: 1', `Original-Rcpt-To: ${r.recipient}`, '',
+    '--=_f', 'Content-Type: message/rfc822', '', ...r.originalHeaders, '', 'Hi there', '',
+    '--=_f--', ''
+  ].join('\r\n')
+}
+
+test('through a route, one recipient of a message cannot report a co-recipient; the recipient its copy proves is acted on', async () => {
+  const abuse = `abuse@${victimOrg.domain}`
+  await addRoute(s.ob, victimOrg, abuse, false)
+  const [alice, bob] = ['alice@remote.test', 'bob@remote.test']
+  const sent = await s.ob.request('POST', '/v1/messages/send', {
+    key: victimOrg.adminKey,
+    body: { from: `news@${victimOrg.domain}`, to: [alice, bob], subject: 'Hello', text: 'Hi there', track_opens: false, track_clicks: false }
+  })
+  assert.equal(sent.status, 202)
+  const id = sent.body.id as string
+  await until(() => s.sink.to(alice).length > 0 && s.sink.to(bob).length > 0, 'both copies')
+  const copyOf = (rcpt: string): string[] => {
+    const m = s.sink.to(rcpt).find((x) => x.messageId === `<${id}@${victimOrg.domain}>`)!
+    return [`Return-Path: <${m.mailFrom}>`, `From: ${m.headers.get('from')!}`, `To: ${m.headers.get('to')!}`,
+      `Message-ID: ${m.messageId}`, `List-Unsubscribe: ${m.headers.get('list-unsubscribe')!}`, 'Subject: Hello']
+  }
+  const bare = [`From: news@${victimOrg.domain}`, `To: ${alice}, ${bob}`, `Message-ID: <${id}@${victimOrg.domain}>`, 'Subject: Hello']
+
+  // Bob forwards his own copy, or just the Message-ID, as a complaint about Alice.
+  const before = await s.dropped('recipient_mismatch')
+  await s.deliver(abuse, arfWithOriginal({ to: abuse, recipient: alice, originalHeaders: copyOf(bob) }))
+  await until(async () => acted(events, id) > 0 || await s.dropped('recipient_mismatch') >= before + 1, 'a recipient_mismatch drop')
+  await s.deliver(abuse, arfWithOriginal({ to: abuse, recipient: alice, originalHeaders: bare }))
+  await until(async () => acted(events, id) > 0 || await s.dropped('recipient_mismatch') >= before + 2, 'two recipient_mismatch drops')
+  assert.equal(acted(events, id), 0)
+  assert.equal(s.ob.proc.cp.isSuppressed(victimOrg.orgId, alice), false, 'Alice is not suppressed by a co-recipient')
+  assert.equal(await s.dropped('recipient_mismatch'), before + 2)
+
+  // A provider's genuine report about Bob's copy (its Return-Path and List-Unsubscribe are Bob's) acts on Bob.
+  await s.deliver(abuse, arfWithOriginal({ to: abuse, recipient: bob, originalHeaders: copyOf(bob) }))
+  await until(() => acted(events, id) > 0, 'the complaint about Bob')
+  const complaint = events.of('complained').find((e) => e.message_id === id)!
+  assert.equal((complaint.data as { to: string }).to, bob)
+  assert.equal(s.ob.proc.cp.isSuppressed(victimOrg.orgId, bob), true)
+  assert.equal(s.ob.proc.cp.isSuppressed(victimOrg.orgId, alice), false)
+})

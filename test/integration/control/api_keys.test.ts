@@ -114,6 +114,32 @@ test('a manage key may not create or rotate into permissions it does not hold', 
   assert.equal((await ob.request('GET', '/v1/billing', { key: org.adminKey })).status, 200)
 })
 
+test('a sandbox (ob_test_) key never creates a live key nor rotates one into a new live value (403); its own environment it may', async () => {
+  const sandbox = await ob.key(org, ['manage', 'send', 'read'], 'test')
+  const liveCount = (): number => ob.proc.cp.apiKeys.list('key_').filter((k) => k.org_id === org.orgId && k.environment === 'live').length
+  const before = liveCount()
+  for (const body of [{ name: 'x', domain_id: org.domainId, permissions: ['send'] }, { name: 'x', domain_id: org.domainId, permissions: ['send'], environment: 'live' }]) {
+    const r = await ob.request('POST', '/v1/api-keys', { key: sandbox, body })
+    assert.equal(r.status, 403, JSON.stringify(body))
+    assert.equal(r.body.error.code, 'forbidden')
+    assert.equal(r.body.key, undefined)
+  }
+  const live = await ob.request('POST', '/v1/api-keys', { key: org.adminKey, body: { name: 'live-send', domain_id: org.domainId, permissions: ['send'] } })
+  const rotate = await ob.request('POST', `/v1/api-keys/${live.body.id}/rotate`, { key: sandbox, body: { grace_period_minutes: 0 } })
+  assert.equal(rotate.status, 403)
+  assert.equal(rotate.body.error.code, 'forbidden')
+  assert.equal(liveCount(), before + 1, 'only the admin\'s live key was made')
+  assert.equal(ob.proc.cp.apiKeys.get(live.body.id)?.replaced_by, undefined, 'the live key is not rotated')
+  assert.equal((await ob.request('GET', '/v1/suppressions', { key: live.body.key })).status, 403, 'the live key still authenticates (and lacks read)')
+
+  const own = await ob.request('POST', '/v1/api-keys', { key: sandbox, body: { name: 'sb', domain_id: org.domainId, permissions: ['send'], environment: 'test' } })
+  assert.equal(own.status, 201)
+  assert.match(own.body.key, /^ob_test_/)
+  const rotated = await ob.request('POST', `/v1/api-keys/${own.body.id}/rotate`, { key: sandbox, body: { grace_period_minutes: 0 } })
+  assert.equal(rotated.status, 201)
+  assert.match(rotated.body.key, /^ob_test_/)
+})
+
 test('keys of another organisation are 403, unknown ids 404', async () => {
   const theirs = await ob.request('POST', '/v1/api-keys', { key: other.adminKey, body: { name: 'theirs', domain_id: other.domainId, permissions: ['read'] } })
   for (const [method, path, body] of [

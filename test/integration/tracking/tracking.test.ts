@@ -64,13 +64,30 @@ test('a click redirects (302) to the original URL and records clicked with the u
   assert.deepEqual([d.message_id, d.to, d.url], [claims.m, claims.r, url])
 })
 
-test('the unsubscribe link answers a confirmation page, suppresses the address and records method "link"', async () => {
+test('opening the unsubscribe link answers a confirmation page and unsubscribes nobody; its button unsubscribes with method "link"', async () => {
   const { token: t, claims } = token('u', { r: 'Leaver@Remote.test' })
+  const before = events.events.length
   const r = await get(`/t/u/${t}`)
   assert.equal(r.status, 200)
   assert.match(String(r.headers['content-type']), /^text\/html/)
-  assert.match(r.body.toString(), /unsubscribed/i)
-  assert.match(r.body.toString(), /Leaver@Remote\.test/)
+  assert.match(String(r.headers['cache-control']), /no-store/)
+  const page = r.body.toString()
+  assert.match(page, /Leaver@Remote\.test/)
+  // A form that posts to the page's own URL: nothing of the request is written into the page or a header.
+  assert.match(page, /<form method="post"><input type="hidden" name="confirm" value="page"><button type="submit"/)
+  assert.doesNotMatch(page, /action=/)
+  assert.match(String(r.headers['content-security-policy']), /form-action 'self'/)
+  for (const [name, value] of Object.entries(r.headers)) assert.ok(!String(value).includes(t.slice(0, 16)), `the token is not in ${name}`)
+  // A mail scanner opening every link unsubscribes nobody.
+  assert.equal(ob.proc.cp.isSuppressed(org.orgId, 'leaver@remote.test'), false)
+  await events.settle(600)
+  assert.equal(events.events.slice(before).filter((e) => e.type === 'unsubscribed').length, 0)
+
+  // The page's button: a form POST of confirm=page.
+  const done = await get(`/t/u/${t}`, { method: 'POST', body: 'confirm=page', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  assert.equal(done.status, 200)
+  assert.match(String(done.headers['content-type']), /^text\/html/)
+  assert.match(done.body.toString(), /You are unsubscribed/)
   const [e] = await events.waitFor('unsubscribed')
   assert.deepEqual({ ...(e!.data as any), unsubscribed_at: undefined }, { message_id: claims.m, to: claims.r, method: 'link', unsubscribed_at: undefined })
   const s = ob.proc.cp.suppressions.get(suppressionKey(org.orgId, 'leaver@remote.test'))
@@ -81,6 +98,7 @@ test('the RFC 8058 one-click POST answers 200 and records method "one-click"', a
   const { token: t, claims } = token('u', { r: 'oneclick@remote.test' })
   const r = await get(`/t/u/${t}`, { method: 'POST', body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
   assert.equal(r.status, 200)
+  assert.equal(r.body.length, 0)
   const all = await events.waitFor('unsubscribed', 2)
   const e = all.find((x) => x.message_id === claims.m)
   assert.equal((e?.data as any).method, 'one-click')
