@@ -992,7 +992,7 @@ export function operations (call: Call) {
     get: async (options?: RequestOptions): Promise<GetHealthzResponse> => await call<GetHealthzResponse>({ method: 'GET', path: '/healthz' }, options)
   },
   readyz: {
-    /** GET /readyz: Readiness: NATS and Redis answer. */
+    /** GET /readyz: Readiness: NATS and Redis answer, and the message store has room. */
     get: async (options?: RequestOptions): Promise<GetReadyzResponse> => await call<GetReadyzResponse>({ method: 'GET', path: '/readyz' }, options)
   },
   metrics: {

@@ -1,0 +1,126 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { jetstreamManager } from '@nats-io/jetstream'
+import { Kvm } from '@nats-io/kv'
+import { KV_SHARD_LEASES, STREAM_OUTBOUND } from '../../../protocol/mod.ts'
+import { ServerProcess } from '../../helpers/servers.ts'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { freePort } from '../../helpers/ports.ts'
+import { closeAgent, messageIdHeader, nothingPending, sinkCounts, sleep, untilDelivered, untilNothingPending } from './fault_env.ts'
+
+/**
+ * A JetStream store at its limit (nats-server `max_file_store`, OB_NATS_STORE_MB the same): the queue of mail
+ * that cannot be delivered yet fills its share, sends are refused with 503 `store_full`, readiness says so, the
+ * shard leases stay renewed, and once the destination answers again every accepted message is delivered once,
+ * which frees the room, readiness comes back and sends are taken again.
+ */
+const STORE_MB = 24
+const BODY = 'x'.repeat(100_000)
+const MAX_SENDS = 600
+const RETRY_EVERY_SECOND = Array.from({ length: 300 }, () => '1').join(',')
+
+let nats: ServerProcess
+let redis: ServerProcess
+let sink: SmtpSink | undefined
+let port: number
+let ob: TestOutbox
+let org: TestOrg
+let key: string
+
+before(async () => {
+  nats = await ServerProcess.nats({ maxFileStore: STORE_MB * 1024 * 1024 })
+  redis = await ServerProcess.redis()
+  port = await freePort() // nothing listens yet: every attempt is deferred and the message stays queued
+  ob = await TestOutbox.start({
+    nats, redis,
+    env: {
+      OB_ROLE: 'all',
+      OB_SMTP_RELAY: `smtp://127.0.0.1:${port}`,
+      OB_DELIVERY_RETRY_SCHEDULE: RETRY_EVERY_SECOND,
+      OB_ENGINE_ACK_WAIT_MS: '2000',
+      OB_SHARD_LEASE_MS: '2000',
+      OB_NATS_STORE_MB: String(STORE_MB)
+    }
+  })
+  org = await ob.org()
+  key = await ob.key(org, ['send'])
+})
+after(async () => {
+  await ob.close()
+  await closeAgent()
+  await sink?.close()
+  await nats.dispose()
+  await redis.dispose()
+})
+
+async function sendOne (i: number): Promise<{ status: number, body: any, retryAfter: string | null }> {
+  const r = await ob.request('POST', '/v1/messages/send', {
+    key,
+    body: { from: `App <hello@${org.domain}>`, to: `r${i}@dest.example`, subject: `Filler ${i}`, text: BODY, track_opens: false, track_clicks: false }
+  })
+  return { status: r.status, body: r.body, retryAfter: r.headers.get('retry-after') }
+}
+
+/** The revision of a shard lease: it grows with every renew. */
+async function leaseRevision (): Promise<number> {
+  const kv = await new Kvm(ob.proc.nc).open(KV_SHARD_LEASES)
+  return (await kv.get('outbound.shard.0'))?.revision ?? 0
+}
+
+test('a full JetStream store refuses sends with 503 store_full and not-ready, keeps delivering, and recovers', { timeout: 240_000 }, async (t) => {
+  const accepted: string[] = []
+  let refusal: { status: number, body: any, retryAfter: string | null } | undefined
+  let next = 0
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (refusal === undefined && next < MAX_SENDS) {
+      const r = await sendOne(next++)
+      if (r.status === 202) accepted.push(r.body.id)
+      else refusal ??= r
+    }
+  }))
+  t.diagnostic(`${accepted.length} sends accepted before the store was full`)
+  assert.ok(refusal !== undefined, `the store never filled in ${MAX_SENDS} sends`)
+  assert.equal(refusal.status, 503)
+  assert.equal(refusal.body?.error?.code, 'store_full', JSON.stringify(refusal.body))
+  assert.match(refusal.body.error.message, /store is full/)
+  assert.equal(refusal.retryAfter, '30')
+  assert.ok(accepted.length >= 10, 'the queue took mail before it filled')
+
+  // Readiness says why the process should take no sends.
+  const ready = await ob.request('GET', '/readyz')
+  assert.equal(ready.status, 503)
+  assert.deepEqual(ready.body, { status: 'store_full' })
+
+  // The full queue leaves the leases their room: they are renewed (a lease lasts 2 s, renewed every ~0.7 s).
+  const before = await leaseRevision()
+  assert.ok(before > 0, 'an engine holds shard 0')
+  const deadline = Date.now() + 30_000
+  while (await leaseRevision() < before + 3) {
+    assert.ok(Date.now() < deadline, 'shard lease not renewed while the store is full')
+    await sleep(200)
+  }
+
+  // The destination answers again: everything accepted is delivered, once, and that frees the store.
+  sink = await SmtpSink.start({ keepRaw: false, port })
+  await untilDelivered(sink, org, accepted, 150_000)
+  const counts = sinkCounts(sink)
+  for (const id of accepted) assert.equal(counts.get(messageIdHeader(org, id)), 1, `${id} delivered exactly once`)
+
+  const readyDeadline = Date.now() + 30_000
+  let again = await ob.request('GET', '/readyz')
+  while (again.status !== 200 && Date.now() < readyDeadline) {
+    await sleep(200)
+    again = await ob.request('GET', '/readyz')
+  }
+  assert.equal(again.status, 200, JSON.stringify(again.body))
+
+  // Sends are taken again and delivered.
+  const after = await sendOne(MAX_SENDS + 1)
+  assert.equal(after.status, 202, JSON.stringify(after.body))
+  await untilDelivered(sink, org, [after.body.id], 60_000)
+  const state = await untilNothingPending(nats.url, 30_000)
+  assert.ok(nothingPending(state), JSON.stringify(state))
+  const info = await (await jetstreamManager(ob.proc.nc)).streams.info(STREAM_OUTBOUND)
+  assert.equal(info.state.messages, 0, 'the queue is empty again')
+})
