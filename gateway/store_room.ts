@@ -9,7 +9,7 @@ const SEND_STREAMS = [STREAM_OUTBOUND, `OBJ_${OBJ_OUTBOUND_CONTENT}`]
 /**
  * Readiness probe "JetStream store full": true while a stream a send writes to has less room left (below its
  * `max_bytes`, its share of OB_NATS_STORE_MB) than one queued message of the largest size kept whole, so sends
- * are being, or are about to be, refused with 503 `store_full`. It turns false again as delivery frees room.
+ * are being, or are about to be, refused with 503 `queue_full`. It turns false again as delivery frees room.
  * A stream that does not exist yet (the content bucket is made on first use) has room.
  */
 export async function jetStreamStoreFull (nc: NatsConnection): Promise<boolean> {

@@ -136,7 +136,7 @@ export function streamTable (s: StreamSettings): StreamSpec[] {
         storage: StorageType.File,
         num_replicas: s.replicas,
         duplicate_window: OUTBOUND_DUPLICATE_WINDOW_MS * NS_PER_MS,
-        // Owed work: a full queue refuses new messages (the send answers 503 `store_full`), never drops one.
+        // Owed work: a full queue refuses new messages (the send answers 503 `queue_full`), never drops one.
         discard: DiscardPolicy.New,
         max_bytes: storeShareBytes(s.storeBytes, STREAM_OUTBOUND),
         max_msg_size: OUTBOUND_MAX_MSG_BYTES

@@ -12,7 +12,7 @@ import { storeSmall, storeInline, fitsInline, RAW_CHUNK_BYTES, type JustStored }
 import { encodeJob, type InboundJob } from './job.ts'
 import { SmtpReply } from './smtp_reply.ts'
 import { SessionLimits } from '../../stores/smtp_server/mod.ts'
-import { isStoreFull } from '../../stores/clients/mod.ts'
+import { isJetStreamFull } from '../../stores/clients/mod.ts'
 
 /** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
 export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024
@@ -143,7 +143,7 @@ export async function startSmtpListener (config: Config, deps: { cp: ControlPlan
       return id
     } catch (err) {
       if (stored) await stores.raw.delete(id).catch(() => {})
-      if (isStoreFull(err)) throw new SmtpReply(452, 'Insufficient system storage, try again later', { cause: err })
+      if (isJetStreamFull(err)) throw new SmtpReply(452, 'Insufficient system storage, try again later', { cause: err })
       throw new SmtpReply(451, 'Temporary local problem storing the message, try again later', { cause: err })
     }
   }

@@ -22,14 +22,14 @@ export const healthRoutes = [
     tag: 'Operations',
     responses: {
       200: { description: 'NATS and Redis answer, and the message store has room', schema: Status },
-      503: { description: '`unavailable`: NATS or Redis does not answer; `store_full`: the JetStream store of queued mail is full', schema: Status }
+      503: { description: '`unavailable`: NATS or Redis does not answer; `queue_full`: the JetStream store of queued mail is full', schema: Status }
     },
     handler: async ({ deps }) => {
       const deadline = new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error('timeout')), 1000).unref())
       try {
         await Promise.race([Promise.all([deps.nc.rtt(), deps.redis.ping()]), deadline])
-        // Sends are refused with 503 `store_full` until delivery frees room: take the process out of rotation.
-        if (await Promise.race([jetStreamStoreFull(deps.nc), deadline])) return { status: 503, body: { status: 'store_full' } }
+        // Sends are refused with 503 `queue_full` until delivery frees room: take the process out of rotation.
+        if (await Promise.race([jetStreamStoreFull(deps.nc), deadline])) return { status: 503, body: { status: 'queue_full' } }
         return { status: 200, body: { status: 'ok' } }
       } catch {
         return { status: 503, body: { status: 'unavailable' } }

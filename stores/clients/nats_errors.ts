@@ -50,7 +50,7 @@ function refusalCode (err: unknown): number | undefined {
 }
 
 /** JetStream refused a write because the stream, or the whole store, has no room for it. */
-export function isStoreFull (err: unknown): boolean {
+export function isJetStreamFull (err: unknown): boolean {
   const code = refusalCode(err)
   return code !== undefined && STORE_FULL_CODES.has(code)
 }
