@@ -178,3 +178,18 @@ test('received mail finding its store full is answered 452, and taken again once
   assert.match(String(info.response), /^250 /)
   smtp.close()
 })
+
+test('a NATS server whose store cannot hold OB_NATS_STORE_MB stops the start, saying so', { timeout: 60_000 }, async () => {
+  const small = await ServerProcess.nats({ maxFileStore: 16 * 1024 * 1024 })
+  const ownRedis = await ServerProcess.redis()
+  try {
+    await assert.rejects(TestOutbox.start({ nats: small, redis: ownRedis, env: { OB_ROLE: 'gateway', OB_NATS_STORE_MB: '64' } }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'E_STORE_RESERVATION', String(err))
+      assert.match(err.message, /cannot reserve .*OB_NATS_STORE_MB/)
+      return true
+    })
+  } finally {
+    await small.dispose()
+    await ownRedis.dispose()
+  }
+})
