@@ -1,9 +1,11 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { jetstreamManager } from '@nats-io/jetstream'
+import { DiscardPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { connect } from '@nats-io/transport-node'
 import { Kvm } from '@nats-io/kv'
 import { Objm } from '@nats-io/obj'
-import { KV_SHARD_LEASES, OBJ_INBOUND_RAW, STREAM_OUTBOUND } from '../../../protocol/mod.ts'
+import { KV_SHARD_LEASES, OBJ_INBOUND_RAW, STREAM_OUTBOUND, outboundSubject, streamTable } from '../../../protocol/mod.ts'
+import { ensureStreams, isJetStreamFull } from '../../../stores/clients/mod.ts'
 import { addRoute, inboundClient } from '../../helpers/inbound.ts'
 import { submissionClient } from '../../helpers/submission.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
@@ -191,5 +193,29 @@ test('a NATS server whose store cannot hold OB_NATS_STORE_MB stops the start, sa
   } finally {
     await small.dispose()
     await ownRedis.dispose()
+  }
+})
+
+test('a start never lowers the limit of a stream of owed work below what it holds, so nothing queued is dropped', { timeout: 60_000 }, async () => {
+  const server = await ServerProcess.nats({ maxFileStore: 64 * 1024 * 1024 })
+  const nc = await connect({ servers: server.url })
+  try {
+    const jsm = await jetstreamManager(nc)
+    // OB_OUTBOUND as an earlier version made it: no byte limit, oldest dropped when full
+    const [outbound] = streamTable({ replicas: 1, messageContentRetentionDays: 1, storeBytes: 64 * 1024 * 1024 })
+    await jsm.streams.add({ ...outbound!.config, discard: DiscardPolicy.Old, max_bytes: -1 })
+    const js = jetstream(nc)
+    for (let i = 0; i < 60; i++) await js.publish(outboundSubject(0), new Uint8Array(100_000))
+    const held = (await jsm.streams.info(STREAM_OUTBOUND)).state
+    // OB_NATS_STORE_MB=16 gives OB_OUTBOUND 30% of 16 MB, less than the 6 MB it holds
+    await ensureStreams(nc, { replicas: 1, messageContentRetentionDays: 1, storeBytes: 16 * 1024 * 1024 })
+    const after = await jsm.streams.info(STREAM_OUTBOUND)
+    assert.equal(after.state.messages, 60, 'nothing queued was dropped')
+    assert.equal(after.config.discard, DiscardPolicy.New)
+    assert.equal(after.config.max_bytes, held.bytes)
+    await assert.rejects(js.publish(outboundSubject(0), new Uint8Array(100_000)), (err: unknown) => isJetStreamFull(err))
+  } finally {
+    await nc.close()
+    await server.dispose()
   }
 })
