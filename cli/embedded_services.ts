@@ -62,8 +62,11 @@ function manage (name: ManagedServer['name'], child: ChildProcess, url: string):
   }
 }
 
-/** The nats-server configuration file: where JetStream keeps data and how often it syncs to disk. */
-export function natsConfigText (input: { host: string, port: number, storeDir: string, syncAlways: boolean }): string {
+/**
+ * The nats-server configuration file: where JetStream keeps data, how much it may keep (`storeBytes`,
+ * OB_NATS_STORE_MB, which Outbox divides among its streams below it) and how often it syncs to disk.
+ */
+export function natsConfigText (input: { host: string, port: number, storeDir: string, syncAlways: boolean, storeBytes?: number }): string {
   const lines = [
     '# Written by `outbox start` for its embedded NATS server; rewritten at every start.',
     `listen: "${input.host}:${input.port}"`,
@@ -72,20 +75,21 @@ export function natsConfigText (input: { host: string, port: number, storeDir: s
     'jetstream {',
     `  store_dir: ${JSON.stringify(input.storeDir)}`
   ]
+  if (input.storeBytes !== undefined) lines.push(`  max_file_store: ${input.storeBytes}`)
   // With `always`, JetStream fsyncs before it acknowledges a publish, so a 202 survives power loss.
   if (input.syncAlways) lines.push('  sync_interval: always')
   lines.push('}', '')
   return lines.join('\n')
 }
 
-export async function spawnNats (opts: { binary: string, dataDir: string, port: number, log: Logger }): Promise<ManagedServer> {
+export async function spawnNats (opts: { binary: string, dataDir: string, port: number, log: Logger, storeBytes?: number }): Promise<ManagedServer> {
   const storeDir = join(opts.dataDir, 'nats')
   const logFile = join(opts.dataDir, 'nats.log')
   const confFile = join(opts.dataDir, 'nats.conf')
   mkdirSync(storeDir, { recursive: true })
   const versionText = execFileSync(opts.binary, ['--version'], { encoding: 'utf8' })
   const syncAlways = supportsSyncAlways(parseNatsVersion(versionText))
-  writeFileSync(confFile, natsConfigText({ host: HOST, port: opts.port, storeDir, syncAlways }))
+  writeFileSync(confFile, natsConfigText({ host: HOST, port: opts.port, storeDir, syncAlways, ...(opts.storeBytes !== undefined ? { storeBytes: opts.storeBytes } : {}) }))
   if (!syncAlways) {
     opts.log.warn(`${versionText.trim()} lacks sync_interval: always; acknowledged messages can be lost on power failure until NATS 2.10+ is used`)
   }
@@ -127,6 +131,8 @@ export async function startEmbeddedServices (opts: {
   say: (line: string) => void
   natsPort?: number
   redisPort?: number
+  /** OB_NATS_STORE_MB in bytes: the embedded server's `max_file_store`. */
+  storeBytes?: number
 }): Promise<EmbeddedServices> {
   const natsPort = opts.natsPort ?? DEFAULT_NATS_PORT
   const redisPort = opts.redisPort ?? DEFAULT_REDIS_PORT
@@ -142,7 +148,7 @@ export async function startEmbeddedServices (opts: {
     for (const s of [...started].reverse()) await s.stop()
   }
   try {
-    if (plan.nats) started.push(await spawnNats({ binary: ensureBinary('nats-server', opts.env, opts.say), dataDir, port: natsPort, log: opts.log }))
+    if (plan.nats) started.push(await spawnNats({ binary: ensureBinary('nats-server', opts.env, opts.say), dataDir, port: natsPort, log: opts.log, ...(opts.storeBytes !== undefined ? { storeBytes: opts.storeBytes } : {}) }))
     if (plan.redis) started.push(await spawnRedis({ binary: ensureBinary('redis-server', opts.env, opts.say), dataDir, port: redisPort, log: opts.log }))
   } catch (err) {
     await stop()

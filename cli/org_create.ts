@@ -39,7 +39,7 @@ export async function runOrgCreate (args: string[], env: Readonly<Record<string,
   let cp: ControlPlane | undefined
   try {
     await ensureStreams(nc, streamSettings(config))
-    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
+    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes })
     return await createOrganization(cp, config, input)
   } catch (err) {
     if (err instanceof ApiError && err.code === 'conflict') throw new CliError(`outbox: the domain ${input.domain} is already registered to an organisation`)

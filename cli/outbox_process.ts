@@ -67,7 +67,7 @@ export async function startOutbox (config: Config, log: Logger, opts: { shardThr
   let bootstrapped: BootstrapOutcome
   try {
     await ensureStreams(nc, streamSettings(config))
-    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
+    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes })
     bootstrapped = await bootstrap(cp, config)
   } catch (err) {
     cp?.close()

@@ -44,6 +44,7 @@ export async function runStart (env: Readonly<Record<string, string | undefined>
       natsConfigured: config.nats.configured,
       redisConfigured: config.redis.configured,
       dataDir: config.dataDir,
+      storeBytes: config.nats.storeBytes,
       env,
       log,
       say

@@ -23,7 +23,7 @@ export async function runVerpKeys (args: string[], env: Readonly<Record<string, 
   let cp: ControlPlane | undefined
   try {
     await ensureStreams(nc, streamSettings(config))
-    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas })
+    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes })
     const view = (k: VerpKeyRecord): VerpKeyView => ({ id: k.id, created_at: k.created_at })
     if (action === 'list') return cp.verpKeys.list().map(view)
     if (action === 'rotate') return await cp.verpKeys.rotate()

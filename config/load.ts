@@ -112,7 +112,8 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       servers: (e.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean),
       replicas: e.OB_NATS_REPLICAS,
       configured: e.NATS_URL !== undefined,
-      publishTimeoutMs: e.OB_PUBLISH_TIMEOUT_MS
+      publishTimeoutMs: e.OB_PUBLISH_TIMEOUT_MS,
+      storeBytes: e.OB_NATS_STORE_MB * 1024 * 1024
     },
     redis: { url: redisUrl, target: redisTarget, configured: e.REDIS_URL !== undefined },
     smtp: {

@@ -15,6 +15,11 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '60,300,1800,7200,18000,36000,3600
 // 60 s, 5 m, 15 m, 1 h, 4 h, then every 8 h: 13 attempts spread over 69 h, inside the 72 h promise.
 export const DEFAULT_DELIVERY_RETRY_SCHEDULE = '60,300,900,3600,14400,28800,28800,28800,28800,28800,28800,28800,28800'
 
+/** JetStream file store Outbox divides among its streams and buckets (MB of 1024² bytes, as nats-server counts). */
+export const DEFAULT_NATS_STORE_MB = 10 * 1024
+/** Below this the smallest shares (a control-plane bucket, the lease bucket) would not hold a working installation. */
+export const MIN_NATS_STORE_MB = 16
+
 /** Inbound SMTP sessions open at once, all senders together. */
 export const DEFAULT_INBOUND_MAX_CONNECTIONS = 1000
 /** Inbound SMTP sessions open at once from one client address (large senders open a handful in parallel). */
@@ -131,6 +136,7 @@ export const EnvSchema = Type.Object({
   OB_ENGINE_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
   OB_PUBLISH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 5000 }),
   OB_NATS_REPLICAS: Type.Union([Type.Literal(1), Type.Literal(3), Type.Literal(5)], { default: 1 }),
+  OB_NATS_STORE_MB: Type.Integer({ minimum: MIN_NATS_STORE_MB, maximum: 16 * 1024 * 1024, default: DEFAULT_NATS_STORE_MB }),
   OB_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   OB_TRACKING_TOKEN_TTL_S: Type.Integer({ minimum: 1, maximum: 10 * 365 * 86_400, default: 31_536_000 }),
   OB_TRACKING_RATE_LIMIT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
@@ -183,8 +189,17 @@ export interface Config {
    * keeps it, 0 to MAX_MESSAGE_CONTENT_RETENTION_DAYS; 0 records none.
    */
   readonly messageContent: { readonly retentionDays: number }
-  /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */
-  readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean, readonly publishTimeoutMs: number }
+  /**
+   * `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. `storeBytes`: the
+   * JetStream file store Outbox divides among its streams and buckets (protocol/store_budget.ts).
+   */
+  readonly nats: {
+    readonly servers: readonly string[]
+    readonly replicas: 1 | 3 | 5
+    readonly configured: boolean
+    readonly publishTimeoutMs: number
+    readonly storeBytes: number
+  }
   /** `url` as given (for messages, passwords masked with describeRedisTarget); `target` is what clients connect to. */
   readonly redis: { readonly url: string, readonly target: RedisTarget, readonly configured: boolean }
   readonly smtp: {

@@ -60,7 +60,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */
   const handingOver = new Map<number, Promise<void>>()
   const ownerId = processOwnerId()
-  const leases = new LeaseTable(await openLeaseBucket(shared.nc, config.nats.replicas, Math.max(1000, renewIntervalMs(config.engine.leaseMs))), {
+  const leases = new LeaseTable(await openLeaseBucket(shared.nc, config.nats.replicas, Math.max(1000, renewIntervalMs(config.engine.leaseMs)), config.nats.storeBytes), {
     group: 'outbound',
     units: shards.length,
     ownerId,

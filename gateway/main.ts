@@ -47,7 +47,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     analyzer: new AnalyzePool(),
     tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)),
     send: new SendService(base),
-    webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas }),
+    webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas, storeBytes: config.nats.storeBytes }),
     schedule: new ScheduleState(shared.redis),
     messageContent: new MessageContentStore(await jetstreamManager(shared.nc))
   }

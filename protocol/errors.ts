@@ -17,7 +17,8 @@ export const ERRORS = {
   rate_limited: { status: 429, message: 'Rate limit exceeded.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' },
-  store_full: { status: 503, message: 'The data store is full; retry later.' }
+  store_full: { status: 503, message: 'The data store is full; retry later.' },
+  queue_full: { status: 503, message: 'The message store is full; nothing was queued.' }
 } as const satisfies Record<string, { status: number, message: string }>
 
 export type ErrorCode = keyof typeof ERRORS

@@ -5,6 +5,7 @@ import {
   OBJ_INBOUND_RAW, OBJ_OUTBOUND_CONTENT, OUTBOUND_SUBJECTS, MESSAGE_CONTENT_SUBJECTS, STREAM_MESSAGE_CONTENT, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS,
   outboundConsumer, outboundSubject, webhookJobConsumer, webhookJobShardFilter
 } from './subjects.ts'
+import { kvShareBytes, objectStoreShareBytes, storeShareBytes } from './store_budget.ts'
 
 /**
  * Every JetStream stream and durable consumer of an installation, with its settings: data only. `ensureJetStream`
@@ -70,6 +71,8 @@ export interface StreamSettings {
   replicas: number
   /** OB_MESSAGE_CONTENT_RETENTION_DAYS: days OB_MESSAGE_CONTENT keeps a message's content; 0 records none. */
   messageContentRetentionDays: number
+  /** OB_NATS_STORE_MB in bytes: the store divided among the streams and buckets (store_budget.ts). */
+  storeBytes: number
 }
 
 /** What the table depends on: the few settings of the configuration that change stream or consumer settings. */
@@ -83,7 +86,7 @@ export interface JetStreamSettings extends StreamSettings {
 }
 
 export function streamSettings (config: Config): StreamSettings {
-  return { replicas: config.nats.replicas, messageContentRetentionDays: config.messageContent.retentionDays }
+  return { replicas: config.nats.replicas, messageContentRetentionDays: config.messageContent.retentionDays, storeBytes: config.nats.storeBytes }
 }
 
 export function jetStreamSettings (config: Config): JetStreamSettings {
@@ -133,7 +136,9 @@ export function streamTable (s: StreamSettings): StreamSpec[] {
         storage: StorageType.File,
         num_replicas: s.replicas,
         duplicate_window: OUTBOUND_DUPLICATE_WINDOW_MS * NS_PER_MS,
-        discard: DiscardPolicy.Old,
+        // Owed work: a full queue refuses new messages (the send answers 503 `queue_full`), never drops one.
+        discard: DiscardPolicy.New,
+        max_bytes: storeShareBytes(s.storeBytes, STREAM_OUTBOUND),
         max_msg_size: OUTBOUND_MAX_MSG_BYTES
       }
     },
@@ -148,7 +153,10 @@ export function streamTable (s: StreamSettings): StreamSpec[] {
         num_replicas: s.replicas,
         duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
         max_age: EVENTS_MAX_AGE_MS * NS_PER_MS,
-        discard: DiscardPolicy.Old
+        // History for the read API: when full the oldest events go, so an outcome is always recorded and the
+        // delivery that frees the queue never waits for room.
+        discard: DiscardPolicy.Old,
+        max_bytes: storeShareBytes(s.storeBytes, STREAM_EVENTS)
       }
     },
     {
@@ -164,10 +172,11 @@ export function streamTable (s: StreamSettings): StreamSpec[] {
         max_age: messageContentMaxAgeMs(s.messageContentRetentionDays) * NS_PER_MS,
         max_msgs_per_subject: 1,
         allow_direct: true,
-        discard: DiscardPolicy.Old
+        discard: DiscardPolicy.Old,
+        max_bytes: storeShareBytes(s.storeBytes, STREAM_MESSAGE_CONTENT)
       }
     },
-    webhookJobStream(s.replicas),
+    webhookJobStream(s.replicas, s.storeBytes),
     {
       part: 'inbound',
       purpose: 'received mail waiting to be processed (the raw message is in the object store, or inline when small)',
@@ -178,7 +187,8 @@ export function streamTable (s: StreamSettings): StreamSpec[] {
         storage: StorageType.File,
         num_replicas: s.replicas,
         duplicate_window: INBOUND_DUPLICATE_WINDOW_MS * NS_PER_MS,
-        discard: DiscardPolicy.Old,
+        discard: DiscardPolicy.New,
+        max_bytes: storeShareBytes(s.storeBytes, STREAM_INBOUND),
         max_msg_size: INBOUND_JOB_MAX_BYTES
       }
     }
@@ -186,7 +196,7 @@ export function streamTable (s: StreamSettings): StreamSpec[] {
 }
 
 /** The webhook job stream; the gateway ensures it on its own (stores/webhooks) to publish test events. */
-export function webhookJobStream (replicas: number): StreamSpec {
+export function webhookJobStream (replicas: number, storeBytes: number): StreamSpec {
   return {
     part: 'webhooks',
     purpose: 'webhook delivery attempts waiting to be made, one subject per shard; a job leaves once its attempt is acknowledged',
@@ -198,7 +208,8 @@ export function webhookJobStream (replicas: number): StreamSpec {
       num_replicas: replicas,
       duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
       max_age: WEBHOOK_JOBS_MAX_AGE_MS * NS_PER_MS,
-      discard: DiscardPolicy.Old
+      discard: DiscardPolicy.New,
+      max_bytes: storeShareBytes(storeBytes, STREAM_WEBHOOK_JOBS)
     }
   }
 }
@@ -296,14 +307,23 @@ export function tablePart (table: JetStreamTable, ...parts: JetStreamPart[]): Je
   }
 }
 
-/** Settings of every key-value bucket (control plane and shard leases): only the latest value of a key is kept. */
-export function kvBucketOptions (replicas: number): { replicas: number, history: number } {
-  return { replicas, history: 1 }
+/**
+ * Settings of every key-value bucket (control plane and shard leases): only the latest value of a key is kept, in
+ * the bucket's share of the store (the client makes buckets `discard: new`).
+ */
+export function kvBucketOptions (replicas: number, storeBytes: number, bucket: string): { replicas: number, history: number, max_bytes: number } {
+  return { replicas, history: 1, max_bytes: kvShareBytes(storeBytes, bucket) }
 }
 
-/** The raw-message object store of inbound mail. */
-export function inboundRawStoreOptions (replicas: number): { replicas: number, storage: StorageType, ttl: number, description: string } {
-  return { replicas, storage: StorageType.File, ttl: INBOUND_RAW_TTL_MS * NS_PER_MS, description: 'Raw inbound messages awaiting processing' }
+/** The raw-message object store of inbound mail (the client makes object stores `discard: new`). */
+export function inboundRawStoreOptions (replicas: number, storeBytes: number): { replicas: number, storage: StorageType, ttl: number, description: string, max_bytes: number } {
+  return {
+    replicas,
+    storage: StorageType.File,
+    ttl: INBOUND_RAW_TTL_MS * NS_PER_MS,
+    description: 'Raw inbound messages awaiting processing',
+    max_bytes: objectStoreShareBytes(storeBytes, OBJ_INBOUND_RAW)
+  }
 }
 
 /** Every bucket by name, for the operations guide. */

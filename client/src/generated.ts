@@ -30,13 +30,15 @@ export type GetHealthzResponse = {
 
 /** Response of GET /readyz. */
 export type GetReadyzResponse = {
-  /** `ok` when every check is `ok`, else `unavailable` */
+  /** `ok` when every check is `ok`; `queue_full` when only the queue is full; else `unavailable` */
   status: string
   checks: {
     /** `ok`, or `unavailable` when NATS does not answer within 1 s */
     nats: string
     /** `ok`; `full` when Redis answers but refuses writes at `maxmemory`; `unavailable` when it does not answer within 1 s */
     redis: string
+    /** `ok`; `full` while the outbound queue or the store of large messages' content has no room for one more message below its share of OB_NATS_STORE_MB (sends answer 503 `queue_full`); `unavailable` when it cannot be read within 1 s */
+    queue: string
   }
 }
 
@@ -1008,7 +1010,7 @@ export function operations (call: Call) {
     get: async (options?: RequestOptions): Promise<GetHealthzResponse> => await call<GetHealthzResponse>({ method: 'GET', path: '/healthz' }, options)
   },
   readyz: {
-    /** GET /readyz: Readiness: NATS answers and Redis takes writes. */
+    /** GET /readyz: Readiness: NATS answers, Redis takes writes, and the queue has room. */
     get: async (options?: RequestOptions): Promise<GetReadyzResponse> => await call<GetReadyzResponse>({ method: 'GET', path: '/readyz' }, options)
   },
   metrics: {

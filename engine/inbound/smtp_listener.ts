@@ -14,6 +14,7 @@ import { SmtpReply } from './smtp_reply.ts'
 import { SessionLimits } from '../../stores/smtp_server/mod.ts'
 import type { RedisHealth } from '../../stores/clients/mod.ts'
 import type { InboundQuotas } from './quotas.ts'
+import { isJetStreamFull } from '../../stores/clients/mod.ts'
 
 /** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
 export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024
@@ -167,6 +168,7 @@ export async function startSmtpListener (config: Config, deps: {
       return { id, size: job.size }
     } catch (err) {
       if (stored) await stores.raw.delete(id).catch(() => {})
+      if (isJetStreamFull(err)) throw new SmtpReply(452, 'Insufficient system storage, try again later', { cause: err })
       throw new SmtpReply(451, 'Temporary local problem storing the message, try again later', { cause: err })
     }
   }

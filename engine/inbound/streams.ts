@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto'
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { OBJ_INBOUND_RAW, inboundRawStoreOptions, jetStreamTable, tablePart, type JetStreamSettings } from '../../protocol/mod.ts'
-import { JsPublisher, ensureJetStream } from '../../stores/clients/mod.ts'
+import { OBJ_INBOUND_RAW, inboundRawStoreOptions, jetStreamTable, objectStoreShareBytes, tablePart, type JetStreamSettings } from '../../protocol/mod.ts'
+import { JsPublisher, ensureJetStream, ensureStoreShare } from '../../stores/clients/mod.ts'
 
 export { INBOUND_JOB_MAX_BYTES } from '../../protocol/mod.ts'
 
@@ -43,6 +43,7 @@ export async function ensureInboundStreams (nc: NatsConnection, settings: JetStr
   await ensureJetStream(jsm, tablePart(jetStreamTable(settings), 'inbound'))
   // Node's own SHA-256 for object digests instead of the library's portable pure-JS default.
   setSha256Backend('native')
-  const raw = await new Objm(nc).create(OBJ_INBOUND_RAW, inboundRawStoreOptions(settings.replicas))
+  const raw = await new Objm(nc).create(OBJ_INBOUND_RAW, inboundRawStoreOptions(settings.replicas, settings.storeBytes))
+  await ensureStoreShare(jsm, `OBJ_${OBJ_INBOUND_RAW}`, objectStoreShareBytes(settings.storeBytes, OBJ_INBOUND_RAW))
   return { js: jetstream(nc), pub: new JsPublisher(nc), jsm, raw }
 }

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { KV_SHARD_LEASES, kvBucketOptions } from '../../protocol/mod.ts'
+import { DEFAULT_NATS_STORE_MB } from '../../config/mod.ts'
+import { KV_SHARD_LEASES, kvBucketOptions, kvShareBytes } from '../../protocol/mod.ts'
+import { ensureStoreShare } from '../../stores/clients/mod.ts'
 import type { LeaseBucket } from './lease_table.ts'
 
 export { LeaseTable, type LeaseBucket, type LeaseRecord, type LeaseTableOptions } from './lease_table.ts'
@@ -12,11 +14,13 @@ export { LeaseTable, type LeaseBucket, type LeaseRecord, type LeaseTableOptions 
  * The lease bucket (one revision per key: a lease is only compared with its latest value). Requests time out
  * after `timeoutMs`, so a renew stuck behind a NATS leader election does not hold up the next one.
  * Keys are listed with a stream-info request filtered by subject rather than `kv.keys()`, whose consumer
- * can miss a reply while a cluster node is gone.
+ * can miss a reply while a cluster node is gone. The bucket has its own share of the store (`storeBytes` is
+ * OB_NATS_STORE_MB in bytes), so leases are renewed however full the outbound queue is.
  */
-export async function openLeaseBucket (nc: NatsConnection, replicas: number, timeoutMs = 5000): Promise<LeaseBucket> {
-  const kv = await new Kvm(jetstream(nc, { timeout: timeoutMs })).create(KV_SHARD_LEASES, kvBucketOptions(replicas))
+export async function openLeaseBucket (nc: NatsConnection, replicas: number, timeoutMs = 5000, storeBytes = DEFAULT_NATS_STORE_MB * 1024 * 1024): Promise<LeaseBucket> {
+  const kv = await new Kvm(jetstream(nc, { timeout: timeoutMs })).create(KV_SHARD_LEASES, kvBucketOptions(replicas, storeBytes, KV_SHARD_LEASES))
   const jsm = await jetstreamManager(nc, { timeout: timeoutMs })
+  await ensureStoreShare(jsm, `KV_${KV_SHARD_LEASES}`, kvShareBytes(storeBytes, KV_SHARD_LEASES))
   const prefix = `$KV.${KV_SHARD_LEASES}.`
   return {
     kv,

@@ -2,17 +2,21 @@ import { Type } from 'typebox'
 import { ApiError } from '../../protocol/mod.ts'
 import { metricsAuthorized } from '../../stores/metrics/mod.ts'
 import { route } from '../http/route.ts'
-import { natsCheck, redisCheck } from '../health/dependency_checks.ts'
+import { natsCheck, queueCheck, redisCheck } from '../health/dependency_checks.ts'
 
 const Status = Type.Object({ status: Type.String() })
 
 /** One entry per dependency: `ok`, or what is wrong with it. */
 const Checks = Type.Object({
   nats: Type.String({ description: '`ok`, or `unavailable` when NATS does not answer within 1 s' }),
-  redis: Type.String({ description: '`ok`; `full` when Redis answers but refuses writes at `maxmemory`; `unavailable` when it does not answer within 1 s' })
+  redis: Type.String({ description: '`ok`; `full` when Redis answers but refuses writes at `maxmemory`; `unavailable` when it does not answer within 1 s' }),
+  queue: Type.String({
+    description: '`ok`; `full` while the outbound queue or the store of large messages\' content has no room for one more ' +
+      'message below its share of OB_NATS_STORE_MB (sends answer 503 `queue_full`); `unavailable` when it cannot be read within 1 s'
+  })
 })
 const Readiness = Type.Object({
-  status: Type.String({ description: '`ok` when every check is `ok`, else `unavailable`' }),
+  status: Type.String({ description: '`ok` when every check is `ok`; `queue_full` when only the queue is full; else `unavailable`' }),
   checks: Checks
 })
 
@@ -30,18 +34,23 @@ export const healthRoutes = [
     method: 'get',
     path: '/readyz',
     permission: null,
-    summary: 'Readiness: NATS answers and Redis takes writes',
+    summary: 'Readiness: NATS answers, Redis takes writes, and the queue has room',
     tag: 'Operations',
     responses: {
       200: { description: 'Every dependency is well', schema: Readiness },
-      503: { description: 'A dependency is unwell; `checks` says which and how', schema: Readiness }
+      503: {
+        description: '`queue_full`: the JetStream store of queued mail is full (sends are refused until delivery frees room); ' +
+          '`unavailable`: a dependency is unwell. `checks` says which and how',
+        schema: Readiness
+      }
     },
     handler: async ({ deps }) => {
-      const [nats, redis] = await Promise.all([natsCheck(deps.nc), redisCheck(deps.redis)])
+      const [nats, redis, queue] = await Promise.all([natsCheck(deps.nc), redisCheck(deps.redis), queueCheck(deps.nc)])
       // One entry per check, each its own function; ready when every one says ok.
-      const checks: Record<string, string> = { nats, redis }
+      const checks: Record<string, string> = { nats, redis, queue }
       const ready = Object.values(checks).every((v) => v === 'ok')
-      return { status: ready ? 200 : 503, body: { status: ready ? 'ok' : 'unavailable', checks } }
+      const status = ready ? 'ok' : nats === 'ok' && redis === 'ok' && queue === 'full' ? 'queue_full' : 'unavailable'
+      return { status: ready ? 200 : 503, body: { status, checks } }
     }
   }),
   route({

@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Config } from '../../config/mod.ts'
 import { ApiError, inlineLimit, splitContent, type QueuedMessage } from '../../protocol/mod.ts'
+import { isJetStreamFull } from '../../stores/clients/mod.ts'
 import { openContentStore, type ContentStore } from '../../stores/content/mod.ts'
 
 /** A queued message as published: the stream message, and for a large message its content to store first. */
@@ -33,7 +34,20 @@ export class LargeContent {
       this.store ??= openContentStore(this.nc, this.config)
       await (await this.store.catch((err: unknown) => { this.store = undefined; throw err })).put(id, content)
     } catch (err) {
+      if (isJetStreamFull(err)) throw queueFullError(err)
       throw new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
     }
   }
+}
+
+/**
+ * Seconds a client waits before retrying a send the full store refused: room comes back as queued mail is
+ * delivered, which takes longer than a connection hiccup.
+ */
+export const QUEUE_FULL_RETRY_AFTER_S = 30
+
+/** The answer to a send JetStream refused for lack of room (its stream, or the object store, at its share). */
+export function queueFullError (cause: unknown): ApiError {
+  return new ApiError('queue_full', 'The message store is full, so nothing was queued; queued mail is still being delivered, which frees room. ' +
+    'Retry later with the same Idempotency-Key.', { cause, retryAfter: QUEUE_FULL_RETRY_AFTER_S })
 }

@@ -1,11 +1,11 @@
 import { ApiError, outboundSubject, shardOf, type QueuedMessage, type SendRequest, type BatchRequest } from '../../protocol/mod.ts'
-import { JsPublisher, PayloadTooLargeError, PublishRejectedError, PublishTimeoutError } from '../../stores/clients/mod.ts'
+import { JsPublisher, PayloadTooLargeError, PublishRejectedError, PublishTimeoutError, isJetStreamFull } from '../../stores/clients/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
 import { claimedOrAnswer } from '../http/idempotent.ts'
 import { IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
 import { ReadModelWriter } from './read_model_writer.ts'
-import { LargeContent, type EncodedMessage } from './large_content.ts'
+import { LargeContent, queueFullError, type EncodedMessage } from './large_content.ts'
 import { Problems, isPrepared, prepareMessage, type AllSuppressed, type PreparedMessage, type SendStatus } from './prepare.ts'
 
 const JSON_TYPE = 'application/json'
@@ -19,6 +19,7 @@ export interface SendResult { id: string, status: SendStatus, created_at: string
 function toApiError (err: unknown): ApiError {
   if (err instanceof ApiError) return err
   if (err instanceof PayloadTooLargeError) return new ApiError('payload_too_large', `The message is ${err.size} bytes encoded; the message store accepts at most ${err.limit}.`, { cause: err })
+  if (err instanceof PublishRejectedError && isJetStreamFull(err)) return queueFullError(err)
   if (err instanceof PublishTimeoutError || err instanceof PublishRejectedError) return new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
   if (err instanceof IdempotencyStoreError) return new ApiError('service_unavailable', 'The idempotency store is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
   return ApiError.from(err)
@@ -119,7 +120,7 @@ export class SendService {
 
   /**
    * Publishes one message prepared elsewhere (SMTP submission) and records it: resolves once JetStream has it.
-   * Throws the API errors of the HTTP send: `payload_too_large`, `service_unavailable`.
+   * Throws the API errors of the HTTP send: `payload_too_large`, `queue_full`, `service_unavailable`.
    */
   async enqueue (p: PreparedMessage): Promise<void> {
     await this.publish(p.msg, this.encode(p.msg))
@@ -186,8 +187,9 @@ export class SendService {
       out = await work(claimed.previous, retry)
     } catch (err) {
       const apiErr = toApiError(err)
-      // Ids are set just before publishing, so a failure with ids means a publish was attempted.
-      if (retry.ids.length > 0 && apiErr.code === 'service_unavailable') await claimed.keepForRetry(retry)
+      // Ids are set just before publishing, so a failure with ids means a publish was attempted (with a full
+      // store, some messages of a batch may have been queued before it filled: the retry must not queue them again).
+      if (retry.ids.length > 0 && (apiErr.code === 'service_unavailable' || apiErr.code === 'queue_full')) await claimed.keepForRetry(retry)
       else await claimed.release()
       throw apiErr
     }

@@ -87,6 +87,7 @@ export class SubmissionQueue {
     } catch (err) {
       const e = ApiError.from(err)
       if (e.code === 'payload_too_large') throw new SmtpReply(552, '5.3.4', 'Message too large for the message store', { cause: err })
+      if (e.code === 'queue_full') throw new SmtpReply(452, '4.3.1', 'The message store is full; try again later', { cause: err })
       throw new SmtpReply(451, '4.3.0', 'The message store did not confirm the message in time; try again shortly', { cause: err })
     }
     return { id, duplicate: false }

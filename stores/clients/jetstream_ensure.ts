@@ -1,7 +1,17 @@
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
+import { DiscardPolicy, jetstreamManager, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { streamTable, tablePart, type ConsumerSpec, type JetStreamTable, type StreamSettings, type StreamSpec } from '../../protocol/mod.ts'
-import { isConsumerNotFound, isStreamNotFound } from './nats_errors.ts'
+import { isConsumerNotFound, isStorageNotReservable, isStreamNotFound } from './nats_errors.ts'
+
+/** The NATS server cannot reserve a stream's share of OB_NATS_STORE_MB: its `max_file_store` is smaller. */
+export class StoreReservationError extends Error {
+  readonly code = 'E_STORE_RESERVATION'
+  constructor (stream: string, maxBytes: number, options: ErrorOptions) {
+    super(`the NATS server cannot reserve ${maxBytes} bytes for ${stream}: OB_NATS_STORE_MB is larger than the JetStream ` +
+      'store it allows (max_file_store, less what other streams reserve); lower OB_NATS_STORE_MB or raise max_file_store', options)
+    this.name = 'StoreReservationError'
+  }
+}
 
 /**
  * Creates every stream, then every consumer, of `table` that is missing, and brings those that exist to the
@@ -15,8 +25,41 @@ export async function ensureJetStream (io: NatsConnection | JetStreamManager, ta
 }
 
 async function ensureStream (jsm: JetStreamManager, { config }: StreamSpec): Promise<void> {
-  if (await exists(jsm.streams.info(config.name), isStreamNotFound)) await jsm.streams.update(config.name, config)
-  else await jsm.streams.add(config)
+  const info = await found(jsm.streams.info(config.name), isStreamNotFound)
+  await reserving(config.name, config.max_bytes, async () => {
+    if (info === undefined) await jsm.streams.add(config)
+    else await jsm.streams.update(config.name, { ...config, max_bytes: keptMaxBytes(info, config.max_bytes, config.discard) })
+  })
+}
+
+/**
+ * The `max_bytes` to give an existing stream: nats-server deletes a stream's oldest messages at once when its
+ * `max_bytes` is lowered below what it holds, whatever its discard policy, so a stream of owed work (`discard:
+ * new`) keeps at least what it holds (a smaller OB_NATS_STORE_MB takes effect as it drains, at a later start).
+ */
+function keptMaxBytes (info: StreamInfo, wanted: number | undefined, discard: DiscardPolicy | undefined): number | undefined {
+  if (wanted === undefined || wanted <= 0 || discard !== DiscardPolicy.New) return wanted
+  return Math.max(wanted, info.state.bytes)
+}
+
+async function reserving (stream: string, maxBytes: number | undefined, write: () => Promise<void>): Promise<void> {
+  try {
+    await write()
+  } catch (err) {
+    if (isStorageNotReservable(err)) throw new StoreReservationError(stream, maxBytes ?? 0, { cause: err })
+    throw err
+  }
+}
+
+/**
+ * Brings a bucket's stream (`KV_<bucket>`, `OBJ_<bucket>`, which the client creates `discard: new`) to its share
+ * of the store; the client libraries create a missing bucket with it but leave an existing one as it is.
+ */
+export async function ensureStoreShare (jsm: JetStreamManager, stream: string, maxBytes: number): Promise<void> {
+  const info = await jsm.streams.info(stream)
+  const target = keptMaxBytes(info, maxBytes, DiscardPolicy.New)!
+  if (info.config.max_bytes === target) return
+  await reserving(stream, target, async () => { await jsm.streams.update(stream, { ...info.config, max_bytes: target }) })
 }
 
 async function ensureConsumer (jsm: JetStreamManager, { stream, config }: ConsumerSpec): Promise<void> {
@@ -30,11 +73,14 @@ async function ensureConsumer (jsm: JetStreamManager, { stream, config }: Consum
 }
 
 async function exists (info: Promise<unknown>, isNotFound: (err: unknown) => boolean): Promise<boolean> {
+  return (await found(info, isNotFound)) !== undefined
+}
+
+async function found<T> (info: Promise<T>, isNotFound: (err: unknown) => boolean): Promise<T | undefined> {
   try {
-    await info
-    return true
+    return await info
   } catch (err) {
-    if (isNotFound(err)) return false
+    if (isNotFound(err)) return undefined
     throw err
   }
 }

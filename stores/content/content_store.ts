@@ -2,8 +2,9 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { StorageType } from '@nats-io/jetstream'
-import type { Config } from '../../config/mod.ts'
-import { MAX_SCHEDULE_AHEAD_MS, OBJ_OUTBOUND_CONTENT } from '../../protocol/mod.ts'
+import { DEFAULT_NATS_STORE_MB, type Config } from '../../config/mod.ts'
+import { MAX_SCHEDULE_AHEAD_MS, OBJ_OUTBOUND_CONTENT, objectStoreShareBytes } from '../../protocol/mod.ts'
+import { ensureStoreShare } from '../clients/mod.ts'
 
 const NS_PER_MS = 1_000_000
 
@@ -20,21 +21,26 @@ export class ContentStore {
 
   /**
    * Creates the bucket when missing, or brings an existing one's `max_age` to `ttlMs` (the retry schedule may
-   * have changed since it was made). Idempotent; every gateway and engine calls it at start.
+   * have changed since it was made), and its `max_bytes` to its share of `storeBytes` (OB_NATS_STORE_MB in bytes;
+   * a full bucket refuses new content, never drops content a queued message needs). Idempotent; every gateway
+   * and engine calls it at start.
    */
-  static async open (nc: NatsConnection, opts: { replicas: number, ttlMs: number }): Promise<ContentStore> {
+  static async open (nc: NatsConnection, opts: { replicas: number, ttlMs: number, storeBytes?: number }): Promise<ContentStore> {
+    const maxBytes = objectStoreShareBytes(opts.storeBytes ?? DEFAULT_NATS_STORE_MB * 1024 * 1024, OBJ_OUTBOUND_CONTENT)
     // Node's own SHA-256 for object digests: the library's portable pure-JS default takes seconds for 10 MB
     setSha256Backend('native')
     const bucket = await new Objm(nc).create(OBJ_OUTBOUND_CONTENT, {
       replicas: opts.replicas,
       storage: StorageType.File,
       ttl: opts.ttlMs * NS_PER_MS,
-      description: 'Content of large queued messages, until every recipient has its final outcome'
+      description: 'Content of large queued messages, until every recipient has its final outcome',
+      max_bytes: maxBytes
     })
     const jsm = await jetstreamManager(nc)
     const stream = `OBJ_${OBJ_OUTBOUND_CONTENT}`
     const info = await jsm.streams.info(stream)
     if (info.config.max_age !== opts.ttlMs * NS_PER_MS) await jsm.streams.update(stream, { max_age: opts.ttlMs * NS_PER_MS })
+    await ensureStoreShare(jsm, stream, maxBytes)
     return new ContentStore(bucket)
   }
 
@@ -64,7 +70,9 @@ export class ContentStore {
 
 /** The bucket as this installation's settings make it (see ContentStore.open). */
 export async function openContentStore (nc: NatsConnection, config: Config): Promise<ContentStore> {
-  return await ContentStore.open(nc, { replicas: config.nats.replicas, ttlMs: contentTtlMs(config.delivery.retryScheduleS, MAX_SCHEDULE_AHEAD_MS) })
+  return await ContentStore.open(nc, {
+    replicas: config.nats.replicas, ttlMs: contentTtlMs(config.delivery.retryScheduleS, MAX_SCHEDULE_AHEAD_MS), storeBytes: config.nats.storeBytes
+  })
 }
 
 /**

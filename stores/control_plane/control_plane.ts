@@ -1,6 +1,9 @@
+import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { KV_BUCKETS, kvBucketOptions, type ApiKeyRecord, type DomainRecord, type OrgRecord, type RouteRecord, type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex } from '../../protocol/mod.ts'
+import { DEFAULT_NATS_STORE_MB } from '../../config/mod.ts'
+import { ensureStoreShare } from '../clients/mod.ts'
+import { KV_BUCKETS, kvBucketOptions, kvShareBytes, type ApiKeyRecord, type DomainRecord, type OrgRecord, type RouteRecord, type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex } from '../../protocol/mod.ts'
 import { KvMirror } from './kv_mirror.ts'
 import { VerpKeyRing, type VerpKeyRecord } from './verp_keys.ts'
 
@@ -36,9 +39,16 @@ export class ControlPlane {
   /** Return-path (VERP) keys: the newest signs, every listed one verifies. */
   readonly verpKeys: VerpKeyRing
 
-  static async open (nc: NatsConnection, opts: { replicas: number }): Promise<ControlPlane> {
+  /** `storeBytes`: OB_NATS_STORE_MB in bytes, of which each bucket gets its share (protocol/store_budget.ts). */
+  static async open (nc: NatsConnection, opts: { replicas: number, storeBytes?: number }): Promise<ControlPlane> {
     const kvm = new Kvm(nc)
-    const bucket = async (name: string): Promise<KV> => await kvm.create(name, kvBucketOptions(opts.replicas))
+    const jsm = await jetstreamManager(nc)
+    const storeBytes = opts.storeBytes ?? DEFAULT_NATS_STORE_MB * 1024 * 1024
+    const bucket = async (name: string): Promise<KV> => {
+      const kv = await kvm.create(name, kvBucketOptions(opts.replicas, storeBytes, name))
+      await ensureStoreShare(jsm, `KV_${name}`, kvShareBytes(storeBytes, name))
+      return kv
+    }
     const [orgs, domains, domainNames, apiKeys, webhooks, templates, routes, suppressions, settings, verpKeys] = await Promise.all([
       bucket(KV_BUCKETS.orgs), bucket(KV_BUCKETS.domains), bucket(KV_BUCKETS.domainNames), bucket(KV_BUCKETS.apiKeys),
       bucket(KV_BUCKETS.webhooks), bucket(KV_BUCKETS.templates), bucket(KV_BUCKETS.routes), bucket(KV_BUCKETS.suppressions),

@@ -60,8 +60,8 @@ export function webhookJobMsgId (job: StoredWebhookJob): string {
 }
 
 /** Creates the job stream (without its consumers) or brings it to the table's settings; run lazily by the gateway. */
-export async function ensureWebhookJobStream (nc: NatsConnection, replicas: number): Promise<void> {
-  await ensureJetStream(nc, { streams: [webhookJobStream(replicas)], consumers: [] })
+export async function ensureWebhookJobStream (nc: NatsConnection, replicas: number, storeBytes: number): Promise<void> {
+  await ensureJetStream(nc, { streams: [webhookJobStream(replicas, storeBytes)], consumers: [] })
 }
 
 const enc = new TextEncoder()
@@ -108,7 +108,7 @@ export class WebhookJobQueue {
   private readonly js: ReturnType<typeof jetstream>
   private ready?: Promise<void>
 
-  constructor (private readonly nc: NatsConnection, private readonly opts: { shards: number, replicas: number }) {
+  constructor (private readonly nc: NatsConnection, private readonly opts: { shards: number, replicas: number, storeBytes: number }) {
     this.js = jetstream(nc)
   }
 
@@ -137,7 +137,7 @@ export class WebhookJobQueue {
   /** The job stream exists: ensured on first use, again after a failed try. */
   private async streamReady (): Promise<void> {
     if (this.ready === undefined) {
-      const ready = ensureWebhookJobStream(this.nc, this.opts.replicas)
+      const ready = ensureWebhookJobStream(this.nc, this.opts.replicas, this.opts.storeBytes)
       ready.catch(() => { if (this.ready === ready) this.ready = undefined })
       this.ready = ready
     }

@@ -23,14 +23,17 @@ export class ServerProcess {
 
   /** A nats-server left at its own 1 MB `max_payload`, as one an operator already runs; set by `nats({ stockMaxPayload })`. */
   private stockMaxPayload = false
+  /** JetStream's `max_file_store` in bytes; set by `nats({ maxFileStore })`, else the server's default. */
+  private maxFileStore?: number
 
   private constructor (readonly kind: 'nats' | 'redis', readonly port: number, private readonly extraArgs: string[]) {
     this.dir = mkdtempSync(join(tmpdir(), `outbox-${kind}-`))
   }
 
-  static async nats (opts: { port?: number, args?: string[], stockMaxPayload?: boolean } = {}): Promise<ServerProcess> {
+  static async nats (opts: { port?: number, args?: string[], stockMaxPayload?: boolean, maxFileStore?: number } = {}): Promise<ServerProcess> {
     const s = new ServerProcess('nats', opts.port ?? await freePort(), opts.args ?? [])
     s.stockMaxPayload = opts.stockMaxPayload === true
+    if (opts.maxFileStore !== undefined) s.maxFileStore = opts.maxFileStore
     await s.start()
     return s
   }
@@ -53,7 +56,8 @@ export class ServerProcess {
   /** As Outbox's embedded server: 10 MB send bodies need a larger max_payload than the 1 MB default. */
   private natsConfig (): string {
     const file = join(this.dir, 'nats.conf')
-    writeFileSync(file, this.stockMaxPayload ? '' : 'max_payload: 12MB\n')
+    const limit = this.maxFileStore !== undefined ? `jetstream { max_file_store: ${this.maxFileStore} }\n` : ''
+    writeFileSync(file, (this.stockMaxPayload ? '' : 'max_payload: 12MB\n') + limit)
     return file
   }
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { planBinary, parseNatsVersion, supportsSyncAlways, CliError } from '../../cli/binaries.ts'
 import { planEmbedded, natsConfigText, answers } from '../../cli/embedded_services.ts'
 import { parseOrgCreateArgs } from '../../cli/org_create.ts'
+import { loadConfig } from '../../config/mod.ts'
 import { freePort } from '../helpers/ports.ts'
 
 test('embedded servers start only when unconfigured and nothing answers', () => {
@@ -37,6 +38,14 @@ test('sync_interval: always is written only for nats-server 2.10 and later', () 
   assert.doesNotMatch(old, /sync_interval/)
   assert.match(recent, /sync_interval: always/)
   assert.match(recent, /store_dir: "\/x\/nats"/)
+})
+
+test('the embedded server\'s JetStream store is OB_NATS_STORE_MB, inside its jetstream block', () => {
+  const storeBytes = loadConfig({ OB_NATS_STORE_MB: '2048' }).nats.storeBytes
+  assert.equal(storeBytes, 2048 * 1024 * 1024)
+  const text = natsConfigText({ host: '127.0.0.1', port: 4222, storeDir: '/x/nats', syncAlways: false, storeBytes })
+  assert.match(text, /jetstream \{\n( {2}.*\n)* {2}max_file_store: 2147483648\n\}/)
+  assert.equal(loadConfig({}).nats.storeBytes, 10240 * 1024 * 1024)
 })
 
 test('org create arguments: defaults, normalisation and usage errors with exit code 2', () => {

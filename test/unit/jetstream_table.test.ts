@@ -1,13 +1,15 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { EVENTS_MAX_AGE_MS, streamTable, CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, messageContentSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable } from '../../protocol/mod.ts'
+import { DiscardPolicy } from '@nats-io/jetstream'
+import { EVENTS_MAX_AGE_MS, STORE_SHARES_PER_MILLE, KV_SHARD_LEASES, OBJ_INBOUND_RAW, inboundRawStoreOptions, kvBucketOptions, objectStoreShareBytes, storeShareBytes, streamTable, CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, messageContentSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable } from '../../protocol/mod.ts'
 import { loadConfig, MAX_MESSAGE_CONTENT_RETENTION_DAYS } from '../../config/mod.ts'
 import { READ_MODEL_RETENTION_MS } from '../../stores/read_model/message_store_keys.ts'
 
 const SHARDS = 4
+const STORE_BYTES = 10 * 1024 ** 3
 const DAY_MS = 24 * 3600_000
-const table = jetStreamTable({ replicas: 3, messageContentRetentionDays: 7, shards: SHARDS, ackWaitMs: 45_000, webhookTimeoutMs: 10_000 })
+const table = jetStreamTable({ replicas: 3, messageContentRetentionDays: 7, storeBytes: STORE_BYTES, shards: SHARDS, ackWaitMs: 45_000, webhookTimeoutMs: 10_000 })
 const streamOf = (name: string) => table.streams.find((s) => s.config.name === name)
 
 /** Whether every subject `filter` matches is also matched by `pattern` (NATS wildcards `*` and `>`). */
@@ -79,14 +81,14 @@ test('settings follow the configuration they depend on', () => {
 })
 
 test('message content is kept as long as the message at most, and with recording off two minutes, never forever', () => {
-  const contentMaxAge = (days: number): number => streamTable({ replicas: 1, messageContentRetentionDays: days }).find((s) => s.config.name === STREAM_MESSAGE_CONTENT)!.config.max_age!
+  const contentMaxAge = (days: number): number => streamTable({ replicas: 1, messageContentRetentionDays: days, storeBytes: STORE_BYTES }).find((s) => s.config.name === STREAM_MESSAGE_CONTENT)!.config.max_age!
   assert.equal(contentMaxAge(loadConfig({}).messageContent.retentionDays), EVENTS_MAX_AGE_MS * NS_PER_MS)
   assert.equal(contentMaxAge(MAX_MESSAGE_CONTENT_RETENTION_DAYS) / NS_PER_MS, READ_MODEL_RETENTION_MS, 'content outliving its message could never be read')
   assert.equal(contentMaxAge(1), DAY_MS * NS_PER_MS)
   assert.equal(contentMaxAge(0), 2 * 60_000 * NS_PER_MS)
   // nats-server refuses a duplicate window longer than max_age, and reads a max_age of 0 as no limit
   for (let days = 0; days <= MAX_MESSAGE_CONTENT_RETENTION_DAYS; days++) {
-    for (const { config: c } of streamTable({ replicas: 1, messageContentRetentionDays: days })) {
+    for (const { config: c } of streamTable({ replicas: 1, messageContentRetentionDays: days, storeBytes: STORE_BYTES })) {
       if (c.max_age === undefined) continue
       assert.ok(c.max_age > 0, `${c.name} at ${days} days: max_age 0 keeps everything`)
       assert.ok((c.duplicate_window ?? 0) <= c.max_age, `${c.name} at ${days} days: duplicate window over max_age`)
@@ -128,7 +130,38 @@ test('docs/operations.md lists exactly the streams, consumers and buckets of the
   const section = doc.split('\n### Streams and consumers\n')[1]?.split('\n#')[0]
   assert.ok(section !== undefined, 'docs/operations.md has no "Streams and consumers" section')
   const rows = section.split('\n').filter((l) => l.startsWith('| `'))
-  const expected = docRows(jetStreamTable({ replicas: 1, messageContentRetentionDays: MAX_MESSAGE_CONTENT_RETENTION_DAYS, shards: 1, ackWaitMs: 60_000, webhookTimeoutMs: 10_000 }))
+  const expected = docRows(jetStreamTable({ replicas: 1, messageContentRetentionDays: MAX_MESSAGE_CONTENT_RETENTION_DAYS, storeBytes: STORE_BYTES, shards: 1, ackWaitMs: 60_000, webhookTimeoutMs: 10_000 }))
   assert.deepEqual(rows, expected, `expected rows:\n${expected.join('\n')}`)
   for (const b of JETSTREAM_BUCKETS) assert.ok(section.includes(`\`${b.name}\``), `bucket ${b.name} not listed`)
+})
+
+test('every stream and bucket has a share of the store, the shares sum below the whole, and owed work is never discarded', () => {
+  const streams = table.streams.map((s) => s.config.name)
+  const buckets = JETSTREAM_BUCKETS.map((b) => `${b.kind === 'kv' ? 'KV' : 'OBJ'}_${b.name}`)
+  assert.deepEqual(Object.keys(STORE_SHARES_PER_MILLE).sort(), [...streams, ...buckets].sort())
+  const total = Object.keys(STORE_SHARES_PER_MILLE).reduce((sum, name) => sum + storeShareBytes(STORE_BYTES, name), 0)
+  // nats-server refuses every write once the store is full: the entries' limits must keep it from filling
+  assert.ok(total < STORE_BYTES * 0.96, `${total} of ${STORE_BYTES}`)
+  for (const s of table.streams) assert.equal(s.config.max_bytes, storeShareBytes(STORE_BYTES, s.config.name), s.config.name)
+  const history = [STREAM_EVENTS, STREAM_MESSAGE_CONTENT]
+  for (const s of table.streams) {
+    assert.equal(s.config.discard, history.includes(s.config.name) ? DiscardPolicy.Old : DiscardPolicy.New, `${s.config.name} discard policy`)
+  }
+  assert.equal(inboundRawStoreOptions(1, STORE_BYTES).max_bytes, objectStoreShareBytes(STORE_BYTES, OBJ_INBOUND_RAW))
+  assert.equal(kvBucketOptions(1, STORE_BYTES, KV_SHARD_LEASES).max_bytes, storeShareBytes(STORE_BYTES, `KV_${KV_SHARD_LEASES}`))
+})
+
+test('docs/operations.md states each entry\'s share of the store', () => {
+  const doc = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8')
+  const section = doc.split('\n### JetStream store size\n')[1]?.split('\n#')[0]
+  assert.ok(section !== undefined, 'docs/operations.md has no "JetStream store size" section')
+  const stated = new Map<string, string>()
+  for (const line of section.split('\n').filter((l) => l.startsWith('| `'))) {
+    const [names, share] = line.split(' | ')
+    for (const name of names!.slice(2).split(', ')) stated.set(name.replace(/`/g, ''), share!.replace(/ each$/, ''))
+  }
+  for (const [name, perMille] of Object.entries(STORE_SHARES_PER_MILLE)) assert.equal(stated.get(name), `${perMille / 10}%`, name)
+  assert.deepEqual([...stated.keys()].sort(), Object.keys(STORE_SHARES_PER_MILLE).sort())
+  const sum = Object.values(STORE_SHARES_PER_MILLE).reduce((a, b) => a + b, 0)
+  assert.ok(section.includes(`add up to ${sum / 10}%`), `the section says the shares add up to ${sum / 10}%`)
 })

@@ -85,13 +85,13 @@ async function projectorDeliveries (): Promise<number> {
 test('Redis full: readyz 503 naming redis, reads and health still answer, changes get store_full, then all recovers', { timeout: 120_000 }, async () => {
   const ready = await ob.request('GET', '/readyz')
   assert.equal(ready.status, 200)
-  assert.deepEqual(ready.body, { status: 'ok', checks: { nats: 'ok', redis: 'ok' } })
+  assert.deepEqual(ready.body, { status: 'ok', checks: { nats: 'ok', redis: 'ok', queue: 'ok' } })
   const before = await queue(ob, org)
 
   await fillRedis(redis)
   const full = await ob.request('GET', '/readyz')
   assert.equal(full.status, 503)
-  assert.deepEqual(full.body, { status: 'unavailable', checks: { nats: 'ok', redis: 'full' } })
+  assert.deepEqual(full.body, { status: 'unavailable', checks: { nats: 'ok', redis: 'full', queue: 'ok' } })
 
   // Reads that need no Redis write answer, however many: the limiter meters them in the gateway's own buckets.
   for (let i = 0; i < 20; i++) {
@@ -123,7 +123,7 @@ test('Redis full: readyz 503 naming redis, reads and health still answer, change
   await freeRedis(redis)
   const back = await ob.request('GET', '/readyz')
   assert.equal(back.status, 200, back.text)
-  assert.deepEqual(back.body, { status: 'ok', checks: { nats: 'ok', redis: 'ok' } })
+  assert.deepEqual(back.body, { status: 'ok', checks: { nats: 'ok', redis: 'ok', queue: 'ok' } })
   assert.equal((await ob.request('POST', '/v1/messages/send', { key, body: { from: `a@${org.domain}`, to: 'x@example.net', subject: 's', text: 't' } })).status, 202)
 })
 
@@ -226,7 +226,7 @@ test('Redis not answering: readyz 503 with redis unavailable, 200 once it is bac
   try {
     const down = await ob.request('GET', '/readyz')
     assert.equal(down.status, 503)
-    assert.deepEqual(down.body, { status: 'unavailable', checks: { nats: 'ok', redis: 'unavailable' } })
+    assert.deepEqual(down.body, { status: 'unavailable', checks: { nats: 'ok', redis: 'unavailable', queue: 'ok' } })
   } finally {
     process.kill(redisServer.pid!, 'SIGCONT')
   }

@@ -23,7 +23,7 @@ test('a valid incoming X-Request-Id is echoed, an invalid one replaced', async (
 test('readyz is 200 while NATS answers and Redis takes writes, and says so per dependency', async () => {
   const r = await ob.request('GET', '/readyz')
   assert.equal(r.status, 200)
-  assert.deepEqual(r.body, { status: 'ok', checks: { nats: 'ok', redis: 'ok' } })
+  assert.deepEqual(r.body, { status: 'ok', checks: { nats: 'ok', redis: 'ok', queue: 'ok' } })
 })
 
 test('unknown path is 404 not_found in the error format, wrong method is 405', async () => {
