@@ -81,6 +81,7 @@ export const EnvSchema = Type.Object({
   OB_ENGINE_ACK_WAIT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   OB_ENGINE_SHARD_CAPACITY: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
   OB_ENGINE_SWEEP_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
+  OB_REDIS_POLICY_CHECK_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
   OB_STUCK_AFTER_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 300_000 }),
   OB_MESSAGE_CONTENT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: MAX_MESSAGE_CONTENT_RETENTION_DAYS, default: MAX_MESSAGE_CONTENT_RETENTION_DAYS }),
   OB_BOOTSTRAP_ADMIN_KEY: Type.Optional(Type.String({ pattern: '^ob_live_[A-Za-z0-9]{16,64}$' })),
@@ -149,7 +150,7 @@ export interface Config {
   /** `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. */
   readonly nats: { readonly servers: readonly string[], readonly replicas: 1 | 3 | 5, readonly configured: boolean, readonly publishTimeoutMs: number }
   /** `url` as given (for messages, passwords masked with describeRedisTarget); `target` is what clients connect to. */
-  readonly redis: { readonly url: string, readonly target: RedisTarget, readonly configured: boolean }
+  readonly redis: { readonly url: string, readonly target: RedisTarget, readonly configured: boolean, readonly policyCheckMs: number }
   readonly smtp: {
     readonly inboundHost: string
     readonly inboundPort: number

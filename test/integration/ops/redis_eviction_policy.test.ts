@@ -1,0 +1,88 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Redis } from 'ioredis'
+import { ServerProcess } from '../../helpers/servers.ts'
+import { spawnCli } from '../../helpers/cli.ts'
+import { TestOutbox } from '../../helpers/outbox.ts'
+import { until } from '../../helpers/reports.ts'
+import { redisEvictionPolicy } from '../../../stores/clients/mod.ts'
+
+/**
+ * Outbox refuses a Redis that may evict keys (docs/operations.md "Redis must not evict"): every role at its start,
+ * also when the Redis refuses CONFIG (as managed services do) and the policy is read from INFO; and a policy changed
+ * while it runs is reported by `outbox_redis_noeviction`.
+ */
+
+/** `outbox start`; one that is still running after a minute (it accepted the Redis) is stopped and reported so. */
+async function startCli (redis: ServerProcess, nats: ServerProcess, role: string): Promise<{ code: number | null, stderr: string }> {
+  const { child, done } = spawnCli(['start'], {
+    NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: role, OB_HTTP_PORT: '0', OB_SMTP_INBOUND_PORT: '0', OB_METRICS_PORT: '0'
+  })
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+  try {
+    return await done
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+test('every role refuses to start on a Redis with maxmemory-policy volatile-lru, naming the policy and the fix', async () => {
+  const nats = await ServerProcess.nats()
+  const redis = await ServerProcess.redis({ args: ['--maxmemory', '100mb', '--maxmemory-policy', 'volatile-lru'] })
+  try {
+    for (const role of ['all', 'gateway', 'engine', 'inbound']) {
+      const run = await startCli(redis, nats, role)
+      assert.equal(run.code, 1, `${role}: exit code (${run.stderr})`)
+      assert.match(run.stderr, /^outbox: Redis at .* runs with maxmemory-policy volatile-lru; Outbox needs noeviction/m, role)
+      assert.doesNotMatch(run.stderr, /\n\s+at /, `${role}: no stack trace`)
+    }
+  } finally {
+    await redis.dispose()
+    await nats.dispose()
+  }
+})
+
+test('a Redis that refuses CONFIG is judged by INFO memory: allkeys-lru refused, noeviction accepted', async () => {
+  const nats = await ServerProcess.nats()
+  const evicting = await ServerProcess.redis({ args: ['--maxmemory-policy', 'allkeys-lru', '--rename-command', 'CONFIG', '""'] })
+  const fine = await ServerProcess.redis({ args: ['--rename-command', 'CONFIG', '""'] })
+  const probe = new Redis(fine.url)
+  try {
+    await assert.rejects(probe.config('GET', 'maxmemory-policy'), /unknown command/i, 'CONFIG is refused')
+    assert.equal(await redisEvictionPolicy(probe), 'noeviction')
+    const run = await startCli(evicting, nats, 'gateway')
+    assert.equal(run.code, 1, run.stderr)
+    assert.match(run.stderr, /runs with maxmemory-policy allkeys-lru; Outbox needs noeviction/)
+    const ob = await TestOutbox.start({ nats, redis: fine })
+    try {
+      assert.equal(ob.proc.evictionPolicy.ok, true)
+    } finally {
+      await ob.close()
+    }
+  } finally {
+    probe.disconnect()
+    await evicting.dispose()
+    await fine.dispose()
+    await nats.dispose()
+  }
+})
+
+test('a policy changed while running is reported by outbox_redis_noeviction and the watch, and recovers', async () => {
+  const ob = await TestOutbox.start({ env: { OB_REDIS_POLICY_CHECK_MS: '100' } })
+  const admin = new Redis(ob.redisServer.url)
+  const gauge = async (): Promise<string | undefined> => /^outbox_redis_noeviction (\d)$/m.exec(await ob.proc.metrics.render())?.[1]
+  try {
+    assert.equal(await gauge(), '1')
+    assert.equal(ob.proc.evictionPolicy.ok, true)
+    await admin.config('SET', 'maxmemory-policy', 'volatile-lru')
+    await until(async () => await gauge() === '0', 'gauge drops to 0')
+    assert.equal(ob.proc.evictionPolicy.ok, false)
+    assert.equal(ob.proc.evictionPolicy.policy, 'volatile-lru')
+    await admin.config('SET', 'maxmemory-policy', 'noeviction')
+    await until(async () => await gauge() === '1', 'gauge back to 1')
+    assert.equal(ob.proc.evictionPolicy.ok, true)
+  } finally {
+    admin.disconnect()
+    await ob.close()
+  }
+})
