@@ -9,7 +9,7 @@ import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
 import { WebhookJobQueue } from '../stores/webhooks/mod.ts'
 import { createHttpServer, type HttpServer } from './server.ts'
-import { ScheduleState } from '../stores/schedule/mod.ts'
+import { ScheduleLedger, ScheduleState, SCHEDULE_STATE_TTL_MS } from '../stores/schedule/mod.ts'
 import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
 import { AuthFailureGuard } from './auth.ts'
@@ -48,7 +48,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)),
     send: new SendService(base),
     webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas }),
-    schedule: new ScheduleState(shared.redis),
+    schedule: new ScheduleState(shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS)),
     messageContent: new MessageContentStore(await jetstreamManager(shared.nc))
   }
   const server = createHttpServer(deps, ROUTES)
