@@ -23,7 +23,7 @@ import { SendService } from './send/service.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
 import { startSubmission, type SubmissionListener } from './submission/mod.ts'
-import { IdempotencyStore } from './send/idempotency.ts'
+import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS } from './send/idempotency.ts'
 
 export interface Gateway {
   readonly port: number
@@ -37,7 +37,8 @@ export interface Gateway {
 
 export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Gateway> {
   const limiter = new RateLimiter(shared.redis)
-  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis, config.stuckAfterMs), idempotency: new IdempotencyStore(shared.redis), metrics: shared.metrics }
+  const idempotency = new IdempotencyStore(shared.redis, await IdempotencyLedger.open(shared.nc, config.nats.replicas, IDEMPOTENCY_TTL_MS))
+  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis, config.stuckAfterMs), idempotency, metrics: shared.metrics }
   const deps: GatewayDeps = {
     ...base,
     limiter,
