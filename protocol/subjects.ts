@@ -78,9 +78,7 @@ export const REDIS_KEYS = {
   authFailuresByPrefix: (prefix: string, perMinute: number) => `ob:authfail-prefix:${prefix}:${perMinute}:60`,
   /** GCRA state for the public tracking endpoints, per client address. */
   trackingRate: (ip: string, perMinute: number) => `ob:trl:${ip}:${perMinute}:60`,
-  idempotency: (orgId: string, key: string) => `ob:idem:${orgId}:${key}`,
-  /** When this Redis began holding idempotency records (epoch ms); no time to live. */
-  idempotencySince: 'ob:idem-since'
+  idempotency: (orgId: string, key: string) => `ob:idem:${orgId}:${key}`
 } as const
 
 /** Stable shard for a message: FNV-1a over the id, so every gateway agrees without coordination. */

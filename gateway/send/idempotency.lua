@@ -1,19 +1,14 @@
 -- Claims an Idempotency-Key, or reports what the key already holds, in one atomic step.
 -- KEYS[1]  ob:idem:<org>:<key>
--- KEYS[2]  ob:idem-since: when this Redis began holding idempotency records (epoch ms); set by the first claim
---          that finds it missing, so a flushed or new Redis starts it again
 -- ARGV[1]  fingerprint of the request (64 hex characters: SHA-256 of the path and the raw body)
 -- ARGV[2]  claim token (unique per request), so only the claimant can release the claim
 -- ARGV[3]  how long an unfinished claim lives, in milliseconds (a crashed gateway must not hold a key for 24 h)
--- ARGV[4]  now (epoch ms); ARGV[5] how long a key is kept (ms): until this Redis has held records that long, a
---          key it does not know may be one it lost
 -- Stored value, by its first character:
 --   'p' .. fingerprint .. token     in flight
 --   'd' .. fingerprint .. response  done: the response to replay
 --   'r' .. fingerprint .. state     a publish failed: the message ids to reuse on the retry
 -- Returns {0} claimed, {1} in flight, {2, response} done, {3} the key was used with another request,
---         {4, state} claimed as the retry of a failed publish, {5} claimed, but this Redis may have lost the key:
---         ask the durable copy (JetStream KV) before going on.
+--         {4, state} claimed as the retry of a failed publish.
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 2, 65) ~= ARGV[1] then return { 3 } end
 local state = v and string.sub(v, 1, 1)
@@ -21,10 +16,4 @@ if state == 'p' then return { 1 } end
 if state == 'd' then return { 2, string.sub(v, 66) } end
 redis.call('SET', KEYS[1], 'p' .. ARGV[1] .. ARGV[2], 'PX', ARGV[3])
 if state == 'r' then return { 4, string.sub(v, 66) } end
-local since = redis.call('GET', KEYS[2])
-if not since then
-  since = ARGV[4]
-  redis.call('SET', KEYS[2], since)
-end
-if tonumber(ARGV[4]) - tonumber(since) < tonumber(ARGV[5]) then return { 5 } end
 return { 0 }

@@ -55,6 +55,8 @@ export type Claim =
   | { state: 'done', status: number, json: string }
   | { state: 'mismatch' }
 
+type LedgerRead = { found: { value: string, ageMs: number } | undefined } | { err: unknown }
+
 type IdemRedis = Redis & {
   ob_idem_release: (key: string, value: string) => Promise<number>
   ob_idem_restore: (key: string, pending: string, value: string, ttlMs: number) => Promise<number>
@@ -81,10 +83,9 @@ export function fingerprint (path: string, rawBody: Buffer): string {
  * event-loop turn each travel as one batched script (ScriptBatch), in arrival order.
  *
  * Every finished record (and the ids of a failed publish) is also written to the IdempotencyLedger (JetStream KV,
- * 24 h), beside the Redis write. Redis notes when it began holding records (`ob:idem-since`, set again by the
- * first claim after a flush or on a new server); until it has held them for 24 h, a key it does not know may be
- * one it lost, so the claim asks the ledger, and a request the ledger knows is answered from it (and put back in
- * Redis). Once Redis has held records for 24 h, a claim costs Redis alone.
+ * 24 h), beside the Redis write, and every claim reads the ledger beside the Redis claim (one round trip to each,
+ * at the same time). When Redis claims a key that the ledger knows, Redis lost it (a flush, a new server, a failover
+ * to a replica that lagged, an evicted key): the ledger's record answers, and goes back into Redis.
  */
 export class IdempotencyStore {
   private readonly redis: IdemRedis
@@ -102,20 +103,21 @@ export class IdempotencyStore {
 
   async claim (orgId: string, key: string, fp: string, token: string): Promise<Claim> {
     const redisKey = REDIS_KEYS.idempotency(orgId, key)
+    // read beside the claim, so a new key costs no more time than the slower of the two
+    const durable: Promise<LedgerRead> = this.ledger.read(orgId, key, Date.now()).then((found) => ({ found }), (err: unknown) => ({ err }))
     let r: [number, string?]
     try {
-      r = await this.claims.call([redisKey, REDIS_KEYS.idempotencySince], [fp, token, IDEMPOTENCY_CLAIM_TTL_MS, Date.now(), IDEMPOTENCY_TTL_MS])
+      r = await this.claims.call([redisKey], [fp, token, IDEMPOTENCY_CLAIM_TTL_MS])
     } catch (err) {
       throw new IdempotencyStoreError({ cause: err })
     }
     switch (r[0]) {
-      case 0: return this.claimed(orgId, key, redisKey, fp, token)
+      case 0: return await this.fromLedger(await durable, redisKey, fp, token, this.claimed(orgId, key, redisKey, fp, token))
       case 4: {
         const claimed = this.claimed(orgId, key, redisKey, fp, token)
         try { claimed.previous = JSON.parse(r[1] ?? '') as RetryState } catch {}
         return claimed
       }
-      case 5: return await this.fromLedger(orgId, key, redisKey, fp, token)
       case 1: return { state: 'in_flight' }
       case 2: {
         const stored = r[1] ?? ''
@@ -144,16 +146,13 @@ export class IdempotencyStore {
     }
   }
 
-  /** Redis claimed a key it may have lost: what the ledger holds for it decides, and goes back into Redis. */
-  private async fromLedger (orgId: string, key: string, redisKey: string, fp: string, token: string): Promise<Claim> {
-    const claimed = this.claimed(orgId, key, redisKey, fp, token)
-    let found
-    try {
-      found = await this.ledger.read(orgId, key, Date.now())
-    } catch (err) {
+  /** Redis claimed the key: if the ledger knows it, Redis lost it, and the ledger's record decides and goes back into Redis. */
+  private async fromLedger (durable: LedgerRead, redisKey: string, fp: string, token: string, claimed: ClaimedKey): Promise<Claim> {
+    if ('err' in durable) {
       await claimed.release()
-      throw new IdempotencyStoreError({ cause: err })
+      throw new IdempotencyStoreError({ cause: durable.err })
     }
+    const found = durable.found
     if (found === undefined) return claimed
     const { value, ageMs } = found
     const restore = async (): Promise<void> => {

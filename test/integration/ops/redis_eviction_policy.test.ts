@@ -86,3 +86,24 @@ test('a policy changed while running is reported by outbox_redis_noeviction and 
     await ob.close()
   }
 })
+
+test('a full Redis with noeviction refuses writes, and a send answers 503 with Retry-After, then flows again', async () => {
+  const ob = await TestOutbox.start()
+  const admin = new Redis(ob.redisServer.url)
+  try {
+    const org = await ob.org()
+    const key = await ob.key(org, ['send'])
+    const body = { from: `a@${org.domain}`, to: 'full@example.net', subject: 's', text: 't' }
+    assert.equal((await ob.request('POST', '/v1/messages/send', { key, body })).status, 202)
+    await admin.config('SET', 'maxmemory', '1')
+    const r = await ob.request('POST', '/v1/messages/send', { key, body })
+    assert.equal(r.status, 503, r.text)
+    assert.equal(r.body.error.code, 'service_unavailable')
+    assert.ok(Number(r.headers.get('retry-after')) >= 1)
+    await admin.config('SET', 'maxmemory', '0')
+    assert.equal((await ob.request('POST', '/v1/messages/send', { key, body })).status, 202)
+  } finally {
+    admin.disconnect()
+    await ob.close()
+  }
+})
