@@ -167,9 +167,13 @@ function watchConnections (metrics: OutboxMetrics, nc: NatsConnection, redis: Re
  * otherwise) is logged as an error once per change and reported as `outbox_redis_noeviction` 0.
  */
 function watchEvictionPolicy (config: Config, metrics: OutboxMetrics, redis: Redis, log: Logger): EvictionPolicyWatch {
+  let evicting = false
   const watch = new EvictionPolicyWatch(redis, config.redis.policyCheckMs, (state, policy) => {
-    if (state === 'evicting') log.error({ policy }, `Redis now runs with maxmemory-policy ${policy ?? '(not reported)'}; it must be noeviction, or a full Redis drops idempotency keys and schedule state`)
-    else log.info({ policy }, 'Redis runs with maxmemory-policy noeviction again')
+    if (state === 'evicting') {
+      log.error({ policy }, `Redis now runs with maxmemory-policy ${policy ?? '(not reported)'}; it must be noeviction, ` +
+        'or a full Redis drops idempotency keys and schedule state')
+    } else if (evicting) log.info({ policy }, 'Redis runs with maxmemory-policy noeviction again')
+    evicting = state === 'evicting'
   })
   void watch.check()
   metrics.read('outbox_redis_noeviction', (set) => { set(watch.ok === false ? 0 : 1) })

@@ -55,7 +55,11 @@ export class EvictionPolicyWatch {
   private current: { state: EvictionPolicyState, policy?: string } = { state: 'unknown' }
   private readonly timer: NodeJS.Timeout
 
-  constructor (private readonly redis: Redis, intervalMs: number, private readonly onChange: (state: EvictionPolicyState, policy: string | undefined) => void) {
+  constructor (
+    private readonly redis: Redis,
+    intervalMs: number,
+    private readonly onChange: (state: EvictionPolicyState, policy: string | undefined) => void
+  ) {
     this.timer = setInterval(() => { void this.check() }, intervalMs)
     this.timer.unref()
   }

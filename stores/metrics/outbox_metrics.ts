@@ -86,7 +86,7 @@ export class OutboxMetrics {
     this.readGauge('outbox_jetstream_consumer_redelivered', 'Messages delivered to a consumer more than once and not yet acknowledged.', ['stream', 'consumer'])
     this.readGauge('outbox_nats_connected', 'Whether the connection to NATS is up (1) or not (0).')
     this.readGauge('outbox_redis_connected', 'Whether the connection to Redis is ready (1) or not (0).')
-    this.readGauge('outbox_redis_noeviction', 'Whether Redis runs with maxmemory-policy noeviction (1) or another policy (0), read every OB_REDIS_POLICY_CHECK_MS.')
+    this.readGauge('outbox_redis_noeviction', 'Whether Redis runs with maxmemory-policy noeviction (1) or another policy (0).')
     this.readGauge('outbox_role', 'The parts this process runs (1 per role).', ['role'])
   }
 

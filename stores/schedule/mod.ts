@@ -56,7 +56,8 @@ export class ScheduleState {
    */
   async take (messageId: string, seq: number, scheduledAt: number, now: number): Promise<TakeVerdict> {
     const decided = await this.ledger.read(messageId)
-    const [kind, at] = await this.r.ob_schedule(1, scheduleStateKey(messageId), 'take', SCHEDULE_STATE_TTL_MS, seq, scheduledAt, now, decided ?? '')
+    const key = scheduleStateKey(messageId)
+    const [kind, at] = await this.r.ob_schedule(1, key, 'take', SCHEDULE_STATE_TTL_MS, seq, scheduledAt, now, decided ?? '')
     if (kind === 'wait') return { kind, at: Number(at) }
     return { kind: kind as 'taken' | 'canceled' | 'duplicate' }
   }
