@@ -1,5 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
 import { Redis } from 'ioredis'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { spawnCli } from '../../helpers/cli.ts'
@@ -67,8 +68,10 @@ test('a Redis that refuses CONFIG is judged by INFO memory: allkeys-lru refused,
   }
 })
 
-test('a policy changed while running is reported by outbox_redis_noeviction and the watch, and recovers', async () => {
-  const ob = await TestOutbox.start({ env: { OB_REDIS_POLICY_CHECK_MS: '100' } })
+test('a policy changed while running is logged and reported by outbox_redis_noeviction; an outage keeps the last reading', async () => {
+  const lines: Array<{ level: number, msg: string, policy?: string }> = []
+  const stream = new Writable({ write (chunk, _enc, cb) { lines.push(JSON.parse(String(chunk))); cb() } })
+  const ob = await TestOutbox.start({ env: { OB_REDIS_POLICY_CHECK_MS: '100' }, log: { level: 'info', stream } })
   const admin = new Redis(ob.redisServer.url)
   const gauge = async (): Promise<string | undefined> => /^outbox_redis_noeviction (\d)$/m.exec(await ob.proc.metrics.render())?.[1]
   try {
@@ -78,9 +81,18 @@ test('a policy changed while running is reported by outbox_redis_noeviction and 
     await until(async () => await gauge() === '0', 'gauge drops to 0')
     assert.equal(ob.proc.evictionPolicy.ok, false)
     assert.equal(ob.proc.evictionPolicy.policy, 'volatile-lru')
-    await admin.config('SET', 'maxmemory-policy', 'noeviction')
+    const errors = lines.filter((l) => l.level === 50 && l.policy === 'volatile-lru')
+    assert.equal(errors.length, 1, 'one error line per change')
+    assert.match(errors[0]!.msg, /maxmemory-policy volatile-lru; it must be noeviction/)
+    admin.disconnect()
+    await ob.redisServer.stop()
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    assert.equal(await gauge(), '0', 'Redis away: the last reading stands')
+    assert.equal(ob.proc.evictionPolicy.ok, false)
+    await ob.redisServer.start() // started with noeviction, as the helper starts it
     await until(async () => await gauge() === '1', 'gauge back to 1')
     assert.equal(ob.proc.evictionPolicy.ok, true)
+    assert.ok(lines.some((l) => l.level === 30 && /noeviction again/.test(l.msg)))
   } finally {
     admin.disconnect()
     await ob.close()
