@@ -37,7 +37,8 @@ export interface Gateway {
 
 export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Gateway> {
   const limiter = new RateLimiter(shared.redis)
-  const idempotency = new IdempotencyStore(shared.redis, await IdempotencyLedger.open(shared.nc, config.nats.replicas, IDEMPOTENCY_TTL_MS))
+  const idempotencyLedger = await IdempotencyLedger.open(shared.nc, config.nats.replicas, IDEMPOTENCY_TTL_MS, config.nats.publishTimeoutMs)
+  const idempotency = new IdempotencyStore(shared.redis, idempotencyLedger)
   const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis, config.stuckAfterMs), idempotency, metrics: shared.metrics }
   const deps: GatewayDeps = {
     ...base,

@@ -1,3 +1,4 @@
+import { jetstream } from '@nats-io/jetstream'
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { KV_IDEMPOTENCY, expiringKvBucketOptions, sha256Hex } from '../../protocol/mod.ts'
@@ -12,8 +13,10 @@ import { KV_IDEMPOTENCY, expiringKvBucketOptions, sha256Hex } from '../../protoc
 export class IdempotencyLedger {
   private constructor (private readonly kv: KV) {}
 
-  static async open (nc: NatsConnection, replicas: number, ttlMs: number): Promise<IdempotencyLedger> {
-    return new IdempotencyLedger(await new Kvm(nc).create(KV_IDEMPOTENCY, expiringKvBucketOptions(replicas, ttlMs)))
+  /** `timeoutMs`: how long a read or write waits for JetStream (the gateway's publish timeout: a send waits no longer). */
+  static async open (nc: NatsConnection, replicas: number, ttlMs: number, timeoutMs: number): Promise<IdempotencyLedger> {
+    const kvm = new Kvm(jetstream(nc, { timeout: timeoutMs }))
+    return new IdempotencyLedger(await kvm.create(KV_IDEMPOTENCY, expiringKvBucketOptions(replicas, ttlMs)))
   }
 
   /** The record and how long ago it was written (ms), or undefined. */
