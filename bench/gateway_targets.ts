@@ -27,7 +27,7 @@ import { createOrganization, buildApiKey } from '../gateway/control/orgs.ts'
 import { authenticate, hasPermission } from '../gateway/auth.ts'
 import { planLimit } from '../gateway/server.ts'
 import { RateLimiter } from '../gateway/rate_limit.ts'
-import { IdempotencyStore, checkIdempotencyKey, fingerprint } from '../gateway/send/idempotency.ts'
+import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS, checkIdempotencyKey, fingerprint } from '../gateway/send/idempotency.ts'
 import { Problems, isPrepared, prepareMessage } from '../gateway/send/prepare.ts'
 
 export type Target = 'full' | 'fastify' | 'bare' | 'fastify-bare' | 'floor'
@@ -79,7 +79,7 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
   const { config, nc, redis, limiter, publisher, close } = await sendPathParts(natsUrl, redisUrl, 'bench-fastify')
   const cp = await ControlPlane.open(nc, { replicas: 1 })
   const store = new MessageStore(redis)
-  const idempotency = new IdempotencyStore(redis)
+  const idempotency = new IdempotencyStore(redis, await IdempotencyLedger.open(nc, 1, IDEMPOTENCY_TTL_MS, config.nats.publishTimeoutMs))
   const validator = Compile(SendRequest)
   const app = Fastify({ logger: false })
   // The raw body is kept for the Idempotency-Key fingerprint, as the Outbox gateway does.

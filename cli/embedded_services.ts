@@ -105,7 +105,7 @@ export async function spawnRedis (opts: { binary: string, dataDir: string, port:
   mkdirSync(dir, { recursive: true })
   const child = spawn(opts.binary, [
     '--port', String(opts.port), '--bind', HOST, '--dir', dir,
-    '--appendonly', 'yes', '--appendfsync', 'everysec', '--logfile', logFile
+    '--appendonly', 'yes', '--appendfsync', 'everysec', '--maxmemory-policy', 'noeviction', '--logfile', logFile
   ], { stdio: 'ignore', detached: true })
   await waitUntilAnswering(child, 'redis-server', opts.port, logFile)
   opts.log.info({ port: opts.port, dir }, 'embedded redis-server started')

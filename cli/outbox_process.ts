@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { describeRedisTarget, type Config } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
-import { connectNats, connectRedis, redisReady, ensureStreams } from '../stores/clients/mod.ts'
+import { connectNats, connectRedis, redisReady, ensureStreams, assertNoEviction, EvictionPolicyWatch } from '../stores/clients/mod.ts'
 import { startGateway, type Gateway } from '../gateway/main.ts'
 import { bootstrap, type BootstrapOutcome } from '../gateway/control/orgs.ts'
 import { startEngine, type Engine } from '../engine/main.ts'
@@ -34,6 +34,8 @@ export interface OutboxProcess {
   readonly inbound?: Inbound
   /** Every part's metrics, one registry per process. */
   readonly metrics: OutboxMetrics
+  /** Redis's eviction policy, read again every `OB_REDIS_POLICY_CHECK_MS`: `ok` false means Redis may evict keys. */
+  readonly evictionPolicy: EvictionPolicyWatch
   /** The port of `GET /metrics` when this process runs no gateway (OB_METRICS_PORT); else the gateway serves it. */
   readonly metricsPort?: number
   /** Ordered shutdown: stop accepting, drain the engine, then close NATS and Redis. */
@@ -62,6 +64,12 @@ export async function startOutbox (config: Config, log: Logger, opts: { shardThr
     await nc.close()
     throw new Error(`no Redis answers at ${describeRedisTarget(config.redis.target)} (${err.message}); start one or set REDIS_URL`)
   })
+  // An evicting Redis drops idempotency keys and schedule state when it is full: refuse it, as job queues do.
+  await assertNoEviction(redis, describeRedisTarget(config.redis.target)).catch(async (err: Error) => {
+    redis.disconnect()
+    await nc.close()
+    throw err
+  })
   // A request that times out here (a busy or still-forming cluster) fails the start; nothing is left open.
   let cp: ControlPlane | undefined
   let bootstrapped: BootstrapOutcome
@@ -80,6 +88,7 @@ export async function startOutbox (config: Config, log: Logger, opts: { shardThr
   const shared = { nc, redis, cp, log, metrics }
   const runs = (part: 'gateway' | 'engine' | 'inbound'): boolean => config.role === 'all' || config.role === part
   watchConnections(metrics, nc, redis, (['gateway', 'engine', 'inbound'] as const).filter(runs))
+  const evictionPolicy = watchEvictionPolicy(config, metrics, redis, log)
   const engine = runs('engine') ? await startEngine(config, shared, opts.shardThreadEntry) : undefined
   const projector = runs('engine') ? await startProjector(config, shared) : undefined
   const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
@@ -117,6 +126,7 @@ export async function startOutbox (config: Config, log: Logger, opts: { shardThr
     ...(engine !== undefined ? { engine } : {}),
     ...(inbound !== undefined ? { inbound } : {}),
     metrics,
+    evictionPolicy,
     ...(metricsServer !== undefined ? { metricsPort: metricsServer.port } : {}),
     stop () {
       stopping ??= (async () => {
@@ -128,6 +138,7 @@ export async function startOutbox (config: Config, log: Logger, opts: { shardThr
         await projector?.stop()
         await webhooks?.drain(left())
         await poller?.stop()
+        evictionPolicy.stop()
         await metricsServer?.close()
         cp.close()
         await nc.drain().catch(() => {})
@@ -150,6 +161,24 @@ function watchConnections (metrics: OutboxMetrics, nc: NatsConnection, redis: Re
   metrics.read('outbox_nats_connected', (set) => { set(nc.isClosed() ? 0 : natsUp) })
   metrics.read('outbox_redis_connected', (set) => { set(redis.status === 'ready' ? 1 : 0) })
   metrics.read('outbox_role', (set) => { for (const role of roles) set(1, { role }) })
+}
+
+/**
+ * The start checked the policy; a later change (CONFIG SET, a parameter group, a failover to a replica configured
+ * otherwise) is logged as an error once per change and reported as `outbox_redis_noeviction` 0.
+ */
+function watchEvictionPolicy (config: Config, metrics: OutboxMetrics, redis: Redis, log: Logger): EvictionPolicyWatch {
+  let evicting = false
+  const watch = new EvictionPolicyWatch(redis, config.redis.policyCheckMs, (state, policy) => {
+    if (state === 'evicting') {
+      log.error({ policy }, `Redis now runs with maxmemory-policy ${policy ?? '(not reported)'}; it must be noeviction, ` +
+        'or a full Redis drops idempotency keys and schedule state')
+    } else if (evicting) log.info({ policy }, 'Redis runs with maxmemory-policy noeviction again')
+    evicting = state === 'evicting'
+  })
+  void watch.check()
+  metrics.read('outbox_redis_noeviction', (set) => { set(watch.ok === false ? 0 : 1) })
+  return watch
 }
 
 /** Closing time for the Redis connection: stop resolves once it is closed, not when closing was asked for. */

@@ -115,7 +115,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       publishTimeoutMs: e.OB_PUBLISH_TIMEOUT_MS,
       storeBytes: e.OB_NATS_STORE_MB * 1024 * 1024
     },
-    redis: { url: redisUrl, target: redisTarget, configured: e.REDIS_URL !== undefined },
+    redis: { url: redisUrl, target: redisTarget, configured: e.REDIS_URL !== undefined, policyCheckMs: e.OB_REDIS_POLICY_CHECK_MS },
     smtp: {
       inboundHost: e.OB_SMTP_INBOUND_HOST,
       inboundPort: e.OB_SMTP_INBOUND_PORT,

@@ -116,6 +116,7 @@ export const EnvSchema = Type.Object({
   OB_ENGINE_ACK_WAIT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   OB_ENGINE_SHARD_CAPACITY: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
   OB_ENGINE_SWEEP_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
+  OB_REDIS_POLICY_CHECK_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
   OB_STUCK_AFTER_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 300_000 }),
   OB_MESSAGE_CONTENT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: MAX_MESSAGE_CONTENT_RETENTION_DAYS, default: MAX_MESSAGE_CONTENT_RETENTION_DAYS }),
   OB_BOOTSTRAP_ADMIN_KEY: Type.Optional(Type.String({ pattern: '^ob_live_[A-Za-z0-9]{16,64}$' })),
@@ -201,7 +202,7 @@ export interface Config {
     readonly storeBytes: number
   }
   /** `url` as given (for messages, passwords masked with describeRedisTarget); `target` is what clients connect to. */
-  readonly redis: { readonly url: string, readonly target: RedisTarget, readonly configured: boolean }
+  readonly redis: { readonly url: string, readonly target: RedisTarget, readonly configured: boolean, readonly policyCheckMs: number }
   readonly smtp: {
     readonly inboundHost: string
     readonly inboundPort: number

@@ -9,7 +9,7 @@ import { ensureJetStream, JsPublisher } from '../stores/clients/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { DeliveryState } from './delivery_state.ts'
-import { ScheduleState } from '../stores/schedule/mod.ts'
+import { ScheduleLedger, ScheduleState, SCHEDULE_STATE_TTL_MS } from '../stores/schedule/mod.ts'
 import { ShardDispatcher } from './dispatcher.ts'
 import { StoredContentProcessor } from './stored_content.ts'
 import { openContentStore } from '../stores/content/mod.ts'
@@ -54,7 +54,8 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   // OB_MESSAGE_CONTENT_RETENTION_DAYS=0: no recorder, so no message is rendered, compressed or published for its
   // content view (GET /v1/messages/{id}/content answers that this installation records none).
   const content = config.messageContent.retentionDays > 0 ? new ContentRecorder(new MessageContentStore(await jetstreamManager(shared.nc), events), log) : undefined
-  const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), content, schedule: new ScheduleState(shared.redis), actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
+  const schedule = new ScheduleState(shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes))
+  const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), content, schedule, actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */

@@ -9,7 +9,7 @@ import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
 import { WebhookJobQueue } from '../stores/webhooks/mod.ts'
 import { createHttpServer, type HttpServer } from './server.ts'
-import { ScheduleState } from '../stores/schedule/mod.ts'
+import { ScheduleLedger, ScheduleState, SCHEDULE_STATE_TTL_MS } from '../stores/schedule/mod.ts'
 import { ROUTES } from './routes/mod.ts'
 import { RateLimiter } from './rate_limit.ts'
 import { AuthFailureGuard } from './auth.ts'
@@ -23,7 +23,7 @@ import { SendService } from './send/service.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
 import { startSubmission, type SubmissionListener } from './submission/mod.ts'
-import { IdempotencyStore } from './send/idempotency.ts'
+import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS } from './send/idempotency.ts'
 
 export interface Gateway {
   readonly port: number
@@ -37,7 +37,9 @@ export interface Gateway {
 
 export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Gateway> {
   const limiter = new RateLimiter(shared.redis, () => { shared.metrics.rateLocalDecisions.inc() })
-  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis, config.stuckAfterMs), idempotency: new IdempotencyStore(shared.redis), metrics: shared.metrics }
+  const idempotencyLedger = await IdempotencyLedger.open(shared.nc, config.nats.replicas, IDEMPOTENCY_TTL_MS, config.nats.publishTimeoutMs, config.nats.storeBytes)
+  const idempotency = new IdempotencyStore(shared.redis, idempotencyLedger)
+  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis, config.stuckAfterMs), idempotency, metrics: shared.metrics }
   const deps: GatewayDeps = {
     ...base,
     limiter,
@@ -48,7 +50,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)),
     send: new SendService(base),
     webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas, storeBytes: config.nats.storeBytes }),
-    schedule: new ScheduleState(shared.redis),
+    schedule: new ScheduleState(shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes)),
     messageContent: new MessageContentStore(await jetstreamManager(shared.nc))
   }
   const server = createHttpServer(deps, ROUTES)

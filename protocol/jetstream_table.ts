@@ -1,7 +1,7 @@
 import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type ConsumerConfig, type StreamConfig } from '@nats-io/jetstream'
 import type { Config } from '../config/mod.ts'
 import {
-  CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, INBOUND_SUBJECTS, KV_BUCKETS, KV_SHARD_LEASES,
+  CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS, INBOUND_SUBJECTS, KV_BUCKETS, KV_SHARD_LEASES, KV_SCHEDULE_DECISIONS, KV_IDEMPOTENCY,
   OBJ_INBOUND_RAW, OBJ_OUTBOUND_CONTENT, OUTBOUND_SUBJECTS, MESSAGE_CONTENT_SUBJECTS, STREAM_MESSAGE_CONTENT, STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, WEBHOOK_JOB_SUBJECTS,
   outboundConsumer, outboundSubject, webhookJobConsumer, webhookJobShardFilter
 } from './subjects.ts'
@@ -326,10 +326,22 @@ export function inboundRawStoreOptions (replicas: number, storeBytes: number): {
   }
 }
 
+/**
+ * A bucket whose entries expire `ttlMs` after they were written (a bucket-wide max age: nats-server 2.9 has no
+ * per-key TTL), capped at its share of the store like every other bucket.
+ */
+export function expiringKvBucketOptions (replicas: number, ttlMs: number, storeBytes: number, bucket: string): {
+  replicas: number, history: number, ttl: number, max_bytes: number
+} {
+  return { replicas, history: 1, ttl: ttlMs, max_bytes: kvShareBytes(storeBytes, bucket) }
+}
+
 /** Every bucket by name, for the operations guide. */
 export const JETSTREAM_BUCKETS: ReadonlyArray<{ kind: 'kv' | 'object', name: string }> = [
   ...Object.values(KV_BUCKETS).map((name) => ({ kind: 'kv' as const, name })),
   { kind: 'kv', name: KV_SHARD_LEASES },
+  { kind: 'kv', name: KV_SCHEDULE_DECISIONS },
+  { kind: 'kv', name: KV_IDEMPOTENCY },
   { kind: 'object', name: OBJ_INBOUND_RAW },
   { kind: 'object', name: OBJ_OUTBOUND_CONTENT }
 ]

@@ -1,4 +1,4 @@
-import { KV_BUCKETS, KV_SHARD_LEASES, OBJ_INBOUND_RAW, OBJ_OUTBOUND_CONTENT, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS } from './subjects.ts'
+import { KV_BUCKETS, KV_IDEMPOTENCY, KV_SCHEDULE_DECISIONS, KV_SHARD_LEASES, OBJ_INBOUND_RAW, OBJ_OUTBOUND_CONTENT, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS } from './subjects.ts'
 
 /**
  * How the JetStream file store (OB_NATS_STORE_MB) is divided: every stream, key-value bucket and object store
@@ -17,8 +17,8 @@ import { KV_BUCKETS, KV_SHARD_LEASES, OBJ_INBOUND_RAW, OBJ_OUTBOUND_CONTENT, STR
 export const STORE_SHARES_PER_MILLE: Readonly<Record<string, number>> = {
   [STREAM_OUTBOUND]: 300,
   [`OBJ_${OBJ_OUTBOUND_CONTENT}`]: 150,
-  [STREAM_EVENTS]: 200,
-  [STREAM_MESSAGE_CONTENT]: 80,
+  [STREAM_EVENTS]: 180,
+  [STREAM_MESSAGE_CONTENT]: 75,
   [STREAM_WEBHOOK_JOBS]: 80,
   [STREAM_INBOUND]: 20,
   [`OBJ_${OBJ_INBOUND_RAW}`]: 50,
@@ -32,7 +32,9 @@ export const STORE_SHARES_PER_MILLE: Readonly<Record<string, number>> = {
   [`KV_${KV_BUCKETS.routes}`]: 3,
   [`KV_${KV_BUCKETS.settings}`]: 3,
   [`KV_${KV_BUCKETS.verpKeys}`]: 3,
-  [`KV_${KV_SHARD_LEASES}`]: 10
+  [`KV_${KV_SHARD_LEASES}`]: 10,
+  [`KV_${KV_IDEMPOTENCY}`]: 20,
+  [`KV_${KV_SCHEDULE_DECISIONS}`]: 5
 }
 
 /** The `max_bytes` of the stream (a bucket's stream: `KV_<bucket>`, `OBJ_<bucket>`) named `stream`. */

@@ -65,6 +65,18 @@ export const KV_BUCKETS = {
  */
 export const KV_SHARD_LEASES = 'ob_shard_leases'
 
+/**
+ * Cancels and reschedules of scheduled messages, kept where losing Redis cannot undo them (stores/schedule/).
+ * Keys: `<msg_id>` → `canceled` or `at:<epoch ms>`; the bucket's max age outlives the furthest schedule.
+ */
+export const KV_SCHEDULE_DECISIONS = 'ob_schedule_decisions'
+
+/**
+ * Finished Idempotency-Key requests, kept 24 h where losing Redis cannot undo them (gateway/send/idempotency.ts).
+ * Keys: `<org_id>.<SHA-256 of the Idempotency-Key>` → the Redis record of the finished request.
+ */
+export const KV_IDEMPOTENCY = 'ob_idempotency'
+
 export const HDR_MSG_ID = 'Nats-Msg-Id'
 
 export const REDIS_KEYS = {

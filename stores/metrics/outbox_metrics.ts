@@ -94,6 +94,7 @@ export class OutboxMetrics {
     this.readGauge('outbox_nats_connected', 'Whether the connection to NATS is up (1) or not (0).')
     this.readGauge('outbox_projector_backoff_seconds', 'How long the projector waits before it tries the read model again (0 while applying succeeds).')
     this.readGauge('outbox_redis_connected', 'Whether the connection to Redis is ready (1) or not (0).')
+    this.readGauge('outbox_redis_noeviction', 'Whether Redis runs with maxmemory-policy noeviction (1) or another policy (0).')
     this.readGauge('outbox_role', 'The parts this process runs (1 per role).', ['role'])
   }
 

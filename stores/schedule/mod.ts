@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
+import type { ScheduleLedger } from './ledger.ts'
+
+export { ScheduleLedger, type LedgerEntry } from './ledger.ts'
 
 const SCHEDULE_LUA = readFileSync(new URL('../../../stores/schedule/schedule.lua', import.meta.url), 'utf8')
 
@@ -13,6 +16,11 @@ const SCHEDULE_LUA = readFileSync(new URL('../../../stores/schedule/schedule.lua
  * The queued message is immutable, so a cancel or a new time lives here. The gateway cancels and reschedules, the
  * engine takes; each is one atomic script, so a cancel answered `ok` means the message is never taken, and a
  * message already taken makes a cancel a `conflict`. Only this module names the key and the fields.
+ *
+ * Redis may lose this hash (a flush, a new server without its files), so a cancel or new time the gateway
+ * answered for is also written to the ScheduleLedger (JetStream KV) before the answer, and the engine reads the
+ * ledger before every take: a cancel the ledger holds is a cancel, and a new time it holds stands in for the
+ * one Redis lost. A reschedule is refused when the ledger holds a cancel that Redis forgot.
  */
 export const SCHEDULE_STATE_TTL_MS = 10 * 24 * 3600_000 // longer than the 72 h a send may be scheduled ahead, plus the retry span
 
@@ -37,7 +45,7 @@ type ScheduleRedis = Redis & { ob_schedule: (numKeys: number, ...args: Array<str
 export class ScheduleState {
   private readonly r: ScheduleRedis
 
-  constructor (redis: Redis) {
+  constructor (redis: Redis, private readonly ledger: ScheduleLedger) {
     const r = redis as ScheduleRedis
     if (typeof (r as Partial<ScheduleRedis>).ob_schedule !== 'function') redis.defineCommand('ob_schedule', { lua: SCHEDULE_LUA })
     this.r = r
@@ -48,7 +56,9 @@ export class ScheduleState {
    * took. `seq` is the stream sequence of the copy in hand; `scheduledAt` the queued message's time (ms).
    */
   async take (messageId: string, seq: number, scheduledAt: number, now: number): Promise<TakeVerdict> {
-    const [kind, at] = await this.r.ob_schedule(1, scheduleStateKey(messageId), 'take', SCHEDULE_STATE_TTL_MS, seq, scheduledAt, now)
+    const decided = await this.ledger.read(messageId)
+    const key = scheduleStateKey(messageId)
+    const [kind, at] = await this.r.ob_schedule(1, key, 'take', SCHEDULE_STATE_TTL_MS, seq, scheduledAt, now, decided ?? '')
     if (kind === 'wait') return { kind, at: Number(at) }
     if (kind === 'taken') return { kind, dueAt: Number(at) }
     return { kind: kind as 'canceled' | 'duplicate' }
@@ -57,7 +67,9 @@ export class ScheduleState {
   /** Gateway: cancels unless the engine took the message up already. Cancelling twice is `ok` both times. */
   async cancel (messageId: string): Promise<ChangeVerdict> {
     const [kind] = await this.r.ob_schedule(1, scheduleStateKey(messageId), 'cancel', SCHEDULE_STATE_TTL_MS)
-    return { kind: kind as ChangeVerdict['kind'] }
+    if (kind !== 'ok') return { kind: 'conflict' }
+    await this.ledger.canceled(messageId)
+    return { kind }
   }
 
   /**
@@ -65,8 +77,10 @@ export class ScheduleState {
    * back (it comes back at the time it was last told): an earlier time needs a fresh copy to wake it.
    */
   async reschedule (messageId: string, at: number): Promise<RescheduleVerdict> {
+    if (await this.ledger.read(messageId) === 'canceled') return { kind: 'conflict' }
     const [kind, seq] = await this.r.ob_schedule(1, scheduleStateKey(messageId), 'reschedule', SCHEDULE_STATE_TTL_MS, at)
     if (kind !== 'ok') return { kind: 'conflict' }
+    await this.ledger.rescheduled(messageId, at)
     return seq !== undefined && seq !== '' ? { kind, waitingSeq: Number(seq) } : { kind }
   }
 }

@@ -64,7 +64,7 @@ export class ServerProcess {
   async start (): Promise<void> {
     const [cmd, args] = this.kind === 'nats'
       ? [binary('nats-server'), ['-c', this.natsConfig(), '-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir, ...this.extraArgs]]
-      : [binary('redis-server'), ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--dir', this.dir, ...this.extraArgs]]
+      : [binary('redis-server'), ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--maxmemory-policy', 'noeviction', '--dir', this.dir, ...this.extraArgs]]
     this.child = spawn(cmd, args, { stdio: 'ignore' })
     const child = this.child
     await Promise.race([
