@@ -90,6 +90,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
   const dns = await DnsServer.start({})
   const [httpPort, inboundPort, enginePort, inboundHttpPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
   const children = new Set<ChildProcess>()
+  const exits: Array<{ role: string, code: number | null, tail: string }> = []
   let replacer: WebhookReplacer | undefined
   const env = {
     NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_DNS_SERVERS: dns.address,
@@ -97,12 +98,26 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE, OB_ENGINE_ACK_WAIT_MS: '5000', OB_ENGINE_SWEEP_MS: '5000', OB_PUBLISH_TIMEOUT_MS: '2000',
     OB_SHUTDOWN_TIMEOUT_MS: '5000', OB_LOG_LEVEL: 'error', OB_ENTERPRISE_RATE_LIMIT: '600000'
   }
+  /** The process of each role now running; one that exits on its own is started again a second later, as systemd would. */
+  const procs = new Map<string, ChildProcess>()
+  let stopping = false
   const startRole = (role: string, extra: Record<string, string>): ChildProcess => {
     const run = spawnCli(['start'], { ...env, OB_ROLE: role, ...extra })
     children.add(run.child)
-    void run.done.then(() => children.delete(run.child))
+    procs.set(role, run.child)
+    void run.done.then((r) => {
+      children.delete(run.child)
+      // A process that ended without the soak's SIGKILL or its final SIGTERM: why, from its last log lines.
+      if (r.signal !== 'SIGKILL' && r.signal !== 'SIGTERM' && !stopping) {
+        const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-2).join(' | ').slice(0, 400)
+        process.stderr.write(`\nsoak: ${role} exited on its own (code ${r.code}): ${tail}\n`)
+        exits.push({ role, code: r.code, tail })
+        if (procs.get(role) === run.child) setTimeout(() => { if (!stopping && procs.get(role) === run.child) startRole(role, extra) }, 1000)
+      }
+    })
     return run.child
   }
+  const engineExtra = { OB_HTTP_PORT: String(enginePort), OB_METRICS_PORT: '0' }
   try {
     // organisation, key, webhook and inbound route, written as the API would
     const config = loadConfig({ NATS_URL: nats.url, REDIS_URL: redis.url, OB_DOMAIN_VERIFICATION: 'off' })
@@ -121,8 +136,8 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     cp.close()
     await nc.close()
 
-    const gateway = startRole('gateway', { OB_HTTP_PORT: String(httpPort), OB_SMTP_SUBMISSION_PORT: '0' })
-    let engine = startRole('engine', { OB_HTTP_PORT: String(enginePort), OB_METRICS_PORT: '0' })
+    startRole('gateway', { OB_HTTP_PORT: String(httpPort), OB_SMTP_SUBMISSION_PORT: '0' })
+    startRole('engine', engineExtra)
     startRole('inbound', { OB_HTTP_PORT: String(inboundHttpPort), OB_SMTP_INBOUND_PORT: String(inboundPort), OB_METRICS_PORT: '0' })
     const baseUrl = `http://127.0.0.1:${httpPort}`
     const world: SoakWorld = { nats, redis, sink, receiver, receiverPort, receivedIds: [], baseUrl, key: k.value, orgId: org.organization_id, domain }
@@ -191,11 +206,11 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         const cs = soakStart + c * plan.cycleS * 1000
         if (!await at(0.15, cs)) break
         mark('engine SIGKILL')
-        const killed = engine
+        const killed = procs.get('engine')!
         if (killed.exitCode === null && killed.signalCode === null) await new Promise<void>((resolve) => { killed.once('exit', () => resolve()); killed.kill('SIGKILL') })
         // Before the next engine starts: which of the killed engine's attempts had no recorded reply.
         await Promise.all([sleep(500), kills.afterKill()])
-        engine = startRole('engine', { OB_HTTP_PORT: String(enginePort), OB_METRICS_PORT: '0' })
+        startRole('engine', engineExtra)
         if (!await at(0.35, cs)) break
         mark('NATS restart'); await servers.killNats(2000)
         if (!await at(0.55, cs)) break
@@ -221,8 +236,8 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     while (Date.now() - soakStart < plan.durationS * 1000) {
       await sleep(1000)
       const s = sendLat.take()
-      const g = processUsage(gateway.pid)
-      const e = processUsage(engine.pid)
+      const g = processUsage(procs.get('gateway')?.pid)
+      const e = processUsage(procs.get('engine')?.pid)
       samples.push({
         t_s: Math.round((Date.now() - soakStart) / 1000), send_p99_ms: s.p99, read_p99_ms: readLat.take().p99, sends: s.count,
         gateway_rss_mb: g?.rssMb ?? 0, gateway_fds: g?.fds ?? 0, engine_rss_mb: e?.rssMb ?? 0, engine_fds: e?.fds ?? 0, fault: lastFault
@@ -240,8 +255,9 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     try { pending = await pendingState(pnc) } finally { await pnc.close() }
     const left = pending.outboundMessages > 0 ? await leftovers(world) : []
     const waited = await checkWaitingMail(world, waiting.sent)
-    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills)
+    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills, exits)
   } finally {
+    stopping = true
     for (const c of children) c.kill('SIGTERM')
     await sleep(1000)
     for (const c of children) c.kill('SIGKILL')
