@@ -3,7 +3,6 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { ChildProcess } from 'node:child_process'
 import { connect } from '@nats-io/transport-node'
-import { createTransport } from 'nodemailer'
 import { loadConfig } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { ensureStreams } from '../stores/clients/mod.ts'
@@ -17,24 +16,48 @@ import { spawnCli } from '../test/helpers/cli.ts'
 import { freePort } from '../test/helpers/ports.ts'
 import { pendingState, send, sendBody, sleep, type PendingState } from '../test/integration/faults/fault_env.ts'
 import { renderChart } from './svg_chart.ts'
+import { parseBenchArgs } from './args.ts'
 import { LatencyWindow, processUsage, type SoakSample } from './soak_probe.ts'
 import { measurePoisonImpact, type PoisonImpact } from './soak_poison.ts'
-import { drain, leftovers, type Leftover, type Received, type SoakTallies } from './soak_checks.ts'
-import { checkWaitingMail, startWaitingMail, type WaitingChecks } from './soak_waiting.ts'
+import { drain, leftovers, type Received, type SoakTallies } from './soak_checks.ts'
+import { soakReport } from './soak_report.ts'
+import { checkWaitingMail, startWaitingMail } from './soak_waiting.ts'
 import { WebhookReplacer } from './soak_webhooks.ts'
-import type { BenchOptions, BenchResult, Chart } from './types.ts'
+import { SoakServers } from './soak_store_faults.ts'
+import { KillAccounting } from './soak_duplicates.ts'
+import { startInbound } from './soak_inbound.ts'
+import type { BenchOptions, BenchResult } from './types.ts'
 
 /**
- * Soak: mixed load (sends, reads, webhooks to an HTTPS receiver, inbound SMTP) against separate gateway, engine
- * and inbound processes while faults are injected on a schedule: engine SIGKILL, NATS SIGKILL + restart on its
- * store, Redis SIGKILL + restart (appendonly), webhook receiver down; meanwhile a second webhook is replaced
+ * Soak: mixed load (sends, reads, webhooks to an HTTPS receiver, inbound SMTP with large mails from one sender)
+ * against separate gateway, engine and inbound processes while faults are injected on a schedule: engine SIGKILL,
+ * NATS SIGKILL + restart on its store, Redis SIGKILL + restart (appendonly), webhook receiver down, and store faults
+ * that last a minute: JetStream's store full and Redis at its maxmemory (soak_store_faults.ts); meanwhile a second webhook is replaced
  * (deleted and created again through the API) every few seconds. Mail that waits in the engine (deferred,
  * scheduled) is sent throughout, with real delays, while work-queue sweeps run every 5 s (soak_waiting.ts).
  * Reports lost, duplicated and stuck messages, webhook events lost per webhook, p99 latencies, RSS and open
  * descriptors over time. Uses NATS and Redis of its own (it kills them).
  */
-const QUICK = { durationS: 30, cycleS: 30, senders: 3, poisonHealthy: 150, poisonCount: 60, waitingEveryMs: 2000 }
-const FULL = { durationS: 600, cycleS: 60, senders: 4, poisonHealthy: 600, poisonCount: 200, waitingEveryMs: 5000 }
+/**
+ * `store`: the store faults, alternately JetStream full and Redis full, the first at `firstS`, one every `everyS`,
+ * each held `holdS` (one that would outlast the load is left out). `large`: one inbound sender's large mails.
+ */
+const QUICK = {
+  durationS: 30, cycleS: 30, senders: 3, poisonHealthy: 150, poisonCount: 60, waitingEveryMs: 2000,
+  store: { firstS: 4, everyS: 13, holdS: 8 }, large: { everyMs: 3000, bytes: 3 * 1024 * 1024 }
+}
+const FULL = {
+  durationS: 600, cycleS: 60, senders: 4, poisonHealthy: 600, poisonCount: 200, waitingEveryMs: 5000,
+  store: { firstS: 90, everyS: 120, holdS: 60 }, large: { everyMs: 10_000, bytes: 5 * 1024 * 1024 }
+}
+type Plan = typeof FULL
+
+/** `--duration=S` shortens (or lengthens) the load, keeping the plan's cycle and store-fault schedule. */
+function planOf (opts: BenchOptions): Plan {
+  const base = opts.quick ? QUICK : FULL
+  const duration = Number(opts.args.duration)
+  return Number.isFinite(duration) && duration > 0 ? { ...base, durationS: duration } : base
+}
 // Deferred soak mail is answered 451 four times: retried after 1, 1, 2 and 30 s, it is accepted 34 s after its send.
 const RETRY_SCHEDULE = '1,1,2,30,60'
 const DEFER_TIMES = 4
@@ -57,7 +80,7 @@ export interface SoakWorld {
 }
 
 export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
-  const plan = opts.quick ? QUICK : FULL
+  const plan = planOf(opts)
   const started = Date.now()
   const nats = await ServerProcess.nats()
   const redis = await ServerProcess.redis()
@@ -67,6 +90,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
   const dns = await DnsServer.start({})
   const [httpPort, inboundPort, enginePort, inboundHttpPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
   const children = new Set<ChildProcess>()
+  const exits: Array<{ role: string, code: number | null, tail: string }> = []
   let replacer: WebhookReplacer | undefined
   const env = {
     NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_DNS_SERVERS: dns.address,
@@ -74,12 +98,26 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE, OB_ENGINE_ACK_WAIT_MS: '5000', OB_ENGINE_SWEEP_MS: '5000', OB_PUBLISH_TIMEOUT_MS: '2000',
     OB_SHUTDOWN_TIMEOUT_MS: '5000', OB_LOG_LEVEL: 'error', OB_ENTERPRISE_RATE_LIMIT: '600000'
   }
+  /** The process of each role now running; one that exits on its own is started again a second later, as systemd would. */
+  const procs = new Map<string, ChildProcess>()
+  let stopping = false
   const startRole = (role: string, extra: Record<string, string>): ChildProcess => {
     const run = spawnCli(['start'], { ...env, OB_ROLE: role, ...extra })
     children.add(run.child)
-    void run.done.then(() => children.delete(run.child))
+    procs.set(role, run.child)
+    void run.done.then((r) => {
+      children.delete(run.child)
+      // A process that ended without the soak's SIGKILL or its final SIGTERM: why, from its last log lines.
+      if (r.signal !== 'SIGKILL' && r.signal !== 'SIGTERM' && !stopping) {
+        const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-2).join(' | ').slice(0, 400)
+        process.stderr.write(`\nsoak: ${role} exited on its own (code ${r.code}): ${tail}\n`)
+        exits.push({ role, code: r.code, tail })
+        if (procs.get(role) === run.child) setTimeout(() => { if (!stopping && procs.get(role) === run.child) startRole(role, extra) }, 1000)
+      }
+    })
     return run.child
   }
+  const engineExtra = { OB_HTTP_PORT: String(enginePort), OB_METRICS_PORT: '0' }
   try {
     // organisation, key, webhook and inbound route, written as the API would
     const config = loadConfig({ NATS_URL: nats.url, REDIS_URL: redis.url, OB_DOMAIN_VERIFICATION: 'off' })
@@ -98,8 +136,8 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     cp.close()
     await nc.close()
 
-    const gateway = startRole('gateway', { OB_HTTP_PORT: String(httpPort), OB_SMTP_SUBMISSION_PORT: '0' })
-    let engine = startRole('engine', { OB_HTTP_PORT: String(enginePort), OB_METRICS_PORT: '0' })
+    startRole('gateway', { OB_HTTP_PORT: String(httpPort), OB_SMTP_SUBMISSION_PORT: '0' })
+    startRole('engine', engineExtra)
     startRole('inbound', { OB_HTTP_PORT: String(inboundHttpPort), OB_SMTP_INBOUND_PORT: String(inboundPort), OB_METRICS_PORT: '0' })
     const baseUrl = `http://127.0.0.1:${httpPort}`
     const world: SoakWorld = { nats, redis, sink, receiver, receiverPort, receivedIds: [], baseUrl, key: k.value, orgId: org.organization_id, domain }
@@ -109,7 +147,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
       if (i > 300) throw new Error(`the gateway did not accept sends: ${r.status} ${r.error ?? ''}`)
       await sleep(100)
     }
-    const tallies: SoakTallies = { accepted: [], statuses: new Map(), inboundSent: 0, inboundAccepted: 0 }
+    const tallies: SoakTallies = { accepted: [], statuses: new Map(), inboundSent: 0, inboundAccepted: 0, largeAccepted: 0, largeRetried: 0, largeBytes: 0 }
 
     opts.progress(0.02, 'poison comparison')
     const poison: PoisonImpact = await measurePoisonImpact(world, plan.poisonHealthy, plan.poisonCount)
@@ -154,32 +192,29 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         await sleep(100)
       }
     })()
-    const smtp = createTransport({ host: '127.0.0.1', port: inboundPort, secure: false, ignoreTLS: true, pool: false })
-    const inbound = (async () => {
-      while (running) {
-        tallies.inboundSent++
-        try {
-          await smtp.sendMail({ from: 'Customer <customer@sender.test>', to: `support@${domain}`, subject: 'Soak inbound', text: 'hello' })
-          tallies.inboundAccepted++
-        } catch { /* refused while NATS is down: the sender retries later, as MTAs do */ }
-        await sleep(500)
-      }
-    })()
+    const stopInbound = startInbound(inboundPort, domain, { everyMs: 500, largeEveryMs: plan.large.everyMs, largeBytes: plan.large.bytes }, tallies)
+    const servers = new SoakServers(nats, redis)
+    const kills = new KillAccounting(redis.url, sink, domain)
+    const mark = (fault: string): void => { lastFault = fault; faults.push({ t_s: Math.round((Date.now() - soakStart) / 1000), fault }) }
     const cycle = async (): Promise<void> => {
       const at = async (fraction: number, cycleStart: number): Promise<boolean> => {
         const wait = cycleStart + fraction * plan.cycleS * 1000 - Date.now()
         if (wait > 0) await sleep(wait)
         return running && Date.now() - soakStart < plan.durationS * 1000
       }
-      const mark = (fault: string): void => { lastFault = fault; faults.push({ t_s: Math.round((Date.now() - soakStart) / 1000), fault }) }
       for (let c = 0; running && Date.now() - soakStart < plan.durationS * 1000; c++) {
         const cs = soakStart + c * plan.cycleS * 1000
         if (!await at(0.15, cs)) break
-        mark('engine SIGKILL'); engine.kill('SIGKILL'); await sleep(500); engine = startRole('engine', { OB_HTTP_PORT: String(enginePort), OB_METRICS_PORT: '0' })
+        mark('engine SIGKILL')
+        const killed = procs.get('engine')!
+        if (killed.exitCode === null && killed.signalCode === null) await new Promise<void>((resolve) => { killed.once('exit', () => resolve()); killed.kill('SIGKILL') })
+        // Before the next engine starts: which of the killed engine's attempts had no recorded reply.
+        await Promise.all([sleep(500), kills.afterKill()])
+        startRole('engine', engineExtra)
         if (!await at(0.35, cs)) break
-        mark('NATS restart'); await nats.stop('SIGKILL'); await sleep(2000); await nats.start()
+        mark('NATS restart'); await servers.killNats(2000)
         if (!await at(0.55, cs)) break
-        mark('Redis restart'); await redis.stop('SIGKILL'); await sleep(2000); await redis.start()
+        mark('Redis restart'); await servers.killRedis(2000)
         if (!await at(0.75, cs)) break
         mark('receiver down')
         for (const r of receiver.on('/hook')) world.receivedIds.push({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at })
@@ -187,12 +222,22 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         receiver = await HttpsReceiver.start(undefined, receiverPort); world.receiver = receiver
       }
     }
-    const faulting = cycle()
+    const storeFaults = async (): Promise<void> => {
+      for (let k = 0; ; k++) {
+        const startS = plan.store.firstS + k * plan.store.everyS
+        if (startS + plan.store.holdS > plan.durationS) return
+        const wait = soakStart + startS * 1000 - Date.now()
+        if (wait > 0) await sleep(wait)
+        if (!running) return
+        if (k % 2 === 0) { mark('JetStream full'); await servers.jetStreamFull(plan.store.holdS * 1000); mark('JetStream freed') } else { mark('Redis full'); await servers.redisFullFor(plan.store.holdS * 1000); mark('Redis freed') }
+      }
+    }
+    const faulting = Promise.all([cycle(), storeFaults()])
     while (Date.now() - soakStart < plan.durationS * 1000) {
       await sleep(1000)
       const s = sendLat.take()
-      const g = processUsage(gateway.pid)
-      const e = processUsage(engine.pid)
+      const g = processUsage(procs.get('gateway')?.pid)
+      const e = processUsage(procs.get('engine')?.pid)
       samples.push({
         t_s: Math.round((Date.now() - soakStart) / 1000), send_p99_ms: s.p99, read_p99_ms: readLat.take().p99, sends: s.count,
         gateway_rss_mb: g?.rssMb ?? 0, gateway_fds: g?.fds ?? 0, engine_rss_mb: e?.rssMb ?? 0, engine_fds: e?.fds ?? 0, fault: lastFault
@@ -201,8 +246,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
       opts.progress(0.1 + 0.75 * (Date.now() - soakStart) / (plan.durationS * 1000), 'soak with faults')
     }
     running = false
-    await Promise.all([...senders, reader, inbound, faulting, waiting.stop(), replacer.stop()])
-    smtp.close()
+    await Promise.all([...senders, reader, stopInbound(), faulting, waiting.stop(), replacer.stop()])
 
     opts.progress(0.9, 'draining')
     const checks = await drain(world, replacer, tallies, opts.quick ? 90_000 : 180_000, soakStart, faults)
@@ -211,8 +255,9 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     try { pending = await pendingState(pnc) } finally { await pnc.close() }
     const left = pending.outboundMessages > 0 ? await leftovers(world) : []
     const waited = await checkWaitingMail(world, waiting.sent)
-    return report(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited)
+    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills, exits)
   } finally {
+    stopping = true
     for (const c of children) c.kill('SIGTERM')
     await sleep(1000)
     for (const c of children) c.kill('SIGKILL')
@@ -225,75 +270,10 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
   }
 }
 
-function report (quick: boolean, started: number, durationS: number, tallies: SoakTallies, checks: Awaited<ReturnType<typeof drain>>, pending: PendingState | undefined,
-  samples: SoakSample[], faults: Array<{ t_s: number, fault: string }>, sendLat: LatencyWindow, readLat: LatencyWindow, poison: PoisonImpact, left: Leftover[], waited: WaitingChecks): BenchResult {
-  // A message still stored although it reached the sink was delivered; only its removal from the work queue was
-  // lost (NATS killed before it wrote it). Counted apart from mail that is really waiting.
-  const residue = left.filter((l) => l.at_sink).length
-  const unacked = pending === undefined ? 0 : pending.consumers.reduce((n, c) => n + c.pending + c.ackPending, 0)
-  const stuck = pending === undefined ? -1 : Math.max(0, pending.outboundMessages - residue) + pending.webhookJobs + unacked
-  const failures: string[] = []
-  if (checks.lost > 0) failures.push(`${checks.lost} accepted message(s) never reached the SMTP sink`)
-  if (checks.webhookLost > 0) failures.push(`${checks.webhookLost} event(s) never reached a webhook that was owed them: ${JSON.stringify(checks.webhooksMissing.slice(0, 10))}`)
-  if (checks.inboundLost > 0) failures.push(`${checks.inboundLost} accepted inbound mail(s) without an inbound.received event`)
-  if (stuck !== 0) failures.push(`left pending: ${JSON.stringify(pending)}`)
-  const waitedWrong = waited.lost + waited.duplicated + waited.early + waited.notDelivered
-  if (waitedWrong > 0) failures.push(`deferred or scheduled mail: ${waited.lost} lost, ${waited.duplicated} delivered twice, ${waited.early} before its scheduled_at, ${waited.notDelivered} not \`delivered\``)
-  const send = sendLat.overall()
-  const read = readLat.overall()
-  const x = samples.map((s) => s.t_s)
-  const charts: Chart[] = [
-    { title: 'Soak: p99 latency per second (faults injected)', kind: 'line', xLabel: 'seconds', yLabel: 'ms', x, series: [{ name: 'send p99', values: samples.map((s) => s.send_p99_ms) }, { name: 'read p99', values: samples.map((s) => s.read_p99_ms) }] },
-    { title: 'Soak: resident memory', kind: 'line', xLabel: 'seconds', yLabel: 'MB', x, series: [{ name: 'gateway RSS', values: samples.map((s) => s.gateway_rss_mb) }, { name: 'engine RSS', values: samples.map((s) => s.engine_rss_mb) }] },
-    { title: 'Soak: open file descriptors', kind: 'line', xLabel: 'seconds', yLabel: 'fds', x, series: [{ name: 'gateway', values: samples.map((s) => s.gateway_fds) }, { name: 'engine', values: samples.map((s) => s.engine_fds) }] }
-  ]
-  const statuses = [...tallies.statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s === 0 ? 'connection error' : s}: ${n}`).join(', ')
-  return {
-    name: 'soak',
-    title: 'Soak with injected faults (engine SIGKILL, NATS and Redis restarts, webhook receiver down)',
-    quick,
-    passed: failures.length === 0,
-    summary: `${durationS} s with ${faults.length} faults: ${tallies.accepted.length} accepted, lost ${checks.lost}, duplicated SMTP ${checks.duplicated}, stuck ${stuck}, delivered but still stored ${residue}; deferred ${waited.deferred} and scheduled ${waited.scheduled}, of them wrong ${waitedWrong}; send p99 ${send.p99} ms; poison traffic slowed healthy delivery by ${poison.slowdownPct} %`,
-    tables: [
-      { title: 'Outcome', columns: ['metric', 'value'], rows: [
-        ['messages accepted (202)', tallies.accepted.length], ['lost (202 but not at the sink)', checks.lost], ['duplicated SMTP transactions (same Message-ID)', checks.duplicated],
-        ['stuck (waiting in OB_OUTBOUND or webhook jobs)', stuck],
-        ['deferred (451 four times) / scheduled (65 s to 3 min ahead) among them', `${waited.deferred} / ${waited.scheduled}`],
-        ['deferred or scheduled: lost / delivered twice / before scheduled_at / not delivered', `${waited.lost} / ${waited.duplicated} / ${waited.early} / ${waited.notDelivered}`],
-        ['delivered but still stored in OB_OUTBOUND', residue], ['webhooks (one for the whole run, the others replaced during it)', checks.webhooks],
-        ['webhook events owed (summed per webhook)', checks.webhookExpected], ['webhook events lost', checks.webhookLost], ['webhooks that missed an event', checks.webhooksMissing.length],
-        ['webhook requests repeating an event id (per webhook)', checks.webhookRepeats],
-        ['  of them: to the stable webhook (receiver goes down) / to replaced webhooks', `${checks.repeatsStable} / ${checks.repeatsReplaced}`],
-        ['  of them by the last fault before the repeat (none: before the first)', Object.entries(checks.repeatsByFault).map(([f, n]) => `${f}: ${n}`).join(', ')],
-        ['  of them by time since the first request of the event to the webhook', Object.entries(checks.repeatsByDelay).map(([f, n]) => `${f}: ${n}`).join(', ')],
-        ['inbound mails accepted', tallies.inboundAccepted], ['inbound mails without event', checks.inboundLost],
-        ['send answers', statuses], ['send p50 / p99 / max ms', `${send.p50} / ${send.p99} / ${send.max}`], ['read p50 / p99 / max ms', `${read.p50} / ${read.p99} / ${read.max}`],
-        ['drain after load (s)', checks.drainS]
-      ] },
-      { title: 'Healthy delivery rate with and without poison traffic (a destination that always answers 451)', columns: ['run', 'healthy messages', 'delivered per second'], rows: [
-        ['healthy only', poison.healthy, poison.baselineRate], [`healthy + ${poison.poison} poison`, poison.healthy, poison.withPoisonRate], ['slowdown', '', `${poison.slowdownPct} %`]
-      ] },
-      { title: 'Process usage and latency over time (every 5th second)', columns: ['second', 'send p99 ms', 'read p99 ms', 'gateway RSS MB', 'gateway fds', 'engine RSS MB', 'engine fds', 'fault'],
-        rows: samples.filter((_s, i) => i % 5 === 4 || _s.fault !== '').map((s) => [s.t_s, s.send_p99_ms, s.read_p99_ms, s.gateway_rss_mb, s.gateway_fds, s.engine_rss_mb, s.engine_fds, s.fault]) },
-      { title: 'Messages left in OB_OUTBOUND after the drain', columns: ['stream seq', 'message id', 'already at the sink'], rows: left.map((l) => [l.seq, l.id, l.at_sink ? 'yes' : 'no']) },
-      { title: 'Faults injected', columns: ['second', 'fault'], rows: faults.map((f) => [f.t_s, f.fault]) }
-    ],
-    charts,
-    notes: [
-      'Gateway, engine and inbound run as separate `outbox start` processes (OB_ROLE gateway / engine / inbound); RSS and descriptors are read from /proc every second. The engine series restarts after each SIGKILL.',
-      'Senders retry 503 and connection errors with the same Idempotency-Key, as the client library does; only the final 202 counts as accepted.',
-      'A second webhook is deleted and created again through the API while mail flows, once it has lived 5 s and the fan-out has passed the last event it is owed (at most 60 s more), with a new URL each time on a receiver that stays up. Each webhook is owed every event of its types whose OB_EVENTS sequence is after the one read when its 201 arrived and not after the one read before its deletion was asked for; events published while a create or delete was in flight are not counted.',
-      `Drain waited for every accepted message at the sink and every owed event at its webhook; it took ${checks.drainS} s.`
-    ],
-    failures,
-    duration_s: Math.round((Date.now() - started) / 100) / 10
-  }
-}
-
-/** `node dist/bench/soak.js [--quick]`: one soak run with NATS and Redis of its own; writes bench/results/soak.json and soak.svg. */
+/** `node dist/bench/soak.js [--quick] [--duration=S]`: one soak run with NATS and Redis of its own; writes bench/results/soak.json and soak.svg. */
 async function main (): Promise<number> {
-  const quick = process.argv.includes('--quick')
-  const result = await runSoakBench({ quick, natsUrl: '', redisUrl: '', args: {}, progress: (f, label) => { process.stderr.write(`\rsoak ${Math.round(f * 100)} % ${label}        `) } })
+  const { quick, args } = parseBenchArgs(process.argv.slice(2), ['soak'])
+  const result = await runSoakBench({ quick, natsUrl: '', redisUrl: '', args, progress: (f, label) => { process.stderr.write(`\rsoak ${Math.round(f * 100)} % ${label}        `) } })
   process.stderr.write('\n')
   const dir = fileURLToPath(new URL(`../../bench/results/${quick ? 'quick/' : ''}`, import.meta.url))
   mkdirSync(dir, { recursive: true })

@@ -3,12 +3,13 @@ import { connect } from '@nats-io/transport-node'
 import { STREAM_EVENTS, STREAM_OUTBOUND, eventSubject, type EventRecord } from '../protocol/mod.ts'
 import { pendingState, sinkCounts, sleep } from '../test/integration/faults/fault_env.ts'
 import type { SoakWorld } from './soak.ts'
+import type { InboundTallies } from './soak_inbound.ts'
 import type { WebhookReplacer, WebhookSpan } from './soak_webhooks.ts'
 
 /** One webhook request as the receiver saw it: the event id and when it arrived (ms since the epoch). */
 export interface Received { id: string, at: number }
 
-export interface SoakTallies { accepted: string[], statuses: Map<number, number>, inboundSent: number, inboundAccepted: number }
+export interface SoakTallies extends InboundTallies { accepted: string[], statuses: Map<number, number> }
 
 /**
  * Webhook figures are per webhook, summed: each webhook is owed the events of its types published while it
@@ -17,6 +18,10 @@ export interface SoakTallies { accepted: string[], statuses: Map<number, number>
 export interface SoakChecks {
   lost: number
   duplicated: number
+  /** Message-IDs that reached the sink more than once. */
+  duplicatedIds: string[]
+  /** Repeated SMTP transactions by the last fault injected before the second copy arrived. */
+  duplicatesByFault: Record<string, number>
   webhooks: number
   webhookExpected: number
   webhookLost: number
@@ -116,6 +121,19 @@ function owedPerWebhook (events: StoredEvent[], spans: WebhookSpan[], received: 
   })
 }
 
+/** When the second copy of each Message-ID the sink received more than once arrived. */
+function secondCopies (w: SoakWorld, counts: Map<string, number>): Received[] {
+  const copies = new Map<string, number>()
+  const out: Received[] = []
+  for (const m of w.sink.messages) {
+    if ((counts.get(m.messageId) ?? 0) < 2) continue
+    const n = (copies.get(m.messageId) ?? 0) + 1
+    copies.set(m.messageId, n)
+    if (n === 2) out.push({ id: m.messageId, at: m.receivedAt })
+  }
+  return out
+}
+
 /** Waits until the soak's work is done (or `timeoutMs`), then counts what was lost, repeated or left behind. */
 export async function drain (w: SoakWorld, replacer: WebhookReplacer, t: SoakTallies, timeoutMs: number,
   soakStart: number, faults: ReadonlyArray<{ t_s: number, fault: string }>): Promise<SoakChecks> {
@@ -143,6 +161,8 @@ export async function drain (w: SoakWorld, replacer: WebhookReplacer, t: SoakTal
   return {
     lost: want.filter((m) => !counts.has(m)).length,
     duplicated: [...counts.values()].filter((n) => n > 1).length,
+    duplicatedIds: [...counts].filter(([, n]) => n > 1).map(([id]) => id),
+    duplicatesByFault: byFault(secondCopies(w, counts), soakStart, faults),
     webhooks: spans.length,
     webhookExpected: sum((o) => o.owed.length),
     webhookLost: sum((o) => o.missing.length),

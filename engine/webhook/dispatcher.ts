@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
 import { HDR_SIGNATURE, HDR_WEBHOOK_ID, HDR_WEBHOOK_SIGNATURE, HDR_WEBHOOK_TIMESTAMP, type WebhookRecord } from '../../protocol/mod.ts'
 import { JsPublisher } from '../../stores/clients/mod.ts'
-import { isJobRef, publishWebhookJobBatch, webhookJobJson, webhookJobsOf, type DeliveryLog, type StoredWebhookJob, type WebhookJob } from '../../stores/webhooks/mod.ts'
+import { isJobRef, publishWebhookJobBatch, requeuedJobMsgId, webhookJobJson, webhookJobsOf, type DeliveryLog, type StoredWebhookJob, type WebhookJob } from '../../stores/webhooks/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { activeSecrets, signatureHeader, signingKey, standardSignatureHeader, standardSigningKey } from './sign.ts'
 import { AttemptOutcomes } from './outcome.ts'
@@ -226,16 +226,16 @@ export class WebhookDispatcher {
    */
   private async requeue (job: StoredWebhookJob, delayMs: number): Promise<void> {
     const waiting = { ...job, due_at: Math.max(job.due_at, Date.now() + delayMs) }
-    if (this.draining) await this.storeOne(waiting)
-    else await this.parker.park(waiting)
+    if (this.draining) await this.storeOne(waiting, true)
+    else await this.parker.park(waiting, undefined, true)
   }
 
   /**
    * Stores one job as a message of its own (a retry: its jittered due time is its own, so it is not gathered
-   * with others), naming its event when its OB_EVENTS sequence is known.
+   * with others), naming its event when its OB_EVENTS sequence is known. `again`: see JobParker.park.
    */
-  private async storeOne (job: StoredWebhookJob): Promise<void> {
-    await publishWebhookJobBatch(this.jobs, this.config.engine.shards, [job], [webhookJobJson(job)])
+  private async storeOne (job: StoredWebhookJob, again = false): Promise<void> {
+    await publishWebhookJobBatch(this.jobs, this.config.engine.shards, [job], [webhookJobJson(job)], again ? [requeuedJobMsgId(job)] : undefined)
   }
 
   /** Parks a first attempt in the job stream (batched per webhook); resolves once it is stored. */

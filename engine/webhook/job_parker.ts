@@ -1,4 +1,4 @@
-import { isJobRef, publishWebhookJobBatch, webhookJobJson, type StoredWebhookJob } from '../../stores/webhooks/mod.ts'
+import { isJobRef, publishWebhookJobBatch, requeuedJobMsgId, webhookJobJson, webhookJobMsgId, type StoredWebhookJob } from '../../stores/webhooks/mod.ts'
 import { type JsPublish } from '../../stores/clients/mod.ts'
 
 /** A batch is written at most this long after its first job was parked… */
@@ -13,6 +13,8 @@ interface Batch {
   jobs: StoredWebhookJob[]
   /** The JSON of a job that carries its event (made now, to measure it); none for a job naming its event. */
   serialized: Array<string | undefined>
+  /** Each job's message id, which the batch's id is made of (webhookBatchMsgId). */
+  ids: string[]
   bytes: number
   /** Settles when the batch is stored; every job of the batch shares it (no promise per parked job). */
   stored: Promise<void>
@@ -34,9 +36,11 @@ export class JobParker {
 
   /**
    * A job whose OB_EVENTS sequence is known is stored naming its event, else with it (`eventJson`: the event
-   * already serialised, which saves serialising it again).
+   * already serialised, which saves serialising it again). `again`: the job is stored again by the engine holding it,
+   * whose message is acknowledged once this write is stored; its id is then unique to this write (requeuedJobMsgId),
+   * so the write is never taken for a repeat of the job's earlier one.
    */
-  park (job: StoredWebhookJob, eventJson?: string): Promise<void> {
+  park (job: StoredWebhookJob, eventJson?: string, again = false): Promise<void> {
     const named = job.test !== true && (isJobRef(job) || job.event_seq !== undefined)
     const s = named ? undefined : webhookJobJson(job, eventJson)
     const size = s?.length ?? REF_BYTES
@@ -48,6 +52,7 @@ export class JobParker {
     if (b === undefined) b = this.openBatch(job.webhook_id)
     b.jobs.push(job)
     b.serialized.push(s)
+    b.ids.push(again ? requeuedJobMsgId(job) : webhookJobMsgId(job))
     b.bytes += size
     if (b.jobs.length >= PARK_MAX_JOBS) this.flush(job.webhook_id)
     return b.stored
@@ -57,7 +62,7 @@ export class JobParker {
     let resolve!: () => void
     let reject!: (err: unknown) => void
     const stored = new Promise<void>((resolve_, reject_) => { resolve = resolve_; reject = reject_ })
-    const b: Batch = { jobs: [], serialized: [], bytes: 0, stored, resolve, reject, timer: setTimeout(() => this.flush(webhookId), PARK_FLUSH_MS) }
+    const b: Batch = { jobs: [], serialized: [], ids: [], bytes: 0, stored, resolve, reject, timer: setTimeout(() => this.flush(webhookId), PARK_FLUSH_MS) }
     this.open.set(webhookId, b)
     return b
   }
@@ -67,7 +72,7 @@ export class JobParker {
     if (b === undefined) return
     this.open.delete(webhookId)
     clearTimeout(b.timer)
-    const w = publishWebhookJobBatch(this.js, this.shards, b.jobs, b.serialized).then(b.resolve, (err: unknown) => b.reject(err))
+    const w = publishWebhookJobBatch(this.js, this.shards, b.jobs, b.serialized, b.ids).then(b.resolve, (err: unknown) => b.reject(err))
     this.writing.add(w)
     void w.finally(() => this.writing.delete(w))
   }

@@ -54,14 +54,40 @@ function refRow (j: StoredWebhookJob): RefRow | undefined {
 const enc = new TextEncoder()
 
 /**
- * Stores jobs of one webhook as one message (a batch when more than one). The message id names the first
- * job and the count, so a repeated publish of the same batch is stored once.
+ * The message id of a job-stream message holding these jobs (`ids`: each job's own, see webhookJobMsgId): a repeated
+ * write of the same jobs is stored once (an event fanned out again after its engine stopped parks the same batch),
+ * while any write that differs in one job is stored. A batch's id names its first job and count for reading, and a
+ * hash of every job's id, so a batch that repeats an earlier one's first job with other jobs is not dropped.
  */
-export async function publishWebhookJobBatch (js: JsPublish, shards: number, jobs: readonly StoredWebhookJob[], serialized: ReadonlyArray<string | undefined>): Promise<void> {
+export function webhookBatchMsgId (ids: readonly string[]): string {
+  if (ids.length === 1) return ids[0]!
+  // FNV-1a over every id: the first id and the count alone would take a different batch for a repeat.
+  let h = 0x811c9dc5
+  for (const id of ids) {
+    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193)
+    h = Math.imul(h ^ 0x2c, 0x01000193)
+  }
+  return `${ids[0]!}+${ids.length}#${(h >>> 0).toString(36)}`
+}
+
+/**
+ * The id of a job stored again by the engine that holds it (handed back to wait, its old message acknowledged once
+ * this write is stored): unique to that write, so it is never taken for a repeat of the job's earlier write.
+ */
+export function requeuedJobMsgId (job: StoredWebhookJob): string {
+  return `${webhookJobMsgId(job)}@${job.due_at}`
+}
+
+/**
+ * Stores jobs of one webhook as one message (a batch when more than one), with the message id webhookBatchMsgId
+ * gives; `ids`: each job's id when not webhookJobMsgId (a job stored again, requeuedJobMsgId).
+ */
+export async function publishWebhookJobBatch (js: JsPublish, shards: number, jobs: readonly StoredWebhookJob[], serialized: ReadonlyArray<string | undefined>,
+  ids?: readonly string[]): Promise<void> {
   const first = jobs[0]
   if (first === undefined) return
   const payload = enc.encode(webhookBatchJson(jobs, serialized))
-  await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), payload, { msgID: jobs.length === 1 ? webhookJobMsgId(first) : `${webhookJobMsgId(first)}+${jobs.length}` })
+  await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), payload, { msgID: webhookBatchMsgId(ids ?? jobs.map(webhookJobMsgId)) })
 }
 
 /** The jobs of a job-stream message: one plain job, a batch, or a batch of references. Throws on anything else. */

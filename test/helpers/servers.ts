@@ -23,8 +23,11 @@ export class ServerProcess {
 
   /** A nats-server left at its own 1 MB `max_payload`, as one an operator already runs; set by `nats({ stockMaxPayload })`. */
   private stockMaxPayload = false
-  /** JetStream's `max_file_store` in bytes; set by `nats({ maxFileStore })`, else the server's default. */
-  private maxFileStore?: number
+  /**
+   * nats-server only: JetStream's `max_file_store` (bytes) for the next starts; undefined leaves the server's own.
+   * A limit below what the store holds makes every write to a stream fail (`insufficient resources`): a full disk.
+   */
+  maxFileStore?: number
 
   private constructor (readonly kind: 'nats' | 'redis', readonly port: number, private readonly extraArgs: string[]) {
     this.dir = mkdtempSync(join(tmpdir(), `outbox-${kind}-`))
@@ -56,7 +59,7 @@ export class ServerProcess {
   /** As Outbox's embedded server: 10 MB send bodies need a larger max_payload than the 1 MB default. */
   private natsConfig (): string {
     const file = join(this.dir, 'nats.conf')
-    const limit = this.maxFileStore !== undefined ? `jetstream { max_file_store: ${this.maxFileStore} }\n` : ''
+    const limit = this.maxFileStore === undefined ? '' : `jetstream { max_file_store: ${this.maxFileStore} }\n`
     writeFileSync(file, (this.stockMaxPayload ? '' : 'max_payload: 12MB\n') + limit)
     return file
   }
