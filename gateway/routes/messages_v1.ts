@@ -26,7 +26,11 @@ const COMMON_ERRORS = {
   413: { description: 'payload_too_large: the body is over 10 MB', schema: ErrorBody },
   422: { description: 'recipient_suppressed (every recipient suppressed), idempotency_key_reused (same key, different body), unprocessable (template_id unknown)', schema: ErrorBody },
   429: { description: 'rate_limited: see Retry-After and error.retry_after', schema: ErrorBody },
-  503: { description: 'service_unavailable: JetStream did not confirm the message, or Redis is unavailable; queue_full: the message store is full and nothing was queued (delivery frees room); see Retry-After', schema: ErrorBody }
+  503: {
+    description: 'service_unavailable: JetStream did not confirm the message, or Redis is unavailable; queue_full: the message store is full and ' +
+      'nothing was queued (delivery frees room); store_full: Redis is full (maxmemory) and nothing was done; see Retry-After',
+    schema: ErrorBody
+  }
 }
 
 export const messageSendRoutes = [

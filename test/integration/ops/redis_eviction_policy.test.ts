@@ -110,7 +110,7 @@ test('a full Redis with noeviction refuses writes, and a send answers 503 with R
     await admin.config('SET', 'maxmemory', '1')
     const r = await ob.request('POST', '/v1/messages/send', { key, body })
     assert.equal(r.status, 503, r.text)
-    assert.equal(r.body.error.code, 'service_unavailable')
+    assert.equal(r.body.error.code, 'store_full', 'a Redis that answers but refuses writes is full, not down')
     assert.ok(Number(r.headers.get('retry-after')) >= 1)
     await admin.config('SET', 'maxmemory', '0')
     assert.equal((await ob.request('POST', '/v1/messages/send', { key, body })).status, 202)

@@ -105,7 +105,7 @@ test('a batch that is partly stored answers 503 listing accepted and failed; the
     await jsm.streams.update(STREAM_OUTBOUND, info.config)
   }
   assert.equal(first.status, 503, first.text)
-  assert.equal(first.body.error.code, 'service_unavailable')
+  assert.equal(first.body.error.code, 'queue_full', 'a stream that refuses new messages is a full queue')
   const { accepted, failed } = first.body.error.details as { accepted: Array<{ index: number, id: string }>, failed: number[] }
   assert.equal(accepted.length, 2)
   assert.equal(failed.length, 3)
