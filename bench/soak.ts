@@ -97,7 +97,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
   const dns = await DnsServer.start({})
   const [httpPort, inboundPort, enginePort, inboundHttpPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
   const children = new Set<ChildProcess>()
-  const exits: Array<{ role: string, code: number | null, tail: string }> = []
+  const exits: Array<{ role: string, code: number | null, tail: string, at: number }> = []
   let replacer: WebhookReplacer | undefined
   const env = {
     NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_DNS_SERVERS: dns.address,
@@ -118,7 +118,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
       if (r.signal !== 'SIGKILL' && r.signal !== 'SIGTERM' && !stopping) {
         const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-2).join(' | ').slice(0, 400)
         process.stderr.write(`\nsoak: ${role} exited on its own (code ${r.code}): ${tail}\n`)
-        exits.push({ role, code: r.code, tail })
+        exits.push({ role, code: r.code, tail, at: Date.now() })
         if (procs.get(role) === run.child) setTimeout(() => { if (!stopping && procs.get(role) === run.child) startRole(role, extra) }, 1000)
       }
     })
@@ -265,8 +265,9 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const pnc = await connect({ servers: nats.url })
     try { pending = await pendingState(pnc) } finally { await pnc.close() }
     const left = pending.outboundMessages > 0 ? await leftovers(world) : []
-    const waited = await checkWaitingMail(world, waiting.sent)
-    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills, exits, servers.squeezes)
+    const waited = await checkWaitingMail(world, waiting.sent, soakStart)
+    const exitsAt = exits.map(({ at, ...x }) => ({ ...x, t_s: Math.round((at - soakStart) / 1000) }))
+    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills, exitsAt, servers.squeezes)
   } finally {
     stopping = true
     for (const c of children) c.kill('SIGTERM')
