@@ -91,7 +91,7 @@ export class SoakServers {
         await sleep(Math.max(0, Math.min(SQUEEZE_CHECK_MS, until - Date.now())))
       }
       // The share back, however long NATS takes to answer: the soak's load must not end with the queue squeezed.
-      for (let tries = 0; ; tries++) {
+      for (let tries = 0; this.outboundMaxBytes !== undefined; tries++) {
         try {
           const info = await jsm.streams.info(STREAM_OUTBOUND)
           if (info.config.max_bytes !== this.outboundMaxBytes) await jsm.streams.update(STREAM_OUTBOUND, { ...info.config, max_bytes: this.outboundMaxBytes })
