@@ -23,7 +23,7 @@ import { drain, leftovers, type Received, type SoakTallies } from './soak_checks
 import { soakReport } from './soak_report.ts'
 import { checkWaitingMail, startWaitingMail } from './soak_waiting.ts'
 import { WebhookReplacer } from './soak_webhooks.ts'
-import { SoakServers } from './soak_store_faults.ts'
+import { SoakServers, type JetStreamFullMode } from './soak_store_faults.ts'
 import { KillAccounting } from './soak_duplicates.ts'
 import { startInbound } from './soak_inbound.ts'
 import type { BenchOptions, BenchResult } from './types.ts'
@@ -32,7 +32,8 @@ import type { BenchOptions, BenchResult } from './types.ts'
  * Soak: mixed load (sends, reads, webhooks to an HTTPS receiver, inbound SMTP with large mails from one sender)
  * against separate gateway, engine and inbound processes while faults are injected on a schedule: engine SIGKILL,
  * NATS SIGKILL + restart on its store, Redis SIGKILL + restart (appendonly), webhook receiver down, and store faults
- * that last a minute: JetStream's store full and Redis at its maxmemory (soak_store_faults.ts); meanwhile a second webhook is replaced
+ * that last a minute: the outbound queue at its share of JetStream's store and Redis at its maxmemory
+ * (soak_store_faults.ts); meanwhile a second webhook is replaced
  * (deleted and created again through the API) every few seconds. Mail that waits in the engine (deferred,
  * scheduled) is sent throughout, with real delays, while work-queue sweeps run every 5 s (soak_waiting.ts).
  * Reports lost, duplicated and stuck messages, webhook events lost per webhook, p99 latencies, RSS and open
@@ -52,11 +53,17 @@ const FULL = {
 }
 type Plan = typeof FULL
 
-/** `--duration=S` shortens (or lengthens) the load, keeping the plan's cycle and store-fault schedule. */
-function planOf (opts: BenchOptions): Plan {
+/**
+ * `--duration=S` shortens (or lengthens) the load, keeping the plan's cycle and store-fault schedule.
+ * `--jetstream-full=server` makes the whole NATS server's store full instead of the outbound queue's share
+ * (soak_store_faults.ts): a fault the store budget exists to prevent, off by default.
+ */
+function planOf (opts: BenchOptions): Plan & { jetStreamFull: JetStreamFullMode } {
   const base = opts.quick ? QUICK : FULL
   const duration = Number(opts.args.duration)
-  return Number.isFinite(duration) && duration > 0 ? { ...base, durationS: duration } : base
+  const mode = opts.args['jetstream-full'] ?? 'queue'
+  if (mode !== 'queue' && mode !== 'server') throw new Error(`--jetstream-full=${mode}: queue or server`)
+  return { ...(Number.isFinite(duration) && duration > 0 ? { ...base, durationS: duration } : base), jetStreamFull: mode }
 }
 // Deferred soak mail is answered 451 four times: retried after 1, 1, 2 and 30 s, it is accepted 34 s after its send.
 const RETRY_SCHEDULE = '1,1,2,30,60'
@@ -90,7 +97,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
   const dns = await DnsServer.start({})
   const [httpPort, inboundPort, enginePort, inboundHttpPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
   const children = new Set<ChildProcess>()
-  const exits: Array<{ role: string, code: number | null, tail: string }> = []
+  const exits: Array<{ role: string, code: number | null, tail: string, at: number }> = []
   let replacer: WebhookReplacer | undefined
   const env = {
     NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_DNS_SERVERS: dns.address,
@@ -111,7 +118,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
       if (r.signal !== 'SIGKILL' && r.signal !== 'SIGTERM' && !stopping) {
         const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-2).join(' | ').slice(0, 400)
         process.stderr.write(`\nsoak: ${role} exited on its own (code ${r.code}): ${tail}\n`)
-        exits.push({ role, code: r.code, tail })
+        exits.push({ role, code: r.code, tail, at: Date.now() })
         if (procs.get(role) === run.child) setTimeout(() => { if (!stopping && procs.get(role) === run.child) startRole(role, extra) }, 1000)
       }
     })
@@ -147,7 +154,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
       if (i > 300) throw new Error(`the gateway did not accept sends: ${r.status} ${r.error ?? ''}`)
       await sleep(100)
     }
-    const tallies: SoakTallies = { accepted: [], statuses: new Map(), inboundSent: 0, inboundAccepted: 0, largeAccepted: 0, largeRetried: 0, largeBytes: 0 }
+    const tallies: SoakTallies = { accepted: [], statuses: new Map(), refusals: new Map(), inboundSent: 0, inboundAccepted: 0, largeAccepted: 0, largeRetried: 0, largeBytes: 0 }
 
     opts.progress(0.02, 'poison comparison')
     const poison: PoisonImpact = await measurePoisonImpact(world, plan.poisonHealthy, plan.poisonCount)
@@ -174,6 +181,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         for (let attempt = 0; running || attempt === 0; attempt++) {
           const r = await send(baseUrl, k.value, body, { 'idempotency-key': idem })
           tallies.statuses.set(r.status, (tallies.statuses.get(r.status) ?? 0) + 1)
+          if (r.status !== 202) { const why = `${r.status} ${r.code ?? r.error?.slice(0, 40) ?? ''}`; tallies.refusals.set(why, (tallies.refusals.get(why) ?? 0) + 1) }
           if (r.status === 202) { sendLat.add(r.ms); tallies.accepted.push(r.id!); break }
           await sleep(Math.min(1000, Number(r.retryAfter ?? 1) * 1000))
         }
@@ -229,7 +237,10 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         const wait = soakStart + startS * 1000 - Date.now()
         if (wait > 0) await sleep(wait)
         if (!running) return
-        if (k % 2 === 0) { mark('JetStream full'); await servers.jetStreamFull(plan.store.holdS * 1000); mark('JetStream freed') } else { mark('Redis full'); await servers.redisFullFor(plan.store.holdS * 1000); mark('Redis freed') }
+        if (k % 2 === 0) {
+          const what = plan.jetStreamFull === 'queue' ? 'JetStream queue' : 'JetStream server'
+          mark(`${what} full`); await servers.jetStreamFull(plan.store.holdS * 1000, plan.jetStreamFull); mark(`${what} freed`)
+        } else { mark('Redis full'); await servers.redisFullFor(plan.store.holdS * 1000); mark('Redis freed') }
       }
     }
     const faulting = Promise.all([cycle(), storeFaults()])
@@ -254,8 +265,9 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const pnc = await connect({ servers: nats.url })
     try { pending = await pendingState(pnc) } finally { await pnc.close() }
     const left = pending.outboundMessages > 0 ? await leftovers(world) : []
-    const waited = await checkWaitingMail(world, waiting.sent)
-    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills, exits)
+    const waited = await checkWaitingMail(world, waiting.sent, soakStart)
+    const exitsAt = exits.map(({ at, ...x }) => ({ ...x, t_s: Math.round((at - soakStart) / 1000) }))
+    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills, exitsAt, servers.squeezes)
   } finally {
     stopping = true
     for (const c of children) c.kill('SIGTERM')

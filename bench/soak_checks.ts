@@ -9,7 +9,12 @@ import type { WebhookReplacer, WebhookSpan } from './soak_webhooks.ts'
 /** One webhook request as the receiver saw it: the event id and when it arrived (ms since the epoch). */
 export interface Received { id: string, at: number }
 
-export interface SoakTallies extends InboundTallies { accepted: string[], statuses: Map<number, number> }
+/**
+ * `accepted`: ids answered 202 (a refusal retried with its Idempotency-Key until 202 counts once, when accepted).
+ * `statuses`: every answer of the senders by HTTP status; `refusals`: the answers other than 202 by status and
+ * error code (`503 queue_full` while the outbound queue is at its share), none of them accepted.
+ */
+export interface SoakTallies extends InboundTallies { accepted: string[], statuses: Map<number, number>, refusals: Map<string, number> }
 
 /**
  * Webhook figures are per webhook, summed: each webhook is owed the events of its types published while it

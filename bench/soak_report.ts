@@ -6,10 +6,13 @@ import type { WaitingChecks } from './soak_waiting.ts'
 import type { KillAccounting } from './soak_duplicates.ts'
 import type { BenchResult, Chart } from './types.ts'
 
+/** Seconds after the soak stops nats-server (2 s down, then its start) within which a start may time out on it. */
+const NATS_GONE_S = 20
+
 /** The soak's result: its failures, figures, tables and charts (soak.ts runs it). */
 export function soakReport (quick: boolean, started: number, durationS: number, tallies: SoakTallies, checks: Awaited<ReturnType<typeof drain>>, pending: PendingState | undefined,
   samples: SoakSample[], faults: Array<{ t_s: number, fault: string }>, sendLat: LatencyWindow, readLat: LatencyWindow, poison: PoisonImpact, left: Leftover[], waited: WaitingChecks,
-  kills: KillAccounting, exits: ReadonlyArray<{ role: string, code: number | null, tail: string }>): BenchResult {
+  kills: KillAccounting, exits: ReadonlyArray<{ role: string, code: number | null, tail: string, t_s: number }>, squeezes = 0): BenchResult {
   // A message still stored although it reached the sink was delivered; only its removal from the work queue was
   // lost (NATS killed before it wrote it). Counted apart from mail that is really waiting.
   const residue = left.filter((l) => l.at_sink).length
@@ -20,11 +23,18 @@ export function soakReport (quick: boolean, started: number, durationS: number, 
   if (checks.webhookLost > 0) failures.push(`${checks.webhookLost} event(s) never reached a webhook that was owed them: ${JSON.stringify(checks.webhooksMissing.slice(0, 10))}`)
   if (checks.inboundLost > 0) failures.push(`${checks.inboundLost} accepted inbound mail(s) without an inbound.received event`)
   if (stuck !== 0) failures.push(`left pending: ${JSON.stringify(pending)}`)
-  // A start refused because NATS or Redis did not answer in time is what a supervisor restarts; anything else is a crash.
-  const crashes = exits.filter((x) => !/no (NATS server|Redis) answers/.test(x.tail))
+  // A start refused because NATS or Redis did not answer in time is what a supervisor restarts; anything else is a
+  // crash. A start's JetStream request that timed out ("outbox: timeout") counts as refused only within
+  // NATS_GONE_S of the soak stopping nats-server; anywhere else it is a failure.
+  const natsGone = (t: number): boolean => faults.some((f) => /NATS restart|JetStream server full/.test(f.fault) && t >= f.t_s && t - f.t_s <= NATS_GONE_S)
+  const refusedStart = (x: { tail: string, t_s: number }): boolean => /no (NATS server|Redis) answers/.test(x.tail) || (/outbox: timeout$/.test(x.tail) && natsGone(x.t_s))
+  const crashes = exits.filter((x) => !refusedStart(x))
   if (crashes.length > 0) failures.push(`${crashes.length} process exit(s) on their own: ${JSON.stringify(crashes.slice(0, 3))}`)
   const waitedWrong = waited.lost + waited.duplicated + waited.early + waited.notDelivered
   if (waitedWrong > 0) failures.push(`deferred or scheduled mail: ${waited.lost} lost, ${waited.duplicated} delivered twice, ${waited.early} before its scheduled_at, ${waited.notDelivered} not \`delivered\``)
+  // The outbound queue squeezed to its share must have refused sends, or the fault tested nothing.
+  const queueFull = tallies.refusals.get('503 queue_full') ?? 0
+  if (squeezes > 0 && queueFull === 0) failures.push('the outbound queue was held at its share, yet no send was refused with 503 queue_full')
   const dups = kills.split(checks.duplicatedIds)
   const send = sendLat.overall()
   const read = readLat.overall()
@@ -37,10 +47,10 @@ export function soakReport (quick: boolean, started: number, durationS: number, 
   const statuses = [...tallies.statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s === 0 ? 'connection error' : s}: ${n}`).join(', ')
   return {
     name: 'soak',
-    title: 'Soak with injected faults (engine SIGKILL, NATS and Redis restarts, webhook receiver down, JetStream and Redis full)',
+    title: 'Soak with injected faults (engine SIGKILL, NATS and Redis restarts, webhook receiver down, outbound queue and Redis full)',
     quick,
     passed: failures.length === 0,
-    summary: `${durationS} s with ${faults.length} faults: ${tallies.accepted.length} accepted, lost ${checks.lost}, duplicated SMTP ${checks.duplicated} (${dups.beyond} beyond the attempts in flight at engine kills), stuck ${stuck}, delivered but still stored ${residue}; deferred ${waited.deferred} and scheduled ${waited.scheduled}, of them wrong ${waitedWrong}; send p99 ${send.p99} ms; poison traffic slowed healthy delivery by ${poison.slowdownPct} %`,
+    summary: `${durationS} s with ${faults.length} faults: ${tallies.accepted.length} accepted, lost ${checks.lost}, duplicated SMTP ${checks.duplicated} (${dups.beyond} beyond the attempts in flight at engine kills), stuck ${stuck}, delivered but still stored ${residue}; deferred ${waited.deferred} and scheduled ${waited.scheduled}, of them wrong ${waitedWrong}; sends refused with queue_full ${queueFull}; send p99 ${send.p99} ms; poison traffic slowed healthy delivery by ${poison.slowdownPct} %`,
     tables: [
       { title: 'Outcome', columns: ['metric', 'value'], rows: [
         ['messages accepted (202)', tallies.accepted.length], ['lost (202 but not at the sink)', checks.lost], ['duplicated SMTP transactions (same Message-ID)', checks.duplicated],
@@ -58,7 +68,9 @@ export function soakReport (quick: boolean, started: number, durationS: number, 
         ['  of them by time since the first request of the event to the webhook', Object.entries(checks.repeatsByDelay).map(([f, n]) => `${f}: ${n}`).join(', ')],
         ['inbound mails accepted', tallies.inboundAccepted], ['inbound mails without event', checks.inboundLost],
         ['  of them large (one sender) / its attempts refused and retried / size MB', `${tallies.largeAccepted} / ${tallies.largeRetried} / ${Math.round(tallies.largeBytes / 1048576)}`],
-        ['send answers', statuses], ['send p50 / p99 / max ms', `${send.p50} / ${send.p99} / ${send.max}`], ['read p50 / p99 / max ms', `${read.p50} / ${read.p99} / ${read.max}`],
+        ['send answers', statuses],
+        ['  refusals by status and error code (retried with the same Idempotency-Key, not accepted)', [...tallies.refusals].sort((a, b) => b[1] - a[1]).map(([w, n]) => `${w}: ${n}`).join(', ')],
+        ['outbound queue limit lowered to what it held (once per hold, again after each process start restored it)', squeezes], ['send p50 / p99 / max ms', `${send.p50} / ${send.p99} / ${send.max}`], ['read p50 / p99 / max ms', `${read.p50} / ${read.p99} / ${read.max}`],
         ['drain after load (s)', checks.drainS]
       ] },
       { title: 'Healthy delivery rate with and without poison traffic (a destination that always answers 451)', columns: ['run', 'healthy messages', 'delivered per second'], rows: [
@@ -67,8 +79,11 @@ export function soakReport (quick: boolean, started: number, durationS: number, 
       { title: 'Process usage and latency over time (every 5th second)', columns: ['second', 'send p99 ms', 'read p99 ms', 'gateway RSS MB', 'gateway fds', 'engine RSS MB', 'engine fds', 'fault'],
         rows: samples.filter((_s, i) => i % 5 === 4 || _s.fault !== '').map((s) => [s.t_s, s.send_p99_ms, s.read_p99_ms, s.gateway_rss_mb, s.gateway_fds, s.engine_rss_mb, s.engine_fds, s.fault]) },
       { title: 'Messages left in OB_OUTBOUND after the drain', columns: ['stream seq', 'message id', 'already at the sink'], rows: left.map((l) => [l.seq, l.id, l.at_sink ? 'yes' : 'no']) },
+      { title: 'Deferred or scheduled mail that ended wrong (seconds since the load started)', columns: ['message id', 'kind', 'accepted at', 'due at', 'copies at the sink', 'status'],
+        rows: waited.wrong.map((x) => [x.id, x.kind, x.accepted_s, x.due_s, x.at_sink, x.status]) },
       { title: 'Faults injected', columns: ['second', 'fault'], rows: faults.map((f) => [f.t_s, f.fault]) },
-      { title: 'Processes that exited on their own (started again a second later)', columns: ['role', 'exit code', 'last log lines'], rows: exits.map((x) => [x.role, x.code ?? '', x.tail]) }
+      { title: 'Processes that exited on their own (started again a second later)', columns: ['second', 'role', 'exit code', 'last log lines', 'counted as'],
+        rows: exits.map((x) => [x.t_s, x.role, x.code ?? '', x.tail, refusedStart(x) ? 'start refused, NATS or Redis not answering' : 'crash']) }
     ],
     charts,
     notes: [

@@ -18,9 +18,13 @@ export interface WaitingPlan {
   lastDueMs: number
 }
 
-export interface WaitingSent { id: string, kind: 'deferred' | 'scheduled', dueMs: number }
+/** `acceptedMs`: when its 202 came (a send refused during a fault is retried with its key until then). */
+export interface WaitingSent { id: string, kind: 'deferred' | 'scheduled', dueMs: number, acceptedMs: number }
 
-export interface WaitingChecks { deferred: number, scheduled: number, lost: number, duplicated: number, early: number, notDelivered: number }
+/** A waiting message that ended wrong, with times in seconds since the load started, to set against the faults. */
+export interface WaitingWrong { id: string, kind: string, accepted_s: number, due_s: number, at_sink: number, status: string }
+
+export interface WaitingChecks { deferred: number, scheduled: number, lost: number, duplicated: number, early: number, notDelivered: number, wrong: WaitingWrong[] }
 
 /** A scheduled_at less than this far ahead would read as "send now" (60 s of clock skew, plus a margin). */
 const MIN_AHEAD_S = 65
@@ -42,7 +46,7 @@ export function startWaitingMail (w: SoakWorld, plan: WaitingPlan, accepted: (id
         for (let attempt = 0; running || attempt === 0; attempt++) {
           const r = await send(w.baseUrl, w.key, body, { 'idempotency-key': `soak-waiting-${i}` })
           if (r.status === 202) {
-            sent.push({ id: r.id!, kind: deferred ? 'deferred' : 'scheduled', dueMs: due })
+            sent.push({ id: r.id!, kind: deferred ? 'deferred' : 'scheduled', dueMs: due, acceptedMs: Date.now() })
             accepted(r.id!)
             break
           }
@@ -56,7 +60,7 @@ export function startWaitingMail (w: SoakWorld, plan: WaitingPlan, accepted: (id
 }
 
 /** After the drain: each waiting message at the sink once, not before its scheduled_at, and `delivered`. */
-export async function checkWaitingMail (w: SoakWorld, sent: readonly WaitingSent[]): Promise<WaitingChecks> {
+export async function checkWaitingMail (w: SoakWorld, sent: readonly WaitingSent[], soakStart: number): Promise<WaitingChecks> {
   const counts = sinkCounts(w.sink)
   const at = (id: string): number => counts.get(`<${id}@${w.domain}>`) ?? 0
   const deliveredAt = new Map<string, number>()
@@ -64,10 +68,16 @@ export async function checkWaitingMail (w: SoakWorld, sent: readonly WaitingSent
     if (e.type === 'delivered' && e.message_id !== undefined) deliveredAt.set(e.message_id, Date.parse(String(e.data.delivered_at)))
   }
   let notDelivered = 0
+  const wrong: WaitingWrong[] = []
+  const sinceStart = (ms: number): number => Math.round((ms - soakStart) / 1000)
   for (const s of sent) {
     const res = await fetch(`${w.baseUrl}/v1/messages/${s.id}`, { headers: { authorization: `Bearer ${w.key}` } }).catch(() => undefined)
     const m = res?.status === 200 ? await res.json() as { status?: string } : undefined
     if (m?.status !== 'delivered') notDelivered++
+    const early = s.kind === 'scheduled' && (deliveredAt.get(s.id) ?? Infinity) < s.dueMs - 250
+    if (m?.status !== 'delivered' || at(s.id) !== 1 || early) {
+      wrong.push({ id: s.id, kind: s.kind, accepted_s: sinceStart(s.acceptedMs), due_s: sinceStart(s.dueMs), at_sink: at(s.id), status: m?.status ?? `HTTP ${res?.status ?? 'error'}` })
+    }
   }
   return {
     deferred: sent.filter((s) => s.kind === 'deferred').length,
@@ -75,6 +85,7 @@ export async function checkWaitingMail (w: SoakWorld, sent: readonly WaitingSent
     lost: sent.filter((s) => at(s.id) === 0).length,
     duplicated: sent.filter((s) => at(s.id) > 1).length,
     early: sent.filter((s) => s.kind === 'scheduled' && (deliveredAt.get(s.id) ?? Infinity) < s.dueMs - 250).length,
-    notDelivered
+    notDelivered,
+    wrong
   }
 }

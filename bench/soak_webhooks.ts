@@ -68,6 +68,8 @@ export class WebhookReplacer {
       const owed = await this.retry(async () => await this.owedIds(current))
       const deadline = Date.now() + DELIVERED_WAIT_MS
       while (this.running && Date.now() < deadline && !this.hasAll(current, owed)) await sleep(200)
+      // Load over while it waits: it is not deleted (that would give up what it is still owed), it stays as the last.
+      if (!this.running && !this.hasAll(current, owed)) { current.toSeq = undefined; break }
       await this.remove(current)
       current = await this.create(n++)
     }

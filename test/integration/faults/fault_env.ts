@@ -16,7 +16,8 @@ import { ServerProcess } from '../../helpers/servers.ts'
 
 export const ENGINE_CHILD = fileURLToPath(new URL('../../helpers/engine_child.js', import.meta.url))
 
-export interface SendResult { status: number, id?: string, retryAfter?: string | null, error?: string, ms: number }
+/** `code`: the error code of a refusal's JSON body (`queue_full`, `service_unavailable`, …). */
+export interface SendResult { status: number, id?: string, code?: string, retryAfter?: string | null, error?: string, ms: number }
 
 const agent = new Agent({ keepAliveTimeout: 1000, connections: 32 })
 
@@ -36,9 +37,14 @@ export async function send (baseUrl: string, key: string, body: Record<string, u
       signal: AbortSignal.timeout(15_000)
     })
     const text = await res.text()
-    let id: string | undefined
-    try { id = (JSON.parse(text) as { id?: string }).id } catch { id = undefined }
-    return { status: res.status, ...(res.status === 202 && id !== undefined ? { id } : {}), retryAfter: res.headers.get('retry-after'), ms: Date.now() - started }
+    let parsed: { id?: string, error?: { code?: string } } | undefined
+    try { parsed = JSON.parse(text) as typeof parsed } catch { parsed = undefined }
+    const id = parsed?.id
+    const code = parsed?.error?.code
+    return {
+      status: res.status, ...(res.status === 202 && id !== undefined ? { id } : {}), ...(code !== undefined ? { code } : {}),
+      retryAfter: res.headers.get('retry-after'), ms: Date.now() - started
+    }
   } catch (err) {
     return { status: 0, error: String((err as Error).cause ?? err), ms: Date.now() - started }
   }
