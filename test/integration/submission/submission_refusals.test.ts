@@ -93,9 +93,14 @@ test('a message over 10 MB is refused 552 and nothing is queued', async () => {
   assert.match(await c.command('EHLO client.test'), /SIZE 10485760/)
   await c.quit()
   const client = submissionClient(s.port, await s.ob.key(s.org, ['send']))
-  const big = await refusal(client.sendMail({ from: `a@${s.org.domain}`, to: 'big@dest.example', text: 'y'.repeat(76).concat('\n').repeat(140_000) }))
+  const text = 'y'.repeat(76).concat('\n').repeat(140_000)
+  // A 4xx (the rate limiter's Redis slow to answer on a loaded host) asks the client to try again, as an MTA would.
+  let big = await refusal(client.sendMail({ from: `a@${s.org.domain}`, to: 'big@dest.example', text }))
+  for (let tries = 1; tries < 3 && big.responseCode! >= 400 && big.responseCode! < 500; tries++) {
+    big = await refusal(client.sendMail({ from: `a@${s.org.domain}`, to: 'big@dest.example', text }))
+  }
   client.close()
-  assert.equal(big.responseCode, 552)
+  assert.equal(big.responseCode, 552, big.response)
   await new Promise((resolve) => setTimeout(resolve, 500))
   assert.equal(s.sink.to('big@dest.example').length, 0)
 })
