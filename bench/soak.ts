@@ -103,7 +103,9 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_DNS_SERVERS: dns.address,
     OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,2,2,5,5,10,10,20,30,60',
     OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE, OB_ENGINE_ACK_WAIT_MS: '5000', OB_ENGINE_SWEEP_MS: '5000', OB_PUBLISH_TIMEOUT_MS: '2000',
-    OB_SHUTDOWN_TIMEOUT_MS: '5000', OB_LOG_LEVEL: 'error', OB_ENTERPRISE_RATE_LIMIT: '600000'
+    OB_SHUTDOWN_TIMEOUT_MS: '5000', OB_LOG_LEVEL: 'error', OB_ENTERPRISE_RATE_LIMIT: '600000',
+    // a store of 1 GB: the outbound queue's share (about 300 MB) is what the JetStream-full fault fills
+    OB_NATS_STORE_MB: '1024'
   }
   /** The process of each role now running; one that exits on its own is started again a second later, as systemd would. */
   const procs = new Map<string, ChildProcess>()
@@ -267,7 +269,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const left = pending.outboundMessages > 0 ? await leftovers(world) : []
     const waited = await checkWaitingMail(world, waiting.sent, soakStart)
     const exitsAt = exits.map(({ at, ...x }) => ({ ...x, t_s: Math.round((at - soakStart) / 1000) }))
-    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills, exitsAt, servers.squeezes)
+    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills, exitsAt, servers.fillerBytes)
   } finally {
     stopping = true
     for (const c of children) c.kill('SIGTERM')

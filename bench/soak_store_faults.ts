@@ -1,4 +1,4 @@
-import { jetstreamManager } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
 import { Redis } from 'ioredis'
 import { STREAM_OUTBOUND } from '../protocol/mod.ts'
@@ -17,12 +17,10 @@ export type JetStreamFullMode = 'queue' | 'server'
  * `maxmemory`. Each server's stops and starts are serialised, so a fault of the cycle (a NATS or Redis restart) and
  * a store fault that spans it never start a server twice; a store fault outlives a restart that happens during it.
  *
- * - JetStream full, `queue`: `OB_OUTBOUND`'s `max_bytes` is lowered to what it holds (plus a margin, see
- *   SQUEEZE_MARGIN_BYTES), so new sends are refused with 503 `queue_full` while queued mail is delivered (leases,
- *   acknowledgements and outcome events have their own shares) and each delivery frees room for one more send.
- *   Every Outbox process start brings the stream back to its share (ensureStreams), as it should; while the hold
- *   lasts the limit is checked every SQUEEZE_CHECK_MS and lowered again, as Redis's `maxmemory` is set again after
- *   a Redis restart. After the hold the share read before the first squeeze is put back.
+ * - JetStream full, `queue`: `OB_OUTBOUND` is filled to its share (its `max_bytes`, left as Outbox set it) with
+ *   filler on FILLER_SUBJECT, which no shard consumer reads, so new sends are refused with 503 `queue_full` while
+ *   queued mail is delivered (leases, acknowledgements and outcome events have their own shares) and each delivery
+ *   frees room for one more send. After the hold the filler is removed message by message.
  * - JetStream full, `server` (not the default): nats-server is restarted (SIGTERM, as an operator would) with
  *   `max_file_store` far below what its store already holds, so every write to every stream fails with
  *   `insufficient resources`; after the hold it is restarted with its own limit again.
@@ -34,10 +32,8 @@ export class SoakServers {
   private redisTurn: Promise<unknown> = Promise.resolve()
   private redisFull = false
   private redisSettings?: { maxmemory: string, policy: string }
-  /** `OB_OUTBOUND`'s own `max_bytes` (its share of OB_NATS_STORE_MB), read before the first squeeze. */
-  private outboundMaxBytes?: number
-  /** Times the outbound queue's limit was lowered (once per hold, again after each process start that raised it). */
-  squeezes = 0
+  /** Filler bytes written to the outbound queue to bring it to its share, over every hold. */
+  fillerBytes = 0
 
   constructor (private readonly nats: ServerProcess, private readonly redis: ServerProcess) {}
 
@@ -65,40 +61,36 @@ export class SoakServers {
   }
 
   /**
-   * `OB_OUTBOUND` held at what it stores for `holdMs`, then given its share back. NATS may restart meanwhile: a
-   * check or update that fails is tried again on the next turn; the connection reconnects on its own.
+   * `OB_OUTBOUND` filled to its share for `holdMs` with filler on a subject no shard consumer reads, then the filler
+   * purged. Its limit is never touched: lowering `max_bytes` below what a stream holds makes nats-server delete the
+   * oldest messages whatever the discard policy (scheduled mail first), which no operator would do. The filler is
+   * kept on disk, so it survives NATS restarts during the hold; deliveries free room that senders take back.
    */
   private async outboundQueueFull (holdMs: number): Promise<void> {
     const nc = await connect({ servers: this.nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 })
     try {
+      const js = jetstream(nc, { timeout: 5000 })
       const jsm = await jetstreamManager(nc)
       const until = Date.now() + holdMs
-      let squeezedTo: number | undefined
+      const filler: number[] = []
+      // Topped up while the hold lasts: a delivery frees room, and a sender or the filler takes it.
       while (Date.now() < until) {
-        try {
-          const info = await jsm.streams.info(STREAM_OUTBOUND)
-          this.outboundMaxBytes ??= info.config.max_bytes
-          // First turn, or a process start brought the stream back to its share.
-          if (info.config.max_bytes !== squeezedTo) {
-            const limit = Math.max(info.state.bytes + SQUEEZE_MARGIN_BYTES, 1024)
-            await jsm.streams.update(STREAM_OUTBOUND, { ...info.config, max_bytes: limit })
-            squeezedTo = limit
-            this.squeezes++
-          }
-        } catch {
-          // NATS restarting: checked again on the next turn.
-        }
-        await sleep(Math.max(0, Math.min(SQUEEZE_CHECK_MS, until - Date.now())))
+        this.fillerBytes += await fillOutbound(js, jsm, filler)
+        await sleep(Math.max(0, Math.min(FILL_CHECK_MS, until - Date.now())))
       }
-      // The share back, however long NATS takes to answer: the soak's load must not end with the queue squeezed.
-      for (let tries = 0; this.outboundMaxBytes !== undefined; tries++) {
-        try {
-          const info = await jsm.streams.info(STREAM_OUTBOUND)
-          if (info.config.max_bytes !== this.outboundMaxBytes) await jsm.streams.update(STREAM_OUTBOUND, { ...info.config, max_bytes: this.outboundMaxBytes })
-          return
-        } catch (err) {
-          if (tries >= 120) throw new Error(`OB_OUTBOUND's max_bytes could not be restored: ${String(err)}`)
-          await sleep(500)
+      // The filler removed one message at a time, however long NATS takes to answer: the soak's load must not end
+      // with the queue full. Never a filtered purge: on nats-server 2.9.10 it makes every consumer of the stream
+      // drop its un-acknowledged entries, the deferred and scheduled mail they hold (engine/work_queue_sweep.ts).
+      for (const seq of filler) {
+        for (let tries = 0; ; tries++) {
+          try {
+            await jsm.streams.deleteMessage(STREAM_OUTBOUND, seq, false)
+            break
+          } catch (err) {
+            if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.NoMessageFound) break
+            if (tries >= 120) throw new Error(`filler message ${seq} could not be removed from OB_OUTBOUND: ${String(err)}`)
+            await sleep(500)
+          }
         }
       }
     } finally {
@@ -147,16 +139,40 @@ export class SoakServers {
   }
 }
 
+/** In OB_OUTBOUND's subjects (`ob.out.>`) but no shard's (`ob.out.<n>`): stored and counted, never delivered. */
+const FILLER_SUBJECT = 'ob.out.filler'
+/** How often the filler is topped up during a hold. */
+const FILL_CHECK_MS = 500
+/** Filler pieces, largest first: each size is published until the stream refuses it, then the next smaller one. */
+const FILLER_PIECES = [4 * 1024 * 1024, 256 * 1024, 16 * 1024, 1024]
+
 /**
- * Room left above what the outbound queue holds when its limit is lowered. nats-server deletes a stream's oldest
- * messages when its `max_bytes` is lowered below what it holds, whatever its discard policy, and sends keep landing
- * between reading the stream's size and lowering its limit: 32 KB is about 25 soak messages, more than the soak's
- * five senders (each waiting for its answer) can add in that round trip, and less than the queue grows by when
- * delivery pauses for an engine start, so the queue does fill.
+ * Publishes filler until `OB_OUTBOUND` refuses even the smallest piece, noting each stored piece's sequence in
+ * `stored`; the bytes written. A failure to reach NATS ends the turn.
  */
-const SQUEEZE_MARGIN_BYTES = 32 * 1024
-/** How often the squeezed limit is checked: a process start that put the share back is undone within this. */
-const SQUEEZE_CHECK_MS = 500
+async function fillOutbound (js: JetStreamClient, jsm: JetStreamManager, stored: number[]): Promise<number> {
+  let written = 0
+  try {
+    const info = await jsm.streams.info(STREAM_OUTBOUND)
+    let room = info.config.max_bytes - info.state.bytes
+    for (const size of FILLER_PIECES) {
+      const piece = new Uint8Array(size)
+      while (room > size) {
+        try {
+          stored.push((await js.publish(FILLER_SUBJECT, piece)).seq)
+        } catch {
+          break // refused: the stream is at its share for pieces of this size
+        }
+        written += size
+        room -= size
+      }
+      room = size // a smaller piece may still fit what the estimate left out
+    }
+  } catch {
+    // NATS restarting: topped up on the next turn.
+  }
+  return written
+}
 
 /** Far below what the soak's store holds once it has started (its streams and buckets): full from the first write. */
 const FULL_STORE_BYTES = 4096
