@@ -1,5 +1,6 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream'
 import type { Logger } from 'pino'
+import type { ConnectionEpoch } from './connection_epoch.ts'
 import type { Fate, MessageProcessor } from './process_message.ts'
 
 const HANDBACK_RETRY_MS = 5_000 // an unexpected error: the message comes back in 5 s
@@ -22,6 +23,9 @@ interface InHand {
  * hand still arrive (the event loop was blocked past ack_wait), it is not processed a second time: it shares
  * the fate of the copy in progress.
  *
+ * `epoch` tells a first delivery that may repeat an earlier one (engine/connection_epoch.ts); without it the delivery
+ * count alone decides.
+ *
  * `fence()` says whether this process still holds the shard's lease (engine/leases/); it is checked before
  * every pull and for every pulled message, so a process that lost the lease stops taking work at once.
  */
@@ -40,7 +44,8 @@ export class ShardDispatcher {
     private readonly capacity: number,
     private readonly ackWaitMs: number,
     private readonly log: Logger,
-    private readonly fence: () => boolean = () => true
+    private readonly fence: () => boolean = () => true,
+    private readonly epoch?: ConnectionEpoch
   ) {}
 
   start (): void {
@@ -101,7 +106,9 @@ export class ShardDispatcher {
     const keepAlive = setInterval(() => { for (const c of entry.copies) c.working() }, Math.max(300, Math.floor(this.ackWaitMs / 3)))
     let fate: Fate
     try {
-      fate = await this.processor.process(this.shard, m.data, m.info.deliveryCount, m.seq)
+      // A first delivery that may repeat one a killed NATS server forgot counts as a redelivery: its state is read.
+      const repeat = this.epoch?.mayBeRepeat(m.info.deliveryCount, m.info.timestampNanos / 1e6) ?? m.info.deliveryCount > 1
+      fate = await this.processor.process(this.shard, m.data, repeat ? Math.max(2, m.info.deliveryCount) : 1, m.seq)
     } catch (err) {
       this.log.error({ err, shard: this.shard, seq: m.seq }, 'message processing failed; handed back')
       fate = { kind: 'nak', delayMs: HANDBACK_RETRY_MS }

@@ -11,6 +11,7 @@ import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { DeliveryState } from './delivery_state.ts'
 import { ScheduleLedger, ScheduleState, SCHEDULE_STATE_TTL_MS } from '../stores/schedule/mod.ts'
 import { ShardDispatcher } from './dispatcher.ts'
+import { ConnectionEpoch } from './connection_epoch.ts'
 import { StoredContentProcessor } from './stored_content.ts'
 import { openContentStore } from '../stores/content/mod.ts'
 import { MessageContentStore } from '../stores/message_content/mod.ts'
@@ -56,6 +57,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   const content = config.messageContent.retentionDays > 0 ? new ContentRecorder(new MessageContentStore(await jetstreamManager(shared.nc), events), log) : undefined
   const schedule = new ScheduleState(shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes))
   const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), content, schedule, actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
+  const epoch = new ConnectionEpoch(shared.nc)
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */
@@ -70,7 +72,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     drainMs: config.engine.ackWaitMs,
     log,
     start (shard, fence) {
-      const d = new ShardDispatcher(shard, consumers[shard]!, processor, config.engine.shardCapacity, config.engine.ackWaitMs, log, fence)
+      const d = new ShardDispatcher(shard, consumers[shard]!, processor, config.engine.shardCapacity, config.engine.ackWaitMs, log, fence, epoch)
       dispatchers.set(shard, d)
       d.start()
     },
@@ -111,6 +113,7 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
       draining ??= (async () => {
         const deadline = Date.now() + timeoutMs
         sweeper.stop()
+        epoch.stop()
         // drains every shard, then deletes its lease so the other engines take it over at their next renew
         await leases.close(deadline)
         await actors.close()
