@@ -1,6 +1,6 @@
 /**
  * The contract every process agrees on: the queued message, events, subjects, the stream and consumer table,
- * the error table, ids, return-path (VERP) encoding, tracking tokens, template rendering and content rules.
+ * the error table, bounce categories, ids, return-path (VERP) encoding, tracking tokens, template rendering and content rules.
  * Data and pure functions only; nothing here opens a connection (a unit test walks the imports).
  */
 export * from './errors.ts'
@@ -12,6 +12,7 @@ export * from './queued_message.ts'
 export * from './jetstream_table.ts'
 export * from './store_budget.ts'
 export * from './events.ts'
+export { BOUNCE_CATEGORIES, bounceCategory, enhancedStatus, suppresses } from './bounce_categories.ts'
 export * from './tracking_tokens.ts'
 export { STATUS_RANK, UNDELIVERED_STATUS_ORDER } from './message_status.ts'
 export { renderContent, renderTemplate, templateVariables, type MessageContent, type TemplateContent, type TemplateVariables } from './templates.ts'
