@@ -3,7 +3,7 @@ import { createSecureContext, rootCertificates } from 'node:tls'
 import { isIP } from 'node:net'
 import { Agent, type Dispatcher } from 'undici'
 import type { Config } from '../../config/mod.ts'
-import { isBlockedAddress } from '../public_address.ts'
+import { isBlockedAddress } from '../../protocol/mod.ts'
 import { guardedLookup, makeResolve, SsrfBlockedError } from './ssrf.ts'
 
 export const USER_AGENT = 'Outbox-Webhooks/1'

@@ -14,7 +14,6 @@ import { flushAcks } from './ack_batch.ts'
 import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 
 export { signatureHeader, verifySignature } from './sign.ts'
-export { isBlockedAddress } from '../public_address.ts'
 
 export interface WebhookDelivery {
   /** Stops pulling, hands queued jobs back, lets attempts in flight finish (up to `timeoutMs`). */
