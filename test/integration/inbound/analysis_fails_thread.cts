@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { esmEntry } from '../../../engine/thread_entry.cts'
+import { esmEntry } from '../../../stores/threads/thread_entry.cts'
 import type { AnalysisRequest } from '../../../engine/inbound/analysis.ts'
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The file piscina loads in an engine thread is this CommonJS module, never an ES module itself: piscina loads
+ * The file piscina loads in a ThreadPool's thread is this CommonJS module, never an ES module itself: piscina loads
  * its file with require() and, when that throws, imports the same file again. On Node 20.19+ require() of an ES
  * module runs the ES module loader synchronously, and an ES module graph whose link step failed under require()
  * (a file read while `tsc` rewrote it, a missing export) cannot be imported again: Node stops on an internal
@@ -14,7 +14,7 @@
  */
 const FAILED_THREAD_PAUSE_MS = 1_000
 
-export function esmEntry<T, R> (load: () => Promise<{ default: (task: T) => Promise<R> }>): (task: T) => Promise<R> {
+export function esmEntry<T, R> (load: () => Promise<{ default: (task: T) => R | Promise<R> }>): (task: T) => Promise<R> {
   const handler = load().then((m) => m.default)
   handler.catch((err: unknown) => {
     setTimeout(() => { throw err }, FAILED_THREAD_PAUSE_MS)

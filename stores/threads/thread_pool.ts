@@ -8,9 +8,9 @@ const REPLACE_POOL_PAUSE_MS = 1_000
 const CLOSE_TASK_WAIT_MS = 5_000
 
 export interface ThreadPoolOptions {
-  /** Names the pool in the failure log (`pool` field): `shard thread 0`, `inbound analysis`. */
+  /** Names the pool in the failure log (`pool` field): `shard thread 0`, `inbound analysis`, `content analysis`. */
   name: string
-  /** The file each thread loads: a CommonJS entry that imports the thread's ES module (engine/thread_entry.cts). */
+  /** The file each thread loads: a CommonJS entry that imports the thread's ES module (thread_entry.cts). */
   entry: URL
   /** At least one thread is kept; more are started up to this while tasks wait. */
   maxThreads: number
@@ -29,7 +29,7 @@ export interface ThreadPoolOptions {
 }
 
 /**
- * A piscina pool of engine threads that never leaves a task waiting for ever, and closes within a bound.
+ * A piscina pool of threads that never leaves a task waiting for ever, and closes within a bound.
  *
  * Piscina replaces a thread that fails, but not one that fails before it is ready (it then assumes every new
  * thread would fail the same way): a pool left with no thread keeps its waiting tasks for ever. Here a new pool
@@ -74,6 +74,11 @@ export class ThreadPool {
       }, REPLACE_POOL_PAUSE_MS)
     })
     return pool
+  }
+
+  /** Tasks waiting for a thread: a caller with a bound of its own refuses work at it rather than reaching `maxQueue`. */
+  get queueSize (): number {
+    return this.pool.queueSize
   }
 
   async run (task: unknown, transferList?: ArrayBuffer[]): Promise<unknown> {

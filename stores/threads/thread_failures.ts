@@ -4,8 +4,8 @@ import type { Logger } from 'pino'
 export const THREAD_FAILURE_LOG_MS = 60_000
 
 /**
- * The `error` listener of an engine piscina pool. Piscina emits `error` when a thread ends with an error outside
- * any task: above all a thread whose code failed to load (engine/thread_entry.cts); the tasks it held were
+ * The `error` listener of a piscina pool (ThreadPool). Piscina emits `error` when a thread ends with an error outside
+ * any task: above all a thread whose code failed to load (thread_entry.cts); the tasks it held were
  * rejected already and the pool starts another thread. Without a listener the emit would throw in the main
  * thread and stop the process. The first failure is logged at once with `code: 'engine_thread_failed'`; further
  * ones at most once a minute, with the number seen since.
@@ -16,7 +16,7 @@ export function reportThreadFailures (log: Logger, pool: string, now: () => numb
   return (err) => {
     unlogged++
     if (now() - lastLogged < THREAD_FAILURE_LOG_MS) return
-    log.error({ err, code: 'engine_thread_failed', pool, failures: unlogged }, 'an engine thread failed (its tasks were handed back); the pool starts another')
+    log.error({ err, code: 'engine_thread_failed', pool, failures: unlogged }, 'a worker thread failed (its tasks were handed back); the pool starts another')
     lastLogged = now()
     unlogged = 0
   }

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
-import { reportThreadFailures, THREAD_FAILURE_LOG_MS } from '../../../engine/thread_failures.ts'
+import { reportThreadFailures, THREAD_FAILURE_LOG_MS } from '../../../stores/threads/mod.ts'
 
 test('a pool whose threads keep failing logs the first failure at once, then at most once a minute with the failures since', () => {
   const logs: Array<Record<string, unknown>> = []
