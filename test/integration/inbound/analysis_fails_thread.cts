@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { esmEntry } from '../../../stores/threads/thread_entry.cts'
-import type { AnalysisRequest } from '../../../engine/inbound/analysis.ts'
+import type { AnalysisRequest } from '../../../inbound/analysis.ts'
 
 /**
  * The analysis threads' entry (engine/inbound/analysis_thread.cts), switched by files in OB_TEST_THREAD_DIR as a
@@ -11,7 +11,7 @@ import type { AnalysisRequest } from '../../../engine/inbound/analysis.ts'
 const dir = process.env.OB_TEST_THREAD_DIR!
 if (existsSync(join(dir, 'broken'))) throw new Error('this analysis thread entry cannot be loaded')
 
-const run = esmEntry(async () => await import('../../../engine/inbound/analysis_worker.ts'))
+const run = esmEntry(async () => await import('../../../inbound/analysis_worker.ts'))
 
 export = async (reqs: AnalysisRequest[]): Promise<unknown> => {
   if (reqs.length > 0 && existsSync(join(dir, 'die'))) {

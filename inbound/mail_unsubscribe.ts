@@ -1,8 +1,8 @@
-import { eventId, eventRecord, tagsField } from '../../protocol/mod.ts'
-import { publishEvent, suppressAddress } from '../../stores/events/mod.ts'
-import { type ControlPlane } from '../../stores/control_plane/mod.ts'
-import { type JsPublish } from '../../stores/clients/mod.ts'
-import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
+import { eventId, eventRecord, tagsField } from '../protocol/mod.ts'
+import { publishEvent, suppressAddress } from '../stores/events/mod.ts'
+import { type ControlPlane } from '../stores/control_plane/mod.ts'
+import { type JsPublish } from '../stores/clients/mod.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import type { MessageAnalysis } from './analysis.ts'
 import type { ReportSubject } from './report_checks.ts'
 

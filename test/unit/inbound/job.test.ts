@@ -1,8 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { encodeJob, decodeJob, type InboundJob } from '../../engine/inbound/job.ts'
-import { fitsInline } from '../../engine/inbound/raw_store.ts'
-import { jsonSizeBound } from '../../engine/inbound/event_payload.ts'
+import { encodeJob, decodeJob, type InboundJob } from '../../../inbound/job.ts'
+import { fitsInline } from '../../../inbound/raw_store.ts'
+import { jsonSizeBound } from '../../../inbound/event_payload.ts'
 
 const job: InboundJob = { id: 'msg_a', received_at: '2026-11-22T00:00:00.000Z', mail_from: 'a@sender.test', rcpt_to: ['b@ours.test'], remote_ip: '127.0.0.1', helo: 'sender.test', size: 0 }
 

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import type { Config } from '../../config/mod.ts'
-import { clientIdentity } from '../../protocol/mod.ts'
-import type { InboundQuota, OutboxMetrics } from '../../stores/metrics/mod.ts'
+import type { Config } from '../config/mod.ts'
+import { clientIdentity } from '../protocol/mod.ts'
+import type { InboundQuota, OutboxMetrics } from '../stores/metrics/mod.ts'
 
 /** A quota check or count that Redis does not answer within this long lets the mail through (logged): mail is not refused for it. */
 const CHECK_TIMEOUT_MS = 1000

@@ -1,9 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { inboundPayload } from '../../engine/inbound/event_payload.ts'
-import type { MessageAnalysis } from '../../engine/inbound/analysis.ts'
-import type { InboundJob } from '../../engine/inbound/job.ts'
-import type { RouteRecord } from '../../protocol/mod.ts'
+import { inboundPayload } from '../../../inbound/event_payload.ts'
+import type { MessageAnalysis } from '../../../inbound/analysis.ts'
+import type { InboundJob } from '../../../inbound/job.ts'
+import type { RouteRecord } from '../../../protocol/mod.ts'
 
 const MAX = 64 * 1024
 const job: InboundJob = { id: 'msg_01jd0000000000000000000000', received_at: new Date(0).toISOString(), mail_from: '', rcpt_to: [], remote_ip: '127.0.0.1', helo: '', size: 123 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { JustStored } from '../../engine/inbound/raw_store.ts'
+import { JustStored } from '../../../inbound/raw_store.ts'
 
 test('a message just stored is handed over once, then read from the store like any other', () => {
   const s = new JustStored()

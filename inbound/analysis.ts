@@ -1,5 +1,5 @@
 import { simpleParser, type ParsedMail, type AddressObject } from 'mailparser'
-import { analyzeContent, scanHtml } from '../../protocol/mod.ts'
+import { analyzeContent, scanHtml } from '../protocol/mod.ts'
 import { checkAuthentication, type Authentication, type DnsResolve } from './authenticate.ts'
 import { readReport, type Report } from './reports.ts'
 import type { InboundJob } from './job.ts'

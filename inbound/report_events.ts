@@ -1,11 +1,11 @@
 import type { Logger } from 'pino'
-import { bounceCategory, eventId, eventRecord, suppresses, tagsField } from '../../protocol/mod.ts'
-import { publishEvent, suppressAddress } from '../../stores/events/mod.ts'
-import { type ControlPlane } from '../../stores/control_plane/mod.ts'
-import { type JsPublish } from '../../stores/clients/mod.ts'
+import { bounceCategory, eventId, eventRecord, suppresses, tagsField } from '../protocol/mod.ts'
+import { publishEvent, suppressAddress } from '../stores/events/mod.ts'
+import { type ControlPlane } from '../stores/control_plane/mod.ts'
+import { type JsPublish } from '../stores/clients/mod.ts'
 import { bounceCode, type Report } from './reports.ts'
 import type { ReportDrops, ReportSubject } from './report_checks.ts'
-import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 export interface ReportDeps { cp: ControlPlane, js: JsPublish, log: Logger, drops: ReportDrops, metrics: OutboxMetrics }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { headers as natsHeaders } from '@nats-io/transport-node'
-import { OBJ_INBOUND_RAW, INBOUND_RAW_READERS, inboundSubject, shardOf, HDR_MSG_ID } from '../../protocol/mod.ts'
+import { OBJ_INBOUND_RAW, INBOUND_RAW_READERS, inboundSubject, shardOf, HDR_MSG_ID } from '../protocol/mod.ts'
 import type { InboundStores } from './streams.ts'
 import { encodeJob, type InboundJob } from './job.ts'
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
-import { eventId, eventRecord, type RouteRecord, type VerpAddress } from '../../protocol/mod.ts'
-import { publishEvent } from '../../stores/events/mod.ts'
-import { type ControlPlane } from '../../stores/control_plane/mod.ts'
+import { eventId, eventRecord, type RouteRecord, type VerpAddress } from '../protocol/mod.ts'
+import { publishEvent } from '../stores/events/mod.ts'
+import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import type { AnalysisPool } from './analysis_pool.ts'
 import { emitReportEvents } from './report_events.ts'
 import { checkRouted, checkVerp, type MessageLookup, type ReportDrops, type ReportSubject } from './report_checks.ts'
@@ -11,7 +11,7 @@ import { readRaw, type InboundStores } from './streams.ts'
 import { readSmall, deleteSmall, keepRaw, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
 import { inboundPayload } from './event_payload.ts'
 import type { InboundJob } from './job.ts'
-import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 export interface ProcessorDeps {
   cp: ControlPlane

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import type { Logger } from 'pino'
-import { ThreadPool } from '../../stores/threads/mod.ts'
+import { ThreadPool } from '../stores/threads/mod.ts'
 import type { AnalysisRequest, MessageAnalysis } from './analysis.ts'
 import type { AnalysisOutcome } from './analysis_worker.ts'
 

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino'
-import { decodeVerp, verpRecipient, type VerpAddress } from '../../protocol/mod.ts'
-import { type ControlPlane } from '../../stores/control_plane/mod.ts'
-import { type MessageRecipients } from '../../stores/read_model/mod.ts'
+import { decodeVerp, verpRecipient, type VerpAddress } from '../protocol/mod.ts'
+import { type ControlPlane } from '../stores/control_plane/mod.ts'
+import { type MessageRecipients } from '../stores/read_model/mod.ts'
 import { ownMessageId, type Report } from './reports.ts'
-import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 /**
  * Which message, organisation and recipient a bounce, complaint or mailed unsubscribe may act on. A report acts

@@ -1,6 +1,6 @@
-import type { ControlPlane } from '../../stores/control_plane/mod.ts'
-import type { RouteRecord } from '../../protocol/mod.ts'
-import { decodeVerp, type VerpAddress } from '../../protocol/mod.ts'
+import type { ControlPlane } from '../stores/control_plane/mod.ts'
+import type { RouteRecord } from '../protocol/mod.ts'
+import { decodeVerp, type VerpAddress } from '../protocol/mod.ts'
 
 /** What a RCPT TO address is to us. */
 export type Recipient =

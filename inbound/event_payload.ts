@@ -1,4 +1,4 @@
-import type { InboundReceivedData, RouteRecord } from '../../protocol/mod.ts'
+import type { InboundReceivedData, RouteRecord } from '../protocol/mod.ts'
 import type { MessageAnalysis } from './analysis.ts'
 import type { InboundJob } from './job.ts'
 

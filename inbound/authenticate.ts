@@ -1,6 +1,6 @@
 import { Resolver } from 'node:dns/promises'
 import { authenticate } from 'mailauth'
-import type { AuthResult, InboundReceivedData } from '../../protocol/mod.ts'
+import type { AuthResult, InboundReceivedData } from '../protocol/mod.ts'
 import type { InboundJob } from './job.ts'
 
 export type { AuthResult }
