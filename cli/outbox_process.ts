@@ -19,7 +19,7 @@ function redact (url: string): string {
     return url
   }
 }
-import { startWebhookDelivery } from '../engine/webhook/mod.ts'
+import { startWebhookDelivery } from '../webhooks/mod.ts'
 import { startInbound, type Inbound, type InboundTestOptions } from '../inbound/mod.ts'
 import { OutboxMetrics, ConsumerPoller, startMetricsServer, type MetricsServer } from '../stores/metrics/mod.ts'
 import { jetStreamSettings, jetStreamTable, streamSettings, tablePart, type JetStreamPart } from '../protocol/mod.ts'

@@ -1,5 +1,5 @@
 import type { JsMsg } from '@nats-io/jetstream'
-import type { StoredWebhookJob } from '../../stores/webhooks/mod.ts'
+import type { StoredWebhookJob } from '../stores/webhooks/mod.ts'
 import { ackSoon } from './ack_batch.ts'
 
 /** How an attempt's message is settled: a job message from the stream, or a first attempt made at fan-out. */

@@ -1,5 +1,5 @@
-import { isJobRef, publishWebhookJobBatch, requeuedJobMsgId, webhookJobJson, webhookJobMsgId, type StoredWebhookJob } from '../../stores/webhooks/mod.ts'
-import { type JsPublish } from '../../stores/clients/mod.ts'
+import { isJobRef, publishWebhookJobBatch, requeuedJobMsgId, webhookJobJson, webhookJobMsgId, type StoredWebhookJob } from '../stores/webhooks/mod.ts'
+import { type JsPublish } from '../stores/clients/mod.ts'
 
 /** A batch is written at most this long after its first job was parked… */
 const PARK_FLUSH_MS = 10

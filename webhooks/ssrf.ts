@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, Resolver } from 'node:dns'
 import { isIP, type LookupFunction } from 'node:net'
-import { isBlockedAddress, isLocalhostName } from '../../protocol/mod.ts'
+import { isBlockedAddress, isLocalhostName } from '../protocol/mod.ts'
 
 /**
  * The SSRF guard for webhook targets. A host is resolved once per new connection, every address is checked,

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino'
-import { deliveryId, type DeliveryLog, type WebhookJob } from '../../stores/webhooks/mod.ts'
-import { type ControlPlane } from '../../stores/control_plane/mod.ts'
-import { type WebhookRecord } from '../../protocol/mod.ts'
+import { deliveryId, type DeliveryLog, type WebhookJob } from '../stores/webhooks/mod.ts'
+import { type ControlPlane } from '../stores/control_plane/mod.ts'
+import { type WebhookRecord } from '../protocol/mod.ts'
 import { retryDelayMs } from './retry.ts'
 import { ackSoon } from './ack_batch.ts'
 import type { Settle } from './settle.ts'
 import type { AttemptResult } from './http_client.ts'
-import { webhookResult, type OutboxMetrics } from '../../stores/metrics/mod.ts'
+import { webhookResult, type OutboxMetrics } from '../stores/metrics/mod.ts'
 
 /** A retry that could not be stored: the attempt's message comes back after this long and is tried again. */
 const RETRY_STORE_FAILED_MS = 5000

@@ -1,7 +1,7 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_EVENTS, envelopeOf, type EventRecord } from '../../protocol/mod.ts'
-import { type WebhookJob, type WebhookJobRef } from '../../stores/webhooks/mod.ts'
+import { STREAM_EVENTS, envelopeOf, type EventRecord } from '../protocol/mod.ts'
+import { type WebhookJob, type WebhookJobRef } from '../stores/webhooks/mod.ts'
 
 /**
  * Reads back the event a parked job names (WebhookJobRef) from OB_EVENTS, once the job is about to be

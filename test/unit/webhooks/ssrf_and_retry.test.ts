@@ -1,11 +1,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { checkedAddress, SsrfBlockedError } from '../../engine/webhook/ssrf.ts'
-import { retryDelayMs, maxAttempts, RETRY_JITTER } from '../../engine/webhook/retry.ts'
-import { subscribes } from '../../engine/webhook/fanout.ts'
-import { deliverable, held } from '../../engine/webhook/dispatcher.ts'
-import type { WebhookJob } from '../../stores/webhooks/mod.ts'
-import { isBlockedAddress, type WebhookRecord } from '../../protocol/mod.ts'
+import { checkedAddress, SsrfBlockedError } from '../../../webhooks/ssrf.ts'
+import { retryDelayMs, maxAttempts, RETRY_JITTER } from '../../../webhooks/retry.ts'
+import { subscribes } from '../../../webhooks/fanout.ts'
+import { deliverable, held } from '../../../webhooks/dispatcher.ts'
+import type { WebhookJob } from '../../../stores/webhooks/mod.ts'
+import { isBlockedAddress, type WebhookRecord } from '../../../protocol/mod.ts'
 
 test('non-public addresses are refused, public ones pass', () => {
   const blocked = [

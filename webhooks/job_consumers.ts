@@ -1,7 +1,7 @@
 import { jetstream, type ConsumerMessages } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
-import { STREAM_WEBHOOK_JOBS, webhookJobConsumer } from '../../protocol/mod.ts'
+import { STREAM_WEBHOOK_JOBS, webhookJobConsumer } from '../protocol/mod.ts'
 import type { WebhookDispatcher } from './dispatcher.ts'
 
 const PAUSE_MS = 5

@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
-import type { WebhookRecord } from '../../protocol/mod.ts'
+import type { WebhookRecord } from '../protocol/mod.ts'
 
 /**
  * The webhook signatures, in one place: `X-Service-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`

@@ -3,9 +3,9 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { WebhookDispatcher } from './dispatcher.ts'
 import { ackSoon } from './ack_batch.ts'
-import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, envelopeOf, type EventRecord, type WebhookRecord } from '../../protocol/mod.ts'
-import { type ControlPlane } from '../../stores/control_plane/mod.ts'
-import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
+import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, envelopeOf, type EventRecord, type WebhookRecord } from '../protocol/mod.ts'
+import { type ControlPlane } from '../stores/control_plane/mod.ts'
+import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 /** Events being fanned out at once; past this the loop waits, so the consumer's pull stays bounded. */
 const MAX_IN_FLIGHT = 2048

@@ -1,10 +1,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { JsMsg } from '@nats-io/jetstream'
-import { EndpointQueue } from '../../engine/webhook/endpoint_queue.ts'
-import { batchSettles } from '../../engine/webhook/settle.ts'
-import { flushAcks } from '../../engine/webhook/ack_batch.ts'
-import { isJobRef, storedEventId, webhookJobsOf, webhookJobJson, type WebhookJob } from '../../stores/webhooks/mod.ts'
+import { EndpointQueue } from '../../../webhooks/endpoint_queue.ts'
+import { batchSettles } from '../../../webhooks/settle.ts'
+import { flushAcks } from '../../../webhooks/ack_batch.ts'
+import { isJobRef, storedEventId, webhookJobsOf, webhookJobJson, type WebhookJob } from '../../../stores/webhooks/mod.ts'
 
 const never = async (): Promise<void> => await new Promise<void>(() => {})
 const unexpected = (err: unknown): void => { throw err }

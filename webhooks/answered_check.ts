@@ -1,4 +1,4 @@
-import type { DeliveryLog, WebhookEnvelope } from '../../stores/webhooks/mod.ts'
+import type { DeliveryLog, WebhookEnvelope } from '../stores/webhooks/mod.ts'
 
 /**
  * Whether a webhook already answered an event with a 2xx (the delivery log's received sets), asked only for work
