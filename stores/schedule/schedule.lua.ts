@@ -1,4 +1,9 @@
--- The schedule state of one scheduled message: the hash KEYS[1] (layout in mod.ts). Each call is one atomic
+/**
+ * The schedule state of one scheduled message (mod.ts), a Lua script for Redis. A module rather than a .lua file so
+ * that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no dollar-
+ * brace.
+ */
+export const SCHEDULE_LUA = String.raw`-- The schedule state of one scheduled message: the hash KEYS[1] (layout in mod.ts). Each call is one atomic
 -- step, so a cancel or a reschedule either happens before the engine takes the message up or is refused.
 -- ARGV[1] the step: take | cancel | reschedule; ARGV[2] ttl ms; take: ARGV[3] stream sequence, ARGV[4] the
 -- queued scheduled_at (ms), ARGV[5] now (ms), ARGV[6] what the ledger (JetStream KV) holds: '' | 'canceled' | the
@@ -50,3 +55,4 @@ if step == 'reschedule' then
   return { 'ok', seq or '' }
 end
 return redis.error_reply('unknown schedule step')
+`

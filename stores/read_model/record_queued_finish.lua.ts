@@ -1,4 +1,9 @@
--- After every call of a record_queued batch: one ZADD, trim and expiry per index, one ZADD and expiry per address
+/**
+ * The end of a batch of queued-message records (message_store.ts), a Lua script for Redis. A module rather than a
+ * .lua file so that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no
+ * dollar-brace.
+ */
+export const RECORD_QUEUED_FINISH_LUA = String.raw`-- After every call of a record_queued batch: one ZADD, trim and expiry per index, one ZADD and expiry per address
 -- index, one HINCRBY per stats hour.
 if BATCH.z then
   for _, key in ipairs(BATCH.zkeys) do
@@ -21,3 +26,4 @@ if BATCH.z then
     redis.call('PEXPIRE', key, count.ttl)
   end
 end
+`

@@ -1,4 +1,9 @@
--- GCRA (continuous token bucket) in one atomic step, shared by every gateway process. Runs batched
+/**
+ * One decision of the API rate limiter (rate_limit.ts), a Lua script for Redis. A module rather than a .lua file so
+ * that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no dollar-
+ * brace.
+ */
+export const GCRA_LUA = String.raw`-- GCRA (continuous token bucket) in one atomic step, shared by every gateway process. Runs batched
 -- (ScriptBatch): one clock reading serves the whole batch, and a bucket decided several times in one batch is
 -- read once and written once (gcra_finish.lua), with each decision made in arrival order as if one by one.
 -- KEYS[1]  bucket key; it encodes the limit, so a plan change starts a fresh bucket
@@ -37,3 +42,4 @@ BATCH.tat[key] = new_tat
 local remaining = math.floor((tau - (new_tat - now)) / interval)
 if remaining < 0 then remaining = 0 end
 return { 1, remaining, 0, math.ceil((new_tat - now) / 1000) }
+`

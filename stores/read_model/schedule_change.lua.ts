@@ -1,7 +1,12 @@
--- Shows a cancel or a new time of a scheduled message (decided in stores/schedule) in the read model.
+/**
+ * A scheduled message's cancel or new time in the read model (message_store.ts), a Lua script for Redis. A module
+ * rather than a .lua file so that it is part of what tsc builds; the script is a template literal, so it holds no
+ * backtick and no dollar-brace.
+ */
+export const SCHEDULE_CHANGE_LUA = String.raw`-- Shows a cancel or a new time of a scheduled message (decided in stores/schedule) in the read model.
 -- KEYS[1] message hash. ARGV: 1 'cancel' | 'reschedule', 2 live status index key prefix, 3 message id,
--- 4 cancel: the rank of `canceled`; reschedule: the new scheduled_at (ISO 8601), 5 retention ms,
--- 6 sandbox status index key prefix (the message's `env` field picks one), 7 live due index key, 8 sandbox due index
+-- 4 cancel: the rank of 'canceled'; reschedule: the new scheduled_at (ISO 8601), 5 retention ms,
+-- 6 sandbox status index key prefix (the message's 'env' field picks one), 7 live due index key, 8 sandbox due index
 -- key, 9 reschedule: the new scheduled_at in ms
 -- A message not recorded yet is left alone (its record comes from the queued message, the engine marks it again).
 local msg, mid = KEYS[1], ARGV[3]
@@ -23,3 +28,4 @@ local key = prefix .. 'canceled'
 redis.call('ZADD', key, h[4] or 0, mid)
 redis.call('PEXPIRE', key, ARGV[5])
 return 1
+`

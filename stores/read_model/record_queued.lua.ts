@@ -1,4 +1,9 @@
--- Records a queued message in the read model. Runs batched (ScriptBatch): each call writes its message hash (one
+/**
+ * The read model's record of a queued message (message_store.ts), a Lua script for Redis. A module rather than a
+ * .lua file so that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no
+ * dollar-brace.
+ */
+export const RECORD_QUEUED_LUA = String.raw`-- Records a queued message in the read model. Runs batched (ScriptBatch): each call writes its message hash (one
 -- HSET when nothing is known of the message yet) and owner key, and adds its index entries, address index members
 -- and counts to BATCH; record_queued_finish.lua writes those with one command per index for the whole batch.
 -- (Prepended: status_from_recipients, see recipient_status.ts.)
@@ -74,3 +79,4 @@ end
 count(KEYS[4])
 for i = 7 + tags, #KEYS do count(KEYS[i]) end
 return 1
+`

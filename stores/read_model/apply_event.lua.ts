@@ -1,4 +1,9 @@
--- Applies one event to the read model, atomically and at most once per event id.
+/**
+ * The read model's apply of one event (message_store.ts), a Lua script for Redis. A module rather than a .lua file
+ * so that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no dollar-
+ * brace.
+ */
+export const APPLY_EVENT_LUA = String.raw`-- Applies one event to the read model, atomically and at most once per event id.
 -- (Prepended: status_from_recipients, see recipient_status.ts.)
 -- KEYS[1] event string; live indexes: KEYS[2] org event index, KEYS[3] org event-type index, KEYS[4] stats hour
 -- hash; the same three for sandbox traffic: KEYS[5..7]; for events about a message: KEYS[8] message hash,
@@ -45,7 +50,7 @@ if redis.call('PTTL', msg) < 0 then
 end
 local rcpt = ARGV[13]
 if rcpt ~= '' then
-  -- Per recipient: `<status> <rank> <attempts> <last event ms>`; rank -1 is no outcome yet. A recipient's status
+  -- Per recipient: '<status> <rank> <attempts> <last event ms>'; rank -1 is no outcome yet. A recipient's status
   -- moves only to a higher rank, so late or replayed events never move it backwards.
   local field = 'r:' .. rcpt
   local st, rank, attempts, last = 'queued', -1, 0, 0
@@ -68,7 +73,7 @@ if ARGV[18] ~= '' and tonumber(ARGV[18]) > tonumber(redis.call('HGET', msg, 'nex
   redis.call('HSET', msg, 'next', ARGV[18])
 end
 -- A message with a deferred recipient waits in the due index for its next attempt, whatever its status (one recipient
--- bounced and another greylisted reads `bounced`); a `sending` one (the rest of its recipients not attempted yet) stays
+-- bounced and another greylisted reads 'bounced'); a 'sending' one (the rest of its recipients not attempted yet) stays
 -- at its due time; one whose every recipient has an outcome leaves it. due.ts reads by the same rule.
 local function track_due (status)
   if not redis.call('HGET', msg, 'created') then return end
@@ -104,3 +109,4 @@ if created then
   redis.call('PEXPIRE', prefix .. status, ttl)
 end
 return 1
+`

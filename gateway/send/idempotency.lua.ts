@@ -1,4 +1,9 @@
--- Claims an Idempotency-Key, or reports what the key already holds, in one atomic step.
+/**
+ * The claim of an Idempotency-Key (idempotency.ts), a Lua script for Redis. A module rather than a .lua file so
+ * that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no dollar-
+ * brace.
+ */
+export const IDEMPOTENCY_LUA = String.raw`-- Claims an Idempotency-Key, or reports what the key already holds, in one atomic step.
 -- KEYS[1]  ob:idem:<org>:<key>
 -- ARGV[1]  fingerprint of the request (64 hex characters: SHA-256 of the path and the raw body)
 -- ARGV[2]  claim token (unique per request), so only the claimant can release the claim
@@ -17,3 +22,4 @@ if state == 'd' then return { 2, string.sub(v, 66) } end
 redis.call('SET', KEYS[1], 'p' .. ARGV[1] .. ARGV[2], 'PX', ARGV[3])
 if state == 'r' then return { 4, string.sub(v, 66) } end
 return { 0 }
+`
