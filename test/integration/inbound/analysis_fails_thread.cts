@@ -4,7 +4,7 @@ import { esmEntry } from '../../../stores/threads/thread_entry.cts'
 import type { AnalysisRequest } from '../../../inbound/analysis.ts'
 
 /**
- * The analysis threads' entry (engine/inbound/analysis_thread.cts), switched by files in OB_TEST_THREAD_DIR as a
+ * The analysis threads' entry (inbound/analysis_thread.cts), switched by files in OB_TEST_THREAD_DIR as a
  * thread starts or takes a task: with `broken` a thread cannot load it at all; with `die` a thread ends in the
  * middle of each batch it is given (the empty batch the pool runs before closing excepted).
  */
