@@ -5,7 +5,7 @@ import neostandard from 'neostandard'
  */
 export default [
   { ignores: ['**/dist/**', 'coverage/**', 'node_modules/**', 'var/**', 'bench/results/**'] },
-  // the CommonJS files piscina loads in engine threads are TypeScript too (engine/thread_entry.cts)
+  // the CommonJS files piscina loads in worker threads are TypeScript too (stores/threads/thread_entry.cts)
   ...neostandard({ ts: true, filesTs: ['**/*.cts'] }),
   {
     rules: {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:https'
 import { parentPort, workerData } from 'node:worker_threads'
-import { verifySignature } from '../engine/webhook/sign.ts'
+import { verifySignature } from '../webhooks/sign.ts'
 
 /**
  * The receiving end of the inbound bench, on its own thread: an HTTPS server that checks each webhook's

@@ -1,6 +1,6 @@
 import { createServer } from 'node:https'
 import { readFileSync } from 'node:fs'
-import { verifySignature } from '../engine/webhook/sign.ts'
+import { verifySignature } from '../webhooks/sign.ts'
 
 /**
  * The HTTPS webhook receiver of the end-to-end bench, in its own process so that its CPU time is its own. It

@@ -3,11 +3,11 @@ import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { describeRedisTarget, type Config } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
+import { startProjector } from '../stores/read_model/mod.ts'
 import { connectNats, connectRedis, redisReady, ensureStreams, assertNoEviction, EvictionPolicyWatch } from '../stores/clients/mod.ts'
 import { startGateway, type Gateway } from '../gateway/main.ts'
 import { bootstrap, type BootstrapOutcome } from '../gateway/control/orgs.ts'
 import { startEngine, type Engine } from '../engine/main.ts'
-import { startProjector } from '../engine/projector.ts'
 
 /** A server URL without its password, for messages and logs. */
 function redact (url: string): string {
@@ -19,8 +19,8 @@ function redact (url: string): string {
     return url
   }
 }
-import { startWebhookDelivery } from '../engine/webhook/mod.ts'
-import { startInbound, type Inbound, type InboundTestOptions } from '../engine/inbound/mod.ts'
+import { startWebhookDelivery } from '../webhooks/mod.ts'
+import { startInbound, type Inbound, type InboundTestOptions } from '../inbound/mod.ts'
 import { OutboxMetrics, ConsumerPoller, startMetricsServer, type MetricsServer } from '../stores/metrics/mod.ts'
 import { jetStreamSettings, jetStreamTable, streamSettings, tablePart, type JetStreamPart } from '../protocol/mod.ts'
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { ThreadPool } from './thread_pool.ts'
+import { ThreadPool } from '../stores/threads/mod.ts'
 import type { ActorSettings, ActorTask, DeliverResult, DeliverTask } from './actor/task.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 

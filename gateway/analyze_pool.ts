@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
-import { Piscina } from 'piscina'
+import type { Logger } from 'pino'
 import { ApiError, type ContentInput, type ContentReport } from '../protocol/mod.ts'
+import { ThreadPool } from '../stores/threads/mod.ts'
 
 /**
  * Content analysis for `POST /v1/messages/analyze`, on worker threads. Parsing someone's HTML is CPU work whose
@@ -8,18 +9,25 @@ import { ApiError, type ContentInput, type ContentReport } from '../protocol/mod
  * bounded (HTML_LIMITS); the queue is bounded too, and a full one answers 503 rather than buffering.
  */
 export const ANALYZE_MAX_QUEUE = 64
+/** A thread above the first ends after this long without work. */
+const IDLE_THREAD_MS = 60_000
 
 export class AnalyzePool {
-  private readonly pool: Piscina
+  private readonly pool: ThreadPool
 
-  constructor (threads = Math.max(1, Math.min(2, availableParallelism() - 1))) {
-    this.pool = new Piscina({
-      filename: new URL('./analyze_worker.js', import.meta.url).href,
-      minThreads: 1,
+  constructor (log: Logger, threads = Math.max(1, Math.min(2, availableParallelism() - 1))) {
+    this.pool = new ThreadPool({
+      name: 'content analysis',
+      entry: new URL('./analyze_thread.cjs', import.meta.url),
       maxThreads: threads,
+      // one analysis at a time per thread: each is CPU work from start to end
+      concurrentTasksPerWorker: 1,
       maxQueue: ANALYZE_MAX_QUEUE,
-      idleTimeout: 60_000
-    })
+      idleTimeout: IDLE_THREAD_MS,
+      workerData: undefined,
+      // answered once the thread has loaded its module (see analyze_worker.ts), so closing does not end it mid-load
+      closeTask: undefined
+    }, log)
   }
 
   async analyze (input: ContentInput): Promise<ContentReport> {
@@ -29,10 +37,8 @@ export class AnalyzePool {
     return await this.pool.run(input) as ContentReport
   }
 
+  /** Waits for the threads to finish loading (at most 5 s), then ends them. */
   async close (): Promise<void> {
-    // As in the inbound analysis pool: a thread ended while Node 20 still loads its ES module aborts the process,
-    // so one empty task first makes sure the thread has finished loading.
-    await this.pool.run(undefined).catch(() => {})
-    await this.pool.close({ force: false })
+    await this.pool.close()
   }
 }

@@ -46,7 +46,7 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     authGuard: new AuthFailureGuard(limiter, shared.metrics),
     clientAddresses: new ClientAddresses(config.http.trustedProxies),
     security: new SecurityLog(shared.log),
-    analyzer: new AnalyzePool(),
+    analyzer: new AnalyzePool(base.log),
     tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)),
     send: new SendService(base),
     webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas, storeBytes: config.nats.storeBytes }),

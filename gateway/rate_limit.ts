@@ -1,11 +1,9 @@
-import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
 import { ApiError, STORE_FULL_RETRY_AFTER_S } from '../protocol/mod.ts'
 import { ScriptBatch, isRedisFull } from '../stores/clients/mod.ts'
 import { LocalBuckets } from './local_buckets.ts'
-
-const GCRA_LUA = readFileSync(new URL('../../gateway/gcra.lua', import.meta.url), 'utf8')
-const GCRA_FINISH_LUA = readFileSync(new URL('../../gateway/gcra_finish.lua', import.meta.url), 'utf8')
+import { GCRA_LUA } from './gcra.lua.ts'
+import { GCRA_FINISH_LUA } from './gcra_finish.lua.ts'
 
 export interface RateDecision {
   allowed: boolean

@@ -1,6 +1,6 @@
 /**
  * The one table of API error codes and their HTTP statuses; `docs/errors.md` lists the same rows and a unit
- * test keeps the two equal. Inbound SMTP answers with its own replies (engine/inbound), none of which is an API
+ * test keeps the two equal. Inbound SMTP answers with its own replies (inbound/), none of which is an API
  * error, so the table has no SMTP column.
  */
 export const ERRORS = {

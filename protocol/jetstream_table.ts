@@ -56,7 +56,7 @@ export const INBOUND_RAW_TTL_MS = 7 * 24 * 3600_000 // 7 days
  */
 const INBOUND_BACKOFF_MS = [1_000, 5_000, 30_000, 60_000]
 /**
- * The consumer gives a failing job up itself (engine/inbound/consumer.ts), but not while the analysis threads
+ * The consumer gives a failing job up itself (inbound/consumer.ts), but not while the analysis threads
  * fail: then the job comes back however long that lasts. The server's own limit only ends a job that has come back
  * for as long as its raw message is kept (7 days at one delivery a minute). Not -1 (unlimited): nats-server 2.9
  * refuses that together with `backoff`.

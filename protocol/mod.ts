@@ -1,6 +1,7 @@
 /**
- * The contract every process agrees on: the queued message, events, subjects, the stream and consumer table,
- * the error table, ids, return-path (VERP) encoding, tracking tokens, template rendering and content rules.
+ * The contract every process agrees on: the queued message, events, bounce categories, subjects, the stream and
+ * consumer table, the error table, ids, return-path (VERP) encoding, tracking tokens, template rendering, content
+ * rules and which addresses are never a public destination.
  * Data and pure functions only; nothing here opens a connection (a unit test walks the imports).
  */
 export * from './errors.ts'
@@ -12,12 +13,14 @@ export * from './queued_message.ts'
 export * from './jetstream_table.ts'
 export * from './store_budget.ts'
 export * from './events.ts'
+export { BOUNCE_CATEGORIES, bounceCategory, enhancedStatus, suppresses } from './bounce_categories.ts'
 export * from './tracking_tokens.ts'
 export { STATUS_RANK, UNDELIVERED_STATUS_ORDER } from './message_status.ts'
 export { renderContent, renderTemplate, templateVariables, type MessageContent, type TemplateContent, type TemplateVariables } from './templates.ts'
 export * from './verp.ts'
 export * from './content_rules/mod.ts'
 export { clientIdentity } from './client_identity.ts'
+export { isBlockedAddress, isLocalhostName } from './public_address.ts'
 export * from './queued_content.ts'
 export { ListBudget, itemsWithin, LIST_ENVELOPE_BYTES } from './list_budget.ts'
 export { SentAttachmentSchema, SentContentSchema, type SentAttachment, type SentContent } from './sent_content.ts'

@@ -1,5 +1,5 @@
 import { Resolver } from 'node:dns/promises'
-import { isBlockedAddress, isLocalhostName } from '../public_address.ts'
+import { isBlockedAddress, isLocalhostName } from '../../protocol/mod.ts'
 import { NO_MAIL_HOST, NON_PUBLIC_MAIL_HOST, NULL_MX } from './classify.ts'
 
 /**

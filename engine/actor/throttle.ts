@@ -1,14 +1,5 @@
-import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
-
-/**
- * Destination shaping shared by every engine process: at most `ratePerS` messages per second to one MX host
- * (burst of one second's worth), as a GCRA in Redis. The key carries the limit itself, so changing the rate
- * starts a fresh bucket instead of misreading an old one. A throttled send is not a failure: the caller gets
- * the delay and hands the message back to JetStream for that long.
- */
-// resolved from the built file in dist/engine/actor/ back to the source tree, as gateway/rate_limit.ts does
-const SCRIPT = readFileSync(new URL('../../../engine/actor/throttle.lua', import.meta.url), 'utf8')
+import { THROTTLE_LUA } from './throttle.lua.ts'
 
 type ThrottleRedis = Redis & { obThrottle: (key: string, intervalMs: number, burst: number) => Promise<number> }
 
@@ -16,11 +7,17 @@ export function throttleKey (host: string, ratePerS: number): string {
   return `ob:thr:${host.toLowerCase()}:${ratePerS}:1`
 }
 
+/**
+ * Destination shaping shared by every engine process: at most `ratePerS` messages per second to one MX host
+ * (burst of one second's worth), as a GCRA in Redis. The key carries the limit itself, so changing the rate
+ * starts a fresh bucket instead of misreading an old one. A throttled send is not a failure: the caller gets
+ * the delay and hands the message back to JetStream for that long.
+ */
 export class DestinationThrottle {
   private readonly redis: ThrottleRedis
 
   constructor (redis: Redis, private readonly ratePerS: number) {
-    redis.defineCommand('obThrottle', { numberOfKeys: 1, lua: SCRIPT })
+    redis.defineCommand('obThrottle', { numberOfKeys: 1, lua: THROTTLE_LUA })
     this.redis = redis as ThrottleRedis
   }
 

@@ -29,11 +29,11 @@ export type BounceCategoryLabel = typeof BOUNCE_CATEGORY_LABELS[number]
 export const SUPPRESSION_REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual'] as const
 export type SuppressionReason = typeof SUPPRESSION_REASONS[number]
 
-/** Why a bounce, complaint or mailed unsubscribe was dropped (engine/inbound/report_checks.ts). */
+/** Why a bounce, complaint or mailed unsubscribe was dropped (inbound/report_checks.ts). */
 export const REPORT_DROP_REASONS = ['unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch'] as const
 export type ReportDropReason = typeof REPORT_DROP_REASONS[number]
 
-/** Which inbound quota refused mail at SMTP time (engine/inbound/quotas.ts): a route's or a sending address's. */
+/** Which inbound quota refused mail at SMTP time (inbound/quotas.ts): a route's or a sending address's. */
 export const INBOUND_QUOTAS = ['route_messages', 'route_bytes', 'sender_messages', 'sender_bytes'] as const
 export type InboundQuota = typeof INBOUND_QUOTAS[number]
 
@@ -47,7 +47,7 @@ export type WebhookResult = typeof WEBHOOK_RESULTS[number]
 
 const BLOCKED = new Set(['ssrf_blocked', 'https_required', 'invalid_url'])
 
-/** The result class of a webhook attempt's error code (engine/webhook/http_client.ts), null meaning success. */
+/** The result class of a webhook attempt's error code (webhooks/http_client.ts), null meaning success. */
 export function webhookResult (error: string | null): WebhookResult {
   if (error === null) return 'success'
   if (error.startsWith('http_')) return 'http_error'

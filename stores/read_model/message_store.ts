@@ -1,9 +1,12 @@
-import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
 import { ApiError, bareAddress, type QueuedMessage, type EventRecord, type MessageStatus, STATUS_RANK, renderedSubject } from '../../protocol/mod.ts'
 import { ScriptBatch } from '../clients/mod.ts'
 import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket, type Environment } from './message_store_keys.ts'
 import { RECIPIENT_STATUS_LUA } from './recipient_status.ts'
+import { RECORD_QUEUED_LUA } from './record_queued.lua.ts'
+import { RECORD_QUEUED_FINISH_LUA } from './record_queued_finish.lua.ts'
+import { APPLY_EVENT_LUA } from './apply_event.lua.ts'
+import { SCHEDULE_CHANGE_LUA } from './schedule_change.lua.ts'
 import { addressIndexMember, pageAddressIndex } from './address_index.ts'
 import { recipientStates, recipientAddresses, type RecipientState } from './recipient_states.ts'
 import { pageIndex, type IndexPage } from './index_page.ts'
@@ -19,10 +22,8 @@ export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, type E
 export type { RecipientState } from './recipient_states.ts'
 export type { IndexPage } from './index_page.ts'
 
-const RECORD_LUA = RECIPIENT_STATUS_LUA + readFileSync(new URL('../../../stores/read_model/record_queued.lua', import.meta.url), 'utf8')
-const RECORD_FINISH_LUA = readFileSync(new URL('../../../stores/read_model/record_queued_finish.lua', import.meta.url), 'utf8')
-const APPLY_LUA = RECIPIENT_STATUS_LUA + readFileSync(new URL('../../../stores/read_model/apply_event.lua', import.meta.url), 'utf8')
-const SCHEDULE_CHANGE_LUA = readFileSync(new URL('../../../stores/read_model/schedule_change.lua', import.meta.url), 'utf8')
+const RECORD_LUA = RECIPIENT_STATUS_LUA + RECORD_QUEUED_LUA
+const APPLY_LUA = RECIPIENT_STATUS_LUA + APPLY_EVENT_LUA
 
 /** Events shown inline by GET /v1/messages/{id}: the most recent ones; GET /v1/events pages through all. */
 export const MESSAGE_EVENTS_INLINE = 100
@@ -96,7 +97,7 @@ export class MessageStore {
   /** `stuckAfterMs`: how long past its due time a waiting message goes without an attempt before it reads `stuck`. */
   constructor (readonly redis: Redis, private readonly stuckAfterMs = DEFAULT_STUCK_AFTER_MS) {
     const r = redis as StoreRedis
-    this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_FINISH_LUA })
+    this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_QUEUED_FINISH_LUA })
     this.applied = new ScriptBatch(redis, 'ob_apply_event_batch', APPLY_LUA, { isolate: true })
     if (typeof (r as Partial<StoreRedis>).ob_schedule_change !== 'function') redis.defineCommand('ob_schedule_change', { lua: SCHEDULE_CHANGE_LUA })
     this.r = r

@@ -1,2 +1,6 @@
-/** The Redis read model of messages and hourly stats, written by its Lua scripts and read by the API. */
+/**
+ * The Redis read model of messages and hourly stats, written by its Lua scripts and read by the API; the projector
+ * applies OB_EVENTS to it (run by engine processes).
+ */
 export * from './message_store.ts'
+export { startProjector, PROJECTOR_RETRY_FIRST_MS, PROJECTOR_RETRY_MAX_MS, type Projector } from './projector.ts'

@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs'
 import type { Redis } from 'ioredis'
 import type { ScheduleLedger } from './ledger.ts'
+import { SCHEDULE_LUA } from './schedule.lua.ts'
 
 export { ScheduleLedger, type LedgerEntry } from './ledger.ts'
-
-const SCHEDULE_LUA = readFileSync(new URL('../../../stores/schedule/schedule.lua', import.meta.url), 'utf8')
 
 /**
  * The schedule state of a scheduled message, in the Redis hash `ob:sched:<msg_id>`:

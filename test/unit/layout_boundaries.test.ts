@@ -17,16 +17,22 @@ const PURE_NAMES: Record<string, Set<string>> = { 'node:net': new Set(['isIP']) 
 
 interface Import { specifier: string, names: string[], typeOnly: boolean }
 
+/** The TypeScript sources under `dir`: ES modules (.ts) and the CommonJS thread entries (.cts). */
 function sourcesUnder (dir: string): string[] {
   const out: string[] = []
   for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) out.push(...sourcesUnder(path))
-    else if (entry.name.endsWith('.ts')) out.push(path)
+    else if (entry.name.endsWith('.ts') || entry.name.endsWith('.cts')) out.push(path)
   }
   return out
 }
 
+/**
+ * Static imports and re-exports, dynamic `import('…')`, and files loaded by `new URL('…', import.meta.url)` (a thread
+ * entry, a folder served): each is a file the module needs at run time. The built files in dist/ keep the layout
+ * of the sources, so a URL resolves the same way from either.
+ */
 function importsOf (file: string): Import[] {
   const src = readFileSync(join(ROOT, file), 'utf8')
   const out: Import[] = []
@@ -39,6 +45,20 @@ function importsOf (file: string): Import[] {
     const names = [...clause.matchAll(/(?:^|[{,])\s*(type\s+)?([A-Za-z_$][\w$]*)/g)].filter((n) => n[1] === undefined).map((n) => n[2]!)
     const allTyped = clause.startsWith('{') && names.length === 0
     out.push({ specifier: m[3]!, names, typeOnly: m[1] !== undefined || allTyped })
+  }
+  for (const m of src.matchAll(/\bimport\(\s*'([^']+)'\s*\)|\bnew URL\(\s*'([^']+)'\s*,\s*import\.meta\.url\s*\)/g)) {
+    out.push({ specifier: m[1] ?? m[2]!, names: [], typeOnly: false })
+  }
+  return out
+}
+
+/** The relative imports of every source under `dir`, each resolved to a path from the repository root. */
+function localImports (dir: string): Array<{ file: string, target: string }> {
+  const out: Array<{ file: string, target: string }> = []
+  for (const file of sourcesUnder(dir)) {
+    for (const imp of importsOf(file)) {
+      if (imp.specifier.startsWith('.')) out.push({ file, target: resolveFrom(file, imp.specifier) })
+    }
   }
   return out
 }
@@ -64,40 +84,53 @@ test('protocol/ imports nothing that opens a connection, and nothing outside its
   }
 })
 
-test('the gateway imports no file under engine/, and the engine none under gateway/', () => {
-  for (const [from, forbidden] of [['gateway', 'engine/'], ['engine', 'gateway/']] as const) {
-    for (const file of sourcesUnder(from)) {
-      for (const imp of importsOf(file)) {
-        if (!imp.specifier.startsWith('.')) continue
-        const target = resolveFrom(file, imp.specifier)
-        assert.ok(!target.startsWith(forbidden), `${file} imports ${target}`)
+/** The running services: each is a role a process runs (cli/ composes them), and none imports another. */
+const SERVICES = ['gateway', 'engine', 'inbound', 'webhooks'] as const
+const within = (path: string, folder: string): boolean => path === folder || path.startsWith(`${folder}/`)
+
+test('the services (gateway/, engine/, inbound/, webhooks/) import none of each other, nor cli/', () => {
+  for (const service of SERVICES) {
+    const imports = localImports(service)
+    assert.ok(imports.length > 10, `${service}/ sources found`)
+    for (const { file, target } of imports) {
+      for (const other of [...SERVICES, 'cli']) {
+        if (other !== service) assert.ok(!within(target, other), `${file} imports ${target}`)
       }
     }
   }
 })
 
-test('shared stores import neither the gateway nor the engine', () => {
-  for (const file of sourcesUnder('stores')) {
-    for (const imp of importsOf(file)) {
-      if (!imp.specifier.startsWith('.')) continue
-      const target = resolveFrom(file, imp.specifier)
-      assert.ok(!target.startsWith('gateway/') && !target.startsWith('engine/'), `${file} imports ${target}`)
+test('shared stores and config import none of the services, nor cli/', () => {
+  for (const dir of ['stores', 'config']) {
+    for (const { file, target } of localImports(dir)) {
+      for (const other of [...SERVICES, 'cli']) assert.ok(!within(target, other), `${file} imports ${target}`)
     }
+  }
+})
+
+/**
+ * The dashboard is a browser bundle that talks to the gateway over HTTP only: it imports its own files, the API
+ * client (client/src/) and pure protocol files (template rendering), never a service, a store, config/ or cli/.
+ */
+test('the dashboard imports only its own files, the API client and protocol/', () => {
+  const imports = localImports('dashboard')
+  assert.ok(imports.length > 10, 'dashboard/ sources found')
+  for (const { file, target } of imports) {
+    assert.ok(['dashboard', 'client/src', 'protocol'].some((folder) => within(target, folder)), `${file} imports ${target}`)
   }
 })
 
 test('outside its folder, protocol/ and each store are imported only through a mod.ts', () => {
   const folderOf = (path: string): string | undefined => path.startsWith('protocol/') ? 'protocol' : /^stores\/[a-z_]+/.exec(path)?.[0]
-  for (const dir of ['gateway', 'engine', 'stores', 'cli', 'bench', 'scripts', 'config']) {
-    for (const file of sourcesUnder(dir)) {
-      for (const imp of importsOf(file)) {
-        if (!imp.specifier.startsWith('.')) continue
-        const target = resolveFrom(file, imp.specifier)
-        const folder = folderOf(target)
-        if (folder === undefined || folder === folderOf(file)) continue
-        // a sub-folder with its own mod.ts (protocol/content_rules/) is an entry point of its own
-        assert.ok(target.startsWith(`${folder}/`) && target.endsWith('/mod.ts'), `${file} imports ${target}`)
-      }
+  for (const dir of [...SERVICES, 'stores', 'cli', 'bench', 'scripts', 'config']) {
+    for (const { file, target } of localImports(dir)) {
+      const folder = folderOf(target)
+      if (folder === undefined || folder === folderOf(file)) continue
+      // a thread's CommonJS entry (.cts) cannot load an ES mod.ts without the require() of an ES module that
+      // thread_entry.cts exists to avoid: it imports that file itself
+      if (file.endsWith('.cts') && target === 'stores/threads/thread_entry.cts') continue
+      // a sub-folder with its own mod.ts (protocol/content_rules/) is an entry point of its own
+      assert.ok(target.startsWith(`${folder}/`) && target.endsWith('/mod.ts'), `${file} imports ${target}`)
     }
   }
 })

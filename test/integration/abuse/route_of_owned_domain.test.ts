@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
 import { RawSmtp } from '../../helpers/raw_smtp.ts'
-import { resolveRecipient } from '../../../engine/inbound/mod.ts'
+import { resolveRecipient } from '../../../inbound/mod.ts'
 
 /**
  * Inbound mail of a verified domain belongs to the organisation that verified it: another organisation cannot

@@ -1,5 +1,5 @@
 // @ts-expect-error the export is missing on purpose: this module fails to link, as one read mid-rewrite does
-import { notExported } from '../../../engine/thread_failures.ts'
+import { notExported } from '../../../stores/threads/thread_failures.ts'
 
 /** A shard thread module that cannot link: a name it imports is not exported. */
 export default async function actor (): Promise<unknown> { return notExported }

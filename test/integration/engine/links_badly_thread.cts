@@ -1,4 +1,4 @@
-import { esmEntry } from '../../../engine/thread_entry.cts'
+import { esmEntry } from '../../../stores/threads/thread_entry.cts'
 
 /** A shard thread entry whose module fails to link (links_badly_module.ts). */
 export = esmEntry(async () => await import('./links_badly_module.ts'))

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { esmEntry } from '../../../engine/thread_entry.cts'
+import { esmEntry } from '../../../stores/threads/thread_entry.cts'
 
 /**
  * A shard thread's entry whose module fails to load the first time (thread_fails_once_module.ts). Each task it

@@ -1,17 +1,17 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { esmEntry } from '../../../engine/thread_entry.cts'
-import type { AnalysisRequest } from '../../../engine/inbound/analysis.ts'
+import { esmEntry } from '../../../stores/threads/thread_entry.cts'
+import type { AnalysisRequest } from '../../../inbound/analysis.ts'
 
 /**
- * The analysis threads' entry (engine/inbound/analysis_thread.cts), switched by files in OB_TEST_THREAD_DIR as a
+ * The analysis threads' entry (inbound/analysis_thread.cts), switched by files in OB_TEST_THREAD_DIR as a
  * thread starts or takes a task: with `broken` a thread cannot load it at all; with `die` a thread ends in the
  * middle of each batch it is given (the empty batch the pool runs before closing excepted).
  */
 const dir = process.env.OB_TEST_THREAD_DIR!
 if (existsSync(join(dir, 'broken'))) throw new Error('this analysis thread entry cannot be loaded')
 
-const run = esmEntry(async () => await import('../../../engine/inbound/analysis_worker.ts'))
+const run = esmEntry(async () => await import('../../../inbound/analysis_worker.ts'))
 
 export = async (reqs: AnalysisRequest[]): Promise<unknown> => {
   if (reqs.length > 0 && existsSync(join(dir, 'die'))) {

@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pino } from 'pino'
-import { AnalysisPool, AnalysisUnavailable } from '../../../engine/inbound/analysis_pool.ts'
-import type { AnalysisRequest } from '../../../engine/inbound/analysis.ts'
+import { AnalysisPool, AnalysisUnavailable } from '../../../inbound/analysis_pool.ts'
+import type { AnalysisRequest } from '../../../inbound/analysis.ts'
 
 /**
  * The inbound analysis pool when its threads fail: what each analysis answers (so the consumer hands the job

@@ -11,7 +11,7 @@ import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { inboundClient, addRoute } from '../../helpers/inbound.ts'
 import { jetstreamManager } from '@nats-io/jetstream'
-import { INBOUND_MAX_ATTEMPTS } from '../../../engine/inbound/consumer.ts'
+import { INBOUND_MAX_ATTEMPTS } from '../../../inbound/consumer.ts'
 import { CONSUMER_INBOUND, NS_PER_MS, STREAM_INBOUND } from '../../../protocol/mod.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { DnsServer } from '../../helpers/dns_server.ts'
-import { dnsResolver } from '../../../engine/inbound/authenticate.ts'
+import { dnsResolver } from '../../../inbound/authenticate.ts'
 
 let dns: DnsServer
 

@@ -4,7 +4,7 @@ import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { putWebhook, eventually } from '../../helpers/webhooks.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import { dkimResult, queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
-import { verifySignature } from '../../../engine/webhook/sign.ts'
+import { verifySignature } from '../../../webhooks/sign.ts'
 
 let s: SubmissionScenario
 let rx: HttpsReceiver

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { putWebhook, publishEvent, sleep } from '../../helpers/webhooks.ts'
-import { verifySignature } from '../../../engine/webhook/sign.ts'
+import { verifySignature } from '../../../webhooks/sign.ts'
 
 // Two slots per endpoint; the slow receiver answers after 4 s, so it is found stalled after a second and the
 // events it cannot take are parked in the job stream (naming the event by its OB_EVENTS sequence).

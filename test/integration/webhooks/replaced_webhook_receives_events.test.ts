@@ -6,7 +6,7 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa, type ReceivedRequest } from '../../helpers/https_receiver.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { eventually } from '../../helpers/webhooks.ts'
-import { verifySignature } from '../../../engine/webhook/sign.ts'
+import { verifySignature } from '../../../webhooks/sign.ts'
 import { ControlPlane } from '../../../stores/control_plane/mod.ts'
 import { eventSubject, newId, randomToken, type EventRecord, type WebhookRecord } from '../../../protocol/mod.ts'
 

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa, type ReceivedRequest } from '../../helpers/https_receiver.ts'
 import { publishEvent, putWebhook, webhookNow } from '../../helpers/webhooks.ts'
-import { verifySignature } from '../../../engine/webhook/sign.ts'
+import { verifySignature } from '../../../webhooks/sign.ts'
 import { verifyWebhook } from '../../../docs/verify_webhook.ts'
 import { verifyWebhook as clientVerifyWebhook } from '../../../client/src/verify_webhook.ts'
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { putWebhook, setWebhookStatus, webhookNow, eventually, sleep } from '../../helpers/webhooks.ts'
-import { verifySignature } from '../../../engine/webhook/sign.ts'
+import { verifySignature } from '../../../webhooks/sign.ts'
 
 let ob: TestOutbox
 let rx: HttpsReceiver

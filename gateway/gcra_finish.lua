@@ -1,9 +1,0 @@
--- After every decision of a GCRA batch: each bucket's final theoretical arrival time, kept until it has drained.
-if BATCH.keys then
-  for _, key in ipairs(BATCH.keys) do
-    local tat = BATCH.tat[key]
-    if tat > BATCH.now then
-      redis.call('SET', key, string.format('%.0f', tat), 'PX', math.ceil((tat - BATCH.now) / 1000) + 1)
-    end
-  end
-end
