@@ -33,6 +33,9 @@ export interface SmtpAttempt {
   tried: (rcpt: string) => boolean
 }
 
+/** Simulated results of test recipients, with the engagement that follows each delivery. */
+export interface SandboxAttempts { results: RecipientResult[], followUps: Map<string, SandboxResult['followUp']> }
+
 /**
  * The attempts of due recipients: live ones through the destinations' backoff and the shard's thread (SMTP), test
  * ones simulated. Only the outcomes come back; what they mean is outcomes.ts's to say.
@@ -48,7 +51,7 @@ export class DeliveryAttempts {
   }
 
   /** Sandbox (test) recipients: nothing is sent, the address decides (sandbox.ts); `html` gives the simulated click. */
-  sandbox (due: readonly string[], html: string | undefined): { results: RecipientResult[], followUps: Map<string, SandboxResult['followUp']> } {
+  sandbox (due: readonly string[], html: string | undefined): SandboxAttempts {
     const followUps = new Map<string, SandboxResult['followUp']>()
     const results = due.map((rcpt) => {
       const at = new Date().toISOString()

@@ -1,4 +1,6 @@
-import { addressDomain, bareAddress, type DomainRecord, type EventRecord, type FailureCategory, type QueuedMessage } from '../../protocol/mod.ts'
+import {
+  addressDomain, bareAddress, type DomainRecord, type EventRecord, type FailureCategory, type QueuedMessage
+} from '../../protocol/mod.ts'
 import type { TakeVerdict } from '../../stores/schedule/mod.ts'
 import type { RecipientResult } from '../actor/task.ts'
 import type { Admission } from '../destination_backoff.ts'
@@ -118,8 +120,11 @@ export type AttemptRoute =
   | { kind: 'sandbox' }
   | { kind: 'smtp', domain: DomainRecord }
 
-export function attemptRoute (msg: Pick<QueuedMessage, 'domain_id' | 'environment'>, domain: DomainRecord | undefined, plan: RecipientPlan): AttemptRoute {
-  if (domain === undefined) return { kind: 'fail', failure: { category: 'domain_removed', reason: `the sending domain ${msg.domain_id} no longer exists` } }
+export function attemptRoute (msg: Pick<QueuedMessage, 'domain_id' | 'environment'>, domain: DomainRecord | undefined,
+  plan: RecipientPlan): AttemptRoute {
+  if (domain === undefined) {
+    return { kind: 'fail', failure: { category: 'domain_removed', reason: `the sending domain ${msg.domain_id} no longer exists` } }
+  }
   if (plan.due.length === 0) return { kind: 'none' }
   return msg.environment === 'test' ? { kind: 'sandbox' } : { kind: 'smtp', domain }
 }
@@ -143,7 +148,8 @@ export function unsendableResults (plan: RecipientPlan, failure: Failure, at: st
  * change before then; once the message's span has passed (`overdue`), a suspended destination's last 4xx defers
  * it, which gives up.
  */
-export function unadmittedResult (rcpt: string, admission: Exclude<Admission, { kind: 'attempt' }>, overdue: boolean, at: string): RecipientResult {
+export function unadmittedResult (rcpt: string, admission: Exclude<Admission, { kind: 'attempt' }>, overdue: boolean,
+  at: string): RecipientResult {
   if (admission.kind === 'busy') return { rcpt, at, outcome: { kind: 'throttled', retryAfterMs: admission.retryAfterMs } }
   if (overdue) {
     const response = `${admission.lastResponse} (not attempted: ${addressDomain(rcpt)} answered only 4xx lately)`

@@ -12,16 +12,18 @@ import { SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from '../sandbox.ts'
  * this module is the one place that turns those outcomes into what follows from them: the events, the delivery
  * state, the suppressions, the counts, and whether the message comes back. Pure: the shell writes and publishes.
  *
- * | outcome   | when                   | events                                | delivery state        | suppression              | counted      |
- * |-----------|------------------------|---------------------------------------|-----------------------|--------------------------|--------------|
- * | delivered |                        | delivered (+ the sandbox's follow-up) | final                 | a simulated complaint    | delivered    |
- * | bounced   |                        | bounced hard, with its category       | final                 | mailbox/domain category¹ | bounced hard |
- * | failed    |                        | failed, with its failure_category     | final                 |                          | failed       |
- * | deferred  | retry span not passed  | deferred, attempt n, next_attempt_at  | attempts, not before  |                          | deferred     |
- * | deferred  | retry span passed      | bounced soft, the reply's code or 421 | final                 |                          | bounced soft |
- * | throttled |                        |                                       | not before            |                          |              |
+ * | outcome   | when            | events                                | delivery state       | suppresses     | counted      |
+ * |-----------|-----------------|---------------------------------------|----------------------|----------------|--------------|
+ * | delivered |                 | delivered (+ the sandbox's follow-up) | final                | a complaint²   | delivered    |
+ * | bounced   |                 | bounced hard, with its category       | final                | mailbox/domain¹| bounced hard |
+ * | failed    |                 | failed, with its failure_category     | final                |                | failed       |
+ * | deferred  | span not passed | deferred, attempt n, next_attempt_at  | attempts, not before |                | deferred     |
+ * | deferred  | span passed     | bounced soft, the reply's code or 421 | final                |                | bounced soft |
+ * | throttled |                 |                                       | not before           |                |              |
  *
- * ¹ unless the bounce says Outbox refused the destination itself (`suppress: false`).
+ * ¹ a hard bounce of the mailbox or domain category, unless Outbox refused the destination itself (`suppress: false`).
+ * ² a simulated one, and the shell applies no suppression of a test message: the sandbox simulates events, not list
+ *   state. "span": the message's retry span (retry_schedule.ts).
  */
 
 export type SuppressionReason = 'hard_bounce' | 'complaint'
