@@ -3,43 +3,33 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import { publishEvent, suppressAddress } from '../stores/events/mod.ts'
-import { type EventRecord, type FailedData, addressDomain, bareAddress, bounceCategory, type QueuedMessage, renderContent, suppresses } from '../protocol/mod.ts'
-import type { RecipientResult, DeliverTask } from './actor/task.ts'
-import type { RecipientOutcome } from './actor/classify.ts'
-import { DestinationBackoff, backoffSettings, type AttemptVerdict } from './destination_backoff.ts'
-import { DUE_EARLY_MS, giveUpAt, nextAttemptAt, spanPassed } from './retry_schedule.ts'
-import { templateSource } from './template_source.ts'
+import type { EventRecord, FailedData, QueuedMessage } from '../protocol/mod.ts'
+import type { RecipientResult } from './actor/task.ts'
+import { giveUpAt, spanPassed } from './retry_schedule.ts'
 import { decodeQueued } from './queued_ingress.ts'
 import type { DeliveryState } from './delivery_state.ts'
 import type { MessageStore } from '../stores/read_model/mod.ts'
-import { DeliveryStateChanges, freshRecipientState, type RecipientState } from './delivery_state_layout.ts'
+import type { RecipientState } from './delivery_state_layout.ts'
 import { EventFactory } from './events_out.ts'
-import { signingDomain } from './signing_keys.ts'
-import { sandboxOutcome, SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from './sandbox.ts'
+import type { SandboxResult } from './sandbox.ts'
 import type { ShardActors } from './shards.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import type { ScheduleState } from '../stores/schedule/mod.ts'
 import type { ContentRecorder } from './content_recorder.ts'
+import { MAX_NAK_MS, STATE_RETRY_MS, nak, type Fate } from './processing/fate.ts'
+import {
+  attemptRoute, failedResults, messageStep, planRecipients, recipientsOf, unsendableResults,
+  type RecipientPlan
+} from './processing/delivery_plan.ts'
+import { classifyOutcomes, resumeAt, retryScheduleOf, type OutcomeCount, type OutcomeEffects } from './processing/outcomes.ts'
+import { renderedContent, withContent } from './processing/rendered_content.ts'
+import { DeliveryAttempts } from './processing/attempts.ts'
+import { MessageIntake } from './processing/intake.ts'
 
-/**
- * What the dispatcher does with the JetStream message afterwards. `ack`: the message is done with (every recipient
- * has its final outcome and its event, or it was canceled). `drop`: this copy is acknowledged, but the message goes
- * on in another copy (a rescheduled message has several); nothing that belongs to the message may be removed.
- * There is no termination: a message ends with an event for every recipient, then its acknowledgement.
- */
-export type Fate = { kind: 'ack' } | { kind: 'drop' } | { kind: 'nak', delayMs: number }
+export { MAX_NAK_MS, type Fate }
 
 /** Why a message that is never sent ends `failed` (the event's `failure_category`). */
 export type FailureCategory = FailedData['failure_category']
-
-/** Long waits are taken in steps of at most an hour, so a changed schedule or a moved shard takes effect within the hour. */
-export const MAX_NAK_MS = 3600_000 // 1 h
-const STATE_RETRY_MS = 5_000 // Redis unreachable: try the message again in 5 s, nothing was sent
-
-/** Where a scheduled message stands: go on (due since `dueAt`), or a fate without sending (`waiting`: not due yet). */
-type ScheduleStep = { go: true, dueAt?: number } | { go: false, fate: Fate, waiting?: true }
-
-const nak = (delayMs: number): Fate => ({ kind: 'nak', delayMs: Math.max(0, Math.min(MAX_NAK_MS, Math.ceil(delayMs))) })
 
 export interface ProcessorDeps {
   config: Config
@@ -47,7 +37,7 @@ export interface ProcessorDeps {
   js: JsPublish
   cp: ControlPlane
   state: DeliveryState
-  /** The read model, where every delivery makes sure its message is recorded (see `process`). */
+  /** The read model, where every delivery makes sure its message is recorded (processing/intake.ts). */
   readModel: Pick<MessageStore, 'recordQueued' | 'markCanceled'>
   /**
    * Where the content view of each message is recorded, alongside its read-model record (content_recorder.ts);
@@ -64,15 +54,26 @@ export interface ProcessorDeps {
 /**
  * One delivery of one JetStream message: skip recipients that are done, attempt the due ones (SMTP in the
  * shard's thread, or the sandbox), record progress, publish events, and say what to do with the message.
+ *
+ * This class is the shell that does the I/O: it reads the delivery and schedule state, sends through the
+ * attempts (processing/attempts.ts), writes state, publishes events and suppressions. What to do with each
+ * recipient is decided by processing/delivery_plan.ts, what the outcomes mean by processing/outcomes.ts; both pure.
  */
 export class MessageProcessor {
-  /** One per process, shared by all its shards: a destination's mail is spread over every shard. */
-  private readonly backoff: DestinationBackoff
-  private signingKey?: DeliverTask['verpKey']
+  private readonly intake: MessageIntake
+  private readonly attempts: DeliveryAttempts
 
   constructor (private readonly d: ProcessorDeps) {
-    this.backoff = new DestinationBackoff(backoffSettings(d.config.delivery.retryScheduleS, d.config.smtp.poolConnections))
-    d.metrics.read('outbox_destinations_suspended', (set) => { set(this.backoff.suspendedCount()) })
+    this.intake = new MessageIntake(d)
+    this.attempts = new DeliveryAttempts({
+      retryScheduleS: d.config.delivery.retryScheduleS,
+      poolConnections: d.config.smtp.poolConnections,
+      publicUrl: d.config.http.publicUrl,
+      cp: d.cp,
+      actors: d.actors,
+      log: d.log,
+      metrics: d.metrics
+    })
   }
 
   /**
@@ -92,65 +93,6 @@ export class MessageProcessor {
     return true
   }
 
-  /** Publishes the events at once and waits for every PubAck. */
-  private async publish (events: readonly EventRecord[]): Promise<void> {
-    await Promise.all(events.map(async (e) => await publishEvent(this.d.js, e)))
-  }
-
-  /**
-   * The newest return-path key, as plain data for the shard's thread (a copy of its own: a pooled Buffer would take
-   * its whole 8 KB pool across the thread boundary).
-   */
-  private verpKey (): DeliverTask['verpKey'] {
-    const k = this.d.cp.verpKeys.signing()
-    if (this.signingKey?.id !== k.id) this.signingKey = { id: k.id, secret: new Uint8Array(k.secret) }
-    return this.signingKey
-  }
-
-  /**
-   * The gateway records an accepted message in the read model after its 202, a few milliseconds later; a gateway
-   * that died in between left no record, and the message would never be readable. Recording is idempotent (a
-   * recorded message is left as it is, its status and counts included), so every delivery records it again from
-   * the queued message. Redis being away is not a reason to hold the message: the next delivery records it.
-   */
-  private async recordReadable (msg: QueuedMessage, now: number): Promise<void> {
-    const scheduled = msg.scheduled_at !== undefined && Date.parse(msg.scheduled_at) > now
-    try {
-      await this.d.readModel.recordQueued(msg, scheduled ? 'scheduled' : 'queued')
-    } catch (err) {
-      this.d.log.warn({ err, message_id: msg.id }, 'recording the message in the read model failed; the next delivery records it')
-    }
-  }
-
-  /**
-   * A scheduled message is taken up only through the schedule state's atomic step: a cancel that won is seen
-   * here and the message is dropped unsent; a new time replaces the queued one. A scheduled wait is not an
-   * attempt: nothing is recorded and the status stays `scheduled`. `go`: take the message up now; `dueAt` is the
-   * time it became due (a reschedule's, else its `scheduled_at`), from which its retry span counts.
-   */
-  private async scheduleStep (msg: QueuedMessage, seq: number): Promise<ScheduleStep> {
-    if (msg.scheduled_at === undefined) return { go: true }
-    let verdict
-    try {
-      verdict = await this.d.schedule.take(msg.id, seq, Date.parse(msg.scheduled_at), Date.now())
-    } catch (err) {
-      this.d.log.warn({ err, message_id: msg.id }, 'schedule state unavailable; message handed back')
-      return { go: false, fate: nak(STATE_RETRY_MS) }
-    }
-    switch (verdict.kind) {
-      case 'taken': return { go: true, dueAt: verdict.dueAt }
-      // another copy (published by a reschedule to an earlier time) carries the message on
-      case 'duplicate': return { go: false, fate: { kind: 'drop' } }
-      case 'wait': return { go: false, fate: nak(verdict.at - Date.now()), waiting: true }
-      case 'canceled':
-        // the gateway shows it canceled after the cancel; doing it again here covers a gateway that died in between
-        await this.d.readModel.markCanceled(msg.org_id, msg.id).catch((err: unknown) => {
-          this.d.log.warn({ err, message_id: msg.id }, 'marking a canceled message in the read model failed')
-        })
-        return { go: false, fate: { kind: 'ack' } }
-    }
-  }
-
   /**
    * Ends a readable message that can never be sent (its stored content is gone or does not match): every
    * recipient without a final outcome gets `failed` with `category` and `reason` (a reply a crashed run received
@@ -158,37 +100,14 @@ export class MessageProcessor {
    * ends as it would have anyway. A scheduled message not yet due ends now: waiting could not make it sendable.
    */
   async endUnsendable (msg: QueuedMessage, seq: number, category: FailureCategory, reason: string): Promise<Fate> {
-    await this.recordReadable(msg, Date.now())
-    const step = await this.scheduleStep(msg, seq)
+    const step = await this.intake.takeUp(msg, seq)
     if (!step.go && step.waiting !== true) return step.fate
-    let states: Map<string, RecipientState>
-    try {
-      states = await this.d.state.load(msg.id)
-    } catch (err) {
-      this.d.log.warn({ err, message_id: msg.id }, 'delivery state unavailable; message handed back')
-      return nak(STATE_RETRY_MS)
-    }
-    const st = (r: string): RecipientState => states.get(r) ?? freshRecipientState()
-    const recipients = recipientsOf(msg)
-    await this.publishRecorded(msg.id, recipients, st)
-    const pending = recipients.filter((r) => st(r).final === undefined)
-    if (pending.length === 0) return { kind: 'ack' }
-    const at = new Date().toISOString()
-    const results = pending.map((rcpt) => st(rcpt).sent ?? { rcpt, at, outcome: { kind: 'failed' as const, category, reason } })
-    return await this.record(msg, this.eventFactory(msg), results, st, new Map(), pending, undefined)
-  }
-
-  /** Final events recorded by an earlier delivery that crashed before publishing them. */
-  private async publishRecorded (id: string, recipients: string[], st: (r: string) => RecipientState): Promise<void> {
-    const unpublished = recipients.filter((r) => st(r).final !== undefined && !st(r).published)
-    if (unpublished.length === 0) return
-    await this.publish(unpublished.flatMap((r) => st(r).final!))
-    await this.d.state.markPublished(id, unpublished)
-  }
-
-  private eventFactory (msg: QueuedMessage): EventFactory {
-    const template = templateSource(msg)
-    return new EventFactory(msg, template !== undefined ? renderContent(template, msg.variables ?? {}).subject : msg.subject)
+    const plan = await this.planOf(msg, Date.now(), true)
+    if (plan === undefined) return nak(STATE_RETRY_MS)
+    await this.publishRecorded(msg.id, plan)
+    if (plan.pending.length === 0) return { kind: 'ack' }
+    const results = unsendableResults(plan, { category, reason }, new Date().toISOString())
+    return await this.record(msg, new EventFactory(msg, renderedContent(msg).subject), results, plan, new Map(), undefined)
   }
 
   /**
@@ -221,198 +140,103 @@ export class MessageProcessor {
   }
 
   private async processReadable (shard: number, msg: QueuedMessage, deliveryCount: number, seq: number): Promise<Fate> {
-    await this.recordReadable(msg, Date.now())
-    const step = await this.scheduleStep(msg, seq)
+    const step = await this.intake.takeUp(msg, seq)
     if (!step.go) return step.fate
     const now = Date.now()
-    const recipients = recipientsOf(msg)
-    let states = new Map<string, RecipientState>()
-    try {
-      if (deliveryCount > 1) states = await this.d.state.load(msg.id)
-    } catch (err) {
-      this.d.log.warn({ err, message_id: msg.id }, 'delivery state unavailable; message handed back')
-      return nak(STATE_RETRY_MS)
-    }
-    const st = (r: string): RecipientState => states.get(r) ?? freshRecipientState()
-    await this.publishRecorded(msg.id, recipients, st)
-    const pending = recipients.filter((r) => st(r).final === undefined)
-    if (pending.length === 0) return { kind: 'ack' }
-    // replies a crashed run received but did not turn into events: use them, never send again
-    const recovered = pending.filter((r) => st(r).sent !== undefined).map((r) => st(r).sent!)
-    const due = pending.filter((r) => st(r).sent === undefined && st(r).notBefore <= now + DUE_EARLY_MS)
-    if (due.length === 0 && recovered.length === 0) return nak(Math.min(...pending.map((r) => st(r).notBefore)) - now)
+    const plan = await this.planOf(msg, now, deliveryCount > 1)
+    if (plan === undefined) return nak(STATE_RETRY_MS)
+    await this.publishRecorded(msg.id, plan)
+    const next = messageStep(plan)
+    if (next.kind === 'done') return { kind: 'ack' }
+    if (next.kind === 'wait') return nak(next.until - now)
 
-    const template = templateSource(msg)
-    const domain = this.d.cp.domain(msg.org_id, msg.domain_id)
-    const events = this.eventFactory(msg)
+    // rendered once for the whole delivery: the events' subject, the sandbox's click, the thread's MIME
+    const content = renderedContent(msg)
+    const events = new EventFactory(msg, content.subject)
+    const route = attemptRoute(msg, this.d.cp.domain(msg.org_id, msg.domain_id), plan)
     let results: RecipientResult[] = []
-    const followUps = new Map<string, SandboxResult['followUp']>()
-    if (domain === undefined) {
-      const reason = `the sending domain ${msg.domain_id} no longer exists`
-      const at = new Date().toISOString()
-      results = pending.filter((r) => st(r).sent === undefined).map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', category: 'domain_removed', reason } }))
-    } else if (due.length === 0) {
-      // only recovered replies to record
-    } else if (msg.environment === 'test') {
-      const html = template !== undefined ? renderContent(template, msg.variables ?? {}).html : msg.html
-      results = due.map((rcpt) => {
-        const at = new Date().toISOString()
-        const r = sandboxOutcome(rcpt, html, this.d.config.http.publicUrl, at)
-        followUps.set(rcpt, r.followUp)
-        return { rcpt, at, outcome: r.outcome }
-      })
-    } else {
-      const giveUp = giveUpAt(msg, this.d.config.delivery.retryScheduleS, step.dueAt)
-      const admitted = await this.admit(due, spanPassed(Date.now(), giveUp), (r) => st(r).attempts > 0)
-      results = admitted.notAttempted
-      if (admitted.attempt.length > 0) {
-        const task: DeliverTask = {
-          kind: 'deliver',
-          message: msg,
-          recipients: admitted.attempt,
-          domain: signingDomain(domain),
-          verpKey: this.verpKey()
-        }
-        if (template !== undefined) task.template = template
-        let sent: RecipientResult[]
-        try {
-          const attempted = await this.d.actors.deliver(shard, task)
-          sent = attempted.results
-          for (const u of attempted.unrecorded ?? []) {
-            this.d.log.warn({ message_id: msg.id, recipient: u.rcpt, code: u.code }, 'SMTP reply not recorded when it arrived; a crash before the delivery state is saved would send again')
-          }
-        } catch (err) {
-          for (const r of admitted.attempt) this.backoff.record(addressDomain(r), 'unknown')
-          throw err
-        }
-        for (const r of sent) {
-          const dest = addressDomain(r.rcpt)
-          if (this.backoff.record(dest, verdictOf(r.outcome), r.outcome.kind === 'deferred' ? r.outcome.response : '')) {
-            this.d.metrics.destinationSuspensions.inc()
-            this.d.log.warn({ destination: dest, response: r.outcome.kind === 'deferred' ? r.outcome.response : '' }, 'destination answers only 4xx; attempts suspended')
-          }
-        }
-        results.push(...sent)
+    let followUps = new Map<string, SandboxResult['followUp']>()
+    switch (route.kind) {
+      case 'fail':
+        results = failedResults(plan.unanswered, route.failure, new Date().toISOString())
+        break
+      case 'none': // only recovered replies to record
+        break
+      case 'sandbox':
+        ({ results, followUps } = this.attempts.sandbox(plan.due, content.html))
+        break
+      case 'smtp': {
+        const giveUp = giveUpAt(msg, this.d.config.delivery.retryScheduleS, step.dueAt)
+        results = await this.attempts.smtp({
+          shard,
+          message: withContent(msg, content),
+          domain: route.domain,
+          due: plan.due,
+          overdue: spanPassed(Date.now(), giveUp),
+          tried: (r) => plan.state(r).attempts > 0
+        })
+        break
       }
     }
-    return await this.record(msg, events, [...recovered, ...results], st, followUps, pending, step.dueAt)
+    return await this.record(msg, events, [...plan.recovered, ...results], plan, followUps, step.dueAt)
   }
 
   /**
-   * Splits due recipients by their destination's backoff. A recipient at a suspended destination waits for the
-   * destination's next probe like a throttled one: no event, no attempt used up, since no answer can change before
-   * then. Once the message's span has passed (`overdue`), one that was really attempted before gives up at such a
-   * turn, with the destination's last reply, and one never attempted gets its one real attempt despite the
-   * suspension (within the destination's cap), so that no recipient waits for probes for ever and none gives up
-   * untried. One at a destination still busy with its capped attempts waits too.
+   * The recipients' plan from their recorded delivery state; undefined when the state cannot be read (logged), and
+   * the message is handed back: nothing was sent. `load` false: the first delivery of a stream message, which has
+   * no state to read.
    */
-  private async admit (due: string[], overdue: boolean, tried: (rcpt: string) => boolean): Promise<{ attempt: string[], notAttempted: RecipientResult[] }> {
-    const attempt: string[] = []
-    const notAttempted: RecipientResult[] = []
-    const taken = new Set<string>()
-    for (const rcpt of due) {
-      const dest = addressDomain(rcpt)
-      // a second recipient at one destination must not wait for the slot the first one holds
-      const a = await this.backoff.admit(dest, !taken.has(dest), overdue && !tried(rcpt))
-      const at = new Date().toISOString()
-      if (a.kind === 'attempt') {
-        attempt.push(rcpt)
-        taken.add(dest)
-      } else if (a.kind === 'busy') {
-        notAttempted.push({ rcpt, at, outcome: { kind: 'throttled', retryAfterMs: a.retryAfterMs } })
-      } else if (overdue) {
-        const response = `${a.lastResponse} (not attempted: ${dest} answered only 4xx lately)`
-        notAttempted.push({ rcpt, at, outcome: { kind: 'deferred', response } })
-      } else {
-        notAttempted.push({ rcpt, at, outcome: { kind: 'throttled', retryAfterMs: Math.max(0, a.probeAt - Date.parse(at)) } })
-      }
+  private async planOf (msg: QueuedMessage, now: number, load: boolean): Promise<RecipientPlan | undefined> {
+    let states = new Map<string, RecipientState>()
+    try {
+      if (load) states = await this.d.state.load(msg.id)
+    } catch (err) {
+      this.d.log.warn({ err, message_id: msg.id }, 'delivery state unavailable; message handed back')
+      return undefined
     }
-    return { attempt, notAttempted }
+    return planRecipients(recipientsOf(msg), states, now)
   }
 
-  private async record (msg: QueuedMessage, events: EventFactory, results: RecipientResult[], st: (r: string) => RecipientState,
-    followUps: Map<string, SandboxResult['followUp']>, pending: string[], dueAt: number | undefined): Promise<Fate> {
-    const schedule = msg.environment === 'test' ? SANDBOX_RETRY_SCHEDULE_S : this.d.config.delivery.retryScheduleS
-    const giveUp = giveUpAt(msg, schedule, dueAt)
-    const changes = new DeliveryStateChanges()
-    const toPublish: EventRecord[] = []
-    const finals: string[] = []
-    const suppress: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }> = []
-    const waits = new Map<string, number>()
-    // a message queued before environments existed is live
-    const environment = msg.environment === 'test' ? 'test' : 'live'
-    const counted = this.d.metrics.deliveryOutcomes[environment]
-    const bounces = this.d.metrics.bounces[environment]
-    for (const { rcpt, at, outcome } of results) {
-      const atMs = Date.parse(at)
-      const attempt = st(rcpt).attempts + 1
-      let final: EventRecord[] | undefined
-      switch (outcome.kind) {
-        case 'delivered': {
-          final = [events.make('delivered', rcpt, at, { delivered_at: at, smtp_response: outcome.response })]
-          const f = followUps.get(rcpt)
-          if (f !== undefined) final.push(events.make(f.type, rcpt, f.at, f.fields))
-          if (f?.type === 'complained') suppress.push({ email: rcpt, reason: 'complaint' })
-          counted.delivered.inc()
-          if (f?.type === 'complained') this.d.metrics.complaints[environment].inc()
-          break
-        }
-        case 'bounced': {
-          const category = bounceCategory({ code: outcome.code, text: outcome.message })
-          final = [events.make('bounced', rcpt, at, { bounce_type: 'hard', bounce_code: outcome.code, bounce_message: outcome.message, bounce_category: category, bounced_at: at })]
-          if (outcome.suppress !== false && suppresses(category)) suppress.push({ email: rcpt, reason: 'hard_bounce' })
-          counted.bounced.inc()
-          bounces.hard[category].inc()
-          break
-        }
-        case 'failed':
-          final = [events.make('failed', rcpt, at, { failed_at: at, failure_category: outcome.category, reason: outcome.reason })]
-          counted.failed.inc()
-          break
-        case 'deferred':
-          if (!spanPassed(atMs, giveUp)) {
-            const next = nextAttemptAt(atMs, attempt, schedule)
-            toPublish.push(events.make('deferred', rcpt, at, {
-              deferred_at: at, smtp_response: outcome.response, attempt, next_attempt_at: new Date(next).toISOString()
-            }, attempt))
-            changes.deferred(rcpt, attempt, next)
-            waits.set(rcpt, next)
-            counted.deferred.inc()
-          } else {
-            const code = /^[45]\d\d/.exec(outcome.response)?.[0] ?? '421'
-            const category = bounceCategory({ code, text: outcome.response })
-            final = [events.make('bounced', rcpt, at, { bounce_type: 'soft', bounce_code: code, bounce_message: outcome.response, bounce_category: category, bounced_at: at })]
-            counted.bounced.inc()
-            bounces.soft[category].inc()
-          }
-          break
-        case 'throttled': {
-          const until = Date.now() + outcome.retryAfterMs
-          changes.notBefore(rcpt, until)
-          waits.set(rcpt, until)
-          break
-        }
-      }
-      if (final !== undefined) {
-        changes.final(rcpt, final)
-        toPublish.push(...final)
-        finals.push(rcpt)
-      }
-    }
+  /**
+   * Writes what the outcomes mean (processing/outcomes.ts): the delivery state first, then the suppressions and
+   * the events; the message is acknowledged once no pending recipient is left, else handed back until the
+   * earliest one is due.
+   */
+  private async record (msg: QueuedMessage, events: EventFactory, results: RecipientResult[], plan: RecipientPlan,
+    followUps: Map<string, SandboxResult['followUp']>, dueAt: number | undefined): Promise<Fate> {
+    const schedule = retryScheduleOf(msg, this.d.config.delivery.retryScheduleS)
+    const effects = classifyOutcomes(results, {
+      events,
+      attemptsBefore: (r) => plan.state(r).attempts,
+      followUps,
+      schedule,
+      giveUpAt: giveUpAt(msg, schedule, dueAt),
+      now: Date.now()
+    })
+    this.count(msg, effects.counts)
     try {
-      await this.d.state.save(msg.id, changes)
+      await this.d.state.save(msg.id, effects.changes)
     } catch (err) {
       // the outcomes happened; publish them anyway. Only a redelivery of this message could now repeat a send.
       this.d.log.error({ err, message_id: msg.id }, 'delivery state not saved')
     }
-    await this.suppress(msg, suppress)
-    await this.publish(toPublish)
-    const done = new Set(finals)
-    const left = pending.filter((r) => !done.has(r))
+    await this.suppress(msg, effects.suppress)
+    await this.publish(effects.events)
+    const resume = resumeAt(plan.pending, effects, (r) => plan.state(r).notBefore)
     // once acknowledged the message is not delivered again, so only a message that comes back needs the mark
-    if (left.length === 0) return { kind: 'ack' }
-    await this.d.state.markPublished(msg.id, finals).catch(() => {})
-    return nak(Math.min(...left.map((r) => waits.get(r) ?? st(r).notBefore)) - Date.now())
+    if (resume === undefined) return { kind: 'ack' }
+    await this.d.state.markPublished(msg.id, effects.finals).catch(() => {})
+    return nak(resume - Date.now())
+  }
+
+  private count (msg: QueuedMessage, counts: readonly OutcomeCount[]): void {
+    // a message queued before environments existed is live
+    const environment = msg.environment === 'test' ? 'test' : 'live'
+    for (const c of counts) {
+      this.d.metrics.deliveryOutcomes[environment][c.outcome].inc()
+      if (c.outcome === 'bounced') this.d.metrics.bounces[environment][c.bounce][c.category].inc()
+      if (c.outcome === 'delivered' && c.complaint) this.d.metrics.complaints[environment].inc()
+    }
   }
 
   /**
@@ -420,7 +244,7 @@ export class MessageProcessor {
    * address already on it keeps its first entry. Sandbox outcomes never do: the sandbox simulates events, not list
    * state, so a simulated bounce or complaint cannot block live mail.
    */
-  private async suppress (msg: QueuedMessage, entries: Array<{ email: string, reason: 'hard_bounce' | 'complaint' }>): Promise<void> {
+  private async suppress (msg: QueuedMessage, entries: OutcomeEffects['suppress']): Promise<void> {
     if (msg.environment === 'test') return
     await Promise.all(entries.map(async ({ email, reason }) => {
       await suppressAddress(this.d.cp, msg.org_id, email, reason, msg.id)
@@ -428,15 +252,16 @@ export class MessageProcessor {
         .catch((err: unknown) => this.d.log.error({ err, email }, 'suppression not stored'))
     }))
   }
-}
 
-function recipientsOf (msg: QueuedMessage): string[] {
-  return [...new Set([...msg.to, ...msg.cc, ...msg.bcc].map(bareAddress))]
-}
+  /** Final events recorded by an earlier delivery that crashed before publishing them. */
+  private async publishRecorded (id: string, plan: RecipientPlan): Promise<void> {
+    if (plan.republish.length === 0) return
+    await this.publish(plan.republish.flatMap((r) => plan.state(r).final!))
+    await this.d.state.markPublished(id, plan.republish)
+  }
 
-/** What an attempt's outcome says about its destination: only a 4xx or a failed connection counts against it. */
-function verdictOf (o: RecipientOutcome): AttemptVerdict {
-  if (o.kind === 'deferred') return 'transient'
-  if (o.kind === 'delivered' || o.kind === 'bounced') return 'answered'
-  return 'unknown'
+  /** Publishes the events at once and waits for every PubAck. */
+  private async publish (events: readonly EventRecord[]): Promise<void> {
+    await Promise.all(events.map(async (e) => await publishEvent(this.d.js, e)))
+  }
 }

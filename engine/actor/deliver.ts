@@ -1,5 +1,5 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto'
-import { addressDomain, renderContent } from '../../protocol/mod.ts'
+import { addressDomain } from '../../protocol/mod.ts'
 import { classifyAccepted, classifyError, tryNextHost, type RecipientOutcome } from './classify.ts'
 import { ComposedMessage, type Content, type RecipientMail } from './compose.ts'
 import { SubmittedMessage } from './raw_submission.ts'
@@ -28,7 +28,7 @@ export function redisErrorCode (err: unknown): string {
 }
 
 /**
- * One delivery attempt of one message inside a shard's thread: render → per recipient route → throttle →
+ * One delivery attempt of one message inside a shard's thread (its content rendered already): per recipient route → throttle →
  * compose once per message, per recipient splice and sign (DKIM), SMTP → classify. Never throws: every recipient ends with an outcome.
  */
 export class Deliverer {
@@ -53,7 +53,7 @@ export class Deliverer {
     if (this.verpKey?.id !== task.verpKey.id) this.verpKey = { id: task.verpKey.id, secret: Buffer.from(task.verpKey.secret) }
     let message: ComposedMessage | SubmittedMessage
     try {
-      const content: Content = task.template !== undefined ? renderContent(task.template, task.message.variables ?? {}) : task.message
+      const content: Content = task.message
       const dkim = [{ domain: task.domain.name, selector: task.domain.selector, key: this.dkimKey(task.domain.id, task.domain.selector, task.domain.privateKey) }]
       const ed = task.domain.ed25519
       if (ed !== undefined) dkim.push({ domain: task.domain.name, selector: ed.selector, key: this.dkimKey(task.domain.id, ed.selector, ed.privateKey) })

@@ -40,6 +40,7 @@ export interface TaskMessage {
 
 export interface DeliverTask {
   kind: 'deliver'
+  /** Its subject, html and text are the ones sent: a template message's are rendered already (the main thread renders once). */
   message: TaskMessage
   /** Bare addresses to attempt in this run; each gets its own SMTP transaction (own VERP return path). */
   recipients: string[]
@@ -47,11 +48,6 @@ export interface DeliverTask {
   domain: { id: string, name: string, selector: string, privateKey: string, ed25519?: { selector: string, privateKey: string } }
   /** The return-path key that signs this run's VERP addresses (the newest when the run was handed over). */
   verpKey: { id: string, secret: Uint8Array }
-  /**
-   * When the message names a template: the subject/html/text to render with `message.variables` (the copy the
-   * message carries, or the live template for a message queued without one), used instead of the message's own.
-   */
-  template?: { subject: string, html?: string, text?: string }
 }
 
 export interface CloseTask { kind: 'close' }
