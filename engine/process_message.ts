@@ -111,7 +111,8 @@ export class MessageProcessor {
   }
 
   /**
-   * `deliveryCount` is JetStream's: on the first delivery of a stream message there is no state to read. `seq` is
+   * `deliveryCount` is 1 only when the message cannot have been handed out before (the dispatcher judges by JetStream's count
+   * and engine/connection_epoch.ts): then there is no state to read. `seq` is
    * the stream sequence of this copy of the message (a rescheduled message may have several; one is sent).
    */
   async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0): Promise<Fate> {
