@@ -32,9 +32,9 @@ export function soakReport (quick: boolean, started: number, durationS: number, 
   if (crashes.length > 0) failures.push(`${crashes.length} process exit(s) on their own: ${JSON.stringify(crashes.slice(0, 3))}`)
   const waitedWrong = waited.lost + waited.duplicated + waited.early + waited.notDelivered
   if (waitedWrong > 0) failures.push(`deferred or scheduled mail: ${waited.lost} lost, ${waited.duplicated} delivered twice, ${waited.early} before its scheduled_at, ${waited.notDelivered} not \`delivered\``)
-  // The outbound queue filled to its share must have refused sends, or the fault tested nothing.
+  // The outbound queue filled to its admission limit must have refused sends, or the fault tested nothing.
   const queueFull = tallies.refusals.get('503 queue_full') ?? 0
-  if (fillerBytes > 0 && queueFull === 0) failures.push('the outbound queue was filled to its share, yet no send was refused with 503 queue_full')
+  if (fillerBytes > 0 && queueFull === 0) failures.push('the outbound queue was filled to its admission limit, yet no send was refused with 503 queue_full')
   const dups = kills.split(checks.duplicatedIds)
   const send = sendLat.overall()
   const read = readLat.overall()
@@ -70,7 +70,7 @@ export function soakReport (quick: boolean, started: number, durationS: number, 
         ['  of them large (one sender) / its attempts refused and retried / size MB', `${tallies.largeAccepted} / ${tallies.largeRetried} / ${Math.round(tallies.largeBytes / 1048576)}`],
         ['send answers', statuses],
         ['  refusals by status and error code (retried with the same Idempotency-Key, not accepted)', [...tallies.refusals].sort((a, b) => b[1] - a[1]).map(([w, n]) => `${w}: ${n}`).join(', ')],
-        ['filler written to bring the outbound queue to its share (MB, over every hold)', (fillerBytes / 1048576).toFixed(1)], ['send p50 / p99 / max ms', `${send.p50} / ${send.p99} / ${send.max}`], ['read p50 / p99 / max ms', `${read.p50} / ${read.p99} / ${read.max}`],
+        ['filler written to bring the outbound queue to its admission limit (MB, over every hold)', (fillerBytes / 1048576).toFixed(1)], ['send p50 / p99 / max ms', `${send.p50} / ${send.p99} / ${send.max}`], ['read p50 / p99 / max ms', `${read.p50} / ${read.p99} / ${read.max}`],
         ['drain after load (s)', checks.drainS]
       ] },
       { title: 'Healthy delivery rate with and without poison traffic (a destination that always answers 451)', columns: ['run', 'healthy messages', 'delivered per second'], rows: [

@@ -1,12 +1,12 @@
 import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
 import { Redis } from 'ioredis'
-import { STREAM_OUTBOUND } from '../protocol/mod.ts'
+import { STREAM_OUTBOUND, admissionLimitBytes } from '../protocol/mod.ts'
 import type { ServerProcess } from '../test/helpers/servers.ts'
 import { sleep } from '../test/integration/faults/fault_env.ts'
 
 /**
- * How the soak makes JetStream full. `queue` (the default): the outbound queue at its share of the store, what the
+ * How the soak makes JetStream full. `queue` (the default): the outbound queue at its admission limit, what the
  * store budget (protocol/store_budget.ts) lets fill. `server`: the whole server's store full, which the budget keeps
  * from happening; every write fails, leases and outcome events included, so nothing is delivered while it lasts.
  */
@@ -17,7 +17,8 @@ export type JetStreamFullMode = 'queue' | 'server'
  * `maxmemory`. Each server's stops and starts are serialised, so a fault of the cycle (a NATS or Redis restart) and
  * a store fault that spans it never start a server twice; a store fault outlives a restart that happens during it.
  *
- * - JetStream full, `queue`: `OB_OUTBOUND` is filled to its share (its `max_bytes`, left as Outbox set it) with
+ * - JetStream full, `queue`: `OB_OUTBOUND` is filled to its admission limit (three quarters of its `max_bytes`, left
+ *   as Outbox set it; protocol/store_budget.ts), where the gateways stop taking sends, with
  *   filler on FILLER_SUBJECT, which no shard consumer reads, so new sends are refused with 503 `queue_full` while
  *   queued mail is delivered (leases, acknowledgements and outcome events have their own shares) and each delivery
  *   frees room for one more send. After the hold the filler is removed message by message.
@@ -32,7 +33,7 @@ export class SoakServers {
   private redisTurn: Promise<unknown> = Promise.resolve()
   private redisFull = false
   private redisSettings?: { maxmemory: string, policy: string }
-  /** Filler bytes written to the outbound queue to bring it to its share, over every hold. */
+  /** Filler bytes written to the outbound queue to bring it to its admission limit, over every hold. */
   fillerBytes = 0
 
   constructor (private readonly nats: ServerProcess, private readonly redis: ServerProcess) {}
@@ -52,7 +53,7 @@ export class SoakServers {
     })
   }
 
-  /** JetStream full for `holdMs`: the outbound queue at its share (`queue`), or every stream (`server`). */
+  /** JetStream full for `holdMs`: the outbound queue at its admission limit (`queue`), or every stream (`server`). */
   async jetStreamFull (holdMs: number, mode: JetStreamFullMode): Promise<void> {
     if (mode === 'queue') { await this.outboundQueueFull(holdMs); return }
     await this.withNats(async () => { this.nats.maxFileStore = FULL_STORE_BYTES; await this.nats.stop('SIGTERM'); await this.nats.start() })
@@ -61,7 +62,7 @@ export class SoakServers {
   }
 
   /**
-   * `OB_OUTBOUND` filled to its share for `holdMs` with filler on a subject no shard consumer reads, then the filler
+   * `OB_OUTBOUND` filled to its admission limit for `holdMs` with filler on a subject no shard consumer reads, then the filler
    * purged. Its limit is never touched: lowering `max_bytes` below what a stream holds makes nats-server delete the
    * oldest messages whatever the discard policy (scheduled mail first), which no operator would do. The filler is
    * kept on disk, so it survives NATS restarts during the hold; deliveries free room that senders take back.
@@ -154,19 +155,19 @@ async function fillOutbound (js: JetStreamClient, jsm: JetStreamManager, stored:
   let written = 0
   try {
     const info = await jsm.streams.info(STREAM_OUTBOUND)
-    let room = info.config.max_bytes - info.state.bytes
+    // up to where the gateways stop taking sends, as mail piling up would; the quarter above stays free
+    let room = admissionLimitBytes(info.config.max_bytes) - info.state.bytes
     for (const size of FILLER_PIECES) {
       const piece = new Uint8Array(size)
       while (room > size) {
         try {
           stored.push((await js.publish(FILLER_SUBJECT, piece)).seq)
         } catch {
-          break // refused: the stream is at its share for pieces of this size
+          break // refused: NATS itself has no room for pieces of this size
         }
         written += size
         room -= size
       }
-      room = size // a smaller piece may still fit what the estimate left out
     }
   } catch {
     // NATS restarting: topped up on the next turn.

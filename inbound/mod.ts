@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
-import { jetStreamSettings } from '../protocol/mod.ts'
+import { OBJ_INBOUND_RAW, STREAM_INBOUND, jetStreamSettings } from '../protocol/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import { ensureInboundStreams } from './streams.ts'
 import { startSmtpListener } from './smtp_listener.ts'
@@ -14,7 +14,7 @@ import { JustStored } from './raw_store.ts'
 import { ReportDrops } from './report_checks.ts'
 import { InboundQuotas } from './quotas.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
-import { RedisHealthWatch } from '../stores/clients/mod.ts'
+import { RedisHealthWatch, StreamRoomWatch } from '../stores/clients/mod.ts'
 
 export { MAX_MESSAGE_BYTES } from './smtp_listener.ts'
 export { resolveRecipient } from './recipients.ts'
@@ -59,7 +59,9 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
   // What the listener accepts ends in events the read model must record: while Redis is full it answers 451.
   const redisHealth = new RedisHealthWatch(shared.redis).start()
   const quotas = new InboundQuotas(config, shared.redis, shared.metrics, log)
-  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload, redis: redisHealth, quotas })
+  // Mail is taken only below the inbound entries' admission limit (protocol/store_budget.ts says why).
+  const room = await new StreamRoomWatch(shared.nc, [STREAM_INBOUND, `OBJ_${OBJ_INBOUND_RAW}`], 0).start()
+  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload, redis: redisHealth, quotas, room })
   return {
     port: smtp.port,
     async drain (timeoutMs) {
@@ -67,6 +69,7 @@ export async function startInbound (config: Config, shared: { nc: NatsConnection
       // Half the time for SMTP sessions, the rest for processing what they handed over.
       await smtp.close(Math.max(100, Math.floor(timeoutMs / 2)))
       redisHealth.stop()
+      room.stop()
       await consumer.stop(Math.max(100, deadline - Date.now()))
       stores.pub.close()
       await analysis.close()

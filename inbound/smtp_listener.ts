@@ -27,6 +27,8 @@ export const MAX_RECIPIENTS = 100
  * recorded in the read model, so the sending server is asked to come back. 4.3.1: mail system full (RFC 3463).
  */
 export const STORE_FULL_TEXT = '4.3.1 Mail store is full, try again later'
+/** The inbound stream or raw store at its admission limit, or NATS refusing the write for lack of room. */
+export const QUEUE_FULL_TEXT = 'Insufficient system storage, try again later'
 
 const REJECTIONS = {
   syntax: 'Address not accepted: source routes and %/! relay forms are refused',
@@ -115,11 +117,13 @@ export interface SmtpListener {
 
 /**
  * `maxPayload`: the NATS server's message size limit, which a job carrying its message must also fit. `redis`: the
- * last known Redis health (RedisHealthWatch); while it is `full`, MAIL FROM and DATA are answered 451.
+ * last known Redis health (RedisHealthWatch); while it is `full`, MAIL FROM and DATA are answered 451. `room`: whether
+ * the inbound stream and raw store are at their admission limit (StreamRoomWatch); while they are, MAIL FROM is
+ * answered 452, as when NATS itself refuses the write.
  */
 export async function startSmtpListener (config: Config, deps: {
   cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored, maxPayload: number,
-  redis: { readonly health: RedisHealth }, quotas: InboundQuotas
+  redis: { readonly health: RedisHealth }, quotas: InboundQuotas, room: { readonly full: boolean, noteWritten: (bytes: number) => void }
 }): Promise<SmtpListener> {
   const { cp, stores, log, justStored, quotas } = deps
   const inlineMax = Math.min(INBOUND_JOB_MAX_BYTES, deps.maxPayload)
@@ -168,7 +172,7 @@ export async function startSmtpListener (config: Config, deps: {
       return { id, size: job.size }
     } catch (err) {
       if (stored) await stores.raw.delete(id).catch(() => {})
-      if (isJetStreamFull(err)) throw new SmtpReply(452, 'Insufficient system storage, try again later', { cause: err })
+      if (isJetStreamFull(err)) throw new SmtpReply(452, QUEUE_FULL_TEXT, { cause: err })
       throw new SmtpReply(451, 'Temporary local problem storing the message, try again later', { cause: err })
     }
   }
@@ -194,6 +198,7 @@ export async function startSmtpListener (config: Config, deps: {
     logger: false,
     onMailFrom (_address, session, callback) {
       if (deps.redis.health === 'full') return callback(new SmtpReply(451, STORE_FULL_TEXT))
+      if (deps.room.full) return callback(new SmtpReply(452, QUEUE_FULL_TEXT))
       // A sending address past its quota of the window is told to go away for now, as MTAs answer a flood.
       quotas.senderOver(session.remoteAddress).then((over) => {
         callback(over === undefined ? undefined : new SmtpReply(421, 'Too much mail from your address for now, try again later'))
@@ -220,7 +225,10 @@ export async function startSmtpListener (config: Config, deps: {
       const stored = store(stream, session).then(
         async ({ id, size }) => {
           // Counted before the 250, so the sender's next transaction is checked against it.
-          if (size !== undefined) await quotas.count(session.remoteAddress, routesOf(cp, session), size)
+          if (size !== undefined) {
+            deps.room.noteWritten(size)
+            await quotas.count(session.remoteAddress, routesOf(cp, session), size)
+          }
           callback(null, `Message queued as ${id}`)
         },
         (err: SmtpReply) => {

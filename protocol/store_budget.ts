@@ -53,3 +53,21 @@ export function kvShareBytes (storeBytes: number, bucket: string): number {
 export function objectStoreShareBytes (storeBytes: number, bucket: string): number {
   return storeShareBytes(storeBytes, `OBJ_${bucket}`)
 }
+
+/**
+ * The part of an owed-work entry's share (the outbound queue, large messages' content, inbound jobs and raw mail,
+ * webhook jobs) that new work is never given: Outbox stops admitting work at three quarters of the share, and
+ * `max_bytes` stays the hard stop above. The quarter is room for what a killed nats-server 2.9 brings back: it
+ * writes the removals of acknowledged messages down seconds after the fact, so after a `SIGKILL` the last seconds'
+ * delivered messages are stored again, and a stream over its `max_bytes` at start is cut back from its oldest
+ * messages, whatever its discard policy: the mail waiting longest for its schedule or its next attempt. Below the
+ * admission limit the returning messages fit, the work sweep (engine/work_queue_sweep.ts) removes them again, and
+ * nothing waiting is cut. The bound this gives: at most a quarter of the share delivered in the seconds before a
+ * kill (at the default store, about 770 MB of the outbound queue's 3 GB).
+ */
+export const ADMISSION_PER_MILLE = 750
+
+/** The bytes an owed-work entry with `max_bytes` may hold before Outbox refuses new work for it. */
+export function admissionLimitBytes (maxBytes: number): number {
+  return Math.floor(maxBytes * ADMISSION_PER_MILLE / 1000)
+}

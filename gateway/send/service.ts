@@ -6,6 +6,8 @@ import { claimedOrAnswer } from '../http/idempotent.ts'
 import { IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
 import { ReadModelWriter } from './read_model_writer.ts'
 import { LargeContent, queueFullError, type EncodedMessage } from './large_content.ts'
+import { sendRoomWatches } from '../health/queue_room.ts'
+import type { StreamRoomWatch } from '../../stores/clients/mod.ts'
 import { Problems, isPrepared, prepareMessage, type AllSuppressed, type PreparedMessage, type SendStatus } from './prepare.ts'
 
 const JSON_TYPE = 'application/json'
@@ -42,11 +44,16 @@ export class SendService {
   private readonly publisher: JsPublisher
   private readonly readModel: ReadModelWriter
   private readonly large: LargeContent
+  /** Sends stop at the queue's admission limit, below its `max_bytes` (protocol/store_budget.ts says why). */
+  private readonly room: { queue: StreamRoomWatch, content: StreamRoomWatch }
 
   constructor (private readonly deps: SendDeps) {
     this.publisher = new JsPublisher(deps.nc, deps.config.nats.publishTimeoutMs)
     this.readModel = new ReadModelWriter(deps.messages, deps.log)
     this.large = new LargeContent(deps.nc, deps.config)
+    this.room = sendRoomWatches(deps.nc)
+    void this.room.queue.start()
+    void this.room.content.start()
   }
 
   /**
@@ -54,6 +61,8 @@ export class SendService {
    * writes still gathered leave at once.
    */
   close (): void {
+    this.room.queue.stop()
+    this.room.content.stop()
     this.publisher.close()
     this.readModel.flush()
   }
@@ -139,12 +148,18 @@ export class SendService {
   }
 
   private async publish (msg: QueuedMessage, encoded: EncodedMessage): Promise<void> {
+    const contentBytes = encoded.content?.length ?? 0
+    if (!this.room.queue.hasRoomFor(encoded.data.length) || !this.room.content.hasRoomFor(contentBytes)) {
+      throw queueFullError(new Error('the outbound queue is at its admission limit'))
+    }
     if (encoded.content !== undefined) await this.large.put(msg.id, encoded.content)
     try {
       await this.publisher.publish(outboundSubject(shardOf(msg.id, this.deps.config.engine.shards)), encoded.data, { msgID: msg.id })
     } catch (err) {
       throw toApiError(err)
     }
+    this.room.queue.noteWritten(encoded.data.length)
+    this.room.content.noteWritten(contentBytes)
     this.deps.metrics.messagesQueued.inc()
   }
 
