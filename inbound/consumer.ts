@@ -22,7 +22,8 @@ const FETCH_EXPIRES_MS = 5_000
 /** A pull that failed (NATS unavailable) is made again after this long. */
 const FETCH_RETRY_MS = 1_000
 /**
- * A job whose processing fails at its 10th delivery or later is given up. Not when the analysis threads failed:
+ * A job whose processing fails at its 10th delivery or later is ended: each route gets an `inbound.received` that
+ * carries the envelope, `processing_error` and the raw message's reference (InboundProcessor.endUnprocessable). Not when the analysis threads failed:
  * that is no fault of the message, which comes back until they work again (for as long as a stored message is kept:
  * the consumer's `max_deliver`, protocol/jetstream_table.ts).
  */
@@ -60,8 +61,15 @@ export async function startInboundConsumer (js: JetStreamClient, processor: Inbo
         log.warn({ err, id: job.id, attempt }, 'inbound message not analysed (the analysis threads failed); will retry')
         m.nak(delayMs)
       } else if (attempt >= INBOUND_MAX_ATTEMPTS) {
-        log.error({ err, id: job.id, attempt }, 'inbound message could not be processed; giving up')
-        m.term()
+        // Ended with an event for every route (envelope, reason, the raw message); if even that fails, tried again.
+        try {
+          await processor.endUnprocessable(job, raw, errorText(err))
+          log.error({ err, id: job.id, attempt }, 'inbound message could not be processed; its routes got inbound.received with processing_error')
+          m.ack()
+        } catch (endErr) {
+          log.warn({ err: endErr, id: job.id, attempt }, 'ending an unprocessable inbound message failed; will retry')
+          m.nak(delayMs)
+        }
       } else {
         log.warn({ err, id: job.id, attempt }, 'inbound message processing failed; will retry')
         m.nak(delayMs)
@@ -99,4 +107,11 @@ export async function startInboundConsumer (js: JetStreamClient, processor: Inbo
       await Promise.race([Promise.all([loop, ...inFlight]), deadline])
     }
   }
+}
+
+/** What failed, for `processing_error`: the error's code when it has one, and its message. */
+function errorText (err: unknown): string {
+  if (!(err instanceof Error)) return String(err)
+  const code = (err as { code?: unknown }).code
+  return typeof code === 'string' ? `${code}: ${err.message}` : err.message
 }

@@ -110,3 +110,27 @@ export function inboundPayload (m: MessageAnalysis, job: InboundJob, route: Rout
   }
   return { data, cut: true }
 }
+
+/** `processing_error` is at most this long: it names what failed, not the whole error. */
+const PROCESSING_ERROR_CHARS = 300
+
+/**
+ * The `inbound.received` data of a message that could not be processed (InboundProcessor.endUnprocessable): the
+ * envelope and a reference to the whole message, with empty content and `processing_error` saying why.
+ */
+export function unprocessedPayload (job: InboundJob, route: RouteRecord, to: string[], reason: string): InboundReceivedData {
+  return {
+    message_id: job.id,
+    route_id: route.id,
+    from: job.mail_from,
+    to,
+    subject: '',
+    text: '',
+    html: '',
+    headers: {},
+    attachments: [],
+    received_at: job.received_at,
+    raw: { url: rawPath(job.id), size: job.size },
+    processing_error: reason.length > PROCESSING_ERROR_CHARS ? `${reason.slice(0, PROCESSING_ERROR_CHARS - 1)}…` : reason
+  }
+}

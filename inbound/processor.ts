@@ -9,7 +9,7 @@ import { isUnsubscribeRequest, unsubscribeByMail } from './mail_unsubscribe.ts'
 import { resolveRecipient } from './recipients.ts'
 import { readRaw, type InboundStores } from './streams.ts'
 import { readSmall, deleteSmall, keepRaw, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
-import { inboundPayload } from './event_payload.ts'
+import { inboundPayload, unprocessedPayload } from './event_payload.ts'
 import type { InboundJob } from './job.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
@@ -59,19 +59,7 @@ export class InboundProcessor {
       else await stores.raw.delete(job.id)
     }
 
-    const reportTargets: Array<{ verp: VerpAddress, orgId: string }> = []
-    const routes = new Map<string, { route: RouteRecord, to: string[] }>()
-    for (const rcpt of job.rcpt_to) {
-      // Routes are looked up again: one deleted since the RCPT gets nothing; the message is still ours to drop.
-      const r = resolveRecipient(cp, rcpt)
-      if (r.kind === 'verp') reportTargets.push({ verp: r.verp, orgId: r.orgId })
-      if (r.kind !== 'route') continue
-      for (const route of r.routes) {
-        const hit = routes.get(route.id) ?? { route, to: [] }
-        hit.to.push(rcpt.toLowerCase())
-        routes.set(route.id, hit)
-      }
-    }
+    const { reportTargets, routes } = this.recipientsOf(job)
     if (reportTargets.length === 0 && routes.size === 0) {
       await remove()
       return
@@ -121,4 +109,50 @@ export class InboundProcessor {
     for (const e of received) await publishEvent(stores.pub, e)
     if (readers.size === 0) await remove()
   }
+
+  /** Where the message goes: its routes (with the recipients each matched) and the bounce addresses it was sent to. */
+  private recipientsOf (job: InboundJob): { reportTargets: Array<{ verp: VerpAddress, orgId: string }>, routes: Map<string, RoutedTo> } {
+    const reportTargets: Array<{ verp: VerpAddress, orgId: string }> = []
+    const routes = new Map<string, RoutedTo>()
+    for (const rcpt of job.rcpt_to) {
+      // Routes are looked up again: one deleted since the RCPT gets nothing; the message is still ours to drop.
+      const r = resolveRecipient(this.deps.cp, rcpt)
+      if (r.kind === 'verp') reportTargets.push({ verp: r.verp, orgId: r.orgId })
+      if (r.kind !== 'route') continue
+      for (const route of r.routes) {
+        const hit = routes.get(route.id) ?? { route, to: [] }
+        hit.to.push(rcpt.toLowerCase())
+        routes.set(route.id, hit)
+      }
+    }
+    return { reportTargets, routes }
+  }
+
+  /**
+   * Ends a message that could not be processed however often it was tried (its analysis or its events failed each
+   * time): every route still gets its `inbound.received`, carrying the envelope, `processing_error` and a reference to
+   * the whole message (`raw`, kept for the routes' organisations), so the mail an SMTP client was told was taken
+   * never vanishes with a log line. A report or unsubscribe request to a bounce address that cannot be read has no
+   * one to tell: it is dropped and counted as a report drop. Throws when the event cannot be stored either (the job
+   * is then tried again later).
+   */
+  async endUnprocessable (job: InboundJob, inline: Buffer | undefined, reason: string): Promise<void> {
+    const { stores } = this.deps
+    const raw = inline ?? this.deps.justStored?.take(job.id) ?? (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
+    if (raw === null) return // processed and deleted already
+    const { routes, reportTargets } = this.recipientsOf(job)
+    if (reportTargets.length > 0) this.deps.drops.drop('unreadable', { id: job.id, reason })
+    if (routes.size > 0) {
+      // kept where the raw read finds it: a message stored whole stays; one inline or among small ones is put there
+      await keepRaw(stores, job.id, [...new Set([...routes.values()].map((h) => h.route.org_id))], inline ?? (job.raw !== undefined ? raw : undefined))
+      for (const { route, to } of routes.values()) {
+        const data = unprocessedPayload(job, route, to, reason)
+        await publishEvent(stores.pub, eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id))
+      }
+    }
+    if (job.raw !== undefined) await deleteSmall(stores, job.raw.token)
+    else if (routes.size === 0 && inline === undefined) await stores.raw.delete(job.id)
+  }
 }
+
+interface RoutedTo { route: RouteRecord, to: string[] }

@@ -26,8 +26,10 @@ export type DropReason =
   | 'not_our_message'
   /** The report names a recipient other than the one the address was issued for, or none of the message's. */
   | 'recipient_mismatch'
+  /** Mail to a bounce address that could not be read however often it was tried. */
+  | 'unreadable'
 
-export const DROP_REASONS: readonly DropReason[] = ['unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch']
+export const DROP_REASONS: readonly DropReason[] = ['unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch', 'unreadable']
 
 /** Drops a report: counted in `outbox_inbound_reports_dropped_total{reason}`, and one warning each. */
 export class ReportDrops {

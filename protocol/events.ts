@@ -73,6 +73,8 @@ export type InboundReceivedData = {
   truncated?: true
   /** Set when anything was left out: where the organisation reads the whole message, and its size in bytes. */
   raw?: { url: string, size: number }
+  /** Set when the message could not be processed in 10 attempts: the event carries the envelope and `raw` only. */
+  processing_error?: string
 }
 
 /** The `data` of each event type. */
