@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { ApiError, isQueuedMessage, newId, queuedMessageProblem, uniqueTags, type QueuedMessage } from '../../protocol/mod.ts'
 import type { AuthContext } from '../auth.ts'
 import type { SendService } from '../send/service.ts'
-import type { IdempotencyStore, RetryState } from '../send/idempotency.ts'
+import type { IdempotencyStore, RetryState } from '../idempotency/mod.ts'
 import type { SubmittedMessage } from './mime.ts'
 import { SmtpReply } from '../../stores/smtp_server/mod.ts'
 

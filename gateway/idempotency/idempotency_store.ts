@@ -5,8 +5,6 @@ import { ScriptBatch } from '../../stores/clients/mod.ts'
 import type { IdempotencyLedger } from './idempotency_ledger.ts'
 import { IDEMPOTENCY_LUA as CLAIM_LUA } from './idempotency.lua.ts'
 
-export { IdempotencyLedger } from './idempotency_ledger.ts'
-
 // Deletes the claim only while it is still this request's (a claim that expired may have been taken over).
 const RELEASE_LUA = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 // Stores the finished response; a script only so that it can join the batch of its event-loop turn.
