@@ -4,6 +4,7 @@ import { ItemFailure, TurnBatch } from '../stores/batching/mod.ts'
 import { ThreadPool } from '../stores/threads/mod.ts'
 import type { AnalysisRequest, MessageAnalysis } from './analysis.ts'
 import type { AnalysisOutcome } from './analysis_worker.ts'
+import type { InternalErrorCode } from '../protocol/mod.ts'
 
 /**
  * Parsing, DKIM body hashing and content scoring are CPU work; they run on worker threads so the SMTP sessions
@@ -20,7 +21,7 @@ const IDLE_THREAD_MS = 60_000
  * the middle of the task) or the pool closed. Not the message's fault: the message is analysed again later.
  */
 export class AnalysisUnavailable extends Error {
-  readonly code = 'E_INBOUND_ANALYSIS_UNAVAILABLE'
+  readonly code = 'inbound_analysis_unavailable' satisfies InternalErrorCode
   constructor (options: ErrorOptions) {
     super('the inbound analysis threads failed', options)
     this.name = 'AnalysisUnavailable'
