@@ -123,8 +123,11 @@ interface PendingWrite { key: string, fields: Record<string, string> }
  * its own commands (a failed command inside MULTI fails only its call), or the batch's error, never rejects.
  */
 export class DeliveryStateWriter {
-  // 'turn': every reply read in this turn joins the batch
-  private readonly batch = new TurnBatch<PendingWrite, unknown>({ flush: async (writes) => await this.run(writes), maxItems: MAX_WRITE_BATCH })
+  // at the end of the turn: every reply read in this turn joins the batch
+  private readonly batch = new TurnBatch<PendingWrite, unknown>({
+    flush: async (writes) => await this.run(writes),
+    maxItems: MAX_WRITE_BATCH
+  })
 
   constructor (private readonly redis: Redis) {}
 

@@ -1,9 +1,13 @@
-import { ApiError } from '../../protocol/mod.ts'
+import { ApiError, type ErrorCode } from '../../protocol/mod.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
-import { IdempotencyStoreError, checkIdempotencyKey, fingerprint, type Claim, type ClaimedKey, type RetryState } from './idempotency_store.ts'
+import {
+  IdempotencyStoreError, checkIdempotencyKey, fingerprint, type Claim, type ClaimedKey, type RetryState
+} from './idempotency_store.ts'
 
 const JSON_TYPE = 'application/json'
 const REPLAYED = { 'Idempotent-Replayed': 'true' }
+/** Failures after a publish was attempted whose retry must reuse the message ids: the publish may have been stored. */
+const RETRY_KEEPS_IDS = new Set<ErrorCode>(['service_unavailable', 'queue_full'])
 
 /** What a handler run under an Idempotency-Key is given. */
 export interface IdempotentRun {
@@ -30,7 +34,9 @@ export interface IdempotentOptions {
  * running is 409 `conflict`. A request that failed leaves the key free for its retry, or holding the ids of the
  * messages it tried to publish (see IdempotentRun.retry).
  */
-export async function idempotent (ctx: RequestContext, path: string, work: (run: IdempotentRun) => Promise<Reply>, options: IdempotentOptions = {}): Promise<Reply> {
+export async function idempotent (
+  ctx: RequestContext, path: string, work: (run: IdempotentRun) => Promise<Reply>, options: IdempotentOptions = {}
+): Promise<Reply> {
   const toError = options.toError ?? ((err: unknown) => err)
   const headerValue = ctx.headers.idempotencyKey
   if (headerValue === '') {
@@ -46,8 +52,8 @@ export async function idempotent (ctx: RequestContext, path: string, work: (run:
     // The path is part of the fingerprint: one key on two webhooks is two different requests.
     claimed = await ctx.deps.idempotency.claim(ctx.auth.org.id, key, fingerprint(path, ctx.rawBody), ctx.requestId)
   } catch (err) {
-    if (err instanceof IdempotencyStoreError) throw new ApiError('service_unavailable', 'The idempotency store is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
-    throw toError(err)
+    if (!(err instanceof IdempotencyStoreError)) throw toError(err)
+    throw new ApiError('service_unavailable', 'The idempotency store is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
   }
   const claim = claimedOrAnswer(claimed)
   if (!('state' in claim)) return claim
@@ -57,13 +63,11 @@ export async function idempotent (ctx: RequestContext, path: string, work: (run:
     reply = await work(run)
   } catch (err) {
     const failure = toError(err)
-    if (run.retry.ids.length > 0 && failure instanceof ApiError && (failure.code === 'service_unavailable' || failure.code === 'queue_full')) {
-      // Ids are set just before publishing, so a failure with ids means a publish was attempted (with a full
-      // store, some messages of a batch may have been queued before it filled: the retry must not queue them again).
-      await claim.keepForRetry(run.retry)
-    } else {
-      await claim.release()
-    }
+    // Ids are set just before publishing, so a failure with ids means a publish was attempted (with a full
+    // store, some messages of a batch may have been queued before it filled: the retry must not queue them again).
+    const publishAttempted = run.retry.ids.length > 0
+    if (publishAttempted && failure instanceof ApiError && RETRY_KEEPS_IDS.has(failure.code)) await claim.keepForRetry(run.retry)
+    else await claim.release()
     throw failure
   }
   const json = JSON.stringify(reply.body ?? null)
@@ -88,7 +92,9 @@ function claimedOrAnswer (claim: Claim): ClaimedKey | Reply {
     case 'done':
       return { status: claim.status, headers: REPLAYED, raw: { contentType: JSON_TYPE, data: claim.json } }
     case 'in_flight':
-      throw new ApiError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', { field: 'Idempotency-Key' })
+      throw new ApiError('conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+        field: 'Idempotency-Key'
+      })
     case 'mismatch':
       throw new ApiError('idempotency_key_reused', undefined, { field: 'Idempotency-Key' })
   }

@@ -36,7 +36,9 @@ export class SubmissionQueue {
       throw new SmtpReply(451, 'The duplicate check is unavailable; try again shortly', { enhanced: '4.3.0', cause: err })
     }
     if (claim.state === 'done') return { id: (JSON.parse(claim.json) as { id: string }).id, duplicate: true }
-    if (claim.state !== 'claimed') throw new SmtpReply(451, 'A message with this Message-ID is being queued; try again shortly', { enhanced: '4.3.0' })
+    if (claim.state !== 'claimed') {
+      throw new SmtpReply(451, 'A message with this Message-ID is being queued; try again shortly', { enhanced: '4.3.0' })
+    }
     // A retry after a failed publish reuses the id, so JetStream drops a copy it stored without confirming.
     const previous: RetryState | undefined = claim.previous
     const messageId = previous?.ids[0] ?? id
@@ -86,9 +88,12 @@ export class SubmissionQueue {
       await this.send.enqueue({ msg, status: 'queued' })
     } catch (err) {
       const e = ApiError.from(err)
-      if (e.code === 'payload_too_large') throw new SmtpReply(552, 'Message too large for the message store', { enhanced: '5.3.4', cause: err })
+      if (e.code === 'payload_too_large') {
+        throw new SmtpReply(552, 'Message too large for the message store', { enhanced: '5.3.4', cause: err })
+      }
       if (e.code === 'queue_full') throw new SmtpReply(452, 'The message store is full; try again later', { enhanced: '4.3.1', cause: err })
-      throw new SmtpReply(451, 'The message store did not confirm the message in time; try again shortly', { enhanced: '4.3.0', cause: err })
+      throw new SmtpReply(451, 'The message store did not confirm the message in time; try again shortly',
+        { enhanced: '4.3.0', cause: err })
     }
     return { id, duplicate: false }
   }

@@ -109,17 +109,26 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     try {
       d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit, limit, 'refuse')
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'store_full') throw new SmtpReply(451, 'The data store is full; try again later', { enhanced: '4.3.1', cause: err })
+      if (err instanceof ApiError && err.code === 'store_full') {
+        throw new SmtpReply(451, 'The data store is full; try again later', { enhanced: '4.3.1', cause: err })
+      }
       throw new SmtpReply(451, 'The rate limiter is unavailable; try again shortly', { enhanced: '4.3.0', cause: err })
     }
-    if (!d.allowed) throw new SmtpReply(451, `Rate limit of ${limit} messages per minute exceeded; try again in ${d.retryAfterS} s`, { enhanced: '4.7.1' })
+    if (!d.allowed) {
+      throw new SmtpReply(451, `Rate limit of ${limit} messages per minute exceeded; try again in ${d.retryAfterS} s`,
+        { enhanced: '4.7.1' })
+    }
   }
 
   function onRcptTo (rcpt: string, session: SMTPServerSession): void {
     const auth = authOf(session)
     // RFC 5321 §4.5.3.1.10: 452 asks the client to send the rest in another transaction.
-    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw new SmtpReply(452, `Too many recipients: at most ${MAX_RECIPIENTS} per message`, { enhanced: '4.5.3' })
-    if (!ADDRESS.test(rcpt)) throw new SmtpReply(553, 'Recipient address not accepted: it must be addr@domain in ASCII', { enhanced: '5.1.3' })
+    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) {
+      throw new SmtpReply(452, `Too many recipients: at most ${MAX_RECIPIENTS} per message`, { enhanced: '4.5.3' })
+    }
+    if (!ADDRESS.test(rcpt)) {
+      throw new SmtpReply(553, 'Recipient address not accepted: it must be addr@domain in ASCII', { enhanced: '5.1.3' })
+    }
     // The sandbox simulates events, not list state: its keys are not held to the suppression list.
     if (auth.key.environment === 'live' && cp.isSuppressed(auth.org.id, bareAddress(rcpt))) {
       throw new SmtpReply(550, 'Recipient is on this organisation\'s suppression list', { enhanced: '5.1.1' })
@@ -136,7 +145,8 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     const mail = readSubmitted(normalised, { messageId: `<${id}@${auth.domain.name}>`, date: new Date() })
     await assertPartCount(normalised)
     if (addressDomain(mail.fromAddress) !== auth.domain.name.toLowerCase()) {
-      throw new SmtpReply(553, `The From header must be an address on ${auth.domain.name}, the domain of this API key`, { enhanced: '5.7.1' })
+      throw new SmtpReply(553, `The From header must be an address on ${auth.domain.name}, the domain of this API key`,
+        { enhanced: '5.7.1' })
     }
     const envelope = [...new Set(session.envelope.rcptTo.map((r) => bareAddress(r.address)))]
     const r = await queue.queue(auth, envelope, mail, [], id)

@@ -1,6 +1,8 @@
 import { DiscardPolicy, jetstreamManager, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { streamTable, tablePart, type ConsumerSpec, type JetStreamTable, type StreamSettings, type StreamSpec, type InternalErrorCode } from '../../protocol/mod.ts'
+import {
+  streamTable, tablePart, type ConsumerSpec, type InternalErrorCode, type JetStreamTable, type StreamSettings, type StreamSpec
+} from '../../protocol/mod.ts'
 import { isConsumerNotFound, isStorageNotReservable, isStreamNotFound } from './nats_errors.ts'
 
 /** The NATS server cannot reserve a stream's share of OB_NATS_STORE_MB: its `max_file_store` is smaller. */

@@ -17,7 +17,8 @@ export function reportThreadFailures (log: Logger, pool: string, now: () => numb
   return (err) => {
     unlogged++
     if (now() - lastLogged < THREAD_FAILURE_LOG_MS) return
-    log.error({ err, code: 'engine_thread_failed' satisfies InternalErrorCode, pool, failures: unlogged }, 'a worker thread failed (its tasks were handed back); the pool starts another')
+    log.error({ err, code: 'engine_thread_failed' satisfies InternalErrorCode, pool, failures: unlogged },
+      'a worker thread failed (its tasks were handed back); the pool starts another')
     lastLogged = now()
     unlogged = 0
   }
