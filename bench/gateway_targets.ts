@@ -27,7 +27,7 @@ import { createOrganization, buildApiKey } from '../gateway/control/orgs.ts'
 import { authenticate, hasPermission } from '../gateway/auth.ts'
 import { planLimit } from '../gateway/server.ts'
 import { RateLimiter } from '../gateway/rate_limit.ts'
-import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS, checkIdempotencyKey, fingerprint } from '../gateway/send/idempotency.ts'
+import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS, checkIdempotencyKey, fingerprint } from '../gateway/idempotency/mod.ts'
 import { Problems, isPrepared, prepareMessage } from '../gateway/send/prepare.ts'
 
 export type Target = 'full' | 'fastify' | 'bare' | 'fastify-bare' | 'floor'

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
+import type { InternalErrorCode } from '../protocol/mod.ts'
 
 /** A failure the CLI reports as one line and exit code 1, without a stack trace. */
 export class CliError extends Error {
-  readonly code = 'cli_error'
+  readonly code = 'cli_error' satisfies InternalErrorCode
   constructor (message: string, readonly exitCode = 1) {
     super(message)
     this.name = 'CliError'

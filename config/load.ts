@@ -2,10 +2,11 @@ import { Value } from 'typebox/value'
 import { EnvSchema, LIST_ITEM_HEADROOM, MxHostPattern, type Config, type Env } from './schema.ts'
 import { parseCidrList, type CidrRange } from './cidr.ts'
 import { parseRedisUrl, RedisUrlError, type RedisTarget } from './redis_target.ts'
+import type { InternalErrorCode } from '../protocol/mod.ts'
 
 /** A setting that failed validation; `message` is one line naming every bad variable. */
 export class ConfigError extends Error {
-  readonly code = 'config_error'
+  readonly code = 'config_error' satisfies InternalErrorCode
   readonly variables: readonly string[]
   constructor (problems: ReadonlyArray<{ variable: string, message: string }>) {
     super('invalid configuration: ' + problems.map((p) => `${p.variable} ${p.message}`).join('; '))

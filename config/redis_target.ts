@@ -1,3 +1,4 @@
+import type { InternalErrorCode } from '../protocol/mod.ts'
 /**
  * `REDIS_URL`, parsed once: one Redis node (`redis://`, `rediss://`) or a master found through Redis Sentinel
  * (`redis+sentinel://[[user]:password@]host[:port],host[:port],.../master-name[/db][?sentinel_password=...]`).
@@ -24,7 +25,7 @@ export type RedisTarget =
 
 /** Why `REDIS_URL` was refused; the loader turns it into a ConfigError naming the variable. */
 export class RedisUrlError extends Error {
-  readonly code = 'redis_url_invalid'
+  readonly code = 'redis_url_invalid' satisfies InternalErrorCode
 }
 
 const SENTINEL_PORT = 26379

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
 import type { EventRecord } from '../protocol/mod.ts'
+import { TurnBatch } from '../stores/batching/mod.ts'
 import type { RecipientResult } from './actor/task.ts'
 
 /**
@@ -113,7 +114,7 @@ export class DeliveryStateChanges {
 /** Writes gathered into one transaction when the event loop turns; more than this start another. */
 export const MAX_WRITE_BATCH = 256
 
-interface PendingWrite { key: string, fields: Record<string, string>, done: (err: unknown) => void }
+interface PendingWrite { key: string, fields: Record<string, string> }
 
 /**
  * The writes of delivery state changes (HSET of the fields, then the expiry renewed), each atomic as before, but
@@ -122,37 +123,31 @@ interface PendingWrite { key: string, fields: Record<string, string>, done: (err
  * its own commands (a failed command inside MULTI fails only its call), or the batch's error, never rejects.
  */
 export class DeliveryStateWriter {
-  private pending: PendingWrite[] = []
-  private scheduled = false
-  private readonly flushNow = (): void => { this.flush() }
+  // at the end of the turn: every reply read in this turn joins the batch
+  private readonly batch = new TurnBatch<PendingWrite, unknown>({
+    flush: async (writes) => await this.run(writes),
+    maxItems: MAX_WRITE_BATCH
+  })
 
   constructor (private readonly redis: Redis) {}
 
   /** Undefined once written; else what failed. */
   async write (messageId: string, changes: DeliveryStateChanges): Promise<unknown> {
-    return await new Promise<unknown>((resolve) => {
-      this.pending.push({ key: deliveryStateKey(messageId), fields: changes.fields(), done: resolve })
-      if (this.pending.length >= MAX_WRITE_BATCH) this.flush()
-      else if (!this.scheduled) {
-        this.scheduled = true
-        // setImmediate runs after the poll phase: every reply read in this turn joins the batch
-        setImmediate(this.flushNow)
-      }
-    })
+    return await this.batch.add({ key: deliveryStateKey(messageId), fields: changes.fields() })
   }
 
-  private flush (): void {
-    this.scheduled = false
-    const writes = this.pending
-    if (writes.length === 0) return
-    this.pending = []
+  private async run (writes: PendingWrite[]): Promise<unknown[]> {
     const tx = this.redis.multi()
     for (const w of writes) tx.hset(w.key, w.fields).expire(w.key, DELIVERY_STATE_TTL_S)
-    tx.exec().then((replies) => {
-      writes.forEach((w, i) => {
-        if (replies === null) { w.done(new Error('delivery state transaction discarded')); return }
-        w.done(replies[2 * i]?.[0] ?? replies[2 * i + 1]?.[0] ?? undefined)
-      })
-    }, (err: unknown) => { for (const w of writes) w.done(err ?? new Error('delivery state write failed')) })
+    let replies
+    try {
+      replies = await tx.exec()
+    } catch (err) {
+      return writes.map(() => err ?? new Error('delivery state write failed'))
+    }
+    return writes.map((_w, i) => {
+      if (replies === null) return new Error('delivery state transaction discarded')
+      return replies[2 * i]?.[0] ?? replies[2 * i + 1]?.[0] ?? undefined
+    })
   }
 }

@@ -14,7 +14,7 @@ import type { SecurityLog } from './security_log.ts'
 import type { AnalyzePool } from './analyze_pool.ts'
 import type { SendService } from './send/service.ts'
 import type { ScheduleState } from '../stores/schedule/mod.ts'
-import type { IdempotencyStore } from './send/idempotency.ts'
+import type { IdempotencyStore } from './idempotency/mod.ts'
 import type { MessageContentStore } from '../stores/message_content/mod.ts'
 
 /** What every handler may use; built once in `main.ts` (which also closes what needs closing) and passed down. */

@@ -23,7 +23,7 @@ import { SendService } from './send/service.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
 import { startSubmission, type SubmissionListener } from './submission/mod.ts'
-import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS } from './send/idempotency.ts'
+import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS } from './idempotency/mod.ts'
 
 export interface Gateway {
   readonly port: number

@@ -1,8 +1,10 @@
 import { availableParallelism } from 'node:os'
 import type { Logger } from 'pino'
+import { ItemFailure, TurnBatch } from '../stores/batching/mod.ts'
 import { ThreadPool } from '../stores/threads/mod.ts'
 import type { AnalysisRequest, MessageAnalysis } from './analysis.ts'
 import type { AnalysisOutcome } from './analysis_worker.ts'
+import type { InternalErrorCode } from '../protocol/mod.ts'
 
 /**
  * Parsing, DKIM body hashing and content scoring are CPU work; they run on worker threads so the SMTP sessions
@@ -19,7 +21,7 @@ const IDLE_THREAD_MS = 60_000
  * the middle of the task) or the pool closed. Not the message's fault: the message is analysed again later.
  */
 export class AnalysisUnavailable extends Error {
-  readonly code = 'E_INBOUND_ANALYSIS_UNAVAILABLE'
+  readonly code = 'inbound_analysis_unavailable' satisfies InternalErrorCode
   constructor (options: ErrorOptions) {
     super('the inbound analysis threads failed', options)
     this.name = 'AnalysisUnavailable'
@@ -36,11 +38,9 @@ export interface AnalysisPoolOptions {
   entry?: URL
 }
 
-interface Pending { req: AnalysisRequest, resolve: (m: MessageAnalysis) => void, reject: (err: Error) => void }
-
 export class AnalysisPool {
   private readonly pool: ThreadPool
-  private pending: Pending[] = []
+  private readonly batch = new TurnBatch<AnalysisRequest, MessageAnalysis>({ flush: async (reqs) => await this.run(reqs) })
 
   constructor (dnsServers: readonly string[], log: Logger, options: AnalysisPoolOptions = {}) {
     this.pool = new ThreadPool({
@@ -61,24 +61,20 @@ export class AnalysisPool {
    * AnalysisUnavailable when the thread failed, with a plain Error when the message itself could not be analysed.
    */
   async analyze (req: AnalysisRequest): Promise<MessageAnalysis> {
-    return await new Promise<MessageAnalysis>((resolve, reject) => {
-      this.pending.push({ req, resolve, reject })
-      if (this.pending.length === 1) setImmediate(() => { this.flush() })
-    })
+    return await this.batch.add(req)
   }
 
-  private flush (): void {
-    const batch = this.pending
-    this.pending = []
+  private async run (batch: AnalysisRequest[]): Promise<Array<MessageAnalysis | ItemFailure>> {
     // A message usually views a larger buffer (a socket read, a pooled slab) that a plain post would clone whole:
     // copy just its bytes and hand the copies over.
-    const reqs = batch.map(({ req }) => ({ ...req, raw: new Uint8Array(req.raw) }))
-    this.pool.run(reqs, reqs.map((r) => r.raw.buffer as ArrayBuffer)).then(
-      (outcomes) => {
-        (outcomes as AnalysisOutcome[]).forEach((o, i) => { if (o.ok) batch[i]!.resolve(o.analysis); else batch[i]!.reject(new Error(o.error)) })
-      },
-      (err: Error) => { for (const p of batch) p.reject(new AnalysisUnavailable({ cause: err })) }
-    )
+    const reqs = batch.map((req) => ({ ...req, raw: new Uint8Array(req.raw) }))
+    let outcomes: AnalysisOutcome[]
+    try {
+      outcomes = await this.pool.run(reqs, reqs.map((r) => r.raw.buffer as ArrayBuffer)) as AnalysisOutcome[]
+    } catch (err) {
+      return batch.map(() => new ItemFailure(new AnalysisUnavailable({ cause: err })))
+    }
+    return outcomes.map((o) => o.ok ? o.analysis : new ItemFailure(new Error(o.error)))
   }
 
   /** Waits for the threads to finish loading (at most 5 s), then ends them. */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { eventId, eventRecord, type RouteRecord, type VerpAddress } from '../protocol/mod.ts'
+import { eventId, eventRecord, type RouteRecord, type VerpAddress, type InternalErrorCode } from '../protocol/mod.ts'
 import { publishEvent } from '../stores/events/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import type { AnalysisPool } from './analysis_pool.ts'
@@ -30,7 +30,7 @@ export interface ProcessorDeps {
 
 /** A job whose message is not readable yet; the consumer retries it. */
 export class RawNotYetStored extends Error {
-  readonly code = 'E_INBOUND_RAW_PENDING'
+  readonly code = 'inbound_raw_pending' satisfies InternalErrorCode
   constructor (id: string) {
     super(`message ${id} is not readable yet`)
     this.name = 'RawNotYetStored'

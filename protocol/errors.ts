@@ -1,6 +1,9 @@
 /**
- * The one table of API error codes and their HTTP statuses; `docs/errors.md` lists the same rows and a unit
- * test keeps the two equal. Inbound SMTP answers with its own replies (inbound/), none of which is an API
+ * The one table of error codes, all spelled in snake_case, in two parts that `docs/errors.md` lists row for row (a
+ * unit test keeps them equal). `ERRORS`: what the API answers, each code with its HTTP status. `INTERNAL_ERRORS`:
+ * the `code` of each error that stays inside the service, as the logs show it; a boundary maps it to an API code
+ * (or an SMTP reply) before anyone outside sees it. The two parts share no code, so `code in ERRORS` is true only
+ * for what a client can receive. Inbound SMTP answers with its own replies (inbound/), none of which is an API
  * error, so the table has no SMTP column.
  */
 export const ERRORS = {
@@ -22,6 +25,31 @@ export const ERRORS = {
 } as const satisfies Record<string, { status: number, message: string }>
 
 export type ErrorCode = keyof typeof ERRORS
+
+export const INTERNAL_ERRORS = {
+  publish_timeout: 'JetStream did not acknowledge a publish in time; it may still have stored it.',
+  publish_rejected: 'JetStream refused a publish: no stream for the subject, a limit, or JetStream unavailable.',
+  publish_too_large: 'An encoded message is larger than the NATS server accepts (max_payload); nothing was sent.',
+  store_reservation: 'At start, the NATS server could not reserve a stream\'s share of OB_NATS_STORE_MB.',
+  content_mismatch: 'The stored content of a large message does not match the reference its message carries.',
+  inbound_raw_pending: 'An inbound message is not readable yet; its job is retried.',
+  inbound_analysis_unavailable: 'The inbound analysis threads failed; the message is analysed again later.',
+  kv_conflict: 'A control-plane key already exists or changed since it was read.',
+  redis_eviction_policy: 'Redis runs with a maxmemory-policy other than noeviction, or does not tell which.',
+  redis_url_invalid: 'REDIS_URL was refused; the configuration error names the variable.',
+  config_error: 'The configuration is invalid; the message names every bad variable.',
+  cli_error: 'A CLI command failed; it reports one line and exits with status 1.',
+  request_aborted: 'The client closed the connection before its request body arrived; nothing is answered.',
+  idempotency_store_unavailable: 'Redis did not answer an Idempotency-Key claim.',
+  submission_tls_unavailable: 'SMTP submission has no certificate files and none could be made.',
+  ssrf_blocked: 'A webhook target resolves to a private, loopback, link-local or multicast address.',
+  response_too_large: 'A webhook endpoint\'s response was larger than is read; its connection was closed.',
+  verp_key_unknown: 'No return-path (VERP) key has this id, or none exists yet.',
+  verp_key_in_use: 'The return-path (VERP) key to retire is the newest, which signs new mail.',
+  engine_thread_failed: 'A worker thread failed (not an error class: the code of the log line).'
+} as const satisfies Record<string, string>
+
+export type InternalErrorCode = keyof typeof INTERNAL_ERRORS
 
 /** `Retry-After` of a `store_full` answer: room comes back when an operator acts, not in a second. */
 export const STORE_FULL_RETRY_AFTER_S = 10

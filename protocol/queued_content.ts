@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { QueuedMessage } from './queued_message.ts'
+import type { InternalErrorCode } from './errors.ts'
 
 /**
  * Large queued messages: their content (`html`, `text`, `attachments`, `submitted`) leaves the stream message for
@@ -42,7 +43,7 @@ export function splitContent (msg: QueuedMessage): SplitMessage {
 
 /** A stored object does not match the reference its message carries (size or digest). */
 export class ContentMismatchError extends Error {
-  readonly code = 'E_CONTENT_MISMATCH'
+  readonly code = 'content_mismatch' satisfies InternalErrorCode
   constructor (id: string) {
     super(`the stored content of ${id} does not match its reference`)
     this.name = 'ContentMismatchError'

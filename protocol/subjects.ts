@@ -72,7 +72,7 @@ export const KV_SHARD_LEASES = 'ob_shard_leases'
 export const KV_SCHEDULE_DECISIONS = 'ob_schedule_decisions'
 
 /**
- * Finished Idempotency-Key requests, kept 24 h where losing Redis cannot undo them (gateway/send/idempotency.ts).
+ * Finished Idempotency-Key requests, kept 24 h where losing Redis cannot undo them (gateway/idempotency/).
  * Keys: `<org_id>.<SHA-256 of the Idempotency-Key>` → the Redis record of the finished request.
  */
 export const KV_IDEMPOTENCY = 'ob_idempotency'

@@ -1,4 +1,7 @@
+import { TurnBatch } from '../stores/batching/mod.ts'
 import type { DeliveryLog, WebhookEnvelope } from '../stores/webhooks/mod.ts'
+
+interface Question { webhookId: string, eventId: string, ms: number }
 
 /**
  * Whether a webhook already answered an event with a 2xx (the delivery log's received sets), asked only for work
@@ -7,23 +10,22 @@ import type { DeliveryLog, WebhookEnvelope } from '../stores/webhooks/mod.ts'
  * Redis as one pipeline; when Redis cannot answer, the event is posted (at least once).
  */
 export class AnsweredCheck {
-  private pending: Array<{ item: { webhookId: string, eventId: string, ms: number }, resolve: (answered: boolean) => void }> = []
+  private readonly batch: TurnBatch<Question, boolean>
 
-  constructor (private readonly log: Pick<DeliveryLog, 'answered'>) {}
-
-  answered (webhookId: string, event: Pick<WebhookEnvelope, 'id' | 'timestamp'>): Promise<boolean> {
-    return new Promise((resolve) => {
-      this.pending.push({ item: { webhookId, eventId: event.id, ms: Date.parse(event.timestamp) }, resolve })
-      if (this.pending.length === 1) setImmediate(() => { this.flush() })
-    })
+  constructor (private readonly log: Pick<DeliveryLog, 'answered'>) {
+    this.batch = new TurnBatch({ flush: async (questions) => await this.ask(questions) })
   }
 
-  private flush (): void {
-    const batch = this.pending
-    this.pending = []
-    this.log.answered(batch.map((b) => b.item)).then(
-      (flags) => { batch.forEach((b, i) => { b.resolve(flags[i] === true) }) },
-      () => { for (const b of batch) b.resolve(false) }
-    )
+  answered (webhookId: string, event: Pick<WebhookEnvelope, 'id' | 'timestamp'>): Promise<boolean> {
+    return this.batch.add({ webhookId, eventId: event.id, ms: Date.parse(event.timestamp) })
+  }
+
+  private async ask (questions: Question[]): Promise<boolean[]> {
+    try {
+      const flags = await this.log.answered(questions)
+      return questions.map((_q, i) => flags[i] === true)
+    } catch {
+      return questions.map(() => false)
+    }
   }
 }

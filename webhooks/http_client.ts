@@ -3,7 +3,7 @@ import { createSecureContext, rootCertificates } from 'node:tls'
 import { isIP } from 'node:net'
 import { Agent, type Dispatcher } from 'undici'
 import type { Config } from '../config/mod.ts'
-import { isBlockedAddress } from '../protocol/mod.ts'
+import { isBlockedAddress, type InternalErrorCode } from '../protocol/mod.ts'
 import { guardedLookup, makeResolve, SsrfBlockedError } from './ssrf.ts'
 
 export const USER_AGENT = 'Outbox-Webhooks/1'
@@ -13,7 +13,7 @@ const KEEP_ALIVE_MS = 30_000
 
 /** Past MAX_RESPONSE_BYTES the response is not read further and its connection is closed. */
 class ResponseTooLargeError extends Error {
-  readonly code = 'response_too_large'
+  readonly code = 'response_too_large' satisfies InternalErrorCode
 }
 
 export interface AttemptResult {

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, Resolver } from 'node:dns'
 import { isIP, type LookupFunction } from 'node:net'
-import { isBlockedAddress, isLocalhostName } from '../protocol/mod.ts'
+import { isBlockedAddress, isLocalhostName, type InternalErrorCode } from '../protocol/mod.ts'
 
 /**
  * The SSRF guard for webhook targets. A host is resolved once per new connection, every address is checked,
@@ -8,7 +8,7 @@ import { isBlockedAddress, isLocalhostName } from '../protocol/mod.ts'
  * TLS connector), so a DNS answer that changes between check and connect cannot redirect the request.
  */
 export class SsrfBlockedError extends Error {
-  readonly code = 'ssrf_blocked'
+  readonly code = 'ssrf_blocked' satisfies InternalErrorCode
   constructor (readonly host: string, readonly address: string) {
     super(`webhook target ${host} resolves to ${address}, a private, loopback, link-local or multicast address`)
     this.name = 'SsrfBlockedError'

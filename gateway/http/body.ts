@@ -1,5 +1,5 @@
 import type { HttpResponse } from 'uWebSockets.js'
-import { ApiError } from '../../protocol/mod.ts'
+import { ApiError, type InternalErrorCode } from '../../protocol/mod.ts'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json_depth.ts'
 
 export const MAX_BODY_BYTES = 10 * 1024 * 1024 // 10 MB, documented
@@ -23,7 +23,7 @@ export class BodyTooLargeError extends ApiError {
 
 /** The client went away before its body arrived; nothing is answered. */
 export class RequestAbortedError extends Error {
-  readonly code = 'request_aborted'
+  readonly code = 'request_aborted' satisfies InternalErrorCode
   constructor () {
     super('the client closed the connection before the request body arrived')
     this.name = 'RequestAbortedError'

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { QueuedMessage } from '../../protocol/mod.ts'
+import { TurnBatch } from '../../stores/batching/mod.ts'
 import type { MessageStore } from '../../stores/read_model/mod.ts'
 
 /** How long an accepted message may wait for the read-model write: far inside the 1 s read-after-write bound. */
@@ -16,25 +17,33 @@ interface Accepted { msg: QueuedMessage, status: 'queued' | 'scheduled' }
  * write this process never makes (it crashed) or that fails only delays the message becoming readable.
  */
 export class ReadModelWriter {
-  private pending: Accepted[] = []
-  private timer: NodeJS.Timeout | undefined
-  private readonly flushNow = (): void => { this.flush() }
+  /**
+   * A timer rather than the end of the turn: no caller waits on these writes (the reply has gone), so they gather
+   * across the requests of a few milliseconds into one batch. Each write's failure is logged by itself, so the
+   * batch answers every item at once.
+   */
+  private readonly batch = new TurnBatch<Accepted, void>({
+    flush: async (accepted) => {
+      this.write(accepted)
+      return accepted.map(() => undefined)
+    },
+    maxItems: READ_MODEL_FLUSH_SIZE,
+    after: READ_MODEL_FLUSH_MS
+  })
 
   constructor (private readonly store: MessageStore, private readonly log: Logger) {}
 
   add (msg: QueuedMessage, status: 'queued' | 'scheduled'): void {
-    this.pending.push({ msg, status })
-    if (this.pending.length >= READ_MODEL_FLUSH_SIZE) this.flush()
-    else this.timer ??= setTimeout(this.flushNow, READ_MODEL_FLUSH_MS)
+    void this.batch.add({ msg, status })
   }
 
   /** Sends what is gathered now; the writes leave on the Redis connection ahead of anything issued later. */
   flush (): void {
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    this.timer = undefined
-    const batch = this.pending
-    if (batch.length === 0) return
-    this.pending = []
+    this.batch.flush()
+  }
+
+  /** Each message its own call: the read model's script batch sends the calls of this turn as one. */
+  private write (batch: Accepted[]): void {
     for (const { msg, status } of batch) {
       this.store.recordQueued(msg, status).catch((err: unknown) => {
         this.log.error({ err, messageId: msg.id }, 'recording a queued message failed; the engine records it on delivery')

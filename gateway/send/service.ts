@@ -2,30 +2,29 @@ import { ApiError, outboundSubject, shardOf, type QueuedMessage, type SendReques
 import { JsPublisher, PayloadTooLargeError, PublishRejectedError, PublishTimeoutError, isJetStreamFull } from '../../stores/clients/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
-import { claimedOrAnswer } from '../http/idempotent.ts'
-import { IdempotencyStoreError, checkIdempotencyKey, fingerprint, type RetryState } from './idempotency.ts'
+import { idempotent, type IdempotentOptions } from '../idempotency/mod.ts'
 import { ReadModelWriter } from './read_model_writer.ts'
 import { LargeContent, queueFullError, type EncodedMessage } from './large_content.ts'
 import { sendRoomWatches } from '../health/queue_room.ts'
 import type { StreamRoomWatch } from '../../stores/clients/mod.ts'
 import { Problems, isPrepared, prepareMessage, type AllSuppressed, type PreparedMessage, type SendStatus } from './prepare.ts'
 
-const JSON_TYPE = 'application/json'
-
-/** What a handler produced, before the idempotency record is written. */
-interface Outcome { status: number, body: unknown }
-
 export interface SendResult { id: string, status: SendStatus, created_at: string, suppressed?: string[] }
 
-/** Maps the typed errors of the publish and idempotency boundaries to the documented API errors. */
+/** Maps the typed errors of the publish boundary to the documented API errors. */
 function toApiError (err: unknown): ApiError {
   if (err instanceof ApiError) return err
   if (err instanceof PayloadTooLargeError) return new ApiError('payload_too_large', `The message is ${err.size} bytes encoded; the message store accepts at most ${err.limit}.`, { cause: err })
   if (err instanceof PublishRejectedError && isJetStreamFull(err)) return queueFullError(err)
   if (err instanceof PublishTimeoutError || err instanceof PublishRejectedError) return new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
-  if (err instanceof IdempotencyStoreError) return new ApiError('service_unavailable', 'The idempotency store is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
   return ApiError.from(err)
 }
+
+/**
+ * Under an Idempotency-Key, the handlers' failures are answered as the documented API errors: a failed publish
+ * (`service_unavailable`, `queue_full`) keeps the message ids for the retry, any other failure frees the key.
+ */
+const PUBLISH_ERRORS: IdempotentOptions = { toError: toApiError }
 
 function result (p: PreparedMessage): SendResult {
   const r: SendResult = { id: p.msg.id, status: p.status, created_at: p.msg.created_at }
@@ -68,7 +67,7 @@ export class SendService {
   }
 
   async send (ctx: RequestContext<SendRequest>, path: string): Promise<Reply> {
-    return await this.idempotent(ctx, path, async (previous, retry) => {
+    return await idempotent(ctx, path, async ({ previous, retry }) => {
       const now = Date.now()
       const createdAt = previous?.created_at ?? new Date(now).toISOString()
       const problems = new Problems()
@@ -83,11 +82,11 @@ export class SendService {
       await this.publish(p.msg, data)
       this.record(p)
       return { status: 202, body: result(p) }
-    })
+    }, PUBLISH_ERRORS)
   }
 
   async batch (ctx: RequestContext<BatchRequest>, path: string): Promise<Reply> {
-    return await this.idempotent(ctx, path, async (previous, retry) => {
+    return await idempotent(ctx, path, async ({ previous, retry }) => {
       const now = Date.now()
       const createdAt = previous?.created_at ?? new Date(now).toISOString()
       const problems = new Problems()
@@ -124,7 +123,7 @@ export class SendService {
       const fresh = items.filter((p, index): p is PreparedMessage => isPrepared(p) && !confirmedBefore.has(index))
       for (const p of fresh) this.record(p)
       return { status: 202, body: { data } }
-    })
+    }, PUBLISH_ERRORS)
   }
 
   /**
@@ -169,51 +168,5 @@ export class SendService {
    */
   private record (p: PreparedMessage): void {
     this.readModel.add(p.msg, p.status)
-  }
-
-  /**
-   * Runs `work` under the request's Idempotency-Key (when it has one): a replay answers the stored response, a
-   * different body 422, a request still in flight 409. Only a 2xx is stored. A failure before anything was
-   * published frees the key; a failed publish keeps the message ids so the retry reuses them.
-   */
-  private async idempotent (ctx: RequestContext, path: string, work: (previous: RetryState | undefined, retry: RetryState) => Promise<Outcome>): Promise<Reply> {
-    const retry: RetryState = { ids: [], created_at: '', accepted: [] }
-    const headerValue = ctx.headers.idempotencyKey
-    if (headerValue === '') {
-      let out: Outcome
-      try {
-        out = await work(undefined, retry)
-      } catch (err) {
-        throw toApiError(err)
-      }
-      return { status: out.status, body: out.body }
-    }
-    const key = checkIdempotencyKey(headerValue)
-    let claim
-    try {
-      claim = await this.deps.idempotency.claim(ctx.auth.org.id, key, fingerprint(path, ctx.rawBody), ctx.requestId)
-    } catch (err) {
-      throw toApiError(err)
-    }
-    const claimed = claimedOrAnswer(claim)
-    if (!('state' in claimed)) return claimed
-    let out: Outcome
-    try {
-      out = await work(claimed.previous, retry)
-    } catch (err) {
-      const apiErr = toApiError(err)
-      // Ids are set just before publishing, so a failure with ids means a publish was attempted (with a full
-      // store, some messages of a batch may have been queued before it filled: the retry must not queue them again).
-      if (retry.ids.length > 0 && (apiErr.code === 'service_unavailable' || apiErr.code === 'queue_full')) await claimed.keepForRetry(retry)
-      else await claimed.release()
-      throw apiErr
-    }
-    const json = JSON.stringify(out.body)
-    const stored = claimed.complete(out.status, json).catch((err: unknown) => {
-      // The message is queued; losing the record only means a retry with this key is not recognised.
-      this.deps.log.error({ err, requestId: ctx.requestId }, 'storing the idempotent response failed')
-    })
-    await stored
-    return { status: out.status, raw: { contentType: JSON_TYPE, data: json } }
   }
 }

@@ -2,7 +2,12 @@ import mailsplit from '@zone-eu/mailsplit'
 import libmime from 'libmime'
 import addressparser from 'nodemailer/lib/addressparser/index.js'
 import { MAX_METADATA_PAIRS, MAX_TAGS, bareAddress, isTag, spoofedDisplayAddress } from '../../protocol/mod.ts'
-import { SmtpReply } from './smtp_reply.ts'
+import { SmtpReply } from '../../stores/smtp_server/mod.ts'
+
+/** A message whose content is refused as it stands: 554 5.6.0 (RFC 3463: media error), before the 250. */
+export function contentRefused (text: string): SmtpReply {
+  return new SmtpReply(554, text, { enhanced: '5.6.0' })
+}
 
 /** RFC 5322 §2.1.1: a line is at most 998 octets without its CRLF. */
 export const MAX_LINE_OCTETS = 998
@@ -46,8 +51,8 @@ export function normaliseLineEnds (data: Buffer): Buffer {
   let lineStart = 0
   for (let i = 0; i < data.length; i++) {
     const b = data[i]!
-    if (b === 0) throw new SmtpReply(554, '5.6.0', 'Message contains a NUL octet; NUL is not allowed in mail')
-    if (b === 0x0d && data[i + 1] !== 0x0a) throw new SmtpReply(554, '5.6.0', 'Message contains a bare CR; line ends must be CRLF')
+    if (b === 0) throw contentRefused('Message contains a NUL octet; NUL is not allowed in mail')
+    if (b === 0x0d && data[i + 1] !== 0x0a) throw contentRefused('Message contains a bare CR; line ends must be CRLF')
     if (b !== 0x0a) continue
     const end = i > 0 && data[i - 1] === 0x0d ? i - 1 : i
     if (end - lineStart > MAX_LINE_OCTETS) throw lineTooLong()
@@ -67,7 +72,8 @@ export function normaliseLineEnds (data: Buffer): Buffer {
 }
 
 function lineTooLong (): SmtpReply {
-  return new SmtpReply(554, '5.6.0', `Message has a line longer than ${MAX_LINE_OCTETS} octets (RFC 5322 2.1.1); encode long lines (quoted-printable or base64)`)
+  return contentRefused(`Message has a line longer than ${MAX_LINE_OCTETS} octets (RFC 5322 2.1.1); ` +
+    'encode long lines (quoted-printable or base64)')
 }
 
 /** The addresses of a header value, bare and lower-cased; groups are flattened. */
@@ -80,7 +86,7 @@ function headerValues (h: InstanceType<typeof mailsplit.Headers>, name: string):
   const max = MAX_PARSED_HEADER[name]
   return h.get(name).map((line) => {
     const value = line.slice(line.indexOf(':') + 1)
-    if (max !== undefined && value.length > max) throw new SmtpReply(554, '5.6.0', `The ${name} header is longer than ${max} characters`)
+    if (max !== undefined && value.length > max) throw contentRefused(`The ${name} header is longer than ${max} characters`)
     return value.replace(/\r\n[ \t]*/g, ' ').trim()
   })
 }
@@ -95,16 +101,16 @@ function parseMetadata (value: string | undefined): Record<string, string> {
   try {
     parsed = JSON.parse(libmime.decodeWords(value))
   } catch {
-    throw new SmtpReply(554, '5.6.0', 'X-Outbox-Metadata must be a JSON object (RFC 2047 encoded words are decoded first)')
+    throw contentRefused('X-Outbox-Metadata must be a JSON object (RFC 2047 encoded words are decoded first)')
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new SmtpReply(554, '5.6.0', 'X-Outbox-Metadata must be a JSON object')
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw contentRefused('X-Outbox-Metadata must be a JSON object')
   const entries = Object.entries(parsed as Record<string, unknown>)
   // The limits of the HTTP send's `metadata`.
-  if (entries.length > MAX_METADATA_PAIRS) throw new SmtpReply(554, '5.6.0', `X-Outbox-Metadata may hold at most ${MAX_METADATA_PAIRS} keys`)
+  if (entries.length > MAX_METADATA_PAIRS) throw contentRefused(`X-Outbox-Metadata may hold at most ${MAX_METADATA_PAIRS} keys`)
   const out: Record<string, string> = {}
   for (const [k, v] of entries) {
     if (typeof v !== 'string' || k.length < 1 || k.length > 40 || v.length > 500) {
-      throw new SmtpReply(554, '5.6.0', 'X-Outbox-Metadata keys must be 1 to 40 characters and values strings of at most 500')
+      throw contentRefused('X-Outbox-Metadata keys must be 1 to 40 characters and values strings of at most 500')
     }
     out[k] = v
   }
@@ -115,7 +121,7 @@ function parseTags (value: string | undefined): string[] {
   if (value === undefined) return []
   const tags = libmime.decodeWords(value).split(',').map((t) => t.trim()).filter((t) => t !== '')
   if (tags.length > MAX_TAGS || !tags.every(isTag)) {
-    throw new SmtpReply(554, '5.6.0', `X-Outbox-Tags must be a comma list of at most ${MAX_TAGS} tags of A-Z a-z 0-9 _ - (1 to 64 characters)`)
+    throw contentRefused(`X-Outbox-Tags must be a comma list of at most ${MAX_TAGS} tags of A-Z a-z 0-9 _ - (1 to 64 characters)`)
   }
   return tags
 }
@@ -127,20 +133,25 @@ function parseTags (value: string | undefined): string[] {
  */
 export function readSubmitted (data: Buffer, ids: { messageId: string, date: Date }): SubmittedMessage {
   const end = data.indexOf(HEADER_END)
-  if ((end === -1 ? data.length : end) > MAX_HEADER_SECTION_OCTETS) throw new SmtpReply(554, '5.6.0', `The header section is longer than ${MAX_HEADER_SECTION_OCTETS} octets`)
+  if ((end === -1 ? data.length : end) > MAX_HEADER_SECTION_OCTETS) {
+    throw contentRefused(`The header section is longer than ${MAX_HEADER_SECTION_OCTETS} octets`)
+  }
   const head = end === -1 ? data : data.subarray(0, end + 2)
   const body = end === -1 ? Buffer.alloc(0) : data.subarray(end + 4)
   const h = new mailsplit.Headers(head)
   const fromLines = h.get('from')
-  if (fromLines.length === 0) throw new SmtpReply(554, '5.6.0', 'Message has no From header')
-  if (fromLines.length > 1) throw new SmtpReply(554, '5.6.0', 'Message has more than one From header')
+  if (fromLines.length === 0) throw contentRefused('Message has no From header')
+  if (fromLines.length > 1) throw contentRefused('Message has more than one From header')
   const fromRaw = headerValue(h, 'from')!
   const fromList = addressparser(fromRaw, { flatten: true }).filter((a) => a.address !== '')
-  if (fromList.length !== 1) throw new SmtpReply(554, '5.6.0', 'The From header must hold exactly one address')
+  if (fromList.length !== 1) throw contentRefused('The From header must hold exactly one address')
   const from = libmime.decodeWords(fromRaw)
   const fromAddress = bareAddress(fromList[0]!.address)
   const shown = spoofedDisplayAddress(`${libmime.decodeWords(fromList[0]!.name)} <${fromAddress}>`)
-  if (shown !== undefined) throw new SmtpReply(553, '5.7.1', 'The From display name shows another address than the sender\'s; use a plain name or the sender\'s own address')
+  if (shown !== undefined) {
+    throw new SmtpReply(553, 'The From display name shows another address than the sender\'s; ' +
+      'use a plain name or the sender\'s own address', { enhanced: '5.7.1' })
+  }
   const metadata = parseMetadata(headerValue(h, 'x-outbox-metadata'))
   const tags = parseTags(headerValue(h, 'x-outbox-tags'))
   const given = headerValue(h, 'message-id')

@@ -1,5 +1,5 @@
 import mailsplit from '@zone-eu/mailsplit'
-import { SmtpReply } from './smtp_reply.ts'
+import { contentRefused } from './mime.ts'
 
 /**
  * MIME parts (nodes, the message itself included) a submitted message may have: the bound of the MIME parser the
@@ -39,6 +39,6 @@ async function overPartLimit (data: Buffer): Promise<boolean> {
 /** Refuses (554 5.6.0) a message of more than MAX_MIME_PARTS parts, before it is queued. */
 export async function assertPartCount (data: Buffer): Promise<void> {
   if (await overPartLimit(data)) {
-    throw new SmtpReply(554, '5.6.0', `Message has more than ${MAX_MIME_PARTS} MIME parts; send fewer parts (attach files as an archive)`)
+    throw contentRefused(`Message has more than ${MAX_MIME_PARTS} MIME parts; send fewer parts (attach files as an archive)`)
   }
 }

@@ -2,9 +2,9 @@ import { createHash, randomUUID } from 'node:crypto'
 import { ApiError, isQueuedMessage, newId, queuedMessageProblem, uniqueTags, type QueuedMessage } from '../../protocol/mod.ts'
 import type { AuthContext } from '../auth.ts'
 import type { SendService } from '../send/service.ts'
-import type { IdempotencyStore, RetryState } from '../send/idempotency.ts'
+import type { IdempotencyStore, RetryState } from '../idempotency/mod.ts'
 import type { SubmittedMessage } from './mime.ts'
-import { SmtpReply } from './smtp_reply.ts'
+import { SmtpReply } from '../../stores/smtp_server/mod.ts'
 
 /**
  * Every repeat of a Message-ID is the same request, whatever its bytes (the rule is "never send twice"), so all
@@ -33,10 +33,12 @@ export class SubmissionQueue {
     try {
       claim = await this.idempotency.claim(auth.org.id, key, FINGERPRINT, randomUUID())
     } catch (err) {
-      throw new SmtpReply(451, '4.3.0', 'The duplicate check is unavailable; try again shortly', { cause: err })
+      throw new SmtpReply(451, 'The duplicate check is unavailable; try again shortly', { enhanced: '4.3.0', cause: err })
     }
     if (claim.state === 'done') return { id: (JSON.parse(claim.json) as { id: string }).id, duplicate: true }
-    if (claim.state !== 'claimed') throw new SmtpReply(451, '4.3.0', 'A message with this Message-ID is being queued; try again shortly')
+    if (claim.state !== 'claimed') {
+      throw new SmtpReply(451, 'A message with this Message-ID is being queued; try again shortly', { enhanced: '4.3.0' })
+    }
     // A retry after a failed publish reuses the id, so JetStream drops a copy it stored without confirming.
     const previous: RetryState | undefined = claim.previous
     const messageId = previous?.ids[0] ?? id
@@ -81,14 +83,17 @@ export class SubmissionQueue {
       submitted: { raw: mail.mime.toString('latin1') }
     }
     // The engine delivers only what its schema accepts: refuse here, before the 250, anything it would not.
-    if (!isQueuedMessage(msg)) throw new SmtpReply(554, '5.6.0', `Message refused: ${queuedMessageProblem(msg)}`)
+    if (!isQueuedMessage(msg)) throw new SmtpReply(554, `Message refused: ${queuedMessageProblem(msg)}`, { enhanced: '5.6.0' })
     try {
       await this.send.enqueue({ msg, status: 'queued' })
     } catch (err) {
       const e = ApiError.from(err)
-      if (e.code === 'payload_too_large') throw new SmtpReply(552, '5.3.4', 'Message too large for the message store', { cause: err })
-      if (e.code === 'queue_full') throw new SmtpReply(452, '4.3.1', 'The message store is full; try again later', { cause: err })
-      throw new SmtpReply(451, '4.3.0', 'The message store did not confirm the message in time; try again shortly', { cause: err })
+      if (e.code === 'payload_too_large') {
+        throw new SmtpReply(552, 'Message too large for the message store', { enhanced: '5.3.4', cause: err })
+      }
+      if (e.code === 'queue_full') throw new SmtpReply(452, 'The message store is full; try again later', { enhanced: '4.3.1', cause: err })
+      throw new SmtpReply(451, 'The message store did not confirm the message in time; try again shortly',
+        { enhanced: '4.3.0', cause: err })
     }
     return { id, duplicate: false }
   }

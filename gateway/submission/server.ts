@@ -7,8 +7,7 @@ import { planLimit } from '../server.ts'
 import { normaliseLineEnds, readSubmitted } from './mime.ts'
 import { assertPartCount } from './mime_parts.ts'
 import { SubmissionQueue } from './queue.ts'
-import { SessionLimits } from '../../stores/smtp_server/mod.ts'
-import { SmtpReply } from './smtp_reply.ts'
+import { SessionLimits, SmtpReply } from '../../stores/smtp_server/mod.ts'
 import type { SubmissionTls } from './tls.ts'
 
 /** 10 MB, as for the HTTP send; announced with SIZE, 552 past it. */
@@ -73,7 +72,7 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
   const settings = config.submission
   const queue = new SubmissionQueue(deps.send, deps.idempotency)
   const limits = new SessionLimits(settings, {
-    tooManyFromAddress: () => new SmtpReply(421, '4.7.0', 'Too many connections from your address, try again later'),
+    tooManyFromAddress: () => new SmtpReply(421, 'Too many connections from your address, try again later', { enhanced: '4.7.0' }),
     deadlineText: '4.4.2 Session time limit reached, closing connection'
   })
   const budget = new DataBudget()
@@ -89,11 +88,11 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
       deps.security.authFailed({ transport: 'smtp', address, credential, reason: ApiError.from(err).message })
       const refusal = await deps.authGuard.refusal(err, address, credential, now)
       if (refusal instanceof ApiError && refusal.code === 'rate_limited') {
-        throw new SmtpReply(454, '4.7.0', `Too many failed authentications; try again in ${refusal.retryAfter ?? 60} s`)
+        throw new SmtpReply(454, `Too many failed authentications; try again in ${refusal.retryAfter ?? 60} s`, { enhanced: '4.7.0' })
       }
-      throw new SmtpReply(535, '5.7.8', 'Authentication credentials invalid: the password must be an API key')
+      throw new SmtpReply(535, 'Authentication credentials invalid: the password must be an API key', { enhanced: '5.7.8' })
     }
-    if (!hasPermission(ctx.key, 'send')) throw new SmtpReply(535, '5.7.8', 'This API key lacks the "send" permission')
+    if (!hasPermission(ctx.key, 'send')) throw new SmtpReply(535, 'This API key lacks the "send" permission', { enhanced: '5.7.8' })
     return ctx
   }
 
@@ -101,43 +100,53 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     const auth = authOf(session)
     const domain = auth.domain
     if (sender === '' || addressDomain(sender) !== domain.name.toLowerCase()) {
-      throw new SmtpReply(553, '5.7.1', `The sender must be an address on ${domain.name}, the domain of this API key`)
+      throw new SmtpReply(553, `The sender must be an address on ${domain.name}, the domain of this API key`, { enhanced: '5.7.1' })
     }
-    if (domain.status !== 'verified') throw new SmtpReply(553, '5.7.1', `The domain ${domain.name} is not verified yet`)
+    if (domain.status !== 'verified') throw new SmtpReply(553, `The domain ${domain.name} is not verified yet`, { enhanced: '5.7.1' })
     // The per-key bucket of the HTTP API: each message takes one request's worth.
     const limit = planLimit(auth.org, config.plans.enterpriseRateLimit)
     let d
     try {
       d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit, limit, 'refuse')
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'store_full') throw new SmtpReply(451, '4.3.1', 'The data store is full; try again later', { cause: err })
-      throw new SmtpReply(451, '4.3.0', 'The rate limiter is unavailable; try again shortly', { cause: err })
+      if (err instanceof ApiError && err.code === 'store_full') {
+        throw new SmtpReply(451, 'The data store is full; try again later', { enhanced: '4.3.1', cause: err })
+      }
+      throw new SmtpReply(451, 'The rate limiter is unavailable; try again shortly', { enhanced: '4.3.0', cause: err })
     }
-    if (!d.allowed) throw new SmtpReply(451, '4.7.1', `Rate limit of ${limit} messages per minute exceeded; try again in ${d.retryAfterS} s`)
+    if (!d.allowed) {
+      throw new SmtpReply(451, `Rate limit of ${limit} messages per minute exceeded; try again in ${d.retryAfterS} s`,
+        { enhanced: '4.7.1' })
+    }
   }
 
   function onRcptTo (rcpt: string, session: SMTPServerSession): void {
     const auth = authOf(session)
     // RFC 5321 §4.5.3.1.10: 452 asks the client to send the rest in another transaction.
-    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) throw new SmtpReply(452, '4.5.3', `Too many recipients: at most ${MAX_RECIPIENTS} per message`)
-    if (!ADDRESS.test(rcpt)) throw new SmtpReply(553, '5.1.3', 'Recipient address not accepted: it must be addr@domain in ASCII')
+    if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) {
+      throw new SmtpReply(452, `Too many recipients: at most ${MAX_RECIPIENTS} per message`, { enhanced: '4.5.3' })
+    }
+    if (!ADDRESS.test(rcpt)) {
+      throw new SmtpReply(553, 'Recipient address not accepted: it must be addr@domain in ASCII', { enhanced: '5.1.3' })
+    }
     // The sandbox simulates events, not list state: its keys are not held to the suppression list.
     if (auth.key.environment === 'live' && cp.isSuppressed(auth.org.id, bareAddress(rcpt))) {
-      throw new SmtpReply(550, '5.1.1', 'Recipient is on this organisation\'s suppression list')
+      throw new SmtpReply(550, 'Recipient is on this organisation\'s suppression list', { enhanced: '5.1.1' })
     }
   }
 
   async function onData (stream: Readable, session: SMTPServerSession): Promise<string> {
     const data = await readData(stream, MAX_SUBMISSION_BYTES, budget)
-    if (data === 'too_large') throw new SmtpReply(552, '5.3.4', `Message exceeds the limit of ${MAX_SUBMISSION_BYTES} bytes`)
-    if (data === 'busy') throw new SmtpReply(451, '4.3.1', 'The server is receiving too much mail at once; try again shortly')
+    if (data === 'too_large') throw new SmtpReply(552, `Message exceeds the limit of ${MAX_SUBMISSION_BYTES} bytes`, { enhanced: '5.3.4' })
+    if (data === 'busy') throw new SmtpReply(451, 'The server is receiving too much mail at once; try again shortly', { enhanced: '4.3.1' })
     const auth = authOf(session)
     const id = newId('msg')
     const normalised = normaliseLineEnds(data)
     const mail = readSubmitted(normalised, { messageId: `<${id}@${auth.domain.name}>`, date: new Date() })
     await assertPartCount(normalised)
     if (addressDomain(mail.fromAddress) !== auth.domain.name.toLowerCase()) {
-      throw new SmtpReply(553, '5.7.1', `The From header must be an address on ${auth.domain.name}, the domain of this API key`)
+      throw new SmtpReply(553, `The From header must be an address on ${auth.domain.name}, the domain of this API key`,
+        { enhanced: '5.7.1' })
     }
     const envelope = [...new Set(session.envelope.rcptTo.map((r) => bareAddress(r.address)))]
     const r = await queue.queue(auth, envelope, mail, [], id)
@@ -150,7 +159,7 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     p.then((v) => callback(null, v), (err: unknown) => {
       if (err instanceof SmtpReply) return callback(err)
       log.error({ err, stage: what }, 'SMTP submission failed')
-      callback(new SmtpReply(451, '4.3.0', 'Temporary local problem; try again later'))
+      callback(new SmtpReply(451, 'Temporary local problem; try again later', { enhanced: '4.3.0' }))
     })
   }
 

@@ -3,12 +3,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import type { InternalErrorCode } from '../../protocol/mod.ts'
 
 const run = promisify(execFile)
 
 /** No certificate files were given and none could be made. */
 export class SubmissionTlsError extends Error {
-  readonly code = 'submission_tls_unavailable'
+  readonly code = 'submission_tls_unavailable' satisfies InternalErrorCode
   constructor (message: string, opts?: ErrorOptions) {
     super(message, opts)
     this.name = 'SubmissionTlsError'

@@ -1,11 +1,13 @@
 import { DiscardPolicy, jetstreamManager, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { streamTable, tablePart, type ConsumerSpec, type JetStreamTable, type StreamSettings, type StreamSpec } from '../../protocol/mod.ts'
+import {
+  streamTable, tablePart, type ConsumerSpec, type InternalErrorCode, type JetStreamTable, type StreamSettings, type StreamSpec
+} from '../../protocol/mod.ts'
 import { isConsumerNotFound, isStorageNotReservable, isStreamNotFound } from './nats_errors.ts'
 
 /** The NATS server cannot reserve a stream's share of OB_NATS_STORE_MB: its `max_file_store` is smaller. */
 export class StoreReservationError extends Error {
-  readonly code = 'E_STORE_RESERVATION'
+  readonly code = 'store_reservation' satisfies InternalErrorCode
   constructor (stream: string, maxBytes: number, options: ErrorOptions) {
     super(`the NATS server cannot reserve ${maxBytes} bytes for ${stream}: OB_NATS_STORE_MB is larger than the JetStream ` +
       'store it allows (max_file_store, less what other streams reserve); lower OB_NATS_STORE_MB or raise max_file_store', options)

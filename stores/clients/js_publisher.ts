@@ -1,5 +1,6 @@
 import { createInbox, headers as natsHeaders, type MsgHdrs, type NatsConnection, type Msg, type Subscription } from '@nats-io/transport-node'
 import type { PubAck } from '@nats-io/jetstream'
+import type { InternalErrorCode } from '../../protocol/mod.ts'
 
 /** What `publishEvent` and the inbound store need of a JetStream client: a publish that resolves on the PubAck. */
 export interface JsPublish {
@@ -8,7 +9,7 @@ export interface JsPublish {
 
 /** JetStream did not acknowledge the publish in time (or the connection dropped it); it may still have stored it. */
 export class PublishTimeoutError extends Error {
-  readonly code = 'E_PUBLISH_TIMEOUT'
+  readonly code = 'publish_timeout' satisfies InternalErrorCode
   constructor (subject: string, timeoutMs: number) {
     super(`no acknowledgement for a publish to ${subject} within ${timeoutMs} ms`)
     this.name = 'PublishTimeoutError'
@@ -17,7 +18,7 @@ export class PublishTimeoutError extends Error {
 
 /** JetStream refused the message (no stream for the subject, a limit, JetStream unavailable). */
 export class PublishRejectedError extends Error {
-  readonly code = 'E_PUBLISH_REJECTED'
+  readonly code = 'publish_rejected' satisfies InternalErrorCode
   constructor (subject: string, readonly reason: string, readonly apiCode?: number) {
     super(`publish to ${subject} rejected: ${reason}`)
     this.name = 'PublishRejectedError'
@@ -26,7 +27,7 @@ export class PublishRejectedError extends Error {
 
 /** The encoded message is larger than the NATS server accepts (`max_payload`); nothing was sent. */
 export class PayloadTooLargeError extends Error {
-  readonly code = 'E_PAYLOAD_TOO_LARGE'
+  readonly code = 'publish_too_large' satisfies InternalErrorCode
   constructor (readonly size: number, readonly limit: number) {
     super(`the message is ${size} bytes; the NATS server accepts at most ${limit}`)
     this.name = 'PayloadTooLargeError'

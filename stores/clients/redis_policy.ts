@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis'
+import type { InternalErrorCode } from '../../protocol/mod.ts'
 
 /**
  * The eviction policy Outbox needs. Any other policy lets Redis drop keys when it is full, and the keys it drops
@@ -8,7 +9,7 @@ export const REQUIRED_EVICTION_POLICY = 'noeviction'
 
 /** Redis runs with an eviction policy other than `noeviction`, or would not tell which. */
 export class RedisEvictionPolicyError extends Error {
-  readonly code = 'redis_eviction_policy'
+  readonly code = 'redis_eviction_policy' satisfies InternalErrorCode
   constructor (readonly policy: string | undefined, where: string) {
     super(policy === undefined
       ? `Redis at ${where} does not report its maxmemory-policy (neither CONFIG GET nor INFO memory answers it); ` +

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis'
+import { ItemFailure, TurnBatch } from '../batching/mod.ts'
 
 type Arg = string | number
 
@@ -7,7 +8,7 @@ export class ReplyError extends Error {
   override readonly name = 'ReplyError'
 }
 
-interface Call<R> { keys: readonly string[], args: readonly Arg[], resolve: (r: R) => void, reject: (err: unknown) => void }
+interface Call { keys: readonly string[], args: readonly Arg[] }
 
 type BatchRedis = Redis & Record<string, (numKeys: number, keys: string[], args: Arg[]) => Promise<unknown[]>>
 
@@ -56,15 +57,11 @@ return out
  */
 export class ScriptBatch<R> {
   private readonly redis: BatchRedis
-  private readonly maxBatch: number
   private readonly isolate: boolean
-  private pending: Array<Call<R>> = []
-  private scheduled = false
-  private readonly flushNow = (): void => { this.flush() }
+  private readonly batch: TurnBatch<Call, R>
 
   constructor (redis: Redis, private readonly name: string, lua: string, opts: { finish?: string, maxBatch?: number, isolate?: boolean } = {}) {
     const r = redis as BatchRedis
-    this.maxBatch = opts.maxBatch ?? MAX_SCRIPT_BATCH
     this.isolate = opts.isolate === true
     if (typeof r[name] !== 'function') redis.defineCommand(name, { lua: batchedLua(lua, opts.finish, this.isolate) })
     // A batch is one command already: it is written at once rather than through ioredis' auto-pipeline, which
@@ -73,25 +70,14 @@ export class ScriptBatch<R> {
     const ignored = redis.options.autoPipeliningIgnoredCommands ?? []
     if (!ignored.includes(name)) redis.options.autoPipeliningIgnoredCommands = [...ignored, name]
     this.redis = r
+    this.batch = new TurnBatch({ flush: async (calls) => await this.run(calls), maxItems: opts.maxBatch ?? MAX_SCRIPT_BATCH })
   }
 
   async call (keys: readonly string[], args: readonly Arg[]): Promise<R> {
-    return await new Promise<R>((resolve, reject) => {
-      this.pending.push({ keys, args, resolve, reject })
-      if (this.pending.length >= this.maxBatch) this.flush()
-      else if (!this.scheduled) {
-        this.scheduled = true
-        // setImmediate runs after the poll phase, so every request read in this turn joins the batch.
-        setImmediate(this.flushNow)
-      }
-    })
+    return await this.batch.add({ keys, args })
   }
 
-  private flush (): void {
-    this.scheduled = false
-    const calls = this.pending
-    if (calls.length === 0) return
-    this.pending = []
+  private async run (calls: Call[]): Promise<Array<R | ItemFailure>> {
     const keys: string[] = []
     const args: Arg[] = [calls.length]
     for (const c of calls) args.push(c.keys.length, c.args.length)
@@ -99,15 +85,11 @@ export class ScriptBatch<R> {
       for (const k of c.keys) keys.push(k)
       for (const a of c.args) args.push(a)
     }
-    this.redis[this.name]!(keys.length, keys, args).then((results) => {
-      for (let i = 0; i < calls.length; i++) {
-        if (!this.isolate) { calls[i]!.resolve(results[i] as R); continue }
-        const [ok, value] = results[i] as [number, unknown]
-        if (ok === 1) calls[i]!.resolve(value as R)
-        else calls[i]!.reject(new ReplyError(String(value)))
-      }
-    }, (err: unknown) => {
-      for (const c of calls) c.reject(err)
+    const results = await this.redis[this.name]!(keys.length, keys, args)
+    if (!this.isolate) return results as R[]
+    return results.map((result) => {
+      const [ok, value] = result as [number, unknown]
+      return ok === 1 ? value as R : new ItemFailure(new ReplyError(String(value)))
     })
   }
 }

@@ -1,13 +1,14 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv'
 import type { QueuedIterator } from '@nats-io/transport-node'
 import { isWrongLastSequence } from '../clients/mod.ts'
+import type { InternalErrorCode } from '../../protocol/mod.ts'
 
 const enc = new TextEncoder()
 const noop = (): void => {}
 const dec = new TextDecoder()
 
 export class KvConflictError extends Error {
-  readonly code = 'kv_conflict'
+  readonly code = 'kv_conflict' satisfies InternalErrorCode
   constructor (readonly key: string, opts?: ErrorOptions) {
     super(`key ${key} already exists or changed`, opts)
     this.name = 'KvConflictError'

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { KvConflictError, type KvMirror } from './kv_mirror.ts'
-import { VERP_KEY_ID_LENGTH, type VerpKey } from '../../protocol/mod.ts'
+import { VERP_KEY_ID_LENGTH, type InternalErrorCode, type VerpKey } from '../../protocol/mod.ts'
 
 /**
  * The return-path keys, one KV entry per key in their own bucket (`ob_verp_keys`), mirrored in every process.
@@ -16,7 +16,7 @@ export interface VerpKeyRecord {
 }
 
 export class VerpKeyError extends Error {
-  constructor (readonly code: 'verp_key_unknown' | 'verp_key_in_use', message: string) {
+  constructor (readonly code: Extract<InternalErrorCode, 'verp_key_unknown' | 'verp_key_in_use'>, message: string) {
     super(message)
     this.name = 'VerpKeyError'
   }

@@ -1,1 +1,2 @@
 export { SessionLimits, type SessionLimitReplies, type SessionLimitSettings } from './session_limits.ts'
+export { SmtpReply, type SmtpReplyOptions } from './smtp_reply.ts'

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import type { InternalErrorCode } from '../../protocol/mod.ts'
 
 /** How often a pool whose threads keep failing logs again; the failures in between are counted in that line. */
 export const THREAD_FAILURE_LOG_MS = 60_000
@@ -16,7 +17,8 @@ export function reportThreadFailures (log: Logger, pool: string, now: () => numb
   return (err) => {
     unlogged++
     if (now() - lastLogged < THREAD_FAILURE_LOG_MS) return
-    log.error({ err, code: 'engine_thread_failed', pool, failures: unlogged }, 'a worker thread failed (its tasks were handed back); the pool starts another')
+    log.error({ err, code: 'engine_thread_failed' satisfies InternalErrorCode, pool, failures: unlogged },
+      'a worker thread failed (its tasks were handed back); the pool starts another')
     lastLogged = now()
     unlogged = 0
   }

@@ -57,7 +57,7 @@ test('content that does not match its reference is refused, by code', () => {
   const queued = JSON.parse(split.message.toString()) as QueuedMessage
   const changed = Buffer.from(split.content)
   changed[changed.length - 3] = changed[changed.length - 3]! ^ 1
-  assert.throws(() => joinContent(queued, changed), (err: unknown) => err instanceof ContentMismatchError && err.code === 'E_CONTENT_MISMATCH')
+  assert.throws(() => joinContent(queued, changed), (err: unknown) => err instanceof ContentMismatchError && err.code === 'content_mismatch')
   assert.throws(() => joinContent(queued, split.content.subarray(1)), ContentMismatchError)
 })
 

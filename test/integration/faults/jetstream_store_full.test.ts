@@ -196,7 +196,7 @@ test('a NATS server whose store cannot hold OB_NATS_STORE_MB stops the start, sa
   const ownRedis = await ServerProcess.redis()
   try {
     await assert.rejects(TestOutbox.start({ nats: small, redis: ownRedis, env: { OB_ROLE: 'gateway', OB_NATS_STORE_MB: '64' } }), (err: Error & { code?: string }) => {
-      assert.equal(err.code, 'E_STORE_RESERVATION', String(err))
+      assert.equal(err.code, 'store_reservation', String(err))
       assert.match(err.message, /cannot reserve .*OB_NATS_STORE_MB/)
       return true
     })

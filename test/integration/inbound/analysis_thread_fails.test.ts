@@ -36,7 +36,7 @@ function request (subject: string): AnalysisRequest {
   return { raw, job, routed: false, withContent: false, reports: false }
 }
 
-const unavailable = (err: unknown): boolean => err instanceof AnalysisUnavailable && err.code === 'E_INBOUND_ANALYSIS_UNAVAILABLE'
+const unavailable = (err: unknown): boolean => err instanceof AnalysisUnavailable && err.code === 'inbound_analysis_unavailable'
 
 test('analysis threads that never load: every analysis fails as unavailable instead of waiting, and the failure is logged once with its code', { timeout: 30_000 }, async (t) => {
   flag('broken', true)

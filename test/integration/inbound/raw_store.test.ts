@@ -122,11 +122,11 @@ test('publishes wait for their PubAck on one subscription: stored, deduplicated,
     // Concurrent publishes each get their own acknowledgement.
     const acks = await Promise.all(Array.from({ length: 20 }, async () => await pub.publish(inboundSubject(1), Buffer.from('{}'))))
     assert.equal(new Set(acks.map((a) => a.seq)).size, 20)
-    await assert.rejects(pub.publish('no.stream.here', Buffer.from('x')), (err: PublishRejectedError) => err.code === 'E_PUBLISH_REJECTED')
+    await assert.rejects(pub.publish('no.stream.here', Buffer.from('x')), (err: PublishRejectedError) => err.code === 'publish_rejected')
     // A responder that never answers: the publish fails after the timeout.
     const silent = nc.subscribe('silent.subject', { callback: () => {} })
     await nc.flush()
-    await assert.rejects(pub.publish('silent.subject', Buffer.from('x')), (err: PublishTimeoutError) => err.code === 'E_PUBLISH_TIMEOUT')
+    await assert.rejects(pub.publish('silent.subject', Buffer.from('x')), (err: PublishTimeoutError) => err.code === 'publish_timeout')
     silent.unsubscribe()
   } finally {
     pub.close()

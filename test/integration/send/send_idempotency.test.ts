@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { REDIS_KEYS } from '../../../protocol/mod.ts'
-import { fingerprint } from '../../../gateway/send/idempotency.ts'
+import { fingerprint } from '../../../gateway/idempotency/mod.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import { startGateway, outboundOf, sendKey, body, suppress } from './helpers.ts'
 

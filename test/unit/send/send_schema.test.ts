@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { SendRequest, addressDomain, bareAddress } from '../../../protocol/mod.ts'
 import { compileValidator } from '../../../gateway/http/validate.ts'
-import { checkIdempotencyKey, fingerprint } from '../../../gateway/send/idempotency.ts'
+import { checkIdempotencyKey, fingerprint } from '../../../gateway/idempotency/mod.ts'
 
 const validator = compileValidator(SendRequest)
 const base = { from: 'me@acme.example', to: 'you@example.net', subject: 'Hi', html: '<p>Hi</p>' }

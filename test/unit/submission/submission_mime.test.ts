@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { normaliseLineEnds, readSubmitted } from '../../../gateway/submission/mime.ts'
-import { SmtpReply } from '../../../gateway/submission/smtp_reply.ts'
+import { SmtpReply } from '../../../stores/smtp_server/mod.ts'
 
 const ids = { messageId: '<msg_x@acme.test>', date: new Date('2026-11-25T05:00:00Z') }
 const reply = (code: number, enhanced: string) => (err: unknown) => err instanceof SmtpReply && err.responseCode === code && err.message.startsWith(enhanced)

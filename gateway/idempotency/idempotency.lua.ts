@@ -1,5 +1,5 @@
 /**
- * The claim of an Idempotency-Key (idempotency.ts), a Lua script for Redis. A module rather than a .lua file so
+ * The claim of an Idempotency-Key (idempotency_store.ts), a Lua script for Redis. A module rather than a .lua file so
  * that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no dollar-
  * brace.
  */

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { ApiError, REDIS_KEYS } from '../../protocol/mod.ts'
+import { ApiError, REDIS_KEYS, type InternalErrorCode } from '../../protocol/mod.ts'
 import { ScriptBatch } from '../../stores/clients/mod.ts'
 import type { IdempotencyLedger } from './idempotency_ledger.ts'
 import { IDEMPOTENCY_LUA as CLAIM_LUA } from './idempotency.lua.ts'
-
-export { IdempotencyLedger } from './idempotency_ledger.ts'
 
 // Deletes the claim only while it is still this request's (a claim that expired may have been taken over).
 const RELEASE_LUA = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
@@ -23,7 +21,7 @@ const CONTROL = /[\x00-\x1f\x7f]/
 
 /** Redis did not answer the idempotency claim. */
 export class IdempotencyStoreError extends Error {
-  readonly code = 'idempotency_store_unavailable'
+  readonly code = 'idempotency_store_unavailable' satisfies InternalErrorCode
   constructor (opts?: ErrorOptions) {
     super('the idempotency store did not answer', opts)
     this.name = 'IdempotencyStoreError'
