@@ -40,8 +40,10 @@ export class WebhookDispatcher {
     metrics: OutboxMetrics
   ) {
     this.jobs = new JobWriter(nc, config.engine.shards)
-    const outcomes = new AttemptOutcomes(config.webhook.retryScheduleS, deliveryLog, cp, async (job) => await this.jobs.storeRetry(job), acks, logger, metrics)
-    this.source = new AttemptSource(config.webhook.endpointConcurrency, cp, http, outcomes, new AnsweredCheck(deliveryLog), acks, logger, metrics)
+    const storeRetry = async (job: WebhookJob): Promise<void> => await this.jobs.storeRetry(job)
+    const outcomes = new AttemptOutcomes(config.webhook.retryScheduleS, deliveryLog, cp, storeRetry, acks, logger, metrics)
+    const answeredCheck = new AnsweredCheck(deliveryLog)
+    this.source = new AttemptSource(config.webhook.endpointConcurrency, cp, http, outcomes, answeredCheck, acks, logger, metrics)
     this.intake = new JobIntake(cp, this.source, this.jobs, new EventReader(nc), acks, logger)
     this.direct = new DirectAttempts(this.source, this.jobs)
   }

@@ -53,10 +53,14 @@ export class JobIntake {
     const now = Date.now()
     const wait = Math.min(...jobs.map((j) => j.due_at)) - now
     if (wait > EARLY_SLACK_MS) { m.nak(wait); return }
-    const settles: Settle[] = all.length === 1 ? [m] : batchSettles(m, jobs, async (job, delayMs) => await this.jobs.requeue(job, delayMs), this.acks)
+    const requeue = async (job: StoredWebhookJob, delayMs: number): Promise<void> => await this.jobs.requeue(job, delayMs)
+    const settles: Settle[] = all.length === 1 ? [m] : batchSettles(m, jobs, requeue, this.acks)
     const target = this.source.target(webhook)
     if (target === undefined) {
-      jobs.forEach((job, i) => { void this.withEvent(job, settles[i]!).then((full) => { if (full !== undefined) this.source.failInvalidUrl(settles[i]!, full, webhook) }) })
+      jobs.forEach((job, i) => {
+        const settle = settles[i]!
+        void this.withEvent(job, settle).then((full) => { if (full !== undefined) this.source.failInvalidUrl(settle, full, webhook) })
+      })
       return
     }
     const q = target.queue
