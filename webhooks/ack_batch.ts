@@ -7,17 +7,35 @@
  */
 const ACK_FLUSH_MS = 5
 
-const queue: Array<{ ack: () => void }> = []
-let timer: NodeJS.Timeout | undefined
+/** What can be acknowledged: a JetStream message, or the settle of one job of a batch message. */
+export interface Ackable { ack: () => void }
 
-/** Sends every pending acknowledgement now (also at shutdown, before the connection is drained). */
-export function flushAcks (): void {
-  if (timer !== undefined) { clearTimeout(timer); timer = undefined }
-  const batch = queue.splice(0)
-  for (const m of batch) m.ack()
-}
+/**
+ * The acknowledgements of one webhook delivery (fan-out and job consumers), gathered for ACK_FLUSH_MS. Made and
+ * closed by whoever starts the delivery, before the NATS connection is drained, so none is left behind.
+ */
+export class AckBatch {
+  private readonly queue: Ackable[] = []
+  private timer: NodeJS.Timeout | undefined
+  private closed = false
 
-export function ackSoon (m: { ack: () => void }): void {
-  queue.push(m)
-  timer ??= setTimeout(flushAcks, ACK_FLUSH_MS)
+  /** Acknowledges `m` within ACK_FLUSH_MS, together with the others of that moment; at once after close(). */
+  add (m: Ackable): void {
+    if (this.closed) { m.ack(); return }
+    this.queue.push(m)
+    this.timer ??= setTimeout(() => { this.flush() }, ACK_FLUSH_MS)
+  }
+
+  /** Sends every pending acknowledgement now. */
+  flush (): void {
+    if (this.timer !== undefined) { clearTimeout(this.timer); this.timer = undefined }
+    const batch = this.queue.splice(0)
+    for (const m of batch) m.ack()
+  }
+
+  /** Sends what is pending; an attempt that settles later (past the drain's deadline) leaves no timer behind. */
+  close (): void {
+    this.closed = true
+    this.flush()
+  }
 }

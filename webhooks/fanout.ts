@@ -2,7 +2,7 @@ import { jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { WebhookDispatcher } from './dispatcher.ts'
-import { ackSoon } from './ack_batch.ts'
+import type { AckBatch } from './ack_batch.ts'
 import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, envelopeOf, type EventRecord, type WebhookRecord } from '../protocol/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
@@ -43,6 +43,7 @@ export class WebhookFanout {
     private readonly nc: NatsConnection,
     private readonly cp: ControlPlane,
     private readonly dispatcher: WebhookDispatcher,
+    private readonly acks: AckBatch,
     private readonly log: Logger,
     private readonly metrics: OutboxMetrics
   ) {}
@@ -112,7 +113,7 @@ export class WebhookFanout {
     this.metrics.fanoutLag.observe(Math.max(0, Date.now() - m.info.timestampNanos / 1e6) / 1000)
     if (!(await this.viewCaughtUp(record.id))) { m.nak(VIEW_STALE_RETRY_MS); return }
     const targets = this.targets(record.org_id, record.type)
-    if (targets.length === 0) { ackSoon(m); return }
+    if (targets.length === 0) { this.acks.add(m); return }
     const event = envelopeOf(record)
     // Serialised once for every webhook of the event: the exact bytes each of them is sent.
     const json = JSON.stringify(event)
@@ -129,7 +130,7 @@ export class WebhookFanout {
       : send
     try {
       await (targets.length === 1 ? deliver(targets[0]!) : Promise.all(targets.map(deliver)))
-      ackSoon(m)
+      this.acks.add(m)
     } catch (err) {
       // Jobs already published are deduplicated (msgID) when the event comes back.
       this.log.warn({ err, event_id: record.id }, 'webhook fan-out failed; the event will be retried')

@@ -10,7 +10,7 @@ import { WebhookHttpClient } from './http_client.ts'
 import { WebhookDispatcher } from './dispatcher.ts'
 import { WebhookFanout } from './fanout.ts'
 import { WebhookJobConsumers } from './job_consumers.ts'
-import { flushAcks } from './ack_batch.ts'
+import { AckBatch } from './ack_batch.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 export { signatureHeader, verifySignature } from './sign.ts'
@@ -28,10 +28,12 @@ export async function startWebhookDelivery (
   // The job stream, the fan-out consumer and one job consumer per shard.
   await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'webhooks'))
   const http = new WebhookHttpClient(config)
-  const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, new DeliveryLog(shared.redis), http, log, shared.metrics)
+  // Acknowledgements of the fan-out and of the job consumers, gathered per moment; closed at the end of the drain.
+  const acks = new AckBatch()
+  const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, new DeliveryLog(shared.redis), http, acks, log, shared.metrics)
   const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, dispatcher, log)
   await consumers.start()
-  const fanout = new WebhookFanout(shared.nc, shared.cp, dispatcher, log, shared.metrics)
+  const fanout = new WebhookFanout(shared.nc, shared.cp, dispatcher, acks, log, shared.metrics)
   await fanout.start()
   const keepAlive = setInterval(() => dispatcher.keepAlive(), Math.max(1000, Math.floor(config.webhook.timeoutMs / 2)))
   keepAlive.unref()
@@ -46,7 +48,7 @@ export async function startWebhookDelivery (
         const stopped = Promise.all([fanout.stop(deadline), consumers.stop()])
         await dispatcher.drain(deadline)
         await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref())])
-        flushAcks()
+        acks.close()
         if (Date.now() < deadline) await http.close()
         else await http.destroy()
         dispatcher.close()

@@ -3,7 +3,7 @@ import { deliveryId, type DeliveryLog, type WebhookJob } from '../stores/webhook
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import { type WebhookRecord } from '../protocol/mod.ts'
 import { retryDelayMs } from './retry.ts'
-import { ackSoon } from './ack_batch.ts'
+import type { AckBatch } from './ack_batch.ts'
 import type { Settle } from './settle.ts'
 import type { AttemptResult } from './http_client.ts'
 import { webhookResult, type OutboxMetrics } from '../stores/metrics/mod.ts'
@@ -22,6 +22,7 @@ export class AttemptOutcomes {
     private readonly log: DeliveryLog,
     private readonly cp: ControlPlane,
     private readonly storeRetry: (job: WebhookJob) => Promise<void>,
+    private readonly acks: AckBatch,
     private readonly logger: Logger,
     private readonly metrics: OutboxMetrics
   ) {}
@@ -38,7 +39,7 @@ export class AttemptOutcomes {
       error: result.error,
       at: at.toISOString()
     }, job.test === true ? undefined : job.event.timestamp).catch((err: unknown) => this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'))
-    if (result.error === null || job.test === true || job.replay === true) { ackSoon(m); return }
+    if (result.error === null || job.test === true || job.replay === true) { this.acks.add(m); return }
     const delay = retryDelayMs(this.retryScheduleS, job.attempt)
     if (delay !== undefined) {
       try {

@@ -1,6 +1,6 @@
 import type { JsMsg } from '@nats-io/jetstream'
 import type { StoredWebhookJob } from '../stores/webhooks/mod.ts'
-import { ackSoon } from './ack_batch.ts'
+import type { AckBatch } from './ack_batch.ts'
 
 /** How an attempt's message is settled: a job message from the stream, or a first attempt made at fan-out. */
 export interface Settle { ack: () => void, nak: (delayMs?: number) => void, working: () => void }
@@ -13,13 +13,16 @@ const BATCH_RETRY_MS = 5000
 /**
  * Settles for the jobs of one batch message: the message is acknowledged once every job is settled. A job
  * that must wait (a nak) is first stored as a job of its own with that delay; if that fails, the whole
- * batch is handed back and comes again (its other jobs may then be sent twice: at least once).
+ * batch is handed back and comes again (its other jobs may then be sent twice: at least once). The message's
+ * acknowledgement goes through `acks`.
  */
-export function batchSettles (m: JsMsg, jobs: readonly StoredWebhookJob[], requeue: (job: StoredWebhookJob, delayMs: number) => Promise<void>): Settle[] {
+export function batchSettles (
+  m: JsMsg, jobs: readonly StoredWebhookJob[], requeue: (job: StoredWebhookJob, delayMs: number) => Promise<void>, acks: AckBatch
+): Settle[] {
   let remaining = jobs.length
   let handedBack = false
   let workingAt = 0
-  const done = (): void => { if (--remaining === 0 && !handedBack) ackSoon(m) }
+  const done = (): void => { if (--remaining === 0 && !handedBack) acks.add(m) }
   const handBack = (): void => {
     if (handedBack) return
     handedBack = true

@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
-import type { WebhookRecord } from '../protocol/mod.ts'
+import { HDR_SIGNATURE, HDR_WEBHOOK_ID, HDR_WEBHOOK_SIGNATURE, HDR_WEBHOOK_TIMESTAMP, type WebhookRecord } from '../protocol/mod.ts'
 
 /**
  * The webhook signatures, in one place: `X-Service-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`
@@ -66,6 +66,22 @@ const STANDARD_PREFIX = 'whsec_'
 /** The Standard Webhooks key of a secret: the base64 text after `whsec_`, decoded. */
 export function standardSigningKey (secret: string): KeyObject {
   return cachedKey(standardKeys, secret, () => Buffer.from(secret.startsWith(STANDARD_PREFIX) ? secret.slice(STANDARD_PREFIX.length) : secret, 'base64'))
+}
+
+/**
+ * The signature headers of one request: X-Service-Signature and the Standard Webhooks trio, each with one
+ * signature per active secret (two during a rotation's grace period). `webhook-id` is the event id, so it is
+ * the same on every retry and replay of the event.
+ */
+export function signedHeaders (webhook: WebhookRecord, eventId: string, body: Buffer, nowMs: number): string[] {
+  const t = Math.floor(nowMs / 1000)
+  const secrets = activeSecrets(webhook, nowMs)
+  return [
+    HDR_SIGNATURE, signatureHeader(secrets.map(signingKey), body, t),
+    HDR_WEBHOOK_ID, eventId,
+    HDR_WEBHOOK_TIMESTAMP, String(t),
+    HDR_WEBHOOK_SIGNATURE, standardSignatureHeader(secrets.map(standardSigningKey), eventId, t, body)
+  ]
 }
 
 export type VerifyFailure = 'malformed_header' | 'timestamp_out_of_tolerance' | 'signature_mismatch'

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { putWebhook, publishEvent, setWebhookStatus, eventually, sleep, webhookNow } from '../../helpers/webhooks.ts'
-import { PAUSED_RECHECK_MS } from '../../../webhooks/dispatcher.ts'
+import { PAUSED_RECHECK_MS } from '../../../webhooks/job_eligibility.ts'
 
 /**
  * Pausing a webhook keeps what it already owed: a retry of an event published before the pause that falls due while

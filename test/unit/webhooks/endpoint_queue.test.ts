@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { JsMsg } from '@nats-io/jetstream'
 import { EndpointQueue } from '../../../webhooks/endpoint_queue.ts'
 import { batchSettles } from '../../../webhooks/settle.ts'
-import { flushAcks } from '../../../webhooks/ack_batch.ts'
+import { AckBatch } from '../../../webhooks/ack_batch.ts'
 import { isJobRef, storedEventId, webhookJobsOf, webhookJobJson, type WebhookJob } from '../../../stores/webhooks/mod.ts'
 
 const never = async (): Promise<void> => await new Promise<void>(() => {})
@@ -118,26 +118,28 @@ function fakeMsg (): { m: JsMsg, acks: () => number, naks: () => number } {
 test('a batch message is acknowledged once every job in it is settled, after requeued jobs are stored', async () => {
   const { m, acks, naks } = fakeMsg()
   const stored: string[] = []
-  const settles = batchSettles(m, [job(1), job(2), job(3)], async (j) => { stored.push(storedEventId(j)) })
+  const ackBatch = new AckBatch()
+  const settles = batchSettles(m, [job(1), job(2), job(3)], async (j) => { stored.push(storedEventId(j)) }, ackBatch)
   settles[0]!.ack()
   settles[1]!.nak(1000)
   await new Promise((resolve) => setImmediate(resolve))
-  flushAcks()
+  ackBatch.flush()
   assert.equal(acks(), 0, 'one job is still open')
   assert.deepEqual(stored, ['evt_2'])
   settles[2]!.ack()
-  flushAcks()
+  ackBatch.flush()
   assert.equal(acks(), 1)
   assert.equal(naks(), 0)
 })
 
 test('when a job of a batch cannot be stored again, the whole batch is handed back and never acknowledged', async () => {
   const { m, acks, naks } = fakeMsg()
-  const settles = batchSettles(m, [job(1), job(2)], async () => { throw new Error('stream unavailable') })
+  const ackBatch = new AckBatch()
+  const settles = batchSettles(m, [job(1), job(2)], async () => { throw new Error('stream unavailable') }, ackBatch)
   settles[0]!.nak(0)
   settles[1]!.ack()
   await new Promise((resolve) => setImmediate(resolve))
-  flushAcks()
+  ackBatch.flush()
   assert.equal(naks(), 1)
   assert.equal(acks(), 0)
 })

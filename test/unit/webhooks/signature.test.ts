@@ -3,8 +3,9 @@ import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import { Webhook } from 'standardwebhooks'
-import { activeSecrets, signatureHeader, signingKey, standardSignatureHeader, standardSigningKey, verifySignature } from '../../../webhooks/sign.ts'
-import { signedHeaders } from '../../../webhooks/dispatcher.ts'
+import {
+  activeSecrets, signatureHeader, signedHeaders, signingKey, standardSignatureHeader, standardSigningKey, verifySignature
+} from '../../../webhooks/sign.ts'
 import type { WebhookRecord } from '../../../protocol/mod.ts'
 import { verifyWebhook } from '../../../docs/verify_webhook.ts'
 

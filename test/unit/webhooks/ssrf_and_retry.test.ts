@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { checkedAddress, SsrfBlockedError } from '../../../webhooks/ssrf.ts'
 import { retryDelayMs, maxAttempts, RETRY_JITTER } from '../../../webhooks/retry.ts'
 import { subscribes } from '../../../webhooks/fanout.ts'
-import { deliverable, held } from '../../../webhooks/dispatcher.ts'
+import { deliverable, held } from '../../../webhooks/job_eligibility.ts'
 import type { WebhookJob } from '../../../stores/webhooks/mod.ts'
 import type { WebhookRecord } from '../../../protocol/mod.ts'
 
