@@ -46,7 +46,8 @@ export const INTERNAL_ERRORS = {
   response_too_large: 'A webhook endpoint\'s response was larger than is read; its connection was closed.',
   verp_key_unknown: 'No return-path (VERP) key has this id, or none exists yet.',
   verp_key_in_use: 'The return-path (VERP) key to retire is the newest, which signs new mail.',
-  engine_thread_failed: 'A worker thread failed (not an error class: the code of the log line).'
+  engine_thread_failed: 'A worker thread failed (not an error class: the code of the log line).',
+  webhook_jobs_full: 'The webhook job stream is at its admission limit; the event is fanned out again later.'
 } as const satisfies Record<string, string>
 
 export type InternalErrorCode = keyof typeof INTERNAL_ERRORS

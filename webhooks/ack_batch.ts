@@ -1,3 +1,5 @@
+import { TurnBatch } from '../stores/batching/mod.ts'
+
 /**
  * Acknowledgements are gathered for a few milliseconds and sent together. nats.js writes its buffer to the
  * socket once per microtask checkpoint, and attempts finish a few per socket read, so acknowledging at once
@@ -15,27 +17,30 @@ export interface Ackable { ack: () => void }
  * closed by whoever starts the delivery, before the NATS connection is drained, so none is left behind.
  */
 export class AckBatch {
-  private readonly queue: Ackable[] = []
-  private timer: NodeJS.Timeout | undefined
+  private readonly batch = new TurnBatch<Ackable, undefined>({
+    after: ACK_FLUSH_MS,
+    flush: async (acks) => { for (const m of acks) m.ack(); return NO_RESULTS }
+  })
+
   private closed = false
 
   /** Acknowledges `m` within ACK_FLUSH_MS, together with the others of that moment; at once after close(). */
   add (m: Ackable): void {
-    if (this.closed) { m.ack(); return }
-    this.queue.push(m)
-    this.timer ??= setTimeout(() => { this.flush() }, ACK_FLUSH_MS)
+    if (this.closed) m.ack()
+    else this.batch.push(m)
   }
 
   /** Sends every pending acknowledgement now. */
   flush (): void {
-    if (this.timer !== undefined) { clearTimeout(this.timer); this.timer = undefined }
-    const batch = this.queue.splice(0)
-    for (const m of batch) m.ack()
+    this.batch.flush()
   }
 
   /** Sends what is pending; an attempt that settles later (past the drain's deadline) leaves no timer behind. */
   close (): void {
     this.closed = true
-    this.flush()
+    this.batch.flush()
   }
 }
+
+/** Acknowledgements have no results: nobody waits for one. */
+const NO_RESULTS: readonly undefined[] = []

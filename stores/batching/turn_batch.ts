@@ -35,7 +35,8 @@ type Waiter<R> = { resolve: (r: R) => void, reject: (err: unknown) => void }
  */
 export class TurnBatch<T, R> {
   private items: T[] = []
-  private waiters: Array<Waiter<R>> = []
+  /** One per item: none for an item `push`ed without waiting for its result. */
+  private waiters: Array<Waiter<R> | undefined> = []
   private timer: NodeJS.Immediate | NodeJS.Timeout | undefined
   private readonly sending = new Set<Promise<unknown>>()
   private readonly flushFn: (items: T[]) => Promise<ReadonlyArray<R | ItemFailure>>
@@ -59,11 +60,25 @@ export class TurnBatch<T, R> {
     return await new Promise<R>((resolve, reject) => {
       this.items.push(item)
       this.waiters.push({ resolve, reject })
-      if (this.items.length >= this.maxItems) this.flush()
-      else if (this.timer === undefined) {
-        this.timer = this.after === 'turn' ? setImmediate(this.flushNow) : setTimeout(this.flushNow, this.after)
-      }
+      this.schedule()
     })
+  }
+
+  private schedule (): void {
+    if (this.items.length >= this.maxItems) this.flush()
+    else if (this.timer === undefined) {
+      this.timer = this.after === 'turn' ? setImmediate(this.flushNow) : setTimeout(this.flushNow, this.after)
+    }
+  }
+
+  /**
+   * Adds an item whose result nobody waits for (an acknowledgement, say): no promise is made for it, and a failed
+   * batch is the flush's own to report.
+   */
+  push (item: T): void {
+    this.items.push(item)
+    this.waiters.push(undefined)
+    this.schedule()
   }
 
   /** Sends what is gathered now (nothing when nothing is). */
@@ -83,10 +98,11 @@ export class TurnBatch<T, R> {
     const settled = sent.then((results) => {
       waiters.forEach((w, i) => {
         const r = results[i]
+        if (w === undefined) return
         if (r instanceof ItemFailure) w.reject(r.reason)
         else w.resolve(r as R)
       })
-    }, (err: unknown) => { for (const w of waiters) w.reject(err) })
+    }, (err: unknown) => { for (const w of waiters) w?.reject(err) })
     this.sending.add(settled)
     void settled.finally(() => this.sending.delete(settled))
   }

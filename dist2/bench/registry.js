@@ -1,0 +1,26 @@
+import { runRatelimitBench } from './ratelimit.js';
+import { runScaleBench } from './scale.js';
+import { gatewaySuite, engineSuite, webhooksSuite, inboundSuite } from './suites.js';
+import { runCurveBench } from './curve.js';
+import { runSoakBench } from './soak.js';
+import { runPoisonBench } from './poison.js';
+import { runSubmissionBench } from './submission.js';
+import { runE2eBench } from './e2e.js';
+/**
+ * Every benchmark `npm run bench` knows, in the order a full run takes them.
+ * Adding one is one import and one line here: `name: { title, run }`.
+ */
+export const BENCHMARKS = {
+    gateway: { title: 'Send API throughput: Outbox gateway vs bare uWS vs Fastify', run: gatewaySuite },
+    curve: { title: 'Scaling curve: gateway connections and engine shards', run: runCurveBench },
+    engine: { title: 'Delivery engine vs a plain nodemailer loop', run: engineSuite },
+    webhooks: { title: 'Signed webhook deliveries vs a bare undici loop', run: webhooksSuite },
+    inbound: { title: 'Inbound SMTP and tracking endpoints vs bare servers', run: inboundSuite },
+    submission: { title: 'SMTP submission vs a bare smtp-server; the per-key limit across HTTP and SMTP', run: runSubmissionBench },
+    ratelimit: { title: 'Per-key rate limits across two gateway processes', run: runRatelimitBench },
+    scale: { title: 'Engine scale-out: 1, 2 and 3 engine processes sharing the shards', run: runScaleBench },
+    e2e: { title: 'End to end: sends while delivering to SMTP and posting signed webhooks, vs a plain nodemailer pool', run: runE2eBench, byNameInQuick: true },
+    poison: { title: 'Healthy mail alone and with mail to a destination that always answers 451', run: runPoisonBench },
+    soak: { title: 'Soak with injected faults', run: runSoakBench, byNameInQuick: true }
+};
+//# sourceMappingURL=registry.js.map

@@ -1,0 +1,86 @@
+import { writeFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { testCa } from '../test/helpers/https_receiver.js';
+import { Sink, SLOW_MS, bareLoop, floorRun, webhookRun } from './webhook_targets.js';
+export { SLOW_MS };
+const median = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const mid = s.length >> 1;
+    return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+const ratio = (x) => Number(x.toFixed(3));
+export async function runWebhookBench(opts = {}) {
+    const events = opts.events ?? (opts.quick === true ? 3000 : 20_000);
+    const concurrency = opts.concurrency ?? 16;
+    const rounds = opts.rounds ?? (opts.quick === true ? 1 : 5);
+    const ca = testCa();
+    const caPem = readFileSync(ca.caFile, 'utf8');
+    const sink = await Sink.start();
+    try {
+        await bareLoop(sink.healthyPort, Math.min(2000, events), concurrency, caPem); // warm-up
+        const perRound = [];
+        const run = async (second) => await webhookRun({ events, concurrency, second, caFile: ca.caFile, sink });
+        for (let i = 0; i < rounds; i++) {
+            const bare = await bareLoop(sink.healthyPort, events, concurrency, caPem);
+            const floor = await floorRun({ events, concurrency, caPem, sink });
+            perRound.push({ bare, floor, outbox: await run('none'), dead: await run('dead'), slow: await run('slow'), healthy: await run('healthy') });
+        }
+        const of = (f) => median(perRound.map(f));
+        const result = {
+            events,
+            concurrency,
+            rounds,
+            bare_undici_per_s: Math.round(of((r) => r.bare)),
+            floor_per_s: Math.round(of((r) => r.floor)),
+            webhooks_per_s: Math.round(of((r) => r.outbox)),
+            ratio_to_bare: ratio(of((r) => r.outbox / r.bare)),
+            floor_over_bare: ratio(of((r) => r.floor / r.bare)),
+            webhooks_over_floor: ratio(of((r) => r.outbox / r.floor)),
+            healthy_with_dead_endpoint_per_s: Math.round(of((r) => r.dead)),
+            dead_endpoint_drop: ratio(of((r) => 1 - r.dead / r.outbox)),
+            healthy_with_slow_endpoint_per_s: Math.round(of((r) => r.slow)),
+            slow_endpoint_drop: ratio(of((r) => 1 - r.slow / r.outbox)),
+            healthy_with_second_healthy_endpoint_per_s: Math.round(of((r) => r.healthy)),
+            per_round: perRound.map((r) => ({ bare: Math.round(r.bare), floor: Math.round(r.floor), outbox: Math.round(r.outbox), dead: Math.round(r.dead), slow: Math.round(r.slow), healthy: Math.round(r.healthy) }))
+        };
+        const out = opts.out ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results', 'webhooks.json');
+        mkdirSync(dirname(out), { recursive: true });
+        writeFileSync(out, JSON.stringify({ ...result, at: new Date().toISOString(), node: process.version }, null, 2) + '\n');
+        return result;
+    }
+    finally {
+        await sink.close();
+    }
+}
+const pct = (x) => `${Math.round(x * 100)} %`;
+/** A drop as text: "12 % lower", or "5 % higher" when the rate was higher. */
+export const relativeDrop = (drop) => drop >= 0 ? `${pct(drop)} lower` : `${pct(-drop)} higher`;
+/** The figures as a markdown table, as printed by the bench and copied into docs/webhooks.md. */
+export function webhookMarkdown(r) {
+    const rows = [
+        `Medians of ${r.rounds} round(s), ${r.events} events each.`,
+        '',
+        '| measure | deliveries/s |',
+        '|---|---|',
+        `| bare undici loop (signed bodies, ${r.concurrency} connections) | ${r.bare_undici_per_s} |`,
+        `| floor: JetStream read, sign, POST, acknowledge | ${r.floor_per_s} (${pct(r.floor_over_bare)} of the bare loop) |`,
+        `| Outbox signed webhook deliveries | ${r.webhooks_per_s} (${pct(r.ratio_to_bare)} of the bare loop, ${pct(r.webhooks_over_floor)} of the floor) |`,
+        `| endpoint A, while a **dead** endpoint B gets every event too | ${r.healthy_with_dead_endpoint_per_s} (${relativeDrop(r.dead_endpoint_drop)} than A alone) |`,
+        `| endpoint A, while a **slow** endpoint B (answers after ${SLOW_MS / 1000} s) gets every event too | ${r.healthy_with_slow_endpoint_per_s} (${relativeDrop(r.slow_endpoint_drop)} than A alone) |`,
+        `| endpoint A, while a second **healthy** endpoint B gets every event too (twice the requests) | ${r.healthy_with_second_healthy_endpoint_per_s} |`
+    ];
+    if (r.rounds > 1) {
+        rows.push('', '| round | bare | floor | Outbox | A with dead B | A with slow B | A with healthy B |', '|---:|---:|---:|---:|---:|---:|---:|');
+        r.per_round.forEach((x, i) => rows.push(`| ${i + 1} | ${x.bare} | ${x.floor} | ${x.outbox} | ${x.dead} | ${x.slow} | ${x.healthy} |`));
+    }
+    return rows.join('\n');
+}
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+    const quick = process.argv.includes('--quick');
+    const r = await runWebhookBench({ quick });
+    console.log(JSON.stringify(r));
+    console.log('\n' + webhookMarkdown(r));
+    process.exit(0);
+}
+//# sourceMappingURL=webhooks.js.map

@@ -1,0 +1,54 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/mod.js';
+import { ApiError, PLANS, streamSettings } from '../protocol/mod.js';
+import { ControlPlane } from '../stores/control_plane/mod.js';
+import { connectNats, ensureStreams } from '../stores/clients/mod.js';
+import { createOrganization } from '../gateway/control/orgs.js';
+import { CliError } from './binaries.js';
+export const ORG_CREATE_USAGE = 'usage: outbox org create --name <name> --domain <domain> [--plan free|starter|pro|enterprise]';
+const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
+/** Parses and checks the arguments; anything wrong is a usage error (exit 2). */
+export function parseOrgCreateArgs(args) {
+    let values;
+    try {
+        values = parseArgs({ args, options: { name: { type: 'string' }, domain: { type: 'string' }, plan: { type: 'string' } }, strict: true, allowPositionals: false }).values;
+    }
+    catch (err) {
+        throw new CliError(`outbox: ${err.message}\n${ORG_CREATE_USAGE}`, 2);
+    }
+    const name = values.name?.trim() ?? '';
+    const domain = values.domain?.trim().toLowerCase() ?? '';
+    const plan = values.plan ?? 'free';
+    if (name === '' || name.length > 200)
+        throw new CliError(`outbox: --name is required (1 to 200 characters)\n${ORG_CREATE_USAGE}`, 2);
+    if (domain.length > 253 || !DOMAIN.test(domain))
+        throw new CliError(`outbox: --domain must be a domain name such as example.com\n${ORG_CREATE_USAGE}`, 2);
+    if (!PLANS.includes(plan))
+        throw new CliError(`outbox: --plan must be one of ${PLANS.join(', ')}\n${ORG_CREATE_USAGE}`, 2);
+    return { name, domain, plan: plan };
+}
+/** `outbox org create`: an organisation with a verified domain and an admin key, against the configured NATS. */
+export async function runOrgCreate(args, env) {
+    const input = parseOrgCreateArgs(args);
+    const config = loadConfig(env);
+    const servers = config.nats.servers.join(',');
+    const nc = await connectNats(config.nats.servers, 'outbox-cli').catch(() => {
+        throw new CliError(`outbox: no NATS server answers at ${servers}; start Outbox first (npm start) or set NATS_URL`);
+    });
+    let cp;
+    try {
+        await ensureStreams(nc, streamSettings(config));
+        cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes });
+        return await createOrganization(cp, config, input);
+    }
+    catch (err) {
+        if (err instanceof ApiError && err.code === 'conflict')
+            throw new CliError(`outbox: the domain ${input.domain} is already registered to an organisation`);
+        throw err;
+    }
+    finally {
+        cp?.close();
+        await nc.drain().catch(() => { });
+    }
+}
+//# sourceMappingURL=org_create.js.map

@@ -1,0 +1,42 @@
+import { loadConfig } from '../config/mod.js';
+import { ControlPlane, VerpKeyError } from '../stores/control_plane/mod.js';
+import { connectNats, ensureStreams } from '../stores/clients/mod.js';
+import { streamSettings } from '../protocol/mod.js';
+import { CliError } from './binaries.js';
+export const VERP_KEYS_USAGE = 'usage: outbox verp-keys list | rotate | retire <key_id>';
+/**
+ * `outbox verp-keys`: the keys that sign return paths (VERP), against the configured NATS. `rotate` adds a key that
+ * signs from then on; the older ones keep verifying until retired. Secrets are never printed.
+ */
+export async function runVerpKeys(args, env) {
+    const [action, id, ...extra] = args;
+    const valid = extra.length === 0 && ((action === 'list' || action === 'rotate') ? id === undefined : action === 'retire' && id !== undefined);
+    if (!valid)
+        throw new CliError(`outbox: ${VERP_KEYS_USAGE}`, 2);
+    const config = loadConfig(env);
+    const nc = await connectNats(config.nats.servers, 'outbox-cli').catch(() => {
+        throw new CliError(`outbox: no NATS server answers at ${config.nats.servers.join(',')}; start Outbox first (npm start) or set NATS_URL`);
+    });
+    let cp;
+    try {
+        await ensureStreams(nc, streamSettings(config));
+        cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes });
+        const view = (k) => ({ id: k.id, created_at: k.created_at });
+        if (action === 'list')
+            return cp.verpKeys.list().map(view);
+        if (action === 'rotate')
+            return await cp.verpKeys.rotate();
+        await cp.verpKeys.retire(id);
+        return { retired: id };
+    }
+    catch (err) {
+        if (err instanceof VerpKeyError)
+            throw new CliError(`outbox: ${err.message}`);
+        throw err;
+    }
+    finally {
+        cp?.close();
+        await nc.drain().catch(() => { });
+    }
+}
+//# sourceMappingURL=verp_keys.js.map

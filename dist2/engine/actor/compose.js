@@ -1,0 +1,87 @@
+import { foldLines } from 'nodemailer/lib/mime-funcs';
+import { signToken, encodeVerp, isReservedHeader } from '../../protocol/mod.js';
+import { dkimBodyHash, dkimSignatures } from './dkim.js';
+import { buildLayout, encodeHtml, HTML_SLOT } from './mime.js';
+import { applyTracking, cachedTrackingPlan } from './tracking.js';
+export { DKIM_SIGNED_HEADERS } from './dkim.js';
+export function messageIdOf(id, domain) {
+    return `<${id}@${domain}>`;
+}
+const CRLF = Buffer.from('\r\n');
+/**
+ * One message, composed once for all its recipients. Every recipient gets its own transaction because the
+ * return path (VERP) and the tracking/unsubscribe tokens name the recipient; the visible To/Cc headers still list
+ * everyone, as the sender wrote them. What differs per recipient is spliced into the shared bytes: the
+ * `List-Unsubscribe` header line and, when opens or clicks are tracked, the html part. The body hash of the DKIM
+ * signature is computed once when the body is shared.
+ */
+export class ComposedMessage {
+    msg;
+    content;
+    ctx;
+    head;
+    body;
+    htmlEncoding;
+    sharedBodyHash;
+    trackingPlan;
+    messageId;
+    constructor(msg, content, ctx) {
+        this.msg = msg;
+        this.content = content;
+        this.ctx = ctx;
+        const tracked = content.html !== undefined && (msg.track_opens || msg.track_clicks);
+        const headers = {};
+        for (const [k, v] of Object.entries(msg.headers))
+            if (!isReservedHeader(k))
+                headers[k] = v;
+        // RFC 8058: the https link of List-Unsubscribe (added per recipient) answers the one-click POST
+        headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+        const layout = buildLayout({
+            from: msg.from,
+            to: msg.to,
+            cc: msg.cc,
+            ...(msg.reply_to !== undefined ? { replyTo: msg.reply_to } : {}),
+            subject: content.subject,
+            messageId: this.messageId = messageIdOf(msg.id, ctx.domain),
+            headers,
+            ...(content.html !== undefined ? { html: content.html } : {}),
+            ...(content.text !== undefined ? { text: content.text } : {}),
+            attachments: msg.attachments.map((a) => ({ filename: a.filename, content: Buffer.from(a.content, 'base64'), ...(a.content_type !== undefined ? { contentType: a.content_type } : {}), ...(a.content_id !== undefined ? { contentId: a.content_id } : {}) }))
+        }, tracked);
+        this.head = layout.head;
+        this.body = layout.body.map((p) => p === HTML_SLOT ? p : Buffer.from(p, 'latin1'));
+        if (layout.htmlEncoding !== undefined)
+            this.htmlEncoding = layout.htmlEncoding;
+    }
+    forRecipient(rcpt) {
+        const { msg, ctx } = this;
+        const claims = { o: msg.org_id, m: msg.id, r: rcpt };
+        const returnPath = encodeVerp(msg.id, rcpt, ctx.domain, ctx.verpKey);
+        const unsubscribe = `${ctx.publicUrl}/t/u/${signToken(ctx.secret, { k: 'u', ...claims })}`;
+        // RFC 2369: the https link answers the one-click POST; the mailto reaches our inbound server
+        const listUnsubscribe = foldLines(`List-Unsubscribe: <${unsubscribe}>, <mailto:${returnPath}?subject=unsubscribe>`, 76);
+        const head = Buffer.from(`${this.head}${listUnsubscribe}\r\n`, 'latin1');
+        let body;
+        let bodyHash;
+        if (this.htmlEncoding === undefined) {
+            body = this.body;
+            bodyHash = this.sharedBodyHash ??= dkimBodyHash(body);
+        }
+        else {
+            const html = Buffer.from(encodeHtml(this.trackedHtml(claims), this.htmlEncoding), 'latin1');
+            body = this.body.map((p) => p === HTML_SLOT ? html : p);
+            bodyHash = dkimBodyHash(body);
+        }
+        const signatures = Buffer.from(dkimSignatures(ctx.dkim, head, bodyHash), 'latin1');
+        return { envelope: { from: returnPath, to: [rcpt] }, raw: Buffer.concat([signatures, head, CRLF, ...body]), messageId: this.messageId };
+    }
+    trackedHtml(claims) {
+        const { msg, ctx } = this;
+        this.trackingPlan ??= cachedTrackingPlan(this.content.html);
+        return applyTracking(this.trackingPlan, {
+            ...(msg.track_opens ? { openUrl: `${ctx.publicUrl}/t/o/${signToken(ctx.secret, { k: 'o', ...claims })}` } : {}),
+            ...(msg.track_clicks ? { clickUrl: (u) => `${ctx.publicUrl}/t/c/${signToken(ctx.secret, { k: 'c', ...claims, u })}` } : {})
+        });
+    }
+}
+//# sourceMappingURL=compose.js.map

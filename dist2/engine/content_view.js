@@ -1,0 +1,46 @@
+import { detectMimeType } from 'nodemailer/lib/mime-funcs';
+import { renderContent } from '../protocol/mod.js';
+import { submittedParts } from './submitted_content.js';
+import { templateSource } from './template_source.js';
+/** Decoded size of base64 text without decoding it (line breaks and padding do not count). */
+export function base64Size(b64) {
+    let chars = 0;
+    let padding = 0;
+    for (let i = 0; i < b64.length; i++) {
+        const c = b64.charCodeAt(i);
+        if (c === 61)
+            padding++; // '='
+        else if (c !== 10 && c !== 13 && c !== 32 && c !== 9)
+            chars++;
+    }
+    return Math.floor((chars + padding) * 3 / 4) - padding;
+}
+/**
+ * The content view of a queued message (its content joined back when it was stored apart): what the recipients
+ * were sent before per-recipient tracking rewrote links and added the open pixel. A template send is rendered
+ * with its variables exactly as the engine renders it for sending; a message submitted by SMTP shows the parts of
+ * the MIME the application wrote. Attachments are described, never copied.
+ */
+export async function contentView(msg) {
+    const addressing = { id: msg.id, from: msg.from, to: msg.to, cc: msg.cc, reply_to: msg.reply_to ?? null };
+    if (msg.submitted !== undefined) {
+        const parts = await submittedParts(Buffer.from(msg.submitted.raw, 'latin1'));
+        return { ...addressing, subject: msg.subject, ...parts };
+    }
+    const template = templateSource(msg);
+    const rendered = template !== undefined ? renderContent(template, msg.variables ?? {}) : { subject: msg.subject, html: msg.html, text: msg.text };
+    return {
+        ...addressing,
+        subject: rendered.subject,
+        html: rendered.html ?? null,
+        text: rendered.text ?? null,
+        headers: msg.headers,
+        attachments: msg.attachments.map((a) => ({
+            filename: a.filename,
+            content_type: a.content_type ?? detectMimeType(a.filename),
+            size: base64Size(a.content),
+            content_id: a.content_id ?? null
+        }))
+    };
+}
+//# sourceMappingURL=content_view.js.map

@@ -1,0 +1,144 @@
+const HANDBACK_RETRY_MS = 5_000; // an unexpected error: the message comes back in 5 s
+const FETCH_EXPIRES_MS = 5_000; // an idle shard renews its pull request every 5 s
+const BATCH_WAIT_MS = 5; // after a slot frees, wait this long for more before pulling, so pulls are not one message each
+const ERROR_PAUSE_MS = 1_000;
+const FENCE_PAUSE_MS = 100; // while the shard lease is in doubt, look again this often
+/**
+ * The pull loop of one shard. It pulls only as many messages as the shard has free slots
+ * (`fetch({max_messages: free})`), so every message it holds is being worked on: none waits in a buffer
+ * while its ack_wait runs out. Each message in hand gets `working()` every third of ack_wait, so a slow SMTP
+ * server never makes JetStream hand it to someone else mid-transaction. Should a redelivery of a message in
+ * hand still arrive (the event loop was blocked past ack_wait), it is not processed a second time: it shares
+ * the fate of the copy in progress.
+ *
+ * `epoch` tells a first delivery that may repeat an earlier one (engine/connection_epoch.ts); without it the delivery
+ * count alone decides.
+ *
+ * `fence()` says whether this process still holds the shard's lease (engine/leases/); it is checked before
+ * every pull and for every pulled message, so a process that lost the lease stops taking work at once.
+ */
+export class ShardDispatcher {
+    shard;
+    consumer;
+    processor;
+    capacity;
+    ackWaitMs;
+    log;
+    fence;
+    epoch;
+    batch;
+    inHand = new Map();
+    slotFreed;
+    stopping = false;
+    loop;
+    handedBack = 0;
+    constructor(shard, consumer, processor, capacity, ackWaitMs, log, fence = () => true, epoch) {
+        this.shard = shard;
+        this.consumer = consumer;
+        this.processor = processor;
+        this.capacity = capacity;
+        this.ackWaitMs = ackWaitMs;
+        this.log = log;
+        this.fence = fence;
+        this.epoch = epoch;
+    }
+    start() {
+        this.loop = this.run();
+    }
+    get free() {
+        return this.capacity - this.inHand.size;
+    }
+    async waitForSlot() {
+        while (this.free <= 0 && !this.stopping)
+            await new Promise((resolve) => { this.slotFreed = resolve; });
+        if (this.free < this.capacity / 4 && !this.stopping)
+            await new Promise((resolve) => setTimeout(resolve, BATCH_WAIT_MS));
+    }
+    async run() {
+        while (!this.stopping) {
+            await this.waitForSlot();
+            if (this.stopping)
+                break;
+            if (!this.fence()) {
+                await new Promise((resolve) => setTimeout(resolve, FENCE_PAUSE_MS));
+                continue;
+            }
+            try {
+                this.batch = await this.consumer.fetch({ max_messages: this.free, expires: FETCH_EXPIRES_MS });
+                for await (const m of this.batch) {
+                    if (this.stopping || !this.fence()) {
+                        m.nak(); // pulled but not started: hand it straight back
+                        continue;
+                    }
+                    this.take(m);
+                }
+            }
+            catch (err) {
+                if (this.stopping)
+                    break;
+                this.log.warn({ err, shard: this.shard }, 'pull failed; retrying');
+                await new Promise((resolve) => setTimeout(resolve, ERROR_PAUSE_MS));
+            }
+        }
+    }
+    take(m) {
+        const current = this.inHand.get(m.seq);
+        if (current !== undefined) {
+            current.copies.push(m);
+            return;
+        }
+        const entry = { copies: [m], done: Promise.resolve() };
+        this.inHand.set(m.seq, entry);
+        entry.done = this.handle(m, entry).finally(() => {
+            this.inHand.delete(m.seq);
+            const wake = this.slotFreed;
+            this.slotFreed = undefined;
+            wake?.();
+        });
+    }
+    async handle(m, entry) {
+        const keepAlive = setInterval(() => { for (const c of entry.copies)
+            c.working(); }, Math.max(300, Math.floor(this.ackWaitMs / 3)));
+        let fate;
+        try {
+            // A first delivery that may repeat one a killed NATS server forgot counts as a redelivery: its state is read.
+            const repeat = this.epoch?.mayBeRepeat(m.info.deliveryCount, m.info.timestampNanos / 1e6) ?? m.info.deliveryCount > 1;
+            fate = await this.processor.process(this.shard, m.data, repeat ? Math.max(2, m.info.deliveryCount) : 1, m.seq);
+        }
+        catch (err) {
+            this.log.error({ err, shard: this.shard, seq: m.seq }, 'message processing failed; handed back');
+            fate = { kind: 'nak', delayMs: HANDBACK_RETRY_MS };
+        }
+        finally {
+            clearInterval(keepAlive);
+        }
+        if (!this.inHand.has(m.seq))
+            return; // handed back at the drain deadline already
+        for (const c of entry.copies) {
+            if (fate.kind === 'nak')
+                c.nak(fate.delayMs);
+            else
+                c.ack();
+        }
+    }
+    /** Stops pulling, waits for messages in hand until `deadline`, then hands the rest back to JetStream. */
+    async drain(deadline) {
+        this.stopping = true;
+        this.batch?.stop();
+        this.slotFreed?.();
+        await this.loop;
+        let timer;
+        const all = Promise.all([...this.inHand.values()].map(async (e) => await e.done));
+        await Promise.race([all, new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now())); })]);
+        clearTimeout(timer);
+        for (const [seq, e] of this.inHand) {
+            this.inHand.delete(seq);
+            for (const c of e.copies)
+                c.nak();
+            this.handedBack++;
+        }
+        if (this.handedBack > 0)
+            this.log.warn({ shard: this.shard, handedBack: this.handedBack }, 'drain deadline reached; unfinished messages handed back');
+    }
+}
+//# sourceMappingURL=dispatcher.js.map

@@ -1,0 +1,212 @@
+import { isWrongLastSequence } from '../../stores/clients/mod.js';
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+function live(e) {
+    if (e === null || e.operation !== 'PUT')
+        return undefined;
+    try {
+        return JSON.parse(dec.decode(e.value));
+    }
+    catch {
+        return undefined;
+    }
+}
+/**
+ * How many units `self` should hold: units / members, one more for the first (units mod members) members in id
+ * order. The shares add up to exactly `units`, so no process is left idle (rounding every share up would give
+ * 12 units over 5 processes as 3+3+3+3+0). A process missing from the list (its presence write failed) counts
+ * as one more member, last in order.
+ */
+export function shareOf(units, members, self) {
+    const ids = [...new Set([...members].sort())];
+    let index = ids.indexOf(self);
+    if (index === -1) {
+        index = ids.length;
+        ids.push(self);
+    }
+    const base = Math.floor(units / ids.length);
+    return base + (index < units % ids.length ? 1 : 0);
+}
+/**
+ * Leases on numbered units of work held in one NATS KV bucket. Each process announces itself with a presence
+ * key, aims to hold its share of the units (`shareOf`), claims free or expired units with `create` or a
+ * compare-and-set `update` on the revision it read, renews what it holds every `renewMs`, and releases its
+ * surplus (drained first) when a newcomer joins. A unit's work runs only while `fence()` is true: the lease is
+ * held at the revision this process wrote last, the last renew succeeded, and the term has at least one renew
+ * interval left, so the holder stops pulling before any other process may consider the lease expired.
+ */
+export class LeaseTable {
+    bucket;
+    opts;
+    held = new Map();
+    timer;
+    /** The renew and the balance round run on separate chains, so a slow claim never delays a renew. */
+    renewing;
+    balancing;
+    closed = false;
+    kv;
+    constructor(bucket, opts) {
+        this.bucket = bucket;
+        this.opts = opts;
+        this.kv = bucket.kv;
+    }
+    unitKey(unit) { return `${this.opts.group}.shard.${unit}`; }
+    memberKey(id) { return `${this.opts.group}.member.${id}`; }
+    record(now) {
+        return enc.encode(JSON.stringify({ owner: this.opts.ownerId, expires_at: now + this.opts.leaseMs }));
+    }
+    /** Units this process holds (including ones being released). */
+    units() {
+        return [...this.held.keys()].sort((a, b) => a - b);
+    }
+    /** True while work on `unit` may be pulled. */
+    holds(unit) {
+        const h = this.held.get(unit);
+        return h !== undefined && !h.doubtful && !h.releasing && Date.now() < h.basis + this.opts.leaseMs - this.opts.renewMs;
+    }
+    /** Announces this process and claims its share; resolves after the first round. */
+    async start() {
+        await this.renewRound();
+        await this.balanceRound();
+        // a round still running when the next is due is not queued behind: the next tick starts afresh
+        this.timer = setInterval(() => {
+            this.renewing ??= this.renewRound().finally(() => { this.renewing = undefined; });
+            this.balancing ??= this.balanceRound().finally(() => { this.balancing = undefined; });
+        }, this.opts.renewMs);
+    }
+    async renewRound() {
+        if (this.closed)
+            return;
+        const presence = this.kv.put(this.memberKey(this.opts.ownerId), this.record(Date.now())).catch((err) => {
+            this.opts.log.warn({ err, group: this.opts.group }, 'presence renew failed');
+        });
+        await Promise.all([presence, this.renewAll()]);
+    }
+    async balanceRound() {
+        if (this.closed)
+            return;
+        try {
+            const members = await this.liveMembers(Date.now());
+            if (this.closed)
+                return;
+            const target = shareOf(this.opts.units, members, this.opts.ownerId);
+            const active = [...this.held.entries()].filter(([, h]) => !h.releasing).map(([u]) => u);
+            if (active.length > target) {
+                for (const unit of active.sort((a, b) => b - a).slice(0, active.length - target))
+                    this.release(unit);
+            }
+            else if (active.length < target) {
+                await this.claim(target - active.length);
+            }
+        }
+        catch (err) {
+            this.opts.log.warn({ err, group: this.opts.group }, 'lease balance round failed; retrying');
+        }
+    }
+    async renewAll() {
+        await Promise.all([...this.held].map(async ([unit, h]) => {
+            const basis = Date.now();
+            try {
+                h.revision = await this.kv.update(this.unitKey(unit), this.record(basis), h.revision);
+                h.basis = basis;
+                h.doubtful = false;
+            }
+            catch (err) {
+                if (isWrongLastSequence(err)) {
+                    // a renew that timed out may still have been written: then the newer revision is our own
+                    const e = await this.kv.get(this.unitKey(unit)).catch(() => null);
+                    if (live(e)?.owner === this.opts.ownerId && this.held.get(unit) === h)
+                        h.revision = e.revision;
+                    else
+                        this.lose(unit, 'the lease revision moved');
+                }
+                else {
+                    h.doubtful = true; // pause pulls; the lease is still ours unless the next renews fail past the term
+                    if (Date.now() >= h.basis + this.opts.leaseMs)
+                        this.lose(unit, 'renewals failed for a whole lease term');
+                    else
+                        this.opts.log.warn({ err, unit, group: this.opts.group }, 'lease renew failed; pulls paused');
+                }
+            }
+        }));
+    }
+    /** Owner ids of the processes whose presence has not expired. */
+    async liveMembers(now) {
+        const ids = [];
+        for (const key of await this.bucket.keys(`${this.opts.group}.member.*`)) {
+            const e = await this.kv.get(key);
+            const rec = live(e);
+            if (rec !== undefined && rec.expires_at > now)
+                ids.push(rec.owner);
+            else if (rec !== undefined && e !== null && rec.expires_at + this.opts.leaseMs < now) {
+                await this.kv.delete(key, { previousSeq: e.revision }).catch(() => { }); // long dead: tidy up
+            }
+        }
+        return ids;
+    }
+    async claim(wanted) {
+        const offset = Math.floor(Math.random() * this.opts.units); // spread concurrent claimers over the units
+        for (let i = 0; i < this.opts.units && wanted > 0; i++) {
+            const unit = (offset + i) % this.opts.units;
+            if (this.held.has(unit))
+                continue;
+            const key = this.unitKey(unit);
+            const basis = Date.now();
+            try {
+                const e = await this.kv.get(key);
+                const rec = live(e);
+                let revision;
+                if (rec === undefined)
+                    revision = await this.kv.create(key, this.record(basis));
+                else if (rec.expires_at < basis)
+                    revision = await this.kv.update(key, this.record(basis), e.revision);
+                else
+                    continue;
+                this.held.set(unit, { revision, basis, doubtful: false, releasing: false });
+                wanted--;
+                this.opts.log.info({ unit, group: this.opts.group, previous: rec?.owner ?? null }, 'lease acquired');
+                this.opts.start(unit, () => this.holds(unit));
+            }
+            catch (err) {
+                // Wrong last sequence: another process won this one.
+                if (!isWrongLastSequence(err))
+                    throw err;
+            }
+        }
+    }
+    lose(unit, reason) {
+        this.held.delete(unit);
+        this.opts.log.warn({ unit, group: this.opts.group, reason }, 'lease lost; work in hand finishes, no more pulls');
+        void this.opts.stop(unit, Date.now() + this.opts.drainMs);
+    }
+    /** Drains the unit while still renewing its lease, then deletes the lease so another process may claim it. */
+    release(unit) {
+        const h = this.held.get(unit);
+        if (h === undefined || h.releasing)
+            return;
+        h.releasing = true;
+        this.opts.log.info({ unit, group: this.opts.group }, 'releasing surplus lease');
+        void this.opts.stop(unit, Date.now() + this.opts.drainMs).then(async () => {
+            await this.renewing; // no renew of this key is in flight while it is deleted
+            const now = this.held.get(unit);
+            if (now !== h)
+                return; // lost meanwhile
+            this.held.delete(unit);
+            await this.kv.delete(this.unitKey(unit), { previousSeq: h.revision }).catch(() => { });
+        });
+    }
+    /** Stops claiming and renewing, drains every unit until `deadline`, then deletes its leases and presence. */
+    async close(deadline) {
+        if (this.closed)
+            return;
+        this.closed = true;
+        clearInterval(this.timer);
+        await Promise.all([this.renewing, this.balancing]);
+        const mine = [...this.held];
+        await Promise.all(mine.map(async ([unit]) => await this.opts.stop(unit, deadline)));
+        this.held.clear();
+        await Promise.all(mine.map(async ([unit, h]) => await this.kv.delete(this.unitKey(unit), { previousSeq: h.revision }).catch(() => { })));
+        await this.kv.delete(this.memberKey(this.opts.ownerId)).catch(() => { });
+    }
+}
+//# sourceMappingURL=lease_table.js.map

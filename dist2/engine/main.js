@@ -1,0 +1,115 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { installationSecret, STREAM_OUTBOUND, outboundConsumer, outboundSubject, jetStreamSettings, jetStreamTable, tablePart } from '../protocol/mod.js';
+import { ensureJetStream, JsPublisher } from '../stores/clients/mod.js';
+import { MessageStore } from '../stores/read_model/mod.js';
+import { DeliveryState } from './delivery_state.js';
+import { ScheduleLedger, ScheduleState, SCHEDULE_STATE_TTL_MS } from '../stores/schedule/mod.js';
+import { ShardDispatcher } from './dispatcher.js';
+import { ConnectionEpoch } from './connection_epoch.js';
+import { StoredContentProcessor } from './stored_content.js';
+import { openContentStore } from '../stores/content/mod.js';
+import { MessageContentStore } from '../stores/message_content/mod.js';
+import { ContentRecorder } from './content_recorder.js';
+import { ShardActors } from './shards.js';
+import { WorkQueueSweeper } from './work_queue_sweep.js';
+import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.js';
+export async function startEngine(config, shared, shardThreadEntry) {
+    const log = shared.log.child({ part: 'engine' });
+    const shards = Array.from({ length: config.engine.shards }, (_v, i) => i);
+    await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'delivery'));
+    const secret = await installationSecret(shared.cp.settings, config.secret);
+    // threads are sized for every shard: leases move shards between processes at any time
+    const threads = Math.min(config.engine.threads, shards.length);
+    const actors = new ShardActors({
+        redis: config.redis.target,
+        ...(config.smtp.relay !== undefined ? { relay: config.smtp.relay } : {}),
+        outboundPort: config.smtp.outboundPort,
+        allowPrivate: config.smtp.allowPrivate,
+        dnsServers: [...config.dnsServers],
+        poolConnections: config.smtp.poolConnections,
+        hostRatePerS: config.delivery.hostRatePerS,
+        publicUrl: config.http.publicUrl,
+        secret: new Uint8Array(secret)
+    }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry);
+    const js = jetstream(shared.nc);
+    // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
+    const events = new JsPublisher(shared.nc);
+    // OB_MESSAGE_CONTENT_RETENTION_DAYS=0: no recorder, so no message is rendered, compressed or published for its
+    // content view (GET /v1/messages/{id}/content answers that this installation records none).
+    const content = config.messageContent.retentionDays > 0 ? new ContentRecorder(new MessageContentStore(await jetstreamManager(shared.nc), events), log) : undefined;
+    const schedule = new ScheduleState(shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes));
+    const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), content, schedule, actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config));
+    const epoch = new ConnectionEpoch(shared.nc);
+    const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))));
+    const dispatchers = new Map();
+    /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */
+    const handingOver = new Map();
+    const ownerId = processOwnerId();
+    const leases = new LeaseTable(await openLeaseBucket(shared.nc, config.nats.replicas, Math.max(1000, renewIntervalMs(config.engine.leaseMs)), config.nats.storeBytes), {
+        group: 'outbound',
+        units: shards.length,
+        ownerId,
+        leaseMs: config.engine.leaseMs,
+        renewMs: renewIntervalMs(config.engine.leaseMs),
+        drainMs: config.engine.ackWaitMs,
+        log,
+        start(shard, fence) {
+            const d = new ShardDispatcher(shard, consumers[shard], processor, config.engine.shardCapacity, config.engine.ackWaitMs, log, fence, epoch);
+            dispatchers.set(shard, d);
+            d.start();
+        },
+        async stop(shard, deadline) {
+            const d = dispatchers.get(shard);
+            if (d !== undefined) {
+                dispatchers.delete(shard);
+                handingOver.set(shard, d.drain(deadline).finally(() => handingOver.delete(shard)));
+            }
+            await handingOver.get(shard);
+        }
+    });
+    await leases.start();
+    // every shard, 0 or 1: a shard that no engine reports as 1 is delivered by nobody (ops/prometheus/alerts.yml)
+    shared.metrics.read('outbox_shard_owned', (set) => {
+        const held = new Set(leases.units());
+        for (const shard of shards)
+            set(held.has(shard) ? 1 : 0, { shard: String(shard) });
+    });
+    const sweeper = new WorkQueueSweeper({
+        io: { nc: shared.nc, jsm: await jetstreamManager(shared.nc) },
+        everyMs: config.engine.sweepMs,
+        stream: STREAM_OUTBOUND,
+        target: (shard) => ({ consumer: outboundConsumer(shard), subject: outboundSubject(shard) }),
+        shards: () => leases.units(),
+        settled: async (data) => await processor.settleIfFinal(data),
+        reconnects: reconnectsOf(shared.nc),
+        onSwept: (shard, r) => log.warn({ shard, ...r }, 'cleared what a NATS restart left in the shard: finished messages still stored, un-acknowledged entries of removed ones'),
+        onError: (shard, err) => log.warn({ err, shard }, 'work-queue sweep failed; tried again later')
+    });
+    sweeper.start();
+    log.info({ owner: ownerId, shards: shards.length, held: leases.units(), threads, relay: config.smtp.relay ?? null }, 'engine started');
+    let draining;
+    return {
+        ownerId,
+        get ownedShards() { return leases.units(); },
+        async sweep(full) { await sweeper.sweep(full); },
+        drain(timeoutMs) {
+            draining ??= (async () => {
+                const deadline = Date.now() + timeoutMs;
+                sweeper.stop();
+                epoch.stop();
+                // drains every shard, then deletes its lease so the other engines take it over at their next renew
+                await leases.close(deadline);
+                await actors.close();
+                events.close();
+                log.info('engine drained');
+            })();
+            return draining;
+        }
+    };
+}
+async function* reconnectsOf(nc) {
+    for await (const s of nc.status())
+        if (s.type === 'reconnect')
+            yield;
+}
+//# sourceMappingURL=main.js.map

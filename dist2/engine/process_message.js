@@ -1,0 +1,235 @@
+import { publishEvent, suppressAddress } from '../stores/events/mod.js';
+import { giveUpAt, spanPassed } from './retry_schedule.js';
+import { decodeQueued } from './queued_ingress.js';
+import { EventFactory } from './events_out.js';
+import { MAX_NAK_MS, STATE_RETRY_MS, nak } from './processing/fate.js';
+import { attemptRoute, failedResults, messageStep, planRecipients, recipientsOf, unsendableResults } from './processing/delivery_plan.js';
+import { classifyOutcomes, resumeAt, retryScheduleOf } from './processing/outcomes.js';
+import { renderedContent, withContent } from './processing/rendered_content.js';
+import { DeliveryAttempts } from './processing/attempts.js';
+import { MessageIntake } from './processing/intake.js';
+export { MAX_NAK_MS };
+/**
+ * One delivery of one JetStream message: skip recipients that are done, attempt the due ones (SMTP in the
+ * shard's thread, or the sandbox), record progress, publish events, and say what to do with the message.
+ *
+ * This class is the shell that does the I/O: it reads the delivery and schedule state, sends through the
+ * attempts (processing/attempts.ts), writes state, publishes events and suppressions. What to do with each
+ * recipient is decided by processing/delivery_plan.ts, what the outcomes mean by processing/outcomes.ts; both pure.
+ */
+export class MessageProcessor {
+    d;
+    intake;
+    attempts;
+    constructor(d) {
+        this.d = d;
+        this.intake = new MessageIntake(d);
+        this.attempts = new DeliveryAttempts({
+            retryScheduleS: d.config.delivery.retryScheduleS,
+            poolConnections: d.config.smtp.poolConnections,
+            publicUrl: d.config.http.publicUrl,
+            cp: d.cp,
+            actors: d.actors,
+            log: d.log,
+            metrics: d.metrics
+        });
+    }
+    /**
+     * For the work-queue sweep (work_queue_sweep.ts): whether every recipient of a stored message has its final
+     * outcome. If so, the final events not yet marked published are published again, as a redelivery would do
+     * before its acknowledgement (their ids make JetStream drop copies it already has), and the message may go.
+     */
+    async settleIfFinal(data) {
+        const msg = decodeQueued(data);
+        if (typeof msg === 'string')
+            return false;
+        const recipients = recipientsOf(msg);
+        const states = await this.d.state.load(msg.id);
+        if (!recipients.every((r) => states.get(r)?.final !== undefined))
+            return false;
+        const unpublished = recipients.filter((r) => states.get(r)?.published !== true);
+        await this.publish(unpublished.flatMap((r) => states.get(r).final));
+        await this.d.state.markPublished(msg.id, unpublished);
+        return true;
+    }
+    /**
+     * Ends a readable message that can never be sent (its stored content is gone or does not match): every
+     * recipient without a final outcome gets `failed` with `category` and `reason` (a reply a crashed run received
+     * is recorded instead), then the message is acknowledged. A canceled message, or a copy another one carries on,
+     * ends as it would have anyway. A scheduled message not yet due ends now: waiting could not make it sendable.
+     */
+    async endUnsendable(msg, seq, category, reason) {
+        const step = await this.intake.takeUp(msg, seq);
+        if (!step.go && step.waiting !== true)
+            return step.fate;
+        const plan = await this.planOf(msg, Date.now(), true);
+        if (plan === undefined)
+            return nak(STATE_RETRY_MS);
+        await this.publishRecorded(msg.id, plan);
+        if (plan.pending.length === 0)
+            return { kind: 'ack' };
+        const results = unsendableResults(plan, { category, reason }, new Date().toISOString());
+        return await this.record(msg, new EventFactory(msg, renderedContent(msg).subject), results, plan, new Map(), undefined);
+    }
+    /**
+     * `deliveryCount` is 1 only when the message cannot have been handed out before (the dispatcher judges by JetStream's count
+     * and engine/connection_epoch.ts): then there is no state to read. `seq` is
+     * the stream sequence of this copy of the message (a rescheduled message may have several; one is sent).
+     */
+    async process(shard, data, deliveryCount = 2, seq = 0) {
+        const msg = decodeQueued(data);
+        if (typeof msg === 'string')
+            return this.unreadable(seq, msg);
+        // The content view (content_recorder.ts) is recorded beside the delivery, never ahead of it: a slow JetStream
+        // (a restart, say) must not hold the SMTP send past the consumer's ack_wait, where a second copy of the message
+        // would be sent. It is awaited before the message's fate is given, so a message is acknowledged only once its
+        // content is recorded or the recording failed and was logged (record never throws).
+        const content = this.d.content?.record(msg, deliveryCount);
+        try {
+            return await this.processReadable(shard, msg, deliveryCount, seq);
+        }
+        finally {
+            await content;
+        }
+    }
+    /**
+     * A stream message this engine cannot read is never ended here: it may come from a newer engine (a format this
+     * one does not know), or its owner cannot be told. It is handed back for an hour, counted and logged each time.
+     */
+    unreadable(seq, problem) {
+        this.d.metrics.outboundUnreadable.inc();
+        this.d.log.error({ seq, problem }, 'outbound message this engine cannot read; handed back for a newer engine');
+        return { kind: 'nak', delayMs: MAX_NAK_MS };
+    }
+    async processReadable(shard, msg, deliveryCount, seq) {
+        const step = await this.intake.takeUp(msg, seq);
+        if (!step.go)
+            return step.fate;
+        const now = Date.now();
+        const plan = await this.planOf(msg, now, deliveryCount > 1);
+        if (plan === undefined)
+            return nak(STATE_RETRY_MS);
+        await this.publishRecorded(msg.id, plan);
+        const next = messageStep(plan);
+        if (next.kind === 'done')
+            return { kind: 'ack' };
+        if (next.kind === 'wait')
+            return nak(next.until - now);
+        // rendered once for the whole delivery: the events' subject, the sandbox's click, the thread's MIME
+        const content = renderedContent(msg);
+        const events = new EventFactory(msg, content.subject);
+        const route = attemptRoute(msg, this.d.cp.domain(msg.org_id, msg.domain_id), plan);
+        let results = [];
+        let followUps = new Map();
+        switch (route.kind) {
+            case 'fail':
+                results = failedResults(plan.unanswered, route.failure, new Date().toISOString());
+                break;
+            case 'none': // only recovered replies to record
+                break;
+            case 'sandbox':
+                ({ results, followUps } = this.attempts.sandbox(plan.due, content.html));
+                break;
+            case 'smtp': {
+                const giveUp = giveUpAt(msg, this.d.config.delivery.retryScheduleS, step.dueAt);
+                results = await this.attempts.smtp({
+                    shard,
+                    message: withContent(msg, content),
+                    domain: route.domain,
+                    due: plan.due,
+                    overdue: spanPassed(Date.now(), giveUp),
+                    tried: (r) => plan.state(r).attempts > 0
+                });
+                break;
+            }
+        }
+        return await this.record(msg, events, [...plan.recovered, ...results], plan, followUps, step.dueAt);
+    }
+    /**
+     * The recipients' plan from their recorded delivery state; undefined when the state cannot be read (logged), and
+     * the message is handed back: nothing was sent. `load` false: the first delivery of a stream message, which has
+     * no state to read.
+     */
+    async planOf(msg, now, load) {
+        let states = new Map();
+        try {
+            if (load)
+                states = await this.d.state.load(msg.id);
+        }
+        catch (err) {
+            this.d.log.warn({ err, message_id: msg.id }, 'delivery state unavailable; message handed back');
+            return undefined;
+        }
+        return planRecipients(recipientsOf(msg), states, now);
+    }
+    /**
+     * Writes what the outcomes mean (processing/outcomes.ts): the delivery state first, then the suppressions and
+     * the events; the message is acknowledged once no pending recipient is left, else handed back until the
+     * earliest one is due.
+     */
+    async record(msg, events, results, plan, followUps, dueAt) {
+        const schedule = retryScheduleOf(msg, this.d.config.delivery.retryScheduleS);
+        const effects = classifyOutcomes(results, {
+            events,
+            attemptsBefore: (r) => plan.state(r).attempts,
+            followUps,
+            schedule,
+            giveUpAt: giveUpAt(msg, schedule, dueAt),
+            now: Date.now()
+        });
+        this.count(msg, effects.counts);
+        try {
+            await this.d.state.save(msg.id, effects.changes);
+        }
+        catch (err) {
+            // the outcomes happened; publish them anyway. Only a redelivery of this message could now repeat a send.
+            this.d.log.error({ err, message_id: msg.id }, 'delivery state not saved');
+        }
+        await this.suppress(msg, effects.suppress);
+        await this.publish(effects.events);
+        const resume = resumeAt(plan.pending, effects, (r) => plan.state(r).notBefore);
+        // once acknowledged the message is not delivered again, so only a message that comes back needs the mark
+        if (resume === undefined)
+            return { kind: 'ack' };
+        await this.d.state.markPublished(msg.id, effects.finals).catch(() => { });
+        return nak(resume - Date.now());
+    }
+    count(msg, counts) {
+        // a message queued before environments existed is live
+        const environment = msg.environment === 'test' ? 'test' : 'live';
+        for (const c of counts) {
+            this.d.metrics.deliveryOutcomes[environment][c.outcome].inc();
+            if (c.outcome === 'bounced')
+                this.d.metrics.bounces[environment][c.bounce][c.category].inc();
+            if (c.outcome === 'delivered' && c.complaint)
+                this.d.metrics.complaints[environment].inc();
+        }
+    }
+    /**
+     * Hard bounces of the mailbox and domain categories put the address on the organisation's suppression list; an
+     * address already on it keeps its first entry. Sandbox outcomes never do: the sandbox simulates events, not list
+     * state, so a simulated bounce or complaint cannot block live mail.
+     */
+    async suppress(msg, entries) {
+        if (msg.environment === 'test')
+            return;
+        await Promise.all(entries.map(async ({ email, reason }) => {
+            await suppressAddress(this.d.cp, msg.org_id, email, reason, msg.id)
+                .then((added) => { if (added)
+                this.d.metrics.suppressionsAdded[reason].inc(); })
+                .catch((err) => this.d.log.error({ err, email }, 'suppression not stored'));
+        }));
+    }
+    /** Final events recorded by an earlier delivery that crashed before publishing them. */
+    async publishRecorded(id, plan) {
+        if (plan.republish.length === 0)
+            return;
+        await this.publish(plan.republish.flatMap((r) => plan.state(r).final));
+        await this.d.state.markPublished(id, plan.republish);
+    }
+    /** Publishes the events at once and waits for every PubAck. */
+    async publish(events) {
+        await Promise.all(events.map(async (e) => await publishEvent(this.d.js, e)));
+    }
+}
+//# sourceMappingURL=process_message.js.map

@@ -1,0 +1,93 @@
+import { ApiError, REDIS_KEYS } from '../protocol/mod.js';
+const BEARER = /^Bearer +(\S+)$/i;
+const KEY_SHAPE = /^ob_(?:live|test)_[A-Za-z0-9]{16,64}$/;
+const FAILED_AUTH_PER_MINUTE = 30;
+/** A key's display prefix: `ob_live_` or `ob_test_` and 4 characters, what the key list shows (`ApiKeyRecord.prefix`). */
+export const KEY_PREFIX_LENGTH = 12;
+/** The display prefix of the key an Authorization header presents, when it has the shape of a key. */
+export function presentedKeyPrefix(authorization) {
+    const m = BEARER.exec(authorization);
+    return m !== null && KEY_SHAPE.test(m[1]) ? m[1].slice(0, KEY_PREFIX_LENGTH) : undefined;
+}
+/**
+ * Resolves the API key from the in-memory mirror of the key bucket: no network round trip.
+ * Only the SHA-256 of the presented value is compared, so no timing-safe compare of unequal lengths arises.
+ */
+export function authenticate(cp, authorization, nowMs) {
+    const m = BEARER.exec(authorization);
+    if (m === null)
+        throw new ApiError('unauthorized', authorization === '' ? 'The Authorization header is missing.' : 'The Authorization header must be "Bearer <API key>".');
+    const value = m[1];
+    if (!KEY_SHAPE.test(value))
+        throw new ApiError('unauthorized', 'The API key is malformed; keys start with ob_live_ or ob_test_.');
+    const key = cp.keyByValue(value);
+    if (key === undefined)
+        throw new ApiError('unauthorized', 'The API key is not valid.');
+    if (key.revoked_at !== undefined)
+        throw new ApiError('unauthorized', 'The API key has been revoked.');
+    if (key.expires_at !== undefined && Date.parse(key.expires_at) <= nowMs)
+        throw new ApiError('unauthorized', 'The API key was rotated and its grace period has ended.');
+    const org = cp.orgs.get(key.org_id);
+    const domain = cp.domain(key.org_id, key.domain_id);
+    if (org === undefined || domain === undefined)
+        throw new ApiError('unauthorized', 'The API key is not valid.');
+    return { key, org, domain };
+}
+export function hasPermission(key, permission) {
+    return key.permissions.includes(permission) || key.permissions.includes('admin');
+}
+/**
+ * The failed-authentication throttle. It only ever sees requests whose authentication failed, so a request with a
+ * valid key is never refused by it, whoever else fails from the same address or behind the same load balancer.
+ * Failures are counted in Redis (shared by all gateways), 30 a minute per client address and 30 a minute per
+ * presented key prefix (a botnet aiming at one known prefix is held to the same pace as one address). Past a
+ * limit, this process answers further failures under that address or prefix with 429 until the bucket allows
+ * again, without asking Redis.
+ */
+export class AuthFailureGuard {
+    limiter;
+    metrics;
+    /** `a:<address>` or `p:<prefix>` → blocked until (ms). */
+    blocked = new Map();
+    constructor(limiter, metrics) {
+        this.limiter = limiter;
+        this.metrics = metrics;
+    }
+    /**
+     * The error to answer a failed authentication with: `failure` itself (the 401), or a 429 when the client
+     * address or the presented key prefix is over its limit.
+     */
+    async refusal(failure, address, authorization, nowMs) {
+        const counters = [{ id: `a:${address}`, key: REDIS_KEYS.authFailuresByAddress(address, FAILED_AUTH_PER_MINUTE), what: 'from this address' }];
+        const prefix = presentedKeyPrefix(authorization);
+        if (prefix !== undefined)
+            counters.push({ id: `p:${prefix}`, key: REDIS_KEYS.authFailuresByPrefix(prefix, FAILED_AUTH_PER_MINUTE), what: 'with this key prefix' });
+        for (const c of counters) {
+            const until = this.blocked.get(c.id);
+            if (until === undefined)
+                continue;
+            if (until > nowMs)
+                return tooMany(c.what, Math.max(1, Math.ceil((until - nowMs) / 1000)));
+            this.blocked.delete(c.id);
+        }
+        const decisions = await Promise.all(counters.map((c) => this.limiter.take(c.key, FAILED_AUTH_PER_MINUTE)));
+        let refusal;
+        decisions.forEach((d, i) => {
+            this.metrics.rateDecisions.auth_failure[d.allowed ? 'allowed' : 'limited'].inc();
+            if (d.allowed)
+                return;
+            this.block(counters[i].id, nowMs + d.retryAfterS * 1000);
+            refusal ??= tooMany(counters[i].what, d.retryAfterS);
+        });
+        return refusal ?? failure;
+    }
+    block(id, until) {
+        this.blocked.set(id, until);
+        if (this.blocked.size > 100_000)
+            this.blocked.delete(this.blocked.keys().next().value);
+    }
+}
+function tooMany(what, retryAfter) {
+    return new ApiError('rate_limited', `Too many failed authentications ${what}.`, { retryAfter });
+}
+//# sourceMappingURL=auth.js.map

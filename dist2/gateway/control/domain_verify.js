@@ -1,0 +1,112 @@
+import { Resolver } from 'node:dns/promises';
+import { ApiError } from '../../protocol/mod.js';
+import { requestedRecords } from './domains.js';
+import { applyDkimCheck, dkimRecordName, ensureEd25519 } from './dkim_keys.js';
+import { claimStatus, lapsedClaim, takeDomainName } from './domain_claims.js';
+const NOT_FOUND = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN', 'ESERVFAIL', 'EREFUSED']);
+const LOOKUP_TIMEOUT_MS = 2000;
+function resolverFor(config) {
+    const r = new Resolver({ timeout: LOOKUP_TIMEOUT_MS, tries: 2 });
+    if (config.dnsServers.length > 0)
+        r.setServers([...config.dnsServers]);
+    return r;
+}
+async function txt(resolver, name) {
+    try {
+        return (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''));
+    }
+    catch (err) {
+        if (NOT_FOUND.has(err.code ?? ''))
+            return [];
+        throw new ApiError('service_unavailable', `DNS look-up of ${name} failed (${err.code ?? 'error'}); retry shortly.`, { cause: err, retryAfter: 5 });
+    }
+}
+async function mx(resolver, name) {
+    try {
+        return (await resolver.resolveMx(name)).map((m) => `${m.priority} ${m.exchange.replace(/\.$/, '')}`.toLowerCase());
+    }
+    catch (err) {
+        if (NOT_FOUND.has(err.code ?? ''))
+            return [];
+        throw new ApiError('service_unavailable', `DNS look-up of ${name} failed (${err.code ?? 'error'}); retry shortly.`, { cause: err, retryAfter: 5 });
+    }
+}
+const squash = (s) => s.replace(/\s+/g, '');
+/** Whether one published record satisfies what we asked the owner to publish. */
+function found(expected, published) {
+    if (expected.type === 'MX')
+        return published.includes(expected.value.toLowerCase());
+    if (expected.value.startsWith('v=DKIM1')) {
+        const key = /p=([^;\s]+)/.exec(expected.value)?.[1] ?? '';
+        return published.some((p) => squash(p).includes(`p=${key}`));
+    }
+    if (expected.value.startsWith('v=spf1')) {
+        // The owner may merge our mechanism into an SPF record they already have.
+        const mechanism = expected.value.split(' ')[1] ?? '';
+        return published.some((p) => /^v=spf1(\s|$)/i.test(p.trim()) && p.trim().split(/\s+/).includes(mechanism));
+    }
+    if (expected.value.startsWith('v=DMARC1'))
+        return published.some((p) => /^v=DMARC1\s*;/i.test(p.trim()));
+    return published.includes(expected.value);
+}
+/**
+ * SPF (for the domain and for its return-path domain) and the signing RSA key's DKIM record decide the status; MX
+ * and DMARC are optional, and the other DKIM records only decide when their keys sign.
+ */
+function required(domain, r) {
+    return r.type === 'TXT' && (r.value.startsWith('v=spf1') || (r.value.startsWith('v=DKIM1') && r.name === dkimRecordName(domain.name, domain.dkim_selector)));
+}
+/** Looks each record up through `OB_DNS_SERVERS` (or the system resolvers). */
+export async function checkDnsRecords(config, domain) {
+    const resolver = resolverFor(config);
+    const records = await Promise.all(requestedRecords(config, domain).map(async (r) => {
+        // A record without a value (no MX host configured) has nothing to look for.
+        const ok = r.value !== '' && found(r, r.type === 'MX' ? await mx(resolver, r.name) : await txt(resolver, r.name));
+        return { ...r, verified: ok, status: ok ? 'verified' : 'missing' };
+    }));
+    const decisive = records.filter((r) => required(domain, r));
+    return { records, verified: decisive.length > 0 && decisive.every((r) => r.status === 'verified') };
+}
+/**
+ * `OB_DOMAIN_VERIFICATION=off` marks the domain verified; `dns` checks DNS. A verified domain stays
+ * verified when a later check misses a record: the answer still shows which records are missing. A claim that
+ * lapsed (another organisation verified the name first) is 409 without a look-up; the first claim to pass takes
+ * the name before it is marked verified.
+ */
+export async function verifyDomain(cp, config, claimed) {
+    if (claimStatus(cp, claimed) === 'lapsed')
+        throw lapsedClaim(claimed);
+    const domain = await ensureEd25519(cp, claimed);
+    let records;
+    let verified;
+    if (config.domainVerification === 'off') {
+        records = requestedRecords(config, domain).map((r) => ({ ...r, verified: r.value !== '', status: r.value !== '' ? 'verified' : 'missing' }));
+        verified = true;
+    }
+    else {
+        ({ records, verified } = await checkDnsRecords(config, domain));
+    }
+    if (verified && domain.status !== 'verified')
+        await takeDomainName(cp, domain);
+    // Each record keeps the result of this check, so listing the domain shows which records are published. The
+    // DKIM records besides the signing RSA key's are listed from the key state (requestedRecords); stored, they only
+    // carry their last result.
+    const stored = records
+        .filter((r) => r.listed_until === undefined)
+        .map((r) => ({ type: r.type, name: r.name, value: r.value, verified: r.verified }));
+    const at = new Date().toISOString();
+    let current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => {
+        const next = { ...d, records: stored };
+        if (verified && d.status !== 'verified')
+            Object.assign(next, { status: 'verified', verified_at: at });
+        return JSON.stringify(next) === JSON.stringify(d) ? undefined : next;
+    })) ?? domain;
+    // DKIM keys start signing once their records are found: never one whose record receivers cannot look up
+    const published = new Set(records.filter((r) => r.status === 'verified').map((r) => `${r.name}\n${r.value}`));
+    const now = new Date();
+    if (applyDkimCheck(current, published, now) !== undefined) {
+        current = (await cp.domains.modify(`${domain.org_id}.${domain.id}`, (d) => applyDkimCheck(d, published, now))) ?? current;
+    }
+    return { domain: current, records };
+}
+//# sourceMappingURL=domain_verify.js.map

@@ -1,0 +1,79 @@
+import { ApiError, newId, randomToken, sha256Hex } from '../../protocol/mod.js';
+import { buildDomain } from './domains.js';
+import { KEY_PREFIX_LENGTH } from '../auth.js';
+import { takeDomainName } from './domain_claims.js';
+/** Builds a key and its stored record; the value is returned to the caller once and only its hash is kept. */
+export function buildApiKey(input) {
+    const value = input.value ?? `ob_${input.environment}_${randomToken(32)}`;
+    const record = {
+        id: newId('key'),
+        org_id: input.orgId,
+        domain_id: input.domainId,
+        name: input.name,
+        permissions: [...new Set(input.permissions)],
+        environment: input.environment,
+        hash: sha256Hex(value),
+        prefix: value.slice(0, KEY_PREFIX_LENGTH),
+        last4: value.slice(-4),
+        created_at: new Date().toISOString()
+    };
+    return { record, value };
+}
+/**
+ * An organisation with a verified domain and an admin key: what the CLI, the bootstrap variables and the
+ * tests all create. The domain name is taken first, so a name verified elsewhere fails before anything is written.
+ */
+export async function createOrganization(cp, config, input) {
+    const org = { id: newId('org'), name: input.name, plan: input.plan, created_at: new Date().toISOString() };
+    const domain = await buildDomain(config, org.id, input.domain, true);
+    // The operator vouches for the name: it is taken unless verified elsewhere, and other pending claims lapse.
+    await takeDomainName(cp, domain, 'domain');
+    await cp.orgs.put(org.id, org);
+    await cp.domains.put(`${org.id}.${domain.id}`, domain);
+    const key = buildApiKey({ orgId: org.id, domainId: domain.id, name: 'admin', permissions: ['admin'], environment: 'live', ...(input.adminKey !== undefined ? { value: input.adminKey } : {}) });
+    await cp.apiKeys.put(key.record.id, key.record);
+    return { organization_id: org.id, domain_id: domain.id, api_key: key.value };
+}
+/** The organisation `OB_BOOTSTRAP_ADMIN_KEY` creates, and the only one a later bootstrap key may be added to. */
+export const BOOTSTRAP_ORG_NAME = 'default';
+/**
+ * `OB_BOOTSTRAP_ADMIN_KEY`: creates org `default` with its domain and this admin key on the first start; later
+ * starts find the key and do nothing. A new key whose domain already exists is added to the organisation that
+ * owns the domain when that is org `default` (the key was changed between starts); a domain held by any other
+ * organisation is left alone and the start goes on without the key.
+ */
+export async function bootstrap(cp, config) {
+    const value = config.bootstrap.adminKey;
+    if (value === undefined)
+        return { kind: 'unset' };
+    if (cp.keyByValue(value) !== undefined)
+        return { kind: 'present' };
+    const name = config.bootstrap.domain.toLowerCase();
+    if (cp.domainOwner(name) === undefined) {
+        try {
+            const created = await createOrganization(cp, config, { name: BOOTSTRAP_ORG_NAME, domain: name, plan: config.bootstrap.plan, adminKey: value });
+            return { kind: 'created', organization_id: created.organization_id, domain_id: created.domain_id };
+        }
+        catch (err) {
+            // another process claimed the name between the look-up and the claim: treat it as already there
+            if (!(err instanceof ApiError && err.code === 'conflict'))
+                throw err;
+        }
+    }
+    return await addBootstrapKey(cp, name, value);
+}
+async function addBootstrapKey(cp, name, value) {
+    const owner = cp.domainOwner(name);
+    const org = owner === undefined ? undefined : cp.orgs.get(owner.org_id);
+    if (owner === undefined || org === undefined) {
+        return { kind: 'skipped', domain: name, owner: owner?.org_id ?? '', reason: 'the domain is being verified by another claim, or its organisation is missing' };
+    }
+    const { org_id: orgId, id: domainId } = owner;
+    if (org.name !== BOOTSTRAP_ORG_NAME) {
+        return { kind: 'skipped', domain: name, owner: orgId, reason: `the domain belongs to organisation ${orgId}, not to org ${BOOTSTRAP_ORG_NAME}` };
+    }
+    const key = buildApiKey({ orgId, domainId, name: 'admin (bootstrap)', permissions: ['admin'], environment: 'live', value });
+    await cp.apiKeys.put(key.record.id, key.record);
+    return { kind: 'key_added', organization_id: orgId, domain_id: domainId, key_id: key.record.id };
+}
+//# sourceMappingURL=orgs.js.map

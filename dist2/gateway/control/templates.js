@@ -1,0 +1,39 @@
+import { ApiError, newId, templateVariables } from '../../protocol/mod.js';
+/** NATS rejects messages over its max_payload (1 MB by default); stay clearly below it. */
+export const MAX_TEMPLATE_BYTES = 900_000;
+export function templateView(t) {
+    const v = { id: t.id, name: t.name, subject: t.subject, html: t.html };
+    if (t.text !== undefined)
+        v.text = t.text;
+    v.variables = templateVariables(t);
+    v.created_at = t.created_at;
+    v.updated_at = t.updated_at;
+    return v;
+}
+/** Applies the given fields; `text: null` removes the plain-text part. */
+export function applyTemplateFields(base, fields, nowIso) {
+    const next = { ...base, updated_at: nowIso };
+    if (fields.name !== undefined)
+        next.name = fields.name;
+    if (fields.subject !== undefined)
+        next.subject = fields.subject;
+    if (fields.html !== undefined)
+        next.html = fields.html;
+    if (fields.text === null)
+        delete next.text;
+    else if (fields.text !== undefined)
+        next.text = fields.text;
+    assertTemplateSize(next);
+    return next;
+}
+export function newTemplate(orgId, fields) {
+    const now = new Date().toISOString();
+    return applyTemplateFields({ id: newId('tpl'), org_id: orgId, name: '', subject: '', html: '', created_at: now, updated_at: now }, fields, now);
+}
+function assertTemplateSize(t) {
+    const bytes = Buffer.byteLength(JSON.stringify(t));
+    if (bytes > MAX_TEMPLATE_BYTES) {
+        throw ApiError.validation([{ field: 'html', message: `the template is ${bytes} bytes stored; at most ${MAX_TEMPLATE_BYTES} are allowed` }]);
+    }
+}
+//# sourceMappingURL=templates.js.map

@@ -1,0 +1,121 @@
+import { ApiError, randomToken } from '../../protocol/mod.js';
+import { DeliveryLog, RecoveryClaims } from '../../stores/webhooks/mod.js';
+import { newWebhookSecret } from './webhooks.js';
+/** Events are kept this long (OB_EVENTS and the read model); a recover reaches no further back. */
+export const RECOVER_WINDOW_MS = 30 * 24 * 3600_000;
+/** Events listed, checked, read and queued per round of a recover, so its memory stays bounded whatever its size. */
+const RECOVER_CHUNK = 500;
+export const MAX_GRACE_PERIOD_MINUTES = 10_080; // 7 days
+/**
+ * A new signing secret. During the grace period (0 ends the old secret at once) every request is signed with
+ * both, so receivers can switch at their own pace; a second rotation within it drops the oldest secret.
+ */
+export async function rotateWebhookSecret(deps, w, graceMinutes, now = Date.now()) {
+    const expiresAt = new Date(now + graceMinutes * 60_000).toISOString();
+    const secret = newWebhookSecret();
+    const updated = await deps.cp.webhooks.modify(`${w.org_id}.${w.id}`, (cur) => {
+        const { previous_secret: _s, previous_secret_expires_at: _e, ...rest } = cur;
+        const at = new Date(now).toISOString();
+        return graceMinutes > 0
+            ? { ...rest, secret, previous_secret: cur.secret, previous_secret_expires_at: expiresAt, updated_at: at }
+            : { ...rest, secret, updated_at: at };
+    });
+    if (updated === undefined)
+        throw new ApiError('not_found', `No webhook with id ${w.id}.`);
+    return { webhook: updated, expiresAt };
+}
+function unavailable(err) {
+    if (err instanceof ApiError)
+        return err;
+    return new ApiError('service_unavailable', 'The events could not be queued; retry shortly.', { cause: err, retryAfter: 1 });
+}
+/**
+ * The event as stored, of the caller's organisation; 404 when it has none of that id (or it is older than 30
+ * days). Only the caller's organisation is looked in: an id of another organisation's event reads as unknown, and
+ * an unknown id costs one read whatever the number of organisations.
+ */
+async function ownedEventJson(deps, orgId, eventId) {
+    const [json] = await deps.messages.eventJson(orgId, [eventId]);
+    if (json !== undefined)
+        return json;
+    throw new ApiError('not_found', `No event with id ${eventId} in the last 30 days.`);
+}
+/**
+ * Sends one event to the webhook again: same envelope and id, a fresh signature, one attempt (whatever the
+ * webhook's status), recorded in its delivery log like any attempt.
+ */
+export async function replayEvent(deps, w, eventId, now = Date.now()) {
+    let json;
+    try {
+        json = await ownedEventJson(deps, w.org_id, eventId);
+    }
+    catch (err) {
+        throw unavailable(err);
+    }
+    const event = JSON.parse(json);
+    const job = { event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now, replay: true, run: `rp${randomToken(10)}` };
+    try {
+        await deps.webhookJobs.enqueueJobs([job], [json]);
+    }
+    catch (err) {
+        throw unavailable(err);
+    }
+}
+/** The event types a webhook's subscriptions stand for (`inbound` is an alias of `inbound.received`). */
+export function subscribedTypes(events) {
+    return [...new Set(events.map((e) => (e === 'inbound' ? 'inbound.received' : e)))];
+}
+/**
+ * Queues again every event of the webhook's organisation, of a type it subscribes to, from `sinceMs` (no
+ * earlier than 30 days ago nor than the webhook's creation), that the webhook never answered with a 2xx.
+ * Each is a normal delivery with the retry schedule. Events queued by a recover within the last hour are
+ * skipped, so a retried recover never sends one twice. Returns how many were queued.
+ */
+export async function recoverEvents(deps, w, sinceMs, now = Date.now()) {
+    if (w.status !== 'active')
+        throw new ApiError('conflict', `The webhook ${w.id} is ${w.status}; make it active (PATCH status active) before recovering events.`);
+    const from = Math.max(sinceMs, now - RECOVER_WINDOW_MS, Date.parse(w.created_at) || 0);
+    const store = deps.messages;
+    const claims = new RecoveryClaims(deps.redis);
+    const log = new DeliveryLog(deps.redis);
+    let queued = 0;
+    const run = `rc${randomToken(10)}`;
+    const batches = store.eventIdsSince(w.org_id, subscribedTypes(w.events), from, RECOVER_CHUNK);
+    // One batch at a time, oldest first: listed, checked against the delivery log, claimed, read and queued.
+    for (;;) {
+        let claimed;
+        try {
+            const next = await batches.next();
+            if (next.done === true)
+                break;
+            claimed = await claims.claim(w.id, await log.notReceived(w.id, next.value), now);
+        }
+        catch (err) {
+            throw unavailable(err);
+        }
+        if (claimed.length === 0)
+            continue;
+        try {
+            const stored = await store.eventJson(w.org_id, claimed);
+            const jobs = [];
+            const bodies = [];
+            for (const json of stored) {
+                // An event that expired between the listing and now is no longer kept: nothing to send.
+                if (json === undefined)
+                    continue;
+                const event = JSON.parse(json);
+                jobs.push({ event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now, run });
+                bodies.push(json);
+            }
+            await deps.webhookJobs.enqueueJobs(jobs, bodies);
+            queued += jobs.length;
+        }
+        catch (err) {
+            // What this batch did not queue is given back, so a retry of this recover queues it; earlier batches are queued.
+            await claims.release(w.id, claimed).catch(() => { });
+            throw unavailable(err);
+        }
+    }
+    return queued;
+}
+//# sourceMappingURL=webhook_recovery.js.map

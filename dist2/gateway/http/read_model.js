@@ -1,0 +1,72 @@
+import { Type } from 'typebox';
+import { ApiError, MESSAGE_STATUSES, Tag } from '../../protocol/mod.js';
+/** The read model behind GET /v1/messages, /v1/events and /v1/stats: the gateway's one MessageStore. */
+export function readModel(deps) {
+    return deps.messages;
+}
+/**
+ * Awaits a read-model call; a Redis failure (connection lost, command timeout) becomes 503 with
+ * `retry_after`, while programming errors stay 500.
+ */
+export async function fromStore(p) {
+    try {
+        return await p;
+    }
+    catch (err) {
+        if (err instanceof ApiError || err instanceof TypeError || err instanceof SyntaxError || err instanceof RangeError)
+            throw err;
+        throw new ApiError('service_unavailable', 'The message store is unavailable; retry shortly.', { cause: err, retryAfter: 1 });
+    }
+}
+export const EventEnvelopeSchema = Type.Object({
+    id: Type.String({ description: 'evt_…, unique per event; the same id as the webhook delivery' }),
+    type: Type.String(),
+    timestamp: Type.String({ format: 'date-time' }),
+    data: Type.Record(Type.String(), Type.Unknown(), {
+        description: 'The fields of the event type (docs/webhooks.md). `bounced`: `bounce_type` (`hard` or `soft`), `bounce_code`, ' +
+            '`bounce_message`, `bounce_category` (`mailbox`, `domain`, `policy`, `content`, `size`, `mailbox_full` or `other`; only ' +
+            '`mailbox` and `domain` suppress the address) and `bounced_at`.'
+    })
+});
+export const MessageStatusSchema = Type.Union(MESSAGE_STATUSES.map((s) => Type.Literal(s)));
+export const MessageSummarySchema = Type.Object({
+    id: Type.String(),
+    from: Type.String(),
+    to: Type.Array(Type.String()),
+    cc: Type.Array(Type.String()),
+    bcc: Type.Array(Type.String()),
+    subject: Type.String({ description: 'As the recipients see it: a template\'s subject is rendered with the variables' }),
+    status: MessageStatusSchema,
+    environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+    created_at: Type.String({ format: 'date-time' }),
+    scheduled_at: Type.Optional(Type.String({ format: 'date-time' })),
+    metadata: Type.Record(Type.String(), Type.String()),
+    recipient_count: Type.Integer({ minimum: 0, description: 'Distinct recipients (to, cc and bcc)' }),
+    delivered_count: Type.Integer({ minimum: 0, description: 'Recipients delivered so far' }),
+    tags: Type.Array(Type.String(), { description: 'the tags given at send (empty when none)' }),
+    next_attempt_at: Type.Optional(Type.String({
+        format: 'date-time',
+        description: 'When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, ' +
+            'else `created_at`); deferred, or in any status while one of its recipients is deferred (the `next_attempt_at` of its latest ' +
+            '`deferred` event); sending (as deferred when a recipient was deferred before, else as queued). Absent once every recipient has an outcome.'
+    })),
+    stuck: Type.Boolean({
+        description: '`true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt ' +
+            '(most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on.'
+    })
+});
+export const RecipientStateSchema = Type.Object({
+    address: Type.String({ description: 'Bare address, lower-cased' }),
+    status: MessageStatusSchema,
+    attempts: Type.Integer({ minimum: 0, description: 'Delivery attempts that ended (delivered, deferred, bounced or failed)' }),
+    last_event_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Latest event about this recipient; null before any' })
+});
+/** `?tag=`: one tag, checked like the tags of a send (a bad value is a 400 naming `tag`). */
+export const TagQuery = { tag: Type.Optional(Tag) };
+/** The `tag` query parameter when given (the route has already checked it against TagQuery). */
+export function tagParam(query) {
+    const tag = query.get('tag');
+    return tag === null ? {} : { tag };
+}
+export const ErrorDoc = (description) => ({ description });
+//# sourceMappingURL=read_model.js.map

@@ -1,0 +1,4 @@
+export function route(def) {
+    return def;
+}
+//# sourceMappingURL=route.js.map

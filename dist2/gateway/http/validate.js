@@ -1,0 +1,116 @@
+import { Compile } from 'typebox/compile';
+import { Settings } from 'typebox/system';
+import { ApiError } from '../../protocol/mod.js';
+// TypeBox stops after 8 errors by default, and a union of N literals spends N of them on one value;
+// users are promised every bad field, and bodies are capped at 10 MB, so allow many.
+Settings.Set({ maxErrors: 1000 });
+/** Turns a JSON pointer (`/to/3`) into the field name users see (`to[3]`). */
+export function fieldOf(instancePath, missing) {
+    const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (missing !== undefined)
+        parts.push(missing);
+    let out = '';
+    for (const p of parts)
+        out += /^\d+$/.test(p) ? `[${p}]` : out === '' ? p : `.${p}`;
+    return out === '' ? 'body' : out;
+}
+/** The sub-schema a `#/properties/to/anyOf/1/items` path points at, for its `errorMessage`. */
+function schemaAt(root, schemaPath) {
+    let node = root;
+    for (const part of schemaPath.split('/').slice(1)) {
+        if (node === null || typeof node !== 'object')
+            return undefined;
+        node = node[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    }
+    return node !== null && typeof node === 'object' ? node : undefined;
+}
+function messageOf(root, e) {
+    const node = schemaAt(root, e.schemaPath);
+    // Only for the keywords whose generic text is unreadable; a length or type error keeps its own message.
+    if (typeof node?.errorMessage === 'string' && (e.keyword === 'pattern' || e.keyword === 'format' || e.keyword === 'anyOf'))
+        return node.errorMessage;
+    // The compiled pattern carries the length guard of `lengthBeforePattern`; users see the one the schema publishes.
+    if (e.keyword === 'pattern' && typeof node?.pattern === 'string')
+        return `must match pattern "${node.pattern}"`;
+    if (e.keyword === 'anyOf' && Array.isArray(node?.anyOf)) {
+        const branches = node.anyOf;
+        if (branches.every((b) => b.const !== undefined))
+            return `must be one of ${branches.map((b) => JSON.stringify(b.const)).join(', ')}`;
+    }
+    return e.message;
+}
+/**
+ * A copy of `schema` in which every `pattern` of a string with a `maxLength` first checks the length. TypeBox's error
+ * pass runs every keyword of a value, `pattern` included, even after `maxLength` failed, so an 80 KB value for a
+ * 254-character field went through the regular expression whole. Behind the lookahead (code points, as `maxLength`
+ * counts them: TypeBox compiles patterns with the `u` flag) a pattern reads at most `maxLength + 1` characters.
+ */
+function lengthBeforePattern(schema) {
+    if (Array.isArray(schema))
+        return schema.map(lengthBeforePattern);
+    if (schema === null || typeof schema !== 'object')
+        return schema;
+    // Descriptors, not a spread: TypeBox keeps its own markers (`~kind`) as non-enumerable properties.
+    const descriptors = Object.getOwnPropertyDescriptors(schema);
+    for (const key of Reflect.ownKeys(descriptors)) {
+        const d = descriptors[key];
+        if ('value' in d)
+            d.value = lengthBeforePattern(d.value);
+    }
+    const pattern = descriptors.pattern?.value;
+    const maxLength = descriptors.maxLength?.value;
+    if (typeof pattern === 'string' && typeof maxLength === 'number')
+        descriptors.pattern.value = `^(?=[\\s\\S]{0,${maxLength}}$)(?:${pattern})`;
+    return Object.create(Object.getPrototypeOf(schema), descriptors);
+}
+/**
+ * Compiles once; `check` lists every failing field, one entry per field. A schema may carry `errorMessage`,
+ * which replaces the generic text (a pattern's regular expression means nothing to a user).
+ */
+export function compileValidator(schema) {
+    const compiled = Compile(lengthBeforePattern(schema));
+    return {
+        check(value) {
+            if (compiled.Check(value))
+                return null;
+            const seen = new Map();
+            const errors = [...compiled.Errors(value)];
+            for (const e of errors) {
+                const params = e.params;
+                const names = params.requiredProperties ?? params.additionalProperties;
+                if (names !== undefined) {
+                    const record = params.additionalProperties !== undefined && schemaAt(schema, e.schemaPath)?.patternProperties !== undefined;
+                    for (const n of names) {
+                        const f = fieldOf(e.instancePath, n);
+                        if (!seen.has(f))
+                            seen.set(f, params.requiredProperties !== undefined ? 'is required' : record ? 'is not an allowed name' : 'is not a known field');
+                    }
+                    continue;
+                }
+                // `additionalProperties: false` also reports each extra key as "schema is false"; the entry above names it better.
+                if (e.keyword === 'boolean' && e.schemaPath.endsWith('/additionalProperties'))
+                    continue;
+                const deeper = errors.some((o) => o.instancePath.startsWith(e.instancePath + '/'));
+                // A union (`to`: string or array) reports every branch it tried; when the value failed deeper inside one
+                // branch (`to[1]`), that error is the one that helps, otherwise the union's own message does.
+                if (e.instancePath !== '' || e.keyword === 'anyOf') {
+                    if (e.keyword !== 'anyOf' && /\/anyOf\/\d+$/.test(e.schemaPath) && errors.some((o) => o.keyword === 'anyOf' && o.instancePath === e.instancePath))
+                        continue;
+                    if (e.keyword === 'anyOf' && deeper)
+                        continue;
+                }
+                const f = fieldOf(e.instancePath);
+                if (!seen.has(f))
+                    seen.set(f, messageOf(schema, e));
+            }
+            return [...seen].map(([field, message]) => ({ field, message }));
+        }
+    };
+}
+export function assertValid(validator, value) {
+    const errors = validator.check(value);
+    if (errors !== null)
+        throw ApiError.validation(errors);
+    return value;
+}
+//# sourceMappingURL=validate.js.map

@@ -1,0 +1,94 @@
+import uWS from 'uWebSockets.js';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { TrackingRecorder } from '../stores/events/mod.js';
+import { MessageStore } from '../stores/read_model/mod.js';
+import { WebhookJobQueue } from '../stores/webhooks/mod.js';
+import { createHttpServer } from './server.js';
+import { ScheduleLedger, ScheduleState, SCHEDULE_STATE_TTL_MS } from '../stores/schedule/mod.js';
+import { ROUTES } from './routes/mod.js';
+import { RateLimiter } from './rate_limit.js';
+import { AuthFailureGuard } from './auth.js';
+import { ClientAddresses } from './http/client_address.js';
+import { SecurityLog } from './security_log.js';
+import { AnalyzePool } from './analyze_pool.js';
+import { MessageContentStore } from '../stores/message_content/mod.js';
+import { SendService } from './send/service.js';
+import { registerEventStream } from './ws/event_stream.js';
+import { registerStaticFiles } from './static_files.js';
+import { startSubmission } from './submission/mod.js';
+import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS } from './idempotency/mod.js';
+export async function startGateway(config, shared) {
+    const limiter = new RateLimiter(shared.redis, () => { shared.metrics.rateLocalDecisions.inc(); });
+    const idempotencyLedger = await IdempotencyLedger.open(shared.nc, config.nats.replicas, IDEMPOTENCY_TTL_MS, config.nats.publishTimeoutMs, config.nats.storeBytes);
+    const idempotency = new IdempotencyStore(shared.redis, idempotencyLedger);
+    const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis, config.stuckAfterMs), idempotency, metrics: shared.metrics };
+    const deps = {
+        ...base,
+        limiter,
+        authGuard: new AuthFailureGuard(limiter, shared.metrics),
+        clientAddresses: new ClientAddresses(config.http.trustedProxies),
+        security: new SecurityLog(shared.log),
+        analyzer: new AnalyzePool(base.log),
+        tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)),
+        send: new SendService(base),
+        webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas, storeBytes: config.nats.storeBytes }),
+        schedule: new ScheduleState(shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes)),
+        messageContent: new MessageContentStore(await jetstreamManager(shared.nc))
+    };
+    const server = createHttpServer(deps, ROUTES);
+    const eventStream = registerEventStream(server.app, deps);
+    registerStaticFiles(server.app, deps.log);
+    deps.metrics.read('outbox_http_in_flight', (set) => { set(server.inFlight); });
+    const socket = await new Promise((resolve, reject) => {
+        server.app.listen(config.http.host, config.http.port, (s) => {
+            if (s === false)
+                reject(new Error(`cannot listen on ${config.http.host}:${config.http.port}`));
+            else
+                resolve(s);
+        });
+    }).catch(async (err) => {
+        await deps.analyzer.close();
+        deps.send.close();
+        throw err;
+    });
+    const port = uWS.us_socket_local_port(socket);
+    deps.log.info({ host: config.http.host, port }, 'HTTP API listening');
+    let submission;
+    if (config.submission.enabled) {
+        submission = await startSubmission(deps).catch(async (err) => {
+            uWS.us_listen_socket_close(socket);
+            await deps.analyzer.close();
+            deps.send.close();
+            throw err;
+        });
+    }
+    return {
+        port,
+        deps,
+        server,
+        ...(submission !== undefined ? { submission } : {}),
+        async drain(timeoutMs) {
+            server.draining = true;
+            // SMTP sessions finish their transaction (or get 421 at the deadline) while HTTP drains alongside.
+            const submissionClosed = submission?.close(timeoutMs);
+            eventStream.close();
+            // New connections are refused at once (a load balancer moves on); requests on open connections are
+            // still answered, each with `Connection: close`, so keep-alive clients reconnect elsewhere.
+            uWS.us_listen_socket_close(socket);
+            const deadline = Date.now() + timeoutMs;
+            // Quiet for a few ticks, not just zero once: a keep-alive request may be on the wire right after an answer.
+            let quietTicks = 0;
+            while (quietTicks < 5 && Date.now() < deadline) {
+                quietTicks = server.inFlight === 0 ? quietTicks + 1 : 0;
+                await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+            if (server.inFlight > 0)
+                deps.log.warn({ inFlight: server.inFlight }, 'closing with requests still in flight');
+            server.app.close?.();
+            await submissionClosed;
+            await deps.analyzer.close();
+            deps.send.close();
+        }
+    };
+}
+//# sourceMappingURL=main.js.map

@@ -1,0 +1,128 @@
+import { Type } from 'typebox';
+import { route } from '../http/route.js';
+import { ownedRecord } from '../http/access.js';
+import { PageQuery, pageById, pageSchema } from '../http/pagination.js';
+import { buildApiKey } from '../control/orgs.js';
+import { MAX_GRACE_MINUTES, assertMayGrant, assertMayIssue, keyView, orgKeys, ownedKey, revokeKey, rotateKey } from '../control/api_keys.js';
+import { ApiKeyView, CreatedApiKey, Environment, FORBIDDEN_OTHER_ORG, Permission as PermissionSchema, RotatedApiKey, errorResponses } from '../schemas/control.js';
+import { actorOf } from '../security_log.js';
+const CreateKeyBody = Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    domain_id: Type.String({ minLength: 1, maxLength: 64, description: 'A domain of the caller\'s organisation' }),
+    permissions: Type.Array(PermissionSchema, { minItems: 1, maxItems: 4 }),
+    environment: Type.Optional(Environment)
+}, { additionalProperties: false });
+const RotateBody = Type.Object({
+    grace_period_minutes: Type.Integer({ minimum: 0, maximum: MAX_GRACE_MINUTES, description: 'Minutes the old key keeps working; 0 revokes it now' })
+}, { additionalProperties: false });
+const TAG = 'API keys';
+export const apiKeyRoutes = [
+    route({
+        method: 'post',
+        path: '/v1/api-keys',
+        permission: 'manage',
+        summary: 'Create an API key; the value is returned only in this response',
+        tag: TAG,
+        body: CreateKeyBody,
+        responses: {
+            201: { description: 'The key, with its full value', schema: CreatedApiKey },
+            ...errorResponses({
+                validation_error: 'Invalid or missing fields',
+                forbidden: 'The key lacks manage, grants a permission it does not hold, is a sandbox (ob_test_) key asking for a live key, ' +
+                    'or the domain belongs to another organisation',
+                not_found: 'No domain with that domain_id'
+            })
+        },
+        handler: async (ctx) => {
+            const { deps, auth, body } = ctx;
+            assertMayGrant(auth.key, body.permissions, 'create');
+            assertMayIssue(auth.key, body.environment ?? 'live', 'create');
+            const domain = ownedRecord(deps.cp.domains, auth.org.id, body.domain_id, 'domain');
+            const k = buildApiKey({ orgId: auth.org.id, domainId: domain.id, name: body.name, permissions: body.permissions, environment: body.environment ?? 'live' });
+            await deps.cp.apiKeys.put(k.record.id, k.record);
+            const r = k.record;
+            deps.security.change('api_key.created', actorOf(ctx), { api_key_id: r.id, permissions: r.permissions, environment: r.environment });
+            return {
+                status: 201,
+                body: { id: r.id, name: r.name, domain_id: r.domain_id, permissions: r.permissions, environment: r.environment, key: k.value, prefix: r.prefix, created_at: r.created_at }
+            };
+        }
+    }),
+    route({
+        method: 'get',
+        path: '/v1/api-keys',
+        permission: 'manage',
+        summary: 'List the organisation\'s API keys (never their values), oldest first',
+        tag: TAG,
+        query: PageQuery,
+        responses: {
+            200: { description: 'A page of keys', schema: pageSchema(ApiKeyView) },
+            ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
+        },
+        handler: ({ deps, auth, query }) => {
+            return { status: 200, body: pageById(orgKeys(deps.cp, auth.org.id), query, deps.config.api.listMaxBytes, keyView) };
+        }
+    }),
+    route({
+        method: 'get',
+        path: '/v1/api-keys/:id',
+        idPrefix: 'key',
+        permission: 'manage',
+        summary: 'Read one API key (never its value)',
+        tag: TAG,
+        responses: {
+            200: { description: 'The key', schema: ApiKeyView },
+            ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: 'No key with this id' })
+        },
+        handler: ({ deps, auth, params }) => ({ status: 200, body: keyView(ownedKey(deps.cp, auth.org.id, params.id)) })
+    }),
+    route({
+        method: 'del',
+        path: '/v1/api-keys/:id',
+        idPrefix: 'key',
+        permission: 'manage',
+        summary: 'Revoke an API key; it is refused (401) from then on',
+        tag: TAG,
+        responses: {
+            204: { description: 'Revoked (also when it already was)' },
+            ...errorResponses({ forbidden: `${FORBIDDEN_OTHER_ORG}, or the target key holds a permission the caller lacks`, not_found: 'No key with this id' })
+        },
+        handler: async (ctx) => {
+            const { deps, auth, params } = ctx;
+            const key = ownedKey(deps.cp, auth.org.id, params.id);
+            assertMayGrant(auth.key, key.permissions, 'revoke');
+            await revokeKey(deps.cp, key);
+            deps.security.change('api_key.revoked', actorOf(ctx), { api_key_id: key.id });
+            return { status: 204 };
+        }
+    }),
+    route({
+        method: 'post',
+        path: '/v1/api-keys/:id/rotate',
+        idPrefix: 'key',
+        permission: 'manage',
+        summary: 'Rotate an API key: issue a new value; the old one works for the grace period',
+        tag: TAG,
+        body: RotateBody,
+        responses: {
+            201: { description: 'The new key, with its full value', schema: RotatedApiKey },
+            ...errorResponses({
+                validation_error: 'grace_period_minutes missing or outside 0..10080',
+                forbidden: `${FORBIDDEN_OTHER_ORG}, the key holds a permission the caller lacks, ` +
+                    'or the caller is a sandbox (ob_test_) key and the key is live',
+                not_found: 'No key with this id',
+                conflict: 'The key is revoked, expired or was already rotated'
+            })
+        },
+        handler: async (ctx) => {
+            const { deps, auth, params, body } = ctx;
+            const old = ownedKey(deps.cp, auth.org.id, params.id);
+            assertMayGrant(auth.key, old.permissions, 'rotate');
+            assertMayIssue(auth.key, old.environment, 'rotate into');
+            const r = await rotateKey(deps.cp, old, body.grace_period_minutes);
+            deps.security.change('api_key.rotated', actorOf(ctx), { api_key_id: old.id, new_api_key_id: r.created.id, expires_at: r.oldExpiresAt });
+            return { status: 201, body: { id: r.created.id, key: r.value, replaces: old.id, old_key_expires_at: r.oldExpiresAt } };
+        }
+    })
+];
+//# sourceMappingURL=api_keys_v1.js.map

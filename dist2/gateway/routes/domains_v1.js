@@ -1,0 +1,117 @@
+import { Type } from 'typebox';
+import { route } from '../http/route.js';
+import { ownedRecord } from '../http/access.js';
+import { PageQuery, pageById, pageSchema, withinBytes } from '../http/pagination.js';
+import { addDomain, domainView, removeDomain } from '../control/domain_admin.js';
+import { verifyDomain } from '../control/domain_verify.js';
+import { ensureEd25519, startRotation } from '../control/dkim_keys.js';
+import { DomainView, FORBIDDEN_OTHER_ORG, VerifiedDomainView, errorResponses } from '../schemas/control.js';
+const CreateDomainBody = Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 253, description: 'The domain to send from, e.g. mail.example.com' })
+}, { additionalProperties: false });
+const TAG = 'Domains';
+const NOT_FOUND = 'No domain with this id';
+export const domainRoutes = [
+    route({
+        method: 'post',
+        path: '/v1/domains',
+        permission: 'manage',
+        summary: 'Claim a sending domain; publish the returned DNS records, then verify it (the first claim to verify owns the name)',
+        tag: TAG,
+        body: CreateDomainBody,
+        responses: {
+            201: { description: 'The domain, pending, with the DNS records to publish', schema: DomainView },
+            ...errorResponses({
+                validation_error: 'name is missing or not a domain name',
+                forbidden: 'The key lacks manage',
+                conflict: 'The name is already verified (by this or another organisation), or this organisation already has a claim on it'
+            })
+        },
+        handler: async ({ deps, auth, body }) => ({ status: 201, body: domainView(deps.cp, deps.config, await addDomain(deps.cp, deps.config, auth.org.id, body.name)) })
+    }),
+    route({
+        method: 'get',
+        path: '/v1/domains',
+        permission: 'manage',
+        summary: 'List the organisation\'s domains, oldest first',
+        tag: TAG,
+        query: PageQuery,
+        responses: {
+            200: { description: 'A page of domains', schema: pageSchema(DomainView) },
+            ...errorResponses({ validation_error: 'Bad limit or cursor', forbidden: 'The key lacks manage' })
+        },
+        handler: async ({ deps, auth, query }) => {
+            const page = pageById(deps.cp.domains.list(`${auth.org.id}.`), query, deps.config.api.listMaxBytes);
+            const data = await Promise.all(page.data.map(async (d) => domainView(deps.cp, deps.config, await ensureEd25519(deps.cp, d))));
+            return { status: 200, body: withinBytes({ ...page, data }, deps.config.api.listMaxBytes, (d) => Buffer.from(String(d.id)).toString('base64url')) };
+        }
+    }),
+    route({
+        method: 'get',
+        path: '/v1/domains/:id',
+        idPrefix: 'dom',
+        permission: 'manage',
+        summary: 'Read one domain',
+        tag: TAG,
+        responses: { 200: { description: 'The domain', schema: DomainView }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
+        handler: async ({ deps, auth, params }) => ({ status: 200, body: domainView(deps.cp, deps.config, await ensureEd25519(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id, 'domain'))) })
+    }),
+    route({
+        method: 'del',
+        path: '/v1/domains/:id',
+        idPrefix: 'dom',
+        permission: 'manage',
+        summary: 'Delete a domain and free its name',
+        tag: TAG,
+        responses: {
+            204: { description: 'Deleted' },
+            ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND, conflict: 'Live API keys are still bound to the domain' })
+        },
+        handler: async ({ deps, auth, params }) => {
+            await removeDomain(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id, 'domain'));
+            return { status: 204 };
+        }
+    }),
+    route({
+        method: 'post',
+        path: '/v1/domains/:id/verify',
+        idPrefix: 'dom',
+        permission: 'manage',
+        summary: 'Check the domain\'s DNS records (or, with OB_DOMAIN_VERIFICATION=off, mark it verified)',
+        tag: TAG,
+        responses: {
+            200: { description: 'The domain with the status of each DNS record; verified once DKIM and the SPF records of the domain and its return-path domain are found', schema: VerifiedDomainView },
+            ...errorResponses({
+                forbidden: FORBIDDEN_OTHER_ORG,
+                not_found: NOT_FOUND,
+                conflict: 'This claim has lapsed: another organisation verified the name first (error.details.status is lapsed)',
+                service_unavailable: 'The DNS servers did not answer'
+            })
+        },
+        handler: async ({ deps, auth, params }) => {
+            const { domain, records } = await verifyDomain(deps.cp, deps.config, ownedRecord(deps.cp.domains, auth.org.id, params.id, 'domain'));
+            return { status: 200, body: { ...domainView(deps.cp, deps.config, domain), records } };
+        }
+    }),
+    route({
+        method: 'post',
+        path: '/v1/domains/:id/dkim/rotate',
+        idPrefix: 'dom',
+        permission: 'manage',
+        summary: 'Add a new DKIM key pair (RSA-2048 and ed25519, each under a new selector); it signs from the verification that finds both its TXT records, and the replaced keys\' records stay listed for 7 days',
+        tag: TAG,
+        responses: {
+            200: { description: 'The domain with the new pair\'s records listed and its selectors in dkim.pending; the current keys keep signing until then', schema: DomainView },
+            ...errorResponses({
+                forbidden: FORBIDDEN_OTHER_ORG,
+                not_found: NOT_FOUND,
+                conflict: 'A rotation is already waiting for its DNS records (error.details.selectors)'
+            })
+        },
+        handler: async ({ deps, auth, params }) => {
+            const domain = await ensureEd25519(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id, 'domain'));
+            return { status: 200, body: domainView(deps.cp, deps.config, await startRotation(deps.cp, domain)) };
+        }
+    })
+];
+//# sourceMappingURL=domains_v1.js.map

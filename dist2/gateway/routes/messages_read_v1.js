@@ -1,0 +1,74 @@
+import { Type } from 'typebox';
+import { MESSAGE_EVENTS_INLINE } from '../../stores/read_model/mod.js';
+import { route } from '../http/route.js';
+import { PageQuery, pageParams, pageSchema } from '../http/pagination.js';
+import { readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, RecipientStateSchema, ErrorDoc, TagQuery, tagParam } from '../http/read_model.js';
+import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.js';
+import { RecipientPrefixQuery, recipientPrefixFilter } from '../http/recipient_prefix_filter.js';
+const MessagesQuery = Type.Object({
+    ...PageQuery.properties,
+    status: Type.Optional(MessageStatusSchema),
+    ...RecipientPrefixQuery,
+    ...EnvironmentQuery,
+    ...TagQuery,
+    stuck: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], {
+        description: '`true` keeps only stuck messages (see `stuck`), most recently due first; `false` (the default) keeps all'
+    }))
+});
+const MessageDetailSchema = Type.Object({ ...MessageSummarySchema.properties, recipients: Type.Array(RecipientStateSchema), events: Type.Array(EventEnvelopeSchema) });
+export const messageReadRoutes = [
+    route({
+        method: 'get',
+        path: '/v1/messages',
+        permission: 'read',
+        summary: 'List messages, newest first',
+        description: '`environment` is `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is listed only with `test`. ' +
+            '`status` keeps messages in that status; `to` keeps messages with a recipient (to, cc or bcc) whose address starts with it, ' +
+            'case-insensitively, listed in address order and newest first per address; `tag` keeps messages sent with that tag; ' +
+            '`stuck=true` keeps stuck messages (waiting for an attempt, with `next_attempt_at` more than the grace, OB_STUCK_AFTER_MS, ' +
+            'in the past), listed by `next_attempt_at`, most recent first. ' +
+            'Filters combine: a message is listed only when it matches every one given. Messages are kept 30 days.',
+        tag: 'Messages',
+        query: MessagesQuery,
+        responses: {
+            200: { description: 'A page of messages', schema: pageSchema(MessageSummarySchema) },
+            400: ErrorDoc('A query parameter is invalid (`validation_error` naming it)')
+        },
+        handler: async ({ deps, auth, query }) => {
+            const page = pageParams(query, deps.config.api.listMaxBytes);
+            const status = query.get('status');
+            const body = await fromStore(readModel(deps).listMessages(auth.org.id, {
+                ...page,
+                ...(status !== null ? { status } : {}),
+                ...recipientPrefixFilter(query),
+                environment: environmentFilter(query),
+                ...tagParam(query),
+                ...(query.get('stuck') === 'true' ? { stuck: true } : {})
+            }));
+            return { status: 200, body };
+        }
+    }),
+    route({
+        method: 'get',
+        path: '/v1/messages/:id',
+        idPrefix: 'msg',
+        permission: 'read',
+        summary: 'One message with its status, its recipients and events',
+        description: '`recipients`: each distinct recipient (to, cc and bcc) with its own status, attempts and last event time. ' +
+            'The message `status` is `delivered` when every recipient was delivered, else the most advanced status of the recipients that ' +
+            'were not, in the order bounced, complained, failed, deferred, then `sending` when some were delivered and the rest have no outcome yet. ' +
+            '`next_attempt_at` and `stuck`: as in GET /v1/messages. ' +
+            `\`events\` are webhook envelopes, oldest first (the most recent ${MESSAGE_EVENTS_INLINE}; GET /v1/events?message_id= pages through all).`,
+        tag: 'Messages',
+        responses: {
+            200: { description: 'The message', schema: MessageDetailSchema },
+            403: ErrorDoc('The message belongs to another organisation'),
+            404: ErrorDoc('No message with this id (or older than 30 days)')
+        },
+        handler: async ({ deps, auth, params }) => {
+            const body = await fromStore(readModel(deps).getMessage(auth.org.id, params.id));
+            return { status: 200, body };
+        }
+    })
+];
+//# sourceMappingURL=messages_read_v1.js.map

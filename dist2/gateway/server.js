@@ -1,0 +1,227 @@
+import uWS from 'uWebSockets.js';
+import { Value } from 'typebox/value';
+import { ApiError, isId, newId, REDIS_KEYS, PLAN_RATE_LIMITS } from '../protocol/mod.js';
+import { RequestBody, parseJson } from './http/body.js';
+import { compileValidator, assertValid } from './http/validate.js';
+import { statusLine } from './http/status_text.js';
+import { unsafeHeader } from './http/header_guard.js';
+import { authenticate, hasPermission } from './auth.js';
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const JSON_TYPE = 'application/json';
+const EMPTY = Buffer.alloc(0);
+const NO_AUTH = undefined;
+/** Shared by every request without a query string; handlers only read queries. */
+const EMPTY_QUERY = new URLSearchParams();
+export function planLimit(org, enterpriseDefault) {
+    return org.plan === 'enterprise' ? (org.rate_limit_per_minute ?? enterpriseDefault) : PLAN_RATE_LIMITS[org.plan];
+}
+/**
+ * Every HTTP answer of the route table goes out here; a header holding CR, LF or NUL turns it into a 500. Writes
+ * the whole answer, or with `uploadGoesOn` all of it but its end (chunked), so a client still uploading reads it
+ * while the rest of its body is drained; `replyDuringUpload` ends it then.
+ */
+function writeReply(res, given, requestId, givenExtra, close, uploadGoesOn, log) {
+    let reply = given;
+    let extra = givenExtra;
+    const unsafe = unsafeHeader(extra, reply.headers);
+    if (unsafe !== undefined) {
+        log?.error({ requestId, header: unsafe, status: reply.status }, 'response refused: a header holds CR, LF or NUL');
+        reply = errorReply(new ApiError('internal_error'), requestId);
+        extra = {};
+    }
+    res.cork(() => {
+        res.writeStatus(statusLine(reply.status));
+        res.writeHeader('X-Request-Id', requestId);
+        for (const k in extra)
+            res.writeHeader(k, extra[k]);
+        if (reply.headers !== undefined)
+            for (const k in reply.headers)
+                res.writeHeader(k, reply.headers[k]);
+        if (reply.raw !== undefined) {
+            res.writeHeader('Content-Type', reply.raw.contentType);
+            if (uploadGoesOn)
+                res.write(reply.raw.data);
+            else
+                res.end(reply.raw.data, close);
+        }
+        else if (reply.body === undefined) {
+            if (uploadGoesOn)
+                res.write('');
+            else
+                res.endWithoutBody(0, close);
+        }
+        else {
+            res.writeHeader('Content-Type', JSON_TYPE);
+            if (uploadGoesOn)
+                res.write(JSON.stringify(reply.body));
+            else
+                res.end(JSON.stringify(reply.body), close);
+        }
+    });
+}
+/** Answers a request whose body is still arriving, then ends the answer once the rest is read and dropped. */
+async function replyDuringUpload(res, aborted, body, reply, requestId, extra, close, log) {
+    writeReply(res, reply, requestId, extra, close, true, log);
+    const arrived = await body.discardRest();
+    if (aborted.v)
+        return;
+    // an upload given up on (too large or stalled) is cut off with the answer's end unsent: the client has read the
+    // status and the error by now. `end(…, true)` would write a `Connection` header into the chunked body; uWS
+    // closes the connection itself after this answer when the request asked for it.
+    if (!arrived)
+        res.close();
+    else
+        res.cork(() => { res.end('', false); });
+}
+function errorReply(err, requestId) {
+    const reply = { status: err.status, body: err.toJSON(requestId) };
+    if (err.retryAfter !== undefined)
+        reply.headers = { 'Retry-After': String(err.retryAfter) };
+    return reply;
+}
+/** Registers every route of the table on a uWS app and runs each request through one pipeline. */
+export function createHttpServer(deps, routes) {
+    const app = uWS.App();
+    const server = { app, draining: false, inFlight: 0 };
+    const clientAddresses = deps.clientAddresses;
+    const compiled = routes.map((def) => ({
+        def,
+        params: [...def.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]),
+        ...(def.body !== undefined ? { body: compileValidator(def.body) } : {}),
+        ...(def.query !== undefined ? { query: { schema: def.query, validator: compileValidator(def.query) } } : {}),
+        label: `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`,
+        // Redis full: a read goes on under this process's own bucket, a change is refused (rate_limit.ts).
+        whenStoreFull: def.whenStoreFull ?? (def.method === 'get' ? 'local' : 'refuse')
+    }));
+    async function run(c, res, aborted, ctx, body, start) {
+        let reply;
+        const bodyPromise = body?.whole;
+        try {
+            if (server.draining)
+                throw new ApiError('service_unavailable', 'The server is shutting down.', { retryAfter: 1 });
+            if (c.def.permission !== null) {
+                const now = Date.now();
+                try {
+                    ctx.auth = authenticate(deps.cp, ctx.headers.authorization, now);
+                }
+                catch (err) {
+                    deps.security.authFailed({ transport: 'http', address: ctx.ip, credential: ctx.headers.authorization, reason: ApiError.from(err).message });
+                    throw await deps.authGuard.refusal(err, ctx.ip, ctx.headers.authorization, now);
+                }
+                const auth = ctx.auth;
+                if (!hasPermission(auth.key, c.def.permission)) {
+                    throw new ApiError('forbidden', `This API key lacks the "${c.def.permission}" permission.`, { details: { required: c.def.permission, granted: auth.key.permissions } });
+                }
+                if (c.def.unmetered !== true) {
+                    const limit = planLimit(auth.org, deps.config.plans.enterpriseRateLimit);
+                    const d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit, limit, c.whenStoreFull);
+                    deps.metrics.rateDecisions.api_key[d.allowed ? 'allowed' : 'limited'].inc();
+                    ctx.responseHeaders['RateLimit-Limit'] = String(limit);
+                    ctx.responseHeaders['RateLimit-Remaining'] = String(d.remaining);
+                    ctx.responseHeaders['RateLimit-Reset'] = String(d.resetS);
+                    if (!d.allowed) {
+                        throw new ApiError('rate_limited', `Rate limit of ${limit} requests per minute exceeded.`, { retryAfter: d.retryAfterS });
+                    }
+                }
+            }
+            if (c.def.idPrefix !== undefined && !isId(c.def.idPrefix, ctx.params.id ?? '')) {
+                throw new ApiError('not_found', `Nothing has this id: ids here are ${c.def.idPrefix}_ followed by 26 lower-case letters and digits.`);
+            }
+            if (bodyPromise !== undefined) {
+                ctx.rawBody = await bodyPromise;
+                if (c.body !== undefined)
+                    ctx.body = assertValid(c.body, parseJson(ctx.rawBody, ctx.headers.contentType));
+            }
+            if (c.query !== undefined) {
+                const q = {};
+                for (const [k, v] of ctx.query)
+                    q[k] = v;
+                assertValid(c.query.validator, Value.Convert(c.query.schema, q));
+            }
+            reply = await c.def.handler(ctx);
+        }
+        catch (err) {
+            const apiErr = ApiError.from(err);
+            if (apiErr.code === 'internal_error' && !aborted.v)
+                deps.log.error({ err, requestId: ctx.requestId, route: c.label }, 'request failed');
+            reply = errorReply(apiErr, ctx.requestId);
+        }
+        server.inFlight--;
+        deps.metrics.request(c.label, reply.status, performance.now() - start);
+        if (aborted.v)
+            return;
+        // While draining, every answer also closes its connection, so keep-alive clients move on instead of
+        // sending their next request into a socket that is about to go away.
+        if (body === undefined || body.arrived)
+            writeReply(res, reply, ctx.requestId, ctx.responseHeaders, server.draining, false, deps.log);
+        else
+            await replyDuringUpload(res, aborted, body, reply, ctx.requestId, ctx.responseHeaders, server.draining, deps.log);
+    }
+    for (const c of compiled) {
+        const hasBody = c.def.method === 'post' || c.def.method === 'patch' || c.def.method === 'put';
+        app[c.def.method](c.def.path, (res, req) => {
+            const start = performance.now();
+            const aborted = { v: false };
+            // The body must be taken as it streams in, before any await, or uWS drops it.
+            const body = hasBody ? new RequestBody(res, Number(req.getHeader('content-length') || 0)) : undefined;
+            res.onAborted(() => {
+                aborted.v = true;
+                body?.abort();
+            });
+            server.inFlight++;
+            const incoming = req.getHeader('x-request-id');
+            const params = {};
+            for (let i = 0; i < c.params.length; i++) {
+                const raw = req.getParameter(i) ?? '';
+                try {
+                    params[c.params[i]] = decodeURIComponent(raw);
+                }
+                catch {
+                    params[c.params[i]] = raw;
+                }
+            }
+            const query = req.getQuery();
+            const ctx = {
+                deps,
+                requestId: REQUEST_ID.test(incoming) ? incoming : newId('req'),
+                ip: clientAddresses.of(Buffer.from(res.getRemoteAddressAsText()).toString(), clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : ''),
+                params,
+                query: query === undefined || query === '' ? EMPTY_QUERY : new URLSearchParams(query),
+                headers: {
+                    authorization: req.getHeader('authorization'),
+                    contentType: req.getHeader('content-type'),
+                    idempotencyKey: req.getHeader('idempotency-key'),
+                    userAgent: req.getHeader('user-agent')
+                },
+                body: undefined,
+                rawBody: EMPTY,
+                auth: NO_AUTH,
+                responseHeaders: {}
+            };
+            void run(c, res, aborted, ctx, body, start);
+        });
+    }
+    const patterns = compiled.map((c) => ({
+        re: new RegExp('^' + c.def.path.replace(/:[A-Za-z_]+/g, '[^/]+') + '$'),
+        method: c.def.method === 'del' ? 'DELETE' : c.def.method.toUpperCase()
+    }));
+    app.any('/*', (res, req) => {
+        let aborted = false;
+        res.onAborted(() => { aborted = true; });
+        const incoming = req.getHeader('x-request-id');
+        const requestId = REQUEST_ID.test(incoming) ? incoming : newId('req');
+        const url = req.getUrl();
+        const allowed = patterns.filter((p) => p.re.test(url)).map((p) => p.method);
+        const err = allowed.length > 0
+            ? new ApiError('method_not_allowed', `${req.getCaseSensitiveMethod()} is not allowed on ${url}; use ${allowed.join(', ')}.`)
+            : new ApiError('not_found', `No endpoint at ${url}.`);
+        const reply = errorReply(err, requestId);
+        if (allowed.length > 0)
+            reply.headers = { Allow: allowed.join(', ') };
+        deps.metrics.request('unmatched', reply.status, 0);
+        if (!aborted)
+            writeReply(res, reply, requestId, {}, false, false, deps.log);
+    });
+    return server;
+}
+//# sourceMappingURL=server.js.map

@@ -1,0 +1,108 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApiError, newId } from '../protocol/mod.js';
+/** Where `npm run build:dashboard` writes the dashboard (relative to this module, in src or in dist). */
+export function defaultDashboardDir() {
+    const here = fileURLToPath(new URL('.', import.meta.url));
+    const fromDist = join(here, '..', '..', 'dashboard', 'dist');
+    const fromSrc = join(here, '..', 'dashboard', 'dist');
+    return existsDir(fromDist) ? fromDist : fromSrc;
+}
+function existsDir(path) {
+    try {
+        return statSync(path).isDirectory();
+    }
+    catch {
+        return false;
+    }
+}
+const TYPES = {
+    '.html': 'text/html; charset=utf-8',
+    '.js': 'text/javascript; charset=utf-8',
+    '.css': 'text/css; charset=utf-8',
+    '.svg': 'image/svg+xml',
+    '.png': 'image/png',
+    '.ico': 'image/x-icon',
+    '.json': 'application/json',
+    '.txt': 'text/plain; charset=utf-8',
+    '.woff2': 'font/woff2'
+};
+/**
+ * The dashboard talks only to this origin; no inline script, no third parties. Inline styles are allowed because
+ * the sandboxed frames that show a message's or a template's HTML (srcdoc) inherit this policy, and e-mail HTML is
+ * styled inline; the dashboard's own markup is built with textContent, so no one can inject a style into it.
+ */
+const SECURITY_HEADERS = {
+    'Content-Security-Policy': "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY'
+};
+/** Reads every file under `dir` once. Hashed assets are immutable; index.html is revalidated each time. */
+export function loadStaticFiles(dir) {
+    const files = new Map();
+    if (!existsDir(dir))
+        return files;
+    const walk = (d) => {
+        for (const entry of readdirSync(d, { withFileTypes: true })) {
+            const full = join(d, entry.name);
+            if (entry.isDirectory()) {
+                walk(full);
+                continue;
+            }
+            const rel = relative(dir, full).split(sep).join('/');
+            files.set(rel, {
+                body: readFileSync(full),
+                type: TYPES[extname(entry.name).toLowerCase()] ?? 'application/octet-stream',
+                cache: rel.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'
+            });
+        }
+    };
+    walk(dir);
+    return files;
+}
+function reply(res, status, headers, body) {
+    res.cork(() => {
+        res.writeStatus(status);
+        for (const k in headers)
+            res.writeHeader(k, headers[k]);
+        res.end(body);
+    });
+}
+/**
+ * Serves the built dashboard at /dashboard (index.html) and /dashboard/* (its assets) from memory.
+ * Without a build, /dashboard answers 404 `not_found` saying how to build it.
+ */
+export function registerStaticFiles(app, log, dir = defaultDashboardDir()) {
+    const files = loadStaticFiles(dir);
+    if (files.size === 0)
+        log.warn({ dir }, 'dashboard not built; /dashboard answers 404 (run npm run build:dashboard)');
+    const notFound = (res, message) => {
+        const requestId = newId('req');
+        reply(res, '404 Not Found', { 'Content-Type': 'application/json', 'X-Request-Id': requestId }, JSON.stringify(new ApiError('not_found', message).toJSON(requestId)));
+    };
+    const serve = (res, req) => {
+        const url = req.getUrl();
+        if (files.size === 0) {
+            notFound(res, 'The dashboard is not built on this server. Run `npm run build:dashboard` and restart.');
+            return;
+        }
+        // Asset URLs in index.html are absolute (/dashboard/assets/…), so /dashboard and /dashboard/ both serve it.
+        let path = url.slice('/dashboard/'.length);
+        try {
+            path = decodeURIComponent(path);
+        }
+        catch { /* keep it raw: it then matches no file */ }
+        const file = files.get(path === '' ? 'index.html' : path);
+        if (file === undefined) {
+            notFound(res, `No dashboard file at ${url}.`);
+            return;
+        }
+        reply(res, '200 OK', { 'Content-Type': file.type, 'Cache-Control': file.cache, ...SECURITY_HEADERS }, file.body);
+    };
+    app.get('/dashboard', serve);
+    app.get('/dashboard/*', serve);
+    return { files: files.size };
+}
+//# sourceMappingURL=static_files.js.map

@@ -1,0 +1,282 @@
+import { ApiError, EVENT_TYPES, envelopeOf, eventSubject } from '../../protocol/mod.js';
+import { authenticate, hasPermission } from '../auth.js';
+import { SocketCounter } from './socket_caps.js';
+import { ENVIRONMENT_MESSAGE, isEnvironment, refuseEnvironment, refuseUpgrade } from './upgrade_refusals.js';
+export const EVENT_STREAM_PATH = '/v1/events/stream';
+/** Close codes of the live feed, as documented in docs/reading.md. */
+export const CLOSE_CODES = {
+    goingAway: 1001,
+    badMessage: 1008,
+    tooSlow: 1013,
+    unauthorized: 4401,
+    forbidden: 4403,
+    rateLimited: 4429
+};
+const AUTH_TIMEOUT_MS = 5000; // 5 s for the first message
+/**
+ * A socket whose unsent backlog passes this is closed with 1013 rather than buffered further: one slow
+ * reader must not grow the gateway's memory. 1 MiB is several thousand events.
+ */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+const MAX_CLIENT_MESSAGE_BYTES = 4096;
+const IDLE_TIMEOUT_S = 60; // pings keep a healthy socket alive
+const TYPE_NAMES = new Set([...EVENT_TYPES, 'inbound']);
+function send(ws, payload) {
+    ws.cork(() => { ws.send(JSON.stringify(payload)); });
+}
+/**
+ * GET /v1/events/stream: the organisation's events as webhook envelopes, live, of one environment (`live` unless
+ * `?environment=test` or a filter message asks for sandbox events). One NATS core subscription
+ * on `ob.evt.<org>.>` per organisation is shared by all of its sockets and dropped with the last one.
+ * Open sockets are capped per client address (checked at the upgrade, authenticated or not) and per API key
+ * (checked at `auth`), so one client cannot hold the process's memory and file descriptors.
+ */
+export function registerEventStream(app, deps) {
+    const log = deps.log.child({ part: 'event_stream' });
+    const feeds = new Map();
+    const all = new Set();
+    const perAddress = new SocketCounter(deps.config.eventStream.maxPerAddress);
+    const perKey = new SocketCounter(deps.config.eventStream.maxPerKey);
+    /** key id → its authenticated sockets, so a revocation closes them as soon as the control plane shows it. */
+    const byKey = new Map();
+    let stopped = false;
+    /** The longest delay setTimeout honours (about 24.8 days); a later expiry is looked at again then. */
+    const MAX_TIMER_MS = 2 ** 31 - 1;
+    /** Closes the socket if its key is revoked or expired; otherwise arms a timer for the key's expiry, if any. */
+    function enforceKey(ws, st, now) {
+        clearTimeout(st.expiry);
+        st.expiry = undefined;
+        if (!keyStillValid(st, now)) {
+            ws.end(CLOSE_CODES.unauthorized, 'the API key is no longer valid');
+            return;
+        }
+        const expiresAt = deps.cp.apiKeys.get(st.keyId)?.expires_at;
+        if (expiresAt === undefined)
+            return;
+        st.expiry = setTimeout(() => { if (st.open)
+            enforceKey(ws, st, Date.now()); }, Math.min(MAX_TIMER_MS, Math.max(0, Date.parse(expiresAt) - now) + 10));
+        st.expiry.unref();
+    }
+    const stopWatchingKeys = deps.cp.apiKeys.onChange((id, record) => {
+        const sockets = byKey.get(record?.id ?? id);
+        if (sockets === undefined)
+            return;
+        const now = Date.now();
+        for (const ws of [...sockets])
+            enforceKey(ws, ws.getUserData(), now);
+    });
+    function keyStillValid(st, now) {
+        const key = deps.cp.apiKeys.get(st.keyId);
+        return key !== undefined && key.revoked_at === undefined && (key.expires_at === undefined || Date.parse(key.expires_at) > now);
+    }
+    function fanOut(feed, data) {
+        let e;
+        try {
+            e = JSON.parse(data);
+        }
+        catch {
+            return;
+        }
+        const text = JSON.stringify(envelopeOf(e));
+        const env = e.environment === 'test' ? 'test' : 'live';
+        const now = Date.now();
+        for (const ws of feed.sockets) {
+            const st = ws.getUserData();
+            if (st.environment !== env)
+                continue;
+            if (st.types !== undefined && !st.types.has(e.type))
+                continue;
+            if (!keyStillValid(st, now)) {
+                ws.end(CLOSE_CODES.unauthorized, 'the API key is no longer valid');
+                continue;
+            }
+            if (ws.getBufferedAmount() > MAX_BUFFERED_BYTES) {
+                ws.end(CLOSE_CODES.tooSlow, 'reading too slowly');
+                continue;
+            }
+            let status = 1;
+            ws.cork(() => { status = ws.send(text); });
+            if (status === 2)
+                ws.end(CLOSE_CODES.tooSlow, 'reading too slowly');
+        }
+    }
+    function join(ws, orgId) {
+        let feed = feeds.get(orgId);
+        if (feed === undefined) {
+            const sockets = new Set();
+            const sub = deps.nc.subscribe(eventSubject(orgId, '>'), { callback: (err, m) => { if (err === null)
+                    fanOut(feed, m.string()); } });
+            feeds.set(orgId, feed = { sub, sockets });
+        }
+        feed.sockets.add(ws);
+    }
+    function leave(ws, orgId) {
+        const feed = feeds.get(orgId);
+        if (feed === undefined)
+            return;
+        feed.sockets.delete(ws);
+        if (feed.sockets.size === 0) {
+            feed.sub.unsubscribe();
+            feeds.delete(orgId);
+        }
+    }
+    function onAuth(ws, st, key) {
+        const now = Date.now();
+        const authorization = typeof key === 'string' ? `Bearer ${key}` : '';
+        let auth;
+        try {
+            auth = authenticate(deps.cp, authorization, now);
+        }
+        catch (err) {
+            if (!(err instanceof ApiError))
+                throw err;
+            st.refusing = true;
+            deps.security.authFailed({ transport: 'websocket', address: st.ip, credential: authorization, reason: err.message });
+            void deps.authGuard.refusal(err, st.ip, authorization, now).catch((e) => e).then((refusal) => {
+                if (!st.open)
+                    return;
+                if (refusal instanceof ApiError && refusal.code === 'rate_limited')
+                    ws.end(CLOSE_CODES.rateLimited, 'too many failed authentications');
+                else
+                    ws.end(CLOSE_CODES.unauthorized, err.message.slice(0, 100));
+            });
+            return;
+        }
+        if (!hasPermission(auth.key, 'read')) {
+            ws.end(CLOSE_CODES.forbidden, 'this API key lacks the "read" permission');
+            return;
+        }
+        if (perKey.full(auth.key.id)) {
+            ws.end(CLOSE_CODES.rateLimited, `too many event stream connections for this API key (at most ${perKey.max})`);
+            return;
+        }
+        clearTimeout(st.timer);
+        perKey.add(auth.key.id);
+        st.orgId = auth.org.id;
+        st.keyId = auth.key.id;
+        let sockets = byKey.get(st.keyId);
+        if (sockets === undefined)
+            byKey.set(st.keyId, sockets = new Set());
+        sockets.add(ws);
+        enforceKey(ws, st, now);
+        join(ws, st.orgId);
+        send(ws, { type: 'ready', organization_id: st.orgId });
+    }
+    /**
+     * `types` and `environment` each replace what the socket had when given; one of them must be. A bad value of
+     * either is an error message (the socket stays, its filter unchanged).
+     */
+    function onFilter(ws, st, types, environment) {
+        if (types !== undefined || environment === undefined) {
+            if (!Array.isArray(types) || types.length === 0 || types.length > TYPE_NAMES.size || !types.every((t) => typeof t === 'string' && TYPE_NAMES.has(t))) {
+                send(ws, { type: 'error', code: 'validation_error', field: 'types', message: `types must be a non-empty array of: ${[...TYPE_NAMES].join(', ')}` });
+                return;
+            }
+        }
+        if (environment !== undefined && !isEnvironment(environment)) {
+            send(ws, { type: 'error', code: 'validation_error', field: 'environment', message: ENVIRONMENT_MESSAGE });
+            return;
+        }
+        if (Array.isArray(types))
+            st.types = new Set(types.map((t) => t === 'inbound' ? 'inbound.received' : t));
+        if (environment !== undefined)
+            st.environment = environment;
+        send(ws, { type: 'filter', types: [...(st.types ?? EVENT_TYPES)], environment: st.environment });
+    }
+    app.ws(EVENT_STREAM_PATH, {
+        maxPayloadLength: MAX_CLIENT_MESSAGE_BYTES,
+        idleTimeout: IDLE_TIMEOUT_S,
+        sendPingsAutomatically: true,
+        // uWS's own cap sits above ours, so our check (close with 1013) acts before uWS would drop messages silently.
+        maxBackpressure: 2 * MAX_BUFFERED_BYTES,
+        upgrade: (res, req, context) => {
+            if (stopped) {
+                res.cork(() => { res.writeStatus('503 Service Unavailable').end(); });
+                return;
+            }
+            const ip = deps.clientAddresses.of(Buffer.from(res.getRemoteAddressAsText()).toString(), deps.clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : '');
+            if (perAddress.full(ip)) {
+                refuseUpgrade(res, perAddress.max);
+                return;
+            }
+            const environment = req.getQuery('environment') ?? 'live';
+            if (!isEnvironment(environment)) {
+                refuseEnvironment(res);
+                return;
+            }
+            res.upgrade({ ip, open: true, environment }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+        },
+        open: (ws) => {
+            const st = ws.getUserData();
+            all.add(ws);
+            // Counted from here, where `close` is sure to follow; a socket that slipped past the upgrade check is closed.
+            st.countedForAddress = true;
+            if (perAddress.add(st.ip) > perAddress.max) {
+                ws.end(CLOSE_CODES.rateLimited, `too many event stream connections from this address (at most ${perAddress.max})`);
+                return;
+            }
+            st.timer = setTimeout(() => { if (st.open && st.orgId === undefined)
+                ws.end(CLOSE_CODES.unauthorized, 'authenticate within 5 seconds'); }, AUTH_TIMEOUT_MS);
+            st.timer.unref();
+        },
+        message: (ws, raw) => {
+            const st = ws.getUserData();
+            if (st.refusing === true)
+                return;
+            let msg;
+            try {
+                msg = JSON.parse(Buffer.from(raw).toString('utf8'));
+                if (typeof msg !== 'object' || msg === null)
+                    throw new TypeError('not an object');
+            }
+            catch {
+                if (st.orgId === undefined)
+                    ws.end(CLOSE_CODES.unauthorized, 'the first message must be {"type":"auth","key":"ob_…"}');
+                else
+                    send(ws, { type: 'error', code: 'validation_error', field: 'body', message: 'messages must be JSON objects' });
+                return;
+            }
+            if (st.orgId === undefined) {
+                if (msg.type === 'auth')
+                    onAuth(ws, st, msg.key);
+                else
+                    ws.end(CLOSE_CODES.unauthorized, 'the first message must be {"type":"auth","key":"ob_…"}');
+                return;
+            }
+            if (msg.type === 'filter')
+                onFilter(ws, st, msg.types, msg.environment);
+            else
+                send(ws, { type: 'error', code: 'validation_error', field: 'type', message: 'expected "filter"' });
+        },
+        close: (ws) => {
+            const st = ws.getUserData();
+            st.open = false;
+            clearTimeout(st.timer);
+            clearTimeout(st.expiry);
+            all.delete(ws);
+            if (st.countedForAddress === true)
+                perAddress.remove(st.ip);
+            if (st.keyId !== undefined) {
+                perKey.remove(st.keyId);
+                const sockets = byKey.get(st.keyId);
+                sockets?.delete(ws);
+                if (sockets?.size === 0)
+                    byKey.delete(st.keyId);
+            }
+            if (st.orgId !== undefined)
+                leave(ws, st.orgId);
+        }
+    });
+    deps.metrics.read('outbox_event_stream_sockets', (set) => { set(all.size); });
+    log.debug({ path: EVENT_STREAM_PATH }, 'event stream registered');
+    return {
+        get sockets() { return all.size; },
+        close() {
+            stopped = true;
+            stopWatchingKeys();
+            for (const ws of [...all])
+                ws.end(CLOSE_CODES.goingAway, 'server shutting down');
+        }
+    };
+}
+//# sourceMappingURL=event_stream.js.map

@@ -1,0 +1,27 @@
+import { eventId, eventRecord, tagsField } from '../protocol/mod.js';
+import { publishEvent, suppressAddress } from '../stores/events/mod.js';
+/**
+ * The `mailto:` half of `List-Unsubscribe` (RFC 2369) points at the message's return path with
+ * `?subject=unsubscribe`; mail clients send exactly that subject. An automatic reply (RFC 3834 sends those to the
+ * return path too) carries `Auto-Submitted` or another subject, so it never unsubscribes anyone.
+ */
+export function isUnsubscribeRequest(m) {
+    const auto = m.headers['auto-submitted']?.trim().toLowerCase();
+    return m.subject.trim().toLowerCase() === 'unsubscribe' && (auto === undefined || auto === 'no');
+}
+/**
+ * Suppresses the recipient the return path was issued for (not for a sandbox message: the sandbox never suppresses)
+ * and publishes `unsubscribed` (method `mailto`). The event id is the one the unsubscribe link uses, so a recipient
+ * who does both gets one event.
+ */
+export async function unsubscribeByMail(deps, subject, now = new Date()) {
+    const { orgId, messageId, environment } = subject;
+    for (const to of subject.recipients) {
+        if (environment === 'live' && await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId))
+            deps.metrics.suppressionsAdded.unsubscribe.inc();
+        await publishEvent(deps.js, eventRecord(eventId('unsubscribed', orgId, messageId, to), 'unsubscribed', orgId, {
+            message_id: messageId, to, unsubscribed_at: now.toISOString(), method: 'mailto', ...tagsField(subject.tags)
+        }, messageId, now.toISOString(), environment));
+    }
+}
+//# sourceMappingURL=mail_unsubscribe.js.map

@@ -1,0 +1,152 @@
+import { eventId, eventRecord } from '../protocol/mod.js';
+import { publishEvent } from '../stores/events/mod.js';
+import { emitReportEvents } from './report_events.js';
+import { checkRouted, checkVerp } from './report_checks.js';
+import { isUnsubscribeRequest, unsubscribeByMail } from './mail_unsubscribe.js';
+import { resolveRecipient } from './recipients.js';
+import { readRaw } from './streams.js';
+import { readSmall, deleteSmall, keepRaw, RAW_SETTLE_MS } from './raw_store.js';
+import { inboundPayload, unprocessedPayload } from './event_payload.js';
+/** A job whose message is not readable yet; the consumer retries it. */
+export class RawNotYetStored extends Error {
+    code = 'inbound_raw_pending';
+    constructor(id) {
+        super(`message ${id} is not readable yet`);
+        this.name = 'RawNotYetStored';
+    }
+}
+/**
+ * One stored message: reports become bounced/complained, an unsubscribe request to a return path becomes
+ * `unsubscribed`, routed mail becomes `inbound.received` per route.
+ */
+export class InboundProcessor {
+    deps;
+    constructor(deps) {
+        this.deps = deps;
+    }
+    /** `inline`: the message, when it travelled inside its job (then there is nothing to read or delete). */
+    async handle(job, inline) {
+        const { cp, stores, log } = this.deps;
+        const raw = inline ?? this.deps.justStored?.take(job.id) ?? (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id));
+        if (raw === null) {
+            // The chunk and the job are stored by two streams at once: a job may be read a moment before its chunk.
+            if (job.raw !== undefined && Date.now() - Date.parse(job.received_at) < RAW_SETTLE_MS)
+                throw new RawNotYetStored(job.id);
+            return; // processed and deleted already (a redelivered job)
+        }
+        const remove = async () => {
+            if (inline !== undefined)
+                return; // acknowledging the job removes it
+            if (job.raw !== undefined)
+                await deleteSmall(stores, job.raw.token);
+            else
+                await stores.raw.delete(job.id);
+        };
+        const { reportTargets, routes } = this.recipientsOf(job);
+        if (reportTargets.length === 0 && routes.size === 0) {
+            await remove();
+            return;
+        }
+        const m = await this.deps.analysis.analyze({
+            raw,
+            job,
+            routed: routes.size > 0,
+            withContent: [...routes.values()].some((h) => h.route.action.include_attachments),
+            reports: true
+        });
+        const checks = { cp, messages: this.deps.messages, drops: this.deps.drops };
+        const unsubscribe = m.report === undefined && isUnsubscribeRequest(m);
+        if (m.report !== undefined || unsubscribe) {
+            const subjects = [];
+            for (const t of reportTargets) {
+                const subject = await checkVerp(checks, t.verp, t.orgId, job.id);
+                if (subject !== undefined)
+                    subjects.push(subject);
+            }
+            if (m.report !== undefined) {
+                // A report through routes: once per organisation (all routes of a domain are its owner's).
+                for (const orgId of new Set([...routes.values()].map((h) => h.route.org_id))) {
+                    const subject = await checkRouted(checks, m.report, orgId, job.id);
+                    if (subject !== undefined)
+                        subjects.push(subject);
+                }
+                const deps = { cp, js: stores.pub, log, drops: this.deps.drops, metrics: this.deps.metrics };
+                for (const subject of subjects)
+                    await emitReportEvents(deps, m.report, subject, job.id);
+            }
+            else {
+                for (const subject of subjects)
+                    await unsubscribeByMail({ cp, js: stores.pub, metrics: this.deps.metrics }, subject);
+            }
+        }
+        else if (reportTargets.length > 0) {
+            log.info({ id: job.id }, 'mail to a bounce address that is not a delivery or feedback report nor an unsubscribe request; dropped');
+        }
+        const readers = new Set();
+        const received = [...routes.values()].map(({ route, to }) => {
+            const { data, cut } = inboundPayload(m, job, route, to, this.deps.eventMaxBytes);
+            if (cut) {
+                readers.add(route.org_id);
+                this.deps.metrics.inboundEventsCut.inc();
+            }
+            return eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id);
+        });
+        // An event that left something out points at the whole message: it is kept (until the bucket's TTL) for the
+        // organisations whose events do, before any event names it.
+        if (readers.size > 0)
+            await keepRaw(stores, job.id, [...readers], inline);
+        for (const e of received)
+            await publishEvent(stores.pub, e);
+        if (readers.size === 0)
+            await remove();
+    }
+    /** Where the message goes: its routes (with the recipients each matched) and the bounce addresses it was sent to. */
+    recipientsOf(job) {
+        const reportTargets = [];
+        const routes = new Map();
+        for (const rcpt of job.rcpt_to) {
+            // Routes are looked up again: one deleted since the RCPT gets nothing; the message is still ours to drop.
+            const r = resolveRecipient(this.deps.cp, rcpt);
+            if (r.kind === 'verp')
+                reportTargets.push({ verp: r.verp, orgId: r.orgId });
+            if (r.kind !== 'route')
+                continue;
+            for (const route of r.routes) {
+                const hit = routes.get(route.id) ?? { route, to: [] };
+                hit.to.push(rcpt.toLowerCase());
+                routes.set(route.id, hit);
+            }
+        }
+        return { reportTargets, routes };
+    }
+    /**
+     * Ends a message that could not be processed however often it was tried (its analysis or its events failed each
+     * time): every route still gets its `inbound.received`, carrying the envelope, `processing_error` and a reference to
+     * the whole message (`raw`, kept for the routes' organisations), so the mail an SMTP client was told was taken
+     * never vanishes with a log line. A report or unsubscribe request to a bounce address that cannot be read has no
+     * one to tell: it is dropped and counted as a report drop. Throws when the event cannot be stored either (the job
+     * is then tried again later).
+     */
+    async endUnprocessable(job, inline, reason) {
+        const { stores } = this.deps;
+        const raw = inline ?? this.deps.justStored?.take(job.id) ?? (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id));
+        if (raw === null)
+            return; // processed and deleted already
+        const { routes, reportTargets } = this.recipientsOf(job);
+        if (reportTargets.length > 0)
+            this.deps.drops.drop('unreadable', { id: job.id, reason });
+        if (routes.size > 0) {
+            // kept where the raw read finds it: a message stored whole stays; one inline or among small ones is put there
+            await keepRaw(stores, job.id, [...new Set([...routes.values()].map((h) => h.route.org_id))], inline ?? (job.raw !== undefined ? raw : undefined));
+            for (const { route, to } of routes.values()) {
+                const data = unprocessedPayload(job, route, to, reason);
+                await publishEvent(stores.pub, eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id));
+            }
+        }
+        if (job.raw !== undefined)
+            await deleteSmall(stores, job.raw.token);
+        else if (routes.size === 0 && inline === undefined)
+            await stores.raw.delete(job.id);
+    }
+}
+//# sourceMappingURL=processor.js.map

@@ -1,0 +1,61 @@
+import { bounceCategory, eventId, eventRecord, suppresses, tagsField } from '../protocol/mod.js';
+import { publishEvent, suppressAddress } from '../stores/events/mod.js';
+import { bounceCode } from './reports.js';
+/**
+ * Turns a DSN into `bounced` (5.x.x hard, 4.x.x soft; its category from the same classifier as SMTP replies, and
+ * only a hard `mailbox` or `domain` bounce suppresses) and an ARF report into `complained` (and suppression), for
+ * the message and recipients `subject` allows (report_checks.ts). A report recipient outside them is dropped and
+ * counted: the report is either not about this mail or forged.
+ */
+export async function emitReportEvents(deps, report, subject, inboundId) {
+    const { orgId, messageId, environment } = subject;
+    const live = environment === 'live';
+    const allowed = (a) => subject.recipients.includes(a.toLowerCase());
+    const mismatch = (named) => deps.drops.drop('recipient_mismatch', { id: inboundId, message_id: messageId, org_id: orgId, named });
+    const now = new Date().toISOString();
+    let emitted = 0;
+    if (report.kind === 'dsn') {
+        for (const r of report.recipients) {
+            const to = r.addresses.find(allowed);
+            if (to === undefined) {
+                mismatch(r.addresses);
+                continue;
+            }
+            const cls = r.status[0];
+            if (cls !== '5' && cls !== '4')
+                continue; // 2.x.x: delivered/relayed notices are not bounces
+            const hard = cls === '5';
+            const code = bounceCode(r);
+            const category = bounceCategory({ code: /^\d{3}$/.test(code) ? code : '', enhanced: r.status, text: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') });
+            if (live && hard && suppresses(category) && await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId))
+                deps.metrics.suppressionsAdded.hard_bounce.inc();
+            deps.metrics.bounces[environment][hard ? 'hard' : 'soft'][category].inc();
+            await publishEvent(deps.js, eventRecord(eventId('bounced', orgId, messageId, to, 'dsn'), 'bounced', orgId, {
+                message_id: messageId,
+                to,
+                bounce_type: hard ? 'hard' : 'soft',
+                bounce_code: code,
+                bounce_message: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') || `${r.action} ${r.status}`.trim(),
+                bounce_category: category,
+                bounced_at: now,
+                ...tagsField(subject.tags)
+            }, messageId, now, environment));
+            emitted++;
+        }
+        return emitted;
+    }
+    const candidates = [report.originalRecipient, report.originalTo].filter((a) => a !== undefined);
+    const to = candidates.find(allowed);
+    if (to === undefined) {
+        mismatch(candidates);
+        return 0;
+    }
+    if (live && await suppressAddress(deps.cp, orgId, to, 'complaint', messageId))
+        deps.metrics.suppressionsAdded.complaint.inc();
+    deps.metrics.complaints[environment].inc();
+    await publishEvent(deps.js, eventRecord(eventId('complained', orgId, messageId, to), 'complained', orgId, {
+        message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType, ...tagsField(subject.tags)
+    }, messageId, now, environment));
+    return 1;
+}
+//# sourceMappingURL=report_events.js.map

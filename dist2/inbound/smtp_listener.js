@@ -1,0 +1,253 @@
+import { readFileSync } from 'node:fs';
+import { SMTPServer } from 'smtp-server';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import { newId, inboundSubject, shardOf, HDR_MSG_ID } from '../protocol/mod.js';
+import { resolveRecipient } from './recipients.js';
+import { INBOUND_JOB_MAX_BYTES } from './streams.js';
+import { storeSmall, storeInline, fitsInline, RAW_CHUNK_BYTES } from './raw_store.js';
+import { encodeJob } from './job.js';
+import { SessionLimits, SmtpReply } from '../stores/smtp_server/mod.js';
+import { isJetStreamFull } from '../stores/clients/mod.js';
+/** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
+export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
+/** Job subjects are spread over this many shards so several processors can share the stream evenly. */
+export const INBOUND_SHARDS = 16;
+export const MAX_RECIPIENTS = 100;
+/**
+ * The answer to MAIL FROM and at the end of DATA while Redis refuses writes (full): what is accepted could not be
+ * recorded in the read model, so the sending server is asked to come back. 4.3.1: mail system full (RFC 3463).
+ */
+export const STORE_FULL_TEXT = '4.3.1 Mail store is full, try again later';
+/** The inbound stream or raw store at its admission limit, or NATS refusing the write for lack of room. */
+export const QUEUE_FULL_TEXT = 'Insufficient system storage, try again later';
+const REJECTIONS = {
+    syntax: 'Address not accepted: source routes and %/! relay forms are refused',
+    relay: 'Relay access denied: we do not accept mail for that domain',
+    unknown_mailbox: 'No such mailbox here'
+};
+/**
+ * Reads DATA until its end or until more than `max` bytes arrived; in the second case the stream is left paused
+ * with what was read so far, for `webStreamOf` to continue from.
+ */
+function readUpTo(stream, max) {
+    return new Promise((resolve, reject) => {
+        const chunks = [];
+        let bytes = 0;
+        const onData = (chunk) => {
+            chunks.push(chunk);
+            bytes += chunk.length;
+            if (bytes <= max)
+                return;
+            stream.pause();
+            settle();
+            resolve({ chunks, bytes, ended: false });
+        };
+        const onEnd = () => { settle(); resolve({ chunks, bytes, ended: true }); };
+        const onError = (err) => { settle(); reject(err); };
+        const settle = () => {
+            stream.off('data', onData);
+            stream.off('end', onEnd);
+            stream.off('error', onError);
+        };
+        stream.on('data', onData);
+        stream.once('end', onEnd);
+        stream.once('error', onError);
+    });
+}
+/**
+ * The DATA stream as a web ReadableStream for the object store, with backpressure: the socket is paused while the
+ * store has not taken the chunks already handed over. (Readable.toWeb costs about 3 ms more per message here.)
+ * `head` is what `readUpTo` already read.
+ */
+function webStreamOf(stream, limit, head) {
+    let open = true;
+    let bytes = head.bytes;
+    return new ReadableStream({
+        start(controller) {
+            for (const chunk of head.chunks)
+                controller.enqueue(chunk);
+            stream.on('data', (chunk) => {
+                // After the store gave up (cancel) or the limit was passed, the rest of DATA is only drained so smtp-server
+                // can answer (552 past the limit); an endless DATA never fills the bucket.
+                if (!open)
+                    return;
+                bytes += chunk.length;
+                if (bytes > limit) {
+                    open = false;
+                    controller.close();
+                    stream.resume();
+                    return;
+                }
+                controller.enqueue(chunk);
+                if ((controller.desiredSize ?? 1) <= 0)
+                    stream.pause();
+            });
+            stream.once('end', () => { if (open) {
+                open = false;
+                controller.close();
+            } });
+            stream.once('error', (err) => { if (open) {
+                open = false;
+                controller.error(err);
+            } });
+        },
+        pull() { stream.resume(); },
+        cancel() { open = false; stream.resume(); }
+    }, { highWaterMark: 16 });
+}
+/** The routes a stored message's recipients reach, as the quotas count them. */
+function routesOf(cp, session) {
+    const ids = new Set();
+    for (const rcpt of session.envelope.rcptTo) {
+        const r = resolveRecipient(cp, rcpt.address);
+        if (r.kind === 'route')
+            for (const route of r.routes)
+                ids.add(route.id);
+    }
+    return ids;
+}
+/**
+ * `maxPayload`: the NATS server's message size limit, which a job carrying its message must also fit. `redis`: the
+ * last known Redis health (RedisHealthWatch); while it is `full`, MAIL FROM and DATA are answered 451. `room`: whether
+ * the inbound stream and raw store are at their admission limit (StreamRoomWatch); while they are, MAIL FROM is
+ * answered 452, as when NATS itself refuses the write.
+ */
+export async function startSmtpListener(config, deps) {
+    const { cp, stores, log, justStored, quotas } = deps;
+    const inlineMax = Math.min(INBOUND_JOB_MAX_BYTES, deps.maxPayload);
+    const tls = config.smtp.inboundTlsCert !== undefined && config.smtp.inboundTlsKey !== undefined
+        ? { key: readFileSync(config.smtp.inboundTlsKey), cert: readFileSync(config.smtp.inboundTlsCert) }
+        : undefined;
+    /** The message's id, and its size when it was stored (a message over the size limit is not). */
+    async function store(stream, session) {
+        const id = newId('msg');
+        const jobOf = (size) => ({
+            id,
+            received_at: new Date().toISOString(),
+            mail_from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
+            rcpt_to: session.envelope.rcptTo.map((r) => r.address),
+            remote_ip: session.remoteAddress,
+            helo: session.hostNameAppearsAs ?? '',
+            size
+        });
+        let stored = false;
+        try {
+            const head = await readUpTo(stream, RAW_CHUNK_BYTES);
+            if (head.ended) {
+                if (stream.sizeExceeded)
+                    return { id };
+                const data = head.chunks.length === 1 ? head.chunks[0] : Buffer.concat(head.chunks, head.bytes);
+                const job = jobOf(head.bytes);
+                if (fitsInline(data, job, inlineMax)) {
+                    await storeInline(stores, data, job, INBOUND_SHARDS);
+                    return { id, size: head.bytes };
+                }
+                await storeSmall(stores, data, job, INBOUND_SHARDS);
+                justStored.put(id, data);
+                return { id, size: head.bytes };
+            }
+            await stores.raw.put({ name: id }, webStreamOf(stream, MAX_MESSAGE_BYTES, head));
+            stored = true;
+            // smtp-server answers 552 itself when the message was over the limit; drop what was stored.
+            if (stream.sizeExceeded || stream.byteLength > MAX_MESSAGE_BYTES) {
+                await stores.raw.delete(id).catch(() => { });
+                return { id };
+            }
+            const job = jobOf(stream.byteLength ?? 0);
+            const h = natsHeaders();
+            h.set(HDR_MSG_ID, id);
+            await stores.pub.publish(inboundSubject(shardOf(id, INBOUND_SHARDS)), encodeJob(job), { msgID: id, headers: h });
+            return { id, size: job.size };
+        }
+        catch (err) {
+            if (stored)
+                await stores.raw.delete(id).catch(() => { });
+            if (isJetStreamFull(err))
+                throw new SmtpReply(452, QUEUE_FULL_TEXT, { cause: err });
+            throw new SmtpReply(451, 'Temporary local problem storing the message, try again later', { cause: err });
+        }
+    }
+    const limits = new SessionLimits({
+        maxConnectionsPerAddress: config.smtp.inboundMaxConnectionsPerAddress,
+        sessionDeadlineMs: config.smtp.inboundSessionDeadlineMs
+    }, {
+        tooManyFromAddress: () => new SmtpReply(421, 'Too many connections from your address, try again later'),
+        deadlineText: 'Session time limit reached, closing connection'
+    });
+    const server = new SMTPServer({
+        banner: 'Outbox inbound',
+        maxClients: config.smtp.inboundMaxConnections,
+        onConnect: limits.onConnect,
+        onClose: limits.onClose,
+        authOptional: true,
+        disabledCommands: tls !== undefined ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+        ...(tls !== undefined ? tls : {}),
+        size: MAX_MESSAGE_BYTES,
+        // 552 past the limit whatever onData decided (the over-long body was still read to its end).
+        ...{ rejectOversized: true },
+        logger: false,
+        onMailFrom(_address, session, callback) {
+            if (deps.redis.health === 'full')
+                return callback(new SmtpReply(451, STORE_FULL_TEXT));
+            if (deps.room.full)
+                return callback(new SmtpReply(452, QUEUE_FULL_TEXT));
+            // A sending address past its quota of the window is told to go away for now, as MTAs answer a flood.
+            quotas.senderOver(session.remoteAddress).then((over) => {
+                callback(over === undefined ? undefined : new SmtpReply(421, 'Too much mail from your address for now, try again later'));
+            }, () => callback());
+        },
+        onRcptTo(address, session, callback) {
+            // RFC 5321 §4.5.3.1.8: at least 100 recipients must be accepted; more are deferred to a later transaction.
+            if (session.envelope.rcptTo.length >= MAX_RECIPIENTS)
+                return callback(new SmtpReply(452, 'Too many recipients, send the rest in another transaction'));
+            const r = resolveRecipient(cp, address.address);
+            if (r.kind === 'reject')
+                return callback(new SmtpReply(550, REJECTIONS[r.reason]));
+            if (r.kind !== 'route')
+                return callback();
+            // A route past its quota of the window: this recipient is deferred (452), the sender keeps the mail for later.
+            quotas.routeOver(r.routes.map((route) => route.id)).then((over) => {
+                callback(over === undefined ? undefined : new SmtpReply(452, 'Mailbox has received all the mail it takes for now, try again later'));
+            }, () => callback());
+        },
+        onData(stream, session, callback) {
+            if (deps.redis.health === 'full') {
+                // Redis filled up since MAIL FROM: the message is read to its end and dropped, and the sender comes back.
+                stream.on('end', () => { callback(new SmtpReply(451, STORE_FULL_TEXT)); });
+                stream.resume();
+                return;
+            }
+            const stored = store(stream, session).then(async ({ id, size }) => {
+                // Counted before the 250, so the sender's next transaction is checked against it.
+                if (size !== undefined) {
+                    deps.room.noteWritten(size);
+                    await quotas.count(session.remoteAddress, routesOf(cp, session), size);
+                }
+                callback(null, `Message queued as ${id}`);
+            }, (err) => {
+                log.error({ err: err.cause ?? err }, 'inbound message not stored');
+                stream.resume(); // let smtp-server see the end of DATA and send the reply
+                callback(err);
+            });
+            stream.once('end', () => { limits.deferWhile(session.id, stored); });
+        }
+    });
+    limits.attach(server);
+    server.on('error', (err) => log.warn({ err }, 'inbound SMTP error'));
+    await new Promise((resolve, reject) => {
+        server.server.once('error', reject);
+        server.listen(config.smtp.inboundPort, config.smtp.inboundHost, () => { server.server.off('error', reject); resolve(); });
+    });
+    const address = server.server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : config.smtp.inboundPort;
+    log.info({ host: config.smtp.inboundHost, port, starttls: tls !== undefined }, 'inbound SMTP listening');
+    return {
+        server,
+        port,
+        close: (timeoutMs) => new Promise((resolve) => {
+            server.options.closeTimeout = timeoutMs;
+            server.close(() => resolve());
+        })
+    };
+}
+//# sourceMappingURL=smtp_listener.js.map

@@ -1,0 +1,112 @@
+/**
+ * The one table of error codes, all spelled in snake_case, in two parts that `docs/errors.md` lists row for row (a
+ * unit test keeps them equal). `ERRORS`: what the API answers, each code with its HTTP status. `INTERNAL_ERRORS`:
+ * the `code` of each error that stays inside the service, as the logs show it; a boundary maps it to an API code
+ * (or an SMTP reply) before anyone outside sees it. The two parts share no code, so `code in ERRORS` is true only
+ * for what a client can receive. Inbound SMTP answers with its own replies (inbound/), none of which is an API
+ * error, so the table has no SMTP column.
+ */
+export const ERRORS = {
+    validation_error: { status: 400, message: 'The request is invalid.' },
+    unauthorized: { status: 401, message: 'Missing or invalid API key.' },
+    forbidden: { status: 403, message: 'This API key may not do that.' },
+    not_found: { status: 404, message: 'The resource does not exist.' },
+    method_not_allowed: { status: 405, message: 'The method is not allowed on this path.' },
+    conflict: { status: 409, message: 'The resource already exists or is being changed.' },
+    payload_too_large: { status: 413, message: 'The request body is larger than 10 MB.' },
+    idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with a different request body.' },
+    recipient_suppressed: { status: 422, message: 'Every recipient is on the suppression list.' },
+    unprocessable: { status: 422, message: 'The request is well-formed but cannot be carried out.' },
+    rate_limited: { status: 429, message: 'Rate limit exceeded.' },
+    internal_error: { status: 500, message: 'Something went wrong on our side.' },
+    service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' },
+    store_full: { status: 503, message: 'The data store is full; retry later.' },
+    queue_full: { status: 503, message: 'The message store is full; nothing was queued.' }
+};
+export const INTERNAL_ERRORS = {
+    publish_timeout: 'JetStream did not acknowledge a publish in time; it may still have stored it.',
+    publish_rejected: 'JetStream refused a publish: no stream for the subject, a limit, or JetStream unavailable.',
+    publish_too_large: 'An encoded message is larger than the NATS server accepts (max_payload); nothing was sent.',
+    store_reservation: 'At start, the NATS server could not reserve a stream\'s share of OB_NATS_STORE_MB.',
+    content_mismatch: 'The stored content of a large message does not match the reference its message carries.',
+    inbound_raw_pending: 'An inbound message is not readable yet; its job is retried.',
+    inbound_analysis_unavailable: 'The inbound analysis threads failed; the message is analysed again later.',
+    kv_conflict: 'A control-plane key already exists or changed since it was read.',
+    redis_eviction_policy: 'Redis runs with a maxmemory-policy other than noeviction, or does not tell which.',
+    redis_url_invalid: 'REDIS_URL was refused; the configuration error names the variable.',
+    config_error: 'The configuration is invalid; the message names every bad variable.',
+    cli_error: 'A CLI command failed; it reports one line and exits with status 1.',
+    request_aborted: 'The client closed the connection before its request body arrived; nothing is answered.',
+    idempotency_store_unavailable: 'Redis did not answer an Idempotency-Key claim.',
+    submission_tls_unavailable: 'SMTP submission has no certificate files and none could be made.',
+    ssrf_blocked: 'A webhook target resolves to a private, loopback, link-local or multicast address.',
+    response_too_large: 'A webhook endpoint\'s response was larger than is read; its connection was closed.',
+    verp_key_unknown: 'No return-path (VERP) key has this id, or none exists yet.',
+    verp_key_in_use: 'The return-path (VERP) key to retire is the newest, which signs new mail.',
+    engine_thread_failed: 'A worker thread failed (not an error class: the code of the log line).',
+    webhook_jobs_full: 'The webhook job stream is at its admission limit; the event is fanned out again later.'
+};
+/** `Retry-After` of a `store_full` answer: room comes back when an operator acts, not in a second. */
+export const STORE_FULL_RETRY_AFTER_S = 10;
+/** Redis refused a write at `maxmemory` (its error reply code is `OOM`, also inside a script's error). */
+export function isStoreFull(err) {
+    if (!(err instanceof Error))
+        return false;
+    const m = err.message;
+    return m.startsWith('OOM ') || m.includes(' OOM command not allowed');
+}
+/** An error the API answers with; its HTTP status comes from `ERRORS`. */
+export class ApiError extends Error {
+    code;
+    status;
+    field;
+    details;
+    errors;
+    retryAfter;
+    constructor(code, message, opts = {}) {
+        super(message ?? ERRORS[code].message, opts.cause === undefined ? undefined : { cause: opts.cause });
+        this.name = 'ApiError';
+        this.code = code;
+        this.status = ERRORS[code].status;
+        if (opts.field !== undefined)
+            this.field = opts.field;
+        if (opts.details !== undefined)
+            this.details = opts.details;
+        if (opts.errors !== undefined)
+            this.errors = opts.errors;
+        if (opts.retryAfter !== undefined)
+            this.retryAfter = opts.retryAfter;
+    }
+    /** The JSON body of the documented error format. */
+    toJSON(requestId) {
+        const error = { code: this.code, message: this.message };
+        if (this.field !== undefined)
+            error.field = this.field;
+        if (this.details !== undefined)
+            error.details = this.details;
+        if (this.errors !== undefined)
+            error.errors = this.errors;
+        if (this.retryAfter !== undefined)
+            error.retry_after = this.retryAfter;
+        if (requestId !== undefined)
+            error.request_id = requestId;
+        return { error };
+    }
+    static validation(errors) {
+        const first = errors[0];
+        const message = errors.length === 1 && first !== undefined ? `${first.field}: ${first.message}` : `${errors.length} fields are invalid.`;
+        return new ApiError('validation_error', message, { errors, ...(first !== undefined ? { field: first.field } : {}) });
+    }
+    /**
+     * Wraps anything thrown into an ApiError; unknown failures become `internal_error` without leaking their text.
+     * Redis refusing a write at `maxmemory` (error reply code `OOM`) is `store_full`, whichever store call met it.
+     */
+    static from(err) {
+        if (err instanceof ApiError)
+            return err;
+        if (isStoreFull(err))
+            return new ApiError('store_full', undefined, { cause: err, retryAfter: STORE_FULL_RETRY_AFTER_S });
+        return new ApiError('internal_error', undefined, { cause: err });
+    }
+}
+//# sourceMappingURL=errors.js.map

@@ -1,0 +1,108 @@
+import { Type } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, Tags, TemplateId, Variables } from './send.js';
+import { renderContent } from './templates.js';
+/**
+ * What the gateway publishes to `ob.out.<shard>`; the engine reads nothing else to deliver, and decodes every
+ * message against this schema before it reads a field (engine/queued_ingress.ts). A message that fails is never
+ * delivered: the engine terminates it and logs the first problem.
+ *
+ * The content travels in the message: `html` or `text` (or both) is always present, or, for a message too large
+ * for the NATS server's `max_payload`, `content_ref` names the one object where it is stored (queued_content.ts). A message sent with a
+ * template carries the template's subject (or the caller's own), html and text as they were when the gateway
+ * accepted it, `{{var}}` placeholders still in them; the engine renders them with `variables`, HTML-escaping
+ * values in `html`, and never reads the template, so editing or deleting it later changes nothing already queued.
+ */
+const idOf = (prefix) => Type.String({ pattern: `^${prefix}_[0-9a-z]{26}$` });
+const ISO_TIME = Type.String({ format: 'date-time', maxLength: 40 });
+const Recipients = Type.Array(Address, { maxItems: MAX_RECIPIENTS });
+/**
+ * A message submitted by SMTP travels as the MIME the application wrote, not as fields to compose: the engine sends
+ * `raw` as it is, adding only the DKIM signatures and the per-recipient List-Unsubscribe headers, with the VERP
+ * return path as the envelope sender. The structured fields (from, to, cc, bcc, subject, metadata) are still
+ * filled, from the envelope and the headers (and `tags` from `X-Outbox-Tags`), for events and the read model; `html`, `text`, `attachments` and
+ * `headers` stay empty and tracking is off.
+ */
+export const SubmittedMime = Type.Object({
+    /**
+     * The whole message (headers and body, CRLF line ends, the X-Outbox-* headers removed), one character per octet
+     * (latin1): 7-bit MIME travels as itself, so a 10 MB message fits a 12 MB NATS message where base64 would not.
+     */
+    raw: Type.String({ minLength: 1 })
+}, { additionalProperties: false });
+/**
+ * Where the content of a large message is: `html`, `text`, `attachments` and `submitted` are then absent (or
+ * empty) here and stored together as one object named by the message id (protocol/queued_content.ts). The engine
+ * reads it once per delivery, before anything else, and checks it against `size` and `sha256`.
+ */
+export const ContentRef = Type.Object({
+    size: Type.Integer({ minimum: 1 }),
+    /** SHA-256 of the stored object, base64url without padding. */
+    sha256: Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' })
+}, { additionalProperties: false });
+export const QueuedMessage = Type.Object({
+    v: Type.Literal(1),
+    id: idOf('msg'),
+    org_id: idOf('org'),
+    domain_id: idOf('dom'),
+    key_id: idOf('key'),
+    environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+    from: Address,
+    to: Recipients,
+    cc: Recipients,
+    bcc: Recipients,
+    reply_to: Type.Optional(Address),
+    subject: Subject,
+    html: Type.Optional(Type.String()),
+    text: Type.Optional(Type.String()),
+    headers: Headers,
+    metadata: Metadata,
+    /** The send's `tags` or the submitted `X-Outbox-Tags`, each once; absent when there are none. */
+    tags: Type.Optional(Tags),
+    attachments: Type.Array(Attachment, { maxItems: 20 }),
+    template_id: Type.Optional(TemplateId),
+    variables: Type.Optional(Variables),
+    /** ISO 8601 UTC; the engine does not attempt delivery before it. Absent: send now. */
+    scheduled_at: Type.Optional(ISO_TIME),
+    track_opens: Type.Boolean(),
+    track_clicks: Type.Boolean(),
+    /** Recipients dropped at the gateway because they are suppressed (bare addresses). */
+    suppressed: Type.Array(Type.String({ maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
+    created_at: ISO_TIME,
+    submitted: Type.Optional(SubmittedMime),
+    content_ref: Type.Optional(ContentRef)
+}, {
+    additionalProperties: false,
+    // The body is in the message, or (large messages) in the one object `content_ref` names.
+    anyOf: [{ required: ['html'] }, { required: ['text'] }, { required: ['submitted'] }, { required: ['content_ref'] }]
+});
+// Compiled once per process (and per shard thread that imports it); checking a message allocates nothing, and the
+// error list is only built for a message that fails.
+const checker = Compile(QueuedMessage);
+/** Whether `value` is a QueuedMessage. */
+export function isQueuedMessage(value) {
+    return checker.Check(value);
+}
+/**
+ * Where `value` first departs from the schema (`/to/0 must match pattern ...`), for a value isQueuedMessage
+ * refused. The gateway asks it before publishing a message it built from outside input (SMTP submission); the
+ * engine before reading a field.
+ */
+export function queuedMessageProblem(value) {
+    const first = checker.Errors(value)[0];
+    if (first === undefined)
+        return 'not a queued message';
+    // `additionalProperties: false` reports an unknown field as the schema `false` at the field's own path
+    const problem = first.keyword === 'boolean' ? 'is not a field of the queued message' : first.message;
+    return `${first.instancePath === '' ? 'message' : first.instancePath} ${problem}`;
+}
+/**
+ * The subject the recipients see: a message naming a template carries the template's text with its placeholders,
+ * rendered here exactly as the engine renders it for sending. The read model records this, never the raw text.
+ */
+export function renderedSubject(msg) {
+    if (msg.template_id === undefined)
+        return msg.subject;
+    return renderContent({ subject: msg.subject }, msg.variables ?? {}).subject;
+}
+//# sourceMappingURL=queued_message.js.map

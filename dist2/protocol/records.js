@@ -1,0 +1,103 @@
+import { Type } from 'typebox';
+/** Control-plane records as stored in NATS KV. Timestamps are ISO 8601 UTC strings. */
+export const PLANS = ['free', 'starter', 'pro', 'enterprise'];
+export const PLAN_RATE_LIMITS = { free: 60, starter: 300, pro: 1000 };
+export const PERMISSIONS = ['send', 'read', 'manage', 'admin'];
+export const OrgRecord = Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    plan: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')]),
+    /** Only for `enterprise`; the operator sets it. */
+    rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
+    created_at: Type.String()
+});
+export const DnsRecord = Type.Object({
+    type: Type.String(),
+    name: Type.String(),
+    value: Type.String(),
+    /** Found in DNS at the last check (absent: never checked). */
+    verified: Type.Optional(Type.Boolean())
+});
+/** One DKIM key: its selector, the PKCS#8 PEM private key, and the `p=` value of its TXT record. */
+export const DkimKeyRecord = Type.Object({ selector: Type.String(), private_key: Type.String(), public_key: Type.String() });
+/** A rotation's new keys: an RSA-2048 and an ed25519 key, each under its own selector. */
+export const DkimKeyPair = Type.Object({ rsa: DkimKeyRecord, ed25519: DkimKeyRecord, created_at: Type.String() });
+export const DomainRecord = Type.Object({
+    id: Type.String(),
+    org_id: Type.String(),
+    name: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('verified')]),
+    dkim_selector: Type.String(),
+    dkim_private_key: Type.String(),
+    dkim_public_key: Type.String(),
+    /** The ed25519 key (RFC 8463) that signs next to the RSA key of `dkim_selector`, from `dkim_ed25519_verified_at`. */
+    dkim_ed25519: Type.Optional(DkimKeyRecord),
+    /** When the ed25519 key's TXT record was first found; until then only the RSA key signs. */
+    dkim_ed25519_verified_at: Type.Optional(Type.String()),
+    /** A rotation waiting for its DNS records: these keys replace the signing ones once both records are found. */
+    dkim_next: Type.Optional(DkimKeyPair),
+    /** TXT records of keys a rotation replaced, still listed until `listed_until`. */
+    dkim_retired: Type.Optional(Type.Array(Type.Object({ record: DnsRecord, listed_until: Type.String() }))),
+    records: Type.Array(DnsRecord),
+    created_at: Type.String(),
+    verified_at: Type.Optional(Type.String())
+});
+export const ApiKeyRecord = Type.Object({
+    id: Type.String(),
+    org_id: Type.String(),
+    domain_id: Type.String(),
+    name: Type.String(),
+    permissions: Type.Array(Type.Union([Type.Literal('send'), Type.Literal('read'), Type.Literal('manage'), Type.Literal('admin')])),
+    environment: Type.Union([Type.Literal('live'), Type.Literal('test')]),
+    /** SHA-256 of the key value, hex; the value itself is never stored. */
+    hash: Type.String(),
+    prefix: Type.String(),
+    last4: Type.String(),
+    created_at: Type.String(),
+    revoked_at: Type.Optional(Type.String()),
+    /** Set on the old key of a rotation: it stops working at this time. */
+    expires_at: Type.Optional(Type.String()),
+    replaced_by: Type.Optional(Type.String())
+});
+export const WEBHOOK_EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'];
+export const WebhookRecord = Type.Object({
+    id: Type.String(),
+    org_id: Type.String(),
+    url: Type.String(),
+    events: Type.Array(Type.String()),
+    secret: Type.String(),
+    status: Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('failed')]),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    /** Set when the last retry failed; attempts of events fanned out before it are never made, even after revival. */
+    failed_at: Type.Optional(Type.String()),
+    /** The secret before the last rotation: requests are signed with it as well until `previous_secret_expires_at`. */
+    previous_secret: Type.Optional(Type.String()),
+    previous_secret_expires_at: Type.Optional(Type.String())
+});
+export const TemplateRecord = Type.Object({
+    id: Type.String(),
+    org_id: Type.String(),
+    name: Type.String(),
+    subject: Type.String(),
+    html: Type.String(),
+    text: Type.Optional(Type.String()),
+    created_at: Type.String(),
+    updated_at: Type.String()
+});
+export const RouteRecord = Type.Object({
+    id: Type.String(),
+    org_id: Type.String(),
+    match: Type.String(),
+    action: Type.Object({ type: Type.Literal('webhook'), include_attachments: Type.Boolean() }),
+    created_at: Type.String()
+});
+export const SUPPRESSION_REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual'];
+export const SuppressionRecord = Type.Object({
+    org_id: Type.String(),
+    email: Type.String(),
+    reason: Type.Union([Type.Literal('hard_bounce'), Type.Literal('complaint'), Type.Literal('unsubscribe'), Type.Literal('manual')]),
+    message_id: Type.Optional(Type.String()),
+    created_at: Type.String()
+});
+//# sourceMappingURL=records.js.map

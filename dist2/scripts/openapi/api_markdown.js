@@ -1,0 +1,118 @@
+import { toJsonSchema, openApiPath, httpMethod } from './json_schema.js';
+import { standardErrorStatuses } from './document.js';
+import { MAX_JSON_DEPTH } from '../../gateway/http/json_depth.js';
+/** A schema's type in a few words: `string`, `"a" | "b"`, `array of object`. */
+export function typeLabel(s) {
+    if (s.const !== undefined)
+        return `\`${JSON.stringify(s.const)}\``;
+    if (Array.isArray(s.enum))
+        return s.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');
+    const alts = (s.anyOf ?? s.oneOf);
+    if (Array.isArray(alts))
+        return alts.map(typeLabel).join(' \\| ');
+    if (s.type === 'array')
+        return `array of ${typeLabel((s.items ?? {}))}`;
+    if (Array.isArray(s.type))
+        return s.type.join(' \\| ');
+    return typeof s.type === 'string' ? s.type : 'any';
+}
+const CONSTRAINTS = [
+    ['minLength', 'min length'], ['maxLength', 'max length'], ['minimum', '≥'], ['maximum', '≤'],
+    ['exclusiveMinimum', '>'], ['exclusiveMaximum', '<'], ['minItems', 'min items'], ['maxItems', 'max items'],
+    ['maxProperties', 'max properties'], ['format', 'format'], ['pattern', 'pattern'], ['default', 'default']
+];
+function constraints(s) {
+    const parts = [];
+    for (const [key, label] of CONSTRAINTS) {
+        if (s[key] === undefined)
+            continue;
+        const v = key === 'pattern' || key === 'default' ? `\`${key === 'default' ? JSON.stringify(s[key]) : String(s[key])}\`` : String(s[key]);
+        parts.push(label.length <= 2 ? `${label} ${v}` : `${label}: ${v}`);
+    }
+    return parts.join(', ');
+}
+function cell(text) {
+    return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+/** Field rows of an object schema, one level of nesting deep (`a.b`, `a[].b`). */
+export function fieldRows(schema, prefix = '', depth = 0) {
+    const props = schema.properties;
+    if (props === undefined)
+        return [];
+    const required = new Set((schema.required ?? []));
+    const rows = [];
+    for (const [name, s] of Object.entries(props)) {
+        const field = prefix + name;
+        const desc = typeof s.description === 'string' ? s.description : '';
+        rows.push(`| \`${field}\` | ${typeLabel(s)} | ${required.has(name) ? 'yes' : 'no'} | ${cell(constraints(s))} | ${cell(desc)} |`);
+        if (depth < 1 && s.type === 'object')
+            rows.push(...fieldRows(s, `${field}.`, depth + 1));
+        const items = s.items;
+        if (depth < 1 && s.type === 'array' && items?.type === 'object')
+            rows.push(...fieldRows(items, `${field}[].`, depth + 1));
+    }
+    return rows;
+}
+function fieldTable(schema) {
+    const rows = fieldRows(schema);
+    if (rows.length === 0)
+        return [`Type: ${typeLabel(schema)}`, ''];
+    return ['| field | type | required | constraints | description |', '|---|---|---|---|---|', ...rows, ''];
+}
+function endpoint(def) {
+    const method = httpMethod(def.method).toUpperCase();
+    const out = [`### ${method} ${openApiPath(def.path)}`, '', def.summary + '.', ''];
+    if (def.description !== undefined)
+        out.push(def.description, '');
+    out.push(`Permission: ${def.permission === null ? 'none (no API key)' : `\`${def.permission}\` (or \`admin\`)`}`, '');
+    if (def.query !== undefined)
+        out.push('Query parameters:', '', ...fieldTable(toJsonSchema(def.query)));
+    if (def.body !== undefined)
+        out.push('Request body (`application/json`):', '', ...fieldTable(toJsonSchema(def.body)));
+    out.push('Responses:', '');
+    for (const [status, r] of Object.entries(def.responses)) {
+        out.push(`- **${status}**: ${r.description}`);
+    }
+    const standard = standardErrorStatuses(def).filter((s) => def.responses[s] === undefined);
+    if (standard.length > 0)
+        out.push(`- Errors: ${standard.join(', ')} in the [error format](errors.md)`);
+    out.push('');
+    for (const [status, r] of Object.entries(def.responses)) {
+        if (r.schema === undefined || Number(status) >= 400)
+            continue;
+        const schema = toJsonSchema(r.schema);
+        if (fieldRows(schema).length === 0)
+            continue;
+        out.push(`Response ${status} body:`, '', ...fieldTable(schema));
+    }
+    return out;
+}
+/** docs/api.md: every endpoint of the route table, grouped by tag in table order. */
+export function renderApiMarkdown(routes) {
+    const tags = [];
+    for (const def of routes)
+        if (!tags.includes(def.tag))
+            tags.push(def.tag);
+    const out = [
+        '# Outbox API reference',
+        '',
+        '<!-- Generated from the route table (gateway/routes/mod.ts) by `npm run openapi`; do not edit by hand. -->',
+        '',
+        'Base URL: `OB_PUBLIC_URL` (default `http://127.0.0.1:<OB_HTTP_PORT>`, port 8080 by default). Authenticated endpoints take `Authorization: Bearer <API key>`;',
+        `bodies are JSON (\`Content-Type: application/json\`, at most 10 MB, arrays and objects nested at most ${MAX_JSON_DEPTH} levels deep). Every response carries \`X-Request-Id\`; authenticated`,
+        'ones carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also `Retry-After`. Errors use one',
+        'format, described in [errors.md](errors.md). The same table produces the OpenAPI 3.1 document [openapi.json](openapi.json).',
+        '',
+        '| method | path | permission | summary |',
+        '|---|---|---|---|',
+        ...routes.map((d) => `| ${httpMethod(d.method).toUpperCase()} | \`${openApiPath(d.path)}\` | ${d.permission ?? '—'} | ${cell(d.summary)} |`),
+        ''
+    ];
+    for (const tag of tags) {
+        out.push(`## ${tag}`, '');
+        for (const def of routes.filter((d) => d.tag === tag))
+            out.push(...endpoint(def));
+    }
+    return out.join('\n').replace(/\n{3,}/g, '\n\n');
+}
+//# sourceMappingURL=api_markdown.js.map

@@ -1,0 +1,34 @@
+import { suppressionKey, KvConflictError } from '../control_plane/mod.js';
+import { eventSubject } from '../../protocol/mod.js';
+const enc = new TextEncoder();
+/**
+ * The one publisher of events: publishes an event (made by `eventRecord`) to `ob.evt.<org>.<type>` on OB_EVENTS
+ * and waits for the PubAck. The event id is the JetStream message id (Nats-Msg-Id), so a re-publish of the same
+ * outcome (a redelivered message or job, a repeated request) is dropped by the stream.
+ */
+export async function publishEvent(js, e) {
+    await js.publish(eventSubject(e.org_id, e.type), enc.encode(JSON.stringify(e)), { msgID: e.id });
+}
+/**
+ * Adds an address to the organisation's suppression list. An existing entry is kept as it is (its first reason
+ * and date are what users want to see), so repeated bounces or clicks cost one look-up; the write is a create, so
+ * of two writers at once the first one's entry stays too. Resolves true when this call added the entry (the caller
+ * counts it in `outbox_suppressions_added_total`).
+ */
+export async function suppressAddress(cp, orgId, email, reason, messageId) {
+    const key = suppressionKey(orgId, email);
+    if (cp.suppressions.get(key) !== undefined)
+        return false;
+    return await cp.suppressions.create(key, {
+        org_id: orgId,
+        email: email.trim().toLowerCase(),
+        reason,
+        ...(messageId !== undefined ? { message_id: messageId } : {}),
+        created_at: new Date().toISOString()
+    }).then(() => true, (err) => {
+        if (err instanceof KvConflictError)
+            return false;
+        throw err;
+    });
+}
+//# sourceMappingURL=event_publish.js.map

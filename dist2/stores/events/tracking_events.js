@@ -1,0 +1,107 @@
+import { jetstream } from '@nats-io/jetstream';
+import { eventId, eventRecord, tagsField, installationSecret, isTrackableUrl, verifyToken, idTime } from '../../protocol/mod.js';
+import { publishEvent, suppressAddress } from './event_publish.js';
+/**
+ * Identical open or click requests (same token, IP address and user agent) inside one slot of this length count
+ * once: mail clients and proxies often fetch the pixel twice in a row. Anything else is one event per request,
+ * as Postmark and Resend do. The slot id is part of the event id, and OB_EVENTS drops duplicate ids.
+ */
+export const TRACKING_DEDUPE_SLOT_MS = 10_000; // 10 s
+/**
+ * Open and click events published but not yet acknowledged by JetStream. The pixel and the redirect are answered
+ * without waiting for the acknowledgement; past this many outstanding, a request waits for its own, so a slow or
+ * absent NATS slows tracking responses down instead of growing memory.
+ */
+export const MAX_PENDING_TRACKING_EVENTS = 2048;
+/** Lifetime of open and click tokens unless configured (OB_TRACKING_TOKEN_TTL_S). */
+export const DEFAULT_TRACKING_TOKEN_TTL_MS = 365 * 24 * 3600 * 1000; // 1 year
+const noTags = async () => await Promise.resolve([]);
+/**
+ * Turns verified tracking tokens into `opened`, `clicked` and `unsubscribed` events. One per gateway process;
+ * the secret is read once at start.
+ */
+export class TrackingRecorder {
+    secret;
+    js;
+    cp;
+    tokenTtlMs;
+    tagsOf;
+    pending = 0;
+    constructor(secret, js, cp, tokenTtlMs, tagsOf) {
+        this.secret = secret;
+        this.js = js;
+        this.cp = cp;
+        this.tokenTtlMs = tokenTtlMs;
+        this.tagsOf = tagsOf;
+    }
+    /**
+     * Publishes without making the caller wait for the PubAck, unless too many are outstanding. `onError` hears
+     * about an event that could not be stored.
+     */
+    async background(publish, onError) {
+        this.pending++;
+        const settled = publish.catch(onError).finally(() => { this.pending--; });
+        if (this.pending > MAX_PENDING_TRACKING_EVENTS)
+            await settled;
+    }
+    /**
+     * `tokenTtlMs`: how long open and click tokens stay valid, counted from the creation of the message they were
+     * sent in (its id carries the time, so every token ever issued has a lifetime without a field of its own).
+     */
+    static async open(nc, cp, configuredSecret, tokenTtlMs = DEFAULT_TRACKING_TOKEN_TTL_MS, tagsOf = noTags) {
+        return new TrackingRecorder(await installationSecret(cp.settings, configuredSecret), jetstream(nc), cp, tokenTtlMs, tagsOf);
+    }
+    /**
+     * The token's claims when it is genuine, of the expected kind and, for opens and clicks, not expired; undefined
+     * otherwise. Unsubscribe tokens do not expire: a recipient may leave from any message they still hold.
+     */
+    verify(token, kind, now = Date.now()) {
+        const claims = verifyToken(this.secret, token);
+        if (claims === undefined || claims.k !== kind)
+            return undefined;
+        if (kind !== 'u') {
+            const sent = idTime(claims.m);
+            if (sent === undefined || now - sent > this.tokenTtlMs)
+                return undefined;
+        }
+        if (kind === 'c' && (typeof claims.u !== 'string' || !/^https?:\/\//i.test(claims.u)))
+            return undefined;
+        // Tokens signed before links were checked may carry anything; the URL is checked again before it becomes a header.
+        if (kind === 'c' && (typeof claims.u !== 'string' || !isTrackableUrl(claims.u)))
+            return undefined;
+        return claims;
+    }
+    /** Resolves once the event is handed to NATS (see `background`); the reader never waits on the event stream. */
+    async opened(c, req, onError = () => { }) {
+        const now = req.now ?? Date.now();
+        const id = eventId('opened', c.o, c.m, c.r, req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS));
+        await this.background(this.tagsOf(c.o, c.m).then(async (tags) => {
+            await publishEvent(this.js, eventRecord(id, 'opened', c.o, {
+                message_id: c.m, to: c.r, opened_at: new Date(now).toISOString(), user_agent: req.userAgent, ip_address: req.ip, ...tagsField(tags)
+            }, c.m));
+        }), onError);
+    }
+    async clicked(c, req, onError = () => { }) {
+        const now = req.now ?? Date.now();
+        const id = eventId('clicked', c.o, c.m, c.r, c.u ?? '', req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS));
+        await this.background(this.tagsOf(c.o, c.m).then(async (tags) => {
+            await publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
+                message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u ?? '', user_agent: req.userAgent, ip_address: req.ip, ...tagsField(tags)
+            }, c.m));
+        }), onError);
+    }
+    /**
+     * Suppresses the address first, then publishes: a failure to publish leaves the address suppressed (what the
+     * recipient asked for) and the request fails so the client may retry. One event per message and recipient.
+     * Resolves true when the address was added to the suppression list (it was not on it yet).
+     */
+    async unsubscribed(c, method, now = Date.now()) {
+        const added = await suppressAddress(this.cp, c.o, c.r, 'unsubscribe', c.m);
+        const tags = await this.tagsOf(c.o, c.m);
+        await publishEvent(this.js, eventRecord(eventId('unsubscribed', c.o, c.m, c.r), 'unsubscribed', c.o, {
+            message_id: c.m, to: c.r, unsubscribed_at: new Date(now).toISOString(), method, ...tagsField(tags)
+        }, c.m));
+        return added;
+    }
+}
+//# sourceMappingURL=tracking_events.js.map

@@ -1,0 +1,69 @@
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import { STREAM_MESSAGE_CONTENT, messageContentSubject } from '../../protocol/mod.js';
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+/**
+ * Compressed parts are cut at this size, far below any NATS server's `max_payload` (1 MB stock); nearly every
+ * message's content compresses into a single part, so recording it is one publish.
+ */
+export const CONTENT_PART_BYTES = 128 * 1024;
+const HDR_PARTS = 'Ob-Content-Parts';
+/** More parts than the largest message (10 MB, stored uncompressed at worst) can have: a header past it is not ours. */
+const MAX_PARTS = 128;
+/**
+ * The rendered content of messages (GET /v1/messages/{id}/content), in the stream `OB_MESSAGE_CONTENT`: the
+ * record's JSON, gzip-compressed, on `ob.content.<id>`; when the compressed record is over CONTENT_PART_BYTES, its
+ * first part there with a header `Ob-Content-Parts: <n>` and the others on `ob.content.<id>.1` … `.<n-1>`,
+ * published before the first. One message per subject (a rewrite replaces), read by direct get, gone after the
+ * stream's `max_age` (OB_MESSAGE_CONTENT_RETENTION_DAYS, at most the message record's 30 days). Attachment bytes
+ * are never stored here. The engine writes, the gateway reads; this module is the only one that knows the layout.
+ */
+export class MessageContentStore {
+    jsm;
+    pub;
+    constructor(jsm, pub) {
+        this.jsm = jsm;
+        this.pub = pub;
+    }
+    /**
+     * Records `content`; resolves once JetStream acknowledged every part. No message id: a second write (a retried
+     * publish, a later delivery) replaces the first, one message per subject, and since a message's content view is
+     * always the same bytes, a reader that meets parts of both still reads the record.
+     */
+    async put(content) {
+        if (this.pub === undefined)
+            throw new Error('this message content store is read-only');
+        const packed = await gzipAsync(Buffer.from(JSON.stringify(content)));
+        const parts = [];
+        for (let at = 0; at < packed.length; at += CONTENT_PART_BYTES)
+            parts.push(packed.subarray(at, at + CONTENT_PART_BYTES));
+        const pub = this.pub;
+        // the further parts land before the first, so a reader that finds the first finds them all
+        await Promise.all(parts.slice(1).map(async (p, i) => await pub.publish(messageContentSubject(content.id, i + 1), p)));
+        const h = natsHeaders();
+        h.set(HDR_PARTS, String(parts.length));
+        await pub.publish(messageContentSubject(content.id), parts[0] ?? Buffer.alloc(0), { headers: h });
+    }
+    /** Whether content of message `id` is recorded. */
+    async has(id) {
+        return await this.jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id) }) !== null;
+    }
+    /** The recorded content of message `id`; null when none is (not recorded yet, or older than the stream's `max_age`). */
+    async get(id) {
+        const first = await this.jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id) });
+        if (first === null)
+            return null;
+        const count = Number(first.header.get(HDR_PARTS) || '1');
+        if (!Number.isInteger(count) || count < 1 || count > MAX_PARTS)
+            return null;
+        const rest = await Promise.all(Array.from({ length: Math.max(0, count - 1) }, async (_v, i) => await this.jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id, i + 1) })));
+        // a part that expired before the first (published a moment earlier) leaves the record unreadable, as gone
+        if (rest.some((m) => m === null))
+            return null;
+        const packed = Buffer.concat([first.data, ...rest.map((m) => m.data)]);
+        return JSON.parse((await gunzipAsync(packed)).toString('utf8'));
+    }
+}
+//# sourceMappingURL=message_content_store.js.map

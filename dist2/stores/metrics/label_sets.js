@@ -1,0 +1,54 @@
+/**
+ * The closed label values of Outbox's metrics. Every label takes its values from one of these lists (or from a
+ * table of the configuration: routes, shards, consumers), so a series count never grows with traffic: no
+ * message ids, addresses or domain names ever become label values.
+ */
+/** Where an SMTP attempt went: the mailbox providers that publish sender rules, everyone else, or the smart host. */
+export const DESTINATION_CLASSES = ['gmail', 'microsoft', 'yahoo', 'apple', 'other', 'relay'];
+/** What one SMTP attempt of one recipient came to (a `throttled` recipient made no attempt). */
+export const SMTP_RESULTS = ['delivered', 'bounced', 'deferred', 'failed'];
+export const ENVIRONMENTS = ['live', 'test'];
+/** Outcomes of a recipient's delivery that the engine records: each final one once, `deferred` per attempt. */
+export const DELIVERY_OUTCOMES = ['delivered', 'deferred', 'bounced', 'failed'];
+export const BOUNCE_TYPES = ['hard', 'soft'];
+/** The `bounce_category` values of `bounced` events (docs/delivery.md). */
+export const BOUNCE_CATEGORY_LABELS = ['mailbox', 'domain', 'policy', 'content', 'size', 'mailbox_full', 'other'];
+export const SUPPRESSION_REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual'];
+/** Why a bounce, complaint or mailed unsubscribe was dropped (inbound/report_checks.ts). */
+export const REPORT_DROP_REASONS = ['unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch', 'unreadable'];
+/** Which inbound quota refused mail at SMTP time (inbound/quotas.ts): a route's or a sending address's. */
+export const INBOUND_QUOTAS = ['route_messages', 'route_bytes', 'sender_messages', 'sender_bytes'];
+/** Which limit a rate decision was for: a key's plan, failed authentications, tracking requests per address. */
+export const RATE_SCOPES = ['api_key', 'auth_failure', 'tracking'];
+/** A webhook attempt's result: a 2xx, another status, no answer in time, no connection, or refused by Outbox. */
+export const WEBHOOK_RESULTS = ['success', 'http_error', 'timeout', 'network', 'blocked'];
+const BLOCKED = new Set(['ssrf_blocked', 'https_required', 'invalid_url']);
+/** The result class of a webhook attempt's error code (webhooks/http_client.ts), null meaning success. */
+export function webhookResult(error) {
+    if (error === null)
+        return 'success';
+    if (error.startsWith('http_'))
+        return 'http_error';
+    if (error === 'timeout')
+        return 'timeout';
+    return BLOCKED.has(error) ? 'blocked' : 'network';
+}
+// Suffixes of the mail hosts of the large mailbox providers (MX host names, lower case, no trailing dot).
+const PROVIDER_MX = [
+    ['.google.com', 'gmail'], ['.googlemail.com', 'gmail'],
+    ['.outlook.com', 'microsoft'], ['.hotmail.com', 'microsoft'], ['.office365.us', 'microsoft'],
+    ['.yahoodns.net', 'yahoo'], ['.yahoo.com', 'yahoo'], ['.aol.com', 'yahoo'],
+    ['.icloud.com', 'apple'], ['.me.com', 'apple']
+];
+/**
+ * The class of a mail host an attempt connected to, from its name: Google Workspace domains are `gmail` as
+ * gmail.com is, since the same rules and the same servers apply. An address literal or any other host is `other`.
+ */
+export function destinationClass(mxHost) {
+    const host = mxHost.toLowerCase().replace(/\.$/, '');
+    for (const [suffix, cls] of PROVIDER_MX)
+        if (host.endsWith(suffix) || host === suffix.slice(1))
+            return cls;
+    return 'other';
+}
+//# sourceMappingURL=label_sets.js.map

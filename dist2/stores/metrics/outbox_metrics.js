@@ -1,0 +1,136 @@
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { CounterFamily, HistogramFamily } from './fast_series.js';
+import { BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS, RATE_SCOPES, REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_RESULTS } from './label_sets.js';
+function childrenOf(values, make) {
+    return Object.fromEntries(values.map((v) => [v, make(v)]));
+}
+/** Seconds: an SMTP transaction takes from tens of milliseconds (a relay) to a minute (a slow greylisting host). */
+const SMTP_BUCKETS_S = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Seconds: a webhook attempt is bounded by OB_WEBHOOK_TIMEOUT_MS (default 30 s). */
+const WEBHOOK_BUCKETS_S = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds from an event's storage to its fan-out; a backlog shows in the upper buckets. */
+const FANOUT_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 120, 600];
+/** Milliseconds (the gateway's histogram kept its unit when it moved to prom-client). */
+const HTTP_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500];
+/**
+ * Every metric of one Outbox process in one registry, whatever roles it runs: a process that runs the gateway
+ * serves it at `GET /metrics` on the HTTP port, any other on OB_METRICS_PORT (metrics_server.ts). Created once
+ * by the process start and handed to each part; a part that is not running leaves its series at zero.
+ *
+ * Families that are read rather than counted (gauges of in-flight work, consumer figures) take a reader from the
+ * part that knows the value (`read`), asked at scrape time only.
+ */
+export class OutboxMetrics {
+    registry = new Registry();
+    /** One route's series, found with one map look-up per request: no label key is built on the hot path. */
+    routes = new Map();
+    readers = new Map();
+    // gateway
+    httpRequests = new CounterFamily('outbox_http_requests_total', 'HTTP requests by route and status.', this.registry);
+    httpDuration = new HistogramFamily('outbox_http_request_duration_ms', 'Time from request to response, in milliseconds.', this.registry, HTTP_BUCKETS_MS);
+    messagesQueued = new CounterFamily('outbox_messages_queued_total', 'Messages accepted (202) and stored in JetStream by this gateway.', this.registry).child();
+    smtpSubmissions = new CounterFamily('outbox_smtp_submissions_total', 'Messages accepted by SMTP submission (250) and stored in JetStream by this gateway.', this.registry).child();
+    rateDecisions;
+    rateLocalDecisions = new CounterFamily('outbox_rate_limit_local_decisions_total', 'Rate-limit decisions made by this process\'s own buckets because Redis was full.', this.registry).child();
+    // engine
+    deliveryOutcomes;
+    bounces;
+    complaints;
+    smtpAttempts;
+    outboundUnreadable = new CounterFamily('outbox_outbound_unreadable_total', 'Queued messages this engine could not read (a newer format, or damaged), handed back for an hour.', this.registry).child();
+    destinationSuspensions = new CounterFamily('outbox_destination_suspensions_total', 'Times a destination was suspended after answering only 4xx.', this.registry).child();
+    webhookAttempts;
+    webhookRepeatsSkipped = new CounterFamily('outbox_webhook_repeats_skipped_total', 'Webhook events handed out again by JetStream and not posted, since the webhook had answered them with a 2xx.', this.registry).child();
+    projectorApplyFailures = new CounterFamily('outbox_projector_apply_failures_total', 'Events the projector failed to apply to the read model (each attempt once).', this.registry).child();
+    fanoutLag = new HistogramFamily('outbox_webhook_fanout_lag_seconds', 'Time from an event being stored to its fan-out to webhooks.', this.registry, FANOUT_BUCKETS_S).child();
+    // every role
+    suppressionsAdded;
+    reportsDropped;
+    inboundQuotaRefusals;
+    inboundEventsCut = new CounterFamily('outbox_inbound_events_cut_total', 'inbound.received events cut to OB_INBOUND_EVENT_MAX_BYTES, whose message is kept for the API.', this.registry).child();
+    constructor() {
+        collectDefaultMetrics({ register: this.registry });
+        const rate = new CounterFamily('outbox_rate_limit_decisions_total', 'Rate-limit decisions by limit and decision.', this.registry);
+        this.rateDecisions = childrenOf(RATE_SCOPES, (scope) => ({ allowed: rate.child({ scope, decision: 'allowed' }), limited: rate.child({ scope, decision: 'limited' }) }));
+        const outcomes = new CounterFamily('outbox_delivery_outcomes_total', 'Recipient delivery outcomes: each final one once, deferred once per attempt.', this.registry);
+        this.deliveryOutcomes = childrenOf(ENVIRONMENTS, (environment) => childrenOf(DELIVERY_OUTCOMES, (outcome) => outcomes.child({ environment, outcome })));
+        const bounces = new CounterFamily('outbox_bounces_total', 'Bounced recipients by type and category (SMTP replies and asynchronous reports).', this.registry);
+        this.bounces = childrenOf(ENVIRONMENTS, (environment) => childrenOf(BOUNCE_TYPES, (type) => childrenOf(BOUNCE_CATEGORY_LABELS, (category) => bounces.child({ environment, type, category }))));
+        const complaints = new CounterFamily('outbox_complaints_total', 'Complaints (feedback reports, or simulated by sandbox keys).', this.registry);
+        this.complaints = childrenOf(ENVIRONMENTS, (environment) => complaints.child({ environment }));
+        const smtp = new HistogramFamily('outbox_smtp_attempt_duration_seconds', 'SMTP attempts by destination class and result, with their duration.', this.registry, SMTP_BUCKETS_S);
+        this.smtpAttempts = childrenOf(DESTINATION_CLASSES, (destination) => childrenOf(SMTP_RESULTS, (result) => smtp.child({ destination, result })));
+        const webhooks = new HistogramFamily('outbox_webhook_attempt_duration_seconds', 'Webhook delivery attempts by result, with their duration.', this.registry, WEBHOOK_BUCKETS_S);
+        this.webhookAttempts = childrenOf(WEBHOOK_RESULTS, (result) => webhooks.child({ result }));
+        const suppressions = new CounterFamily('outbox_suppressions_added_total', 'Addresses added to suppression lists, by reason.', this.registry);
+        this.suppressionsAdded = childrenOf(SUPPRESSION_REASONS, (reason) => suppressions.child({ reason }));
+        const drops = new CounterFamily('outbox_inbound_reports_dropped_total', 'Bounce and complaint reports dropped because they act on no message and recipient of ours.', this.registry);
+        this.reportsDropped = childrenOf(REPORT_DROP_REASONS, (reason) => drops.child({ reason }));
+        const quotas = new CounterFamily('outbox_inbound_quota_refusals_total', 'Inbound SMTP commands refused because a route or a sending address is past its quota for the window.', this.registry);
+        this.inboundQuotaRefusals = childrenOf(INBOUND_QUOTAS, (quota) => quotas.child({ quota }));
+        this.readGauge('outbox_http_in_flight', 'HTTP requests being answered.');
+        this.readGauge('outbox_event_stream_sockets', 'Open WebSocket event-stream connections.');
+        this.readGauge('outbox_destinations_suspended', 'Destinations suspended (or being probed) after answering only 4xx.');
+        this.readGauge('outbox_shard_owned', 'Whether this process holds the lease of a shard (1) or not (0).', ['shard']);
+        this.readGauge('outbox_jetstream_consumer_pending', 'Messages stored for a consumer and not yet delivered to it.', ['stream', 'consumer']);
+        this.readGauge('outbox_jetstream_consumer_ack_pending', 'Messages delivered to a consumer and not yet acknowledged.', ['stream', 'consumer']);
+        this.readGauge('outbox_jetstream_consumer_redelivered', 'Messages delivered to a consumer more than once and not yet acknowledged.', ['stream', 'consumer']);
+        this.readGauge('outbox_nats_connected', 'Whether the connection to NATS is up (1) or not (0).');
+        this.readGauge('outbox_projector_backoff_seconds', 'How long the projector waits before it tries the read model again (0 while applying succeeds).');
+        this.readGauge('outbox_redis_connected', 'Whether the connection to Redis is ready (1) or not (0).');
+        this.readGauge('outbox_redis_noeviction', 'Whether Redis runs with maxmemory-policy noeviction (1) or another policy (0).');
+        this.readGauge('outbox_role', 'The parts this process runs (1 per role).', ['role']);
+    }
+    /** Counts one HTTP request; the route is a route-table label, the status a number. */
+    request(route, status, ms) {
+        let series = this.routes.get(route);
+        if (series === undefined)
+            this.routes.set(route, series = { byStatus: new Map(), duration: this.httpDuration.child({ route }) });
+        let counter = series.byStatus.get(status);
+        if (counter === undefined)
+            series.byStatus.set(status, counter = this.httpRequests.child({ route, status: String(status) }));
+        counter.inc();
+        series.duration.observe(ms);
+    }
+    /**
+     * Adds a reader to a read-at-scrape gauge. Several parts may read into one family (each with its own
+     * labels); a gauge with no label takes the sum of its readers.
+     */
+    read(name, reader) {
+        const list = this.readers.get(name);
+        if (list === undefined)
+            throw new Error(`no gauge ${name}`);
+        list.push(reader);
+    }
+    /** The exposition text of every series. */
+    async render() {
+        return await this.registry.metrics();
+    }
+    get contentType() {
+        return this.registry.contentType;
+    }
+    readGauge(name, help, labelNames = []) {
+        const readers = [];
+        this.readers.set(name, readers);
+        // eslint-disable-next-line no-new -- registered with the registry, which keeps it
+        new Gauge({
+            name,
+            help,
+            labelNames,
+            registers: [this.registry],
+            collect() {
+                this.reset();
+                if (labelNames.length === 0) {
+                    let sum = 0;
+                    for (const r of readers)
+                        r((v) => { sum += v; });
+                    this.set(sum);
+                    return;
+                }
+                for (const r of readers)
+                    r((v, labels) => { this.set(labels ?? {}, v); });
+            }
+        });
+    }
+}
+//# sourceMappingURL=outbox_metrics.js.map

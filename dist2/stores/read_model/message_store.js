@@ -1,0 +1,251 @@
+import { ApiError, bareAddress, STATUS_RANK, renderedSubject } from '../../protocol/mod.js';
+import { ScriptBatch } from '../clients/mod.js';
+import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket } from './message_store_keys.js';
+import { RECIPIENT_STATUS_LUA } from './recipient_status.js';
+import { RECORD_QUEUED_LUA } from './record_queued.lua.js';
+import { RECORD_QUEUED_FINISH_LUA } from './record_queued_finish.lua.js';
+import { APPLY_EVENT_LUA } from './apply_event.lua.js';
+import { SCHEDULE_CHANGE_LUA } from './schedule_change.lua.js';
+import { addressIndexMember, pageAddressIndex } from './address_index.js';
+import { recipientStates, recipientAddresses } from './recipient_states.js';
+import { pageIndex } from './index_page.js';
+import { statsOver } from './message_stats.js';
+import { messageTagKeys } from './tag_index.js';
+import { applyCall } from './apply_event_call.js';
+import { eventIdBatches } from './event_pages.js';
+import { eventIndex, messageFilter, messageIndex } from './list_index.js';
+import { DEFAULT_STUCK_AFTER_MS, attemptTiming } from './due.js';
+export { STATS_COUNTERS } from './message_stats.js';
+export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS } from './message_store_keys.js';
+const RECORD_LUA = RECIPIENT_STATUS_LUA + RECORD_QUEUED_LUA;
+const APPLY_LUA = RECIPIENT_STATUS_LUA + APPLY_EVENT_LUA;
+/** Events shown inline by GET /v1/messages/{id}: the most recent ones; GET /v1/events pages through all. */
+export const MESSAGE_EVENTS_INLINE = 100;
+/**
+ * Fields of a message hash a list row needs: summary, status, recipient count, delivered recipients, new time,
+ * the next attempt of its latest deferral.
+ */
+const ROW_FIELDS = ['summary', 'status', 'rn', 'c:delivered', 'scheduled_at', 'next', 'c:deferred'];
+/**
+ * `scheduled_at`: the hash's own field, set when the message was rescheduled (the summary keeps the queued time).
+ * `stuck` compares the due time with `now`.
+ */
+function parseSummary(row, now, graceMs) {
+    const [json, status, rn, delivered, scheduledAt, next, deferred] = row;
+    const s = JSON.parse(json);
+    const { org_id: _org, ...rest } = s;
+    if (typeof scheduledAt === 'string')
+        rest.scheduled_at = scheduledAt;
+    const recipientCount = rn !== null && rn !== undefined ? Number(rn) : recipientAddresses(s).length;
+    const m = { ...rest, status: (status ?? 'queued') };
+    const timing = attemptTiming(m, Number(deferred ?? 0), typeof next === 'string' ? Number(next) : undefined, now, graceMs);
+    // Messages recorded before tags existed have none.
+    return { ...m, tags: rest.tags ?? [], recipient_count: recipientCount, delivered_count: Number(delivered ?? 0), ...timing };
+}
+/**
+ * The read model of messages (status, events, statistics) kept in Redis: a projection of the durable
+ * event stream. The gateway records a message after its 202, the engine again when it delivers it; the projector
+ * applies every event from the event stream. Multi-key updates are Lua scripts sent by EVALSHA.
+ */
+export class MessageStore {
+    redis;
+    stuckAfterMs;
+    r;
+    queued;
+    applied;
+    /** `stuckAfterMs`: how long past its due time a waiting message goes without an attempt before it reads `stuck`. */
+    constructor(redis, stuckAfterMs = DEFAULT_STUCK_AFTER_MS) {
+        this.redis = redis;
+        this.stuckAfterMs = stuckAfterMs;
+        const r = redis;
+        this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_QUEUED_FINISH_LUA });
+        this.applied = new ScriptBatch(redis, 'ob_apply_event_batch', APPLY_LUA, { isolate: true });
+        if (typeof r.ob_schedule_change !== 'function')
+            redis.defineCommand('ob_schedule_change', { lua: SCHEDULE_CHANGE_LUA });
+        this.r = r;
+    }
+    /**
+     * Called by the gateway after the 202 (batched, see gateway/send/read_model_writer.ts) and by the engine on
+     * every delivery of the queued message. Recording the same id twice changes nothing and counts it once. The
+     * messages recorded in one event-loop turn go to Redis as one batched script.
+     */
+    async recordQueued(msg, status) {
+        const created = Date.parse(msg.created_at);
+        const createdMs = Number.isFinite(created) ? created : Date.now();
+        const summary = JSON.stringify({
+            id: msg.id,
+            org_id: msg.org_id,
+            from: msg.from,
+            to: msg.to,
+            cc: msg.cc,
+            bcc: msg.bcc,
+            subject: renderedSubject(msg),
+            environment: msg.environment,
+            created_at: msg.created_at,
+            ...(msg.scheduled_at !== undefined ? { scheduled_at: msg.scheduled_at } : {}),
+            metadata: msg.metadata,
+            tags: msg.tags ?? []
+        });
+        const org = msg.org_id;
+        const env = msg.environment === 'test' ? 'test' : 'live';
+        const hour = hourBucket(createdMs);
+        const tagged = messageTagKeys(org, env, msg.tags, hour);
+        const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org, env), K.stats(org, env, hour), K.messagesByAddress(org, env),
+            K.messagesDue(org, env), ...tagged.indexes, ...tagged.stats];
+        const recipients = recipientAddresses(msg);
+        const now = Date.now();
+        const scheduled = msg.scheduled_at === undefined ? NaN : Date.parse(msg.scheduled_at);
+        await this.queued.call(keys, [summary, status, STATUS_RANK[status], createdMs, READ_MODEL_RETENTION_MS,
+            now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(org, env), STATS_RETENTION_MS, msg.id, org, env, recipients.length,
+            Number.isFinite(scheduled) ? scheduled : createdMs, ...recipients.map((a) => addressIndexMember(a, createdMs, msg.id))]);
+    }
+    /**
+     * Applies one event: stores it, indexes it per organisation, per type and per message, moves the message's
+     * status by precedence and counts it. Atomic and idempotent by event id: a replay returns false and
+     * changes nothing. The events applied in one turn of the event loop go to Redis as one batched script, each
+     * still on its own: an event Redis refuses fails alone, with Redis's error.
+     */
+    async applyEvent(e) {
+        const { keys, args } = applyCall(e);
+        return await this.applied.call(keys, args) === 1;
+    }
+    /** A cancelled scheduled message shows `canceled` (only while nothing else happened to it: queued or scheduled). */
+    async markCanceled(orgId, id) {
+        await this.r.ob_schedule_change(1, K.message(orgId, id), 'cancel', K.messagesByStatusPrefix(orgId, 'live'), id, STATUS_RANK.canceled, READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(orgId, 'test'), K.messagesDue(orgId, 'live'), K.messagesDue(orgId, 'test'), '');
+    }
+    /** A rescheduled message shows its new `scheduled_at` (ISO 8601). */
+    async markRescheduled(orgId, id, scheduledAt) {
+        await this.r.ob_schedule_change(1, K.message(orgId, id), 'reschedule', K.messagesByStatusPrefix(orgId, 'live'), id, scheduledAt, READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(orgId, 'test'), K.messagesDue(orgId, 'live'), K.messagesDue(orgId, 'test'), Date.parse(scheduledAt));
+    }
+    /** 404 `not_found` when no organisation has the id, 403 `forbidden` when another one does. */
+    async getMessage(orgId, id) {
+        const [fields, eventIds] = await Promise.all([
+            this.redis.hmget(K.message(orgId, id), ...ROW_FIELDS),
+            this.redis.zrange(K.messageEvents(orgId, id), String(-MESSAGE_EVENTS_INLINE), '-1')
+        ]);
+        if (fields[0] === null || fields[0] === undefined) {
+            await this.assertOwner(orgId, id);
+            throw new ApiError('not_found', `No message with id ${id}.`);
+        }
+        const summary = parseSummary(fields, Date.now(), this.stuckAfterMs);
+        const [recipients, events] = await Promise.all([
+            recipientStates(this.redis, K.message(orgId, id), summary),
+            this.loadEvents(orgId, eventIds)
+        ]);
+        return { ...summary, recipients, events: events.filter((e) => e !== undefined) };
+    }
+    /** Resolves when the organisation has the message; else 404 `not_found`, or 403 `forbidden` when another one has it. */
+    async requireMessage(orgId, id) {
+        if (await this.redis.exists(K.message(orgId, id)) === 1)
+            return;
+        await this.assertOwner(orgId, id);
+        throw new ApiError('not_found', `No message with id ${id}.`);
+    }
+    /**
+     * Which organisation sent a message and to whom (to, cc and bcc, bare and lower-cased), for checking a bounce
+     * or complaint against it. Undefined when no message has the id (never sent here, or older than the retention).
+     */
+    async messageRecipients(id) {
+        const orgId = await this.redis.get(K.messageOwner(id));
+        if (orgId === null)
+            return undefined;
+        const summary = await this.redis.hget(K.message(orgId, id), 'summary');
+        if (summary === null)
+            return undefined;
+        const s = JSON.parse(summary);
+        return { orgId, environment: s.environment, recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress), tags: s.tags ?? [] };
+    }
+    /**
+     * The tags of the organisation's message, for events made without the message at hand (tracking links):
+     * empty when it has none or is not (or no longer) in the read model.
+     */
+    async messageTags(orgId, id) {
+        const summary = await this.redis.hget(K.message(orgId, id), 'summary');
+        if (summary === null)
+            return [];
+        return JSON.parse(summary).tags ?? [];
+    }
+    /**
+     * Newest first, of one environment (sandbox traffic is never in the live view). `to` keeps messages with a
+     * recipient (to, cc or bcc) whose address starts with it, case-insensitively; those come in address order,
+     * newest first per address. `tag` keeps messages sent with that tag. `stuck` keeps stuck messages, read from the
+     * due index up to now less the grace, most recently due first.
+     */
+    async listMessages(orgId, q) {
+        const env = q.environment ?? 'live';
+        const now = Date.now();
+        const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...(q.maxBytes !== undefined ? { maxBytes: q.maxBytes } : {}) };
+        if (q.to !== undefined)
+            return await this.listMessagesTo(orgId, env, q.to, page, messageFilter(q), now);
+        const { key, keep } = messageIndex(orgId, env, q);
+        const stuckOnly = q.stuck === true ? { maxScore: now - this.stuckAfterMs } : {};
+        return await pageIndex(this.redis, key, { ...page, filtered: keep !== undefined, ...stuckOnly }, async (ids) => {
+            const rows = await this.rows(orgId, ids);
+            return rows.map((row) => {
+                // An index entry can outlive its message by up to one write; skip it.
+                if (row[0] === null || row[0] === undefined)
+                    return undefined;
+                const m = parseSummary(row, now, this.stuckAfterMs);
+                return keep === undefined || keep(m) ? m : undefined;
+            });
+        });
+    }
+    async listMessagesTo(orgId, env, to, page, keep, now) {
+        return await pageAddressIndex(this.redis, K.messagesByAddress(orgId, env), to.trim().toLowerCase(), page, async (ids) => {
+            const rows = await this.rows(orgId, ids);
+            return rows.map((row) => {
+                if (row[0] === null || row[0] === undefined)
+                    return 'expired';
+                const m = parseSummary(row, now, this.stuckAfterMs);
+                return keep === undefined || keep(m) ? m : undefined;
+            });
+        });
+    }
+    async rows(orgId, ids) {
+        return await Promise.all(ids.map((id) => this.redis.hmget(K.message(orgId, id), ...ROW_FIELDS)));
+    }
+    /** Newest first, as webhook envelopes. A `message_id` of another organisation is 403. */
+    async listEvents(orgId, q) {
+        if (q.message_id !== undefined)
+            await this.assertOwner(orgId, q.message_id);
+        const { key, keep } = eventIndex(orgId, q.environment ?? 'live', q);
+        const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...(q.maxBytes !== undefined ? { maxBytes: q.maxBytes } : {}) };
+        return await pageIndex(this.redis, key, { ...page, filtered: keep !== undefined }, async (ids) => {
+            const events = await this.loadEvents(orgId, ids);
+            return keep === undefined ? events : events.map((e) => e !== undefined && keep(e) ? e : undefined);
+        });
+    }
+    /**
+     * Counts per event type (and `sent`, messages queued) over whole UTC hours overlapping [fromMs, toMs), of one
+     * environment; with `tag`, of its messages only.
+     */
+    async stats(orgId, fromMs, toMs, interval, environment = 'live', tag) {
+        const hashKey = tag === undefined ? (hour) => K.stats(orgId, environment, hour) : (hour) => K.statsTagged(orgId, environment, tag, hour);
+        return await statsOver((hour) => this.redis.hgetall(hashKey(hour)), fromMs, toMs, interval);
+    }
+    /**
+     * Ids and times (ms) of the org's events (live and sandbox) of these types at or after `fromMs`, oldest first, in
+     * batches of at most `batch`, read a page at a time (event_pages.ts).
+     */
+    eventIdsSince(orgId, types, fromMs, batch) {
+        return eventIdBatches(this.redis, orgId, types, fromMs, batch);
+    }
+    /** Stored events (webhook envelopes as JSON text, the bytes webhooks were sent), undefined where gone. */
+    async eventJson(orgId, ids) {
+        if (ids.length === 0)
+            return [];
+        return (await this.redis.mget(ids.map((id) => K.event(orgId, id)))).map((v) => v ?? undefined);
+    }
+    async loadEvents(orgId, ids) {
+        if (ids.length === 0)
+            return [];
+        const raw = await this.redis.mget(ids.map((id) => K.event(orgId, id)));
+        return raw.map((json) => json === null ? undefined : JSON.parse(json));
+    }
+    async assertOwner(orgId, id) {
+        const owner = await this.redis.get(K.messageOwner(id));
+        if (owner !== null && owner !== orgId)
+            throw new ApiError('forbidden', `The message ${id} belongs to another organisation.`);
+    }
+}
+//# sourceMappingURL=message_store.js.map

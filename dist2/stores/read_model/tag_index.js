@@ -1,0 +1,38 @@
+import { MAX_TAGS, isTag, uniqueTags } from '../../protocol/mod.js';
+import { READ_MODEL_KEYS as K } from './message_store_keys.js';
+/**
+ * The per-tag indexes of the read model, per environment like the others (a tag filter on the live view never shows
+ * sandbox traffic). A message has at most 10 tags, so recording it or one of its events touches at most 10 more
+ * sorted sets and 10 more hourly counter hashes, kept exactly as long as the untagged ones.
+ */
+/** The message's tag indexes (appended after its other indexes) and its tag stats hashes for one hour. */
+export function messageTagKeys(orgId, env, tags, hour) {
+    const unique = uniqueTags(tags).filter(isTag);
+    return { indexes: unique.map((t) => K.messagesTagged(orgId, env, t)), stats: unique.map((t) => K.statsTagged(orgId, env, t, hour)) };
+}
+/**
+ * The tags an event carries in `data.tags`, each once; anything that is not a tag is ignored (events reach the
+ * read model from the stream, and a key name must never come from an unchecked value).
+ */
+export function eventTags(data) {
+    const raw = data.tags;
+    if (!Array.isArray(raw))
+        return [];
+    return uniqueTags(raw.filter(isTag)).slice(0, MAX_TAGS);
+}
+/**
+ * Per tag, the live then the sandbox (tag event index, tag stats hash) for apply_event.lua, flat: the script
+ * picks the pair of the message's environment, which only the message hash knows.
+ */
+export function eventTagKeys(orgId, tags, hour) {
+    const out = [];
+    for (const t of tags) {
+        out.push(K.eventsTagged(orgId, 'live', t), K.statsTagged(orgId, 'live', t, hour), K.eventsTagged(orgId, 'test', t), K.statsTagged(orgId, 'test', t, hour));
+    }
+    return out;
+}
+/** Whether an item read back carries the tag (for a filter the chosen index does not cover). */
+export function hasTag(tags, tag) {
+    return Array.isArray(tags) && tags.includes(tag);
+}
+//# sourceMappingURL=tag_index.js.map

@@ -1,0 +1,3 @@
+export { SessionLimits } from './session_limits.js';
+export { SmtpReply } from './smtp_reply.js';
+//# sourceMappingURL=mod.js.map

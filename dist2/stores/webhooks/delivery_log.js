@@ -1,0 +1,164 @@
+import { randomFillSync } from 'node:crypto';
+import { webhookDeliveryLogKey, webhookReceivedKey } from '../../protocol/mod.js';
+/** The most recent attempts kept per webhook, and for how long after the last one. */
+export const DELIVERY_LOG_MAX = 1000;
+export const DELIVERY_LOG_TTL_S = 30 * 24 * 3600; // 30 days
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+/** Every two-character string of the alphabet, indexed by two 5-bit values. */
+const PAIRS = Array.from({ length: 1024 }, (_v, i) => CROCKFORD[i >> 5] + CROCKFORD[i & 31]);
+let prefix = '';
+let prefixAt = -1;
+/**
+ * `whd_` ids in the format of `newId` (10 characters of time, 16 random), drawing the random part from a
+ * pooled buffer: one `randomFillSync` per 256 ids instead of one per attempt.
+ */
+export function deliveryId(now = Date.now()) {
+    if (poolAt + 16 > pool.length) {
+        randomFillSync(pool);
+        poolAt = 0;
+    }
+    // Attempts finish several per millisecond: the time part is made once per millisecond.
+    if (now !== prefixAt) {
+        let time = '';
+        let t = now;
+        for (let i = 0; i < 10; i++) {
+            time = CROCKFORD[t % 32] + time;
+            t = Math.floor(t / 32);
+        }
+        prefix = `whd_${time}`;
+        prefixAt = now;
+    }
+    let rand = '';
+    for (let i = 0; i < 16; i += 2)
+        rand += PAIRS[((pool[poolAt++] & 31) << 5) | (pool[poolAt++] & 31)];
+    return prefix + rand;
+}
+/** A day's received set outlives the events of that day (kept 30 days) by one day. */
+const RECEIVED_TTL_S = 31 * 24 * 3600;
+/** `yyyymmdd` (UTC) of a time in ms; undefined for a time that is not one. */
+export function utcDay(ms) {
+    if (!Number.isFinite(ms))
+        return undefined;
+    return new Date(ms).toISOString().slice(0, 10).replaceAll('-', '');
+}
+function receivedKeyOf(webhookId, eventMs) {
+    const day = utcDay(eventMs);
+    return day === undefined ? undefined : webhookReceivedKey(webhookId, day);
+}
+/** Attempts are written in batches, at most this long after they were made. */
+const FLUSH_MS = 20;
+/**
+ * The delivery log: a Redis list per webhook, newest first, capped at 1000 entries and expiring 30 days
+ * after the last attempt; and, per webhook and UTC day, the set of event ids it answered with a 2xx. Ids (`whd_…`) sort by time, which gives a stable cursor. Writes are batched: one
+ * pipeline (LPUSH of all new entries, LTRIM, EXPIRE per webhook) every 20 ms at most.
+ */
+export class DeliveryLog {
+    redis;
+    pending = new Map();
+    /** Received-set key → event ids answered with a 2xx since the last flush. */
+    received = new Map();
+    flushing;
+    constructor(redis) {
+        this.redis = redis;
+    }
+    /**
+     * Resolves when the entry is written (with the batch it belongs to). `eventTimestamp`: the event's own
+     * timestamp, for a real event (not a test event); with a successful attempt, the event is then recorded as
+     * received by this webhook (see receivedKeyOf), which a recover reads.
+     */
+    record(webhookId, entry, eventTimestamp) {
+        const list = this.pending.get(webhookId);
+        if (list === undefined)
+            this.pending.set(webhookId, [JSON.stringify(entry)]);
+        else
+            list.push(JSON.stringify(entry));
+        if (entry.error === null && eventTimestamp !== undefined) {
+            const key = receivedKeyOf(webhookId, Date.parse(eventTimestamp));
+            if (key !== undefined) {
+                const ids = this.received.get(key);
+                if (ids === undefined)
+                    this.received.set(key, [entry.event_id]);
+                else
+                    ids.push(entry.event_id);
+            }
+        }
+        // Every entry of a batch shares its write (no promise of its own per attempt).
+        this.flushing ??= new Promise((resolve) => setTimeout(resolve, FLUSH_MS)).then(async () => await this.flush());
+        return this.flushing;
+    }
+    async flush() {
+        const batch = this.pending;
+        const received = this.received;
+        this.pending = new Map();
+        this.received = new Map();
+        this.flushing = undefined;
+        const p = this.redis.pipeline();
+        for (const [webhookId, entries] of batch) {
+            const key = webhookDeliveryLogKey(webhookId);
+            p.lpush(key, ...entries).ltrim(key, 0, DELIVERY_LOG_MAX - 1).expire(key, DELIVERY_LOG_TTL_S);
+        }
+        for (const [key, ids] of received)
+            p.sadd(key, ...ids).expire(key, RECEIVED_TTL_S);
+        const results = await p.exec();
+        const failed = results?.find(([err]) => err !== null);
+        // eslint-disable-next-line no-throw-literal -- rethrows the Redis client's own error
+        if (failed !== undefined)
+            throw failed[0];
+    }
+    /** Attempts older than `before` (a delivery id), newest first; one more than asked tells whether more exist. */
+    async list(webhookId, limit, before) {
+        const raw = await this.redis.lrange(webhookDeliveryLogKey(webhookId), 0, DELIVERY_LOG_MAX - 1);
+        const all = raw.map((s) => JSON.parse(s));
+        // Several processes push concurrently, so the list is only nearly ordered; the ids order it exactly.
+        all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+        const rest = before === undefined ? all : all.filter((e) => e.id < before);
+        return { data: rest.slice(0, limit), hasMore: rest.length > limit };
+    }
+    /**
+     * Of these events (id and timestamp in ms), the ones this webhook never answered with a 2xx, in the order
+     * given. One SMISMEMBER per UTC day the events span.
+     */
+    async notReceived(webhookId, events) {
+        const flags = await this.answered(events.map((e) => ({ webhookId, eventId: e.id, ms: e.ms })));
+        return events.filter((_e, i) => !flags[i]).map((e) => e.id);
+    }
+    /**
+     * Whether each webhook answered each event (id and timestamp in ms) with a 2xx, in the order given: one pipeline,
+     * one SMISMEMBER per webhook and UTC day involved. An event whose time is not one reads as not answered.
+     */
+    async answered(items) {
+        const byKey = new Map();
+        items.forEach((e, i) => {
+            const key = receivedKeyOf(e.webhookId, e.ms);
+            if (key === undefined)
+                return;
+            const list = byKey.get(key);
+            if (list === undefined)
+                byKey.set(key, [{ id: e.eventId, i }]);
+            else
+                list.push({ id: e.eventId, i });
+        });
+        const answered = new Array(items.length).fill(false);
+        const groups = [...byKey];
+        if (groups.length === 0)
+            return answered;
+        const p = this.redis.pipeline();
+        for (const [key, list] of groups)
+            p.smismember(key, ...list.map((e) => e.id));
+        const results = (await p.exec()) ?? [];
+        groups.forEach(([, list], g) => {
+            const [err, flags] = results[g] ?? [new Error('no reply'), null];
+            if (err !== null)
+                throw err;
+            list.forEach((e, j) => { if (flags[j] === 1)
+                answered[e.i] = true; });
+        });
+        return answered;
+    }
+    async clear(webhookId) {
+        await this.redis.del(webhookDeliveryLogKey(webhookId));
+    }
+}
+//# sourceMappingURL=delivery_log.js.map

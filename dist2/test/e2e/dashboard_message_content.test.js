@@ -1,0 +1,156 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { AxeBuilder } from '@axe-core/playwright';
+import { TestOutbox } from '../helpers/outbox.js';
+import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.js';
+import { eventually } from '../helpers/webhooks.js';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { STREAM_MESSAGE_CONTENT, messageContentSubject } from '../../protocol/mod.js';
+import { MessageContentStore } from '../../stores/message_content/mod.js';
+import { event, publish } from '../integration/readmodel/fixtures.js';
+const missing = browserMissing();
+let ob;
+let org;
+let browser;
+let sandboxKey;
+/** Counts every request, to show that the shown HTML fetches nothing. */
+let remote;
+const hits = [];
+before(async () => {
+    if (missing !== undefined)
+        return;
+    ob = await TestOutbox.start();
+    org = await ob.org('pro');
+    sandboxKey = await ob.key(org, ['send', 'read'], 'test');
+    browser = await launchBrowser();
+    // the page the frame is tried on without a policy, and its icon, are not what is counted
+    remote = createServer((req, res) => { if (req.url !== '/bare' && req.url !== '/favicon.ico')
+        hits.push(req.url ?? ''); res.end(req.url === '/bare' ? '<!DOCTYPE html><title>bare</title>' : 'x'); });
+    await new Promise((resolve) => remote.listen(0, '127.0.0.1', resolve));
+});
+after(async () => {
+    await browser?.close();
+    await ob?.close();
+    remote?.close();
+});
+/** A message sent with the sandbox key whose content the engine has recorded. */
+async function sent(body) {
+    const r = await ob.request('POST', '/v1/messages/send', { key: sandboxKey, body: { from: `Shop <orders@${org.domain}>`, to: 'delivered@simulator.test', ...body } });
+    assert.equal(r.status, 202, r.text);
+    const id = r.body.id;
+    await eventually(async () => (await ob.request('GET', `/v1/messages/${id}/content`, { key: org.adminKey })).status === 200, 'content recorded');
+    return id;
+}
+async function openMessage(page, id) {
+    await page.goto(`${ob.baseUrl}/dashboard#/messages/${id}`);
+    await page.getByRole('heading', { name: 'Content' }).waitFor();
+    await page.getByTestId('content-attachments').waitFor();
+}
+/** The frame showing the message's HTML. */
+async function htmlFrame(page) {
+    const handle = await page.getByTestId('content-html').elementHandle();
+    const frame = await handle.contentFrame();
+    assert.ok(frame !== null);
+    await frame.waitForLoadState();
+    return frame;
+}
+for (const width of [390, 1280]) {
+    test(`at ${width} px the message page shows the HTML in a sandboxed frame, the text, the attachments; no page scroll sideways, no serious axe finding`, { skip: missing }, async () => {
+        const id = await sent({
+            subject: 'Your order 1042 has shipped and is on its way to the address you gave us',
+            html: '<table width="900"><tr><td><h1>Shipped</h1><p>Your parcel is on its way.</p></td></tr></table>',
+            text: `Your parcel is on its way. ${'A-very-long-tracking-reference-without-spaces-'.repeat(6)}`,
+            attachments: [{ filename: 'invoice-1042-with-a-rather-long-file-name.pdf', content: Buffer.from('%PDF-1.4').toString('base64') }]
+        });
+        const page = await signedInPage(browser, ob.baseUrl, org.adminKey);
+        await page.setViewportSize({ width, height: 800 });
+        await openMessage(page, id);
+        const frameEl = page.getByTestId('content-html');
+        assert.equal(await frameEl.getAttribute('sandbox'), '');
+        assert.match((await frameEl.getAttribute('srcdoc')), /^<!DOCTYPE html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'; font-src data:">/);
+        const frame = await htmlFrame(page);
+        assert.equal(await frame.locator('h1').textContent(), 'Shipped');
+        if (width === 1280)
+            await screenshot(page, 'message-content');
+        assert.match((await page.getByTestId('content-text').textContent()), /^Your parcel is on its way\./);
+        assert.match((await page.getByTestId('content-attachments').textContent()), /invoice-1042-with-a-rather-long-file-name\.pdf.*application\/pdf.*8 B/);
+        const o = await page.evaluate(() => ({ scrollWidth: document.scrollingElement.scrollWidth, innerWidth: window.innerWidth }));
+        assert.ok(o.scrollWidth <= o.innerWidth, `page is ${o.scrollWidth} px wide in a ${o.innerWidth} px window`);
+        const box = (await frameEl.boundingBox());
+        assert.ok(box.x >= 0 && box.x + box.width <= width, `frame at ${box.x}..${box.x + box.width} within ${width}`);
+        // the frame shows the sender's HTML, which axe cannot enter (no scripts run there); the page around it is checked
+        const result = await new AxeBuilder({ page }).exclude('iframe.preview').analyze();
+        const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+        assert.deepEqual(serious, []);
+        await page.close();
+    });
+}
+test('a script in the HTML does not run and nothing remote is fetched (images, styles, backgrounds, refresh); inline styles apply', { skip: missing }, async () => {
+    const origin = `http://127.0.0.1:${remote.address().port}`;
+    const id = await sent({
+        subject: 'Hostile',
+        html: `<head><meta http-equiv="refresh" content="0;url=${origin}/refresh"><link rel="stylesheet" href="${origin}/css"></head>` +
+            `<body><script>document.title = 'script ran'; window.parent.document.title = 'script ran'; fetch('${origin}/fetch')</script>` +
+            `<style>#styled { color: rgb(200, 0, 0) }</style><p id="styled">styled</p><p id="hello" style="background: url(${origin}/background)">Hello</p><img src="${origin}/image" alt="remote">` +
+            '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="inline"></body>'
+    });
+    const page = await signedInPage(browser, ob.baseUrl, org.adminKey);
+    await openMessage(page, id);
+    const title = await page.title();
+    const frame = await htmlFrame(page);
+    assert.equal(await frame.evaluate(() => getComputedStyle(document.getElementById('styled')).color), 'rgb(200, 0, 0)', 'inline styles apply');
+    assert.equal(await frame.locator('#hello').textContent(), 'Hello', 'the HTML is shown');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.notEqual(await frame.evaluate(() => document.title), 'script ran');
+    assert.equal(await page.title(), title, 'the dashboard\'s title is untouched');
+    assert.deepEqual(hits, [], 'no request reached the remote server');
+    assert.equal(frame.url(), 'about:srcdoc', 'the frame was not navigated away');
+    // The frame's own sandbox and policy hold without the dashboard's Content-Security-Policy around them: the same
+    // frame on a page that has none fetches nothing and runs nothing, where the bare HTML fetches and runs.
+    const frameEl = page.getByTestId('content-html');
+    const [sandbox, srcdoc] = [await frameEl.getAttribute('sandbox'), await frameEl.getAttribute('srcdoc')];
+    const bare = await (await browser.newContext()).newPage();
+    await bare.goto(`${origin}/bare`);
+    hits.length = 0;
+    const place = async (attrs) => {
+        const handle = await bare.evaluateHandle((a) => {
+            const f = document.createElement('iframe');
+            if (a.sandbox !== undefined)
+                f.setAttribute('sandbox', a.sandbox);
+            f.srcdoc = a.srcdoc;
+            document.body.append(f);
+            return f;
+        }, attrs);
+        const f = (await handle.asElement().contentFrame());
+        await f.waitForLoadState();
+        return f;
+    };
+    const shown = await place({ sandbox: sandbox, srcdoc: srcdoc });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.deepEqual(hits, [], 'the dashboard\'s frame fetches nothing on a page without a policy');
+    assert.notEqual(await shown.evaluate(() => document.title), 'script ran');
+    const content = await ob.request('GET', `/v1/messages/${id}/content`, { key: org.adminKey });
+    await place({ srcdoc: content.body.html });
+    await eventually(() => hits.includes('/image') && hits.includes('/fetch'), 'the bare HTML fetches its image and runs its script', 5000);
+    await bare.context().close();
+    await page.close();
+});
+test('before the content is recorded the section says so, and it fills in with the message\'s next event', { skip: missing }, async () => {
+    const id = await sent({ subject: 'Later', text: 'Recorded later' });
+    // as if the engine had not taken the message up yet: its recorded content is taken away, and put back below
+    const jsm = await jetstreamManager(ob.proc.nc);
+    const store = new MessageContentStore(jsm, jetstream(ob.proc.nc));
+    const recorded = (await store.get(id));
+    await jsm.streams.purge(STREAM_MESSAGE_CONTENT, { filter: messageContentSubject(id) });
+    const page = await signedInPage(browser, ob.baseUrl, org.adminKey);
+    await page.goto(`${ob.baseUrl}/dashboard#/messages/${id}`);
+    await page.getByTestId('content').getByText(/not recorded yet/).waitFor();
+    await page.locator('[data-testid="live-state"][data-state="live"]').waitFor();
+    await store.put(recorded);
+    // a sandbox message's events carry its environment, as the engine stamps them
+    await publish(ob, { ...event(org, id, 'opened'), environment: 'test' });
+    assert.equal(await page.getByTestId('content-text').textContent(), 'Recorded later');
+    await page.close();
+});
+//# sourceMappingURL=dashboard_message_content.test.js.map

@@ -1,0 +1,142 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { AxeBuilder } from '@axe-core/playwright';
+import { ServerProcess } from '../helpers/servers.js';
+import { TestOutbox } from '../helpers/outbox.js';
+import { SmtpSink } from '../helpers/smtp_sink.js';
+import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.js';
+// A gateway with a one-second grace before a message reads as stuck, and an engine that can be stopped: a message
+// deferred (451) while it runs waits for a retry no one makes once it is stopped.
+const missing = browserMissing();
+let nats;
+let redis;
+let sink;
+let gateway;
+let engine;
+let org;
+let sandboxKey;
+async function startEngine() {
+    return await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'engine', OB_SMTP_RELAY: sink.url, OB_DELIVERY_RETRY_SCHEDULE: '3,600' } });
+}
+let browser;
+before(async () => {
+    if (missing !== undefined)
+        return;
+    nats = await ServerProcess.nats();
+    redis = await ServerProcess.redis();
+    sink = await SmtpSink.start({ tempfailTimes: 1 });
+    gateway = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'gateway', OB_STUCK_AFTER_MS: '1000' } });
+    engine = await startEngine();
+    org = await gateway.org('pro');
+    sandboxKey = await gateway.key(org, ['send', 'read'], 'test');
+    browser = await launchBrowser();
+});
+after(async () => {
+    await browser?.close();
+    await engine?.close();
+    await gateway?.close();
+    await sink?.close();
+    await nats?.dispose();
+    await redis?.dispose();
+});
+async function send(key, to, subject) {
+    const r = await gateway.request('POST', '/v1/messages/send', { key, body: { from: `Shop <orders@${org.domain}>`, to, subject, text: 'hello' } });
+    assert.equal(r.status, 202, r.text);
+    return r.body.id;
+}
+async function until(what, ok, timeoutMs = 20_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (!await ok()) {
+        if (Date.now() > deadline)
+            throw new Error(`${what}: not reached`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+}
+async function message(id) {
+    return (await gateway.request('GET', `/v1/messages/${id}`, { key: org.adminKey })).body;
+}
+async function axeProblems(page) {
+    const result = await new AxeBuilder({ page }).analyze();
+    return result.violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+}
+test('a stuck message shows a Stuck badge in Activity and says on its page when its attempt was due', { skip: missing, timeout: 120_000 }, async () => {
+    const fine = await send(org.adminKey, 'someone@dest.example', 'Delivered fine');
+    const id = await send(org.adminKey, 'tempfail-stuck@dest.example', 'Held up');
+    await until('deferred', async () => (await message(id)).status === 'deferred' && (await message(fine)).status === 'delivered');
+    await engine.close();
+    engine = undefined;
+    await until('stuck', async () => (await message(id)).stuck === true);
+    const due = (await message(id)).next_attempt_at;
+    for (const width of [390, 1280]) {
+        const page = await signedInPage(browser, gateway.baseUrl, org.adminKey);
+        await page.setViewportSize({ width, height: 800 });
+        await page.getByRole('heading', { name: 'Activity' }).waitFor();
+        const row = page.getByTestId('messages').locator('tr', { hasText: 'Held up' });
+        await row.getByText('Stuck', { exact: true }).waitFor();
+        const badge = (await row.getByText('Stuck', { exact: true }).boundingBox());
+        assert.ok(badge.x >= 0 && badge.x + badge.width <= width, `Stuck badge within ${width} px`);
+        assert.equal(await page.getByTestId('messages').locator('tr', { hasText: 'Delivered fine' }).getByText('Stuck', { exact: true }).count(), 0);
+        await page.getByLabel('Stuck only').check();
+        await page.getByRole('button', { name: 'Filter' }).click();
+        await page.getByTestId('messages').locator('tr', { hasText: 'Delivered fine' }).waitFor({ state: 'detached' });
+        assert.deepEqual(await page.getByTestId('messages').locator('tbody tr td:nth-child(3)').allTextContents(), ['Held up']);
+        assert.deepEqual(await axeProblems(page), [], `Activity at ${width} px`);
+        await row.getByRole('link', { name: 'Held up' }).click();
+        await page.getByRole('heading', { name: `Message ${id}` }).waitFor();
+        const notice = page.getByTestId('stuck');
+        await notice.waitFor();
+        if (width === 1280)
+            await screenshot(page, 'stuck');
+        assert.match(await notice.textContent() ?? '', /^Stuck The next delivery attempt was due at .+ and has not happened/);
+        assert.equal(await notice.locator('time').getAttribute('datetime'), due);
+        assert.deepEqual(await axeProblems(page), [], `message page at ${width} px`);
+        const o = await page.evaluate(() => ({ scrollWidth: document.scrollingElement.scrollWidth, innerWidth: window.innerWidth }));
+        assert.ok(o.scrollWidth <= o.innerWidth, `no horizontal scroll at ${width} px`);
+        await page.close();
+    }
+    engine = await startEngine();
+    await until('delivered after the restart', async () => (await message(id)).status === 'delivered', 40_000);
+    const page = await signedInPage(browser, gateway.baseUrl, org.adminKey);
+    await page.goto(`${gateway.baseUrl}/dashboard#/messages/${id}`);
+    await page.getByTestId('timeline').locator('li[data-type="delivered"]').waitFor();
+    assert.equal(await page.getByTestId('stuck').count(), 0, 'no longer flagged once delivered');
+    await page.close();
+});
+test('the live feed follows the environment switch: sandbox sends only in test, live ones only in live', { skip: missing, timeout: 60_000 }, async () => {
+    engine ??= await startEngine();
+    const page = await signedInPage(browser, gateway.baseUrl, org.adminKey);
+    await page.getByRole('heading', { name: 'Activity' }).waitFor();
+    await page.locator('[data-testid="live-state"][data-state="live"]').waitFor();
+    const feed = page.getByTestId('live-feed');
+    const hidden = await send(sandboxKey, 'someone@example.net', 'Sandbox while live');
+    const live = await send(org.adminKey, 'reader@dest.example', 'Live one');
+    await feed.locator('li', { hasText: live }).first().waitFor();
+    await until('sandbox delivered', async () => (await message(hidden)).status === 'delivered');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(await feed.locator('li', { hasText: hidden }).count(), 0, 'no sandbox event in the live feed');
+    await page.getByLabel('Environment').selectOption('test');
+    await page.getByTestId('messages').getByRole('link', { name: 'Sandbox while live' }).waitFor();
+    const shown = await send(sandboxKey, 'someone@example.net', 'Sandbox while test');
+    await feed.locator('li', { hasText: shown }).first().waitFor();
+    assert.equal(await feed.locator('li', { hasText: live }).count(), 0, 'live events left the feed with the switch');
+    const another = await send(org.adminKey, 'reader2@dest.example', 'Live while test');
+    await until('live delivered', async () => (await message(another)).status === 'delivered');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(await feed.locator('li', { hasText: another }).count(), 0, 'no live event in the test feed');
+    await page.close();
+});
+test('a sandbox message\'s page is refreshed by its events: the feed takes the message\'s environment', { skip: missing, timeout: 60_000 }, async () => {
+    engine ??= await startEngine();
+    const page = await signedInPage(browser, gateway.baseUrl, org.adminKey); // Activity, live
+    // `softbounce`: deferred at once, bounced 2 s later (the sandbox's retry schedule).
+    const id = await send(sandboxKey, 'softbounce@example.net', 'Sandbox soft bounce');
+    await until('deferred', async () => (await message(id))?.status === 'deferred', 10_000);
+    await page.goto(`${gateway.baseUrl}/dashboard#/messages/${id}`);
+    const timeline = page.getByTestId('timeline');
+    await timeline.locator('li[data-type="deferred"]').waitFor();
+    await timeline.locator('li[data-type="bounced"]').waitFor({ timeout: 15_000 });
+    await page.close();
+});
+//# sourceMappingURL=dashboard_stuck_feed.test.js.map

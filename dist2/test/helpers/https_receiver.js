@@ -1,0 +1,107 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+let shared;
+/** A CA and a server certificate signed by it, made once per test process. */
+export function testCa() {
+    if (shared !== undefined)
+        return shared;
+    const dir = mkdtempSync(join(tmpdir(), 'outbox-ca-'));
+    const run = (args) => { execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' }); };
+    run(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem',
+        '-days', '2', '-subj', '/CN=Outbox Test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+    run(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost']);
+    writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost,DNS:receiver.test,IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth\n');
+    run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf']);
+    shared = { dir, caFile: join(dir, 'ca.pem'), key: readFileSync(join(dir, 'server.key')), cert: readFileSync(join(dir, 'server.pem')) };
+    process.once('exit', () => { rmSync(dir, { recursive: true, force: true }); });
+    return shared;
+}
+export class HttpsReceiver {
+    server;
+    port;
+    requests = [];
+    script = () => ({ status: 200 });
+    sockets = new Set();
+    hanging = new Set();
+    waiters = [];
+    constructor(server, port) {
+        this.server = server;
+        this.port = port;
+    }
+    /** `port` 0 picks a free one; fault tests pass the port of a receiver they closed, to bring it back. */
+    static async start(script, port = 0) {
+        const ca = testCa();
+        let receiver;
+        const server = createServer({ key: ca.key, cert: ca.cert }, (req, res) => { receiver.handle(req, res); });
+        server.on('connection', (s) => { receiver.sockets.add(s); s.once('close', () => receiver.sockets.delete(s)); });
+        await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+        receiver = new HttpsReceiver(server, server.address().port);
+        if (script !== undefined)
+            receiver.script = script;
+        return receiver;
+    }
+    /** `https://127.0.0.1:<port><path>` */
+    url(path = '/hook') {
+        return `https://127.0.0.1:${this.port}${path}`;
+    }
+    /** Answers with these statuses in turn, then repeats the last one. */
+    statuses(...codes) {
+        this.script = (_r, n) => ({ status: codes[Math.min(n, codes.length - 1)] });
+    }
+    handle(req, res) {
+        const chunks = [];
+        req.on('data', (c) => chunks.push(c));
+        req.on('end', () => {
+            const r = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks), at: Date.now() };
+            const n = this.requests.length;
+            this.requests.push(r);
+            for (const w of this.waiters.splice(0))
+                w();
+            const a = this.script(r, n);
+            if (a.hang === true) {
+                this.hanging.add(res);
+                return;
+            }
+            const answer = () => { res.writeHead(a.status ?? 200, a.headers ?? {}); res.end('ok'); };
+            if (a.until !== undefined) {
+                this.hanging.add(res);
+                void a.until.then(() => { if (this.hanging.delete(res) && !res.destroyed)
+                    answer(); });
+                return;
+            }
+            if (a.delayMs !== undefined && a.delayMs > 0)
+                setTimeout(answer, a.delayMs).unref();
+            else
+                answer();
+        });
+    }
+    /** Requests on `path` (all when omitted). */
+    on(path) {
+        return path === undefined ? this.requests : this.requests.filter((r) => r.path === path);
+    }
+    /** Resolves when at least `count` requests (on `path`) have arrived; rejects after `timeoutMs`. */
+    async waitFor(count, opts = {}) {
+        const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+        while (this.on(opts.path).length < count) {
+            const left = deadline - Date.now();
+            if (left <= 0)
+                throw new Error(`expected ${count} webhook requests${opts.path !== undefined ? ` on ${opts.path}` : ''}, got ${this.on(opts.path).length}`);
+            await new Promise((resolve) => {
+                const timer = setTimeout(resolve, Math.min(left, 200));
+                this.waiters.push(() => { clearTimeout(timer); resolve(); });
+            });
+        }
+        return this.on(opts.path);
+    }
+    async close() {
+        for (const res of this.hanging)
+            res.destroy();
+        for (const s of this.sockets)
+            s.destroy();
+        await new Promise((resolve) => this.server.close(() => resolve()));
+    }
+}
+//# sourceMappingURL=https_receiver.js.map

@@ -1,0 +1,73 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { ShardActors } from '../../../engine/shards.js';
+import { OutboxMetrics } from '../../../stores/metrics/mod.js';
+import { ServerProcess } from '../../helpers/servers.js';
+import { publishQueued, queuedMessage, startRelayScenario } from '../../helpers/engine_env.js';
+let scenario;
+const dir = mkdtempSync(join(tmpdir(), 'outbox-thread-'));
+after(async () => {
+    await scenario?.close();
+    rmSync(dir, { recursive: true, force: true });
+});
+test('a shard thread that fails to load its module: the message it held is handed back, the failure is logged once with a code, and a new thread delivers the message once', { timeout: 60_000 }, async () => {
+    // the thread's environment is the process's when the pool starts it
+    process.env.OB_TEST_THREAD_DIR = dir;
+    scenario = await startRelayScenario({
+        logLevel: 'warn',
+        env: { OB_ENGINE_THREADS: '1' },
+        shardThreadEntry: new URL('./thread_fails_once.cjs', import.meta.url)
+    });
+    const { ob, org, sink, events, logs } = scenario;
+    const msg = queuedMessage(org, { to: ['alice@dest.example'] });
+    await publishQueued(ob.proc.nc, ob.proc.config, msg);
+    // the first thread fails once the message is in it; the engine hands the message back (5 s) and delivers it
+    await events.until(() => events.of(msg.id, 'delivered').length === 1, 30_000);
+    assert.equal(sink.to('alice@dest.example').length, 1, 'delivered once');
+    const handedBack = logs.filter((l) => l.msg === 'message processing failed; handed back');
+    assert.equal(handedBack.length, 1, JSON.stringify(logs));
+    assert.match(String(handedBack[0].err.message), /this shard thread cannot load its module/, 'the module\'s own error, not a Node internal one');
+    const failed = logs.filter((l) => l.code === 'engine_thread_failed');
+    assert.equal(failed.length, 1, JSON.stringify(logs));
+    assert.equal(failed[0].level, 50);
+    assert.equal(failed[0].pool, 'shard thread 0');
+    assert.match(String(failed[0].err.message), /this shard thread cannot load its module/);
+});
+async function actorsOn(t, entry) {
+    const logs = [];
+    const log = pino({ level: 'warn' }, new Writable({ write(chunk, _enc, cb) { logs.push(JSON.parse(String(chunk))); cb(); } }));
+    const redis = await ServerProcess.redis();
+    const settings = { redis: { kind: 'node', url: redis.url }, outboundPort: 25, allowPrivate: false, dnsServers: [], poolConnections: 1, hostRatePerS: 10, publicUrl: 'http://127.0.0.1', secret: new Uint8Array(32) };
+    const actors = new ShardActors(settings, 1, 1, 1, new OutboxMetrics(), log, new URL(entry, import.meta.url));
+    t.after(async () => { await actors.close(); await redis.dispose(); });
+    return { actors, logs };
+}
+const task = { kind: 'deliver', message: {}, recipients: [], domain: {}, verpKey: {} };
+test('a shard thread whose module fails to link rejects its task with the link error, not a Node internal assertion', { timeout: 30_000 }, async (t) => {
+    const { actors, logs } = await actorsOn(t, './links_badly_thread.cjs');
+    await assert.rejects(actors.deliver(0, task), (err) => {
+        assert.notEqual(err.code, 'ERR_INTERNAL_ASSERTION');
+        assert.match(err.message, /does not provide an export named 'notExported'/);
+        return true;
+    });
+    // the thread then ends with the same error; the pool logs it and starts another
+    while (!logs.some((l) => l.code === 'engine_thread_failed'))
+        await sleep(50);
+    assert.match(String(logs.find((l) => l.code === 'engine_thread_failed').err.message), /does not provide an export named 'notExported'/);
+});
+test('shard threads that never load: every task fails instead of waiting, the failures are logged once, and closing returns', { timeout: 30_000 }, async (t) => {
+    const { actors, logs } = await actorsOn(t, './never_loads_thread.cjs');
+    for (let i = 0; i < 2; i++) {
+        await assert.rejects(actors.deliver(0, task), /this shard thread entry cannot be loaded|Terminating worker thread/);
+        await sleep(1200);
+    }
+    assert.equal(logs.filter((l) => l.code === 'engine_thread_failed').length, 1, 'later failures within the minute are counted, not logged');
+    await actors.close();
+});
+//# sourceMappingURL=shard_thread_fails_to_load.test.js.map

@@ -1,0 +1,17 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+/**
+ * The shard thread's real module (engine/actor/worker.ts), except that the first thread to load it in
+ * OB_TEST_THREAD_DIR fails to load: it waits until a task reached the thread, then throws.
+ */
+const dir = process.env.OB_TEST_THREAD_DIR;
+if (!existsSync(join(dir, 'failed'))) {
+    writeFileSync(join(dir, 'failed'), '');
+    while (!existsSync(join(dir, 'task')))
+        await sleep(20);
+    throw new Error('this shard thread cannot load its module');
+}
+const { default: actor } = await import('../../../engine/actor/worker.js');
+export default actor;
+//# sourceMappingURL=thread_fails_once_module.js.map

@@ -1,0 +1,32 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, eventSubject, inboundSubject, newId, STREAM_EVENTS, STREAM_INBOUND, STREAM_WEBHOOK_JOBS, webhookJobConsumer, webhookJobSubject } from '../../../protocol/mod.js';
+import { TestOutbox } from '../../helpers/outbox.js';
+import { eventually } from '../../helpers/webhooks.js';
+/**
+ * What no Outbox process wrote (a webhook job, an event or an inbound job that cannot be read) is ended at once with
+ * a plain `term()`: nats-server 2.9, which the tests run, ignores a termination that carries a reason, and such a
+ * message used to come back at every ack wait for ever, logging each time, and stay in its work queue.
+ */
+let ob;
+before(async () => { ob = await TestOutbox.start({ env: { OB_ROLE: 'all', OB_ENGINE_SHARDS: '1' } }); });
+after(async () => { await ob.close(); });
+test('an unreadable webhook job, event and inbound job each end at once: nothing stays pending or stored', async () => {
+    const js = jetstream(ob.proc.nc);
+    const jsm = await jetstreamManager(ob.proc.nc);
+    await js.publish(webhookJobSubject(0, newId('wh')), 'not a job', { msgID: newId('msg') });
+    await js.publish(eventSubject(newId('org'), 'delivered'), '[1]', { msgID: newId('msg') });
+    await js.publish(inboundSubject(0), 'not a job', { msgID: newId('msg') });
+    const settled = async (stream, consumer) => {
+        const info = await jsm.consumers.info(stream, consumer);
+        return info.num_pending === 0 && info.num_ack_pending === 0 && info.delivered.stream_seq > 0;
+    };
+    for (const [stream, consumer] of [[STREAM_WEBHOOK_JOBS, webhookJobConsumer(0)], [STREAM_EVENTS, CONSUMER_PROJECTOR],
+        [STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT], [STREAM_INBOUND, CONSUMER_INBOUND]]) {
+        await eventually(async () => await settled(stream, consumer), `${consumer} ended the unreadable message`, 20_000);
+    }
+    assert.equal((await jsm.streams.info(STREAM_WEBHOOK_JOBS)).state.messages, 0, 'the job left its work queue');
+    assert.equal((await jsm.streams.info(STREAM_INBOUND)).state.messages, 0, 'the inbound job left its work queue');
+});
+//# sourceMappingURL=malformed_stream_messages_end.test.js.map

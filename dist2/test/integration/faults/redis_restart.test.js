@@ -1,0 +1,51 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { acceptedIds, messageIdHeader, nothingPending, startSendLoad, sinkCounts, sleep, untilDelivered, untilNothingPending, startRelayWorld } from './fault_env.js';
+// Redis runs with appendonly yes (ServerProcess), as docs/reliability.md recommends.
+let nats;
+let redis;
+let sink;
+let ob;
+let org;
+let key;
+let world;
+before(async () => { ({ nats, redis, sink, ob, org, key } = world = await startRelayWorld({ OB_ENGINE_ACK_WAIT_MS: '2000' })); });
+after(async () => { await world.close(); });
+test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down, nothing sent unthrottled, then everything flows', { timeout: 90_000 }, async (t) => {
+    const load = startSendLoad(ob.baseUrl, key, org, 'r');
+    const results = load.results;
+    await sleep(1000);
+    await redis.stop('SIGKILL');
+    const outageStart = results.length;
+    await sleep(2500);
+    const outage = results.slice(outageStart);
+    await redis.start();
+    const back = Date.now();
+    while (Date.now() - back < 20_000) {
+        await sleep(250);
+        const tail = results.slice(-8);
+        if (tail.length === 8 && tail.every((r) => r.status === 202))
+            break;
+    }
+    await sleep(1000);
+    await load.stop();
+    const statuses = new Map();
+    for (const r of results)
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    const slowest503 = Math.max(0, ...results.filter((r) => r.status === 503).map((r) => r.ms));
+    t.diagnostic(`statuses ${JSON.stringify([...statuses])}; answers during the outage ${outage.length}; slowest 503 ${slowest503} ms`);
+    for (const r of results)
+        assert.ok(r.status === 202 || r.status === 503, `status ${r.status} ${r.error ?? ''}`);
+    assert.ok(outage.some((r) => r.status === 503), 'senders saw the outage');
+    for (const r of results.filter((x) => x.status === 503))
+        assert.ok(Number(r.retryAfter) >= 1, 'a 503 carries Retry-After');
+    assert.equal(results.at(-1).status, 202, 'sending resumed');
+    const ids = acceptedIds(results);
+    await untilDelivered(sink, org, ids, 60_000);
+    const state = await untilNothingPending(nats.url);
+    assert.ok(nothingPending(state), JSON.stringify(state));
+    // Nothing got through without the limiter: the sink holds exactly the messages that were answered 202.
+    const delivered = new Set(sinkCounts(sink).keys());
+    assert.deepEqual(delivered, new Set(ids.map((id) => messageIdHeader(org, id))));
+});
+//# sourceMappingURL=redis_restart.test.js.map

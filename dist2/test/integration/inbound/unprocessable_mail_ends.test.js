@@ -1,0 +1,65 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { TestOutbox } from '../../helpers/outbox.js';
+import { DnsServer } from '../../helpers/dns_server.js';
+import { EventReader } from '../../helpers/events.js';
+import { inboundClient, addRoute } from '../../helpers/inbound.js';
+import { CONSUMER_INBOUND, NS_PER_MS, STREAM_INBOUND } from '../../../protocol/mod.js';
+/**
+ * Mail that was answered 250 and then cannot be processed however often it is tried (here every analysis answers
+ * that the message cannot be analysed) does not end with a log line: after its 10th attempt each route gets an
+ * `inbound.received` with the envelope, `processing_error` and `raw`, and the organisation reads the whole message
+ * there. The threads load analysis_fails_thread.cts with its `reject` file.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'outbox-unprocessable-'));
+process.env.OB_TEST_THREAD_DIR = dir;
+let dns;
+let ob;
+let events;
+let smtp;
+after(async () => {
+    smtp?.close();
+    events?.close();
+    await ob?.close();
+    await dns?.close();
+    rmSync(dir, { recursive: true, force: true });
+});
+test('mail that cannot be processed in 10 attempts reaches its route as inbound.received with processing_error and raw', { timeout: 120_000 }, async () => {
+    writeFileSync(join(dir, 'reject'), '');
+    dns = await DnsServer.start({});
+    ob = await TestOutbox.start({
+        env: { OB_DNS_SERVERS: dns.address },
+        // the job comes back after 100 ms instead of 1 s, 5 s, 30 s, then every minute
+        inbound: { analysisThreadEntry: new URL('./analysis_fails_thread.cjs', import.meta.url), retryDelaysMs: [100] }
+    });
+    const jsm = await jetstreamManager(ob.proc.nc);
+    await jsm.consumers.update(STREAM_INBOUND, CONSUMER_INBOUND, { ack_wait: 300 * NS_PER_MS, backoff: [300 * NS_PER_MS] });
+    const org = await ob.org();
+    const route = await addRoute(ob, org, `support@${org.domain}`, false);
+    events = await EventReader.open(ob.proc.nc, org.orgId);
+    smtp = inboundClient(ob);
+    const info = await smtp.sendMail({ from: 'alice@sender.test', to: `support@${org.domain}`, subject: 'Unreadable', text: 'Hello there' });
+    const id = /queued as (msg_[0-9a-z]{26})/.exec(info.response ?? '')?.[1];
+    assert.ok(id !== undefined, info.response);
+    const [received] = await events.waitFor('inbound.received', 1, 60_000);
+    const d = received.data;
+    assert.equal(d.message_id, id);
+    assert.equal(d.route_id, route.id);
+    assert.equal(d.from, 'alice@sender.test');
+    assert.deepEqual(d.to, [`support@${org.domain}`]);
+    assert.equal(d.text, '');
+    assert.match(d.processing_error, /cannot be analysed/);
+    assert.deepEqual(d.raw, { url: `/v1/inbound/messages/${id}/raw`, size: d.raw.size });
+    const raw = await ob.request('GET', d.raw.url, { key: org.adminKey });
+    assert.equal(raw.status, 200);
+    assert.ok(raw.text.includes('Subject: Unreadable'), 'the whole message is kept for the organisation');
+    await events.settle();
+    assert.equal(events.of('inbound.received').length, 1, 'one event');
+    const state = await jsm.consumers.info(STREAM_INBOUND, CONSUMER_INBOUND);
+    assert.equal(state.num_pending + state.num_ack_pending, 0, 'the job is done');
+});
+//# sourceMappingURL=unprocessable_mail_ends.test.js.map

@@ -1,0 +1,153 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { NatsCluster } from '../../helpers/nats_cluster.js';
+import { ServerProcess } from '../../helpers/servers.js';
+import { TestOutbox } from '../../helpers/outbox.js';
+import { SmtpSink } from '../../helpers/smtp_sink.js';
+import { publishQueued, queuedMessage } from '../../helpers/engine_env.js';
+import { ENGINE_CHILD, spawnChild, stopChild } from '../../helpers/children.js';
+import { KV_BUCKETS, KV_SHARD_LEASES, STREAM_OUTBOUND } from '../../../protocol/mod.js';
+/**
+ * Three NATS nodes with R3 streams and buckets, three engine processes sharing six shards through leases,
+ * a real SMTP sink. Under load one NATS node and one engine are killed with SIGKILL; every message must still
+ * arrive, the dead engine's shards must move to the survivors, and the two remaining nodes keep serving.
+ */
+const SHARDS = 6;
+const COUNT = 400;
+const dec = new TextDecoder();
+let cluster;
+let redis;
+let sink;
+let ob;
+let org;
+let leases;
+const engines = [];
+before(async () => {
+    cluster = await NatsCluster.start(3);
+    redis = await ServerProcess.redis();
+    sink = await SmtpSink.start({ keepRaw: false });
+    const common = { NATS_URL: cluster.url, OB_NATS_REPLICAS: '3', OB_ENGINE_SHARDS: String(SHARDS) };
+    // this process writes the control plane, publishes as the gateway does and reads the lease bucket
+    // streams and buckets are created R3 on a cluster that has just formed: a request may time out on a busy machine
+    ob = await retrying(async () => await TestOutbox.start({ nats: cluster.nodes[0], redis, env: { ...common, OB_ROLE: 'gateway' } }));
+    org = await retrying(async () => await ob.org());
+    leases = await retrying(async () => await new Kvm(ob.proc.nc).open(KV_SHARD_LEASES));
+    const env = {
+        ...common,
+        REDIS_URL: redis.url,
+        OB_SMTP_RELAY: sink.url,
+        OB_SHARD_LEASE_MS: '2000',
+        OB_ENGINE_ACK_WAIT_MS: '3000',
+        OB_SHUTDOWN_TIMEOUT_MS: '2000'
+    };
+    // a start-up request that times out on a busy machine makes an engine exit 1, as systemd would restart it
+    for (let i = 0; i < 3; i++)
+        engines.push(await retrying(async () => await spawnChild(ENGINE_CHILD, env)));
+});
+after(async () => {
+    await Promise.all(engines.map(async (e) => await stopChild(e, 'SIGKILL')));
+    // whatever the set-up got to is taken down, so a failed start reports its own error and nothing is left running
+    await ob?.close();
+    await sink?.close();
+    await redis?.dispose();
+    await cluster?.dispose();
+});
+/** Shard → owner pid (owner ids are `<host>-<pid>-<random>`), read from the lease bucket. */
+async function shardOwners() {
+    const out = [];
+    for (let s = 0; s < SHARDS; s++) {
+        const e = await leases.get(`outbound.shard.${s}`).catch(() => null);
+        const rec = e === null || e.operation !== 'PUT' ? undefined : JSON.parse(dec.decode(e.value));
+        out.push(rec === undefined || rec.expires_at < Date.now() ? null : Number(rec.owner.split('-').at(-2)));
+    }
+    return out;
+}
+async function until(what, predicate, timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await predicate())) {
+        if (Date.now() > deadline)
+            throw new Error(`not in time: ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+}
+async function retrying(fn, attempts = 3) {
+    for (let i = 1;; i++) {
+        try {
+            return await fn();
+        }
+        catch (err) {
+            if (i >= attempts)
+                throw err;
+            await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+    }
+}
+/** Publishes like a gateway that retries: the same Nats-Msg-Id, so JetStream keeps one copy. */
+async function publishWithRetry(m) {
+    for (;;) {
+        try {
+            await publishQueued(ob.proc.nc, ob.proc.config, m);
+            return;
+        }
+        catch {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+    }
+}
+test('losing a NATS node and an engine under load loses no message; the dead engine\'s shards move', async (t) => {
+    const pids = engines.map((e) => e.process.pid);
+    await until('shards balanced over three engines', async () => {
+        const o = await shardOwners();
+        return pids.every((p) => o.filter((x) => x === p).length === SHARDS / 3);
+    }, 15_000);
+    const msgs = [];
+    for (let i = 0; i < COUNT; i++)
+        msgs.push(queuedMessage(org, { to: [`r${i}@dest.example`], track_opens: false, track_clicks: false }));
+    const publishing = (async () => {
+        for (let i = 0; i < msgs.length; i += 20)
+            await Promise.all(msgs.slice(i, i + 20).map(publishWithRetry));
+    })();
+    await sink.until(() => sink.accepted >= COUNT / 5, 30_000);
+    const victim = engines[0];
+    await Promise.all([cluster.nodes[2].stop('SIGKILL'), stopChild(victim, 'SIGKILL')]);
+    const killedAt = Date.now();
+    t.diagnostic(`killed NATS node n3 and engine ${victim.process.pid} after ${sink.accepted} accepted`);
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // let the sink finish transactions the kill cut short
+    const acceptedByThen = new Set(sink.messages.map((m) => m.messageId));
+    await publishing;
+    const ids = new Set(msgs.map((m) => `<${m.id}@${org.domain}>`));
+    const arrived = new Set();
+    await until('every message reached the sink', () => {
+        for (const m of sink.messages)
+            arrived.add(m.messageId);
+        return [...ids].every((id) => arrived.has(id));
+    }, 40_000);
+    t.diagnostic(`all ${COUNT} delivered ${Date.now() - killedAt} ms after the kills; sink accepted ${sink.messages.length} (duplicates ${sink.messages.length - arrived.size})`);
+    const counts = new Map();
+    for (const m of sink.messages)
+        counts.set(m.messageId, (counts.get(m.messageId) ?? 0) + 1);
+    for (const [id, n] of counts) {
+        if (n > 1)
+            assert.ok(acceptedByThen.has(id), `${id} was sent twice although the sink had not accepted it by the kill`);
+    }
+    const survivors = pids.slice(1);
+    // while a survivor's presence key was out of reach, the other may briefly hold everything; then they rebalance
+    await until('the survivors share every shard', async () => {
+        const o = await shardOwners();
+        return survivors.every((p) => o.filter((x) => x === p).length === SHARDS / 2);
+    }, 20_000);
+    const owners = await shardOwners();
+    assert.ok(!owners.includes(victim.process.pid), 'no shard is leased to the dead engine');
+    for (const p of survivors)
+        assert.equal(owners.filter((x) => x === p).length, SHARDS / 2, `engine ${p} holds its share`);
+    // the JetStream API can time out while the cluster is still electing leaders after the kill
+    const jsm = await retrying(async () => await jetstreamManager(ob.proc.nc), 6);
+    for (const stream of [STREAM_OUTBOUND, `KV_${KV_SHARD_LEASES}`, `KV_${KV_BUCKETS.apiKeys}`]) {
+        assert.equal((await retrying(async () => await jsm.streams.info(stream), 6)).config.num_replicas, 3, `${stream} has OB_NATS_REPLICAS replicas`);
+    }
+    const info = await retrying(async () => await jsm.streams.info(STREAM_OUTBOUND), 6);
+    assert.ok(info.cluster?.leader !== undefined && info.cluster.leader !== 'n3', `the stream has a leader on a live node (${String(info.cluster?.leader)})`);
+});
+//# sourceMappingURL=cluster_failover.test.js.map

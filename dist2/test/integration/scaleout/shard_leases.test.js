@@ -1,0 +1,128 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from '@nats-io/transport-node';
+import { pino } from 'pino';
+import { ServerProcess } from '../../helpers/servers.js';
+import { LeaseTable, openLeaseBucket } from '../../../engine/leases/mod.js';
+const UNITS = 4;
+const LEASE_MS = 1500;
+const RENEW_MS = 500;
+const log = pino({ level: 'silent' });
+const dec = new TextDecoder();
+let nats;
+const conns = [];
+before(async () => { nats = await ServerProcess.nats(); });
+after(async () => {
+    for (const nc of conns)
+        await nc.close().catch(() => { });
+    await nats.dispose();
+});
+/** One lease participant on its own connection, recording what the table asked it to start and stop. */
+class Participant {
+    id;
+    nc;
+    bucket;
+    started = [];
+    stopped = [];
+    fences = new Map();
+    table;
+    constructor(id, nc, bucket, group) {
+        this.id = id;
+        this.nc = nc;
+        this.bucket = bucket;
+        this.table = new LeaseTable(bucket, {
+            group, units: UNITS, ownerId: id, leaseMs: LEASE_MS, renewMs: RENEW_MS, drainMs: 1000, log,
+            start: (unit, fence) => { this.started.push(unit); this.fences.set(unit, fence); },
+            stop: async (unit) => { this.stopped.push(unit); }
+        });
+    }
+    get kv() { return this.bucket.kv; }
+    static async join(id, group) {
+        const nc = await connect({ servers: nats.url });
+        conns.push(nc);
+        const p = new Participant(id, nc, await openLeaseBucket(nc, 1, 1000), group);
+        await p.table.start();
+        return p;
+    }
+}
+async function owners(kv, group) {
+    const out = [];
+    for (let u = 0; u < UNITS; u++) {
+        const e = await kv.get(`${group}.shard.${u}`);
+        out.push(e === null || e.operation !== 'PUT' ? null : JSON.parse(dec.decode(e.value)).owner);
+    }
+    return out;
+}
+async function until(what, predicate, timeoutMs = 10_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await predicate())) {
+        if (Date.now() > deadline)
+            throw new Error(`not in time: ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+}
+test('a lone engine claims every shard and renews the leases', async () => {
+    const a = await Participant.join('a', 'g1');
+    assert.deepEqual(a.table.units(), [0, 1, 2, 3]);
+    assert.deepEqual(await owners(a.kv, 'g1'), ['a', 'a', 'a', 'a']);
+    const before = (await a.kv.get('g1.shard.0')).revision;
+    await until('a renew', async () => (await a.kv.get('g1.shard.0')).revision > before);
+    assert.ok(a.fences.get(0)(), 'the holder may pull');
+    await a.table.close(Date.now() + 1000);
+});
+test('a second engine joining gets half the shards; the first drains and releases its surplus', async () => {
+    const a = await Participant.join('a', 'g2');
+    const b = await Participant.join('b', 'g2');
+    await until('two shards each', () => a.table.units().length === 2 && b.table.units().length === 2);
+    const o = await owners(a.kv, 'g2');
+    assert.equal(o.filter((x) => x === 'a').length, 2);
+    assert.equal(o.filter((x) => x === 'b').length, 2);
+    for (const u of b.table.units()) {
+        assert.ok(a.stopped.includes(u), `shard ${u} was drained by a before b took it`);
+        assert.equal(a.fences.get(u)(), false, `a no longer pulls shard ${u}`);
+    }
+    await a.table.close(Date.now() + 1000);
+    await b.table.close(Date.now() + 1000);
+});
+test('three engines over four shards hold 2, 1 and 1: the shares add up, none is idle', async () => {
+    const ps = [await Participant.join('a', 'g6'), await Participant.join('b', 'g6'), await Participant.join('c', 'g6')];
+    await until('shares 2/1/1', () => ps.map((p) => p.table.units().length).join() === '2,1,1');
+    assert.equal((await owners(ps[0].kv, 'g6')).filter((o) => o !== null).length, UNITS);
+    for (const p of ps)
+        await p.table.close(Date.now() + 1000);
+});
+test('a lease whose revision moved is lost at the next renew: the holder stops pulling', async () => {
+    const a = await Participant.join('a', 'g3');
+    const e = (await a.kv.get('g3.shard.1'));
+    await a.kv.update('g3.shard.1', new TextEncoder().encode(JSON.stringify({ owner: 'intruder', expires_at: Date.now() + 60_000 })), e.revision);
+    await until('a lost shard 1', () => !a.table.units().includes(1));
+    assert.equal(a.fences.get(1)(), false);
+    assert.ok(a.stopped.includes(1));
+    assert.deepEqual(await owners(a.kv, 'g3'), ['a', 'intruder', 'a', 'a']);
+    await a.table.close(Date.now() + 1000);
+});
+test('an engine that stops renewing fences itself; the survivor takes its shards once the leases expire', async () => {
+    const a = await Participant.join('a', 'g4');
+    const b = await Participant.join('b', 'g4');
+    await until('balanced', () => a.table.units().length === 2 && b.table.units().length === 2);
+    const bShards = b.table.units();
+    await b.nc.close(); // b is cut off: its renews fail from now on, as if it crashed or was partitioned
+    const cutAt = Date.now();
+    await until('b fenced', () => bShards.every((u) => !b.fences.get(u)()));
+    await until('a holds all four', () => a.table.units().length === 4, 10_000);
+    const takeoverMs = Date.now() - cutAt;
+    assert.ok(takeoverMs >= LEASE_MS - RENEW_MS, `not before the lease term ran out (${takeoverMs} ms)`);
+    assert.deepEqual(await owners(a.kv, 'g4'), ['a', 'a', 'a', 'a']);
+    await a.table.close(Date.now() + 1000);
+    await b.table.close(Date.now() + 100);
+});
+test('close drains every shard, deletes the leases, and another engine claims them at once', async () => {
+    const a = await Participant.join('a', 'g5');
+    await a.table.close(Date.now() + 1000);
+    assert.deepEqual(a.stopped.sort(), [0, 1, 2, 3]);
+    assert.deepEqual(await owners(a.kv, 'g5'), [null, null, null, null]);
+    const c = await Participant.join('c', 'g5');
+    assert.deepEqual(c.table.units(), [0, 1, 2, 3], 'claimed in the first round, without waiting for an expiry');
+    await c.table.close(Date.now() + 1000);
+});
+//# sourceMappingURL=shard_leases.test.js.map

@@ -1,0 +1,75 @@
+// test-group: long-wait — jobs handed back from a stalled endpoint come again after its 30 to 45 s back-off
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { jetstream } from '@nats-io/jetstream';
+import { TestOutbox } from '../../helpers/outbox.js';
+import { HttpsReceiver, testCa } from '../../helpers/https_receiver.js';
+import { publishEvent, putWebhook, sleep } from '../../helpers/webhooks.js';
+import { envelopeOf, newId } from '../../../protocol/mod.js';
+import { publishWebhookJobBatch } from '../../../stores/webhooks/mod.js';
+/**
+ * Jobs parked in the job stream are written with a message id, so that writing the same jobs twice (an event fanned
+ * out again after its engine stopped) stores them once. A job handed back to the stream (its endpoint stalled while
+ * it waited there) is stored anew as its old message is acknowledged: that write must never be taken for a repeat of
+ * the old one, else the job is gone. Likewise two batches that differ in any job are two writes.
+ */
+let ob;
+let rx;
+let org;
+let webhook;
+before(async () => {
+    // The first request hangs 3 s: with one slot the endpoint is stalled a second later, with two jobs waiting for it.
+    rx = await HttpsReceiver.start((_r, n) => (n === 0 ? { delayMs: 3000 } : { status: 200 }));
+    ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_ENDPOINT_CONCURRENCY: '1' } });
+    org = await ob.org();
+    webhook = await putWebhook(ob, org, { url: rx.url('/hook'), events: ['delivered'] });
+});
+after(async () => { await ob.close(); await rx.close(); });
+function jobOf(n) {
+    const now = Date.now();
+    const record = {
+        id: newId('evt'), type: 'delivered', timestamp: new Date(now).toISOString(), org_id: org.orgId, message_id: `msg_requeued_${n}`,
+        data: { message_id: `msg_requeued_${n}`, to: 'a@example.net' }
+    };
+    return { event: envelopeOf(record), org_id: org.orgId, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now };
+}
+/** Parks jobs as the engine does: one message for one job, a batch message for several. */
+async function park(jobs) {
+    await publishWebhookJobBatch(jetstream(ob.proc.nc), ob.proc.config.engine.shards, jobs, jobs.map(() => undefined));
+}
+const arrived = () => new Set(rx.on('/hook').map((r) => JSON.parse(r.rawBody.toString()).id));
+async function waitArrived(ids, timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const got = arrived();
+        const missing = ids.filter((id) => !got.has(id));
+        if (missing.length === 0 || Date.now() > deadline)
+            return missing;
+        await sleep(200);
+    }
+}
+test('jobs of a batch handed back from a stalled endpoint are stored again and delivered', { timeout: 180_000 }, async () => {
+    const first = jobOf(0);
+    const batch = [jobOf(1), jobOf(2)];
+    await park([first]);
+    await park(batch);
+    await rx.waitFor(1, { timeoutMs: 30_000 });
+    // The endpoint's one slot hangs; the batch waits behind it. Events the webhook does not subscribe to keep the
+    // engine pulling, and so looking at its endpoints: once the endpoint has been stalled for a second, the batch's
+    // jobs are handed back to the job stream (stored again, the batch message acknowledged).
+    for (let i = 0; i < 15; i++) {
+        await publishEvent(ob, org, 'bounced');
+        await sleep(200);
+    }
+    const missing = await waitArrived(batch.map((j) => j.event.id), 120_000);
+    assert.deepEqual(missing, [], 'every job handed back reaches the webhook');
+});
+test('a batch that repeats the first job of an earlier one but differs in another is stored, not taken for a repeat', { timeout: 60_000 }, async () => {
+    const [a, b, c] = [jobOf(10), jobOf(11), jobOf(12)];
+    await park([a, b]);
+    // The event of `a` fanned out again (its engine stopped before acknowledging it), parked with a newer event `c`.
+    await park([a, c]);
+    const missing = await waitArrived([a, b, c].map((j) => j.event.id), 30_000);
+    assert.deepEqual(missing, [], 'both batches are delivered');
+});
+//# sourceMappingURL=requeued_jobs_not_deduplicated.test.js.map

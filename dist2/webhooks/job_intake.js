@@ -1,0 +1,125 @@
+import { isJobRef, webhookJobsOf } from '../stores/webhooks/mod.js';
+import { handBackMs } from './endpoints.js';
+import { deliverable, held, pausedWaitMs } from './job_eligibility.js';
+import { batchSettles } from './settle.js';
+/** A job redelivered up to this much before it is due is attempted now rather than delayed again. */
+const EARLY_SLACK_MS = 50;
+/** A parked job whose event could not be read is stored again, due after this long. */
+const EVENT_READ_RETRY_MS = 5000;
+/**
+ * The way in for job messages from the shard consumers: parked first attempts, retries and jobs handed back. A
+ * message holds one job or a batch of one webhook's jobs; each job that is due and still owed becomes an attempt
+ * at its endpoint (AttemptSource), and what the endpoint cannot take now goes back to the stream with a delay
+ * estimated from the endpoint's pace (not an attempt: nothing changes).
+ */
+export class JobIntake {
+    cp;
+    source;
+    jobs;
+    events;
+    acks;
+    logger;
+    constructor(cp, source, jobs, events, acks, logger) {
+        this.cp = cp;
+        this.source = source;
+        this.jobs = jobs;
+        this.events = events;
+        this.acks = acks;
+        this.logger = logger;
+    }
+    /** Takes one job message; returns at once, the attempts run in the endpoint's queue. */
+    accept(m) {
+        // Work for an endpoint known to be stalled goes back unread (the webhook id is the subject's last token).
+        const stalled = this.source.endpoints.stalled(m.subject.slice(m.subject.lastIndexOf('.') + 1), Date.now());
+        if (stalled !== undefined) {
+            m.nak(handBackMs(stalled, Date.now()));
+            return;
+        }
+        let all;
+        try {
+            all = webhookJobsOf(m.json());
+        }
+        catch {
+            // no engine wrote it, and no one can be told; a plain term(): nats-server 2.9 ignores one with a reason
+            this.logger.error({ seq: m.seq, subject: m.subject }, 'not a webhook job; dropped');
+            m.term();
+            return;
+        }
+        const first = all[0];
+        const webhook = this.cp.webhooks.get(`${first.org_id}.${first.webhook_id}`);
+        if (all.some((j) => held(j, webhook))) {
+            m.nak(pausedWaitMs());
+            return;
+        }
+        const jobs = all.filter((j) => j.webhook_id === first.webhook_id && deliverable(j, webhook));
+        if (jobs.length === 0 || webhook === undefined) {
+            this.acks.add(m);
+            return;
+        }
+        const now = Date.now();
+        const wait = Math.min(...jobs.map((j) => j.due_at)) - now;
+        if (wait > EARLY_SLACK_MS) {
+            m.nak(wait);
+            return;
+        }
+        const requeue = async (job, delayMs) => await this.jobs.requeue(job, delayMs);
+        const settles = all.length === 1 ? [m] : batchSettles(m, jobs, requeue, this.acks);
+        const target = this.source.target(webhook);
+        if (target === undefined) {
+            jobs.forEach((job, i) => {
+                const settle = settles[i];
+                void this.withEvent(job, settle).then((full) => { if (full !== undefined)
+                    this.source.failInvalidUrl(settle, full, webhook); });
+            });
+            return;
+        }
+        const q = target.queue;
+        // An endpoint that does not keep pace takes a batch only as far as it has free slots; the rest is
+        // parked again (one message) until it is likely to have room.
+        const take = q.keepsPace(now) ? jobs.length : Math.min(jobs.length, q.freeSlots);
+        if (take === 0 || !q.canTake(take, now)) {
+            m.nak(handBackMs(q, now));
+            return;
+        }
+        const recheck = m.redelivered;
+        jobs.forEach((job, i) => {
+            const settle = settles[i];
+            if (i >= take) {
+                settle.nak(handBackMs(q, now));
+                return;
+            }
+            if (!isJobRef(job)) {
+                this.source.offer(target, { settle, job, webhook, url: target.url, recheck });
+                return;
+            }
+            // A parked job names its event: read it now that the attempt is about to be made.
+            void this.withEvent(job, settle).then((full) => {
+                if (full !== undefined)
+                    this.source.offer(target, { settle, job: full, webhook, url: target.url, recheck });
+            });
+        });
+    }
+    /**
+     * The job with its event: read from OB_EVENTS for a parked job. When NATS cannot answer, the job is stored
+     * again for later; when the event is no longer there (older than OB_EVENTS keeps, or purged), it cannot be
+     * sent and is dropped with a warning.
+     */
+    async withEvent(job, settle) {
+        if (!isJobRef(job))
+            return job;
+        try {
+            const full = await this.events.job(job);
+            if (full === undefined) {
+                this.logger.warn({ webhook_id: job.webhook_id, event_id: job.event_id, event_seq: job.event_seq }, 'parked webhook event no longer in the event stream; dropped');
+                this.acks.add(settle);
+            }
+            return full;
+        }
+        catch (err) {
+            this.logger.warn({ err, webhook_id: job.webhook_id }, 'cannot read a parked webhook event; it will be tried again');
+            settle.nak(EVENT_READ_RETRY_MS);
+            return undefined;
+        }
+    }
+}
+//# sourceMappingURL=job_intake.js.map

@@ -1,0 +1,81 @@
+import { deliveryId } from '../stores/webhooks/mod.js';
+import { retryDelayMs } from './retry.js';
+import { webhookResult } from '../stores/metrics/mod.js';
+/** A retry that could not be stored: the attempt's message comes back after this long and is tried again. */
+const RETRY_STORE_FAILED_MS = 5000;
+/**
+ * What follows an attempt, in one place: the attempt goes into the delivery log; then the job is done (a
+ * success, or a test event or a replay, which are attempted once), or its retry is stored as a new job due after the
+ * schedule's delay, or, after the last retry, the webhook becomes `failed`.
+ */
+export class AttemptOutcomes {
+    retryScheduleS;
+    log;
+    cp;
+    storeRetry;
+    acks;
+    logger;
+    metrics;
+    constructor(retryScheduleS, log, cp, storeRetry, acks, logger, metrics) {
+        this.retryScheduleS = retryScheduleS;
+        this.log = log;
+        this.cp = cp;
+        this.storeRetry = storeRetry;
+        this.acks = acks;
+        this.logger = logger;
+        this.metrics = metrics;
+    }
+    async settle(m, job, webhook, result, at) {
+        this.metrics.webhookAttempts[webhookResult(result.error)].observe(result.durationMs / 1000);
+        this.log.record(webhook.id, {
+            id: deliveryId(at.getTime()),
+            event_id: job.event.id,
+            event_type: job.event.type,
+            attempt: job.attempt,
+            status_code: result.statusCode === 0 ? null : result.statusCode,
+            duration_ms: result.durationMs,
+            error: result.error,
+            at: at.toISOString()
+        }, job.test === true ? undefined : job.event.timestamp).catch((err) => this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'));
+        if (result.error === null || job.test === true || job.replay === true) {
+            this.acks.add(m);
+            return;
+        }
+        const delay = retryDelayMs(this.retryScheduleS, job.attempt);
+        if (delay !== undefined) {
+            try {
+                await this.storeRetry({ ...job, attempt: job.attempt + 1, due_at: Date.now() + delay });
+                m.ack();
+            }
+            catch (err) {
+                this.logger.warn({ err, webhook_id: webhook.id }, 'cannot schedule webhook retry; the attempt will be made again');
+                m.nak(RETRY_STORE_FAILED_MS);
+            }
+            return;
+        }
+        await this.markFailed(webhook);
+        m.ack();
+    }
+    /**
+     * The last retry failed: the webhook becomes `failed` with `failed_at`. Every job of an event fanned out
+     * before that moment is dropped when it comes up, so a webhook revived later (PATCH status active) receives
+     * new events only. (Jobs are not purged from the stream: a subject-filtered purge can disturb the shard's
+     * consumer on nats-server 2.9, and dropping on arrival costs one ack.)
+     */
+    async markFailed(webhook) {
+        const key = `${webhook.org_id}.${webhook.id}`;
+        try {
+            await this.cp.webhooks.modify(key, (cur) => {
+                if (cur.status !== 'active')
+                    return undefined;
+                const now = new Date().toISOString();
+                return { ...cur, status: 'failed', failed_at: now, updated_at: now };
+            });
+            this.logger.warn({ webhook_id: webhook.id }, 'webhook marked failed after its last retry');
+        }
+        catch (err) {
+            this.logger.error({ err, webhook_id: webhook.id }, 'cannot mark webhook failed');
+        }
+    }
+}
+//# sourceMappingURL=outcome.js.map
