@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { HttpResult, TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
-import { until } from '../../helpers/reports.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { REDIS_KEYS } from '../../../protocol/mod.ts'
 
@@ -56,7 +56,7 @@ test('a canceled scheduled message is never sent after Redis is flushed, and rea
   assert.equal(r.status, 200, r.text)
   await flush()
   await events.until(() => events.of(witness, 'delivered').length === 1, 20_000)
-  await until(async () => await statusOf(id) === 'canceled', 'the canceled message reads canceled again')
+  await eventually(async () => await statusOf(id) === 'canceled', 'the canceled message reads canceled again')
   await sleep(1000)
   assert.equal(sink.to('canceled-then-flushed@dest.example').length, 0, 'never sent')
   assert.deepEqual(events.of(id), [], 'no event')
@@ -136,7 +136,7 @@ test('a recipient accepted before Redis is flushed gets a second copy when its m
   await events.until(() => events.of(id, 'delivered').length === 1 && events.of(id, 'deferred').length === 1)
   await flush()
   await events.until(() => sink.to('tempfail1times@dest.example').length === 1, 30_000)
-  await until(() => sink.to('progress-ok@dest.example').length === 2, 'the second copy')
+  await eventually(() => sink.to('progress-ok@dest.example').length === 2, 'the second copy')
   const copies = sink.to('progress-ok@dest.example').map((m) => m.headers.get('message-id'))
   assert.equal(copies[0], copies[1], 'the copies carry the same Message-ID')
   assert.equal(events.of(id, 'delivered').filter((e) => e.data.to === 'progress-ok@dest.example').length, 1, 'one delivered event')

@@ -7,7 +7,7 @@ import { openContentStore, type ContentStore } from '../../../stores/content/mod
 import type { HttpResult } from '../../helpers/outbox.ts'
 import { type EventWatcher, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
-import { eventually } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * Large messages (content stored apart) end with an event in every case: a copy of a rescheduled message that is

@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import fc from 'fast-check'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { STREAM_OUTBOUND } from '../../../protocol/mod.ts'
-import { eventually } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
 
 /**

@@ -11,7 +11,7 @@ import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { freePort } from '../../helpers/ports.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import { dkimResult, queuedId, submissionClient } from '../../helpers/submission.ts'
-import { eventually } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { body, sendKey } from './helpers.ts'
 
 // A nats-server as an operator runs it: the stock 1 MB max_payload. Messages up to the 10 MB body limit are still

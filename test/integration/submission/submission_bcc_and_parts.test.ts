@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { eventually } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import { queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
 

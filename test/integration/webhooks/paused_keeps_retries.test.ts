@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { putWebhook, publishEvent, setWebhookStatus, eventually, sleep, webhookNow } from '../../helpers/webhooks.ts'
+import { putWebhook, publishEvent, setWebhookStatus, sleep, webhookNow } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { PAUSED_RECHECK_MS } from '../../../engine/webhook/dispatcher.ts'
 
 /**

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { Webhook } from 'standardwebhooks'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa, type ReceivedRequest } from '../../helpers/https_receiver.ts'
-import { eventually, publishEvent, putWebhook, setWebhookStatus, sleep, webhookNow } from '../../helpers/webhooks.ts'
+import { publishEvent, putWebhook, setWebhookStatus, sleep, webhookNow } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { verifySignature } from '../../../engine/webhook/sign.ts'
 
 let ob: TestOutbox

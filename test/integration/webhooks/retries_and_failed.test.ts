@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { putWebhook, publishEvent, setWebhookStatus, webhookNow, eventually, sleep } from '../../helpers/webhooks.ts'
+import { putWebhook, publishEvent, setWebhookStatus, webhookNow, sleep } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // Schedule 1,1,1: attempt 1 immediately, then three retries about a second apart (±10 % jitter).
 let ob: TestOutbox

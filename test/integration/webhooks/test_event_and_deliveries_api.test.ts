@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { putWebhook, setWebhookStatus, webhookNow, eventually, sleep } from '../../helpers/webhooks.ts'
+import { putWebhook, setWebhookStatus, webhookNow, sleep } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { verifySignature } from '../../../engine/webhook/sign.ts'
 
 let ob: TestOutbox
