@@ -4,9 +4,10 @@ import type { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import {
-  acceptedIds, messageIdHeader, nothingPending, startSendLoad, sinkCounts, sleep, untilDelivered,
+  acceptedIds, acceptedSince, messageIdHeader, nothingPending, sendsFlow, startSendLoad, sinkCounts, untilDelivered,
   untilNothingPending, startRelayWorld, type RelayWorld
 } from './fault_env.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // Redis runs with appendonly yes (ServerProcess), as docs/reliability.md recommends.
 let nats: ServerProcess
@@ -23,19 +24,15 @@ after(async () => { await world.close() })
 test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down, nothing sent unthrottled, then everything flows', { timeout: 90_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'r')
   const results = load.results
-  await sleep(1000)
+  await eventually(() => acceptedSince(results, 0) >= 8, 'sends accepted before the outage')
   await redis.stop('SIGKILL')
   const outageStart = results.length
-  await sleep(2500)
+  await eventually(() => results.slice(outageStart).some((r) => r.status === 503), 'a sender to see the outage')
   const outage = results.slice(outageStart)
   await redis.start()
-  const back = Date.now()
-  while (Date.now() - back < 20_000) {
-    await sleep(250)
-    const tail = results.slice(-8)
-    if (tail.length === 8 && tail.every((r) => r.status === 202)) break
-  }
-  await sleep(1000)
+  await eventually(() => sendsFlow(results), 'sends to succeed again', 30_000, 250)
+  const recovered = results.length
+  await eventually(() => acceptedSince(results, recovered) >= 8, 'sends accepted after the recovery')
   await load.stop()
 
   const statuses = new Map<number, number>()

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { spawnCli } from '../../helpers/cli.ts'
 import { TestOutbox } from '../../helpers/outbox.ts'
-import { eventually } from '../../helpers/waiting.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { redisEvictionPolicy } from '../../../stores/clients/mod.ts'
 
 /**
@@ -86,7 +86,7 @@ test('a policy changed while running is logged and reported by outbox_redis_noev
     assert.match(errors[0]!.msg, /maxmemory-policy volatile-lru; it must be noeviction/)
     admin.disconnect()
     await ob.redisServer.stop()
-    await new Promise((resolve) => setTimeout(resolve, 1000))
+    await nothingHappensFor(1000) // the gauge must not change while Redis is away
     assert.equal(await gauge(), '0', 'Redis away: the last reading stands')
     assert.equal(ob.proc.evictionPolicy.ok, false)
     await ob.redisServer.start() // started with noeviction, as the helper starts it
