@@ -4,7 +4,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
-import { eventually } from '../../helpers/waiting.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { newId, outboundConsumer, outboundSubject, shardOf, STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 
 /**
@@ -61,7 +61,7 @@ test('malformed queued messages published into the stream are handed back for an
   assert.deepEqual(events.events.map((e) => e.message_id), [good.id])
 
   // Handed back for an hour: not redelivered a second later, and still stored for an engine that can read them.
-  await new Promise((resolve) => setTimeout(resolve, 1000))
+  await nothingHappensFor(1000)
   assert.equal(handedBack().length, bad.length)
   const info = await (await jetstreamManager(ob.proc.nc)).consumers.info(STREAM_OUTBOUND, outboundConsumer(shardOf(good.id, ob.proc.config.engine.shards)))
   assert.equal(info.num_ack_pending, bad.length)

@@ -23,7 +23,8 @@ before(async () => {
 })
 after(async () => { await scenario.close() })
 
-const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
+/** Waits for a clock, not for something to happen: until `t` (ms since the epoch). */
+const sleepUntil = async (t: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())))
 
 async function sendAt (to: string, at: Date): Promise<{ id: string, createdAt: number }> {
   const body = { from: `App <hello@${scenario.org.domain}>`, to, subject: 'Later', text: 'Later', scheduled_at: at.toISOString() }
@@ -48,7 +49,7 @@ test('a message rescheduled later than its first time plus the retry span still 
 
 test('a reschedule to more than 72 h after the message was accepted is 400 naming scheduled_at; up to then it is 200', async () => {
   const { id, createdAt } = await sendAt('far@dest.example', new Date(Date.now() + 3600_000))
-  await sleep(1500) // so that 72 h from now lies past 72 h from the acceptance
+  await sleepUntil(createdAt + 1500) // so that 72 h from now lies past 72 h from the acceptance (by more than the 1 s tried below)
   const latest = createdAt + MAX_SCHEDULE_AHEAD_MS
   const late = await reschedule(id, new Date(latest + 1000))
   assert.equal(late.status, 400, late.text)

@@ -8,7 +8,7 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
 import { eventually } from '../../helpers/waiting.ts'
-import { ENGINE_CHILD, spawnChild, stopChild, type Child } from '../../helpers/children.ts'
+import { ENGINE_CHILD, spawnChild, tcpClientPorts, stopChild, type Child } from '../../helpers/children.ts'
 import { KV_BUCKETS, KV_SHARD_LEASES, STREAM_OUTBOUND, type QueuedMessage } from '../../../protocol/mod.ts'
 import type { LeaseRecord } from '../../../engine/leases/mod.ts'
 
@@ -108,11 +108,13 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
 
   await sink.until(() => sink.accepted >= COUNT / 5, 30_000)
   const victim = engines[0]!
+  const victimSessions = tcpClientPorts(victim.process.pid!, sink.port)
   await Promise.all([cluster.nodes[2]!.stop('SIGKILL'), stopChild(victim, 'SIGKILL')])
   const killedAt = Date.now()
   t.diagnostic(`killed NATS node n3 and engine ${victim.process.pid!} after ${sink.accepted} accepted`)
 
-  await new Promise((resolve) => setTimeout(resolve, 1000)) // let the sink finish transactions the kill cut short
+  // the sink records the transactions whose data it had, until the killed engine's sessions close there
+  await eventually(() => victimSessions.every((p) => !sink.openSessions.has(p)), 'the killed engine\'s SMTP sessions to close at the sink')
   const acceptedByThen = new Set(sink.messages.map((m) => m.messageId))
   await publishing
   const ids = new Set(msgs.map((m) => `<${m.id}@${org.domain}>`))
