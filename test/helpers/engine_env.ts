@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream'
+import { scheduleStateKey } from '../../stores/schedule/mod.ts'
 import { jetstream, DeliverPolicy } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Config } from '../../config/mod.ts'
@@ -6,7 +7,6 @@ import { newId, outboundSubject, shardOf, STREAM_EVENTS, type EventRecord, type 
 import { TestOutbox, type TestOrg } from './outbox.ts'
 import { SmtpSink, type SinkOptions } from './smtp_sink.ts'
 import { eventually } from './waiting.ts'
-import { scheduleStateKey } from '../../stores/schedule/mod.ts'
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()

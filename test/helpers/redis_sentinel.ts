@@ -104,7 +104,8 @@ export class SentinelSet {
     r.on('error', () => {})
     try {
       await r.connect()
-      await eventually(async () => /master_link_status:up/.test(await r.info('replication')), 'the replica to sync with the master', timeoutMs, 100)
+      await eventually(async () => /master_link_status:up/.test(await r.info('replication')),
+        'the replica to sync with the master', timeoutMs, 100)
     } finally {
       r.disconnect()
     }
@@ -112,7 +113,8 @@ export class SentinelSet {
 
   /** Resolves once every sentinel names `port` as the master. */
   async untilMasterIs (port: number, timeoutMs: number): Promise<void> {
-    await eventually(async () => (await this.masterPorts()).every((p) => p === port), `the sentinels to promote the replica on ${port}`, timeoutMs, 100)
+    await eventually(async () => (await this.masterPorts()).every((p) => p === port),
+      `the sentinels to promote the replica on ${port}`, timeoutMs, 100)
   }
 
   async dispose (): Promise<void> {

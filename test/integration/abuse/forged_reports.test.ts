@@ -4,8 +4,8 @@ import { createHash } from 'node:crypto'
 import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { addRoute } from '../../helpers/inbound.ts'
-import { ReportScenario, arf, dsn } from '../../helpers/reports.ts'
 import { eventually } from '../../helpers/waiting.ts'
+import { ReportScenario, arf, dsn } from '../../helpers/reports.ts'
 import { newId } from '../../../protocol/mod.ts'
 
 /**
@@ -74,7 +74,8 @@ test('a genuine return path with a report naming another recipient acts on nobod
   await s.deliver(sent.returnPath, dsn({ to: sent.returnPath, recipient: victim, status: '5.1.1', diagnostic: '550 5.1.1 unknown', originalId: sent.id, domain: victimOrg.domain }))
   await settled('recipient_mismatch', before, sent.id)
   await s.deliver(sent.returnPath, arf({ to: sent.returnPath, recipient: victim, originalId: sent.id, domain: victimOrg.domain }))
-  await eventually(async () => acted(events, sent.id) > 0 || await s.dropped('recipient_mismatch') >= before + 2, 'two recipient_mismatch drops')
+  await eventually(async () => acted(events, sent.id) > 0 || await s.dropped('recipient_mismatch') >= before + 2,
+    'two recipient_mismatch drops')
   assert.equal(acted(events, sent.id), 0)
   for (const a of [victim, 'real@remote.test']) assert.equal(s.ob.proc.cp.isSuppressed(victimOrg.orgId, a), false, a)
   assert.equal(await s.dropped('recipient_mismatch'), before + 2)

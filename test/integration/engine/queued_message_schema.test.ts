@@ -3,8 +3,8 @@ import assert from 'node:assert/strict'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
-import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
+import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { newId, outboundConsumer, outboundSubject, shardOf, STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 
 /**

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { HttpResult } from '../../helpers/outbox.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
+import { sleepUntil } from '../../helpers/waiting.ts'
 import { type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { MAX_SCHEDULE_AHEAD_MS } from '../../../protocol/mod.ts'
 
@@ -22,9 +23,6 @@ before(async () => {
   key = await scenario.ob.key(scenario.org, ['send', 'read'])
 })
 after(async () => { await scenario.close() })
-
-/** Waits for a clock, not for something to happen: until `t` (ms since the epoch). */
-const sleepUntil = async (t: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())))
 
 async function sendAt (to: string, at: Date): Promise<{ id: string, createdAt: number }> {
   const body = { from: `App <hello@${scenario.org.domain}>`, to, subject: 'Later', text: 'Later', scheduled_at: at.toISOString() }

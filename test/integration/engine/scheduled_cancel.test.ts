@@ -4,8 +4,8 @@ import assert from 'node:assert/strict'
 import type { HttpResult, TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
+import { eventually, nothingHappensFor, sleepUntil } from '../../helpers/waiting.ts'
 import { engineHoldsBack, type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
-import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { scheduleStateKey } from '../../../stores/schedule/mod.ts'
 
 let sink: SmtpSink
@@ -20,9 +20,6 @@ before(async () => {
   key = await ob.key(org, ['send', 'read'])
 })
 after(async () => { await scenario.close() })
-
-/** Waits for a clock, not for something to happen: until `t` (ms since the epoch), a time the test set. */
-const sleepUntil = async (t: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())))
 
 async function sendAt (to: string, at?: Date): Promise<string> {
   const body = { from: `App <hello@${org.domain}>`, to, subject: 'Later', text: 'Later', ...(at !== undefined ? { scheduled_at: at.toISOString() } : {}) }

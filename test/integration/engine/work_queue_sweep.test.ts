@@ -139,7 +139,10 @@ test('after SIGKILLs of nats-server under acks and delayed naks, a full sweep le
     }
   })
   // each kill, and the end of the load, finds the workers finishing messages since the last restart
-  const finishing = async (): Promise<void> => { const before = done.size; await eventually(() => done.size >= before + 100, 'messages finished', 30_000) }
+  const finishing = async (): Promise<void> => {
+    const before = done.size
+    await eventually(() => done.size >= before + 100, 'messages finished', 30_000)
+  }
   for (let kill = 0; kill < 4; kill++) {
     await finishing()
     await nats.stop('SIGKILL')

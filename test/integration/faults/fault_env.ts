@@ -136,7 +136,9 @@ export function nothingPending (s: PendingState): boolean {
 }
 
 /** Resolves with the pending state once `done` holds for it (engines ack just after their events). */
-export async function untilNothingPending (natsUrl: string, timeoutMs?: number, done: (s: PendingState) => boolean = nothingPending): Promise<PendingState> {
+export async function untilNothingPending (
+  natsUrl: string, timeoutMs?: number, done: (s: PendingState) => boolean = nothingPending
+): Promise<PendingState> {
   const nc = await connect({ servers: natsUrl })
   try {
     let last: PendingState | undefined

@@ -134,7 +134,8 @@ test('a full JetStream store refuses sends with 503 queue_full and not-ready, ke
   for (const id of accepted) assert.equal(counts.get(messageIdHeader(org, id)), 1, `${id} delivered exactly once`)
 
   let again = await ob.request('GET', '/readyz')
-  await eventually(async () => (again = await ob.request('GET', '/readyz')).status === 200, () => `readyz 200; last ${JSON.stringify(again.body)}`, 30_000, 200)
+  await eventually(async () => (again = await ob.request('GET', '/readyz')).status === 200,
+    () => `readyz 200; last ${JSON.stringify(again.body)}`, 30_000, 200)
   assert.equal(again.status, 200, JSON.stringify(again.body))
 
   // Sends are taken again and delivered.

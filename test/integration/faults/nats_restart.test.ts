@@ -4,10 +4,11 @@ import type { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
-import {
-  acceptedIds, acceptedSince, nothingPending, sendsFlow, startSendLoad, untilDelivered, untilNothingPending, startRelayWorld, type RelayWorld
-} from './fault_env.ts'
 import { eventually } from '../../helpers/waiting.ts'
+import {
+  acceptedIds, acceptedSince, nothingPending, sendsFlow, startSendLoad, untilDelivered, untilNothingPending, startRelayWorld,
+  type RelayWorld
+} from './fault_env.ts'
 
 let nats: ServerProcess
 let sink: SmtpSink

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict'
 import type { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
-import { acceptedIds, acceptedSince, sendsFlow, startSendLoad, sinkCounts, untilDelivered, startRelayWorld, type RelayWorld } from './fault_env.ts'
+import {
+  acceptedIds, acceptedSince, sendsFlow, startSendLoad, sinkCounts, untilDelivered, startRelayWorld, type RelayWorld
+} from './fault_env.ts'
 import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 
 /**
@@ -28,7 +30,8 @@ test('NATS SIGKILLed and restarted during sends, the engine running through: no 
   for (let i = 0; i < RESTARTS; i++) {
     // each kill finds the engine delivering: sends accepted and mail reaching the sink since the last restart
     const [answered, delivered] = [load.results.length, sink.messages.length]
-    await eventually(() => acceptedSince(load.results, answered) >= 8 && sink.messages.length >= delivered + 8, 'sends accepted and delivered')
+    await eventually(() => acceptedSince(load.results, answered) >= 8 && sink.messages.length >= delivered + 8,
+      'sends accepted and delivered')
     await nats.stop('SIGKILL')
     const killedAt = load.results.length
     await eventually(() => load.results.slice(killedAt).some((r) => r.status !== 202), 'a sender to see the outage')

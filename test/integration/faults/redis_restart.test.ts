@@ -3,11 +3,11 @@ import assert from 'node:assert/strict'
 import type { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import {
   acceptedIds, acceptedSince, messageIdHeader, nothingPending, sendsFlow, startSendLoad, sinkCounts, untilDelivered,
   untilNothingPending, startRelayWorld, type RelayWorld
 } from './fault_env.ts'
-import { eventually } from '../../helpers/waiting.ts'
 
 // Redis runs with appendonly yes (ServerProcess), as docs/reliability.md recommends.
 let nats: ServerProcess

@@ -60,7 +60,8 @@ test('mail received while the analysis threads cannot load is kept past the atte
 
   const attempts = (): number[] => logs.filter((l) => l.id === id && l.msg === 'inbound message not analysed (the analysis threads failed); will retry').map((l) => l.attempt as number)
   const givenUp = (): Array<Record<string, unknown>> => logs.filter((l) => l.msg === 'inbound message could not be processed; giving up')
-  await eventually(() => Math.max(0, ...attempts()) > INBOUND_MAX_ATTEMPTS || givenUp().length > 0, 'more attempts than a failing job gets', 60_000, 100)
+  await eventually(() => Math.max(0, ...attempts()) > INBOUND_MAX_ATTEMPTS || givenUp().length > 0,
+    'more attempts than a failing job gets', 60_000, 100)
   assert.deepEqual(givenUp(), [])
   rmSync(join(dir, 'broken'))
 

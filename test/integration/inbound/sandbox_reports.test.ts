@@ -33,7 +33,8 @@ async function sendSandbox (to: string): Promise<string> {
   const r = await s.ob.request('POST', '/v1/messages/send', { key: sandboxKey, body: { from: `news@${org.domain}`, to, subject: 'Hello', text: 'Hi there' } })
   assert.equal(r.status, 202, r.text)
   const id = r.body.id as string
-  await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: sandboxKey })).status === 200, 'the sandbox message recorded')
+  await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: sandboxKey })).status === 200,
+    'the sandbox message recorded')
   return id
 }
 
@@ -64,7 +65,8 @@ test('a bounce and a complaint about a sandbox message are sandbox events and su
   assert.equal(s.ob.proc.cp.isSuppressed(org.orgId, bounced), false, 'a hard bounce in the sandbox suppresses nobody')
   assert.equal(s.ob.proc.cp.isSuppressed(org.orgId, complained), false, 'nor does a complaint')
 
-  await eventually(async () => (await listed('test', 'bounced')).includes(first) && (await listed('test', 'complained')).includes(second), 'listed in the sandbox')
+  await eventually(async () => (await listed('test', 'bounced')).includes(first) && (await listed('test', 'complained')).includes(second),
+    'listed in the sandbox')
   assert.deepEqual(await listed('live', 'bounced'), [], 'not in the live events')
   assert.deepEqual(await listed('live', 'complained'), [], 'not in the live events')
 })

@@ -13,8 +13,8 @@ import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { spawnCli } from '../../helpers/cli.ts'
 import { freePort, waitForPort } from '../../helpers/ports.ts'
 import { dsn } from '../../helpers/reports.ts'
-import { eventually } from '../../helpers/waiting.ts'
 import { addRoute } from '../../helpers/inbound.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * A real Prometheus scrapes a gateway, an engine and an inbound process (three `outbox start` processes with
@@ -86,7 +86,8 @@ before(async () => {
     `--web.listen-address=127.0.0.1:${ports.prometheus}`, '--log.level=warn'
   ], { stdio: ['ignore', 'ignore', 'inherit'] })
   children.push(prom)
-  await eventually(async () => (await fetch(`http://127.0.0.1:${ports.prometheus}/-/ready`, { dispatcher: agent }).catch(() => undefined))?.status === 200, 'prometheus ready', 30_000)
+  await eventually(async () => (await fetch(`http://127.0.0.1:${ports.prometheus}/-/ready`, { dispatcher: agent }).catch(() => undefined))?.status === 200,
+    'prometheus ready', 30_000)
 })
 
 after(async () => {
@@ -137,7 +138,8 @@ test('Prometheus scrapes every role and reads back what the mail did', { skip: h
   assert.equal(await figure('sum(outbox_smtp_attempt_duration_seconds_count{destination="relay", result="delivered"})', 5), 5)
   // the engine holds every shard (4 by default), and nothing is left pending once the mail is out
   assert.equal(await figure('sum(outbox_shard_owned{job="outbox-engine"})', 4), 4)
-  await eventually(async () => (await promQuery('sum(outbox_jetstream_consumer_pending{stream="OB_OUTBOUND"}) == 0')).length === 1, 'outbound consumers drained', 30_000)
+  await eventually(async () => (await promQuery('sum(outbox_jetstream_consumer_pending{stream="OB_OUTBOUND"}) == 0')).length === 1,
+    'outbound consumers drained', 30_000)
   const consumers = await promQuery('outbox_jetstream_consumer_pending')
   assert.ok(consumers.some((c) => c.metric.job === 'outbox-inbound' && c.metric.consumer === 'inbound'), 'the inbound process reports its consumer')
   assert.ok(consumers.some((c) => c.metric.job === 'outbox-engine' && c.metric.consumer === 'ob_webhooks'), 'the engine reports the fan-out consumer')

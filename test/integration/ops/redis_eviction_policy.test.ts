@@ -4,8 +4,8 @@ import { Writable } from 'node:stream'
 import { Redis } from 'ioredis'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { spawnCli } from '../../helpers/cli.ts'
-import { TestOutbox } from '../../helpers/outbox.ts'
 import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
+import { TestOutbox } from '../../helpers/outbox.ts'
 import { redisEvictionPolicy } from '../../../stores/clients/mod.ts'
 
 /**

@@ -77,7 +77,8 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   const deferred = await messageOnce(id, 'deferred', (m) => m.status === 'deferred')
   const event = deferred.events.find((e: any) => e.type === 'deferred')
   assert.equal(deferred.next_attempt_at, new Date(Date.parse(event.data.next_attempt_at)).toISOString(), 'the deferral\'s next attempt')
-  const partly = await messageOnce(mixed, 'bounced and deferred', (m) => m.recipients.map((r: any) => r.status).sort().join() === 'bounced,deferred')
+  const partly = await messageOnce(mixed, 'bounced and deferred',
+    (m) => m.recipients.map((r: any) => r.status).sort().join() === 'bounced,deferred')
   assert.equal(partly.status, 'bounced')
   const retry = partly.events.find((e: any) => e.type === 'deferred')
   assert.equal(partly.next_attempt_at, new Date(Date.parse(retry.data.next_attempt_at)).toISOString(), 'the deferred recipient\'s next attempt')
@@ -137,7 +138,8 @@ test('with no engine running, queued and scheduled messages are stuck past their
   const moved = await sendAt('m@dest.example', at)
   // A message is readable within a second of its 202.
   const recorded = async (id: string): Promise<any> => (await gateway.request('GET', `/v1/messages/${id}`, { key })).body
-  await eventually(async () => (await Promise.all([queued, scheduled, moved].map(recorded))).every((m) => m?.id !== undefined), 'recorded', undefined, 200)
+  await eventually(async () => (await Promise.all([queued, scheduled, moved].map(recorded))).every((m) => m?.id !== undefined),
+    'recorded', undefined, 200)
   const before = await message(scheduled)
   assert.equal(before.status, 'scheduled')
   assert.equal(before.next_attempt_at, new Date(Date.parse(at)).toISOString(), 'a scheduled message is due at its scheduled time')

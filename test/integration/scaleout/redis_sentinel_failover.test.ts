@@ -77,16 +77,15 @@ test('a Sentinel failover under sends: every 202 is delivered exactly once and r
     `volume key ${statuses(volumeOutcomes)} (${acceptedAtPromotion} accepted before promotion, ${statuses(volumeOutcomes.filter((o) => o.at > promotedAt))} after), limited key ${statuses(limitedOutcomes)}`)
   try {
     // the limited key has spent its burst and is being refused before the master dies
-    await eventually(() =>
-      accepted(volumeOutcomes).length >= 30 && limitedOutcomes.some((o) => o.status === 429), 'sends flowing and the limited key refused', 30_000)
+    await eventually(() => accepted(volumeOutcomes).length >= 30 && limitedOutcomes.some((o) => o.status === 429),
+      'sends flowing and the limited key refused', 30_000)
     oldMaster = set.master.port
     await set.master.stop('SIGKILL')
     killedAt = Date.now()
     await set.untilMasterIs(set.replica.port, 20_000)
     promotedAt = Date.now()
     acceptedAtPromotion = accepted(volumeOutcomes).length
-    await eventually(() =>
-      volumeOutcomes.filter((o) => o.status === 202 && o.at > promotedAt).length >= 20 &&
+    await eventually(() => volumeOutcomes.filter((o) => o.status === 202 && o.at > promotedAt).length >= 20 &&
       limitedOutcomes.some((o) => o.at > promotedAt + 1000), 'sends accepted again after the failover', 20_000)
     // run on long enough for a reset bucket to show: a fresh burst would be far above one send a second
     await nothingHappensFor(2000)
