@@ -42,7 +42,6 @@ export async function publishQueued (nc: NatsConnection, config: Config, msg: Qu
   await jetstream(nc).publish(outboundSubject(shardOf(msg.id, config.engine.shards)), enc.encode(JSON.stringify(msg)), { msgID: msg.id })
 }
 
-/** Reads every event of one organisation from OB_EVENTS as it is published. */
 /**
  * Whether the engine has seen scheduled message `id` before its time and holds it back: the schedule state then
  * names the copy it saw waiting (stores/schedule/mod.ts).
@@ -51,6 +50,7 @@ export async function engineHoldsBack (ob: TestOutbox, id: string): Promise<bool
   return await ob.proc.redis.hget(scheduleStateKey(id), 'seq') !== null
 }
 
+/** Reads every event of one organisation from OB_EVENTS as it is published. */
 export class EventWatcher {
   readonly events: EventRecord[] = []
   private stopFn?: () => void

@@ -23,19 +23,23 @@ after(async () => { await world.close() })
 test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, no hang, every 202 delivered, nothing left stored or owed', { timeout: 150_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'n')
   const results = load.results
-  await eventually(() => acceptedSince(results, 0) >= 8, 'sends accepted before the outage')
-  await nats.stop('SIGKILL')
-  const down = Date.now()
-  const killedAt = results.length
-  await eventually(() => results.slice(killedAt).some((r) => r.status === 503), 'a sender to see the outage')
-  const duringOutage = results.length
-  await nats.start()
-  t.diagnostic(`NATS was down ${Date.now() - down} ms`)
-  // keep sending until sends succeed again for a while
-  await eventually(() => sendsFlow(results), 'sends to succeed again', 30_000, 250)
-  const recovered = results.length
-  await eventually(() => acceptedSince(results, recovered) >= 8, 'sends accepted after the recovery')
-  await load.stop()
+  let duringOutage = 0
+  try {
+    await eventually(() => acceptedSince(results, 0) >= 8, 'sends accepted before the outage')
+    await nats.stop('SIGKILL')
+    const down = Date.now()
+    const killedAt = results.length
+    await eventually(() => results.slice(killedAt).some((r) => r.status === 503), 'a sender to see the outage')
+    duringOutage = results.length
+    await nats.start()
+    t.diagnostic(`NATS was down ${Date.now() - down} ms`)
+    // keep sending until sends succeed again for a while
+    await eventually(() => sendsFlow(results), 'sends to succeed again', 30_000, 250)
+    const recovered = results.length
+    await eventually(() => acceptedSince(results, recovered) >= 8, 'sends accepted after the recovery')
+  } finally {
+    await load.stop() // also when a wait failed, so the senders do not outlive the test
+  }
 
   const statuses = new Map<number, number>()
   for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)

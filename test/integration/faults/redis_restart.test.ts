@@ -24,16 +24,20 @@ after(async () => { await world.close() })
 test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down, nothing sent unthrottled, then everything flows', { timeout: 90_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'r')
   const results = load.results
-  await eventually(() => acceptedSince(results, 0) >= 8, 'sends accepted before the outage')
-  await redis.stop('SIGKILL')
-  const outageStart = results.length
-  await eventually(() => results.slice(outageStart).some((r) => r.status === 503), 'a sender to see the outage')
-  const outage = results.slice(outageStart)
-  await redis.start()
-  await eventually(() => sendsFlow(results), 'sends to succeed again', 30_000, 250)
-  const recovered = results.length
-  await eventually(() => acceptedSince(results, recovered) >= 8, 'sends accepted after the recovery')
-  await load.stop()
+  let outage: typeof results = []
+  try {
+    await eventually(() => acceptedSince(results, 0) >= 8, 'sends accepted before the outage')
+    await redis.stop('SIGKILL')
+    const outageStart = results.length
+    await eventually(() => results.slice(outageStart).some((r) => r.status === 503), 'a sender to see the outage')
+    outage = results.slice(outageStart)
+    await redis.start()
+    await eventually(() => sendsFlow(results), 'sends to succeed again', 30_000, 250)
+    const recovered = results.length
+    await eventually(() => acceptedSince(results, recovered) >= 8, 'sends accepted after the recovery')
+  } finally {
+    await load.stop() // also when a wait failed, so the senders do not outlive the test
+  }
 
   const statuses = new Map<number, number>()
   for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
