@@ -2,8 +2,8 @@
  * How a test waits, in one of three ways, each named for what it waits for:
  *
  * - `eventually(check, what)`: until a condition holds (a message at the sink, an event seen, a port open). It is
- *   the one polling loop of the tests; domain waiters (EventWatcher.until, untilDelivered, waitForPort) are built
- *   on it. The timeout only ends a test that is failing anyway; it is not what the test asserts, so it is
+ *   the one polling loop of the tests; the domain waiters that poll (EventWatcher.until, untilNothingPending,
+ *   waitForPort) are built on it. The timeout only ends a test that is failing anyway; it is not what the test asserts, so it is
  *   generous and a loaded machine does not fail a passing test. `heldWithin` is the same wait for the few
  *   callers to whom running out of time is an outcome, not a failure.
  * - `nothingHappensFor(ms)`: through a window in which something must not happen (a second delivery, a repeated
