@@ -6,6 +6,7 @@ import { ControlPlane } from '../../stores/control_plane/mod.ts'
 import { ServerProcess } from '../helpers/servers.ts'
 import { freePort } from '../helpers/ports.ts'
 import { spawnCli, runCli } from '../helpers/cli.ts'
+import { eventually } from '../helpers/waiting.ts'
 
 let nats: ServerProcess
 let redis: ServerProcess
@@ -13,14 +14,10 @@ before(async () => { [nats, redis] = await Promise.all([ServerProcess.nats(), Se
 after(async () => { await Promise.all([nats.dispose(), redis.dispose()]) })
 
 async function waitHealthy (base: string, exited: () => boolean): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+  await eventually(async () => {
     if (exited()) throw new Error('outbox exited before it became healthy')
-    try {
-      if ((await fetch(base + '/healthz')).status === 200) return
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error('outbox did not become healthy')
+    return (await fetch(base + '/healthz').catch(() => undefined))?.status === 200
+  }, 'outbox to become healthy')
 }
 
 test('start serves /healthz and /readyz, creates orgs whose key authenticates, and exits 0 on SIGTERM', async () => {
@@ -48,13 +45,12 @@ test('start serves /healthz and /readyz, creates orgs whose key authenticates, a
     await nc.close()
     assert.equal(record?.org_id, org.organization_id)
     assert.deepEqual(record?.permissions, ['admin'])
-    let me: Response | undefined
-    for (let i = 0; i < 100 && me?.status !== 200; i++) {
-      if (me !== undefined) await new Promise((resolve) => setTimeout(resolve, 50))
-      me = await fetch(base + '/v1/whoami', { headers: { authorization: `Bearer ${org.api_key}` } }) as unknown as Response
-    }
-    assert.equal(me!.status, 200)
-    const body = await me!.json() as Record<string, unknown>
+    const me = await eventually(async () => {
+      const r = await fetch(base + '/v1/whoami', { headers: { authorization: `Bearer ${org.api_key}` } })
+      return r.status === 200 ? r : undefined
+    }, 'the new key to authenticate at the running process')
+    assert.equal(me.status, 200)
+    const body = await me.json() as Record<string, unknown>
     assert.equal(body.organization_id, org.organization_id)
     assert.equal(body.rate_limit_per_minute, 300)
 
@@ -106,7 +102,7 @@ test('OB_ROLE=engine runs without the HTTP API and still exits 0 on SIGTERM', as
   const run = spawnCli(['start'], { NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'engine', OB_HTTP_PORT: String(port), OB_METRICS_PORT: '0', OB_LOG_LEVEL: 'info' })
   let out = ''
   run.child.stdout!.on('data', (d: Buffer) => { out += d.toString() })
-  for (let i = 0; i < 200 && !out.includes('outbox started'); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  await eventually(() => out.includes('outbox started'), 'the start line')
   assert.match(out, /"role":"engine"/)
   await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`), 'no HTTP API in the engine role')
   run.child.kill('SIGTERM')

@@ -6,6 +6,7 @@ import { browserMissing, launchBrowser, screenshot, signedInPage } from '../help
 import { HttpsReceiver, testCa } from '../helpers/https_receiver.ts'
 import { verifyWebhook } from '../../client/src/mod.ts'
 import { publishEvent } from '../helpers/webhooks.ts'
+import { eventually } from '../helpers/waiting.ts'
 
 const missing = browserMissing()
 let ob: TestOutbox
@@ -121,10 +122,11 @@ test('a webhook: secret shown once, a test event of a chosen type reaches the HT
   assert.equal(JSON.parse(raw).type, 'bounced')
   assert.equal(await verifyWebhook(raw, got!.headers['x-service-signature'] as string, secret), true, 'signed with the secret the dashboard showed')
   const deliveries = page.getByTestId('deliveries')
-  for (let i = 0; i < 50 && await deliveries.locator('td', { hasText: /^200$/ }).count() === 0; i++) {
+  await eventually(async () => {
+    if (await deliveries.locator('td', { hasText: /^200$/ }).count() > 0) return true
     await page.getByRole('button', { name: 'Refresh' }).click()
-    await page.waitForTimeout(200)
-  }
+    return false
+  }, 'a 200 in the delivery log', undefined, 200)
   await deliveries.locator('td', { hasText: /^200$/ }).first().waitFor()
   await screenshot(page, 'webhooks')
   await page.close()
@@ -156,10 +158,11 @@ test('a webhook: rotate the secret after a confirmation, replay a delivered even
 
   // The event from the log goes again: same id, signed with the new and the old secret during the grace period.
   const replay = page.getByRole('button', { name: `Replay ${evt.id}` })
-  for (let i = 0; i < 50 && await replay.count() === 0; i++) {
+  await eventually(async () => {
+    if (await replay.count() > 0) return true
     await page.getByRole('button', { name: 'Refresh' }).click()
-    await page.waitForTimeout(200)
-  }
+    return false
+  }, 'the event in the delivery log', undefined, 200)
   await replay.first().click()
   await page.getByText(`Event ${evt.id} is being sent again.`).waitFor()
   const [, again] = await receiver.waitFor(2, { path: '/dashboard-rotate' })

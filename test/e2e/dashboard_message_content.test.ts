@@ -6,11 +6,11 @@ import type { Browser, Frame, Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
-import { eventually } from '../helpers/webhooks.ts'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { STREAM_MESSAGE_CONTENT, messageContentSubject } from '../../protocol/mod.ts'
 import { MessageContentStore } from '../../stores/message_content/mod.ts'
 import { event, publish } from '../integration/readmodel/fixtures.ts'
+import { eventually, nothingHappensFor } from '../helpers/waiting.ts'
 
 const missing = browserMissing()
 let ob: TestOutbox
@@ -107,7 +107,7 @@ test('a script in the HTML does not run and nothing remote is fetched (images, s
   const frame = await htmlFrame(page)
   assert.equal(await frame.evaluate(() => getComputedStyle(document.getElementById('styled')!).color), 'rgb(200, 0, 0)', 'inline styles apply')
   assert.equal(await frame.locator('#hello').textContent(), 'Hello', 'the HTML is shown')
-  await new Promise((resolve) => setTimeout(resolve, 1500))
+  await nothingHappensFor(1500) // a script or remote load, were it allowed, would have run by now
   assert.notEqual(await frame.evaluate(() => document.title), 'script ran')
   assert.equal(await page.title(), title, 'the dashboard\'s title is untouched')
   assert.deepEqual(hits, [], 'no request reached the remote server')
@@ -133,7 +133,7 @@ test('a script in the HTML does not run and nothing remote is fetched (images, s
     return f
   }
   const shown = await place({ sandbox: sandbox!, srcdoc: srcdoc! })
-  await new Promise((resolve) => setTimeout(resolve, 1500))
+  await nothingHappensFor(1500) // a fetch or script, were it allowed, would have run by now
   assert.deepEqual(hits, [], 'the dashboard\'s frame fetches nothing on a page without a policy')
   assert.notEqual(await shown.evaluate(() => document.title), 'script ran')
   const content = await ob.request('GET', `/v1/messages/${id}/content`, { key: org.adminKey })

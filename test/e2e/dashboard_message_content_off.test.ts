@@ -3,8 +3,8 @@ import assert from 'node:assert/strict'
 import type { Browser } from 'playwright-core'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { browserMissing, launchBrowser, signedInPage } from '../helpers/browser.ts'
-import { eventually } from '../helpers/webhooks.ts'
 import { event, publish } from '../integration/readmodel/fixtures.ts'
+import { eventually } from '../helpers/waiting.ts'
 
 // An installation that records no message content (OB_MESSAGE_CONTENT_RETENTION_DAYS=0): the message page says
 // so where the content would be, as a note and not an error, and does not ask again on the message's events.

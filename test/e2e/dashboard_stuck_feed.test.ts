@@ -6,6 +6,7 @@ import { ServerProcess } from '../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { SmtpSink } from '../helpers/smtp_sink.ts'
 import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
+import { eventually } from '../helpers/waiting.ts'
 
 // A gateway with a one-second grace before a message reads as stuck, and an engine that can be stopped: a message
 // deferred (451) while it runs waits for a retry no one makes once it is stopped.
@@ -49,14 +50,6 @@ async function send (key: string, to: string, subject: string): Promise<string> 
   return (r.body as { id: string }).id
 }
 
-async function until (what: string, ok: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await ok()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
-
 async function message (id: string): Promise<any> {
   return (await gateway.request('GET', `/v1/messages/${id}`, { key: org.adminKey })).body
 }
@@ -71,10 +64,10 @@ async function axeProblems (page: Page): Promise<string[]> {
 test('a stuck message shows a Stuck badge in Activity and says on its page when its attempt was due', { skip: missing, timeout: 120_000 }, async () => {
   const fine = await send(org.adminKey, 'someone@dest.example', 'Delivered fine')
   const id = await send(org.adminKey, 'tempfail-stuck@dest.example', 'Held up')
-  await until('deferred', async () => (await message(id)).status === 'deferred' && (await message(fine)).status === 'delivered')
+  await eventually(async () => (await message(id)).status === 'deferred' && (await message(fine)).status === 'delivered', 'deferred')
   await engine!.close()
   engine = undefined
-  await until('stuck', async () => (await message(id)).stuck === true)
+  await eventually(async () => (await message(id)).stuck === true, 'stuck')
   const due = (await message(id)).next_attempt_at as string
 
   for (const width of [390, 1280]) {
@@ -106,7 +99,7 @@ test('a stuck message shows a Stuck badge in Activity and says on its page when 
   }
 
   engine = await startEngine()
-  await until('delivered after the restart', async () => (await message(id)).status === 'delivered', 40_000)
+  await eventually(async () => (await message(id)).status === 'delivered', 'delivered after the restart', 40_000)
   const page = await signedInPage(browser, gateway.baseUrl, org.adminKey)
   await page.goto(`${gateway.baseUrl}/dashboard#/messages/${id}`)
   await page.getByTestId('timeline').locator('li[data-type="delivered"]').waitFor()
@@ -124,7 +117,7 @@ test('the live feed follows the environment switch: sandbox sends only in test, 
   const hidden = await send(sandboxKey, 'someone@example.net', 'Sandbox while live')
   const live = await send(org.adminKey, 'reader@dest.example', 'Live one')
   await feed.locator('li', { hasText: live }).first().waitFor()
-  await until('sandbox delivered', async () => (await message(hidden)).status === 'delivered')
+  await eventually(async () => (await message(hidden)).status === 'delivered', 'sandbox delivered')
   await new Promise((resolve) => setTimeout(resolve, 500))
   assert.equal(await feed.locator('li', { hasText: hidden }).count(), 0, 'no sandbox event in the live feed')
 
@@ -134,7 +127,7 @@ test('the live feed follows the environment switch: sandbox sends only in test, 
   await feed.locator('li', { hasText: shown }).first().waitFor()
   assert.equal(await feed.locator('li', { hasText: live }).count(), 0, 'live events left the feed with the switch')
   const another = await send(org.adminKey, 'reader2@dest.example', 'Live while test')
-  await until('live delivered', async () => (await message(another)).status === 'delivered')
+  await eventually(async () => (await message(another)).status === 'delivered', 'live delivered')
   await new Promise((resolve) => setTimeout(resolve, 500))
   assert.equal(await feed.locator('li', { hasText: another }).count(), 0, 'no live event in the test feed')
   await page.close()
@@ -145,7 +138,7 @@ test('a sandbox message\'s page is refreshed by its events: the feed takes the m
   const page = await signedInPage(browser, gateway.baseUrl, org.adminKey) // Activity, live
   // `softbounce`: deferred at once, bounced 2 s later (the sandbox's retry schedule).
   const id = await send(sandboxKey, 'softbounce@example.net', 'Sandbox soft bounce')
-  await until('deferred', async () => (await message(id))?.status === 'deferred', 10_000)
+  await eventually(async () => (await message(id))?.status === 'deferred', 'deferred', 10_000)
   await page.goto(`${gateway.baseUrl}/dashboard#/messages/${id}`)
   const timeline = page.getByTestId('timeline')
   await timeline.locator('li[data-type="deferred"]').waitFor()

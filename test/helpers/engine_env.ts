@@ -1,10 +1,12 @@
 import { Writable } from 'node:stream'
+import { scheduleStateKey } from '../../stores/schedule/mod.ts'
 import { jetstream, DeliverPolicy } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Config } from '../../config/mod.ts'
 import { newId, outboundSubject, shardOf, STREAM_EVENTS, type EventRecord, type QueuedMessage } from '../../protocol/mod.ts'
 import { TestOutbox, type TestOrg } from './outbox.ts'
 import { SmtpSink, type SinkOptions } from './smtp_sink.ts'
+import { eventually } from './waiting.ts'
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()
@@ -40,6 +42,14 @@ export async function publishQueued (nc: NatsConnection, config: Config, msg: Qu
   await jetstream(nc).publish(outboundSubject(shardOf(msg.id, config.engine.shards)), enc.encode(JSON.stringify(msg)), { msgID: msg.id })
 }
 
+/**
+ * Whether the engine has seen scheduled message `id` before its time and holds it back: the schedule state then
+ * names the copy it saw waiting (stores/schedule/mod.ts).
+ */
+export async function engineHoldsBack (ob: TestOutbox, id: string): Promise<boolean> {
+  return await ob.proc.redis.hget(scheduleStateKey(id), 'seq') !== null
+}
+
 /** Reads every event of one organisation from OB_EVENTS as it is published. */
 export class EventWatcher {
   readonly events: EventRecord[] = []
@@ -60,12 +70,9 @@ export class EventWatcher {
     return this.events.filter((e) => e.message_id === messageId && (type === undefined || e.type === type))
   }
 
-  async until (predicate: () => boolean, timeoutMs = 15_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs
-    while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`events: condition not met in time; seen ${JSON.stringify(this.events.map((e) => `${e.type}:${String(e.data.to)}`))}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+  /** Resolves once `predicate` holds; the failure names every event seen. */
+  async until (predicate: () => boolean, timeoutMs?: number): Promise<void> {
+    await eventually(predicate, () => `events; seen ${JSON.stringify(this.events.map((e) => `${e.type}:${String(e.data.to)}`))}`, timeoutMs)
   }
 
   stop (): void {

@@ -1,4 +1,5 @@
 import { createServer, connect } from 'node:net'
+import { eventually } from './waiting.ts'
 
 /** A port that was free a moment ago on 127.0.0.1. */
 export async function freePort (): Promise<number> {
@@ -13,16 +14,12 @@ export async function freePort (): Promise<number> {
   })
 }
 
+/** Resolves once something accepts connections on `port`. */
 export async function waitForPort (port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1')
-      s.once('connect', () => { s.destroy(); resolve(true) })
-      s.once('error', () => resolve(false))
-    })
-    if (ok) return
-    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port} after ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  const listening = async (): Promise<boolean> => await new Promise<boolean>((resolve) => {
+    const s = connect(port, '127.0.0.1')
+    s.once('connect', () => { s.destroy(); resolve(true) })
+    s.once('error', () => resolve(false))
+  })
+  await eventually(listening, `something to listen on port ${port}`, timeoutMs, 50)
 }

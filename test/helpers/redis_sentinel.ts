@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { binary, ServerProcess } from './servers.ts'
 import { freePort, waitForPort } from './ports.ts'
+import { eventually } from './waiting.ts'
 
 export const SENTINEL_MASTER = 'outboxmaster'
 
@@ -88,19 +89,13 @@ export class SentinelSet {
 
   /** Every sentinel knows the replica and the two other sentinels, so a failover can be agreed. */
   private async untilFormed (timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const ready = await Promise.all(this.sentinels.map(async (s) => {
-        const fields = await this.ask(s.port, 'master', SENTINEL_MASTER) as string[] | undefined
-        if (fields === undefined) return false
-        const info = new Map<string, string>()
-        for (let i = 0; i + 1 < fields.length; i += 2) info.set(fields[i]!, fields[i + 1]!)
-        return info.get('num-slaves') === '1' && info.get('num-other-sentinels') === '2'
-      }))
-      if (ready.every(Boolean)) return
-      if (Date.now() > deadline) throw new Error('the sentinels did not find the replica and each other in time')
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
+    await eventually(async () => (await Promise.all(this.sentinels.map(async (s) => {
+      const fields = await this.ask(s.port, 'master', SENTINEL_MASTER) as string[] | undefined
+      if (fields === undefined) return false
+      const info = new Map<string, string>()
+      for (let i = 0; i + 1 < fields.length; i += 2) info.set(fields[i]!, fields[i + 1]!)
+      return info.get('num-slaves') === '1' && info.get('num-other-sentinels') === '2'
+    }))).every(Boolean), 'the sentinels to find the replica and each other', timeoutMs, 200)
   }
 
   /** Resolves once the replica holds the master's data and follows its stream (INFO: master_link_status up). */
@@ -109,11 +104,8 @@ export class SentinelSet {
     r.on('error', () => {})
     try {
       await r.connect()
-      const deadline = Date.now() + timeoutMs
-      while (!/master_link_status:up/.test(await r.info('replication'))) {
-        if (Date.now() > deadline) throw new Error('the replica did not sync with the master in time')
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      }
+      await eventually(async () => /master_link_status:up/.test(await r.info('replication')),
+        'the replica to sync with the master', timeoutMs, 100)
     } finally {
       r.disconnect()
     }
@@ -121,11 +113,8 @@ export class SentinelSet {
 
   /** Resolves once every sentinel names `port` as the master. */
   async untilMasterIs (port: number, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs
-    while (!(await this.masterPorts()).every((p) => p === port)) {
-      if (Date.now() > deadline) throw new Error(`the sentinels did not promote the replica on ${port} in time`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    await eventually(async () => (await this.masterPorts()).every((p) => p === port),
+      `the sentinels to promote the replica on ${port}`, timeoutMs, 100)
   }
 
   async dispose (): Promise<void> {

@@ -92,12 +92,3 @@ export class ReportScenario {
     await this.dns.close()
   }
 }
-
-/** Polls `check` every 25 ms until it holds, or throws after `timeoutMs`. */
-export async function until (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}

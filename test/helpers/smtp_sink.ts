@@ -61,6 +61,11 @@ export class SmtpSink {
   accepted = 0
   /** SMTP sessions opened with the sink, whatever became of them. */
   connections = 0
+  /**
+   * The client ports of the sessions open now. Once a killed client's sessions have closed here, the sink has
+   * recorded every message whose data it had received.
+   */
+  readonly openSessions = new Set<number>()
   private readonly tempfails = new Map<string, number>()
   private waiters: Array<() => void> = []
 
@@ -79,9 +84,13 @@ export class SmtpSink {
       hideSTARTTLS: opts.hideStartTls ?? false,
       logger: false,
       size: 30 * 1024 * 1024,
-      onConnect (_session, callback) {
+      onConnect (session, callback) {
         sink.connections++
+        sink.openSessions.add(session.remotePort)
         callback()
+      },
+      onClose (session) {
+        sink.openSessions.delete(session.remotePort)
       },
       onRcptTo (address: SMTPServerAddress, _session, callback) {
         const local = address.address.slice(0, address.address.lastIndexOf('@')).toLowerCase()

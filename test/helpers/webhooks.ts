@@ -43,13 +43,4 @@ export async function publishEvent (ob: TestOutbox, org: TestOrg, type: EventTyp
   return record
 }
 
-/** Polls `check` until it returns true, or fails after `timeoutMs`. */
-export async function eventually (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 export const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+
 /**
  * Work measured as CPU time of this process (every thread: the gateway, engine and inbound run in it), for
  * growth tests: the ratio between the work for inputs of size n and 8n tells linear (about 8) from quadratic
@@ -13,6 +15,17 @@ export async function cpuMs (work: () => Promise<void>, runs = 3): Promise<numbe
     least = Math.min(least, (used.user + used.system) / 1000)
   }
   return least
+}
+
+/**
+ * CPU time (ms) used so far by this process's main thread alone, the thread the gateway's event loop runs on:
+ * utime plus stime in /proc/self/task/<pid>/stat (Linux), counted in clock ticks of 10 ms.
+ */
+export function mainThreadCpuMs (): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
+  // fields after the command name, which is in parentheses and may hold spaces; utime and stime are fields 14 and 15
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 /** Adversarial HTML of about `n` elements in the shapes that make parsers work hardest. */

@@ -5,6 +5,7 @@ import { once } from 'node:events'
 import { WebSocket } from 'undici'
 import { CLOSE_CODES } from '../../../gateway/ws/event_stream.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /** Open sockets of the live event stream are capped per API key (4429 after auth) and per address (429 on upgrade). */
 let ob: TestOutbox
@@ -62,13 +63,12 @@ async function rawUpgrade (): Promise<{ status: number, head: string, body: stri
 
 /** Upgrades until one is accepted: the server counts a socket closed by the client once its close arrives. */
 async function upgradeWhenFree (): Promise<net.Socket> {
-  for (let i = 0; i < 100; i++) {
+  return await eventually(async () => {
     const r = await rawUpgrade()
     if (r.status === 101) return r.socket
     r.socket.destroy()
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  assert.fail('no upgrade was accepted')
+    return undefined
+  }, 'an upgrade to be accepted', undefined, 50)
 }
 
 test('a key holds at most OB_EVENT_STREAM_MAX_PER_KEY sockets and an address at most OB_EVENT_STREAM_MAX_PER_ADDRESS', async () => {

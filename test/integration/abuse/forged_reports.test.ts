@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto'
 import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { addRoute } from '../../helpers/inbound.ts'
-import { ReportScenario, arf, dsn, until } from '../../helpers/reports.ts'
+import { eventually } from '../../helpers/waiting.ts'
+import { ReportScenario, arf, dsn } from '../../helpers/reports.ts'
 import { newId } from '../../../protocol/mod.ts'
 
 /**
@@ -36,7 +37,7 @@ const acted = (reader: EventReader, messageId: string): number =>
 
 /** Waits until the report was either acted on (the defect) or counted as dropped for `reason`. */
 async function settled (reason: string, before: number, messageId: string, reader = events): Promise<void> {
-  await until(async () => acted(reader, messageId) > 0 || await s.dropped(reason) > before, `a ${reason} drop`)
+  await eventually(async () => acted(reader, messageId) > 0 || await s.dropped(reason) > before, `a ${reason} drop`)
 }
 
 test('a DSN to bounces+<message id>-<sha256 of the victim> suppresses nobody and sends no event', async () => {
@@ -60,7 +61,7 @@ test('a return path whose tag was altered is dropped and counted, for a DSN and 
   const before = await s.dropped('forged_tag')
   await s.deliver(altered, dsn({ to: altered, recipient: rcpt, status: '5.1.1', diagnostic: '550 5.1.1 user unknown', originalId: sent.id, domain: victimOrg.domain }))
   await s.deliver(altered, arf({ to: altered, recipient: rcpt, originalId: sent.id, domain: victimOrg.domain }))
-  await until(async () => acted(events, sent.id) > 0 || await s.dropped('forged_tag') >= before + 2, 'two forged_tag drops')
+  await eventually(async () => acted(events, sent.id) > 0 || await s.dropped('forged_tag') >= before + 2, 'two forged_tag drops')
   assert.equal(acted(events, sent.id), 0)
   assert.equal(s.ob.proc.cp.isSuppressed(victimOrg.orgId, rcpt), false)
   assert.equal(await s.dropped('forged_tag'), before + 2)
@@ -73,7 +74,8 @@ test('a genuine return path with a report naming another recipient acts on nobod
   await s.deliver(sent.returnPath, dsn({ to: sent.returnPath, recipient: victim, status: '5.1.1', diagnostic: '550 5.1.1 unknown', originalId: sent.id, domain: victimOrg.domain }))
   await settled('recipient_mismatch', before, sent.id)
   await s.deliver(sent.returnPath, arf({ to: sent.returnPath, recipient: victim, originalId: sent.id, domain: victimOrg.domain }))
-  await until(async () => acted(events, sent.id) > 0 || await s.dropped('recipient_mismatch') >= before + 2, 'two recipient_mismatch drops')
+  await eventually(async () => acted(events, sent.id) > 0 || await s.dropped('recipient_mismatch') >= before + 2,
+    'two recipient_mismatch drops')
   assert.equal(acted(events, sent.id), 0)
   for (const a of [victim, 'real@remote.test']) assert.equal(s.ob.proc.cp.isSuppressed(victimOrg.orgId, a), false, a)
   assert.equal(await s.dropped('recipient_mismatch'), before + 2)
@@ -112,7 +114,7 @@ test('a report through a route acts only on a message of that organisation and o
   for (const c of cases) {
     const before = await s.dropped(c.reason)
     await s.deliver(fbl, arf({ to: fbl, recipient: c.recipient, originalId: c.originalId, domain: c.messageDomain }))
-    await until(async () => events.of('complained').length > 0 || await s.dropped(c.reason) > before, `a ${c.reason} drop`)
+    await eventually(async () => events.of('complained').length > 0 || await s.dropped(c.reason) > before, `a ${c.reason} drop`)
     assert.equal(events.of('complained').length, 0, c.reason)
     assert.equal(s.ob.proc.cp.isSuppressed(victimOrg.orgId, c.recipient), false, c.reason)
     assert.equal(await s.dropped(c.reason), before + 1, c.reason)
@@ -144,7 +146,7 @@ test('through a route, one recipient of a message cannot report a co-recipient; 
   })
   assert.equal(sent.status, 202)
   const id = sent.body.id as string
-  await until(() => s.sink.to(alice).length > 0 && s.sink.to(bob).length > 0, 'both copies')
+  await eventually(() => s.sink.to(alice).length > 0 && s.sink.to(bob).length > 0, 'both copies')
   const copyOf = (rcpt: string): string[] => {
     const m = s.sink.to(rcpt).find((x) => x.messageId === `<${id}@${victimOrg.domain}>`)!
     return [`Return-Path: <${m.mailFrom}>`, `From: ${m.headers.get('from')!}`, `To: ${m.headers.get('to')!}`,
@@ -155,16 +157,16 @@ test('through a route, one recipient of a message cannot report a co-recipient; 
   // Bob forwards his own copy, or just the Message-ID, as a complaint about Alice.
   const before = await s.dropped('recipient_mismatch')
   await s.deliver(abuse, arfWithOriginal({ to: abuse, recipient: alice, originalHeaders: copyOf(bob) }))
-  await until(async () => acted(events, id) > 0 || await s.dropped('recipient_mismatch') >= before + 1, 'a recipient_mismatch drop')
+  await eventually(async () => acted(events, id) > 0 || await s.dropped('recipient_mismatch') >= before + 1, 'a recipient_mismatch drop')
   await s.deliver(abuse, arfWithOriginal({ to: abuse, recipient: alice, originalHeaders: bare }))
-  await until(async () => acted(events, id) > 0 || await s.dropped('recipient_mismatch') >= before + 2, 'two recipient_mismatch drops')
+  await eventually(async () => acted(events, id) > 0 || await s.dropped('recipient_mismatch') >= before + 2, 'two recipient_mismatch drops')
   assert.equal(acted(events, id), 0)
   assert.equal(s.ob.proc.cp.isSuppressed(victimOrg.orgId, alice), false, 'Alice is not suppressed by a co-recipient')
   assert.equal(await s.dropped('recipient_mismatch'), before + 2)
 
   // A provider's genuine report about Bob's copy (its Return-Path and List-Unsubscribe are Bob's) acts on Bob.
   await s.deliver(abuse, arfWithOriginal({ to: abuse, recipient: bob, originalHeaders: copyOf(bob) }))
-  await until(() => acted(events, id) > 0, 'the complaint about Bob')
+  await eventually(() => acted(events, id) > 0, 'the complaint about Bob')
   const complaint = events.of('complained').find((e) => e.message_id === id)!
   assert.equal((complaint.data as { to: string }).to, bob)
   assert.equal(s.ob.proc.cp.isSuppressed(victimOrg.orgId, bob), true)

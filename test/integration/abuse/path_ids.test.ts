@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { ROUTES } from '../../../gateway/routes/mod.ts'
 import { newId } from '../../../protocol/mod.ts'
-import { queue, event, publish, eventually } from '../readmodel/fixtures.ts'
+import { queue, event, publish } from '../readmodel/fixtures.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * An id in a path is checked for its prefix and alphabet before anything looks it up: a malformed one is

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { WebSocket } from 'undici'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { createTransport } from 'nodemailer'
 import { newId } from '../../../protocol/mod.ts'
 
@@ -24,13 +25,8 @@ after(async () => { await ob.close() })
 type Line = Record<string, any>
 const securityLines = (): Line[] => logs.flatMap((l) => l.split('\n')).filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Line).filter((l) => l.kind === 'security')
 
-async function lineFor (pick: (l: Line) => boolean, what: string, tries = 100): Promise<Line> {
-  for (let i = 0; i < tries; i++) {
-    const found = securityLines().find(pick)
-    if (found !== undefined) return found
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  assert.fail(`no security line for ${what}; got ${JSON.stringify(securityLines())}`)
+async function lineFor (pick: (l: Line) => boolean, what: string): Promise<Line> {
+  return await eventually(() => securityLines().find(pick), () => `a security line for ${what}; got ${JSON.stringify(securityLines())}`)
 }
 
 test('failed authentications and key, webhook and route changes are logged with ids, never with a key value or secret', async () => {
@@ -124,7 +120,7 @@ test('a report to a return path naming no message of ours is a security line', a
     smtp.close()
   }
   // the inbound server stores and processes the mail before it drops the report
-  const line = await lineFor((l) => l.event === 'report.dropped', 'a dropped report', 1000)
+  const line = await lineFor((l) => l.event === 'report.dropped', 'a dropped report')
   assert.equal(line.level, 40)
   assert.equal(line.message_id, messageId)
   assert.equal(typeof line.reason, 'string')

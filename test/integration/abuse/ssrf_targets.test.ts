@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
-import { putWebhook, publishEvent, eventually } from '../../helpers/webhooks.ts'
+import { putWebhook, publishEvent } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * Every private, loopback, link-local, multicast and broadcast form of a webhook target, in every spelling a URL

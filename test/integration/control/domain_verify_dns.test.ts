@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 let ob: TestOutbox
 let dns: DnsServer
@@ -121,7 +122,7 @@ test('a domain stored before the return-path SPF record existed is asked for it,
   const key = `${org.orgId}.${d.id}`
   const stored = ob.proc.cp.domains.get(key)!
   await ob.proc.cp.domains.put(key, { ...stored, records: stored.records.filter((r) => !isReturnPathSpf(r)) })
-  await waitFor(() => ob.proc.cp.domains.get(key)?.records.length === 4)
+  await eventually(() => ob.proc.cp.domains.get(key)?.records.length === 4, 'the stored record without the return-path SPF')
   const listed = await ob.request('GET', `/v1/domains/${d.id}`, { key: org.adminKey })
   const returnPathSpf = (listed.body.records as Rec[]).find(isReturnPathSpf)
   assert.deepEqual(returnPathSpf, { type: 'TXT', name: `bounces.${name}`, value: d.records.find(isSpf)!.value, verified: false })
@@ -130,8 +131,3 @@ test('a domain stored before the return-path SPF record existed is asked for it,
   dns.table.TXT![returnPathSpf!.name] = [returnPathSpf!.value]
   assert.equal((await ob.request('POST', `/v1/domains/${d.id}/verify`, { key: org.adminKey })).body.status, 'verified')
 })
-
-async function waitFor (condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
-  assert.ok(condition())
-}

@@ -1,11 +1,11 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { authenticate } from 'mailauth'
 import { simpleParser } from 'mailparser'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 interface Rec { type: string, name: string, value: string, status?: string, listed_until?: string }
 interface Selector { selector: string, algorithm: string }
@@ -29,21 +29,13 @@ after(async () => {
   await sink.close()
 })
 
-async function until (condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}
-
 const dkimOf = (records: Rec[]): Rec[] => records.filter((r) => r.value.startsWith('v=DKIM1'))
 
 /** Sends one message through the API and returns what the sink received. */
 async function sendOne (rcpt: string, extra: Record<string, unknown> = {}): Promise<Buffer> {
   const r = await ob.request('POST', '/v1/messages/send', { key: org.adminKey, body: { from: `App <hello@${org.domain}>`, to: rcpt, subject: 'Signed', html: '<p>Hi</p>', ...extra } })
   assert.equal(r.status, 202, r.text)
-  await until(() => sink.to(rcpt).length === 1, `delivery to ${rcpt}`)
+  await eventually(() => sink.to(rcpt).length === 1, `delivery to ${rcpt}`)
   return sink.to(rcpt)[0]!.raw
 }
 
@@ -138,7 +130,7 @@ test('rotation: the old pair signs until both new records verify, then the new p
     const until = Date.parse(r.listed_until!)
     assert.ok(Math.abs(until - Date.now() - 7 * 24 * 3600 * 1000) < 60_000, r.listed_until)
   }
-  await until(() => ob.proc.cp.domain(org.orgId, org.domainId)!.dkim_selector === newSelectors[0], 'the engine to see the new keys')
+  await eventually(() => ob.proc.cp.domain(org.orgId, org.domainId)!.dkim_selector === newSelectors[0], 'the engine to see the new keys')
   const late = await sendOne('rotated@dest.example')
   assert.deepEqual(await signatures(late, after.records), [`pass:rsa-sha256:${newSelectors[0]!}`, `pass:ed25519-sha256:${newSelectors[1]!}`])
 })
@@ -148,7 +140,7 @@ test('a domain stored without an ed25519 key gets one when read; it signs only o
   const stored = ob.proc.cp.domains.get(key)!
   const { dkim_ed25519: _key, dkim_ed25519_verified_at: _at, ...legacy } = stored
   await ob.proc.cp.domains.put(key, legacy)
-  await until(() => ob.proc.cp.domains.get(key)!.dkim_ed25519 === undefined, 'the stored record')
+  await eventually(() => ob.proc.cp.domains.get(key)!.dkim_ed25519 === undefined, 'the stored record')
   const rsaOnly = await sendOne('legacy@dest.example')
   assert.deepEqual((await signatures(rsaOnly, (await domain()).records)).map((s) => s.split(':').slice(0, 2).join(':')), ['pass:rsa-sha256'])
 
@@ -162,7 +154,7 @@ test('a domain stored without an ed25519 key gets one when read; it signs only o
   const v = await ob.request('POST', `/v1/domains/${org.domainId}/verify`, { key: org.adminKey })
   assert.equal(v.status, 200, v.text)
   assert.deepEqual((v.body as DomainBody).dkim.signing.map((s) => s.algorithm), ['rsa-sha256', 'ed25519-sha256'])
-  await until(() => ob.proc.cp.domains.get(key)!.dkim_ed25519_verified_at !== undefined, 'the verified key')
+  await eventually(() => ob.proc.cp.domains.get(key)!.dkim_ed25519_verified_at !== undefined, 'the verified key')
   const both = await sendOne('legacy-verified@dest.example')
   assert.deepEqual((await signatures(both, d.records)).map((s) => s.split(':').slice(0, 2).join(':')), ['pass:rsa-sha256', 'pass:ed25519-sha256'])
 })

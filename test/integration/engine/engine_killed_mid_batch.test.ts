@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
 import type { QueuedMessage } from '../../../protocol/mod.ts'
 
@@ -64,7 +65,8 @@ test('an engine killed with SIGKILL mid-batch loses nothing; duplicates only for
   await sink.until(() => sink.accepted >= 40)
   const killed = child
   await new Promise<void>((resolve) => { killed.once('exit', () => resolve()); killed.kill('SIGKILL') })
-  await new Promise((resolve) => setTimeout(resolve, 1000)) // let the sink finish transactions the kill cut short
+  // the sink records the transactions whose data it had, until the killed engine's sessions close there
+  await eventually(() => sink.openSessions.size === 0, 'the killed engine\'s SMTP sessions to close at the sink')
   const acceptedBeforeKill = new Set(sink.messages.map((m) => m.messageId))
   assert.ok(acceptedBeforeKill.size < COUNT, 'the kill happened mid-batch')
 

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { nothingHappensFor } from '../../helpers/waiting.ts'
 import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 
@@ -29,7 +30,7 @@ test('a 550 at RCPT is a hard bounce: bounced event, address suppressed, no retr
   assert.equal(rec?.reason, 'hard_bounce')
   assert.equal(rec?.message_id, msg.id)
   assert.equal(ob.proc.cp.isSuppressed(org.orgId, 'PermFail@Dest.example'), true)
-  await new Promise((resolve) => setTimeout(resolve, 1500))
+  await nothingHappensFor(1500) // a retry would be at the sink by now
   assert.equal(sink.rcptLog.filter((l) => l.startsWith('permfail@')).length, 1, 'tried exactly once')
   assert.equal(events.of(msg.id).length, 1)
 })

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { newId, outboundConsumer, outboundSubject, shardOf, STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 
@@ -24,14 +25,6 @@ before(async () => { ({ sink, ob, org, events, logs } = scenario = await startRe
 after(async () => { await scenario.close() })
 
 const handedBack = (): string[] => logs.filter((l) => l.msg === 'outbound message this engine cannot read; handed back for a newer engine').map((l) => String(l.problem))
-
-async function until (predicate: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`${what} not seen in time; log: ${JSON.stringify(logs)}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 test('malformed queued messages published into the stream are handed back for an hour with their first problem, never ended; a good one on the same shard still delivers', async () => {
   const good = queuedMessage(org, { to: ['good@dest.example'], track_opens: false, track_clicks: false })
@@ -59,7 +52,7 @@ test('malformed queued messages published into the stream are handed back for an
   await publishQueued(ob.proc.nc, ob.proc.config, good)
 
   await events.until(() => events.of(good.id, 'delivered').length === 1)
-  await until(() => handedBack().length === bad.length, `${bad.length} messages handed back`)
+  await eventually(() => handedBack().length === bad.length, () => `${bad.length} messages handed back; log: ${JSON.stringify(logs)}`)
   const reasons = handedBack()
   for (const b of bad) assert.ok(reasons.some((r) => b.reason.test(r)), `a reason matching ${String(b.reason)} in ${JSON.stringify(reasons)}`)
   for (const r of reasons) assert.ok(r.length < 500, r)
@@ -68,7 +61,7 @@ test('malformed queued messages published into the stream are handed back for an
   assert.deepEqual(events.events.map((e) => e.message_id), [good.id])
 
   // Handed back for an hour: not redelivered a second later, and still stored for an engine that can read them.
-  await new Promise((resolve) => setTimeout(resolve, 1000))
+  await nothingHappensFor(1000)
   assert.equal(handedBack().length, bad.length)
   const info = await (await jetstreamManager(ob.proc.nc)).consumers.info(STREAM_OUTBOUND, outboundConsumer(shardOf(good.id, ob.proc.config.engine.shards)))
   assert.equal(info.num_ack_pending, bad.length)

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { HttpResult } from '../../helpers/outbox.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
+import { sleepUntil } from '../../helpers/waiting.ts'
 import { type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { MAX_SCHEDULE_AHEAD_MS } from '../../../protocol/mod.ts'
 
@@ -22,8 +23,6 @@ before(async () => {
   key = await scenario.ob.key(scenario.org, ['send', 'read'])
 })
 after(async () => { await scenario.close() })
-
-const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
 
 async function sendAt (to: string, at: Date): Promise<{ id: string, createdAt: number }> {
   const body = { from: `App <hello@${scenario.org.domain}>`, to, subject: 'Later', text: 'Later', scheduled_at: at.toISOString() }
@@ -48,7 +47,7 @@ test('a message rescheduled later than its first time plus the retry span still 
 
 test('a reschedule to more than 72 h after the message was accepted is 400 naming scheduled_at; up to then it is 200', async () => {
   const { id, createdAt } = await sendAt('far@dest.example', new Date(Date.now() + 3600_000))
-  await sleep(1500) // so that 72 h from now lies past 72 h from the acceptance
+  await sleepUntil(createdAt + 1500) // so that 72 h from now lies past 72 h from the acceptance (by more than the 1 s tried below)
   const latest = createdAt + MAX_SCHEDULE_AHEAD_MS
   const late = await reschedule(id, new Date(latest + 1000))
   assert.equal(late.status, 400, late.text)

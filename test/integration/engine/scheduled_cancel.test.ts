@@ -4,7 +4,8 @@ import assert from 'node:assert/strict'
 import type { HttpResult, TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
-import { type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
+import { eventually, nothingHappensFor, sleepUntil } from '../../helpers/waiting.ts'
+import { engineHoldsBack, type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { scheduleStateKey } from '../../../stores/schedule/mod.ts'
 
 let sink: SmtpSink
@@ -19,8 +20,6 @@ before(async () => {
   key = await ob.key(org, ['send', 'read'])
 })
 after(async () => { await scenario.close() })
-
-const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
 
 async function sendAt (to: string, at?: Date): Promise<string> {
   const body = { from: `App <hello@${org.domain}>`, to, subject: 'Later', text: 'Later', ...(at !== undefined ? { scheduled_at: at.toISOString() } : {}) }
@@ -40,12 +39,12 @@ test('a cancel right before the due time wins: 200, never sent, reads canceled; 
   const id = await sendAt('cancel-late@dest.example', at)
   // a witness due at the same time: once it arrived, the canceled one would have too
   const witness = await sendAt('witness@dest.example', at)
-  await sleep(at.getTime() - Date.now() - 150)
+  await sleepUntil(at.getTime() - 150)
   const r = await cancel(id)
   assert.equal(r.status, 200, r.text)
   assert.deepEqual(r.body, { id, status: 'canceled' })
   await events.until(() => events.of(witness, 'delivered').length === 1, 20_000)
-  await sleep(1000)
+  await nothingHappensFor(1000) // the canceled message, due with the witness, would be at the sink by now
   assert.equal(sink.to('cancel-late@dest.example').length, 0)
   assert.deepEqual(events.of(id), [])
   const read = await ob.request('GET', `/v1/messages/${id}`, { key })
@@ -66,13 +65,13 @@ test('cancel racing delivery: each message is either 200 and never sent, or 409 
   assert.ok(Date.now() < at.getTime() - 1000, `sending took until ${Date.now() - at.getTime()} ms from the due time`)
   // the cancels go out together over the second around the due time, so some come before it and some after
   const answers = await Promise.all(ids.map(async (id, i) => {
-    await sleep(at.getTime() - 700 + i * 25 - Date.now())
+    await sleepUntil(at.getTime() - 700 + i * 25)
     return await cancel(id)
   }))
   for (const a of answers) assert.ok(a.status === 200 || a.status === 409, a.text)
   const sent = ids.filter((_, i) => answers[i]!.status === 409)
   await events.until(() => [witness, ...sent].every((id) => events.of(id, 'delivered').length === 1), 30_000)
-  await sleep(1000) // a canceled message that was going to go out anyway would have by now
+  await nothingHappensFor(1000) // a canceled message that was going to go out anyway would have by now
   ids.forEach((_id, i) => {
     const arrived = sink.to(`race${i}@dest.example`).length
     assert.equal(arrived, answers[i]!.status === 409 ? 1 : 0, `message ${i}: answered ${answers[i]!.status}, arrived ${arrived} times`)
@@ -97,7 +96,7 @@ test('a reschedule to a later time holds the message until then and reads the ne
 
 test('a reschedule to an earlier time sends it then, once, though the engine already held it for the first time', async () => {
   const id = await sendAt('earlier@dest.example', new Date(Date.now() + 120_000))
-  await sleep(1500) // the engine has taken the message in and holds it back for two minutes
+  await eventually(async () => await engineHoldsBack(ob, id), 'the engine to take the message in and hold it back for two minutes')
   const at = new Date(Date.now() + 2000)
   const r = await reschedule(id, at)
   assert.equal(r.status, 200, r.text)
@@ -112,7 +111,7 @@ test('a reschedule to an earlier time sends it then, once, though the engine alr
   await ob.proc.redis.del(scheduleStateKey(id))
   assert.equal((await cancel(id)).status, 409)
   assert.equal((await ob.request('GET', `/v1/messages/${id}`, { key })).body.status, 'delivered')
-  await sleep(1000)
+  await nothingHappensFor(1000) // a second copy sent would be at the sink by now
   assert.equal(sink.to('earlier@dest.example').length, 1)
 })
 

@@ -4,13 +4,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { pino } from 'pino'
 import { ShardActors } from '../../../engine/shards.ts'
 import type { DeliverTask } from '../../../engine/actor/task.ts'
 import { OutboxMetrics } from '../../../stores/metrics/mod.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 
 let scenario: RelayScenario | undefined
 const dir = mkdtempSync(join(tmpdir(), 'outbox-thread-'))
@@ -64,16 +64,17 @@ test('a shard thread whose module fails to link rejects its task with the link e
     return true
   })
   // the thread then ends with the same error; the pool logs it and starts another
-  while (!logs.some((l) => l.code === 'engine_thread_failed')) await sleep(50)
+  await eventually(() => logs.some((l) => l.code === 'engine_thread_failed'), 'the thread failure logged')
   assert.match(String((logs.find((l) => l.code === 'engine_thread_failed')!.err as { message?: string }).message), /does not provide an export named 'notExported'/)
 })
 
 test('shard threads that never load: every task fails instead of waiting, the failures are logged once, and closing returns', { timeout: 30_000 }, async (t) => {
   const { actors, logs } = await actorsOn(t, './never_loads_thread.cjs')
-  for (let i = 0; i < 2; i++) {
-    await assert.rejects(actors.deliver(0, task), /this shard thread entry cannot be loaded|Terminating worker thread/)
-    await sleep(1200)
-  }
+  const failures = (): number => logs.filter((l) => l.code === 'engine_thread_failed').length
+  await assert.rejects(actors.deliver(0, task), /this shard thread entry cannot be loaded|Terminating worker thread/)
+  await eventually(() => failures() === 1, 'the first thread failure logged')
+  await assert.rejects(actors.deliver(0, task), /this shard thread entry cannot be loaded|Terminating worker thread/)
+  await nothingHappensFor(1200) // the next thread's failure would be logged by now, were it not counted instead
   assert.equal(logs.filter((l) => l.code === 'engine_thread_failed').length, 1, 'later failures within the minute are counted, not logged')
   await actors.close()
 })

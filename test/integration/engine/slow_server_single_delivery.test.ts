@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
+import { nothingHappensFor } from '../../helpers/waiting.ts'
 
 let sink: SmtpSink
 let ob: TestOutbox
@@ -19,7 +20,7 @@ test('a server slower than ack_wait still gets the message exactly once', async 
   const msg = queuedMessage(org, { to: ['slow@dest.example'] })
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'delivered').length === 1)
-  await new Promise((resolve) => setTimeout(resolve, 2500)) // a redelivery would have started by now
+  await nothingHappensFor(2500) // a redelivery would have started by now
   assert.equal(sink.rcptLog.length, 1)
   assert.equal(sink.to('slow@dest.example').length, 1)
   assert.equal(events.of(msg.id).length, 1)

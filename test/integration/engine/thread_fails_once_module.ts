@@ -1,6 +1,6 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * The shard thread's real module (engine/actor/worker.ts), except that the first thread to load it in
@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 const dir = process.env.OB_TEST_THREAD_DIR!
 if (!existsSync(join(dir, 'failed'))) {
   writeFileSync(join(dir, 'failed'), '')
-  while (!existsSync(join(dir, 'task'))) await sleep(20)
+  await eventually(() => existsSync(join(dir, 'task')), 'a task to reach the thread', 60_000, 20)
   throw new Error('this shard thread cannot load its module')
 }
 

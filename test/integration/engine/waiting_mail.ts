@@ -3,6 +3,7 @@ import type { TestContext } from 'node:test'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { TestOutbox } from '../../helpers/outbox.ts'
 import { messageIdHeader, send, sendBody, sinkCounts, sleep, untilNothingPending, nothingPending } from '../faults/fault_env.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * Mail that waits inside the engine (deferred after a 451, or scheduled) while ordinary mail flows through
@@ -85,10 +86,8 @@ export async function runWaitingMail (t: TestContext, plan: WaitingMailPlan): Pr
     }
     for (const s of sent) {
       let m: { status?: string, events?: Array<{ type: string, data: Record<string, unknown> }> } = {}
-      for (let i = 0; i < 100 && m.status !== 'delivered'; i++) {
-        m = (await ob.request('GET', `/v1/messages/${s.id}`, { key })).body ?? {}
-        if (m.status !== 'delivered') await sleep(100)
-      }
+      await eventually(async () => (m = (await ob.request('GET', `/v1/messages/${s.id}`, { key })).body ?? {}).status === 'delivered',
+        `${s.kind} ${s.to} delivered in the read model`, 10_000, 100)
       assert.equal(m.status, 'delivered', `${s.kind} ${s.to} ends delivered`)
       const delivered = (m.events ?? []).filter((e) => e.type === 'delivered')
       assert.equal(delivered.length, 1, `${s.kind} ${s.to}: one delivered event`)

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { AckPolicy, RetentionPolicy, jetstream, jetstreamManager, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { eventually } from '../../helpers/waiting.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { sweepWorkQueue } from '../../../engine/work_queue_sweep.ts'
 
@@ -137,13 +138,18 @@ test('after SIGKILLs of nats-server under acks and delayed naks, a full sweep le
       } catch { await sleep(100) }
     }
   })
+  // each kill, and the end of the load, finds the workers finishing messages since the last restart
+  const finishing = async (): Promise<void> => {
+    const before = done.size
+    await eventually(() => done.size >= before + 100, 'messages finished', 30_000)
+  }
   for (let kill = 0; kill < 4; kill++) {
-    await sleep(2500)
+    await finishing()
     await nats.stop('SIGKILL')
     await sleep(500)
     await nats.start()
   }
-  await sleep(1000)
+  await finishing()
   running = false
   await publisher
   await Promise.all(workers)

@@ -8,8 +8,8 @@ import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
-import { eventually } from '../../helpers/webhooks.ts'
 import { closeAgent, killChild, messageIdHeader, nothingPending, send, sendBody, sinkCounts, startEngineChild, untilNothingPending } from './fault_env.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // A large message (content in the object store) on a stock nats-server (1 MB max_payload), with the engine
 // SIGKILLed between its attempts: the content outlives the crash and the message is delivered once.

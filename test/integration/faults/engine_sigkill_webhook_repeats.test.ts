@@ -7,6 +7,7 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { publishEvent, putWebhook } from '../../helpers/webhooks.ts'
 import { killChild, nothingPending, sleep, startEngineChild, untilNothingPending } from './fault_env.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * An engine SIGKILLed in the middle of a webhook backlog leaves its job messages (each up to 128 of one webhook's
@@ -62,8 +63,7 @@ test('an engine killed in a webhook backlog: the next one posts only what was no
   engine = await startEngineChild(engineEnv())
 
   const ids = (): string[] => rx.on('/hook').map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id)
-  const deadline = Date.now() + 120_000
-  while (new Set(ids()).size < EVENTS && Date.now() < deadline) await sleep(200)
+  await eventually(() => new Set(ids()).size >= EVENTS, 'every event at the receiver', 120_000, 200)
   const got = ids()
   const distinct = new Set(got)
   assert.equal(distinct.size, EVENTS, 'every event reached the receiver')

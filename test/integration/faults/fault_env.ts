@@ -7,6 +7,7 @@ import { STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS } from '../../../protocol/mod.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * Shared pieces of the fault tests: HTTP sends that survive connection errors (recorded, not thrown), an
@@ -78,6 +79,17 @@ export function startSendLoad (baseUrl: string, key: string, org: TestOrg, prefi
   return { results, stop: async () => { running = false; await Promise.all(loops) } }
 }
 
+/** Sends flow: the last `n` answers of a send load are all 202. */
+export function sendsFlow (results: SendResult[], n = 8): boolean {
+  const tail = results.slice(-n)
+  return tail.length === n && tail.every((r) => r.status === 202)
+}
+
+/** How many answers of a send load from the `from`-th on are 202. */
+export function acceptedSince (results: SendResult[], from: number): number {
+  return results.slice(from).filter((r) => r.status === 202).length
+}
+
 export function acceptedIds (results: SendResult[]): string[] {
   return results.filter((r) => r.status === 202 && r.id !== undefined).map((r) => r.id!)
 }
@@ -123,17 +135,15 @@ export function nothingPending (s: PendingState): boolean {
   return s.outboundMessages === 0 && s.webhookJobs === 0 && s.consumers.every((c) => c.pending === 0 && c.ackPending === 0)
 }
 
-/** Polls until nothing is pending (engines ack just after their events), returning the last state seen. */
-export async function untilNothingPending (natsUrl: string, timeoutMs = 20_000, done: (s: PendingState) => boolean = nothingPending): Promise<PendingState> {
+/** Resolves with the pending state once `done` holds for it (engines ack just after their events). */
+export async function untilNothingPending (
+  natsUrl: string, timeoutMs?: number, done: (s: PendingState) => boolean = nothingPending
+): Promise<PendingState> {
   const nc = await connect({ servers: natsUrl })
   try {
-    const deadline = Date.now() + timeoutMs
-    let s = await pendingState(nc)
-    while (!done(s) && Date.now() < deadline) {
-      await sleep(200)
-      s = await pendingState(nc)
-    }
-    return s
+    let last: PendingState | undefined
+    return await eventually(async () => { last = await pendingState(nc); return done(last) ? last : undefined },
+      () => `nothing pending; last seen ${JSON.stringify(last)}`, timeoutMs, 200)
   } finally {
     await nc.close()
   }

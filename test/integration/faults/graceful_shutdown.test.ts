@@ -8,6 +8,7 @@ import { spawnCli, type CliRun } from '../../helpers/cli.ts'
 import { freePort } from '../../helpers/ports.ts'
 import type { ChildProcess } from 'node:child_process'
 import { nothingPending, sendBody, sleep, untilDelivered, untilNothingPending } from './fault_env.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 interface Sent { startedAt: number, status: number, id?: string, error?: string }
 
@@ -51,12 +52,8 @@ function startCli (): { child: ChildProcess, done: Promise<CliRun> } {
 }
 
 async function untilServing (): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const r = await post(sendBody(org, 'probe@dest.example', { headers: {} })).catch(() => undefined)
-    if (r !== undefined && r.status === 202) return
-    await sleep(100)
-  }
-  throw new Error('outbox start did not accept sends')
+  await eventually(async () => (await post(sendBody(org, 'probe@dest.example', { headers: {} })).catch(() => undefined))?.status === 202,
+    'outbox start to accept sends', 20_000, 100)
 }
 
 before(async () => {
@@ -90,7 +87,7 @@ test('SIGTERM under send load: requests in flight are answered, exit 0, every 20
       if (r.status === 0) await sleep(20) // the listener is gone; keep knocking until the test stops
     }
   })
-  while (results.filter((r) => r.status === 202).length < 100) await sleep(20)
+  await eventually(() => results.filter((r) => r.status === 202).length >= 100, '100 sends accepted', 60_000)
   const termAt = Date.now()
   first.child.kill('SIGTERM')
   const exit = await first.done

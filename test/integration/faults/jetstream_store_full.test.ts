@@ -12,7 +12,8 @@ import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { freePort } from '../../helpers/ports.ts'
-import { closeAgent, messageIdHeader, nothingPending, sinkCounts, sleep, untilDelivered, untilNothingPending } from './fault_env.ts'
+import { closeAgent, messageIdHeader, nothingPending, sinkCounts, untilDelivered, untilNothingPending } from './fault_env.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * A JetStream store at its limit (nats-server `max_file_store`, OB_NATS_STORE_MB the same): the queue of mail
@@ -128,11 +129,7 @@ test('a full JetStream store refuses sends with 503 queue_full and not-ready, ke
   // The full queue leaves the leases their room: they are renewed (a lease lasts 2 s, renewed every ~0.7 s).
   const before = await leaseRevision()
   assert.ok(before > 0, 'an engine holds shard 0')
-  const deadline = Date.now() + 30_000
-  while (await leaseRevision() < before + 3) {
-    assert.ok(Date.now() < deadline, 'shard lease not renewed while the store is full')
-    await sleep(200)
-  }
+  await eventually(async () => await leaseRevision() >= before + 3, 'the shard lease renewed while the store is full', 30_000, 200)
 
   // The destination answers again: everything accepted is delivered, once, and that frees the store.
   sink = await SmtpSink.start({ keepRaw: false, port })
@@ -140,17 +137,15 @@ test('a full JetStream store refuses sends with 503 queue_full and not-ready, ke
   const counts = sinkCounts(sink)
   for (const id of accepted) assert.equal(counts.get(messageIdHeader(org, id)), 1, `${id} delivered exactly once`)
 
-  const readyDeadline = Date.now() + 30_000
   let again = await ob.request('GET', '/readyz')
-  while (again.status !== 200 && Date.now() < readyDeadline) {
-    await sleep(200)
-    again = await ob.request('GET', '/readyz')
-  }
+  await eventually(async () => (again = await ob.request('GET', '/readyz')).status === 200,
+    () => `readyz 200; last ${JSON.stringify(again.body)}`, 30_000, 200)
   assert.equal(again.status, 200, JSON.stringify(again.body))
 
   // Sends are taken again (within the second the gateway takes to read the queue's size) and delivered.
   let after = await sendOne(MAX_SENDS + 1)
-  for (let tries = 0; after.status === 503 && tries < 20; tries++) { await sleep(200); after = await sendOne(MAX_SENDS + 1) }
+  await eventually(async () => after.status !== 503 || (after = await sendOne(MAX_SENDS + 1)).status !== 503,
+    () => `a send taken again; last ${JSON.stringify(after.body)}`, 5_000, 200)
   assert.equal(after.status, 202, JSON.stringify(after.body))
   await untilDelivered(sink, org, [after.body.id], 60_000)
   const state = await untilNothingPending(nats.url, 30_000)
@@ -182,11 +177,9 @@ test('received mail finding its store full is answered 452, and taken again once
   assert.equal(send.status, 202, JSON.stringify(send.body))
   for (const name of fillers) await raw.delete(name)
   // taken again within the second the listener takes to read the store's size
-  let info = await smtp.sendMail(mail).then((i) => String(i.response), (err: { response?: string }) => String(err.response))
-  for (let tries = 0; info.startsWith('452') && tries < 20; tries++) {
-    await sleep(200)
-    info = await smtp.sendMail(mail).then((i) => String(i.response), (err: { response?: string }) => String(err.response))
-  }
+  const attempt = async (): Promise<string> => await smtp.sendMail(mail).then((i) => String(i.response), (err: { response?: string }) => String(err.response))
+  let info = await attempt()
+  await eventually(async () => !info.startsWith('452') || !(info = await attempt()).startsWith('452'), () => `mail taken again; last ${info}`, 5_000, 200)
   assert.match(info, /^250 /)
   smtp.close()
 })

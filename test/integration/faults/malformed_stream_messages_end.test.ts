@@ -6,7 +6,7 @@ import {
   STREAM_WEBHOOK_JOBS, webhookJobConsumer, webhookJobSubject
 } from '../../../protocol/mod.ts'
 import { TestOutbox } from '../../helpers/outbox.ts'
-import { eventually } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * What no Outbox process wrote (a webhook job, an event or an inbound job that cannot be read) is ended at once with

@@ -4,8 +4,10 @@ import type { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import {
-  acceptedIds, nothingPending, startSendLoad, sleep, untilDelivered, untilNothingPending, startRelayWorld, type RelayWorld
+  acceptedIds, acceptedSince, nothingPending, sendsFlow, startSendLoad, untilDelivered, untilNothingPending, startRelayWorld,
+  type RelayWorld
 } from './fault_env.ts'
 
 let nats: ServerProcess
@@ -21,22 +23,23 @@ after(async () => { await world.close() })
 test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, no hang, every 202 delivered, nothing left stored or owed', { timeout: 150_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'n')
   const results = load.results
-  await sleep(1000)
-  await nats.stop('SIGKILL')
-  const down = Date.now()
-  await sleep(3000)
-  const duringOutage = results.length
-  await nats.start()
-  t.diagnostic(`NATS was down ${Date.now() - down} ms`)
-  // keep sending until sends succeed again for a while
-  const back = Date.now()
-  while (Date.now() - back < 20_000) {
-    await sleep(250)
-    const tail = results.slice(-8)
-    if (tail.length === 8 && tail.every((r) => r.status === 202)) break
+  let duringOutage = 0
+  try {
+    await eventually(() => acceptedSince(results, 0) >= 8, 'sends accepted before the outage')
+    await nats.stop('SIGKILL')
+    const down = Date.now()
+    const killedAt = results.length
+    await eventually(() => results.slice(killedAt).some((r) => r.status === 503), 'a sender to see the outage')
+    duringOutage = results.length
+    await nats.start()
+    t.diagnostic(`NATS was down ${Date.now() - down} ms`)
+    // keep sending until sends succeed again for a while
+    await eventually(() => sendsFlow(results), 'sends to succeed again', 30_000, 250)
+    const recovered = results.length
+    await eventually(() => acceptedSince(results, recovered) >= 8, 'sends accepted after the recovery')
+  } finally {
+    await load.stop() // also when a wait failed, so the senders do not outlive the test
   }
-  await sleep(1000)
-  await load.stop()
 
   const statuses = new Map<number, number>()
   for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)

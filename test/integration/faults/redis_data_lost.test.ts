@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import type { HttpResult, TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
-import { until } from '../../helpers/reports.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { REDIS_KEYS } from '../../../protocol/mod.ts'
 
@@ -26,7 +26,6 @@ before(async () => {
 })
 after(async () => { await scenario.close() })
 
-const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
 const flush = async (): Promise<void> => { await ob.proc.redis.flushall() }
 
 async function send (fields: Record<string, unknown>, idempotencyKey?: string): Promise<HttpResult> {
@@ -56,8 +55,8 @@ test('a canceled scheduled message is never sent after Redis is flushed, and rea
   assert.equal(r.status, 200, r.text)
   await flush()
   await events.until(() => events.of(witness, 'delivered').length === 1, 20_000)
-  await until(async () => await statusOf(id) === 'canceled', 'the canceled message reads canceled again')
-  await sleep(1000)
+  await eventually(async () => await statusOf(id) === 'canceled', 'the canceled message reads canceled again')
+  await nothingHappensFor(1000) // a send of the canceled message, due with the witness, would be at the sink by now
   assert.equal(sink.to('canceled-then-flushed@dest.example').length, 0, 'never sent')
   assert.deepEqual(events.of(id), [], 'no event')
   const again = await ob.request('PATCH', `/v1/messages/${id}`, { key, body: { scheduled_at: new Date(Date.now() + 5000).toISOString() } })
@@ -74,7 +73,7 @@ test('a message rescheduled later is sent at its new time, not its first, after 
   assert.equal(r.status, 200, r.text)
   await flush()
   await events.until(() => events.of(witness, 'delivered').length === 1, 20_000)
-  await sleep(500)
+  await nothingHappensFor(500) // a send at the first time, due with the witness, would be at the sink by now
   assert.equal(sink.to('moved-then-flushed@dest.example').length, 0, 'not sent at its first time')
   await events.until(() => events.of(id, 'delivered').length === 1, 30_000)
   const [m] = sink.to('moved-then-flushed@dest.example')
@@ -96,7 +95,7 @@ test('a send retried with the same Idempotency-Key after Redis is flushed is the
   const other = await send({ to: 'idem-other@dest.example' }, 'order-flush-1')
   assert.equal(other.status, 422, other.text)
   assert.equal(other.body.error.code, 'idempotency_key_reused')
-  await sleep(1500)
+  await nothingHappensFor(1500) // a second message from the replayed sends would be delivered by now
   assert.equal(sink.to('idem-flushed@dest.example').length, 1, 'one delivery')
   assert.equal(sink.to('idem-other@dest.example').length, 0)
 })
@@ -115,7 +114,7 @@ test('a key removed from Redis alone (as an evicting Redis or a failover to a la
   const restored = await ob.proc.redis.pttl(redisKey)
   assert.ok(restored > 0 && restored <= kept + 1000, `put back in Redis until the first record's end (${restored} of ${kept} ms)`)
   await events.until(() => events.of(first.body.id, 'delivered').length === 1)
-  await sleep(1000)
+  await nothingHappensFor(1000) // a second message from the replayed send would be delivered by now
   assert.equal(sink.to('idem-evicted@dest.example').length, 1, 'one delivery')
 })
 
@@ -136,7 +135,7 @@ test('a recipient accepted before Redis is flushed gets a second copy when its m
   await events.until(() => events.of(id, 'delivered').length === 1 && events.of(id, 'deferred').length === 1)
   await flush()
   await events.until(() => sink.to('tempfail1times@dest.example').length === 1, 30_000)
-  await until(() => sink.to('progress-ok@dest.example').length === 2, 'the second copy')
+  await eventually(() => sink.to('progress-ok@dest.example').length === 2, 'the second copy')
   const copies = sink.to('progress-ok@dest.example').map((m) => m.headers.get('message-id'))
   assert.equal(copies[0], copies[1], 'the copies carry the same Message-ID')
   assert.equal(events.of(id, 'delivered').filter((e) => e.data.to === 'progress-ok@dest.example').length, 1, 'one delivered event')

@@ -18,6 +18,7 @@ import { sleep } from './fault_env.ts'
 import { submissionClient } from '../../helpers/submission.ts'
 import { freePort } from '../../helpers/ports.ts'
 import { RawSmtp } from '../../helpers/raw_smtp.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 let redisServer: ServerProcess
 let redis: Redis
@@ -58,16 +59,9 @@ after(async () => {
   await redisServer.dispose()
 })
 
-/** Polls `check` every 100 ms until it returns a value; fails after `timeoutMs`. */
-async function until<T> (what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await check()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(100)
-  }
-}
+/** Checks here make requests or SMTP sessions against a full Redis: looked at every 100 ms, for up to 30 s. */
+const WAIT_MS = 30_000
+const EVERY_MS = 100
 
 /** A metric's value; NaN when it is not exported (every comparison with it then fails). */
 async function metric (name: string): Promise<number> {
@@ -136,7 +130,7 @@ test('Redis full: the projector tries again seldom, not every event every second
   await fillRedis(redis)
   for (const m of msgs) await publish(ob, event(org, m.id, 'delivered', new Date(), { smtp_response: '250 OK' }))
   // A failed event is handed out again: once there is a delivery more than there are events, applying has failed.
-  await until('the projector to fail', async () => await projectorDeliveries() > deliveries0 + N ? true : undefined)
+  await eventually(async () => await projectorDeliveries() > deliveries0 + N, 'the projector to fail', WAIT_MS, EVERY_MS)
 
   // A window of at least 6 s: every event would be handed out again about 6 times if each failure were retried
   // after a second. JetStream's own count of deliveries shows what the projector was handed, whatever it counts.
@@ -158,10 +152,10 @@ test('Redis full: the projector tries again seldom, not every event every second
 
   await freeRedis(redis)
   for (const m of msgs) {
-    await until(`${m.id} delivered in the read model`, async () => {
+    await eventually(async () => {
       const r = await ob.request('GET', `/v1/messages/${m.id}`, { key })
-      return r.body.status === 'delivered' ? true : undefined
-    }, 90_000)
+      return r.body.status === 'delivered'
+    }, `${m.id} delivered in the read model`, 90_000, EVERY_MS)
   }
   assert.equal(await metric('outbox_projector_backoff_seconds'), 0)
   // A few lines for the whole outage, none per event: one when it starts (the wait reaching 30 s would be another),
@@ -187,12 +181,12 @@ test('Redis full: inbound SMTP answers 451 and takes nothing, then 250 again wit
 
   await fillRedis(redis)
   let refused = 0
-  await until('451 while Redis is full', async () => {
+  await eventually(async () => {
     const code = await rejectedCode(mail(`while full ${refused}`))
     assert.ok(code === 250 || code === 451, `code ${code}`)
     if (code === 451) refused++
-    return code === 451 ? true : undefined
-  })
+    return code === 451
+  }, '451 while Redis is full', WAIT_MS, EVERY_MS)
   for (let i = 0; i < 3; i++) {
     try {
       await mail('refused')
@@ -209,11 +203,9 @@ test('Redis full: inbound SMTP answers 451 and takes nothing, then 250 again wit
   await raw.quit()
 
   await freeRedis(redis)
-  await until('250 once Redis has room', async () => (await rejectedCode(mail('after'))) === 250 ? true : undefined)
-  const received = await until('the inbound.received event of the mail accepted after', async () => {
-    const hit = events.of('inbound.received').find((e) => (e.data as { subject?: string }).subject === 'after')
-    return hit
-  })
+  await eventually(async () => (await rejectedCode(mail('after'))) === 250, '250 once Redis has room', WAIT_MS, EVERY_MS)
+  const received = await eventually(() => events.of('inbound.received').find((e) => (e.data as { subject?: string }).subject === 'after'),
+    'the inbound.received event of the mail accepted after', WAIT_MS, EVERY_MS)
   assert.equal((received.data as { to: string[] }).to[0], `support@${org.domain}`)
   for (const subject of ['refused', 'mid-transaction']) {
     assert.ok(!events.of('inbound.received').some((e) => (e.data as { subject?: string }).subject === subject), `${subject}: nothing refused was taken`)
@@ -230,5 +222,5 @@ test('Redis not answering: readyz 503 with redis unavailable, 200 once it is bac
   } finally {
     process.kill(redisServer.pid!, 'SIGCONT')
   }
-  await until('readyz 200', async () => (await ob.request('GET', '/readyz')).status === 200 ? true : undefined)
+  await eventually(async () => (await ob.request('GET', '/readyz')).status === 200, 'readyz 200', WAIT_MS, EVERY_MS)
 })

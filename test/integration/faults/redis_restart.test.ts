@@ -3,8 +3,9 @@ import assert from 'node:assert/strict'
 import type { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import {
-  acceptedIds, messageIdHeader, nothingPending, startSendLoad, sinkCounts, sleep, untilDelivered,
+  acceptedIds, acceptedSince, messageIdHeader, nothingPending, sendsFlow, startSendLoad, sinkCounts, untilDelivered,
   untilNothingPending, startRelayWorld, type RelayWorld
 } from './fault_env.ts'
 
@@ -23,20 +24,20 @@ after(async () => { await world.close() })
 test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down, nothing sent unthrottled, then everything flows', { timeout: 90_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'r')
   const results = load.results
-  await sleep(1000)
-  await redis.stop('SIGKILL')
-  const outageStart = results.length
-  await sleep(2500)
-  const outage = results.slice(outageStart)
-  await redis.start()
-  const back = Date.now()
-  while (Date.now() - back < 20_000) {
-    await sleep(250)
-    const tail = results.slice(-8)
-    if (tail.length === 8 && tail.every((r) => r.status === 202)) break
+  let outage: typeof results = []
+  try {
+    await eventually(() => acceptedSince(results, 0) >= 8, 'sends accepted before the outage')
+    await redis.stop('SIGKILL')
+    const outageStart = results.length
+    await eventually(() => results.slice(outageStart).some((r) => r.status === 503), 'a sender to see the outage')
+    outage = results.slice(outageStart)
+    await redis.start()
+    await eventually(() => sendsFlow(results), 'sends to succeed again', 30_000, 250)
+    const recovered = results.length
+    await eventually(() => acceptedSince(results, recovered) >= 8, 'sends accepted after the recovery')
+  } finally {
+    await load.stop() // also when a wait failed, so the senders do not outlive the test
   }
-  await sleep(1000)
-  await load.stop()
 
   const statuses = new Map<number, number>()
   for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)

@@ -6,7 +6,7 @@ import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import { freePort } from '../../helpers/ports.ts'
 import {
-  acceptedIds, closeAgent, messageIdHeader, nothingPending, sendMany, sinkCounts, sleep, untilDelivered, untilNothingPending
+  acceptedIds, closeAgent, messageIdHeader, nothingPending, sendMany, sinkCounts, untilDelivered, untilNothingPending
 } from './fault_env.ts'
 
 const COUNT = 60
@@ -51,7 +51,8 @@ test('SMTP relay down, then back: messages are deferred or wait, then each deliv
   // The first failures suspend the destination: the other messages then wait for its end without an attempt (and
   // without a `deferred` event), so only some are deferred before the relay comes back.
   await events.until(() => ids.filter((id) => events.of(id, 'deferred').length >= 1).length >= 5, 20_000)
-  await sleep(1500) // at least one retry also meets the closed port
+  // at least one retry also meets the closed port
+  await events.until(() => ids.some((id) => events.of(id, 'deferred').length >= 2), 30_000)
   sink = await SmtpSink.start({ keepRaw: false, port })
   await untilDelivered(sink, org, ids, 40_000)
 

@@ -5,9 +5,9 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { outboundConsumer, outboundSubject, shardOf, splitContent, STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 import { openContentStore, type ContentStore } from '../../../stores/content/mod.ts'
 import type { HttpResult } from '../../helpers/outbox.ts'
-import { type EventWatcher, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
+import { engineHoldsBack, type EventWatcher, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
-import { eventually } from '../../helpers/webhooks.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 
 /**
  * Large messages (content stored apart) end with an event in every case: a copy of a rescheduled message that is
@@ -28,8 +28,6 @@ before(async () => {
   content = await openContentStore(scenario.ob.proc.nc, scenario.ob.proc.config)
 })
 after(async () => { await scenario.close() })
-
-const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
 
 async function sendLarge (to: string, at: Date): Promise<string> {
   const attachment = randomBytes(600 * 1024).toString('base64')
@@ -55,7 +53,7 @@ async function pendingOnShard (id: string): Promise<number> {
 test('a large message rescheduled earlier and then deferred keeps its content when its first copy comes back, and is delivered at its retry', async () => {
   const rcpt = 'tempfail-large@dest.example'
   const id = await sendLarge(rcpt, new Date(Date.now() + 9000))
-  await sleep(1500) // the engine holds the first copy back until its time
+  await eventually(async () => await engineHoldsBack(scenario.ob, id), 'the engine to hold the first copy back until its time')
   assert.equal((await reschedule(id, new Date(Date.now() + 500))).status, 200)
   // the copy published by the reschedule is attempted (451) and waits 12 s; the first copy comes back meanwhile
   await events.until(() => events.of(id, 'deferred').length === 1, 20_000)
@@ -78,7 +76,7 @@ test('a large message whose stored content is gone ends failed (content_unavaila
   await eventually(async () => (await pendingOnShard(msg.id)) === 0, 'the message left the stream', 10_000)
   await eventually(async () => (await scenario.ob.request('GET', `/v1/messages/${msg.id}`, { key })).body?.status === 'failed', 'reads failed', 10_000)
   // it does not come back after the ack wait: no second round of events
-  await sleep(ACK_WAIT_MS * 2)
+  await nothingHappensFor(ACK_WAIT_MS * 2)
   assert.equal(events.of(msg.id).length, 2)
   assert.equal(scenario.sink.messages.filter((m) => m.rcptTo.some((r) => r.startsWith('gone-'))).length, 0)
 })

@@ -5,7 +5,8 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import { putWebhook, webhookNow } from '../../helpers/webhooks.ts'
-import { acceptedIds, closeAgent, nothingPending, sendMany, sleep, untilNothingPending } from './fault_env.ts'
+import { acceptedIds, closeAgent, nothingPending, sendMany, untilNothingPending } from './fault_env.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 const COUNT = 30
 
@@ -46,14 +47,16 @@ test('receiver down through several retries, then back: every event arrives, wit
   const ids = acceptedIds(results)
   assert.equal(ids.length, COUNT)
   await events.until(() => ids.every((id) => events.of(id, 'delivered').length === 1), 20_000)
-  await sleep(3500) // about three retries meet the closed port
+  // three retries meet the closed port: the delivery log holds a fourth attempt
+  const attempts = async (): Promise<Array<{ attempt: number }>> =>
+    (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key: org.adminKey })).body.data
+  await eventually(async () => (await attempts()).some((a) => a.attempt >= 4), 'a fourth attempt at the closed port', 30_000, 100)
   assert.equal(webhookNow(ob, wh)?.status, 'active', 'the schedule is not spent yet')
   rx = await HttpsReceiver.start(undefined, port)
 
   const want = new Map(ids.map((id) => [events.of(id, 'delivered')[0]!.id, id]))
   const bodies = (): Array<{ id: string }> => rx.on('/hook').map((r) => JSON.parse(r.rawBody.toString()) as { id: string })
-  const deadline = Date.now() + 30_000
-  while ([...want.keys()].some((id) => !bodies().some((b) => b.id === id)) && Date.now() < deadline) await sleep(100)
+  await eventually(() => [...want.keys()].every((id) => bodies().some((b) => b.id === id)), 'every event at the receiver', 30_000, 100)
   const got = bodies()
   const seen = new Set(got.map((b) => b.id))
   t.diagnostic(`events ${want.size}, requests after the receiver came back ${got.length}`)

@@ -5,6 +5,7 @@ import { WebSocket } from 'undici'
 import { CLOSE_CODES } from '../../../gateway/ws/event_stream.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { assertHealthy } from './fuzz_helpers.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * Random frames on the event stream socket: before authentication any non-auth frame closes it with a
@@ -40,11 +41,6 @@ async function open (): Promise<{ ws: WebSocket, inbox: any[], closed: Promise<n
   return { ws, inbox, closed }
 }
 
-async function until (cond: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 100 && !cond(); i++) await new Promise((resolve) => setTimeout(resolve, 20))
-  assert.ok(cond(), what)
-}
-
 test('before authentication a random frame closes the socket with a documented code', async () => {
   await fc.assert(fc.asyncProperty(frame, async (f) => {
     const c = await open()
@@ -58,12 +54,12 @@ test('before authentication a random frame closes the socket with a documented c
 test('after authentication a random frame gets an error message and the socket stays open', async () => {
   const c = await open()
   c.ws.send(JSON.stringify({ type: 'auth', key }))
-  await until(() => c.inbox.some((m) => m.type === 'ready'), 'ready')
+  await eventually(() => c.inbox.some((m) => m.type === 'ready'), 'ready')
   const small = frame.filter((f) => Buffer.byteLength(f) <= 4096)
   await fc.assert(fc.asyncProperty(small, async (f) => {
     const before = c.inbox.length
     c.ws.send(f)
-    await until(() => c.inbox.length > before || c.ws.readyState !== WebSocket.OPEN, 'an answer')
+    await eventually(() => c.inbox.length > before || c.ws.readyState !== WebSocket.OPEN, 'an answer')
     assert.equal(c.ws.readyState, WebSocket.OPEN, `closed after ${String(f).slice(0, 80)}`)
     const reply = c.inbox[c.inbox.length - 1]
     assert.ok(reply.type === 'error' || reply.type === 'filter', JSON.stringify(reply))

@@ -4,8 +4,8 @@ import { connect } from 'node:net'
 import fc from 'fast-check'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { STREAM_OUTBOUND } from '../../../protocol/mod.ts'
-import { eventually } from '../../helpers/webhooks.ts'
 import { queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * Random and garbled SMTP sessions over raw sockets (AUTH allowed without TLS so they reach every state): the

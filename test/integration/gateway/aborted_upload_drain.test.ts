@@ -2,17 +2,10 @@ import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { TestOutbox } from '../../helpers/outbox.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 let ob: TestOutbox | undefined
 after(async () => { await ob?.close() })
-
-async function until (what: string, condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (condition()) return
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  throw new Error(`timed out waiting for ${what}`)
-}
 
 test('clients that abort mid-upload leave nothing in flight, so a drain does not wait for its deadline', { timeout: 90_000 }, async () => {
   // A long shutdown deadline, so a drain that waits for it cannot be mistaken for one that finished.
@@ -31,9 +24,9 @@ test('clients that abort mid-upload leave nothing in flight, so a drain does not
     sock.write('{"html":"' + 'x'.repeat(64 * 1024))
     sockets.push(sock)
   }
-  await until('the five uploads to be in flight', () => server.inFlight === 5)
+  await eventually(() => server.inFlight === 5, 'the five uploads to be in flight')
   for (const sock of sockets) sock.destroy()
-  await until('the aborted uploads to leave nothing in flight', () => server.inFlight === 0)
+  await eventually(() => server.inFlight === 0, 'the aborted uploads to leave nothing in flight')
 
   let deadlineTimer: NodeJS.Timeout | undefined
   const outcome = await Promise.race([

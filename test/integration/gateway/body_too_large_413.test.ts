@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { heldWithin } from '../../helpers/waiting.ts'
 
 let ob: TestOutbox
 let org: TestOrg
@@ -82,7 +83,7 @@ test('a keep-alive connection still serves the next request after a 413 for a bo
   sock.write(payload)
   sock.write(request(small))
   sock.write(small)
-  for (let i = 0; i < 200 && [...received.matchAll(/HTTP\/1\.1 /g)].length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  await heldWithin(() => [...received.matchAll(/HTTP\/1\.1 /g)].length >= 2, 10_000, 50) // the statuses below show what came
   sock.destroy()
   const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1])
   assert.deepEqual(statuses, ['413', '202'], received.slice(0, 500))

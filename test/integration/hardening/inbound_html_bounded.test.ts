@@ -6,6 +6,7 @@ import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { inboundClient, addRoute } from '../../helpers/inbound.ts'
 import { cpuMs, ADVERSARIAL_HTML } from '../../helpers/work.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 let dns: DnsServer
 let ob: TestOutbox
@@ -36,13 +37,9 @@ async function receive (html: string, subject = `m${++sent}`): Promise<Record<st
 }
 
 async function receivedWith (subject: string): Promise<Record<string, any>> {
-  const deadline = Date.now() + 120_000
-  for (;;) {
-    const hit = events.of('inbound.received').find((e) => (e.data as any).subject === subject)
-    if (hit !== undefined) return hit.data as Record<string, any>
-    if (Date.now() > deadline) throw new Error(`no inbound.received for ${subject}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  const hit = await eventually(() => events.of('inbound.received').find((e) => (e.data as any).subject === subject),
+    `inbound.received for ${subject}`, 120_000, 20)
+  return hit.data as Record<string, any>
 }
 
 const N = 25_000

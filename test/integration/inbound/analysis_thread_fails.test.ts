@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { pino } from 'pino'
 import { AnalysisPool, AnalysisUnavailable } from '../../../inbound/analysis_pool.ts'
 import type { AnalysisRequest } from '../../../inbound/analysis.ts'
@@ -44,9 +44,11 @@ test('analysis threads that never load: every analysis fails as unavailable inst
   const { pool, logs } = poolOn(t)
   // the first thread takes the task and fails with it; the one piscina starts in its place fails before it is
   // ready, which leaves the pool with no thread: later analyses would wait for ever without a new pool
-  for (let i = 0; i < 3; i++) {
+  await assert.rejects(pool.analyze(request('never0')), unavailable)
+  await eventually(() => logs.some((l) => l.code === 'engine_thread_failed'), 'the first thread failure logged')
+  for (const i of [1, 2]) {
     await assert.rejects(pool.analyze(request(`never${i}`)), unavailable)
-    await sleep(1200)
+    await nothingHappensFor(1200) // the next thread's failure would be logged by now, were it not counted instead
   }
   const failed = logs.filter((l) => l.code === 'engine_thread_failed')
   assert.equal(failed.length, 1, 'later failures within the minute are counted, not logged')
@@ -60,7 +62,7 @@ test('closing an analysis pool whose threads never loaded returns', { timeout: 3
   const { pool, logs } = poolOn(t)
   await assert.rejects(pool.analyze(request('close')), unavailable)
   // logged when the second thread failed before it was ready: the pool has no thread left
-  while (!logs.some((l) => l.code === 'engine_thread_failed')) await sleep(20)
+  await eventually(() => logs.some((l) => l.code === 'engine_thread_failed'), 'the thread failure logged')
   // the empty task closing runs first waits for a thread that has loaded; none ever does
   await pool.close()
 })
@@ -76,18 +78,18 @@ test('an analysis thread that ends in the middle of a task, and whose replacemen
   const batch = await Promise.allSettled([pool.analyze(request('batch1')), pool.analyze(request('batch2'))])
   for (const r of batch) assert.ok(r.status === 'rejected' && unavailable(r.reason), JSON.stringify(r))
   assert.match(String(((batch[0] as PromiseRejectedResult).reason as Error).cause), /ended in the middle of a task/)
-  while (!logs.some((l) => l.code === 'engine_thread_failed')) await sleep(20)
+  await eventually(() => logs.some((l) => l.code === 'engine_thread_failed'), 'the thread failure logged')
   await assert.rejects(pool.analyze(request('meanwhile')), unavailable)
 
   flag('die', false)
   flag('broken', false)
-  for (;;) {
+  const after = await eventually(async () => {
     try {
-      assert.equal((await pool.analyze(request('after'))).subject, 'after')
-      break
+      return await pool.analyze(request('after'))
     } catch (err) {
       assert.ok(unavailable(err), String(err))
-      await sleep(200)
+      return undefined
     }
-  }
+  }, 'an analysis once threads load again', 40_000, 200)
+  assert.equal(after.subject, 'after')
 })

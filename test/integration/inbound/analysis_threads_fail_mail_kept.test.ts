@@ -4,12 +4,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Transporter } from 'nodemailer'
 import { TestOutbox } from '../../helpers/outbox.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { inboundClient, addRoute } from '../../helpers/inbound.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { INBOUND_MAX_ATTEMPTS } from '../../../inbound/consumer.ts'
 import { CONSUMER_INBOUND, NS_PER_MS, STREAM_INBOUND } from '../../../protocol/mod.ts'
@@ -60,7 +60,8 @@ test('mail received while the analysis threads cannot load is kept past the atte
 
   const attempts = (): number[] => logs.filter((l) => l.id === id && l.msg === 'inbound message not analysed (the analysis threads failed); will retry').map((l) => l.attempt as number)
   const givenUp = (): Array<Record<string, unknown>> => logs.filter((l) => String(l.msg).startsWith('inbound message could not be processed'))
-  while (Math.max(0, ...attempts()) <= INBOUND_MAX_ATTEMPTS && givenUp().length === 0) await sleep(100)
+  await eventually(() => Math.max(0, ...attempts()) > INBOUND_MAX_ATTEMPTS || givenUp().length > 0,
+    'more attempts than a failing job gets', 60_000, 100)
   assert.deepEqual(givenUp(), [])
   rmSync(join(dir, 'broken'))
 

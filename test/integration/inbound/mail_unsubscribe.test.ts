@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
-import { ReportScenario, until } from '../../helpers/reports.ts'
+import { eventually } from '../../helpers/waiting.ts'
+import { ReportScenario } from '../../helpers/reports.ts'
 import { suppressionKey } from '../../../stores/control_plane/mod.ts'
 
 /** The `mailto:` of List-Unsubscribe is the message's return path; a mail client sends `Subject: unsubscribe` to it. */
@@ -42,13 +43,14 @@ test('an altered address, an automatic reply and another subject unsubscribe nob
   const altered = sent.returnPath.replace(/-([0-9a-z]{4})([0-9a-z]{16})@/, (_m, kid: string, mac: string) => `-${kid}${mac.startsWith('0') ? '1' : '0'}${mac.slice(1)}@`)
   const before = await s.dropped('forged_tag')
   await s.deliver(altered, request(altered))
-  await until(async () => events.of('unsubscribed').some((e) => e.message_id === sent.id) || await s.dropped('forged_tag') > before, 'a forged_tag drop')
+  await eventually(async () => events.of('unsubscribed').some((e) => e.message_id === sent.id) || await s.dropped('forged_tag') > before,
+    'a forged_tag drop')
   await s.deliver(sent.returnPath, request(sent.returnPath, 'unsubscribe', ['Auto-Submitted: auto-replied']))
   await s.deliver(sent.returnPath, request(sent.returnPath, 'Out of office: Hello'))
   // A genuine request for another message after them: once it is processed, the three before it were too.
   const marker = await s.send(org, 'marker@remote.test')
   await s.deliver(marker.returnPath, request(marker.returnPath, 'Unsubscribe'))
-  await until(() => events.of('unsubscribed').some((e) => e.message_id === marker.id), 'the marker unsubscribe')
+  await eventually(() => events.of('unsubscribed').some((e) => e.message_id === marker.id), 'the marker unsubscribe')
   assert.equal(events.of('unsubscribed').filter((e) => e.message_id === sent.id).length, 0)
   assert.equal(s.ob.proc.cp.isSuppressed(org.orgId, 'keep@remote.test'), false)
   assert.equal(await s.dropped('forged_tag'), before + 1)

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { addRoute } from '../../helpers/inbound.ts'
-import { ReportScenario, arf, dsn, until } from '../../helpers/reports.ts'
+import { ReportScenario, arf, dsn } from '../../helpers/reports.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * Sandbox mail is never sent, so a report about a sandbox message is one the organisation mailed itself (testing its
@@ -32,7 +33,8 @@ async function sendSandbox (to: string): Promise<string> {
   const r = await s.ob.request('POST', '/v1/messages/send', { key: sandboxKey, body: { from: `news@${org.domain}`, to, subject: 'Hello', text: 'Hi there' } })
   assert.equal(r.status, 202, r.text)
   const id = r.body.id as string
-  await until(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: sandboxKey })).status === 200, 'the sandbox message recorded')
+  await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: sandboxKey })).status === 200,
+    'the sandbox message recorded')
   return id
 }
 
@@ -53,7 +55,7 @@ test('a bounce and a complaint about a sandbox message are sandbox events and su
   const second = await sendSandbox(complained)
   await s.deliver(fbl(org), dsn({ to: fbl(org), recipient: bounced, status: '5.1.1', diagnostic: '550 5.1.1 user unknown', originalId: first, domain: org.domain }))
   await s.deliver(fbl(org), arf({ to: fbl(org), recipient: complained, originalId: second, domain: org.domain }))
-  await until(() => about('bounced', first).length > 0 && about('complained', second).length > 0, 'the report events')
+  await eventually(() => about('bounced', first).length > 0 && about('complained', second).length > 0, 'the report events')
 
   const [bounce] = about('bounced', first)
   const [complaint] = about('complained', second)
@@ -63,7 +65,8 @@ test('a bounce and a complaint about a sandbox message are sandbox events and su
   assert.equal(s.ob.proc.cp.isSuppressed(org.orgId, bounced), false, 'a hard bounce in the sandbox suppresses nobody')
   assert.equal(s.ob.proc.cp.isSuppressed(org.orgId, complained), false, 'nor does a complaint')
 
-  await until(async () => (await listed('test', 'bounced')).includes(first) && (await listed('test', 'complained')).includes(second), 'listed in the sandbox')
+  await eventually(async () => (await listed('test', 'bounced')).includes(first) && (await listed('test', 'complained')).includes(second),
+    'listed in the sandbox')
   assert.deepEqual(await listed('live', 'bounced'), [], 'not in the live events')
   assert.deepEqual(await listed('live', 'complained'), [], 'not in the live events')
 })
@@ -72,7 +75,7 @@ test('the same reports about a live message still suppress (the control)', async
   const rcpt = 'live-annoyed@remote.test'
   const sent = await s.send(org, rcpt)
   await s.deliver(fbl(org), arf({ to: fbl(org), recipient: rcpt, originalId: sent.id, domain: org.domain }))
-  await until(() => about('complained', sent.id).length > 0, 'the complaint')
+  await eventually(() => about('complained', sent.id).length > 0, 'the complaint')
   assert.equal(about('complained', sent.id)[0]!.environment, undefined, 'a live event carries no environment mark')
-  await until(() => s.ob.proc.cp.isSuppressed(org.orgId, rcpt), 'the live recipient suppressed')
+  await eventually(() => s.ob.proc.cp.isSuppressed(org.orgId, rcpt), 'the live recipient suppressed')
 })

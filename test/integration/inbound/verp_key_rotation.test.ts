@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { TestOrg } from '../../helpers/outbox.ts'
 import { EventReader } from '../../helpers/events.ts'
-import { ReportScenario, dsn, until } from '../../helpers/reports.ts'
+import { ReportScenario, dsn } from '../../helpers/reports.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { runCli } from '../../helpers/cli.ts'
 import { decodeVerp } from '../../../protocol/mod.ts'
 
@@ -34,7 +35,7 @@ test('an address issued before a rotation still works after it; a retired key\'s
   const created = JSON.parse(rotated.stdout) as { id: string, created_at: string }
   assert.notEqual(created.id, oldKey)
   assert.doesNotMatch(rotated.stdout, /secret/, 'the secret is never printed')
-  await until(() => s.ob.proc.cp.verpKeys.signing().id === created.id, 'the new key to reach this process')
+  await eventually(() => s.ob.proc.cp.verpKeys.signing().id === created.id, 'the new key to reach this process')
 
   const fresh = await s.send(org, 'after@remote.test')
   assert.equal(decodeVerp(fresh.returnPath)!.keyId, created.id, 'new mail is signed with the new key')
@@ -50,9 +51,9 @@ test('an address issued before a rotation still works after it; a retired key\'s
   assert.match(refused.stderr, /newest/)
 
   assert.equal((await runCli(['verp-keys', 'retire', oldKey], env)).code, 0)
-  await until(() => s.ob.proc.cp.verpKeys.key(oldKey) === undefined, 'the retirement to reach this process')
+  await eventually(() => s.ob.proc.cp.verpKeys.key(oldKey) === undefined, 'the retirement to reach this process')
   const before = await s.dropped('unknown_key')
   await s.deliver(old.returnPath, bounce(old.returnPath, 'before@remote.test', old.id))
-  await until(async () => await s.dropped('unknown_key') > before, 'an unknown_key drop')
+  await eventually(async () => await s.dropped('unknown_key') > before, 'an unknown_key drop')
   assert.equal(events.of('bounced').length, 2)
 })

@@ -12,8 +12,9 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { spawnCli } from '../../helpers/cli.ts'
 import { freePort, waitForPort } from '../../helpers/ports.ts'
-import { dsn, until } from '../../helpers/reports.ts'
+import { dsn } from '../../helpers/reports.ts'
 import { addRoute } from '../../helpers/inbound.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * A real Prometheus scrapes a gateway, an engine and an inbound process (three `outbox start` processes with
@@ -44,7 +45,7 @@ async function promQuery (expr: string): Promise<Array<{ metric: Record<string, 
 /** The single value of a query once it reaches `min` (Prometheus sees a change one scrape later). */
 async function figure (expr: string, min: number, timeoutMs = 30_000): Promise<number> {
   let last: number | undefined
-  await until(async () => {
+  await eventually(async () => {
     const r = await promQuery(expr)
     last = r.length === 1 ? r[0]!.value : undefined
     return last !== undefined && last >= min
@@ -85,7 +86,8 @@ before(async () => {
     `--web.listen-address=127.0.0.1:${ports.prometheus}`, '--log.level=warn'
   ], { stdio: ['ignore', 'ignore', 'inherit'] })
   children.push(prom)
-  await until(async () => (await fetch(`http://127.0.0.1:${ports.prometheus}/-/ready`, { dispatcher: agent }).catch(() => undefined))?.status === 200, 'prometheus ready', 30_000)
+  await eventually(async () => (await fetch(`http://127.0.0.1:${ports.prometheus}/-/ready`, { dispatcher: agent }).catch(() => undefined))?.status === 200,
+    'prometheus ready', 30_000)
 })
 
 after(async () => {
@@ -115,7 +117,7 @@ async function send (to: string): Promise<void> {
 
 test('Prometheus scrapes every role and reads back what the mail did', { skip: hasPrometheus ? false : 'prometheus is not installed (apt-get install -y prometheus)' }, async () => {
   // every process is a target that answers
-  await until(async () => (await promQuery('up{job=~"outbox-.*"} == 1')).length === 3, 'three targets up', 30_000)
+  await eventually(async () => (await promQuery('up{job=~"outbox-.*"} == 1')).length === 3, 'three targets up', 30_000)
   const roles = await promQuery('outbox_role == 1')
   assert.deepEqual(roles.map((r) => `${r.metric.job} ${r.metric.role}`).sort(), ['outbox-engine engine', 'outbox-gateway gateway', 'outbox-inbound inbound'])
 
@@ -136,7 +138,8 @@ test('Prometheus scrapes every role and reads back what the mail did', { skip: h
   assert.equal(await figure('sum(outbox_smtp_attempt_duration_seconds_count{destination="relay", result="delivered"})', 5), 5)
   // the engine holds every shard (4 by default), and nothing is left pending once the mail is out
   assert.equal(await figure('sum(outbox_shard_owned{job="outbox-engine"})', 4), 4)
-  await until(async () => (await promQuery('sum(outbox_jetstream_consumer_pending{stream="OB_OUTBOUND"}) == 0')).length === 1, 'outbound consumers drained', 30_000)
+  await eventually(async () => (await promQuery('sum(outbox_jetstream_consumer_pending{stream="OB_OUTBOUND"}) == 0')).length === 1,
+    'outbound consumers drained', 30_000)
   const consumers = await promQuery('outbox_jetstream_consumer_pending')
   assert.ok(consumers.some((c) => c.metric.job === 'outbox-inbound' && c.metric.consumer === 'inbound'), 'the inbound process reports its consumer')
   assert.ok(consumers.some((c) => c.metric.job === 'outbox-engine' && c.metric.consumer === 'ob_webhooks'), 'the engine reports the fan-out consumer')
@@ -145,7 +148,7 @@ test('Prometheus scrapes every role and reads back what the mail did', { skip: h
   await addRoute(admin!, org, `*@${org.domain}`, false)
   const smtp = createTransport({ host: '127.0.0.1', port: ports.inboundSmtp, secure: false, ignoreTLS: true, pool: false })
   const to = `reports@${org.domain}`
-  await until(async () => {
+  await eventually(async () => {
     try {
       await smtp.sendMail({ envelope: { from: '', to: [to] }, raw: dsn({ to, recipient: 'someone@elsewhere.test', status: '5.1.1', diagnostic: 'smtp; 550 5.1.1 no such user', originalId: '<forged@elsewhere.test>', domain: org.domain }) })
       return true

@@ -4,8 +4,8 @@ import { Writable } from 'node:stream'
 import { Redis } from 'ioredis'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { spawnCli } from '../../helpers/cli.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { TestOutbox } from '../../helpers/outbox.ts'
-import { until } from '../../helpers/reports.ts'
 import { redisEvictionPolicy } from '../../../stores/clients/mod.ts'
 
 /**
@@ -78,7 +78,7 @@ test('a policy changed while running is logged and reported by outbox_redis_noev
     assert.equal(await gauge(), '1')
     assert.equal(ob.proc.evictionPolicy.ok, true)
     await admin.config('SET', 'maxmemory-policy', 'volatile-lru')
-    await until(async () => await gauge() === '0', 'gauge drops to 0')
+    await eventually(async () => await gauge() === '0', 'gauge drops to 0')
     assert.equal(ob.proc.evictionPolicy.ok, false)
     assert.equal(ob.proc.evictionPolicy.policy, 'volatile-lru')
     const errors = lines.filter((l) => l.level === 50 && l.policy === 'volatile-lru')
@@ -86,11 +86,11 @@ test('a policy changed while running is logged and reported by outbox_redis_noev
     assert.match(errors[0]!.msg, /maxmemory-policy volatile-lru; it must be noeviction/)
     admin.disconnect()
     await ob.redisServer.stop()
-    await new Promise((resolve) => setTimeout(resolve, 1000))
+    await nothingHappensFor(1000) // the gauge must not change while Redis is away
     assert.equal(await gauge(), '0', 'Redis away: the last reading stands')
     assert.equal(ob.proc.evictionPolicy.ok, false)
     await ob.redisServer.start() // started with noeviction, as the helper starts it
-    await until(async () => await gauge() === '1', 'gauge back to 1')
+    await eventually(async () => await gauge() === '1', 'gauge back to 1')
     assert.equal(ob.proc.evictionPolicy.ok, true)
     assert.ok(lines.some((l) => l.level === 30 && /noeviction again/.test(l.msg)))
   } finally {

@@ -5,6 +5,7 @@ import { once } from 'node:events'
 import { WebSocket } from 'undici'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // The live feed carries one environment, like the read endpoints: live by default, sandbox traffic only when asked.
 let sink: SmtpSink
@@ -44,12 +45,8 @@ class Feed {
 
   send (msg: unknown): void { this.ws.send(JSON.stringify(msg)) }
 
-  async until (what: string, ok: (msgs: any[]) => boolean, timeoutMs = 15_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs
-    while (!ok(this.inbox)) {
-      if (Date.now() > deadline) throw new Error(`${what}: not received; got ${JSON.stringify(this.inbox)}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+  async until (what: string, ok: (msgs: any[]) => boolean): Promise<void> {
+    await eventually(() => ok(this.inbox), () => `${what}; got ${JSON.stringify(this.inbox)}`)
   }
 
   async ready (key = liveKey): Promise<void> {

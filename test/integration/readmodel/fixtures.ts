@@ -47,14 +47,3 @@ export function event (org: TestOrg, messageId: string, type: EventType, at = ne
 export async function publish (ob: TestOutbox, e: EventRecord, msgId = e.id): Promise<void> {
   await jetstream(ob.proc.nc).publish(eventSubject(e.org_id, e.type), JSON.stringify(e), { msgID: msgId })
 }
-
-/** Polls until `check` returns a value (the projector runs asynchronously); fails after `timeoutMs`. */
-export async function eventually<T> (check: () => Promise<T | undefined>, what: string, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await check()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}

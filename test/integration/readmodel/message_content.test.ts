@@ -5,10 +5,10 @@ import { simpleParser } from 'mailparser'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { STREAM_MESSAGE_CONTENT, messageContentSubject } from '../../../protocol/mod.ts'
 import { READ_MODEL_KEYS } from '../../../stores/read_model/message_store_keys.ts'
-import { eventually } from '../../helpers/webhooks.ts'
 import { queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
 import type { HttpResult } from '../../helpers/outbox.ts'
 import { template } from '../send/helpers.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // The whole path: the gateway accepts, the engine renders and records the content view, the gateway serves it.
 let s: SubmissionScenario

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import { body, sendKey, startGateway } from '../send/helpers.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // Only the gateway runs: the message is recorded after its 202, its content (recorded by the engine) is not.
 let ob: TestOutbox
@@ -17,11 +18,10 @@ test('until the engine has taken the message up, its content is 404 not_found sa
   assert.equal(sent.status, 202, sent.text)
   const readKey = await ob.key(org, ['read'])
   const id = sent.body.id as string
-  let record = await ob.request('GET', `/v1/messages/${id}`, { key: readKey })
-  for (let i = 0; i < 20 && record.status !== 200; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    record = await ob.request('GET', `/v1/messages/${id}`, { key: readKey })
-  }
+  const record = await eventually(async () => {
+    const r = await ob.request('GET', `/v1/messages/${id}`, { key: readKey })
+    return r.status === 200 ? r : undefined
+  }, 'the message recorded')
   assert.equal(record.status, 200)
   const r = await ob.request('GET', `/v1/messages/${id}/content`, { key: readKey })
   assert.equal(r.status, 404)

@@ -2,8 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { NS_PER_MS, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND } from '../../../protocol/mod.ts'
-import { eventually } from '../../helpers/webhooks.ts'
 import { startSubmissionScenario, type SubmissionScenario } from '../../helpers/submission.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // An installation that records no message content (OB_MESSAGE_CONTENT_RETENTION_DAYS=0): mail is sent and
 // delivered as ever, the content route says why there is nothing, and the engine published nothing for it.

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { NS_PER_MS, STREAM_MESSAGE_CONTENT } from '../../../protocol/mod.ts'
 import { TestOutbox, type TestOrg, type HttpResult } from '../../helpers/outbox.ts'
-import { eventually } from '../../helpers/webhooks.ts'
 import { queue } from './fixtures.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // A new installation keeping message content 7 days (OB_MESSAGE_CONTENT_RETENTION_DAYS=7), while the read model
 // keeps messages 30 days: an 8-day-old message is still listed, and its content answers that it is no longer kept.

@@ -4,7 +4,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { NS_PER_MS, STREAM_MESSAGE_CONTENT } from '../../../protocol/mod.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox } from '../../helpers/outbox.ts'
-import { eventually } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // An installation that kept message content 30 days (the default) is restarted with
 // OB_MESSAGE_CONTENT_RETENTION_DAYS=7: the start brings the existing stream to 7 days, keeping what is younger.

@@ -2,8 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
-import { eventually } from '../../helpers/webhooks.ts'
 import { publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // One Outbox (gateway, engine, projector) relaying to a sink that refuses `permfail@` addresses with a 550.
 let sink: SmtpSink

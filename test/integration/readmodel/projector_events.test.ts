@@ -6,7 +6,8 @@ import { connectNats } from '../../../stores/clients/mod.ts'
 import { eventSubject, newId } from '../../../protocol/mod.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
-import { queue, event, publish, eventually } from './fixtures.ts'
+import { queue, event, publish } from './fixtures.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 let ob: TestOutbox
 let org: TestOrg

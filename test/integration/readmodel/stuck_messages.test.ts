@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // A message deferred (451) by an engine that then stops: its retry never happens, and once `next_attempt_at` is more
 // than the grace (1 s here) in the past it reads as stuck; an engine started again delivers it and the flag clears.
@@ -51,14 +52,11 @@ async function message (id: string): Promise<any> {
   return r.body
 }
 
-async function until<T> (what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await read()
-    if (ok(v)) return v
-    if (Date.now() > deadline) throw new Error(`${what}: not reached; last ${JSON.stringify(v)}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+/** The message as GET /v1/messages/{id} shows it, once `ok` holds for it (read every 200 ms). */
+async function messageOnce (id: string, what: string, ok: (m: any) => boolean, timeoutMs?: number): Promise<any> {
+  let last: unknown
+  return await eventually(async () => { const m = last = await message(id); return ok(m) ? m : undefined },
+    () => `${what}; last ${JSON.stringify(last)}`, timeoutMs, 200)
 }
 
 async function stuckIds (environment = 'live'): Promise<string[]> {
@@ -72,14 +70,14 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   const id = await send('tempfail-stuck@dest.example')
   // One recipient bounced, the other greylisted: the message reads `bounced`, yet one recipient still waits for a retry.
   const mixed = await send(['permfail-two@dest.example', 'tempfail-two@dest.example'])
-  const delivered = await until('first delivered', async () => await message(fine), (m) => m.status === 'delivered')
+  const delivered = await messageOnce(fine, 'first delivered', (m) => m.status === 'delivered')
   assert.equal(delivered.stuck, false)
   assert.equal(delivered.next_attempt_at, undefined, 'a delivered message waits for no attempt')
 
-  const deferred = await until('deferred', async () => await message(id), (m) => m.status === 'deferred')
+  const deferred = await messageOnce(id, 'deferred', (m) => m.status === 'deferred')
   const event = deferred.events.find((e: any) => e.type === 'deferred')
   assert.equal(deferred.next_attempt_at, new Date(Date.parse(event.data.next_attempt_at)).toISOString(), 'the deferral\'s next attempt')
-  const partly = await until('bounced and deferred', async () => await message(mixed),
+  const partly = await messageOnce(mixed, 'bounced and deferred',
     (m) => m.recipients.map((r: any) => r.status).sort().join() === 'bounced,deferred')
   assert.equal(partly.status, 'bounced')
   const retry = partly.events.find((e: any) => e.type === 'deferred')
@@ -88,10 +86,10 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   await engine!.close()
   engine = undefined
   const due = Date.parse(deferred.next_attempt_at)
-  const stuck = await until('stuck', async () => await message(id), (m) => m.stuck === true)
+  const stuck = await messageOnce(id, 'stuck', (m) => m.stuck === true)
   assert.equal(stuck.status, 'deferred')
   assert.ok(Date.now() - due > GRACE_MS, 'flagged only past the grace')
-  await until('the bounced one stuck too', async () => await message(mixed), (m) => m.stuck === true)
+  await messageOnce(mixed, 'the bounced one stuck too', (m) => m.stuck === true)
   assert.deepEqual((await stuckIds()).sort(), [id, mixed].sort(), 'the stuck filter lists both, and not the delivered one')
   assert.deepEqual(await stuckIds('test'), [], 'nothing stuck in the sandbox')
   for (const [filter, expected] of [['&to=tempfail-stuck', [id]], ['&to=tempfail-two', [mixed]], ['&to=someone@', []], ['&status=deferred', [id]],
@@ -105,10 +103,10 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   assert.equal(rows[1]!.next_attempt_at, deferred.next_attempt_at)
 
   engine = await startEngine()
-  const done = await until('delivered after the restart', async () => await message(id), (m) => m.status === 'delivered', 40_000)
+  const done = await messageOnce(id, 'delivered after the restart', (m) => m.status === 'delivered', 40_000)
   assert.equal(done.stuck, false)
   assert.equal(done.next_attempt_at, undefined)
-  const settled = await until('the greylisted recipient delivered', async () => await message(mixed), (m) => m.delivered_count === 1, 40_000)
+  const settled = await messageOnce(mixed, 'the greylisted recipient delivered', (m) => m.delivered_count === 1, 40_000)
   assert.equal(settled.status, 'bounced')
   assert.equal(settled.stuck, false, 'every recipient has its outcome')
   assert.equal(settled.next_attempt_at, undefined)
@@ -140,14 +138,15 @@ test('with no engine running, queued and scheduled messages are stuck past their
   const moved = await sendAt('m@dest.example', at)
   // A message is readable within a second of its 202.
   const recorded = async (id: string): Promise<any> => (await gateway.request('GET', `/v1/messages/${id}`, { key })).body
-  await until('recorded', async () => await Promise.all([queued, scheduled, moved].map(recorded)), (ms) => ms.every((m) => m?.id !== undefined))
+  await eventually(async () => (await Promise.all([queued, scheduled, moved].map(recorded))).every((m) => m?.id !== undefined),
+    'recorded', undefined, 200)
   const before = await message(scheduled)
   assert.equal(before.status, 'scheduled')
   assert.equal(before.next_attempt_at, new Date(Date.parse(at)).toISOString(), 'a scheduled message is due at its scheduled time')
   assert.equal(before.stuck, false, 'not before its time')
   assert.equal((await message(queued)).next_attempt_at, (await message(queued)).created_at, 'a queued message is due at once')
 
-  await until('stuck', async () => await message(moved), (m) => m.stuck === true)
+  await messageOnce(moved, 'stuck', (m) => m.stuck === true)
   assert.deepEqual(await stuckIds(), [moved, scheduled, queued], 'most recently due first')
   const later = new Date(Date.now() + 3600_000).toISOString()
   assert.equal((await gateway.request('PATCH', `/v1/messages/${moved}`, { key, body: { scheduled_at: later } })).status, 200)

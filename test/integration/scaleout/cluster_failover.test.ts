@@ -7,7 +7,8 @@ import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
-import { ENGINE_CHILD, spawnChild, stopChild, type Child } from '../../helpers/children.ts'
+import { eventually } from '../../helpers/waiting.ts'
+import { ENGINE_CHILD, spawnChild, tcpClientPorts, stopChild, type Child } from '../../helpers/children.ts'
 import { KV_BUCKETS, KV_SHARD_LEASES, STREAM_OUTBOUND, type QueuedMessage } from '../../../protocol/mod.ts'
 import type { LeaseRecord } from '../../../engine/leases/mod.ts'
 
@@ -69,14 +70,6 @@ async function shardOwners (): Promise<Array<number | null>> {
   return out
 }
 
-async function until (what: string, predicate: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`not in time: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
 async function retrying<T> (fn: () => Promise<T>, attempts = 3): Promise<T> {
   for (let i = 1; ; i++) {
     try {
@@ -102,10 +95,10 @@ async function publishWithRetry (m: QueuedMessage): Promise<void> {
 
 test('losing a NATS node and an engine under load loses no message; the dead engine\'s shards move', async (t) => {
   const pids = engines.map((e) => e.process.pid!)
-  await until('shards balanced over three engines', async () => {
+  await eventually(async () => {
     const o = await shardOwners()
     return pids.every((p) => o.filter((x) => x === p).length === SHARDS / 3)
-  }, 15_000)
+  }, 'shards balanced over three engines', 15_000)
 
   const msgs: QueuedMessage[] = []
   for (let i = 0; i < COUNT; i++) msgs.push(queuedMessage(org, { to: [`r${i}@dest.example`], track_opens: false, track_clicks: false }))
@@ -115,19 +108,21 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
 
   await sink.until(() => sink.accepted >= COUNT / 5, 30_000)
   const victim = engines[0]!
+  const victimSessions = tcpClientPorts(victim.process.pid!, sink.port)
   await Promise.all([cluster.nodes[2]!.stop('SIGKILL'), stopChild(victim, 'SIGKILL')])
   const killedAt = Date.now()
   t.diagnostic(`killed NATS node n3 and engine ${victim.process.pid!} after ${sink.accepted} accepted`)
 
-  await new Promise((resolve) => setTimeout(resolve, 1000)) // let the sink finish transactions the kill cut short
+  // the sink records the transactions whose data it had, until the killed engine's sessions close there
+  await eventually(() => victimSessions.every((p) => !sink.openSessions.has(p)), 'the killed engine\'s SMTP sessions to close at the sink')
   const acceptedByThen = new Set(sink.messages.map((m) => m.messageId))
   await publishing
   const ids = new Set(msgs.map((m) => `<${m.id}@${org.domain}>`))
   const arrived = new Set<string>()
-  await until('every message reached the sink', () => {
+  await eventually(() => {
     for (const m of sink.messages) arrived.add(m.messageId)
     return [...ids].every((id) => arrived.has(id))
-  }, 40_000)
+  }, 'every message reached the sink', 40_000)
   t.diagnostic(`all ${COUNT} delivered ${Date.now() - killedAt} ms after the kills; sink accepted ${sink.messages.length} (duplicates ${sink.messages.length - arrived.size})`)
 
   const counts = new Map<string, number>()
@@ -138,10 +133,10 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
 
   const survivors = pids.slice(1)
   // while a survivor's presence key was out of reach, the other may briefly hold everything; then they rebalance
-  await until('the survivors share every shard', async () => {
+  await eventually(async () => {
     const o = await shardOwners()
     return survivors.every((p) => o.filter((x) => x === p).length === SHARDS / 2)
-  }, 20_000)
+  }, 'the survivors share every shard', 20_000)
   const owners = await shardOwners()
   assert.ok(!owners.includes(victim.process.pid!), 'no shard is leased to the dead engine')
   for (const p of survivors) assert.equal(owners.filter((x) => x === p).length, SHARDS / 2, `engine ${p} holds its share`)

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { SentinelSet } from '../../helpers/redis_sentinel.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { PLAN_RATE_LIMITS } from '../../../protocol/mod.ts'
 
@@ -47,14 +48,6 @@ async function send (key: string, org: TestOrg, i: number): Promise<Outcome> {
   return { status: r.status, ...(r.status === 202 ? { id: (r.body as { id: string }).id } : {}), at: Date.now() }
 }
 
-async function until (what: string, predicate: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`not in time: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 test('a Sentinel failover under sends: every 202 is delivered exactly once and rate limits stay exact', async (t) => {
   assert.equal(ob.proc.config.redis.target.kind, 'sentinel')
   const volume = await ob.org('pro')
@@ -84,19 +77,18 @@ test('a Sentinel failover under sends: every 202 is delivered exactly once and r
     `volume key ${statuses(volumeOutcomes)} (${acceptedAtPromotion} accepted before promotion, ${statuses(volumeOutcomes.filter((o) => o.at > promotedAt))} after), limited key ${statuses(limitedOutcomes)}`)
   try {
     // the limited key has spent its burst and is being refused before the master dies
-    await until('sends flowing and the limited key refused', () =>
-      accepted(volumeOutcomes).length >= 30 && limitedOutcomes.some((o) => o.status === 429), 30_000)
+    await eventually(() => accepted(volumeOutcomes).length >= 30 && limitedOutcomes.some((o) => o.status === 429),
+      'sends flowing and the limited key refused', 30_000)
     oldMaster = set.master.port
     await set.master.stop('SIGKILL')
     killedAt = Date.now()
     await set.untilMasterIs(set.replica.port, 20_000)
     promotedAt = Date.now()
     acceptedAtPromotion = accepted(volumeOutcomes).length
-    await until('sends accepted again after the failover', () =>
-      volumeOutcomes.filter((o) => o.status === 202 && o.at > promotedAt).length >= 20 &&
-      limitedOutcomes.some((o) => o.at > promotedAt + 1000), 20_000)
+    await eventually(() => volumeOutcomes.filter((o) => o.status === 202 && o.at > promotedAt).length >= 20 &&
+      limitedOutcomes.some((o) => o.at > promotedAt + 1000), 'sends accepted again after the failover', 20_000)
     // run on long enough for a reset bucket to show: a fresh burst would be far above one send a second
-    await new Promise((resolve) => setTimeout(resolve, 2000))
+    await nothingHappensFor(2000)
   } finally {
     // a failed wait must not leave the senders running
     stop = true
@@ -118,11 +110,11 @@ test('a Sentinel failover under sends: every 202 is delivered exactly once and r
   for (const o of accepted(volumeOutcomes)) domainOf.set(o.id!, volume.domain)
   for (const o of limitedAccepted) domainOf.set(o.id!, limited.domain)
   const expected = new Set([...ids].map((id) => `<${id}@${domainOf.get(id)!}>`))
-  await until(`all ${expected.size} accepted messages delivered`, () => {
+  await eventually(() => {
     const arrived = new Set(sink.messages.map((m) => m.messageId))
     return [...expected].every((id) => arrived.has(id))
-  }, 30_000)
-  await new Promise((resolve) => setTimeout(resolve, 1000)) // a late duplicate would arrive now
+  }, `all ${expected.size} accepted messages delivered`, 30_000)
+  await nothingHappensFor(1000) // a late duplicate would arrive now
   const counts = new Map<string, number>()
   for (const m of sink.messages) counts.set(m.messageId, (counts.get(m.messageId) ?? 0) + 1)
   const twice = [...counts].filter(([, c]) => c > 1)

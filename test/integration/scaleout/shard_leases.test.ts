@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { pino } from 'pino'
 import { ServerProcess } from '../../helpers/servers.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import type { KV } from '@nats-io/kv'
 import { LeaseTable, openLeaseBucket, type LeaseBucket, type LeaseRecord } from '../../../engine/leases/mod.ts'
 
@@ -55,20 +56,12 @@ async function owners (kv: KV, group: string): Promise<Array<string | null>> {
   return out
 }
 
-async function until (what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`not in time: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 test('a lone engine claims every shard and renews the leases', async () => {
   const a = await Participant.join('a', 'g1')
   assert.deepEqual(a.table.units(), [0, 1, 2, 3])
   assert.deepEqual(await owners(a.kv, 'g1'), ['a', 'a', 'a', 'a'])
   const before = (await a.kv.get('g1.shard.0'))!.revision
-  await until('a renew', async () => (await a.kv.get('g1.shard.0'))!.revision > before)
+  await eventually(async () => (await a.kv.get('g1.shard.0'))!.revision > before, 'a renew')
   assert.ok(a.fences.get(0)!(), 'the holder may pull')
   await a.table.close(Date.now() + 1000)
 })
@@ -76,7 +69,7 @@ test('a lone engine claims every shard and renews the leases', async () => {
 test('a second engine joining gets half the shards; the first drains and releases its surplus', async () => {
   const a = await Participant.join('a', 'g2')
   const b = await Participant.join('b', 'g2')
-  await until('two shards each', () => a.table.units().length === 2 && b.table.units().length === 2)
+  await eventually(() => a.table.units().length === 2 && b.table.units().length === 2, 'two shards each')
   const o = await owners(a.kv, 'g2')
   assert.equal(o.filter((x) => x === 'a').length, 2)
   assert.equal(o.filter((x) => x === 'b').length, 2)
@@ -90,7 +83,7 @@ test('a second engine joining gets half the shards; the first drains and release
 
 test('three engines over four shards hold 2, 1 and 1: the shares add up, none is idle', async () => {
   const ps = [await Participant.join('a', 'g6'), await Participant.join('b', 'g6'), await Participant.join('c', 'g6')]
-  await until('shares 2/1/1', () => ps.map((p) => p.table.units().length).join() === '2,1,1')
+  await eventually(() => ps.map((p) => p.table.units().length).join() === '2,1,1', 'shares 2/1/1')
   assert.equal((await owners(ps[0]!.kv, 'g6')).filter((o) => o !== null).length, UNITS)
   for (const p of ps) await p.table.close(Date.now() + 1000)
 })
@@ -99,7 +92,7 @@ test('a lease whose revision moved is lost at the next renew: the holder stops p
   const a = await Participant.join('a', 'g3')
   const e = (await a.kv.get('g3.shard.1'))!
   await a.kv.update('g3.shard.1', new TextEncoder().encode(JSON.stringify({ owner: 'intruder', expires_at: Date.now() + 60_000 })), e.revision)
-  await until('a lost shard 1', () => !a.table.units().includes(1))
+  await eventually(() => !a.table.units().includes(1), 'a lost shard 1')
   assert.equal(a.fences.get(1)!(), false)
   assert.ok(a.stopped.includes(1))
   assert.deepEqual(await owners(a.kv, 'g3'), ['a', 'intruder', 'a', 'a'])
@@ -109,12 +102,12 @@ test('a lease whose revision moved is lost at the next renew: the holder stops p
 test('an engine that stops renewing fences itself; the survivor takes its shards once the leases expire', async () => {
   const a = await Participant.join('a', 'g4')
   const b = await Participant.join('b', 'g4')
-  await until('balanced', () => a.table.units().length === 2 && b.table.units().length === 2)
+  await eventually(() => a.table.units().length === 2 && b.table.units().length === 2, 'balanced')
   const bShards = b.table.units()
   await b.nc.close() // b is cut off: its renews fail from now on, as if it crashed or was partitioned
   const cutAt = Date.now()
-  await until('b fenced', () => bShards.every((u) => !b.fences.get(u)!()))
-  await until('a holds all four', () => a.table.units().length === 4, 10_000)
+  await eventually(() => bShards.every((u) => !b.fences.get(u)!()), 'b fenced')
+  await eventually(() => a.table.units().length === 4, 'a holds all four', 10_000)
   const takeoverMs = Date.now() - cutAt
   assert.ok(takeoverMs >= LEASE_MS - RENEW_MS, `not before the lease term ran out (${takeoverMs} ms)`)
   assert.deepEqual(await owners(a.kv, 'g4'), ['a', 'a', 'a', 'a'])

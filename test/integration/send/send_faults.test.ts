@@ -5,6 +5,7 @@ import { STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import { startGateway, outboundOf, sendKey, body } from './helpers.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 let nats: ServerProcess
 let redis: ServerProcess
@@ -37,14 +38,12 @@ test('NATS down: 503 service_unavailable with Retry-After, not a hang; the Idemp
     await nats.start()
   }
   // Once the client has reconnected, the same request with the same key goes through.
-  let ok
-  for (let i = 0; i < 50; i++) {
-    ok = await ob.request('POST', '/v1/messages/send', { key, rawBody: JSON.stringify(b), headers })
-    if (ok.status === 202) break
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  assert.equal(ok!.status, 202, ok!.text)
-  assert.equal(ok!.headers.get('idempotent-replayed'), null)
+  const ok = await eventually(async () => {
+    const r = await ob.request('POST', '/v1/messages/send', { key, rawBody: JSON.stringify(b), headers })
+    return r.status === 202 ? r : undefined
+  }, 'the same request to go through', 10_000, 200)
+  assert.equal(ok.status, 202, ok.text)
+  assert.equal(ok.headers.get('idempotent-replayed'), null)
   const stored = (await outboundOf(ob, org)).filter((m) => m.msg.to[0] === 'outage@example.net')
   assert.equal(stored.length, 1)
 })
@@ -61,13 +60,11 @@ test('Redis down: 503 with Retry-After and nothing queued, then sending resumes'
     await redis.start()
   }
   assert.equal((await outboundOf(ob, org)).length, before, 'no unthrottled send while the limiter was down')
-  let ok
-  for (let i = 0; i < 50; i++) {
-    ok = await ob.request('POST', '/v1/messages/send', { key, body: body(org) })
-    if (ok.status === 202) break
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  assert.equal(ok!.status, 202)
+  const ok = await eventually(async () => {
+    const r = await ob.request('POST', '/v1/messages/send', { key, body: body(org) })
+    return r.status === 202 ? r : undefined
+  }, 'sending to resume', 10_000, 200)
+  assert.equal(ok.status, 202)
 })
 
 test('a free-plan key gets 60 requests a minute, then 429 with Retry-After and error.retry_after', async () => {

@@ -11,8 +11,8 @@ import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { freePort } from '../../helpers/ports.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import { dkimResult, queuedId, submissionClient } from '../../helpers/submission.ts'
-import { eventually } from '../../helpers/webhooks.ts'
 import { body, sendKey } from './helpers.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 
 // A nats-server as an operator runs it: the stock 1 MB max_payload. Messages up to the 10 MB body limit are still
 // accepted (their content goes to the object store) and delivered byte for byte.
@@ -113,7 +113,7 @@ test('a stream message delivered again after its content was deleted (an engine 
   await assertDelivered(sent.id, rcpt)
   // what JetStream would hand out again had the engine died between the delete and the acknowledgement
   await jetstream(ob.proc.nc).publish(outboundSubject(shardOf(sent.id, ob.proc.config.engine.shards)), queued.get(sent.id)!)
-  await new Promise((resolve) => setTimeout(resolve, 1500))
+  await nothingHappensFor(1500) // the copy handed out again, were it sent, would be at the sink by now
   assert.equal(sink.to(rcpt).length, 1)
   assert.equal(events.of(sent.id, 'delivered').length, 1)
 })

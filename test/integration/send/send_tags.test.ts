@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
-import { eventually } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * Tags given at send travel with the message: on its record, in every event's `data.tags` (webhooks and

@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { eventually } from '../../helpers/webhooks.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
 import { queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * What SMTP submission sends is what every recipient may see: a Bcc header written by the application is removed

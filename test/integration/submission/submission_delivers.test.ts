@@ -1,8 +1,9 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { putWebhook, eventually } from '../../helpers/webhooks.ts'
+import { putWebhook } from '../../helpers/webhooks.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { dkimResult, queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
 import { verifySignature } from '../../../webhooks/sign.ts'
 
@@ -91,7 +92,7 @@ test('the same Message-ID from the same key within 24 h is answered 250 with the
   assert.equal(queuedId(second.response), id)
   assert.match(second.response, /not sent again/)
   await events.until(() => events.of(id, 'delivered').length === 1)
-  await new Promise((resolve) => setTimeout(resolve, 1000))
+  await nothingHappensFor(1000) // a second message from the repeated submission would be at the sink by now
   assert.equal(s.sink.to('dup@dest.example').length, 1)
 })
 

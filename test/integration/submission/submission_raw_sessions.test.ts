@@ -1,8 +1,9 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { RawSmtp } from '../../helpers/raw_smtp.ts'
-import { eventually, sleep } from '../../helpers/webhooks.ts'
+import { sleep } from '../../helpers/webhooks.ts'
 import { dkimResult, startSubmissionScenario, type SubmissionScenario } from '../../helpers/submission.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // AUTH without STARTTLS (OB_SMTP_SUBMISSION_INSECURE_AUTH) so that raw sockets can send what no client library would.
 let s: SubmissionScenario

@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { RawSmtp } from '../../helpers/raw_smtp.ts'
-import { eventually } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { queuedId, startSubmissionScenario, submissionClient, type SubmissionScenario } from '../../helpers/submission.ts'
 import { suppressAddress } from '../../../stores/events/mod.ts'
 

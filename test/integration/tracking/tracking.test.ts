@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { request } from 'undici'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { installationSecret, signToken, newId, type EventRecord, type TokenClaims } from '../../../protocol/mod.ts'
 import { suppressionKey } from '../../../stores/control_plane/mod.ts'
@@ -146,8 +147,8 @@ test('opens, clicks and unsubscribes of a tagged message carry its tags, looked 
   assert.equal((await get(`/t/o/${claims('o')}`)).status, 200)
   assert.equal((await get(`/t/c/${claims('c', { u: 'https://shop.example.org/a' })}`)).status, 302)
   assert.equal((await get(`/t/u/${claims('u')}`, { method: 'POST', body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 200)
-  const deadline = Date.now() + 10_000
   const mine = (type: string): EventRecord | undefined => events.events.find((e) => e.type === type && e.message_id === m)
-  while ((mine('opened') === undefined || mine('clicked') === undefined || mine('unsubscribed') === undefined) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  await eventually(() => mine('opened') !== undefined && mine('clicked') !== undefined && mine('unsubscribed') !== undefined,
+    'the three events')
   for (const type of ['opened', 'clicked', 'unsubscribed']) assert.deepEqual(mine(type)?.data.tags, ['newsletter', 'week-48'], type)
 })

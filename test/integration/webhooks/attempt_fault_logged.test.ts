@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { eventually, publishEvent } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
+import { publishEvent } from '../../helpers/webhooks.ts'
 import { newId, randomToken, type WebhookRecord } from '../../../protocol/mod.ts'
 
 /**

@@ -3,7 +3,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { putWebhook, publishEvent, sleep } from '../../helpers/webhooks.ts'
+import { sleepUntil } from '../../helpers/waiting.ts'
+import { putWebhook, publishEvent } from '../../helpers/webhooks.ts'
 import { verifySignature } from '../../../webhooks/sign.ts'
 
 // Two slots per endpoint; the slow receiver answers after 4 s, so it is found stalled after a second and the
@@ -27,7 +28,9 @@ test('events parked for a slow endpoint reach it later, byte for byte as the hea
   await putWebhook(ob, org, { url: healthy.url('/ok'), events: ['delivered'] })
   const ids = new Set<string>()
   for (let i = 0; i < 4; i++) ids.add((await publishEvent(ob, org, 'delivered', { n: i })).id)
-  await sleep(1500)
+  // the slow endpoint's two slots fill and stay busy past the second after which it counts as stalled
+  const [, second] = await slow.waitFor(2, { path: '/slow' })
+  await sleepUntil(second!.at + 1500)
   for (let i = 4; i < 8; i++) ids.add((await publishEvent(ob, org, 'delivered', { n: i })).id)
   const direct = await healthy.waitFor(8, { path: '/ok' })
   const late = await slow.waitFor(8, { path: '/slow', timeoutMs: 150_000 })

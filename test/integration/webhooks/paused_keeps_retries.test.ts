@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { putWebhook, publishEvent, setWebhookStatus, eventually, sleep, webhookNow } from '../../helpers/webhooks.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
+import { putWebhook, publishEvent, setWebhookStatus, webhookNow } from '../../helpers/webhooks.ts'
 import { PAUSED_RECHECK_MS } from '../../../webhooks/job_eligibility.ts'
 
 /**
@@ -31,12 +32,12 @@ test('a retry that falls due while the webhook is paused is delivered once it is
   await setWebhookStatus(ob, wh, 'paused')
   await eventually(() => webhookNow(ob, wh)?.status === 'paused', 'the engine sees the pause')
   const during = await publishEvent(ob, org, 'delivered')
-  await sleep(5000) // the retry falls due (2 s) and waits
+  await nothingHappensFor(5000) // the retry falls due (2 s) and waits: were it sent, it would be here by now
   assert.equal(rx.on('/paused').length, 1, 'nothing reaches a paused webhook')
   await setWebhookStatus(ob, wh, 'active')
   const reqs = await rx.waitFor(2, { path: '/paused', timeoutMs: PAUSED_RECHECK_MS * 1.5 + 15_000 })
   assert.equal(JSON.parse(reqs[1]!.rawBody.toString()).id, owed.id)
-  await sleep(3000)
+  await nothingHappensFor(3000) // the event of the pause, or the owed one again, would be here by now
   assert.equal(rx.on('/paused').length, 2, 'the event of the pause is not delivered later, the owed one once')
   assert.ok(!rx.on('/paused').some((r) => JSON.parse(r.rawBody.toString()).id === during.id))
   const page = await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })

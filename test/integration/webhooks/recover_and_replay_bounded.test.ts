@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { putWebhook } from '../../helpers/webhooks.ts'
 import { eventRecord, newId, type EventType } from '../../../protocol/mod.ts'
 
@@ -35,7 +36,7 @@ async function commandsDuring (during: () => Promise<void>): Promise<string[][]>
   // An ECHO through the monitored server marks the end of what `during` sent.
   const marker = `end-${newId('evt')}`
   await ob.proc.redis.echo(marker)
-  while (!seen.some((c) => c.includes(marker))) await new Promise((resolve) => setTimeout(resolve, 20))
+  await eventually(() => seen.some((c) => c.includes(marker)), 'the marker command at the monitor', undefined, 20)
   monitor.disconnect()
   client.disconnect()
   return seen

@@ -5,7 +5,8 @@ import { jetstream } from '@nats-io/jetstream'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { publishEvent, putWebhook, sleep } from '../../helpers/webhooks.ts'
+import { publishEvent, putWebhook } from '../../helpers/webhooks.ts'
+import { nothingHappensFor } from '../../helpers/waiting.ts'
 import { killChild, startEngineChild } from '../faults/fault_env.ts'
 import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, STREAM_WEBHOOK_JOBS, envelopeOf, shardOf, webhookJobConsumer, type EventRecord, type WebhookRecord } from '../../../protocol/mod.ts'
 import { DeliveryLog, deliveryId, publishWebhookJobBatch, type WebhookJob } from '../../../stores/webhooks/mod.ts'
@@ -88,7 +89,7 @@ test('a batch handed out again posts only the events its webhook has not answere
 
   engine = await startEngineChild(engineEnv())
   await rx.waitFor(4, { timeoutMs: 20_000 })
-  await sleep(1500) // anything more would be a repeat
+  await nothingHappensFor(1500) // anything more would be a repeat
   assert.deepEqual(posted().sort(), events.slice(6).map((e) => e.id).sort(), 'only the four unanswered events')
   await killChild(engine)
   engine = undefined
@@ -104,7 +105,7 @@ test('an event handed out again by the fan-out goes only to the webhooks that ha
 
   engine = await startEngineChild(engineEnv())
   await rx.waitFor(1, { path: '/second', timeoutMs: 20_000 })
-  await sleep(1500)
+  await nothingHappensFor(1500) // a repeat to either webhook would be here by now
   assert.deepEqual(rx.on('/second').map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id), [e.id], 'the webhook that had not answered gets it')
   assert.equal(posted().length, before, 'the webhook that answered it does not get it again')
 })

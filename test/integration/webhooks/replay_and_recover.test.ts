@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { Webhook } from 'standardwebhooks'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa, type ReceivedRequest } from '../../helpers/https_receiver.ts'
-import { eventually, publishEvent, putWebhook, setWebhookStatus, sleep, webhookNow } from '../../helpers/webhooks.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
+import { publishEvent, putWebhook, setWebhookStatus, sleep, webhookNow } from '../../helpers/webhooks.ts'
 import { verifySignature } from '../../../webhooks/sign.ts'
 
 let ob: TestOutbox
@@ -32,7 +33,8 @@ test('replay sends the event again with the same id and a fresh signature, logge
   const evt = await publishEvent(ob, org, 'delivered')
   const [first] = await rx.waitFor(1, { path: '/replay' })
   await stored(evt.id)
-  await sleep(1100) // a later second, so the signature is a fresh one
+  // a later second than the first delivery's, so the signature is a fresh one
+  await eventually(() => Math.floor(Date.now() / 1000) > Number(first!.headers['webhook-timestamp']), 'a later second', undefined, 50)
   const r = await ob.request('POST', `/v1/webhooks/${wh.id}/replay`, { key, body: { event_id: evt.id } })
   assert.equal(r.status, 202)
   assert.equal(r.body.event_id, evt.id)
@@ -54,7 +56,7 @@ test('replay sends the event again with the same id and a fresh signature, logge
   assert.equal(retried.status, 202)
   assert.equal(retried.headers.get('idempotent-replayed'), 'true')
   await rx.waitFor(3, { path: '/replay' })
-  await sleep(1500)
+  await nothingHappensFor(1500) // a fourth request would be here by now
   assert.equal(rx.on('/replay').length, 3)
 })
 
@@ -89,7 +91,7 @@ test('replay and recover refuse another organisation\'s webhook (403) or event (
     assert.equal(r.status, 400, JSON.stringify(body))
     assert.equal(r.body.error.code, 'validation_error')
   }
-  await sleep(1500)
+  await nothingHappensFor(1500) // anything the refused calls had sent would be here by now
   assert.equal(rx.on('/theirs').length, 1, 'nothing sent to the other organisation\'s webhook')
   assert.equal(rx.on('/mine').length, 0, 'nothing sent for another organisation\'s event')
   assert.equal(webhookNow(ob, theirs)?.secret, theirs.secret)
@@ -132,7 +134,7 @@ test('recover sends exactly the events the webhook did not receive, with their i
   assert.equal(b.status, 202)
   assert.equal(a.body.events + b.body.events, 3)
   await rx.waitFor(before + 3, { path: '/recover' })
-  await sleep(1500)
+  await nothingHappensFor(1500) // an event queued twice would be here a second time by now
   const resent = rx.on('/recover').slice(before)
   assert.deepEqual(resent.map(idOf).sort(), missed)
   for (const r of resent) assert.equal(r.headers['webhook-id'], idOf(r))
@@ -145,7 +147,7 @@ test('recover sends exactly the events the webhook did not receive, with their i
   assert.deepEqual([again.status, again.body], [202, { events: 0 }])
   const replayed = await ob.request('POST', `/v1/webhooks/${wh.id}/recover`, { key, body: { since }, headers })
   assert.equal(replayed.headers.get('idempotent-replayed'), 'true')
-  await sleep(1000)
+  await nothingHappensFor(1000) // anything the later recovers sent would be here by now
   assert.equal(rx.on('/recover').length, before + 3)
   assert.equal(ids('/recover').filter((id) => id === received.id).length, 1)
 })

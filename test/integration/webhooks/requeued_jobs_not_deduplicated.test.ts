@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { jetstream } from '@nats-io/jetstream'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
+import { eventually } from '../../helpers/waiting.ts'
 import { publishEvent, putWebhook, sleep } from '../../helpers/webhooks.ts'
 import { envelopeOf, newId, type EventRecord, type WebhookRecord } from '../../../protocol/mod.ts'
 import { publishWebhookJobBatch, type WebhookJob } from '../../../stores/webhooks/mod.ts'
@@ -43,15 +44,8 @@ async function park (jobs: WebhookJob[]): Promise<void> {
 
 const arrived = (): Set<string> => new Set(rx.on('/hook').map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id))
 
-async function waitArrived (ids: readonly string[], timeoutMs: number): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const got = arrived()
-    const missing = ids.filter((id) => !got.has(id))
-    if (missing.length === 0 || Date.now() > deadline) return missing
-    await sleep(200)
-  }
-}
+/** The ids of `ids` not yet delivered to the webhook. */
+const missing = (ids: readonly string[]): string[] => { const got = arrived(); return ids.filter((id) => !got.has(id)) }
 
 test('jobs of a batch handed back from a stalled endpoint are stored again and delivered', { timeout: 180_000 }, async () => {
   const first = jobOf(0)
@@ -63,8 +57,9 @@ test('jobs of a batch handed back from a stalled endpoint are stored again and d
   // engine pulling, and so looking at its endpoints: once the endpoint has been stalled for a second, the batch's
   // jobs are handed back to the job stream (stored again, the batch message acknowledged).
   for (let i = 0; i < 15; i++) { await publishEvent(ob, org, 'bounced'); await sleep(200) }
-  const missing = await waitArrived(batch.map((j) => j.event.id), 120_000)
-  assert.deepEqual(missing, [], 'every job handed back reaches the webhook')
+  const ids = batch.map((j) => j.event.id)
+  await eventually(() => missing(ids).length === 0, () => `the jobs handed back; missing ${missing(ids).join(', ')}`, 120_000, 200)
+  assert.deepEqual(missing(ids), [], 'every job handed back reaches the webhook')
 })
 
 test('a batch that repeats the first job of an earlier one but differs in another is stored, not taken for a repeat', { timeout: 60_000 }, async () => {
@@ -72,6 +67,7 @@ test('a batch that repeats the first job of an earlier one but differs in anothe
   await park([a, b])
   // The event of `a` fanned out again (its engine stopped before acknowledging it), parked with a newer event `c`.
   await park([a, c])
-  const missing = await waitArrived([a, b, c].map((j) => j.event.id), 30_000)
-  assert.deepEqual(missing, [], 'both batches are delivered')
+  const ids = [a, b, c].map((j) => j.event.id)
+  await eventually(() => missing(ids).length === 0, () => `both batches; missing ${missing(ids).join(', ')}`, 30_000, 200)
+  assert.deepEqual(missing(ids), [], 'both batches are delivered')
 })

@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { putWebhook, publishEvent, setWebhookStatus, webhookNow, eventually, sleep } from '../../helpers/webhooks.ts'
+import { putWebhook, publishEvent, setWebhookStatus, webhookNow } from '../../helpers/webhooks.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 
 // Schedule 1,1,1: attempt 1 immediately, then three retries about a second apart (±10 % jitter).
 let ob: TestOutbox
@@ -24,7 +25,7 @@ test('non-2xx answers are retried with the same event id until a 2xx', async () 
   const reqs = await rx.waitFor(3, { path: '/flaky' })
   for (const r of reqs) assert.equal(JSON.parse(r.rawBody.toString()).id, evt.id)
   assert.ok(reqs[1]!.at - reqs[0]!.at >= 800, 'the first retry waits for the schedule')
-  await sleep(1500)
+  await nothingHappensFor(1500) // a retry after the 2xx would be due by now
   assert.equal(rx.on('/flaky').length, 3, 'no attempt after the 2xx')
   assert.equal(webhookNow(ob, wh)?.status, 'active')
   const page = await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })
@@ -41,7 +42,7 @@ test('after the last retry the webhook is failed, gets nothing more, and is revi
   assert.equal(rx.on('/down').length, 4, 'one attempt plus three retries')
 
   await publishEvent(ob, org, 'bounced')
-  await sleep(1500)
+  await nothingHappensFor(1500) // a delivery to the failed webhook would be here by now
   assert.equal(rx.on('/down').length, 4, 'a failed webhook receives nothing')
 
   const log = await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })
@@ -61,7 +62,7 @@ test('after the last retry the webhook is failed, gets nothing more, and is revi
   const revived = await publishEvent(ob, org, 'bounced')
   const after = await rx.waitFor(5, { path: '/down' })
   assert.equal(JSON.parse(after[4]!.rawBody.toString()).id, revived.id, 'only the new event, not the one sent while failed')
-  await sleep(1200)
+  await nothingHappensFor(1200) // the event sent while failed, were it delivered, would be here by now
   assert.equal(rx.on('/down').length, 5)
 })
 
@@ -69,12 +70,12 @@ test('a paused webhook receives nothing, and nothing later when it is active aga
   const wh = await putWebhook(ob, org, { url: rx.url('/paused'), events: ['opened'] })
   await setWebhookStatus(ob, wh, 'paused')
   await publishEvent(ob, org, 'opened')
-  await sleep(800)
+  await nothingHappensFor(800) // a delivery to the paused webhook would be here by now
   assert.equal(rx.on('/paused').length, 0)
   await setWebhookStatus(ob, wh, 'active')
   const after = await publishEvent(ob, org, 'opened')
   const reqs = await rx.waitFor(1, { path: '/paused' })
-  await sleep(800)
+  await nothingHappensFor(800) // the event sent while paused, were it delivered, would be here by now
   assert.equal(rx.on('/paused').length, 1)
   assert.equal(JSON.parse(reqs[0]!.rawBody.toString()).id, after.id)
 })
@@ -86,6 +87,6 @@ test('a deleted webhook receives nothing, including retries already queued', asy
   await rx.waitFor(1, { path: '/deleted' })
   await ob.proc.cp.webhooks.delete(`${wh.org_id}.${wh.id}`)
   await publishEvent(ob, org, 'clicked')
-  await sleep(2000)
+  await nothingHappensFor(2000) // a retry (1 s) or the new event would be here by now
   assert.equal(rx.on('/deleted').length, 1)
 })

@@ -4,6 +4,7 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { putWebhook, publishEvent, sleep } from '../../helpers/webhooks.ts'
+import { sleepUntil } from '../../helpers/waiting.ts'
 
 let nats: ServerProcess
 let redis: ServerProcess
@@ -36,7 +37,7 @@ test('a retry pending while the process is stopped is sent by the next process o
     await first.close()
   }
   assert.equal(rx.on('/durable').length, 1, 'the retry is not sent before the process stops')
-  await sleep(Math.max(0, firstAttemptAt + RETRY_AFTER_MS + 500 - Date.now())) // the retry falls due while no process runs
+  await sleepUntil(firstAttemptAt + RETRY_AFTER_MS + 500) // the retry falls due while no process runs
   assert.equal(rx.on('/durable').length, 1, 'nothing is sent while no engine runs')
   const second = await TestOutbox.start({ nats, redis, env })
   try {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
-import { putWebhook, publishEvent, webhookNow, eventually } from '../../helpers/webhooks.ts'
+import { putWebhook, publishEvent, webhookNow } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // OB_WEBHOOK_ALLOW_PRIVATE is false here. The refused targets below are never connected to: the guard
 // refuses them before any packet leaves, which is what the test proves.

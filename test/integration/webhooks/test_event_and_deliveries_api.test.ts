@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { putWebhook, setWebhookStatus, webhookNow, eventually, sleep } from '../../helpers/webhooks.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
+import { putWebhook, setWebhookStatus, webhookNow } from '../../helpers/webhooks.ts'
 import { verifySignature } from '../../../webhooks/sign.ts'
 
 let ob: TestOutbox
@@ -45,7 +46,7 @@ test('a failing test event is attempted once and does not fail the webhook', asy
   assert.equal(r.status, 202)
   await rx.waitFor(1, { path: '/test-fail' })
   await eventually(async () => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.length === 1, 'attempt logged')
-  await sleep(1500)
+  await nothingHappensFor(1500) // a retry (1 s) would be here by now
   assert.equal(rx.on('/test-fail').length, 1)
   assert.equal(webhookNow(ob, wh)?.status, 'active')
   const log = await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })
@@ -103,6 +104,6 @@ test('unknown webhook is 404, another organisation\'s is 403, an unknown type is
   assert.equal(badType.body.error.code, 'validation_error')
   const sendOnly = await ob.key(org, ['send'])
   assert.equal((await ob.request('POST', `/v1/webhooks/${mine.id}/test`, { key: sendOnly, body: { type: 'delivered' } })).status, 403)
-  await sleep(300)
+  await nothingHappensFor(300) // a test event the refused call had sent would be here by now
   assert.equal(rx.on('/theirs').length, 0)
 })

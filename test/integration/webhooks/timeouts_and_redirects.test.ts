@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
-import { putWebhook, publishEvent, eventually, sleep } from '../../helpers/webhooks.ts'
+import { putWebhook, publishEvent, sleep } from '../../helpers/webhooks.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // The 30 s request timeout is shortened to 1 s here; OB_WEBHOOK_RETRY_SCHEDULE=1 gives two attempts.
 let ob: TestOutbox

@@ -1,4 +1,0 @@
-"use strict";
-const thread_entry_cts_1 = require("../stores/threads/thread_entry.cjs");
-module.exports = (0, thread_entry_cts_1.esmEntry)(async () => await import('./analyze_worker.js'));
-//# sourceMappingURL=analyze_thread.cjs.map

@@ -1,4 +1,0 @@
-export function route(def) {
-    return def;
-}
-//# sourceMappingURL=route.js.map
