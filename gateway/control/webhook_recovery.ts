@@ -33,13 +33,16 @@ function unavailable (err: unknown): ApiError {
 }
 
 /**
- * The event as stored, of the caller's organisation; 404 when it has none of that id (or it is older than 30
- * days). Only the caller's organisation is looked in: an id of another organisation's event reads as unknown, and
- * an unknown id costs one read whatever the number of organisations.
+ * The event as stored, of the caller's organisation. When that organisation has none of that id, the event's owner
+ * key (written with the event, expiring with it) tells another organisation's event (403, nothing sent) from an
+ * unknown id or one older than 30 days (404). Either way it costs at most two reads whatever the number of
+ * organisations and the size of their history: no organisation but the caller's is ever looked in.
  */
 async function ownedEventJson (deps: GatewayDeps, orgId: string, eventId: string): Promise<string> {
   const [json] = await deps.messages.eventJson(orgId, [eventId])
   if (json !== undefined) return json
+  const owner = await deps.messages.eventOwner(eventId)
+  if (owner !== undefined && owner !== orgId) throw new ApiError('forbidden', `The event ${eventId} belongs to another organisation.`)
   throw new ApiError('not_found', `No event with id ${eventId} in the last 30 days.`)
 }
 

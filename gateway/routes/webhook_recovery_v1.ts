@@ -81,9 +81,8 @@ export const webhookRecoveryRoutes = [
       202: { description: 'The event is queued for this webhook', schema: Replayed },
       ...errorResponses({
         validation_error: '`event_id` missing or not an event id',
-        forbidden: 'The webhook belongs to another organisation (nothing is sent)',
-        not_found: 'No such webhook, or no event of this id in the caller\'s organisation in the last 30 days ' +
-          '(another organisation\'s event reads as unknown)',
+        forbidden: 'The webhook or the event belongs to another organisation (nothing is sent)',
+        not_found: 'No such webhook, or no event of this id in the last 30 days',
         conflict: 'A request with this Idempotency-Key is still being processed',
         idempotency_key_reused: 'The Idempotency-Key was used with a different body',
         service_unavailable: 'The event could not be queued; retry'

@@ -5,23 +5,27 @@
  */
 export const APPLY_EVENT_LUA = String.raw`-- Applies one event to the read model, atomically and at most once per event id.
 -- (Prepended: status_from_recipients, see recipient_status.ts.)
--- KEYS[1] event string; live indexes: KEYS[2] org event index, KEYS[3] org event-type index, KEYS[4] stats hour
--- hash; the same three for sandbox traffic: KEYS[5..7]; for events about a message: KEYS[8] message hash,
--- KEYS[9] message event index; last, per tag of the event (ARGV[15] of them): live tag event index, live tag
--- stats hour hash, sandbox tag event index, sandbox tag stats hour hash
+-- KEYS[1] event string, KEYS[2] event owner; live indexes: KEYS[3] org event index, KEYS[4] org event-type index,
+-- KEYS[5] stats hour hash; the same three for sandbox traffic: KEYS[6..8]; for events about a message: KEYS[9]
+-- message hash, KEYS[10] message event index; last, per tag of the event (ARGV[15] of them): live tag event index,
+-- live tag stats hour hash, sandbox tag event index, sandbox tag stats hour hash
 -- ARGV: 1 envelope JSON, 2 event ms, 3 event id, 4 type, 5 retention ms, 6 cutoff ms, 7 stats retention ms,
 -- 8 status the event leads to ('' for none), 9 its rank, 10 message id, 11 live status index key prefix,
 -- 12 sandbox status index key prefix, 13 recipient address ('' for none), 14 '1' when the event ends an attempt,
--- 15 number of tags, 16 live due index key, 17 sandbox due index key, 18 a deferral's next attempt in ms ('' for none)
+-- 15 number of tags, 16 live due index key, 17 sandbox due index key, 18 a deferral's next attempt in ms ('' for none),
+-- 19 organisation id
 local ttl, ts, id = ARGV[5], ARGV[2], ARGV[3]
 -- The event key doubles as the dedupe record: a replayed event id changes nothing.
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ttl) then return 0 end
+-- Who owns the id, for as long as the event is kept: a replay of another organisation's event id is then 403 in one
+-- read, where looking in every organisation would cost as many reads as there are organisations.
+redis.call('SET', KEYS[2], ARGV[19], 'PX', ttl)
 local tags = tonumber(ARGV[15] or '0')
 local base = #KEYS - 4 * tags
-local msg = base >= 9 and KEYS[8] or nil
+local msg = base >= 10 and KEYS[9] or nil
 -- A message's events are indexed and counted with its environment; events of no message are live.
 local sandbox = msg ~= nil and redis.call('HGET', msg, 'env') == 'test'
-local first = sandbox and 5 or 2
+local first = sandbox and 6 or 3
 local cutoff = '(' .. ARGV[6]
 local function index (key)
   redis.call('ZADD', key, ts, id)
@@ -42,8 +46,8 @@ for i = base + 1, #KEYS, 4 do
 end
 if msg == nil then return 1 end
 local mid, prefix = ARGV[10], sandbox and ARGV[12] or ARGV[11]
-redis.call('ZADD', KEYS[9], ts, id)
-redis.call('PEXPIRE', KEYS[9], ttl)
+redis.call('ZADD', KEYS[10], ts, id)
+redis.call('PEXPIRE', KEYS[10], ttl)
 if redis.call('PTTL', msg) < 0 then
   -- Not recorded yet: the partial hash must still expire if the message never is.
   redis.call('PEXPIRE', msg, ttl)

@@ -9,7 +9,8 @@ export function applyCall (e: EventRecord): { keys: string[], args: Array<string
   const org = e.org_id
   const mid = e.message_id ?? (typeof e.data.message_id === 'string' ? e.data.message_id : undefined)
   const hour = hourBucket(ts)
-  const keys = [K.event(org, e.id), K.events(org, 'live'), K.eventsByType(org, 'live', e.type), K.stats(org, 'live', hour),
+  const keys = [K.event(org, e.id), K.eventOwner(e.id),
+    K.events(org, 'live'), K.eventsByType(org, 'live', e.type), K.stats(org, 'live', hour),
     K.events(org, 'test'), K.eventsByType(org, 'test', e.type), K.stats(org, 'test', hour)]
   if (mid !== undefined) keys.push(K.message(org, mid), K.messageEvents(org, mid))
   const tags = eventTags(e.data)
@@ -21,6 +22,6 @@ export function applyCall (e: EventRecord): { keys: string[], args: Array<string
   const args = [JSON.stringify(envelopeOf(e)), ts, e.id, e.type, READ_MODEL_RETENTION_MS, Date.now() - READ_MODEL_RETENTION_MS,
     STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org, 'live'),
     K.messagesByStatusPrefix(org, 'test'), rcpt, endsAttempt ? '1' : '0', tags.length, K.messagesDue(org, 'live'), K.messagesDue(org, 'test'),
-    Number.isFinite(next) ? next : '']
+    Number.isFinite(next) ? next : '', org]
   return { keys, args }
 }

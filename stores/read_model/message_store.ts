@@ -283,6 +283,14 @@ export class MessageStore {
     return (await this.redis.mget(ids.map((id) => K.event(orgId, id)))).map((v) => v ?? undefined)
   }
 
+  /**
+   * The organisation that owns an event id, undefined when none does (never stored, or older than the retention):
+   * one read, whatever the number of organisations.
+   */
+  async eventOwner (id: string): Promise<string | undefined> {
+    return await this.redis.get(K.eventOwner(id)) ?? undefined
+  }
+
   private async loadEvents (orgId: string, ids: string[]): Promise<Array<EventEnvelope | undefined>> {
     if (ids.length === 0) return []
     const raw = await this.redis.mget(ids.map((id) => K.event(orgId, id)))

@@ -41,6 +41,11 @@ export const READ_MODEL_KEYS = {
   messagesTagged: (orgId: string, env: Environment, tag: string) => `${scope(orgId, env)}:msgs:tag:${tag}`,
   /** String: the event JSON; `SET NX` on it is also what makes applying an event idempotent. */
   event: (orgId: string, eventId: string) => `ob:{${orgId}}:ev:${eventId}`,
+  /**
+   * Which organisation owns an event id, written with the event JSON and expiring with it: tells 403 from 404 in one
+   * read, without knowing the org first (so never by looking in every organisation).
+   */
+  eventOwner: (eventId: string) => `ob:evorg:${eventId}`,
   /** Sorted sets (score: event time in ms) of the org's event ids: all, and by type. */
   events: (orgId: string, env: Environment) => `${scope(orgId, env)}:evs`,
   eventsByType: (orgId: string, env: Environment, type: string) => `${scope(orgId, env)}:evs:t:${type}`,

@@ -6,11 +6,14 @@ import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { eventually } from '../../helpers/waiting.ts'
 import { putWebhook } from '../../helpers/webhooks.ts'
 import { eventRecord, newId, type EventType } from '../../../protocol/mod.ts'
+import { READ_MODEL_KEYS } from '../../../stores/read_model/message_store_keys.ts'
 
 /**
  * What one tenant's request makes the gateway read is bounded by the request, not by the tenant's history or by
  * the installation: a recover over many events reads and queues them in bounded batches (counted on the Redis
- * commands it sends, seen through MONITOR), and replaying an event id reads only the caller's organisation.
+ * commands it sends, seen through MONITOR), and replaying an event id reads only the caller's organisation and the
+ * event's owner key, which names no organisation: an unknown id (404) and another organisation's event (403) cost the
+ * same two reads however many organisations there are.
  */
 let ob: TestOutbox
 let rx: HttpsReceiver
@@ -93,16 +96,32 @@ test('a recover of 1300 events reads and queues them in batches: each once, no R
   await rx.waitFor(1, { path: '/recover' })
 })
 
-test('replaying an event id reads only the caller\'s organisation, however many organisations there are', async () => {
-  for (let i = 0; i < 20; i++) await ob.org()
+test('replaying an event id reads only the caller\'s organisation and the event\'s owner, however many organisations there are', async () => {
+  const others: TestOrg[] = []
+  for (let i = 0; i < 20; i++) others.push(await ob.org())
   const wh = await putWebhook(ob, org, { url: rx.url('/replay'), events: ['delivered'] })
-  let answer: { status: number, body: any } | undefined
-  const commands = await commandsDuring(async () => {
-    answer = await ob.request('POST', `/v1/webhooks/${wh.id}/replay`, { key, body: { event_id: newId('evt') } })
-  })
-  assert.equal(answer!.status, 404)
-  assert.equal(answer!.body.error.code, 'not_found')
-  const eventReads = commands.flatMap((c) => c.slice(1)).filter((a) => a.includes(':ev:evt_'))
-  assert.equal(eventReads.length, 1, `event keys read: ${eventReads.join(', ')}`)
-  assert.ok(eventReads[0]!.startsWith(`ob:{${org.orgId}}:`))
+  const theirs = eventRecord(newId('evt'), 'delivered', others[7]!.orgId, { message_id: newId('msg'), to: 't@remote.test' } as never)
+  await ob.proc.gateway!.deps.messages.applyEvent(theirs)
+  // The owner key is kept exactly as long as the event it names.
+  const [eventTtl, ownerTtl] = await Promise.all([ob.proc.redis.pttl(READ_MODEL_KEYS.event(theirs.org_id, theirs.id)),
+    ob.proc.redis.pttl(READ_MODEL_KEYS.eventOwner(theirs.id))])
+  assert.ok(eventTtl > 0 && Math.abs(eventTtl - ownerTtl) < 1000, `event ${eventTtl} ms, owner ${ownerTtl} ms`)
+
+  /** Replays `eventId` and checks the answer and that one event key (the caller's) and one owner key were read. */
+  async function replayReads (eventId: string, status: number, code: string): Promise<void> {
+    let answer: { status: number, body: any } | undefined
+    const commands = await commandsDuring(async () => {
+      answer = await ob.request('POST', `/v1/webhooks/${wh.id}/replay`, { key, body: { event_id: eventId } })
+    })
+    assert.equal(answer!.status, status)
+    assert.equal(answer!.body.error.code, code)
+    const args = commands.flatMap((c) => c.slice(1))
+    const eventReads = args.filter((a) => a.includes(':ev:evt_'))
+    assert.equal(eventReads.length, 1, `event keys read: ${eventReads.join(', ')}`)
+    assert.ok(eventReads[0]!.startsWith(`ob:{${org.orgId}}:`))
+    const ownerReads = args.filter((a) => a.includes(':evorg:'))
+    assert.deepEqual(ownerReads, [READ_MODEL_KEYS.eventOwner(eventId)], 'one owner key, which names no organisation')
+  }
+  await replayReads(newId('evt'), 404, 'not_found')
+  await replayReads(theirs.id, 403, 'forbidden')
 })

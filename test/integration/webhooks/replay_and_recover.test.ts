@@ -60,7 +60,7 @@ test('replay sends the event again with the same id and a fresh signature, logge
   assert.equal(rx.on('/replay').length, 3)
 })
 
-test('replay and recover refuse another organisation\'s webhook (403) or event (404), sending nothing, and bad input', async () => {
+test('replay and recover refuse another organisation\'s webhook or event (403), sending nothing, an unknown event (404) and bad input', async () => {
   rx.script = () => ({ status: 200 })
   const mine = await putWebhook(ob, org, { url: rx.url('/mine'), events: ['delivered'] })
   const other = await ob.org()
@@ -70,10 +70,10 @@ test('replay and recover refuse another organisation\'s webhook (403) or event (
   const otherKey = await ob.key(other, ['read'])
   await eventually(async () => (await ob.request('GET', '/v1/events?limit=100', { key: otherKey })).body.data.some((e: { id: string }) => e.id === theirEvent.id), 'other event stored')
 
-  // Only the caller's organisation is looked in: another organisation's event is as unknown as a made-up id.
+  // Another organisation's event is refused, not sent: the event's owner key tells it from an unknown id.
   const event = await ob.request('POST', `/v1/webhooks/${mine.id}/replay`, { key, body: { event_id: theirEvent.id } })
-  assert.equal(event.status, 404)
-  assert.equal(event.body.error.code, 'not_found')
+  assert.equal(event.status, 403)
+  assert.equal(event.body.error.code, 'forbidden')
   const hook = await ob.request('POST', `/v1/webhooks/${theirs.id}/replay`, { key, body: { event_id: theirEvent.id } })
   assert.equal(hook.status, 403)
   const recover = await ob.request('POST', `/v1/webhooks/${theirs.id}/recover`, { key, body: { since: new Date(Date.now() - 3600_000).toISOString() } })
@@ -82,6 +82,7 @@ test('replay and recover refuse another organisation\'s webhook (403) or event (
 
   const unknown = await ob.request('POST', `/v1/webhooks/${mine.id}/replay`, { key, body: { event_id: 'evt_0000000000000000000000000z' } })
   assert.equal(unknown.status, 404)
+  assert.equal(unknown.body.error.code, 'not_found')
   for (const body of [{}, { event_id: 'msg_0000000000000000000000000z' }, { event_id: 42 }, { event_id: theirEvent.id, x: 1 }]) {
     const r = await ob.request('POST', `/v1/webhooks/${mine.id}/replay`, { key, body })
     assert.equal(r.status, 400, JSON.stringify(body))
