@@ -53,15 +53,23 @@ async function viaNodemailer (msg: TaskMessage): Promise<number> {
     const claims = { o: msg.org_id, m: msg.id, r: rcpt }
     const returnPath = encodeVerp(msg.id, rcpt, ctx.domain, ctx.verpKey)
     const html = msg.track_opens
-      ? rewriteHtml(msg.html!, { openUrl: `${ctx.publicUrl}/t/o/${signToken(ctx.secret, { k: 'o', ...claims })}`, clickUrl: (u) => `${ctx.publicUrl}/t/c/${signToken(ctx.secret, { k: 'c', ...claims, u })}` })
+      ? rewriteHtml(msg.html!, {
+        openUrl: `${ctx.publicUrl}/t/o/${signToken(ctx.secret, { k: 'o', ...claims })}`,
+        clickUrl: (u) => `${ctx.publicUrl}/t/c/${signToken(ctx.secret, { k: 'c', ...claims, u })}`
+      })
       : msg.html
+    const unsubscribeUrl = `${ctx.publicUrl}/t/u/${signToken(ctx.secret, { k: 'u', ...claims })}`
     const info = await stream.sendMail({
       from: msg.from,
       to: msg.to,
       subject: msg.subject,
       messageId: `<${msg.id}@${ctx.domain}>`,
       envelope: { from: returnPath, to: [rcpt] },
-      headers: { ...msg.headers, 'List-Unsubscribe': `<${ctx.publicUrl}/t/u/${signToken(ctx.secret, { k: 'u', ...claims })}>, <mailto:${returnPath}?subject=unsubscribe>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      headers: {
+        ...msg.headers,
+        'List-Unsubscribe': `<${unsubscribeUrl}>, <mailto:${returnPath}?subject=unsubscribe>`,
+        'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click'
+      },
       html,
       text: msg.text,
       dkim: { domainName: ctx.domain, keySelector: 's1', privateKey: key as unknown as string, headerFieldNames: DKIM_SIGNED_HEADERS }
@@ -80,12 +88,24 @@ async function viaEngine (msg: TaskMessage): Promise<number> {
 
 /** MIME alone, no DKIM and no tracking: nodemailer's MailComposer stream against the engine's layout. */
 async function mimeNodemailer (msg: TaskMessage): Promise<number> {
-  const built = await new MailComposer({ from: msg.from, to: msg.to, subject: msg.subject, html: msg.html, text: msg.text, headers: msg.headers }).compile().build()
+  const built = await new MailComposer({
+    from: msg.from, to: msg.to, subject: msg.subject, html: msg.html, text: msg.text, headers: msg.headers
+  }).compile().build()
   return built.length
 }
 
 async function mimeEngine (msg: TaskMessage): Promise<number> {
-  const l = buildLayout({ from: msg.from, to: msg.to, cc: [], subject: msg.subject, messageId: `<${msg.id}@x>`, headers: msg.headers, html: msg.html!, text: msg.text!, attachments: [] }, false)
+  const l = buildLayout({
+    from: msg.from,
+    to: msg.to,
+    cc: [],
+    subject: msg.subject,
+    messageId: `<${msg.id}@x>`,
+    headers: msg.headers,
+    html: msg.html!,
+    text: msg.text!,
+    attachments: []
+  }, false)
   return Buffer.from(l.head + '\r\n' + (l.body as string[]).join(''), 'latin1').length
 }
 

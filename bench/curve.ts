@@ -26,7 +26,8 @@ async function engineCurve (shape: typeof FULL, progress: (f: number) => void): 
       // Fresh servers per point: stream consumers and org records of one shard count never meet another's.
       const [nats, redis] = await Promise.all([ServerProcess.nats(), ServerProcess.redis()])
       try {
-        const row = await engineRun(sink, nats, redis, shape.messages, { OB_ENGINE_SHARDS: String(shards), OB_ENGINE_THREADS: ENGINE_THREADS })
+        const env = { OB_ENGINE_SHARDS: String(shards), OB_ENGINE_THREADS: ENGINE_THREADS }
+        const row = await engineRun(sink, nats, redis, shape.messages, env)
         points.push({ shards, row })
       } finally {
         await Promise.all([nats.dispose(), redis.dispose()])
@@ -53,12 +54,19 @@ export async function runCurveBench (opts: BenchOptions): Promise<BenchResult> {
   })
   const engine = await engineCurve(shape, (f) => { opts.progress(0.5 + 0.5 * f, 'engine: shards') })
   const failures = [
-    ...gw.measurements.filter((m) => m.non_2xx + m.errors > 0).map((m) => `gateway at ${m.connections} connections: ${m.non_2xx} non-2xx, ${m.errors} errors`),
+    ...gw.measurements
+      .filter((m) => m.non_2xx + m.errors > 0)
+      .map((m) => `gateway at ${m.connections} connections: ${m.non_2xx} non-2xx, ${m.errors} errors`),
     ...engine.filter((p) => !(p.row.msgs_per_s > 0)).map((p) => `engine with ${p.shards} shards delivered nothing`)
   ]
   const at = (c: number): Measurement | undefined => gw.measurements.find((m) => m.connections === c)
   const best = engine.reduce<ShardPoint | undefined>((a, p) => (a === undefined || p.row.msgs_per_s > a.row.msgs_per_s ? p : a), undefined)
-  const summary = `gateway ${shape.connections.map((c) => `${c} conn: ${at(c)?.requests_per_s ?? '?'} req/s (p99 ${at(c)?.latency_p99_ms ?? '?'} ms)`).join(', ')}; engine ${engine.map((p) => `${p.shards} shard${p.shards > 1 ? 's' : ''}: ${p.row.msgs_per_s} msgs/s`).join(', ')}${best === undefined ? '' : ` (best at ${best.shards}, ${best.row.cpu_us_per_msg} µs CPU/msg)`}`
+  const gatewaySummary = shape.connections
+    .map((c) => `${c} conn: ${at(c)?.requests_per_s ?? '?'} req/s (p99 ${at(c)?.latency_p99_ms ?? '?'} ms)`)
+    .join(', ')
+  const engineSummary = engine.map((p) => `${p.shards} shard${p.shards > 1 ? 's' : ''}: ${p.row.msgs_per_s} msgs/s`).join(', ')
+  const bestSummary = best === undefined ? '' : ` (best at ${best.shards}, ${best.row.cpu_us_per_msg} µs CPU/msg)`
+  const summary = `gateway ${gatewaySummary}; engine ${engineSummary}${bestSummary}`
   return {
     name: 'curve',
     title: 'Scaling curve: gateway connections and engine shards',
@@ -77,13 +85,36 @@ export async function runCurveBench (opts: BenchOptions): Promise<BenchResult> {
     ],
     charts: [
       ...concurrencyCharts('Full gateway path', gw.measurements),
-      { title: 'Gateway server CPU µs per accepted send', kind: 'line', xLabel: 'connections', yLabel: 'µs CPU / request', x: gw.measurements.map((m) => m.connections), series: [{ name: 'gateway process', values: gw.measurements.map((m) => m.server_cpu_us_per_request) }] },
-      { title: 'Engine: delivered msgs/s by shard count', kind: 'line', xLabel: 'OB_ENGINE_SHARDS', yLabel: 'msgs/s', x: engine.map((p) => p.shards), series: [{ name: 'msgs/s', values: engine.map((p) => p.row.msgs_per_s) }] },
-      { title: 'Engine: CPU µs per delivered message by shard count', kind: 'line', xLabel: 'OB_ENGINE_SHARDS', yLabel: 'µs CPU / msg', x: engine.map((p) => p.shards), series: [{ name: 'engine process', values: engine.map((p) => p.row.cpu_us_per_msg) }] }
+      {
+        title: 'Gateway server CPU µs per accepted send',
+        kind: 'line',
+        xLabel: 'connections',
+        yLabel: 'µs CPU / request',
+        x: gw.measurements.map((m) => m.connections),
+        series: [{ name: 'gateway process', values: gw.measurements.map((m) => m.server_cpu_us_per_request) }]
+      },
+      {
+        title: 'Engine: delivered msgs/s by shard count',
+        kind: 'line',
+        xLabel: 'OB_ENGINE_SHARDS',
+        yLabel: 'msgs/s',
+        x: engine.map((p) => p.shards),
+        series: [{ name: 'msgs/s', values: engine.map((p) => p.row.msgs_per_s) }]
+      },
+      {
+        title: 'Engine: CPU µs per delivered message by shard count',
+        kind: 'line',
+        xLabel: 'OB_ENGINE_SHARDS',
+        yLabel: 'µs CPU / msg',
+        x: engine.map((p) => p.shards),
+        series: [{ name: 'engine process', values: engine.map((p) => p.row.cpu_us_per_msg) }]
+      }
     ],
     notes: [
-      'Gateway CPU is of the gateway process alone (from /proc/<pid>/stat); engine CPU is process.cpuUsage() of the process running the engine, its piscina threads included, while it drains the pre-published backlog.',
-      'With 2 cores shared by autocannon, NATS, Redis and the server, rates flatten early; CPU per message shows whether the path itself gets more expensive.'
+      'Gateway CPU is of the gateway process alone (from /proc/<pid>/stat); engine CPU is process.cpuUsage() of the process ' +
+        'running the engine, its piscina threads included, while it drains the pre-published backlog.',
+      'With 2 cores shared by autocannon, NATS, Redis and the server, rates flatten early; CPU per message shows whether the path ' +
+        'itself gets more expensive.'
     ]
   }
 }

@@ -54,7 +54,8 @@ async function plainPool (w: E2eWorld, domain: string, n: number): Promise<Plain
  */
 function planOf (opts: BenchOptions): typeof FULL {
   const base = opts.quick ? QUICK : FULL
-  const positive = (v: string | undefined, fallback: number): number => v !== undefined && Number.isInteger(Number(v)) && Number(v) > 0 ? Number(v) : fallback
+  const positive = (v: string | undefined, fallback: number): number =>
+    v !== undefined && Number.isInteger(Number(v)) && Number(v) > 0 ? Number(v) : fallback
   const messages = positive(opts.args.messages, base.messages)
   return { ...base, messages, warmup: Math.min(base.warmup, messages), pointS: positive(opts.args['point-s'], base.pointS) }
 }
@@ -78,10 +79,14 @@ export async function runE2eBench (opts: BenchOptions): Promise<BenchResult> {
     const steps = 2 + plan.rates.length
     const step = (k: number, label: string) => (f: number) => { opts.progress(0.1 + 0.9 * (k + f) / steps, label) }
     const warmup = await runPhase(w, 'warm-up', { count: plan.warmup, concurrency: SENDERS }, body, step(0, 'warm-up'))
-    const main = await runPhase(w, `${SENDERS} senders, unbounded`, { count: plan.messages, concurrency: SENDERS }, body, step(1, `${plan.messages} sends at ${SENDERS} senders`))
+    const main = await runPhase(
+      w, `${SENDERS} senders, unbounded`, { count: plan.messages, concurrency: SENDERS }, body,
+      step(1, `${plan.messages} sends at ${SENDERS} senders`)
+    )
     const curve: Phase[] = []
     for (const [k, rate] of plan.rates.entries()) {
-      curve.push(await runPhase(w, `offered ${rate}/s`, { count: rate * plan.pointS, concurrency: SENDERS, ratePerS: rate }, body, step(2 + k, `curve: ${rate}/s offered`)))
+      const point = { count: rate * plan.pointS, concurrency: SENDERS, ratePerS: rate }
+      curve.push(await runPhase(w, `offered ${rate}/s`, point, body, step(2 + k, `curve: ${rate}/s offered`)))
     }
     // The books over every phase at once: a message of one phase arriving during another still counts, once.
     const phases = [warmup, main, ...curve]
@@ -89,12 +94,28 @@ export async function runE2eBench (opts: BenchOptions): Promise<BenchResult> {
     const [arrivals, report] = await Promise.all([w.sink.arrivals(), w.receiver.report()])
     const books = keepBooks(accepted, arrivals, report.perMessage, w.domain)
     const failures = bookFailures(books)
-    if (w.outbox.exitCode !== null || w.outbox.signalCode !== null) failures.push(`outbox start exited during the run (${w.outbox.exitCode ?? w.outbox.signalCode})`)
+    if (w.outbox.exitCode !== null || w.outbox.signalCode !== null) {
+      failures.push(`outbox start exited during the run (${w.outbox.exitCode ?? w.outbox.signalCode})`)
+    }
     if (report.bad > 0) failures.push(`${report.bad} webhook request(s) with a bad signature or not a \`delivered\` event`)
     const scraped = await scraping?.stop()
-    for (const s of scraped ?? []) if (s.failed > 0) failures.push(`${s.failed} scrape(s) of ${s.url} failed (first: ${s.firstError ?? ''})`)
+    for (const s of scraped ?? []) {
+      if (s.failed > 0) failures.push(`${s.failed} scrape(s) of ${s.url} failed (first: ${s.firstError ?? ''})`)
+    }
     const scrape = scrapeMs !== undefined && scraped !== undefined ? { everyMs: scrapeMs, counts: scraped } : undefined
-    return e2eReport({ quick: opts.quick, started, loadStart, senders: SENDERS, plain, main, curve, books, pointS: plan.pointS, failures, ...(scrape !== undefined ? { scrape } : {}) })
+    return e2eReport({
+      quick: opts.quick,
+      started,
+      loadStart,
+      senders: SENDERS,
+      plain,
+      main,
+      curve,
+      books,
+      pointS: plan.pointS,
+      failures,
+      ...(scrape !== undefined ? { scrape } : {})
+    })
   } finally {
     await scraping?.stop()
     await w.close()

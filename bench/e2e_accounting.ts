@@ -33,7 +33,9 @@ export interface Books {
 /** Message-ID the engine gives a message: `<id@sending-domain>`. */
 export const messageIdOf = (id: string, domain: string): string => `<${id}@${domain}>`
 
-export function keepBooks (accepted: readonly AcceptedSend[], arrivals: readonly Arrival[], webhooks: ReadonlyMap<string, number>, domain: string): Books {
+export function keepBooks (
+  accepted: readonly AcceptedSend[], arrivals: readonly Arrival[], webhooks: ReadonlyMap<string, number>, domain: string
+): Books {
   const suffix = `@${domain}>`
   const atSink = new Map<string, { count: number, first: number, sentAt: number }>()
   for (const [messageId, receivedAt, sentAt] of arrivals) {

@@ -28,7 +28,9 @@ export interface LoadOutcome {
   acceptedPerS: number
 }
 
-export async function sendLoad (baseUrl: string, key: string, body: (i: number, sentAt: number) => string, plan: LoadPlan, progress: (sent: number) => void = () => {}): Promise<LoadOutcome> {
+export async function sendLoad (
+  baseUrl: string, key: string, body: (i: number, sentAt: number) => string, plan: LoadPlan, progress: (sent: number) => void = () => {}
+): Promise<LoadOutcome> {
   const pool = new Pool(baseUrl, { connections: plan.concurrency, pipelining: 1, keepAliveTimeout: 30_000 })
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   const accepted: AcceptedSend[] = []
@@ -49,7 +51,9 @@ export async function sendLoad (baseUrl: string, key: string, body: (i: number, 
       const t0 = performance.now()
       let status = 0
       try {
-        const res = await pool.request({ path: '/v1/messages/send', method: 'POST', headers, body: body(i, sentAt), headersTimeout: 30_000, bodyTimeout: 30_000 })
+        const res = await pool.request({
+          path: '/v1/messages/send', method: 'POST', headers, body: body(i, sentAt), headersTimeout: 30_000, bodyTimeout: 30_000
+        })
         const text = await res.body.text()
         status = res.statusCode
         if (status === 202) {
@@ -75,7 +79,11 @@ export async function sendLoad (baseUrl: string, key: string, body: (i: number, 
   return {
     accepted,
     statuses,
-    latency: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies.reduce((m, v) => Math.max(m, v), 0)) },
+    latency: {
+      p50: round(percentile(latencies, 50)),
+      p99: round(percentile(latencies, 99)),
+      max: round(latencies.reduce((m, v) => Math.max(m, v), 0))
+    },
     startedAt,
     firstAcceptAt,
     lastAcceptAt,

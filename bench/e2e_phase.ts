@@ -50,7 +50,9 @@ async function untilSettled (w: E2eWorld, sinkTarget: number, hookTarget: number
   }
 }
 
-export async function runPhase (w: E2eWorld, label: string, plan: LoadPlan, body: (i: number, sentAt: number) => string, progress: (f: number) => void): Promise<Phase> {
+export async function runPhase (
+  w: E2eWorld, label: string, plan: LoadPlan, body: (i: number, sentAt: number) => string, progress: (f: number) => void
+): Promise<Phase> {
   const [sink0, hooks0] = await Promise.all([w.sink.accepted(), w.receiver.count()])
   const pids = w.pids()
   const cpu0 = ROLES.map((r) => processCpuUs(pids[r]))

@@ -29,7 +29,9 @@ export class RemoteReceiver {
   static async start (secret: string): Promise<RemoteReceiver> {
     const ca = testCa()
     const file = fileURLToPath(new URL('./webhook_receiver_process.js', import.meta.url))
-    const child = fork(file, [join(ca.dir, 'server.key'), join(ca.dir, 'server.pem')], { stdio: 'inherit', env: { ...process.env, OB_BENCH_WEBHOOK_SECRET: secret } })
+    const child = fork(file, [join(ca.dir, 'server.key'), join(ca.dir, 'server.pem')], {
+      stdio: 'inherit', env: { ...process.env, OB_BENCH_WEBHOOK_SECRET: secret }
+    })
     const port = await new Promise<number>((resolve) => child.once('message', (m) => resolve((m as { port: number }).port)))
     return new RemoteReceiver(child, port)
   }
@@ -157,7 +159,9 @@ export async function startE2eWorld (opts: { profileDir?: string, nodeFlags?: st
       key: org.api_key,
       domain,
       metrics: [{ name: 'Outbox (outbox start, every role): gateway HTTP port', url: `${baseUrl}/metrics` }],
-      pids: () => ({ outbox: o.pid, nats: nats.pid, redis: redis.pid, sink: sink.pid, receiver: receiver.pid, load_generator: process.pid }),
+      pids: () => ({
+        outbox: o.pid, nats: nats.pid, redis: redis.pid, sink: sink.pid, receiver: receiver.pid, load_generator: process.pid
+      }),
       close
     }
   } catch (err) {

@@ -21,10 +21,18 @@ import type { Arrival } from './sink_process.ts'
  *
  *   node dist/bench/engine.js [--quick] [--full]      (quick: 1k; default: 1k and 10k; full: adds 100k)
  */
-export interface BenchRow { mode: 'plain_loop' | 'engine', messages: number, seconds: number, msgs_per_s: number, cpu_us_per_msg: number, peak_rss_mb: number }
+export interface BenchRow {
+  mode: 'plain_loop' | 'engine'
+  messages: number
+  seconds: number
+  msgs_per_s: number
+  cpu_us_per_msg: number
+  peak_rss_mb: number
+}
 export interface BenchResult { at: string, cores: number, rows: BenchRow[], engine_vs_loop: Record<string, number> }
 
-const HTML = `<html><body><h1>Your receipt</h1>${'<p>Thank you for your order. This paragraph pads the message to a realistic size for a transactional email.</p>'.repeat(44)}</body></html>`
+const PADDING = '<p>Thank you for your order. This paragraph pads the message to a realistic size for a transactional email.</p>'
+const HTML = `<html><body><h1>Your receipt</h1>${PADDING.repeat(44)}</body></html>`
 
 async function measure (mode: BenchRow['mode'], messages: number, run: () => Promise<void>): Promise<BenchRow> {
   let peak = process.memoryUsage().rss
@@ -51,7 +59,8 @@ export class RemoteSink {
 
   /** `record`: keep every message's Message-ID, arrival time and X-Bench-Sent header for `arrivals()`. */
   static async start (opts: { record?: boolean } = {}): Promise<RemoteSink> {
-    const child = fork(fileURLToPath(new URL('./sink_process.js', import.meta.url)), opts.record === true ? ['--record'] : [], { stdio: 'inherit' })
+    const file = fileURLToPath(new URL('./sink_process.js', import.meta.url))
+    const child = fork(file, opts.record === true ? ['--record'] : [], { stdio: 'inherit' })
     const port = await new Promise<number>((resolve) => child.once('message', (m) => resolve((m as { port: number }).port)))
     return new RemoteSink(child, port)
   }
@@ -89,12 +98,21 @@ export interface PlainMessage { from: string, html: string, dkim?: { domainName:
 
 /** A plain nodemailer pool (10 connections, 100 messages in flight) sending `n` messages to the sink: no durability. */
 export async function plainLoop (sink: RemoteSink, message: PlainMessage, n: number): Promise<void> {
-  const transport = nodemailer.createTransport({ pool: true, maxConnections: 10, maxMessages: 100, host: '127.0.0.1', port: sink.port, tls: { rejectUnauthorized: false } })
+  const transport = nodemailer.createTransport({
+    pool: true, maxConnections: 10, maxMessages: 100, host: '127.0.0.1', port: sink.port, tls: { rejectUnauthorized: false }
+  })
   let next = 0
   const worker = async (): Promise<void> => {
     while (next < n) {
       const i = next++
-      await transport.sendMail({ from: message.from, to: `loop${i}@dest.example`, subject: 'Your receipt', html: message.html, text: 'Thank you for your order.', ...(message.dkim !== undefined ? { dkim: message.dkim } : {}) })
+      await transport.sendMail({
+        from: message.from,
+        to: `loop${i}@dest.example`,
+        subject: 'Your receipt',
+        html: message.html,
+        text: 'Thank you for your order.',
+        ...(message.dkim !== undefined ? { dkim: message.dkim } : {})
+      })
     }
   }
   await Promise.all(Array.from({ length: 100 }, worker))
@@ -102,8 +120,19 @@ export async function plainLoop (sink: RemoteSink, message: PlainMessage, n: num
 }
 
 /** `extraEnv` (e.g. OB_ENGINE_SHARDS) is applied to the engine's settings: the scaling curve varies it. */
-export async function engineRun (sink: RemoteSink, nats: ServerProcess, redis: ServerProcess, n: number, extraEnv: Record<string, string> = {}): Promise<BenchRow> {
-  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', OB_HTTP_PORT: '0', OB_METRICS_PORT: '0', OB_LOG_LEVEL: 'silent', ...extraEnv }
+export async function engineRun (
+  sink: RemoteSink, nats: ServerProcess, redis: ServerProcess, n: number, extraEnv: Record<string, string> = {}
+): Promise<BenchRow> {
+  const env = {
+    NATS_URL: nats.url,
+    REDIS_URL: redis.url,
+    OB_SMTP_RELAY: sink.url,
+    OB_ROLE: 'engine',
+    OB_HTTP_PORT: '0',
+    OB_METRICS_PORT: '0',
+    OB_LOG_LEVEL: 'silent',
+    ...extraEnv
+  }
   const config = loadConfig(env)
   const nc = await connectNats(config.nats.servers, 'bench')
   await ensureStreams(nc, streamSettings(config))
@@ -113,7 +142,15 @@ export async function engineRun (sink: RemoteSink, nats: ServerProcess, redis: S
   const org = { orgId: created.organization_id, domainId: created.domain_id, domain, adminKey: created.api_key }
   const batch: Array<Promise<void>> = []
   for (let i = 0; i < n; i++) {
-    batch.push(publishQueued(nc, config, queuedMessage(org, { to: [`eng${i}@dest.example`], subject: 'Your receipt', html: HTML, text: 'Thank you for your order.', track_opens: false, track_clicks: false })))
+    const message = queuedMessage(org, {
+      to: [`eng${i}@dest.example`],
+      subject: 'Your receipt',
+      html: HTML,
+      text: 'Thank you for your order.',
+      track_opens: false,
+      track_clicks: false
+    })
+    batch.push(publishQueued(nc, config, message))
     if (batch.length >= 500) await Promise.all(batch.splice(0))
   }
   await Promise.all(batch)
@@ -130,7 +167,14 @@ export async function engineRun (sink: RemoteSink, nats: ServerProcess, redis: S
   return row
 }
 
-export async function runEngineBench (opts: { quick?: boolean, full?: boolean, sizes?: number[], progress?: (fraction: number, label: string) => void } = {}): Promise<BenchResult> {
+export interface EngineBenchOptions {
+  quick?: boolean
+  full?: boolean
+  sizes?: number[]
+  progress?: (fraction: number, label: string) => void
+}
+
+export async function runEngineBench (opts: EngineBenchOptions = {}): Promise<BenchResult> {
   const sizes = opts.sizes ?? (opts.quick === true ? [1000] : opts.full === true ? [1000, 10_000, 100_000] : [1000, 10_000])
   const nats = await ServerProcess.nats()
   const redis = await ServerProcess.redis()
@@ -150,7 +194,9 @@ export async function runEngineBench (opts: { quick?: boolean, full?: boolean, s
     for (const [i, n] of sizes.entries()) {
       opts.progress?.(i / sizes.length, `${n} messages: plain loop, then engine`)
       const dkim = { domainName: domain.name, keySelector: domain.dkim_selector, privateKey: domain.dkim_private_key }
-      const loop = await measure('plain_loop', n, async () => { await plainLoop(sink, { from: `sender@${domain.name}`, html: HTML, dkim }, n) })
+      const loop = await measure('plain_loop', n, async () => {
+        await plainLoop(sink, { from: `sender@${domain.name}`, html: HTML, dkim }, n)
+      })
       const engine = await engineRun(sink, nats, redis, n)
       rows.push(loop, engine)
       ratio[String(n)] = Math.round((engine.msgs_per_s / loop.msgs_per_s) * 100) / 100

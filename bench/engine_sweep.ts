@@ -25,7 +25,10 @@ try {
       const load = (await import('node:os')).loadavg()[0]!.toFixed(1)
       // each run needs its own sending domain, which engineRun names after the message count
       const row = await engineRun(sink, nats, redis, messages + run++, env)
-      console.log(`round ${r} threads ${env.OB_ENGINE_THREADS} capacity ${env.OB_ENGINE_SHARD_CAPACITY}: ${row.msgs_per_s} msgs/s, ${row.cpu_us_per_msg} µs CPU/msg (load ${load})`)
+      console.log(
+        `round ${r} threads ${env.OB_ENGINE_THREADS} capacity ${env.OB_ENGINE_SHARD_CAPACITY}: ` +
+        `${row.msgs_per_s} msgs/s, ${row.cpu_us_per_msg} µs CPU/msg (load ${load})`
+      )
     }
   }
 } finally {

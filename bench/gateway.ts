@@ -71,7 +71,9 @@ export interface GatewayBenchResult {
   machine: { cpus: number, node: string, load_average_before: string, load_average_after?: string, busiest_other_processes: string[] }
   measurements: Measurement[]
   /** `floor_*` when the floor target was measured: how far the two round trips alone get, and the full path beside them. */
-  ratios: Array<{ connections: number, full_over_bare: number, full_over_fastify: number, floor_over_bare?: number, full_over_floor?: number }>
+  ratios: Array<{
+    connections: number, full_over_bare: number, full_over_fastify: number, floor_over_bare?: number, full_over_floor?: number
+  }>
   /** Outbox over Fastify when every request carries its own Idempotency-Key. */
   keyed_ratios: Array<{ connections: number, full_over_fastify: number }>
   targets: { full_ge_25pct_of_bare: boolean, full_ge_1_5x_fastify: boolean, full_p99_lt_25ms_at_100: boolean }
@@ -148,7 +150,8 @@ function environmentNote (): GatewayBenchResult['machine'] {
   let loadAvg = ''
   try {
     loadAvg = readFileSync('/proc/loadavg', 'utf8').trim()
-    busiest = execFileSync('ps', ['-eo', 'pcpu,args', '--sort=-pcpu'], { encoding: 'utf8' }).split('\n').slice(1, 7).map((l) => l.trim().slice(0, 110)).filter(Boolean)
+    busiest = execFileSync('ps', ['-eo', 'pcpu,args', '--sort=-pcpu'], { encoding: 'utf8' })
+      .split('\n').slice(1, 7).map((l) => l.trim().slice(0, 110)).filter(Boolean)
   } catch {}
   return { cpus: cpus().length, node: process.version, load_average_before: loadAvg, busiest_other_processes: busiest }
 }
@@ -208,13 +211,19 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
       const pids = { server: child.proc.pid, nats: pidOf(nats), redis: pidOf(redis), load_generator: process.pid }
       const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]))
       const started = performance.now()
-      const scraping = scrapeMs !== undefined ? scrapeLoop([{ name: 'Outbox gateway', url: `http://127.0.0.1:${child.port}/metrics` }], scrapeMs) : undefined
+      const scraping = scrapeMs !== undefined
+        ? scrapeLoop([{ name: 'Outbox gateway', url: `http://127.0.0.1:${child.port}/metrics` }], scrapeMs)
+        : undefined
       const r = await load(child, connections, durationS, keyed)
       const scraped = (await scraping?.stop())?.[0]
-      if (scraped !== undefined && scraped.failed > 0) throw new Error(`GET /metrics failed ${scraped.failed} time(s): ${scraped.firstError ?? ''}`)
+      if (scraped !== undefined && scraped.failed > 0) {
+        throw new Error(`GET /metrics failed ${scraped.failed} time(s): ${scraped.firstError ?? ''}`)
+      }
       const scrapes = scraped?.scrapes
       const elapsedS = (performance.now() - started) / 1000
-      const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((cpuTicks(pid) - before[k]!) / elapsedS, 0)])) as Measurement['cpu_pct']
+      const cpu = Object.fromEntries(
+        Object.entries(pids).map(([k, pid]) => [k, round((cpuTicks(pid) - before[k]!) / elapsedS, 0)])
+      ) as Measurement['cpu_pct']
       const m: Measurement = {
         target,
         connections,
@@ -230,7 +239,13 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
         ...(scrapeMs !== undefined ? { scrape_every_ms: scrapeMs } : {})
       }
       measurements.push(m)
-      log(`${target.padEnd(7)} c=${String(connections).padEnd(3)}${keyed ? ' +key' : ''}${scrapes !== undefined ? ` +${scrapes} scrapes of /metrics` : ''} ${String(m.requests_per_s).padStart(7)} req/s  p50 ${m.latency_p50_ms} ms  p99 ${m.latency_p99_ms} ms  non-2xx ${m.non_2xx}  errors ${m.errors}  server ${m.server_cpu_us_per_request} µs CPU/req  cpu% server ${cpu.server} nats ${cpu.nats} redis ${cpu.redis} autocannon ${cpu.load_generator}`)
+      const variant = `${keyed ? ' +key' : ''}${scrapes !== undefined ? ` +${scrapes} scrapes of /metrics` : ''}`
+      log(
+        `${target.padEnd(7)} c=${String(connections).padEnd(3)}${variant} ${String(m.requests_per_s).padStart(7)} req/s  ` +
+        `p50 ${m.latency_p50_ms} ms  p99 ${m.latency_p99_ms} ms  non-2xx ${m.non_2xx}  errors ${m.errors}  ` +
+        `server ${m.server_cpu_us_per_request} µs CPU/req  ` +
+        `cpu% server ${cpu.server} nats ${cpu.nats} redis ${cpu.redis} autocannon ${cpu.load_generator}`
+      )
     }
   } finally {
     for (const child of children.values()) await stopChild(child)
@@ -239,18 +254,20 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
     await redis.dispose()
   }
   try { machine.load_average_after = readFileSync('/proc/loadavg', 'utf8').trim() } catch {}
-  const get = (t: Target, c: number, keyed = false): Measurement | undefined => measurements.find((m) => m.target === t && m.connections === c && m.idempotency_key === keyed && m.scrape_every_ms === undefined)
+  const get = (t: Target, c: number, keyed = false): Measurement | undefined => measurements.find((m) =>
+    m.target === t && m.connections === c && m.idempotency_key === keyed && m.scrape_every_ms === undefined)
+  const rps = (t: Target, c: number, keyed = false): number => get(t, c, keyed)!.requests_per_s
   const complete = RATIO_TARGETS.every((t) => connectionCounts.every((c) => get(t, c) !== undefined))
   const ratios = !complete ? [] : connectionCounts.map((c) => ({
     connections: c,
-    full_over_bare: round(get('full', c)!.requests_per_s / get('bare', c)!.requests_per_s),
-    full_over_fastify: round(get('full', c)!.requests_per_s / get('fastify', c)!.requests_per_s),
+    full_over_bare: round(rps('full', c) / rps('bare', c)),
+    full_over_fastify: round(rps('full', c) / rps('fastify', c)),
     ...(get('floor', c) !== undefined
-      ? { floor_over_bare: round(get('floor', c)!.requests_per_s / get('bare', c)!.requests_per_s), full_over_floor: round(get('full', c)!.requests_per_s / get('floor', c)!.requests_per_s) }
+      ? { floor_over_bare: round(rps('floor', c) / rps('bare', c)), full_over_floor: round(rps('full', c) / rps('floor', c)) }
       : {})
   }))
   const keyedRatios = keyedConnections.filter((c) => get('full', c, true) !== undefined && get('fastify', c, true) !== undefined)
-    .map((c) => ({ connections: c, full_over_fastify: round(get('full', c, true)!.requests_per_s / get('fastify', c, true)!.requests_per_s) }))
+    .map((c) => ({ connections: c, full_over_fastify: round(rps('full', c, true) / rps('fastify', c, true)) }))
   const at100 = ratios.find((r) => r.connections === 100) ?? ratios[0] ?? { full_over_bare: 0, full_over_fastify: 0 }
   const result: GatewayBenchResult = {
     benchmark: 'gateway',
@@ -274,10 +291,24 @@ export async function runGatewayBench (opts: GatewayBenchOptions = {}): Promise<
 }
 
 export function markdownTable (r: GatewayBenchResult): string {
-  const rows = ['| server | connections | Idempotency-Key | req/s | p50 ms | p99 ms | non-2xx | server CPU µs/req | CPU % server / nats / redis / autocannon |', '|---|---:|---|---:|---:|---:|---:|---:|---|']
-  for (const m of r.measurements) rows.push(`| ${m.target} | ${m.connections} | ${m.idempotency_key ? 'fresh per request' : 'none'} | ${m.requests_per_s} | ${m.latency_p50_ms} | ${m.latency_p99_ms} | ${m.non_2xx + m.errors} | ${m.server_cpu_us_per_request} | ${m.cpu_pct.server} / ${m.cpu_pct.nats} / ${m.cpu_pct.redis} / ${m.cpu_pct.load_generator} |`)
+  const rows = [
+    '| server | connections | Idempotency-Key | req/s | p50 ms | p99 ms | non-2xx | server CPU µs/req | ' +
+      'CPU % server / nats / redis / autocannon |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---|'
+  ]
+  for (const m of r.measurements) {
+    const cpu = `${m.cpu_pct.server} / ${m.cpu_pct.nats} / ${m.cpu_pct.redis} / ${m.cpu_pct.load_generator}`
+    rows.push(
+      `| ${m.target} | ${m.connections} | ${m.idempotency_key ? 'fresh per request' : 'none'} | ${m.requests_per_s} | ` +
+      `${m.latency_p50_ms} | ${m.latency_p99_ms} | ${m.non_2xx + m.errors} | ${m.server_cpu_us_per_request} | ${cpu} |`
+    )
+  }
   rows.push('', '| connections | full / bare | full / fastify | floor / bare | full / floor |', '|---:|---:|---:|---:|---:|')
-  for (const x of r.ratios) rows.push(`| ${x.connections} | ${x.full_over_bare} | ${x.full_over_fastify} | ${x.floor_over_bare ?? ''} | ${x.full_over_floor ?? ''} |`)
+  for (const x of r.ratios) {
+    rows.push(
+      `| ${x.connections} | ${x.full_over_bare} | ${x.full_over_fastify} | ${x.floor_over_bare ?? ''} | ${x.full_over_floor ?? ''} |`
+    )
+  }
   for (const x of r.keyed_ratios) rows.push(`| ${x.connections}, with Idempotency-Key | | ${x.full_over_fastify} | | |`)
   return rows.join('\n')
 }
@@ -291,6 +322,10 @@ if (isMain) {
     const only = process.argv.find((a) => a.startsWith('--targets='))?.slice('--targets='.length).split(',') as Target[] | undefined
     const result = await runGatewayBench({ quick: process.argv.includes('--quick'), ...(only !== undefined ? { targets: only } : {}) })
     process.stdout.write(JSON.stringify(result, null, 2) + '\n\n' + markdownTable(result) + '\n')
-    process.stdout.write(`\nAlso running: load average ${result.machine.load_average_before} before, ${result.machine.load_average_after ?? '?'} after (${result.machine.cpus} cores); busiest processes at the start:\n  ${result.machine.busiest_other_processes.join('\n  ')}\n`)
+    const machine = result.machine
+    process.stdout.write(
+      `\nAlso running: load average ${machine.load_average_before} before, ${machine.load_average_after ?? '?'} after ` +
+      `(${machine.cpus} cores); busiest processes at the start:\n  ${machine.busiest_other_processes.join('\n  ')}\n`
+    )
   }
 }

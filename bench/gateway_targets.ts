@@ -36,7 +36,15 @@ export type Target = 'full' | 'fastify' | 'bare' | 'fastify-bare' | 'floor'
 const BENCH_RATE_LIMIT = 10_000_000
 
 function configFor (natsUrl: string, redisUrl: string): Config {
-  return loadConfig({ NATS_URL: natsUrl, REDIS_URL: redisUrl, OB_ROLE: 'gateway', OB_HTTP_PORT: '0', OB_SMTP_SUBMISSION_PORT: '0', OB_LOG_LEVEL: 'silent', OB_DOMAIN_VERIFICATION: 'off' })
+  return loadConfig({
+    NATS_URL: natsUrl,
+    REDIS_URL: redisUrl,
+    OB_ROLE: 'gateway',
+    OB_HTTP_PORT: '0',
+    OB_SMTP_SUBMISSION_PORT: '0',
+    OB_LOG_LEVEL: 'silent',
+    OB_DOMAIN_VERIFICATION: 'off'
+  })
 }
 
 /** An enterprise organisation with the bench limit and a send key. */
@@ -99,11 +107,15 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
     if (!hasPermission(auth.key, 'send')) throw new ApiError('forbidden')
     const limit = planLimit(auth.org, config.plans.enterpriseRateLimit)
     const d = await limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit)
-    void reply.header('RateLimit-Limit', String(limit)).header('RateLimit-Remaining', String(d.remaining)).header('RateLimit-Reset', String(d.resetS))
+    void reply
+      .header('RateLimit-Limit', String(limit))
+      .header('RateLimit-Remaining', String(d.remaining))
+      .header('RateLimit-Reset', String(d.resetS))
     if (!d.allowed) throw new ApiError('rate_limited', undefined, { retryAfter: d.retryAfterS })
     const idemKey = request.headers['idempotency-key']
+    const rawBody = (request as unknown as { rawBody: Buffer }).rawBody
     const claim = typeof idemKey === 'string'
-      ? await idempotency.claim(auth.org.id, checkIdempotencyKey(idemKey), fingerprint('/v1/messages/send', (request as unknown as { rawBody: Buffer }).rawBody), newId('req'))
+      ? await idempotency.claim(auth.org.id, checkIdempotencyKey(idemKey), fingerprint('/v1/messages/send', rawBody), newId('req'))
       : undefined
     if (claim !== undefined && claim.state !== 'claimed') throw new ApiError('conflict')
     const problems = new Problems()
@@ -111,7 +123,8 @@ async function serveFastify (natsUrl: string, redisUrl: string): Promise<() => P
     problems.throwIfAny()
     if (!isPrepared(p)) throw new ApiError('recipient_suppressed')
     try {
-      await publisher.publish(outboundSubject(shardOf(p.msg.id, config.engine.shards)), Buffer.from(JSON.stringify(p.msg)), { msgID: p.msg.id })
+      const subject = outboundSubject(shardOf(p.msg.id, config.engine.shards))
+      await publisher.publish(subject, Buffer.from(JSON.stringify(p.msg)), { msgID: p.msg.id })
     } catch (err) {
       throw new ApiError('service_unavailable', undefined, { cause: err, retryAfter: 1 })
     }

@@ -24,7 +24,15 @@ import { cpuSnapshot } from './proc_cpu.ts'
  * - tracking: requests/s (autocannon) on the open pixel and the click redirect, each publishing its event with a
  *   PubAck before answering, against a bare uWebSockets.js server answering the same bytes.
  */
-export interface InboundBenchOptions { quick?: boolean, messages?: number, durationS?: number, connections?: number, rounds?: number, /** skip the HTTP part (profiling) */ inboundOnly?: boolean }
+export interface InboundBenchOptions {
+  quick?: boolean
+  messages?: number
+  durationS?: number
+  connections?: number
+  rounds?: number
+  /** skip the HTTP part (profiling) */
+  inboundOnly?: boolean
+}
 
 export interface Row {
   name: string
@@ -62,7 +70,9 @@ async function sendAll (port: number, count: number, to: string): Promise<{ star
  * One round: messages/s from the sender's first message until `done` resolves, and the CPU per message of this
  * process (all its threads: server, sender, receiver) plus `others` (NATS and Redis).
  */
-async function measured (count: number, others: ReadonlyArray<number | undefined>, send: () => Promise<{ startedAt: number }>, done: () => Promise<void>): Promise<Round> {
+async function measured (
+  count: number, others: ReadonlyArray<number | undefined>, send: () => Promise<{ startedAt: number }>, done: () => Promise<void>
+): Promise<Round> {
   const cpu = process.cpuUsage()
   const otherCpu = cpuSnapshot(others)
   const { startedAt } = await send()
@@ -73,7 +83,12 @@ async function measured (count: number, others: ReadonlyArray<number | undefined
 }
 
 async function bareSmtp (count: number): Promise<Round> {
-  const server = new SMTPServer({ authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], logger: false, onData (stream, _s, cb) { stream.on('end', () => cb()); stream.resume() } })
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    onData (stream, _s, cb) { stream.on('end', () => cb()); stream.resume() }
+  })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.server.address() as { port: number }).port
   const r = await measured(count, [], async () => await sendAll(port, count, 'someone@bare.test'), async () => {})
@@ -111,7 +126,8 @@ class WebhookSink {
 async function outboxToWebhook (ob: TestOutbox, sink: WebhookSink, secret: string, domain: string, count: number): Promise<Round> {
   const all = sink.arm(count, secret)
   all.catch(() => {}) // awaited below; a failed send must not leave it unhandled
-  return await measured(count, [ob.nats.pid, ob.redisServer.pid], async () => await sendAll(ob.proc.inbound!.port, count, `support@${domain}`), async () => {
+  const send = async (): Promise<{ startedAt: number }> => await sendAll(ob.proc.inbound!.port, count, `support@${domain}`)
+  return await measured(count, [ob.nats.pid, ob.redisServer.pid], send, async () => {
     const { bad } = await all
     if (bad > 0) throw new Error(`${bad} webhook requests with a bad signature or payload`)
   })
@@ -120,13 +136,16 @@ async function outboxToWebhook (ob: TestOutbox, sink: WebhookSink, secret: strin
 /** Until every message's `inbound.received` event is on OB_EVENTS (run with the webhook paused). */
 async function outboxToEvents (ob: TestOutbox, orgId: string, domain: string, count: number): Promise<Round> {
   // Only events published from now on: earlier rounds' events must not count.
-  const consumer = await jetstream(ob.proc.nc).consumers.get(STREAM_EVENTS, { filter_subjects: eventSubject(orgId, 'inbound.received'), deliver_policy: DeliverPolicy.New })
+  const consumer = await jetstream(ob.proc.nc).consumers.get(STREAM_EVENTS, {
+    filter_subjects: eventSubject(orgId, 'inbound.received'), deliver_policy: DeliverPolicy.New
+  })
   const messages = await consumer.consume()
   let seen = 0
   let done!: () => void
   const all = new Promise<void>((resolve) => { done = resolve })
   void (async () => { for await (const _m of messages) if (++seen >= count) done() })()
-  const r = await measured(count, [ob.nats.pid, ob.redisServer.pid], async () => await sendAll(ob.proc.inbound!.port, count, `support@${domain}`), async () => { await all })
+  const send = async (): Promise<{ startedAt: number }> => await sendAll(ob.proc.inbound!.port, count, `support@${domain}`)
+  const r = await measured(count, [ob.nats.pid, ob.redisServer.pid], send, async () => { await all })
   await messages.close()
   return r
 }
@@ -139,9 +158,14 @@ async function cannon (url: string, durationS: number, connections: number): Pro
 
 async function bareUws (): Promise<{ port: number, close: () => void }> {
   const app = uWS.App()
-  app.get('/t/o/:token', (res) => { res.cork(() => { res.writeStatus('200 OK').writeHeader('Content-Type', 'image/gif').writeHeader('Cache-Control', 'no-store').end(PIXEL_GIF) }) })
+  app.get('/t/o/:token', (res) => {
+    res.cork(() => {
+      res.writeStatus('200 OK').writeHeader('Content-Type', 'image/gif').writeHeader('Cache-Control', 'no-store').end(PIXEL_GIF)
+    })
+  })
   app.get('/t/c/:token', (res) => { res.cork(() => { res.writeStatus('302 Found').writeHeader('Location', 'https://example.org/landing').endWithoutBody(0) }) })
-  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (s) => s === false ? reject(new Error('listen')) : resolve(s)))
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
+    app.listen('127.0.0.1', 0, (s) => s === false ? reject(new Error('listen')) : resolve(s)))
   return { port: uWS.us_socket_local_port(socket), close: () => uWS.us_listen_socket_close(socket) }
 }
 
@@ -208,9 +232,21 @@ export async function runInboundBench (opts: InboundBenchOptions = {}): Promise<
       toEvents.push(await outboxToEvents(ob, org.orgId, org.domain, messages))
     }
     const b = medianRound(bare)
-    for (const [name, rs] of [['inbound SMTP → signed inbound.received webhook received', toWebhook], ['inbound SMTP → inbound.received on OB_EVENTS (webhook paused)', toEvents]] as const) {
+    const inboundRuns = [
+      ['inbound SMTP → signed inbound.received webhook received', toWebhook],
+      ['inbound SMTP → inbound.received on OB_EVENTS (webhook paused)', toEvents]
+    ] as const
+    for (const [name, rs] of inboundRuns) {
       const o = medianRound(rs)
-      rows.push({ name, outbox: o.perS, baseline: b.perS, unit: 'msg/s', ratio: o.perS / b.perS, outbox_cpu_us: Math.round(o.cpuUs), baseline_cpu_us: Math.round(b.cpuUs) })
+      rows.push({
+        name,
+        outbox: o.perS,
+        baseline: b.perS,
+        unit: 'msg/s',
+        ratio: o.perS / b.perS,
+        outbox_cpu_us: Math.round(o.cpuUs),
+        baseline_cpu_us: Math.round(b.cpuUs)
+      })
     }
 
     if (opts.inboundOnly === true) return { rows, markdown: markdownOf(rows) }
@@ -219,7 +255,8 @@ export async function runInboundBench (opts: InboundBenchOptions = {}): Promise<
     const open = signToken(secret, { k: 'o', ...claims })
     const click = signToken(secret, { k: 'c', ...claims, u: 'https://example.org/landing' })
     const bareBase = `http://127.0.0.1:${uws.port}`
-    for (const [name, path] of [['open pixel GET /t/o/{token}', `/t/o/${open}`], ['click redirect GET /t/c/{token}', `/t/c/${click}`]] as const) {
+    const trackingPaths = [['open pixel GET /t/o/{token}', `/t/o/${open}`], ['click redirect GET /t/c/{token}', `/t/c/${click}`]] as const
+    for (const [name, path] of trackingPaths) {
       const base = await cannon(bareBase + path, durationS, connections)
       const o = await cannon(ob.baseUrl + path, durationS, connections)
       rows.push({ name, outbox: o, baseline: base, unit: 'req/s', ratio: o / base })

@@ -24,7 +24,8 @@ const server = createServer({ key, cert }, (req, res) => {
     let event: { type?: string, data?: { message_id?: string } } | undefined
     try { event = JSON.parse(body.toString('utf8')) } catch { event = undefined }
     const messageId = event?.data?.message_id
-    if (!verifySignature(body, typeof sig === 'string' ? sig : undefined, r.secret).ok || event?.type !== 'inbound.received' || messageId === undefined) {
+    const signed = verifySignature(body, typeof sig === 'string' ? sig : undefined, r.secret).ok
+    if (!signed || event?.type !== 'inbound.received' || messageId === undefined) {
       r.bad++
       return
     }

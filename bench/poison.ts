@@ -27,7 +27,8 @@ const QUICK = { rounds: 1, healthy: 500, poison: 250, warm: 150 }
 const FULL = { rounds: 5, healthy: 1500, poison: 750, warm: 300 }
 const BATCH = 100 // healthy messages published at once
 const RETRY_SCHEDULE = '1,1,2,2,5,5,10' // the soak's: 26 s of retries, seven deferrals per poison message
-const HTML = `<html><body><h1>Your receipt</h1>${'<p>Thank you for your order. This paragraph pads the message to a realistic size for a transactional email.</p>'.repeat(44)}</body></html>`
+const PADDING = '<p>Thank you for your order. This paragraph pads the message to a realistic size for a transactional email.</p>'
+const HTML = `<html><body><h1>Your receipt</h1>${PADDING.repeat(44)}</body></html>`
 
 interface World {
   nats: ServerProcess
@@ -59,7 +60,9 @@ class Arrivals {
 }
 
 function message (w: World, to: string): QueuedMessage {
-  return queuedMessage(w.org, { to: [to], subject: 'Your receipt', html: HTML, text: 'Thank you for your order.', track_opens: false, track_clicks: false })
+  return queuedMessage(w.org, {
+    to: [to], subject: 'Your receipt', html: HTML, text: 'Thank you for your order.', track_opens: false, track_clicks: false
+  })
 }
 
 function percentile (sorted: number[], p: number): number {
@@ -67,7 +70,9 @@ function percentile (sorted: number[], p: number): number {
 }
 
 /** Publishes `healthy` messages with `poison` ones spread evenly among them, then waits for every healthy one at the sink. */
-async function burst (w: World, arrivals: Arrivals, tag: string, healthy: number, poison: number): Promise<RunFigures & { poisonIds: string[] }> {
+async function burst (
+  w: World, arrivals: Arrivals, tag: string, healthy: number, poison: number
+): Promise<RunFigures & { poisonIds: string[] }> {
   const nc = await connectNats(w.config.nats.servers, 'bench-poison')
   const sent = new Map<string, number>()
   const poisonIds: string[] = []
@@ -77,7 +82,9 @@ async function burst (w: World, arrivals: Arrivals, tag: string, healthy: number
   const log0 = w.sink.rcptLog.length
   // Healthy and poison are published by two loops side by side, so the healthy messages go out at the same pace
   // in both runs and their latency compares like with like.
-  const publish = async (count: number, batch: number, make: (i: number) => QueuedMessage, acked: (m: QueuedMessage) => void): Promise<void> => {
+  const publish = async (
+    count: number, batch: number, make: (i: number) => QueuedMessage, acked: (m: QueuedMessage) => void
+  ): Promise<void> => {
     for (let i = 0; i < count; i += batch) {
       await Promise.all(Array.from({ length: Math.min(batch, count - i) }, async (_v, j) => {
         const m = make(i + j)
@@ -90,7 +97,10 @@ async function burst (w: World, arrivals: Arrivals, tag: string, healthy: number
     await Promise.all([
       publish(healthy, BATCH, (i) => message(w, `${tag}${i}@healthy.example`), (m) => sent.set(`<${m.id}@${w.org.domain}>`, Date.now())),
       // a poison destination of its own per burst: each mixed burst meets it for the first time
-      publish(poison, Math.max(1, Math.round(BATCH * poison / healthy)), (i) => message(w, `tempfail${i}@poison-${tag}.example`), (m) => poisonIds.push(m.id))
+      publish(
+        poison, Math.max(1, Math.round(BATCH * poison / healthy)),
+        (i) => message(w, `tempfail${i}@poison-${tag}.example`), (m) => poisonIds.push(m.id)
+      )
     ])
   } finally {
     await nc.close()
@@ -127,7 +137,8 @@ export async function runPoisonBench (opts: BenchOptions): Promise<BenchResult> 
   try {
     const env = {
       NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off',
-      OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE, OB_LOG_LEVEL: 'error', OB_ROLE: 'engine', OB_HTTP_PORT: String(await freePort()), OB_METRICS_PORT: '0',
+      OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE, OB_LOG_LEVEL: 'error', OB_ROLE: 'engine',
+      OB_HTTP_PORT: String(await freePort()), OB_METRICS_PORT: '0',
       ...Object.fromEntries(Object.entries(opts.args).filter(([k]) => k.startsWith('OB_')))
     }
     const config = loadConfig(env)
@@ -137,7 +148,8 @@ export async function runPoisonBench (opts: BenchOptions): Promise<BenchResult> 
     const made = await createOrganization(cp, config, { name: 'poison', domain: 'poison-bench.example', plan: 'enterprise' })
     cp.close()
     await nc.close()
-    const w: World = { nats, redis, sink, engineGone: new Promise<never>(() => {}), config, org: { orgId: made.organization_id, domainId: made.domain_id, domain: 'poison-bench.example', adminKey: made.api_key } }
+    const org = { orgId: made.organization_id, domainId: made.domain_id, domain: 'poison-bench.example', adminKey: made.api_key }
+    const w: World = { nats, redis, sink, engineGone: new Promise<never>(() => {}), config, org }
     const run = spawnCli(['start'], env)
     engine = run.child
     w.engine = engine
@@ -175,10 +187,14 @@ export async function runPoisonBench (opts: BenchOptions): Promise<BenchResult> 
     const duplicated = [...counts.values()].filter((n) => n > 1).length
     const nc2 = await connectNats(config.nats.servers, 'bench-poison-check')
     const pending = await pendingState(nc2).finally(async () => await nc2.close())
-    return poisonReport(opts.quick, started, rounds, { poisonAtSink, duplicated, stuck, stillQueued: pending.outboundMessages, drainS, retrySchedule: RETRY_SCHEDULE })
+    return poisonReport(opts.quick, started, rounds, {
+      poisonAtSink, duplicated, stuck, stillQueued: pending.outboundMessages, drainS, retrySchedule: RETRY_SCHEDULE
+    })
   } finally {
     engine?.kill('SIGTERM')
-    if (engine !== undefined && engine.exitCode === null) await new Promise((resolve) => { engine!.once('exit', resolve); setTimeout(resolve, 3000).unref() })
+    if (engine !== undefined && engine.exitCode === null) {
+      await new Promise((resolve) => { engine!.once('exit', resolve); setTimeout(resolve, 3000).unref() })
+    }
     engine?.kill('SIGKILL')
     await sink.close()
     await nats.dispose()

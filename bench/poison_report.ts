@@ -42,23 +42,34 @@ export function poisonReport (quick: boolean, started: number, rounds: PoisonRou
   if (checks.stuck > 0) failures.push(`${checks.stuck} message(s) still in OB_OUTBOUND 90 s after their retry schedule`)
   const first = rounds[0]!
   const cpuUp = rounds.map((r) => pct(r.alone.cpu_ms, r.mixed.cpu_ms))
-  const row = (label: string, f: RunFigures): Array<string | number> => [label, f.healthy, f.poison, f.deferrals, f.seconds, f.rate, f.p50_ms, f.p99_ms, `${f.cpu_ms} (${f.cpu_split_ms.engine} / ${f.cpu_split_ms.nats} / ${f.cpu_split_ms.redis} / ${f.cpu_split_ms.bench})`]
+  const row = (label: string, f: RunFigures): Array<string | number> => [
+    label, f.healthy, f.poison, f.deferrals, f.seconds, f.rate, f.p50_ms, f.p99_ms,
+    `${f.cpu_ms} (${f.cpu_split_ms.engine} / ${f.cpu_split_ms.nats} / ${f.cpu_split_ms.redis} / ${f.cpu_split_ms.bench})`
+  ]
   return {
     name: 'poison',
     title: 'Healthy mail alone and with mail to a destination that always answers 451',
     quick,
     passed: failures.length === 0,
-    summary: `healthy mail ${slowdown} % slower with poison mixed in (median of ${rounds.length} round(s); target ≤ 10 %); latency p50 ${median(p50Up)} %, p99 ${median(p99Up)} %; CPU ${median(cpuUp)} %; ${first.mixed.deferrals} deferrals during a ${first.mixed.seconds} s mixed burst`,
+    summary: `healthy mail ${slowdown} % slower with poison mixed in (median of ${rounds.length} round(s); target ≤ 10 %); ` +
+      `latency p50 ${median(p50Up)} %, p99 ${median(p99Up)} %; CPU ${median(cpuUp)} %; ` +
+      `${first.mixed.deferrals} deferrals during a ${first.mixed.seconds} s mixed burst`,
     tables: [
       {
         title: 'Healthy delivery alone and with poison mixed in (same engine, one run)',
-        columns: ['run', 'healthy', 'poison mixed in', '451 answers meanwhile', 'seconds', 'healthy delivered/s', 'latency p50 ms', 'latency p99 ms', 'CPU ms: all (engine / nats / redis / publisher + sink)'],
+        columns: [
+          'run', 'healthy', 'poison mixed in', '451 answers meanwhile', 'seconds', 'healthy delivered/s', 'latency p50 ms',
+          'latency p99 ms', 'CPU ms: all (engine / nats / redis / publisher + sink)'
+        ],
         rows: rounds.flatMap((r, i) => [row(`round ${i + 1}: healthy alone`, r.alone), row(`round ${i + 1}: with poison`, r.mixed)])
       },
       {
         title: 'Slowdown of healthy mail caused by the poison',
         columns: ['round', 'delivery rate lower by', 'latency p50 higher by', 'latency p99 higher by', 'CPU higher by'],
-        rows: [...rounds.map((_r, i) => [i + 1, `${slowdowns[i]} %`, `${p50Up[i]} %`, `${p99Up[i]} %`, `${cpuUp[i]} %`]), ['median', `${slowdown} %`, `${median(p50Up)} %`, `${median(p99Up)} %`, `${median(cpuUp)} %`]]
+        rows: [
+          ...rounds.map((_r, i) => [i + 1, `${slowdowns[i]} %`, `${p50Up[i]} %`, `${p99Up[i]} %`, `${cpuUp[i]} %`]),
+          ['median', `${slowdown} %`, `${median(p50Up)} %`, `${median(p99Up)} %`, `${median(cpuUp)} %`]
+        ]
       },
       {
         title: 'Checks',
@@ -66,7 +77,10 @@ export function poisonReport (quick: boolean, started: number, rounds: PoisonRou
         rows: [
           ['poison messages at the sink', checks.poisonAtSink],
           ['messages at the sink more than once', checks.duplicated],
-          ['seconds after each mixed burst until OB_OUTBOUND was empty (poison soft-bounced)', checks.drainS.join(', ') || 'not waited for (quick mode)'],
+          [
+            'seconds after each mixed burst until OB_OUTBOUND was empty (poison soft-bounced)',
+            checks.drainS.join(', ') || 'not waited for (quick mode)'
+          ],
           ['messages still in OB_OUTBOUND at the end', checks.stillQueued]
         ]
       }
@@ -77,14 +91,25 @@ export function poisonReport (quick: boolean, started: number, rounds: PoisonRou
       xLabel: 'round',
       yLabel: 'messages/s',
       x: rounds.map((_r, i) => i + 1),
-      series: [{ name: 'healthy alone', values: rounds.map((r) => r.alone.rate) }, { name: 'with poison', values: rounds.map((r) => r.mixed.rate) }]
+      series: [
+        { name: 'healthy alone', values: rounds.map((r) => r.alone.rate) },
+        { name: 'with poison', values: rounds.map((r) => r.mixed.rate) }
+      ]
     }],
     notes: [
-      'Messages are published to OB_OUTBOUND as the gateway publishes them (Nats-Msg-Id = message id); one engine process (OB_ROLE=engine) delivers them to a relay sink in the benchmark process, which answers 451 at RCPT to every `tempfail…` recipient.',
-      `Poison messages are spread evenly among the healthy ones of the mixed burst; OB_DELIVERY_RETRY_SCHEDULE=${checks.retrySchedule}, so every poison message is retried several times while the healthy burst is delivered ("451 answers meanwhile").`,
-      'Healthy and poison messages are published by two loops side by side, so the healthy ones go out at the same pace in both runs. Each mixed burst has a poison domain of its own, met for the first time.',
-      'Rate: healthy messages / (last healthy at the sink − first publish). Latency: publish acknowledged → at the sink, per healthy message. CPU: user + system time of the engine, nats-server, redis-server and the benchmark process (publisher and sink) during the burst.',
-      'After each mixed burst the benchmark waits until OB_OUTBOUND is empty (every poison message soft-bounced), so a baseline never runs while earlier poison is held or retried.'
+      'Messages are published to OB_OUTBOUND as the gateway publishes them (Nats-Msg-Id = message id); one engine process ' +
+        '(OB_ROLE=engine) delivers them to a relay sink in the benchmark process, which answers 451 at RCPT to every ' +
+        '`tempfail…` recipient.',
+      'Poison messages are spread evenly among the healthy ones of the mixed burst; ' +
+        `OB_DELIVERY_RETRY_SCHEDULE=${checks.retrySchedule}, so every poison message is retried several times while the healthy ` +
+        'burst is delivered ("451 answers meanwhile").',
+      'Healthy and poison messages are published by two loops side by side, so the healthy ones go out at the same pace in both runs. ' +
+        'Each mixed burst has a poison domain of its own, met for the first time.',
+      'Rate: healthy messages / (last healthy at the sink − first publish). Latency: publish acknowledged → at the sink, per healthy ' +
+        'message. CPU: user + system time of the engine, nats-server, redis-server and the benchmark process (publisher and sink) ' +
+        'during the burst.',
+      'After each mixed burst the benchmark waits until OB_OUTBOUND is empty (every poison message soft-bounced), so a baseline never ' +
+        'runs while earlier poison is held or retried.'
     ],
     failures,
     duration_s: Math.round((Date.now() - started) / 100) / 10

@@ -8,7 +8,8 @@ export class ProgressBar {
   update (fraction: number, label: string): void {
     const f = Math.min(1, Math.max(0, fraction))
     const filled = Math.round(f * this.width)
-    const line = `${this.prefix} [${'#'.repeat(filled)}${'.'.repeat(this.width - filled)}] ${String(Math.round(f * 100)).padStart(3)}% ${label}`
+    const bar = '#'.repeat(filled) + '.'.repeat(this.width - filled)
+    const line = `${this.prefix} [${bar}] ${String(Math.round(f * 100)).padStart(3)}% ${label}`
     if (this.tty) {
       process.stderr.write(`\r${line.slice(0, (process.stderr.columns ?? 120) - 1)}\u001b[K`)
       return

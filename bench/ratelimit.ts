@@ -26,7 +26,10 @@ export function choosePath (requested: string | undefined): { path: string, note
   if (requested !== undefined) throw new Error(`${requested} is not an authenticated, rate-limited GET route of this build`)
   const fallback = candidates.find((r) => r.path === '/v1/whoami') ?? candidates[0]
   if (fallback === undefined) throw new Error('this build has no authenticated GET route to drive')
-  return { path: fallback.path, note: `GET /v1/billing is not served by this build; GET ${fallback.path} was driven instead (pass --path= to choose).` }
+  return {
+    path: fallback.path,
+    note: `GET /v1/billing is not served by this build; GET ${fallback.path} was driven instead (pass --path= to choose).`
+  }
 }
 
 interface BenchKey { value: string, tally: KeyTally }
@@ -48,12 +51,20 @@ async function createKeys (opts: BenchOptions, counts: Record<Plan, number>): Pr
   for (const plan of PLANS) {
     const org = await createOrganization(cp, config, { name: `bench ${plan}`, domain: `${plan}-${run}.bench.test`, plan })
     for (let i = 0; i < counts[plan]; i++) {
-      const k = buildApiKey({ orgId: org.organization_id, domainId: org.domain_id, name: `bench ${plan} ${i}`, permissions: ['admin'], environment: 'live' })
+      const k = buildApiKey({
+        orgId: org.organization_id, domainId: org.domain_id, name: `bench ${plan} ${i}`, permissions: ['admin'], environment: 'live'
+      })
       await cp.apiKeys.put(k.record.id, k.record)
-      keys.push({ value: k.value, tally: { plan, limit: PLAN_RATE_LIMITS[plan], sent: 0, allowed: 0, limited: 0, badRetry: 0, badLimitHeader: 0, other: 0, firstAt: 0, lastAt: 0 } })
+      const tally: KeyTally = {
+        plan, limit: PLAN_RATE_LIMITS[plan], sent: 0, allowed: 0, limited: 0, badRetry: 0, badLimitHeader: 0, other: 0,
+        firstAt: 0, lastAt: 0
+      }
+      keys.push({ value: k.value, tally })
     }
     // Written last: once a gateway accepts it, its mirror holds every key of this organisation.
-    const sentinel = buildApiKey({ orgId: org.organization_id, domainId: org.domain_id, name: 'bench sentinel', permissions: ['admin'], environment: 'live' })
+    const sentinel = buildApiKey({
+      orgId: org.organization_id, domainId: org.domain_id, name: 'bench sentinel', permissions: ['admin'], environment: 'live'
+    })
     await cp.apiKeys.put(sentinel.record.id, sentinel.record)
     sentinels.push(sentinel.value)
   }
@@ -86,7 +97,10 @@ function planRows (keys: BenchKey[], judged: KeyJudgement[]): Table {
   })
   return {
     title: 'Allowed requests per key (expected = limit + limit × seconds / 60)',
-    columns: ['plan', 'limit/min', 'keys', 'sent/key', 'allowed/key', 'expected/key', 'steady allowed/key/min', 'min allowed/expected', 'max allowed/expected', 'offered/expected', '429s'],
+    columns: [
+      'plan', 'limit/min', 'keys', 'sent/key', 'allowed/key', 'expected/key', 'steady allowed/key/min', 'min allowed/expected',
+      'max allowed/expected', 'offered/expected', '429s'
+    ],
     rows
   }
 }
@@ -104,7 +118,13 @@ export async function runRatelimitBench (opts: BenchOptions): Promise<BenchResul
   opts.progress(0.02, 'starting gateways')
   const ports = await Promise.all(Array.from({ length: GATEWAYS }, async () => await freePort()))
   const gateways = ports.map((port) => spawnCli(['start'], {
-    NATS_URL: opts.natsUrl, REDIS_URL: opts.redisUrl, OB_ROLE: 'gateway', OB_HTTP_PORT: String(port), OB_SMTP_SUBMISSION_PORT: '0', OB_LOG_LEVEL: 'warn', OB_SHUTDOWN_TIMEOUT_MS: '2000'
+    NATS_URL: opts.natsUrl,
+    REDIS_URL: opts.redisUrl,
+    OB_ROLE: 'gateway',
+    OB_HTTP_PORT: String(port),
+    OB_SMTP_SUBMISSION_PORT: '0',
+    OB_LOG_LEVEL: 'warn',
+    OB_SHUTDOWN_TIMEOUT_MS: '2000'
   }))
   const failures: string[] = []
   const notes: string[] = note === undefined ? [] : [note]
@@ -114,18 +134,24 @@ export async function runRatelimitBench (opts: BenchOptions): Promise<BenchResul
     stopped = true
     for (const g of gateways) g.child.kill('SIGTERM')
     const exits = await Promise.all(gateways.map(async (g) => await g.done))
-    for (const e of exits) if (e.code !== 0) failures.push(`a gateway exited with ${e.code ?? e.signal}: ${e.stderr.trim().split('\n').pop() ?? ''}`)
+    for (const e of exits) {
+      if (e.code !== 0) failures.push(`a gateway exited with ${e.code ?? e.signal}: ${e.stderr.trim().split('\n').pop() ?? ''}`)
+    }
   }
   try {
     for (const port of ports) {
       for (const s of sentinels) {
-        await waitUntil(`gateway ${port} to accept the bench keys`, async () => (await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${s}` } })).status === 200)
+        const accepted = async (): Promise<boolean> =>
+          (await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${s}` } })).status === 200
+        await waitUntil(`gateway ${port} to accept the bench keys`, accepted)
       }
     }
     const schedule = weightedSchedule(keys.map((k) => Math.round(k.tally.limit / 60)))
     const start = Date.now()
     const perSecond = new Map<string, number[]>(PLANS.map((p) => [p, []]))
-    const ticker = setInterval(() => opts.progress(0.05 + 0.9 * Math.min(1, (Date.now() - start) / 1000 / shape.durationS), `driving ${keys.length} keys through ${GATEWAYS} gateways`), 500)
+    const ticker = setInterval(() => opts.progress(
+      0.05 + 0.9 * Math.min(1, (Date.now() - start) / 1000 / shape.durationS), `driving ${keys.length} keys through ${GATEWAYS} gateways`
+    ), 500)
     const drive = async (port: number, offset: number): Promise<autocannon.Result> => {
       let cursor = offset
       return await autocannon({
@@ -157,7 +183,9 @@ export async function runRatelimitBench (opts: BenchOptions): Promise<BenchResul
               t.limited++
               let retryAfter: unknown
               try { retryAfter = JSON.parse(body).error.retry_after } catch {}
-              if (!Number.isInteger(retryAfter) || (retryAfter as number) < 1 || !(Number(header(headers, 'retry-after')) >= 1)) t.badRetry++
+              const badBody = !Number.isInteger(retryAfter) || (retryAfter as number) < 1
+              const badHeader = !(Number(header(headers, 'retry-after')) >= 1)
+              if (badBody || badHeader) t.badRetry++
             } else {
               t.other++
             }
@@ -177,18 +205,30 @@ export async function runRatelimitBench (opts: BenchOptions): Promise<BenchResul
     if (count('over') > 0) failures.push(`${count('over')} key(s) got more than their plan allows: the limit is not enforced`)
     if (count('starved') > 0) failures.push(`${count('starved')} key(s) got less than 98 % of their expected share`)
     if (sum((t) => t.badRetry) > 0) failures.push(`${sum((t) => t.badRetry)} 429 response(s) lacked retry_after or Retry-After`)
-    if (sum((t) => t.badLimitHeader) > 0) failures.push(`${sum((t) => t.badLimitHeader)} 200 response(s) had a RateLimit-Limit other than the plan value`)
+    if (sum((t) => t.badLimitHeader) > 0) {
+      failures.push(`${sum((t) => t.badLimitHeader)} 200 response(s) had a RateLimit-Limit other than the plan value`)
+    }
     if (sum((t) => t.other) > 0) failures.push(`${sum((t) => t.other)} response(s) were neither 200 nor 429`)
-    for (const plan of PLANS) if (!tallies.some((t) => t.plan === plan && t.limited > 0)) failures.push(`no ${plan} key was ever refused: not driven above its limit`)
+    for (const plan of PLANS) {
+      if (!tallies.some((t) => t.plan === plan && t.limited > 0)) {
+        failures.push(`no ${plan} key was ever refused: not driven above its limit`)
+      }
+    }
     const errors = results.reduce((a, r) => a + r.errors + r.timeouts, 0)
     if (errors > 0) notes.push(`${errors} connection error(s) or timeout(s) on the client side.`)
-    if (count('underdriven') > 0) notes.push(`${count('underdriven')} key(s) were offered less than 1.3× their allowance, so starvation was not judged for them (the load generator shares the machine).`)
+    if (count('underdriven') > 0) {
+      notes.push(`${count('underdriven')} key(s) were offered less than 1.3× their allowance, so starvation was not judged for them ` +
+        '(the load generator shares the machine).')
+    }
 
     const byPlan = planRows(keys, judged)
     const latency: Table = {
       title: 'Load and latency per gateway process (autocannon)',
       columns: ['gateway', 'connections', 'requests/s (mean)', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', '2xx', 'non-2xx'],
-      rows: results.map((r, i) => [i + 1, shape.connections, Math.round(r.requests.average), r.latency.p50, r.latency.p90, r.latency.p99, r.latency.max, r['2xx'], r.non2xx])
+      rows: results.map((r, i) => [
+        i + 1, shape.connections, Math.round(r.requests.average),
+        r.latency.p50, r.latency.p90, r.latency.p99, r.latency.max, r['2xx'], r.non2xx
+      ])
     }
     const seconds = Array.from({ length: shape.durationS }, (_v, i) => i + 1)
     const keyCount = (plan: string): number => tallies.filter((t) => t.plan === plan).length
@@ -202,7 +242,8 @@ export async function runRatelimitBench (opts: BenchOptions): Promise<BenchResul
         ...PLANS.map((plan) => {
           let acc = 0
           const per = perSecond.get(plan)!
-          return { name: plan, values: seconds.map((s) => { acc += per[s - 1] ?? 0; return acc / keyCount(plan) / PLAN_RATE_LIMITS[plan] }) }
+          const values = seconds.map((s) => { acc += per[s - 1] ?? 0; return acc / keyCount(plan) / PLAN_RATE_LIMITS[plan] })
+          return { name: plan, values }
         }),
         { name: 'expected', values: seconds.map((s) => expectedAllowed(1, s)) }
       ]
@@ -222,8 +263,20 @@ export async function runRatelimitBench (opts: BenchOptions): Promise<BenchResul
     const summary = `${keys.length} keys (free/starter/pro) through ${GATEWAYS} gateways for ${shape.durationS} s at ${totalRps} req/s: ` +
       PLANS.map((p) => `${p} ${byPlan.rows[PLANS.indexOf(p)]![6]}/min (limit ${PLAN_RATE_LIMITS[p]})`).join(', ') +
       `; ${count('ok')} keys within ±2 %, ${count('over')} over, ${count('starved')} starved`
-    notes.push(`Driven path: GET ${path}. Each key's window runs from its first to its last response; its allowance is limit + limit × seconds / 60.`)
-    return { name: 'ratelimit', title: 'Per-key rate limits across two gateway processes', quick: opts.quick, passed: failures.length === 0, summary, tables: [byPlan, latency], charts: [cumulative, steady], notes, failures, duration_s: 0 }
+    notes.push(`Driven path: GET ${path}. Each key's window runs from its first to its last response; ` +
+      'its allowance is limit + limit × seconds / 60.')
+    return {
+      name: 'ratelimit',
+      title: 'Per-key rate limits across two gateway processes',
+      quick: opts.quick,
+      passed: failures.length === 0,
+      summary,
+      tables: [byPlan, latency],
+      charts: [cumulative, steady],
+      notes,
+      failures,
+      duration_s: 0
+    }
   } finally {
     await stopGateways()
   }

@@ -21,7 +21,11 @@ export const BENCHMARKS: Record<string, { title: string, run: BenchFn, byNameInQ
   submission: { title: 'SMTP submission vs a bare smtp-server; the per-key limit across HTTP and SMTP', run: runSubmissionBench },
   ratelimit: { title: 'Per-key rate limits across two gateway processes', run: runRatelimitBench },
   scale: { title: 'Engine scale-out: 1, 2 and 3 engine processes sharing the shards', run: runScaleBench },
-  e2e: { title: 'End to end: sends while delivering to SMTP and posting signed webhooks, vs a plain nodemailer pool', run: runE2eBench, byNameInQuick: true },
+  e2e: {
+    title: 'End to end: sends while delivering to SMTP and posting signed webhooks, vs a plain nodemailer pool',
+    run: runE2eBench,
+    byNameInQuick: true
+  },
   poison: { title: 'Healthy mail alone and with mail to a destination that always answers 451', run: runPoisonBench },
   soak: { title: 'Soak with injected faults', run: runSoakBench, byNameInQuick: true }
 }

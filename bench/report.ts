@@ -31,8 +31,14 @@ export function writeReport (dir: string): string {
     out.push(`## ${r.title} (\`${r.name}\`)`, '')
     out.push(`${r.passed ? 'PASS' : 'FAIL'}: ${r.summary}`, '')
     if (m !== undefined) {
-      out.push(`Measured ${r.finished_at ?? ''}${r.quick ? ' (quick mode)' : ''} in ${r.duration_s} s on ${m.cpus} × ${m.cpu_model}, ${m.memory_gb} GB, ${m.os}, Node ${m.node}, nats-server ${m.nats_server}, redis-server ${m.redis_server}.`, '')
-      if (r.load_start !== undefined) out.push(`Load average (1/5/15 min) on these ${m.cpus} cores: ${r.load_start} at the start, ${r.load_end ?? '?'} at the end.`, '')
+      out.push(
+        `Measured ${r.finished_at ?? ''}${r.quick ? ' (quick mode)' : ''} in ${r.duration_s} s on ${m.cpus} × ${m.cpu_model}, ` +
+        `${m.memory_gb} GB, ${m.os}, Node ${m.node}, nats-server ${m.nats_server}, redis-server ${m.redis_server}.`,
+        ''
+      )
+      if (r.load_start !== undefined) {
+        out.push(`Load average (1/5/15 min) on these ${m.cpus} cores: ${r.load_start} at the start, ${r.load_end ?? '?'} at the end.`, '')
+      }
     }
     for (const t of r.tables) out.push(...table(t))
     r.charts.forEach((c, i) => {

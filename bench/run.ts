@@ -25,7 +25,8 @@ function loadAverage (): string {
  */
 async function main (): Promise<number> {
   const argv = process.argv.slice(2)
-  // The quick run of everything is CI's smoke check and must stay short (about two minutes on 2 cores): the soak and e2e are run by name only.
+  // The quick run of everything is CI's smoke check and must stay short (about two minutes on 2 cores): the soak and e2e
+  // are run by name only.
   const defaults = Object.keys(BENCHMARKS).filter((n) => !(argv.includes('--quick') && BENCHMARKS[n]!.byNameInQuick === true))
   const { names, quick, args } = parseBenchArgs(argv, defaults)
   if (args.help !== undefined) { process.stdout.write(USAGE + '\n'); return 0 }
@@ -38,16 +39,32 @@ async function main (): Promise<number> {
   let failed = 0
   try {
     const machine = await describeMachine(nats.url, redis.url)
-    process.stderr.write(`bench: ${machine.cpus} × ${machine.cpu_model}, Node ${machine.node}, nats-server ${machine.nats_server}, redis-server ${machine.redis_server}${quick ? ', quick mode' : ''}\n`)
+    process.stderr.write(
+      `bench: ${machine.cpus} × ${machine.cpu_model}, Node ${machine.node}, nats-server ${machine.nats_server}, ` +
+      `redis-server ${machine.redis_server}${quick ? ', quick mode' : ''}\n`
+    )
     for (const [i, name] of names.entries()) {
       const bar = new ProgressBar(`[${i + 1}/${names.length}] ${name}`)
       const t0 = Date.now()
       const loadStart = loadAverage()
       let result: BenchResult
       try {
-        result = await BENCHMARKS[name]!.run({ quick, natsUrl: nats.url, redisUrl: redis.url, args, progress: (f, label) => bar.update(f, label) })
+        result = await BENCHMARKS[name]!.run({
+          quick, natsUrl: nats.url, redisUrl: redis.url, args, progress: (f, label) => bar.update(f, label)
+        })
       } catch (err) {
-        result = { name, title: BENCHMARKS[name]!.title, quick, passed: false, summary: `crashed: ${(err as Error).message}`, tables: [], charts: [], notes: [], failures: [String((err as Error).stack ?? err)], duration_s: 0 }
+        result = {
+          name,
+          title: BENCHMARKS[name]!.title,
+          quick,
+          passed: false,
+          summary: `crashed: ${(err as Error).message}`,
+          tables: [],
+          charts: [],
+          notes: [],
+          failures: [String((err as Error).stack ?? err)],
+          duration_s: 0
+        }
       }
       bar.done(result.passed ? 'done' : 'FAILED')
       result.duration_s = Math.round((Date.now() - t0) / 100) / 10
@@ -65,7 +82,8 @@ async function main (): Promise<number> {
   }
   writeReport(dir)
   if (!quick) fillReadme(join(ROOT, 'README.md'), loadResults(dir))
-  process.stderr.write(`bench: ${names.length} benchmark(s) in ${Math.round((Date.now() - started) / 1000)} s; report: ${join(dir, 'REPORT.md')}\n`)
+  const seconds = Math.round((Date.now() - started) / 1000)
+  process.stderr.write(`bench: ${names.length} benchmark(s) in ${seconds} s; report: ${join(dir, 'REPORT.md')}\n`)
   return failed > 0 ? 1 : 0
 }
 

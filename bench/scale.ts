@@ -27,7 +27,8 @@ import type { BenchOptions, BenchResult } from './types.ts'
  *   node dist/bench/scale.js [--quick]     → bench/results/scale.json (quick: bench/results/quick/scale.json)
  */
 const SHARDS = 12
-const HTML = `<html><body><h1>Your receipt</h1>${'<p>Thank you for your order, this pads the message to a realistic size.</p>'.repeat(20)}</body></html>`
+const PADDING = '<p>Thank you for your order, this pads the message to a realistic size.</p>'
+const HTML = `<html><body><h1>Your receipt</h1>${PADDING.repeat(20)}</body></html>`
 
 interface Row {
   engines: number
@@ -70,7 +71,15 @@ export async function runScaleBench (opts: Pick<BenchOptions, 'quick'> & Partial
   const rows: Row[] = []
   const failures: string[] = []
   try {
-    const env = { NATS_URL: natsUrl, REDIS_URL: redis.url, OB_NATS_REPLICAS: replicas, OB_ENGINE_SHARDS: String(SHARDS), OB_SMTP_RELAY: sink.url, OB_SHARD_LEASE_MS: '3000', OB_SHUTDOWN_TIMEOUT_MS: '5000' }
+    const env = {
+      NATS_URL: natsUrl,
+      REDIS_URL: redis.url,
+      OB_NATS_REPLICAS: replicas,
+      OB_ENGINE_SHARDS: String(SHARDS),
+      OB_SMTP_RELAY: sink.url,
+      OB_SHARD_LEASE_MS: '3000',
+      OB_SHUTDOWN_TIMEOUT_MS: '5000'
+    }
     const config = loadConfig(env)
     const nc = await connectNats(config.nats.servers, 'bench-scale')
     await ensureStreams(nc, streamSettings(config))
@@ -91,7 +100,15 @@ export async function runScaleBench (opts: Pick<BenchOptions, 'quick'> & Partial
       const start = Date.now()
       const inFlight: Array<Promise<void>> = []
       for (let i = 0; i < messages; i++) {
-        inFlight.push(publishQueued(nc, config, queuedMessage(org, { to: [`s${k}x${i}@dest.example`], subject: 'Your receipt', html: HTML, text: 'Thank you for your order.', track_opens: false, track_clicks: false })))
+        const message = queuedMessage(org, {
+          to: [`s${k}x${i}@dest.example`],
+          subject: 'Your receipt',
+          html: HTML,
+          text: 'Thank you for your order.',
+          track_opens: false,
+          track_clicks: false
+        })
+        inFlight.push(publishQueued(nc, config, message))
         if (inFlight.length >= 200) await Promise.all(inFlight.splice(0))
       }
       await Promise.all(inFlight)
@@ -100,9 +117,17 @@ export async function runScaleBench (opts: Pick<BenchOptions, 'quick'> & Partial
       await sink.until(base + messages)
       const deliveredS = (Date.now() - start) / 1000
       const per = (us: number): number => Math.round(us / messages)
-      const cpu = { publisher: per(pubCpu.user + pubCpu.system), engines: per(engineCpu()), nats: per(natsCpu()), redis: per(redisCpu()), total: 0 }
+      const cpu = {
+        publisher: per(pubCpu.user + pubCpu.system), engines: per(engineCpu()), nats: per(natsCpu()), redis: per(redisCpu()), total: 0
+      }
       cpu.total = cpu.publisher + cpu.engines + cpu.nats + cpu.redis
-      rows.push({ engines: k, messages, accepted_per_s: Math.round(messages / publishedS), delivered_per_s: Math.round(messages / deliveredS), cpu_us_per_msg: cpu })
+      rows.push({
+        engines: k,
+        messages,
+        accepted_per_s: Math.round(messages / publishedS),
+        delivered_per_s: Math.round(messages / deliveredS),
+        cpu_us_per_msg: cpu
+      })
       await Promise.all(engines.map(async (e) => await stopChild(e, 'SIGTERM')))
     }
     cp.close()
@@ -117,23 +142,41 @@ export async function runScaleBench (opts: Pick<BenchOptions, 'quick'> & Partial
   }
   const cores = availableParallelism()
   const gain = rows.length === 3 ? Math.round((rows[2]!.delivered_per_s / rows[0]!.delivered_per_s) * 100) / 100 : 0
+  const setup = cluster !== undefined ? '3-node NATS cluster, R3' : 'single NATS, R1'
+  const delivered = rows.map((r) => `${r.delivered_per_s}/s with ${r.engines}`).join(', ')
   return {
     name: 'scale',
     title: 'Engine scale-out: 1, 2 and 3 engine processes sharing the shards',
     quick,
     passed: failures.length === 0 && rows.length === 3,
     summary: rows.length === 3
-      ? `${cluster !== undefined ? '3-node NATS cluster, R3' : 'single NATS, R1'}: delivered ${rows.map((r) => `${r.delivered_per_s}/s with ${r.engines}`).join(', ')} engine(s) on ${cores} cores (×${gain} from 1 to 3)`
+      ? `${setup}: delivered ${delivered} engine(s) on ${cores} cores (×${gain} from 1 to 3)`
       : 'did not complete',
     tables: [{
       title: 'Accepted and delivered messages per second, CPU µs per message by process kind',
-      columns: ['engines', 'messages', 'accepted/s', 'delivered/s', 'publisher µs/msg', 'engines µs/msg', 'NATS µs/msg', 'Redis µs/msg', 'total µs/msg'],
-      rows: rows.map((r) => [r.engines, r.messages, r.accepted_per_s, r.delivered_per_s, r.cpu_us_per_msg.publisher, r.cpu_us_per_msg.engines, r.cpu_us_per_msg.nats, r.cpu_us_per_msg.redis, r.cpu_us_per_msg.total])
+      columns: [
+        'engines', 'messages', 'accepted/s', 'delivered/s',
+        'publisher µs/msg', 'engines µs/msg', 'NATS µs/msg', 'Redis µs/msg', 'total µs/msg'
+      ],
+      rows: rows.map((r) => [
+        r.engines, r.messages, r.accepted_per_s, r.delivered_per_s,
+        r.cpu_us_per_msg.publisher, r.cpu_us_per_msg.engines, r.cpu_us_per_msg.nats, r.cpu_us_per_msg.redis, r.cpu_us_per_msg.total
+      ])
     }],
-    charts: [{ title: 'Delivered messages per second by engine processes', kind: 'bar', xLabel: 'engine processes', yLabel: 'msgs/s', x: rows.map((r) => r.engines), series: [{ name: 'delivered/s', values: rows.map((r) => r.delivered_per_s) }] }],
+    charts: [{
+      title: 'Delivered messages per second by engine processes',
+      kind: 'bar',
+      xLabel: 'engine processes',
+      yLabel: 'msgs/s',
+      x: rows.map((r) => r.engines),
+      series: [{ name: 'delivered/s', values: rows.map((r) => r.delivered_per_s) }]
+    }],
     notes: [
-      `Every process (publisher, engines, ${natsPids.length} NATS node(s), Redis, SMTP sink) runs on the same ${cores} cores: extra engines add throughput only while cores are idle. On separate machines the per-message CPU figures, not this curve, predict capacity (docs/scaling.md).`,
-      '"Accepted" is the JetStream publish rate of QueuedMessages as the gateway publishes them, without HTTP; the HTTP gateway cost is in the ratelimit benchmark.',
+      `Every process (publisher, engines, ${natsPids.length} NATS node(s), Redis, SMTP sink) runs on the same ${cores} cores: ` +
+        'extra engines add throughput only while cores are idle. On separate machines the per-message CPU figures, not this curve, ' +
+        'predict capacity (docs/scaling.md).',
+      '"Accepted" is the JetStream publish rate of QueuedMessages as the gateway publishes them, without HTTP; the HTTP gateway cost ' +
+        'is in the ratelimit benchmark.',
       `${SHARDS} shards; the run starts once the shard leases are balanced over the engines.`
     ],
     failures,
@@ -143,7 +186,13 @@ export async function runScaleBench (opts: Pick<BenchOptions, 'quick'> & Partial
 
 function markdown (r: BenchResult): string {
   const t = r.tables[0]!
-  return [`| ${t.columns.join(' | ')} |`, `|${t.columns.map(() => '---:').join('|')}|`, ...t.rows.map((row) => `| ${row.join(' | ')} |`), '', ...r.notes.map((n) => `- ${n}`)].join('\n')
+  return [
+    `| ${t.columns.join(' | ')} |`,
+    `|${t.columns.map(() => '---:').join('|')}|`,
+    ...t.rows.map((row) => `| ${row.join(' | ')} |`),
+    '',
+    ...r.notes.map((n) => `- ${n}`)
+  ].join('\n')
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -32,7 +32,9 @@ export function scrapeMsArg (args: Readonly<Record<string, string>>): number | u
   const v = args['scrape-ms']
   if (v === undefined) return undefined
   const n = Number(v)
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--scrape-ms must be a positive whole number of milliseconds, not ${JSON.stringify(v)}`)
+  if (!Number.isInteger(n) || n <= 0) {
+    throw new Error(`--scrape-ms must be a positive whole number of milliseconds, not ${JSON.stringify(v)}`)
+  }
   return n
 }
 

@@ -121,7 +121,9 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-2).join(' | ').slice(0, 400)
         process.stderr.write(`\nsoak: ${role} exited on its own (code ${r.code}): ${tail}\n`)
         exits.push({ role, code: r.code, tail, at: Date.now() })
-        if (procs.get(role) === run.child) setTimeout(() => { if (!stopping && procs.get(role) === run.child) startRole(role, extra) }, 1000)
+        if (procs.get(role) === run.child) {
+          setTimeout(() => { if (!stopping && procs.get(role) === run.child) startRole(role, extra) }, 1000)
+        }
       }
     })
     return run.child
@@ -135,12 +137,29 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const cp = await ControlPlane.open(nc, { replicas: 1 })
     const domain = `soak-${Date.now().toString(36)}.bench.test`
     const org = await createOrganization(cp, config, { name: 'soak', domain, plan: 'enterprise' })
-    const k = buildApiKey({ orgId: org.organization_id, domainId: org.domain_id, name: 'soak', permissions: ['admin'], environment: 'live' })
+    const k = buildApiKey({
+      orgId: org.organization_id, domainId: org.domain_id, name: 'soak', permissions: ['admin'], environment: 'live'
+    })
     await cp.apiKeys.put(k.record.id, k.record)
     const now = new Date().toISOString()
-    const wh = { id: newId('wh'), org_id: org.organization_id, url: receiver.url('/hook'), events: ['delivered', 'bounced', 'inbound.received'], secret: `whsec_${randomToken(32)}`, status: 'active' as const, created_at: now, updated_at: now }
+    const wh = {
+      id: newId('wh'),
+      org_id: org.organization_id,
+      url: receiver.url('/hook'),
+      events: ['delivered', 'bounced', 'inbound.received'],
+      secret: `whsec_${randomToken(32)}`,
+      status: 'active' as const,
+      created_at: now,
+      updated_at: now
+    }
     await cp.webhooks.put(`${org.organization_id}.${wh.id}`, wh)
-    const route = { id: newId('rt'), org_id: org.organization_id, match: `support@${domain}`, action: { type: 'webhook' as const, include_attachments: false }, created_at: now }
+    const route = {
+      id: newId('rt'),
+      org_id: org.organization_id,
+      match: `support@${domain}`,
+      action: { type: 'webhook' as const, include_attachments: false },
+      created_at: now
+    }
     await cp.routes.put(`${org.organization_id}.${route.id}`, route)
     cp.close()
     await nc.close()
@@ -149,14 +168,26 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     startRole('engine', engineExtra)
     startRole('inbound', { OB_HTTP_PORT: String(inboundHttpPort), OB_SMTP_INBOUND_PORT: String(inboundPort), OB_METRICS_PORT: '0' })
     const baseUrl = `http://127.0.0.1:${httpPort}`
-    const world: SoakWorld = { nats, redis, sink, receiver, receiverPort, receivedIds: [], baseUrl, key: k.value, orgId: org.organization_id, domain }
+    const world: SoakWorld = {
+      nats, redis, sink, receiver, receiverPort, receivedIds: [], baseUrl, key: k.value, orgId: org.organization_id, domain
+    }
     for (let i = 0; ; i++) {
-      const r = await send(baseUrl, k.value, sendBody({ orgId: org.organization_id, domainId: org.domain_id, domain, adminKey: k.value }, 'warmup@healthy.example'))
+      const warmupOrg = { orgId: org.organization_id, domainId: org.domain_id, domain, adminKey: k.value }
+      const r = await send(baseUrl, k.value, sendBody(warmupOrg, 'warmup@healthy.example'))
       if (r.status === 202) break
       if (i > 300) throw new Error(`the gateway did not accept sends: ${r.status} ${r.error ?? ''}`)
       await sleep(100)
     }
-    const tallies: SoakTallies = { accepted: [], statuses: new Map(), refusals: new Map(), inboundSent: 0, inboundAccepted: 0, largeAccepted: 0, largeRetried: 0, largeBytes: 0 }
+    const tallies: SoakTallies = {
+      accepted: [],
+      statuses: new Map(),
+      refusals: new Map(),
+      inboundSent: 0,
+      inboundAccepted: 0,
+      largeAccepted: 0,
+      largeRetried: 0,
+      largeBytes: 0
+    }
 
     opts.progress(0.02, 'poison comparison')
     const poison: PoisonImpact = await measurePoisonImpact(world, plan.poisonHealthy, plan.poisonCount)
@@ -171,7 +202,10 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     replacer = await WebhookReplacer.start(nats.url, baseUrl, k.value, org.organization_id)
     const soakStart = Date.now()
     const waiting = startWaitingMail(world, {
-      everyMs: plan.waitingEveryMs, deferTimes: DEFER_TIMES, aheadS: SCHEDULED_AHEAD_S, lastDueMs: soakStart + plan.durationS * 1000 + SCHEDULED_AFTER_LOAD_MS
+      everyMs: plan.waitingEveryMs,
+      deferTimes: DEFER_TIMES,
+      aheadS: SCHEDULED_AHEAD_S,
+      lastDueMs: soakStart + plan.durationS * 1000 + SCHEDULED_AFTER_LOAD_MS
     }, (id) => tallies.accepted.push(id))
     const orgRef = { orgId: org.organization_id, domainId: org.domain_id, domain, adminKey: k.value }
     const senders = Array.from({ length: plan.senders }, async (_v, s) => {
@@ -183,7 +217,10 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         for (let attempt = 0; running || attempt === 0; attempt++) {
           const r = await send(baseUrl, k.value, body, { 'idempotency-key': idem })
           tallies.statuses.set(r.status, (tallies.statuses.get(r.status) ?? 0) + 1)
-          if (r.status !== 202) { const why = `${r.status} ${r.code ?? r.error?.slice(0, 40) ?? ''}`; tallies.refusals.set(why, (tallies.refusals.get(why) ?? 0) + 1) }
+          if (r.status !== 202) {
+            const why = `${r.status} ${r.code ?? r.error?.slice(0, 40) ?? ''}`
+            tallies.refusals.set(why, (tallies.refusals.get(why) ?? 0) + 1)
+          }
           if (r.status === 202) { sendLat.add(r.ms); tallies.accepted.push(r.id!); break }
           await sleep(Math.min(1000, Number(r.retryAfter ?? 1) * 1000))
         }
@@ -195,14 +232,16 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         const id = tallies.accepted[Math.floor(Math.random() * tallies.accepted.length)]
         if (id !== undefined) {
           const t0 = Date.now()
-          const res = await fetch(`${baseUrl}/v1/messages/${id}`, { headers: { authorization: `Bearer ${k.value}` } }).catch(() => undefined)
+          const res = await fetch(`${baseUrl}/v1/messages/${id}`, { headers: { authorization: `Bearer ${k.value}` } })
+            .catch(() => undefined)
           await res?.arrayBuffer()
           if (res?.status === 200) readLat.add(Date.now() - t0)
         }
         await sleep(100)
       }
     })()
-    const stopInbound = startInbound(inboundPort, domain, { everyMs: 500, largeEveryMs: plan.large.everyMs, largeBytes: plan.large.bytes }, tallies)
+    const inboundPace = { everyMs: 500, largeEveryMs: plan.large.everyMs, largeBytes: plan.large.bytes }
+    const stopInbound = startInbound(inboundPort, domain, inboundPace, tallies)
     const servers = new SoakServers(nats, redis)
     const kills = new KillAccounting(redis.url, sink, domain)
     const mark = (fault: string): void => { lastFault = fault; faults.push({ t_s: Math.round((Date.now() - soakStart) / 1000), fault }) }
@@ -217,7 +256,9 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         if (!await at(0.15, cs)) break
         mark('engine SIGKILL')
         const killed = procs.get('engine')!
-        if (killed.exitCode === null && killed.signalCode === null) await new Promise<void>((resolve) => { killed.once('exit', () => resolve()); killed.kill('SIGKILL') })
+        if (killed.exitCode === null && killed.signalCode === null) {
+          await new Promise<void>((resolve) => { killed.once('exit', () => resolve()); killed.kill('SIGKILL') })
+        }
         // Before the next engine starts: which of the killed engine's attempts had no recorded reply.
         await Promise.all([sleep(500), kills.afterKill()])
         startRole('engine', engineExtra)
@@ -227,7 +268,9 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
         mark('Redis restart'); await servers.killRedis(2000)
         if (!await at(0.75, cs)) break
         mark('receiver down')
-        for (const r of receiver.on('/hook')) world.receivedIds.push({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at })
+        for (const r of receiver.on('/hook')) {
+          world.receivedIds.push({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at })
+        }
         await receiver.close(); await sleep(plan.cycleS * 100)
         receiver = await HttpsReceiver.start(undefined, receiverPort); world.receiver = receiver
       }
@@ -269,7 +312,10 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const left = pending.outboundMessages > 0 ? await leftovers(world) : []
     const waited = await checkWaitingMail(world, waiting.sent, soakStart)
     const exitsAt = exits.map(({ at, ...x }) => ({ ...x, t_s: Math.round((at - soakStart) / 1000) }))
-    return soakReport(opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills, exitsAt, servers.fillerBytes)
+    return soakReport(
+      opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills,
+      exitsAt, servers.fillerBytes
+    )
   } finally {
     stopping = true
     for (const c of children) c.kill('SIGTERM')
@@ -284,10 +330,14 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
   }
 }
 
-/** `node dist/bench/soak.js [--quick] [--duration=S]`: one soak run with NATS and Redis of its own; writes bench/results/soak.json and soak.svg. */
+/**
+ * `node dist/bench/soak.js [--quick] [--duration=S]`: one soak run with NATS and Redis of its own; writes bench/results/soak.json
+ * and soak.svg.
+ */
 async function main (): Promise<number> {
   const { quick, args } = parseBenchArgs(process.argv.slice(2), ['soak'])
-  const result = await runSoakBench({ quick, natsUrl: '', redisUrl: '', args, progress: (f, label) => { process.stderr.write(`\rsoak ${Math.round(f * 100)} % ${label}        `) } })
+  const progress = (f: number, label: string): void => { process.stderr.write(`\rsoak ${Math.round(f * 100)} % ${label}        `) }
+  const result = await runSoakBench({ quick, natsUrl: '', redisUrl: '', args, progress })
   process.stderr.write('\n')
   const dir = fileURLToPath(new URL(`../../bench/results/${quick ? 'quick/' : ''}`, import.meta.url))
   mkdirSync(dir, { recursive: true })
@@ -299,5 +349,8 @@ async function main (): Promise<number> {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().then((code) => process.exit(code), (err: unknown) => { process.stderr.write(`${String((err as Error).stack ?? err)}\n`); process.exit(1) })
+  main().then((code) => process.exit(code), (err: unknown) => {
+    process.stderr.write(`${String((err as Error).stack ?? err)}\n`)
+    process.exit(1)
+  })
 }

@@ -58,7 +58,10 @@ export async function collectEvents (natsUrl: string, orgId: string): Promise<St
     const out: StoredEvent[] = []
     while (left > 0) {
       let got = 0
-      for await (const m of await c.fetch({ max_messages: Math.min(left, 1000), expires: 2000 })) { out.push({ seq: m.seq, record: m.json<EventRecord>() }); got++ }
+      for await (const m of await c.fetch({ max_messages: Math.min(left, 1000), expires: 2000 })) {
+        out.push({ seq: m.seq, record: m.json<EventRecord>() })
+        got++
+      }
       if (got === 0) break
       left -= got
     }
@@ -71,7 +74,8 @@ export async function collectEvents (natsUrl: string, orgId: string): Promise<St
 /** Event ids each webhook received, by webhook id; the stable one over every incarnation of its receiver. */
 function receivedBy (w: SoakWorld, replacer: WebhookReplacer): Map<string, Received[]> {
   const out = replacer.received()
-  out.set(STABLE_WEBHOOK.id, [...w.receivedIds, ...w.receiver.on(STABLE_WEBHOOK.path).map((r) => ({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at }))])
+  const current = w.receiver.on(STABLE_WEBHOOK.path).map((r) => ({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at }))
+  out.set(STABLE_WEBHOOK.id, [...w.receivedIds, ...current])
   return out
 }
 
@@ -176,7 +180,9 @@ export async function drain (w: SoakWorld, replacer: WebhookReplacer, t: SoakTal
     repeatsReplaced: repeats.filter((r) => !r.stable).reduce((n, r) => n + r.repeats.length, 0),
     repeatsByFault: byFault(repeats.flatMap((r) => r.repeats), soakStart, faults),
     repeatsByDelay: byDelay(repeats.flatMap((r) => r.repeats)),
-    webhooksMissing: owed.filter((o) => o.missing.length > 0).map((o) => ({ id: o.span.id, path: o.span.path, owed: o.owed.length, lost: o.missing.length })),
+    webhooksMissing: owed
+      .filter((o) => o.missing.length > 0)
+      .map((o) => ({ id: o.span.id, path: o.span.path, owed: o.owed.length, lost: o.missing.length })),
     inboundLost: Math.max(0, t.inboundAccepted - inboundEvents),
     drainS: Math.round((Date.now() - started) / 100) / 10
   }
@@ -196,7 +202,8 @@ export async function leftovers (w: SoakWorld, limit = 100_000): Promise<Leftove
     if (info.state.messages === 0) return []
     const at = sinkCounts(w.sink)
     const out: Leftover[] = []
-    for (let seq = info.state.first_seq; seq <= Math.min(info.state.last_seq, info.state.first_seq + limit) && out.length < info.state.messages; seq++) {
+    const lastSeq = Math.min(info.state.last_seq, info.state.first_seq + limit)
+    for (let seq = info.state.first_seq; seq <= lastSeq && out.length < info.state.messages; seq++) {
       const m = await jsm.streams.getMessage(STREAM_OUTBOUND, { seq }).catch(() => null)
       if (m === null) continue
       const id = (m.json<{ id: string }>()).id

@@ -48,7 +48,10 @@ export function startInbound (port: number, domain: string, plan: InboundPlan, t
       // One mail, the same bytes on every attempt.
       const attachment = randomBytes(plan.largeBytes)
       const mail = {
-        from: 'Archive <archive@large-sender.test>', to: `support@${domain}`, subject: `Soak large inbound ${n}`, text: 'The export is attached.',
+        from: 'Archive <archive@large-sender.test>',
+        to: `support@${domain}`,
+        subject: `Soak large inbound ${n}`,
+        text: 'The export is attached.',
         attachments: [{ filename: `export-${n}.bin`, content: attachment, contentType: 'application/octet-stream' }]
       }
       t.largeBytes = Math.max(t.largeBytes, plan.largeBytes)

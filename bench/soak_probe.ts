@@ -32,7 +32,12 @@ export class LatencyWindow {
   }
 
   overall (): { count: number, p50: number, p99: number, max: number } {
-    return { count: this.all.length, p50: percentile(this.all, 50), p99: percentile(this.all, 99), max: this.all.reduce((a, b) => Math.max(a, b), 0) }
+    return {
+      count: this.all.length,
+      p50: percentile(this.all, 50),
+      p99: percentile(this.all, 99),
+      max: this.all.reduce((a, b) => Math.max(a, b), 0)
+    }
   }
 }
 

@@ -1,4 +1,6 @@
-import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
+import {
+  jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager
+} from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
 import { Redis } from 'ioredis'
 import { STREAM_OUTBOUND, admissionLimitBytes } from '../protocol/mod.ts'

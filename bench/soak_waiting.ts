@@ -24,12 +24,22 @@ export interface WaitingSent { id: string, kind: 'deferred' | 'scheduled', dueMs
 /** A waiting message that ended wrong, with times in seconds since the load started, to set against the faults. */
 export interface WaitingWrong { id: string, kind: string, accepted_s: number, due_s: number, at_sink: number, status: string }
 
-export interface WaitingChecks { deferred: number, scheduled: number, lost: number, duplicated: number, early: number, notDelivered: number, wrong: WaitingWrong[] }
+export interface WaitingChecks {
+  deferred: number
+  scheduled: number
+  lost: number
+  duplicated: number
+  early: number
+  notDelivered: number
+  wrong: WaitingWrong[]
+}
 
 /** A scheduled_at less than this far ahead would read as "send now" (60 s of clock skew, plus a margin). */
 const MIN_AHEAD_S = 65
 
-export function startWaitingMail (w: SoakWorld, plan: WaitingPlan, accepted: (id: string) => void): { sent: WaitingSent[], stop: () => Promise<void> } {
+export function startWaitingMail (
+  w: SoakWorld, plan: WaitingPlan, accepted: (id: string) => void
+): { sent: WaitingSent[], stop: () => Promise<void> } {
   const org = { orgId: w.orgId, domainId: '', domain: w.domain, adminKey: w.key }
   const sent: WaitingSent[] = []
   let running = true
@@ -76,7 +86,14 @@ export async function checkWaitingMail (w: SoakWorld, sent: readonly WaitingSent
     if (m?.status !== 'delivered') notDelivered++
     const early = s.kind === 'scheduled' && (deliveredAt.get(s.id) ?? Infinity) < s.dueMs - 250
     if (m?.status !== 'delivered' || at(s.id) !== 1 || early) {
-      wrong.push({ id: s.id, kind: s.kind, accepted_s: sinceStart(s.acceptedMs), due_s: sinceStart(s.dueMs), at_sink: at(s.id), status: m?.status ?? `HTTP ${res?.status ?? 'error'}` })
+      wrong.push({
+        id: s.id,
+        kind: s.kind,
+        accepted_s: sinceStart(s.acceptedMs),
+        due_s: sinceStart(s.dueMs),
+        at_sink: at(s.id),
+        status: m?.status ?? `HTTP ${res?.status ?? 'error'}`
+      })
     }
   }
   return {

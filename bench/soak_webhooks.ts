@@ -81,7 +81,8 @@ export class WebhookReplacer {
       const path = `/replaced-${n}-${attempt}`
       const r = await this.call('POST', '/v1/webhooks', { url: this.receiver.url(path), events: REPLACED_EVENTS })
       if (r.status === 201) {
-        const span: WebhookSpan = { id: (r.body as { id: string }).id, path, events: REPLACED_EVENTS, fromSeq: await this.retry(async () => await this.lastEventSeq()) }
+        const fromSeq = await this.retry(async () => await this.lastEventSeq())
+        const span: WebhookSpan = { id: (r.body as { id: string }).id, path, events: REPLACED_EVENTS, fromSeq }
         this.spans.push(span)
         return span
       }
@@ -143,7 +144,9 @@ export class WebhookReplacer {
   /** Event ids each webhook received, by webhook id. */
   received (): Map<string, Received[]> {
     const out = new Map<string, Received[]>()
-    for (const s of this.spans) out.set(s.id, this.receiver.on(s.path).map((r) => ({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at })))
+    for (const s of this.spans) {
+      out.set(s.id, this.receiver.on(s.path).map((r) => ({ id: (JSON.parse(r.rawBody.toString()) as { id: string }).id, at: r.at })))
+    }
     return out
   }
 

@@ -19,7 +19,9 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const now = (): number => performance.timeOrigin + performance.now()
 
 async function sendAll (port: number, count: number, from: string, password: string): Promise<number> {
-  const w = new Worker(new URL('./submission_sender.js', import.meta.url), { workerData: { port, count, from, to: 'someone@dest.test', password } })
+  const w = new Worker(new URL('./submission_sender.js', import.meta.url), {
+    workerData: { port, count, from, to: 'someone@dest.test', password }
+  })
   const { startedAt } = await new Promise<{ startedAt: number }>((resolve, reject) => {
     w.once('message', resolve)
     w.once('error', reject)
@@ -36,10 +38,21 @@ async function bareServer (): Promise<{ port: number, close: () => Promise<void>
     onData (stream, _s, cb) { stream.on('end', () => cb()); stream.resume() }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { port: (server.server.address() as { port: number }).port, close: async () => { await new Promise<void>((resolve) => server.close(() => resolve())) } }
+  return {
+    port: (server.server.address() as { port: number }).port,
+    close: async () => { await new Promise<void>((resolve) => server.close(() => resolve())) }
+  }
 }
 
-interface LimitFigures { perMinute: number, seconds: number, http: number, smtp: number, refusedHttp: number, refusedSmtp: number, allowed: number }
+interface LimitFigures {
+  perMinute: number
+  seconds: number
+  http: number
+  smtp: number
+  refusedHttp: number
+  refusedSmtp: number
+  allowed: number
+}
 
 /** HTTP and SMTP send on one free-plan key (60 a minute, burst 60) for `seconds`; both count against one bucket. */
 async function sharedLimit (ob: TestOutbox, seconds: number): Promise<LimitFigures> {
@@ -67,7 +80,15 @@ async function sharedLimit (ob: TestOutbox, seconds: number): Promise<LimitFigur
     }
   })()
   const smtp = (async () => {
-    const t = createTransport({ host: '127.0.0.1', port: ob.proc.gateway!.submission!.port, requireTLS: true, auth: { user: 'apikey', pass: key }, tls: { rejectUnauthorized: false }, pool: true, maxConnections: 1 })
+    const t = createTransport({
+      host: '127.0.0.1',
+      port: ob.proc.gateway!.submission!.port,
+      requireTLS: true,
+      auth: { user: 'apikey', pass: key },
+      tls: { rejectUnauthorized: false },
+      pool: true,
+      maxConnections: 1
+    })
     while (Date.now() < deadline) {
       try {
         await t.sendMail({ from: `app@${org.domain}`, to: 'limit@dest.test', subject: 'x', text: 'x' })
@@ -91,7 +112,9 @@ export async function runSubmissionBench (opts: BenchOptions): Promise<BenchResu
   const t0 = Date.now()
   const messages = opts.quick ? 100 : 2000
   const port = await freePort()
-  const ob = await TestOutbox.start({ env: { OB_ROLE: 'gateway', OB_LOG_LEVEL: 'silent', OB_SMTP_SUBMISSION_PORT: String(port), OB_ENTERPRISE_RATE_LIMIT: '1000000' } })
+  const ob = await TestOutbox.start({
+    env: { OB_ROLE: 'gateway', OB_LOG_LEVEL: 'silent', OB_SMTP_SUBMISSION_PORT: String(port), OB_ENTERPRISE_RATE_LIMIT: '1000000' }
+  })
   const bare = await bareServer()
   const failures: string[] = []
   try {
@@ -118,7 +141,8 @@ export async function runSubmissionBench (opts: BenchOptions): Promise<BenchResu
     if (accepted > l.allowed) failures.push(`HTTP and SMTP together were accepted ${accepted} times; the bucket allows ${l.allowed}`)
     if (l.http === 0 || l.smtp === 0) failures.push('one of HTTP or SMTP got nothing through')
     if (l.refusedHttp + l.refusedSmtp === 0) failures.push('the limit never refused anything')
-    const summary = `SMTP submission ${o.toFixed(0)} messages/s to 250 (${(ratio * 100).toFixed(0)} % of a bare smtp-server with the same TLS and AUTH); ` +
+    const summary = `SMTP submission ${o.toFixed(0)} messages/s to 250 ` +
+      `(${(ratio * 100).toFixed(0)} % of a bare smtp-server with the same TLS and AUTH); ` +
       `per-key limit across HTTP and SMTP: ${accepted} accepted of ${l.allowed} allowed in ${l.seconds} s`
     process.stdout.write(summary + '\n')
     return {
@@ -130,7 +154,8 @@ export async function runSubmissionBench (opts: BenchOptions): Promise<BenchResu
       failures,
       tables: [
         {
-          title: `Messages/s to the 250 reply, ${messages} messages a round, nodemailer pool of 8 connections, STARTTLS + AUTH PLAIN (median of ${outbox.length})`,
+          title: `Messages/s to the 250 reply, ${messages} messages a round, nodemailer pool of 8 connections, ` +
+            `STARTTLS + AUTH PLAIN (median of ${outbox.length})`,
           columns: ['server', 'messages/s', 'rounds'],
           rows: [
             ['Outbox SMTP submission (250 after the JetStream PubAck)', Math.round(o), outbox.map((x) => Math.round(x)).join(', ')],
@@ -147,7 +172,8 @@ export async function runSubmissionBench (opts: BenchOptions): Promise<BenchResu
       charts: [],
       notes: [
         'The gateway runs alone (OB_ROLE=gateway): the figure is the submission path to the durable 250, not delivery.',
-        'In the per-key limit run HTTP starts once SMTP\'s first message is answered (its TLS handshake and AUTH take longer than a local HTTP request), then both send side by side.'
+        'In the per-key limit run HTTP starts once SMTP\'s first message is answered (its TLS handshake and AUTH take longer ' +
+          'than a local HTTP request), then both send side by side.'
       ],
       duration_s: (Date.now() - t0) / 1000
     }

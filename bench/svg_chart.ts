@@ -51,7 +51,9 @@ function frame (chart: Chart, yMax: number): string[] {
 
 function xLabels (chart: Chart, xAt: (i: number) => number): string[] {
   const every = Math.max(1, Math.ceil(chart.x.length / 12))
-  return chart.x.map((x, i) => i % every === 0 ? `<text x="${xAt(i)}" y="${M.top + PLOT_H + 16}" text-anchor="middle">${esc(x)}</text>` : '').filter(Boolean)
+  return chart.x
+    .map((x, i) => i % every === 0 ? `<text x="${xAt(i)}" y="${M.top + PLOT_H + 16}" text-anchor="middle">${esc(x)}</text>` : '')
+    .filter(Boolean)
 }
 
 export function lineChart (chart: Chart): string {
@@ -85,7 +87,10 @@ export function barChart (chart: Chart): string {
       if (!Number.isFinite(v)) return
       const h = (v / yMax) * PLOT_H
       const x = M.left + groupW * i + groupW * 0.1 + barW * si
-      out.push(`<rect x="${x.toFixed(1)}" y="${(M.top + PLOT_H - h).toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLORS[si % COLORS.length]}"><title>${esc(s.name)}: ${fmt(v)}</title></rect>`)
+      out.push(
+        `<rect x="${x.toFixed(1)}" y="${(M.top + PLOT_H - h).toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${h.toFixed(1)}" ` +
+        `fill="${COLORS[si % COLORS.length]}"><title>${esc(s.name)}: ${fmt(v)}</title></rect>`
+      )
     })
   })
   out.push('</svg>')

@@ -27,7 +27,8 @@ const server = createServer({ key: readFileSync(keyFile!), cert: readFileSync(ce
     let event: { type?: string, data?: { message_id?: string } } | undefined
     try { event = JSON.parse(body.toString('utf8')) } catch { event = undefined }
     const messageId = event?.data?.message_id
-    if (!verifySignature(body, typeof sig === 'string' ? sig : undefined, secret).ok || event?.type !== 'delivered' || messageId === undefined) {
+    const signed = verifySignature(body, typeof sig === 'string' ? sig : undefined, secret).ok
+    if (!signed || event?.type !== 'delivered' || messageId === undefined) {
       bad++
       return
     }

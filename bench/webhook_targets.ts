@@ -8,7 +8,10 @@ import { loadConfig } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { connectNats, connectRedis, redisReady, ensureJetStream, ensureStreams } from '../stores/clients/mod.ts'
-import { eventSubject, jetStreamSettings, jetStreamTable, newId, randomToken, streamSettings, tablePart, STREAM_EVENTS, type EventRecord, type WebhookRecord } from '../protocol/mod.ts'
+import {
+  eventSubject, jetStreamSettings, jetStreamTable, newId, randomToken, streamSettings, tablePart, STREAM_EVENTS, type EventRecord,
+  type WebhookRecord
+} from '../protocol/mod.ts'
 import { startWebhookDelivery } from '../webhooks/mod.ts'
 import { signatureHeader, signingKey } from '../webhooks/sign.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
@@ -28,10 +31,19 @@ export const SLOW_MS = 2000
 
 /** Receivers in a thread of their own: two healthy HTTPS servers, a dead one and a slow one. */
 export class Sink {
-  private constructor (private readonly worker: Worker, readonly healthyPort: number, readonly otherPort: number, readonly deadPort: number, readonly slowPort: number) {}
+  private constructor (
+    private readonly worker: Worker,
+    readonly healthyPort: number,
+    readonly otherPort: number,
+    readonly deadPort: number,
+    readonly slowPort: number
+  ) {}
+
   static async start (): Promise<Sink> {
     const ca = testCa()
-    const worker = new Worker(new URL('./webhook_sink.js', import.meta.url), { workerData: { key: ca.key, cert: ca.cert, slowMs: SLOW_MS } })
+    const worker = new Worker(new URL('./webhook_sink.js', import.meta.url), {
+      workerData: { key: ca.key, cert: ca.cert, slowMs: SLOW_MS }
+    })
     const [ports] = await once(worker, 'message') as [{ healthy: number, other: number, dead: number, slow: number }]
     return new Sink(worker, ports.healthy, ports.other, ports.dead, ports.slow)
   }
@@ -57,7 +69,13 @@ function sampleBody (i: number): string {
     id: newId('evt'),
     type: 'delivered',
     timestamp: new Date().toISOString(),
-    data: { message_id: newId('msg'), to: `user${i}@example.com`, delivered_at: new Date().toISOString(), smtp_response: '250 2.0.0 OK ' + 'x'.repeat(700), metadata: { order: String(i), campaign: 'bench' } }
+    data: {
+      message_id: newId('msg'),
+      to: `user${i}@example.com`,
+      delivered_at: new Date().toISOString(),
+      smtp_response: '250 2.0.0 OK ' + 'x'.repeat(700),
+      metadata: { order: String(i), campaign: 'bench' }
+    }
   })
 }
 
@@ -84,7 +102,11 @@ export async function bareLoop (port: number, n: number, concurrency: number, ca
     while (next < n) {
       const i = next++
       const body = bodies[i & 255]!
-      const res = await pool.request({ path: '/bare', method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signatureHeader('whsec_bench', body, Math.floor(Date.now() / 1000)) } })
+      const headers = {
+        'content-type': 'application/json',
+        'x-service-signature': signatureHeader('whsec_bench', body, Math.floor(Date.now() / 1000))
+      }
+      const res = await pool.request({ path: '/bare', method: 'POST', body, headers })
       await res.body.dump()
     }
   }))
@@ -108,7 +130,11 @@ export async function floorRun (opts: { events: number, concurrency: number, caP
   try {
     await ensureStreams(nc, streamSettings(loadConfig({ NATS_URL: nats.url })))
     await (await jetstreamManager(nc)).consumers.add(STREAM_EVENTS, {
-      durable_name: 'bench_floor', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.New, ack_wait: 60_000_000_000, max_ack_pending: 20_000
+      durable_name: 'bench_floor',
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.New,
+      ack_wait: 60_000_000_000,
+      max_ack_pending: 20_000
     })
     await fillEvents(nc, newId('org'), opts.events)
     opts.sink.reset()
@@ -130,7 +156,8 @@ export async function floorRun (opts: { events: number, concurrency: number, caP
         if (inFlight >= FLOOR_MAX_IN_FLIGHT) await new Promise<void>((resolve) => { wake = resolve })
         inFlight++
         const signature = signatureHeader(key, m.data, Math.floor(Date.now() / 1000))
-        pool.dispatch({ path: '/floor', method: 'POST', body: m.data, headers: ['content-type', 'application/json', 'x-service-signature', signature] }, {
+        const headers = ['content-type', 'application/json', 'x-service-signature', signature]
+        pool.dispatch({ path: '/floor', method: 'POST', body: m.data, headers }, {
           onConnect () {},
           onHeaders () { return true },
           onData () { return true },
@@ -152,7 +179,12 @@ export async function floorRun (opts: { events: number, concurrency: number, caP
 }
 
 /** Outbox: `second` is none, or a second endpoint (healthy, dead or slow) subscribed to every event like the first. */
-export async function webhookRun (opts: { events: number, concurrency: number, second: 'none' | 'healthy' | 'dead' | 'slow', caFile: string, sink: Sink }): Promise<number> {
+/** The endpoint subscribed beside the first one in a webhook run. */
+export type SecondEndpoint = 'none' | 'healthy' | 'dead' | 'slow'
+
+export interface WebhookRunOptions { events: number, concurrency: number, second: SecondEndpoint, caFile: string, sink: Sink }
+
+export async function webhookRun (opts: WebhookRunOptions): Promise<number> {
   const nats = await ServerProcess.nats()
   const redisServer = await ServerProcess.redis()
   const config = loadConfig({
@@ -173,7 +205,16 @@ export async function webhookRun (opts: { events: number, concurrency: number, s
     const orgId = newId('org')
     const now = new Date().toISOString()
     const hook = async (url: string): Promise<void> => {
-      const w: WebhookRecord = { id: newId('wh'), org_id: orgId, url, events: ['delivered'], secret: `whsec_${randomToken(32)}`, status: 'active', created_at: now, updated_at: now }
+      const w: WebhookRecord = {
+        id: newId('wh'),
+        org_id: orgId,
+        url,
+        events: ['delivered'],
+        secret: `whsec_${randomToken(32)}`,
+        status: 'active',
+        created_at: now,
+        updated_at: now
+      }
       await cp.webhooks.put(`${orgId}.${w.id}`, w)
     }
     await hook(`https://127.0.0.1:${opts.sink.healthyPort}/hook`)

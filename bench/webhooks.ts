@@ -2,7 +2,7 @@ import { writeFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 import { testCa } from '../test/helpers/https_receiver.ts'
-import { Sink, SLOW_MS, bareLoop, floorRun, webhookRun } from './webhook_targets.ts'
+import { Sink, SLOW_MS, bareLoop, floorRun, webhookRun, type SecondEndpoint } from './webhook_targets.ts'
 
 export { SLOW_MS }
 
@@ -66,11 +66,14 @@ export async function runWebhookBench (opts: WebhookBenchOptions = {}): Promise<
   try {
     await bareLoop(sink.healthyPort, Math.min(2000, events), concurrency, caPem) // warm-up
     const perRound: WebhookRound[] = []
-    const run = async (second: 'none' | 'healthy' | 'dead' | 'slow'): Promise<number> => await webhookRun({ events, concurrency, second, caFile: ca.caFile, sink })
+    const run = async (second: SecondEndpoint): Promise<number> =>
+      await webhookRun({ events, concurrency, second, caFile: ca.caFile, sink })
     for (let i = 0; i < rounds; i++) {
       const bare = await bareLoop(sink.healthyPort, events, concurrency, caPem)
       const floor = await floorRun({ events, concurrency, caPem, sink })
-      perRound.push({ bare, floor, outbox: await run('none'), dead: await run('dead'), slow: await run('slow'), healthy: await run('healthy') })
+      perRound.push({
+        bare, floor, outbox: await run('none'), dead: await run('dead'), slow: await run('slow'), healthy: await run('healthy')
+      })
     }
     const of = (f: (r: WebhookRound) => number): number => median(perRound.map(f))
     const result: WebhookBenchResult = {
@@ -88,7 +91,14 @@ export async function runWebhookBench (opts: WebhookBenchOptions = {}): Promise<
       healthy_with_slow_endpoint_per_s: Math.round(of((r) => r.slow)),
       slow_endpoint_drop: ratio(of((r) => 1 - r.slow / r.outbox)),
       healthy_with_second_healthy_endpoint_per_s: Math.round(of((r) => r.healthy)),
-      per_round: perRound.map((r) => ({ bare: Math.round(r.bare), floor: Math.round(r.floor), outbox: Math.round(r.outbox), dead: Math.round(r.dead), slow: Math.round(r.slow), healthy: Math.round(r.healthy) }))
+      per_round: perRound.map((r) => ({
+        bare: Math.round(r.bare),
+        floor: Math.round(r.floor),
+        outbox: Math.round(r.outbox),
+        dead: Math.round(r.dead),
+        slow: Math.round(r.slow),
+        healthy: Math.round(r.healthy)
+      }))
     }
     const out = opts.out ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results', 'webhooks.json')
     mkdirSync(dirname(out), { recursive: true })
@@ -112,13 +122,21 @@ export function webhookMarkdown (r: WebhookBenchResult): string {
     '|---|---|',
     `| bare undici loop (signed bodies, ${r.concurrency} connections) | ${r.bare_undici_per_s} |`,
     `| floor: JetStream read, sign, POST, acknowledge | ${r.floor_per_s} (${pct(r.floor_over_bare)} of the bare loop) |`,
-    `| Outbox signed webhook deliveries | ${r.webhooks_per_s} (${pct(r.ratio_to_bare)} of the bare loop, ${pct(r.webhooks_over_floor)} of the floor) |`,
-    `| endpoint A, while a **dead** endpoint B gets every event too | ${r.healthy_with_dead_endpoint_per_s} (${relativeDrop(r.dead_endpoint_drop)} than A alone) |`,
-    `| endpoint A, while a **slow** endpoint B (answers after ${SLOW_MS / 1000} s) gets every event too | ${r.healthy_with_slow_endpoint_per_s} (${relativeDrop(r.slow_endpoint_drop)} than A alone) |`,
-    `| endpoint A, while a second **healthy** endpoint B gets every event too (twice the requests) | ${r.healthy_with_second_healthy_endpoint_per_s} |`
+    `| Outbox signed webhook deliveries | ${r.webhooks_per_s} ` +
+      `(${pct(r.ratio_to_bare)} of the bare loop, ${pct(r.webhooks_over_floor)} of the floor) |`,
+    '| endpoint A, while a **dead** endpoint B gets every event too | ' +
+      `${r.healthy_with_dead_endpoint_per_s} (${relativeDrop(r.dead_endpoint_drop)} than A alone) |`,
+    `| endpoint A, while a **slow** endpoint B (answers after ${SLOW_MS / 1000} s) gets every event too | ` +
+      `${r.healthy_with_slow_endpoint_per_s} (${relativeDrop(r.slow_endpoint_drop)} than A alone) |`,
+    '| endpoint A, while a second **healthy** endpoint B gets every event too (twice the requests) | ' +
+      `${r.healthy_with_second_healthy_endpoint_per_s} |`
   ]
   if (r.rounds > 1) {
-    rows.push('', '| round | bare | floor | Outbox | A with dead B | A with slow B | A with healthy B |', '|---:|---:|---:|---:|---:|---:|---:|')
+    rows.push(
+      '',
+      '| round | bare | floor | Outbox | A with dead B | A with slow B | A with healthy B |',
+      '|---:|---:|---:|---:|---:|---:|---:|'
+    )
     r.per_round.forEach((x, i) => rows.push(`| ${i + 1} | ${x.bare} | ${x.floor} | ${x.outbox} | ${x.dead} | ${x.slow} | ${x.healthy} |`))
   }
   return rows.join('\n')

@@ -28,11 +28,18 @@ export type InstallPlan = { action: 'use', path: string } | { action: 'install',
 export function planBinary (input: { name: string, found?: string, isRoot: boolean, hasAptGet: boolean }): InstallPlan {
   if (input.found !== undefined) return { action: 'use', path: input.found }
   if (input.isRoot && input.hasAptGet) return { action: 'install', command: ['apt-get', 'install', '-y', input.name] }
-  return { action: 'refuse', message: `outbox: ${input.name} not found; install the Debian package: apt-get install -y ${input.name} (or set ${input.name === 'nats-server' ? 'NATS_URL' : 'REDIS_URL'} to a running server)` }
+  const variable = input.name === 'nats-server' ? 'NATS_URL' : 'REDIS_URL'
+  return {
+    action: 'refuse',
+    message: `outbox: ${input.name} not found; install the Debian package: apt-get install -y ${input.name} ` +
+      `(or set ${variable} to a running server)`
+  }
 }
 
 /** The binary's path, installing its Debian package first when that is possible; says so in one line. */
-export function ensureBinary (name: 'nats-server' | 'redis-server', env: Readonly<Record<string, string | undefined>>, say: (line: string) => void): string {
+export function ensureBinary (
+  name: 'nats-server' | 'redis-server', env: Readonly<Record<string, string | undefined>>, say: (line: string) => void
+): string {
   const path = env.PATH ?? ''
   const plan = planBinary({
     name,

@@ -13,7 +13,9 @@ const READY_TIMEOUT_MS = 15_000
 const STOP_TIMEOUT_MS = 10_000
 
 /** Pure decision: start a server only when its URL was not configured and nothing answers at the default. */
-export function planEmbedded (input: { natsConfigured: boolean, redisConfigured: boolean, natsAnswers: boolean, redisAnswers: boolean }): { nats: boolean, redis: boolean } {
+export function planEmbedded (
+  input: { natsConfigured: boolean, redisConfigured: boolean, natsAnswers: boolean, redisAnswers: boolean }
+): { nats: boolean, redis: boolean } {
   return { nats: !input.natsConfigured && !input.natsAnswers, redis: !input.redisConfigured && !input.redisAnswers }
 }
 
@@ -37,8 +39,12 @@ export interface ManagedServer {
 async function waitUntilAnswering (child: ChildProcess, name: string, port: number, logFile: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS
   while (!(await answers(port))) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new CliError(`outbox: ${name} exited at start (code ${child.exitCode ?? child.signalCode}); see ${logFile}`)
-    if (Date.now() > deadline) throw new CliError(`outbox: ${name} did not answer on port ${port} within ${READY_TIMEOUT_MS / 1000} s; see ${logFile}`)
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new CliError(`outbox: ${name} exited at start (code ${child.exitCode ?? child.signalCode}); see ${logFile}`)
+    }
+    if (Date.now() > deadline) {
+      throw new CliError(`outbox: ${name} did not answer on port ${port} within ${READY_TIMEOUT_MS / 1000} s; see ${logFile}`)
+    }
     await new Promise((r) => setTimeout(r, 50))
   }
 }
@@ -82,18 +88,26 @@ export function natsConfigText (input: { host: string, port: number, storeDir: s
   return lines.join('\n')
 }
 
-export async function spawnNats (opts: { binary: string, dataDir: string, port: number, log: Logger, storeBytes?: number }): Promise<ManagedServer> {
+export async function spawnNats (
+  opts: { binary: string, dataDir: string, port: number, log: Logger, storeBytes?: number }
+): Promise<ManagedServer> {
   const storeDir = join(opts.dataDir, 'nats')
   const logFile = join(opts.dataDir, 'nats.log')
   const confFile = join(opts.dataDir, 'nats.conf')
   mkdirSync(storeDir, { recursive: true })
   const versionText = execFileSync(opts.binary, ['--version'], { encoding: 'utf8' })
   const syncAlways = supportsSyncAlways(parseNatsVersion(versionText))
-  writeFileSync(confFile, natsConfigText({ host: HOST, port: opts.port, storeDir, syncAlways, ...(opts.storeBytes !== undefined ? { storeBytes: opts.storeBytes } : {}) }))
+  writeFileSync(confFile, natsConfigText({
+    host: HOST, port: opts.port, storeDir, syncAlways, ...(opts.storeBytes !== undefined ? { storeBytes: opts.storeBytes } : {})
+  }))
   if (!syncAlways) {
-    opts.log.warn(`${versionText.trim()} lacks sync_interval: always; acknowledged messages can be lost on power failure until NATS 2.10+ is used`)
+    opts.log.warn(
+      `${versionText.trim()} lacks sync_interval: always; acknowledged messages can be lost on power failure until NATS 2.10+ is used`
+    )
   }
-  const child = spawn(opts.binary, ['-c', confFile, '-js', '-a', HOST, '-p', String(opts.port), '-l', logFile], { stdio: 'ignore', detached: true })
+  const child = spawn(opts.binary, ['-c', confFile, '-js', '-a', HOST, '-p', String(opts.port), '-l', logFile], {
+    stdio: 'ignore', detached: true
+  })
   await waitUntilAnswering(child, 'nats-server', opts.port, logFile)
   opts.log.info({ port: opts.port, storeDir, syncAlways }, 'embedded nats-server started')
   return manage('nats-server', child, `nats://${HOST}:${opts.port}`)
@@ -148,8 +162,18 @@ export async function startEmbeddedServices (opts: {
     for (const s of [...started].reverse()) await s.stop()
   }
   try {
-    if (plan.nats) started.push(await spawnNats({ binary: ensureBinary('nats-server', opts.env, opts.say), dataDir, port: natsPort, log: opts.log, ...(opts.storeBytes !== undefined ? { storeBytes: opts.storeBytes } : {}) }))
-    if (plan.redis) started.push(await spawnRedis({ binary: ensureBinary('redis-server', opts.env, opts.say), dataDir, port: redisPort, log: opts.log }))
+    if (plan.nats) {
+      started.push(await spawnNats({
+        binary: ensureBinary('nats-server', opts.env, opts.say),
+        dataDir,
+        port: natsPort,
+        log: opts.log,
+        ...(opts.storeBytes !== undefined ? { storeBytes: opts.storeBytes } : {})
+      }))
+    }
+    if (plan.redis) {
+      started.push(await spawnRedis({ binary: ensureBinary('redis-server', opts.env, opts.say), dataDir, port: redisPort, log: opts.log }))
+    }
   } catch (err) {
     await stop()
     throw err

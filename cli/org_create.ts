@@ -15,7 +15,12 @@ export interface OrgCreateArgs { name: string, domain: string, plan: Plan }
 export function parseOrgCreateArgs (args: string[]): OrgCreateArgs {
   let values: { name?: string | undefined, domain?: string | undefined, plan?: string | undefined }
   try {
-    values = parseArgs({ args, options: { name: { type: 'string' }, domain: { type: 'string' }, plan: { type: 'string' } }, strict: true, allowPositionals: false }).values
+    values = parseArgs({
+      args,
+      options: { name: { type: 'string' }, domain: { type: 'string' }, plan: { type: 'string' } },
+      strict: true,
+      allowPositionals: false
+    }).values
   } catch (err) {
     throw new CliError(`outbox: ${(err as Error).message}\n${ORG_CREATE_USAGE}`, 2)
   }
@@ -23,8 +28,12 @@ export function parseOrgCreateArgs (args: string[]): OrgCreateArgs {
   const domain = values.domain?.trim().toLowerCase() ?? ''
   const plan = values.plan ?? 'free'
   if (name === '' || name.length > 200) throw new CliError(`outbox: --name is required (1 to 200 characters)\n${ORG_CREATE_USAGE}`, 2)
-  if (domain.length > 253 || !DOMAIN.test(domain)) throw new CliError(`outbox: --domain must be a domain name such as example.com\n${ORG_CREATE_USAGE}`, 2)
-  if (!(PLANS as readonly string[]).includes(plan)) throw new CliError(`outbox: --plan must be one of ${PLANS.join(', ')}\n${ORG_CREATE_USAGE}`, 2)
+  if (domain.length > 253 || !DOMAIN.test(domain)) {
+    throw new CliError(`outbox: --domain must be a domain name such as example.com\n${ORG_CREATE_USAGE}`, 2)
+  }
+  if (!(PLANS as readonly string[]).includes(plan)) {
+    throw new CliError(`outbox: --plan must be one of ${PLANS.join(', ')}\n${ORG_CREATE_USAGE}`, 2)
+  }
   return { name, domain, plan: plan as Plan }
 }
 
@@ -42,7 +51,9 @@ export async function runOrgCreate (args: string[], env: Readonly<Record<string,
     cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes })
     return await createOrganization(cp, config, input)
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'conflict') throw new CliError(`outbox: the domain ${input.domain} is already registered to an organisation`)
+    if (err instanceof ApiError && err.code === 'conflict') {
+      throw new CliError(`outbox: the domain ${input.domain} is already registered to an organisation`)
+    }
     throw err
   } finally {
     cp?.close()

@@ -47,7 +47,9 @@ export interface OutboxProcess {
  * `shardThreadEntry` replaces the file the engine's shard threads load (see ShardActors), `inbound` what the
  * inbound part lets tests change; only tests set them.
  */
-export async function startOutbox (config: Config, log: Logger, opts: { shardThreadEntry?: URL, inbound?: InboundTestOptions } = {}): Promise<OutboxProcess> {
+export async function startOutbox (
+  config: Config, log: Logger, opts: { shardThreadEntry?: URL, inbound?: InboundTestOptions } = {}
+): Promise<OutboxProcess> {
   const nc = await connectNats(config.nats.servers, `outbox-${config.role}`).catch((err: Error) => {
     throw new Error(`no NATS server answers at ${config.nats.servers.map(redact).join(',')} (${err.message}); start one or set NATS_URL`)
   })
@@ -95,10 +97,13 @@ export async function startOutbox (config: Config, log: Logger, opts: { shardThr
   const inbound = runs('inbound') ? await startInbound(config, shared, opts.inbound) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
   // The consumers this process works on; each role's figures come from the processes running it.
-  const parts: JetStreamPart[] = [...(runs('engine') ? ['delivery', 'projector', 'webhooks'] as const : []), ...(runs('inbound') ? ['inbound'] as const : [])]
-  const poller = parts.length > 0
-    ? await ConsumerPoller.start(nc, metrics, tablePart(jetStreamTable(jetStreamSettings(config)), ...parts).consumers.map((c) => ({ stream: c.stream, consumer: c.config.durable_name })))
-    : undefined
+  const parts: JetStreamPart[] = [
+    ...(runs('engine') ? ['delivery', 'projector', 'webhooks'] as const : []),
+    ...(runs('inbound') ? ['inbound'] as const : [])
+  ]
+  const polled = tablePart(jetStreamTable(jetStreamSettings(config)), ...parts).consumers
+    .map((c) => ({ stream: c.stream, consumer: c.config.durable_name }))
+  const poller = parts.length > 0 ? await ConsumerPoller.start(nc, metrics, polled) : undefined
   // One registry, served once: on the HTTP port when the gateway runs here, else on a port of its own.
   let metricsServer: MetricsServer | undefined
   if (gateway === undefined) {
@@ -199,7 +204,8 @@ function logBootstrap (log: Logger, outcome: BootstrapOutcome): void {
   if (outcome.kind === 'created') {
     log.info({ organization_id: outcome.organization_id, domain_id: outcome.domain_id }, 'bootstrap organisation created')
   } else if (outcome.kind === 'key_added') {
-    log.info({ organization_id: outcome.organization_id, domain_id: outcome.domain_id, key_id: outcome.key_id }, 'bootstrap admin key added to the organisation that owns the domain')
+    log.info({ organization_id: outcome.organization_id, domain_id: outcome.domain_id, key_id: outcome.key_id },
+      'bootstrap admin key added to the organisation that owns the domain')
   } else if (outcome.kind === 'skipped') {
     log.warn({ domain: outcome.domain, owner: outcome.owner }, `OB_BOOTSTRAP_ADMIN_KEY not added: ${outcome.reason}; starting without it`)
   }

@@ -12,9 +12,12 @@ export type VerpKeyView = Omit<VerpKeyRecord, 'secret'>
  * `outbox verp-keys`: the keys that sign return paths (VERP), against the configured NATS. `rotate` adds a key that
  * signs from then on; the older ones keep verifying until retired. Secrets are never printed.
  */
-export async function runVerpKeys (args: string[], env: Readonly<Record<string, string | undefined>>): Promise<VerpKeyView[] | VerpKeyView | { retired: string }> {
+export async function runVerpKeys (
+  args: string[], env: Readonly<Record<string, string | undefined>>
+): Promise<VerpKeyView[] | VerpKeyView | { retired: string }> {
   const [action, id, ...extra] = args
-  const valid = extra.length === 0 && ((action === 'list' || action === 'rotate') ? id === undefined : action === 'retire' && id !== undefined)
+  const valid = extra.length === 0 &&
+    ((action === 'list' || action === 'rotate') ? id === undefined : action === 'retire' && id !== undefined)
   if (!valid) throw new CliError(`outbox: ${VERP_KEYS_USAGE}`, 2)
   const config = loadConfig(env)
   const nc = await connectNats(config.nats.servers, 'outbox-cli').catch(() => {

@@ -76,16 +76,25 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
   let trustedProxies: CidrRange[] = []
   if (e.OB_TRUSTED_PROXIES !== undefined) {
     const parsed = parseCidrList(e.OB_TRUSTED_PROXIES)
-    if ('bad' in parsed) throw new ConfigError([{ variable: 'OB_TRUSTED_PROXIES', message: `must be a comma-separated list of addresses or CIDR ranges (${JSON.stringify(parsed.bad)} is neither)` }])
+    if ('bad' in parsed) {
+      const message = `must be a comma-separated list of addresses or CIDR ranges (${JSON.stringify(parsed.bad)} is neither)`
+      throw new ConfigError([{ variable: 'OB_TRUSTED_PROXIES', message }])
+    }
     trustedProxies = parsed.ranges
   }
   if ((e.OB_SMTP_TLS_CERT_FILE === undefined) !== (e.OB_SMTP_TLS_KEY_FILE === undefined)) {
     const missing = e.OB_SMTP_TLS_CERT_FILE === undefined ? 'OB_SMTP_TLS_CERT_FILE' : 'OB_SMTP_TLS_KEY_FILE'
-    throw new ConfigError([{ variable: missing, message: 'must be set together with its pair (OB_SMTP_TLS_CERT_FILE and OB_SMTP_TLS_KEY_FILE), or neither for a self-signed certificate' }])
+    throw new ConfigError([{
+      variable: missing,
+      message: 'must be set together with its pair (OB_SMTP_TLS_CERT_FILE and OB_SMTP_TLS_KEY_FILE), ' +
+        'or neither for a self-signed certificate'
+    }])
   }
   if (e.OB_API_LIST_MAX_BYTES < e.OB_INBOUND_EVENT_MAX_BYTES + LIST_ITEM_HEADROOM) {
     // Every item must fit in a page on its own, or a page could hold none and a list could not move on.
-    throw new ConfigError([{ variable: 'OB_API_LIST_MAX_BYTES', message: `must be at least OB_INBOUND_EVENT_MAX_BYTES + ${LIST_ITEM_HEADROOM} (the largest event)` }])
+    throw new ConfigError([{
+      variable: 'OB_API_LIST_MAX_BYTES', message: `must be at least OB_INBOUND_EVENT_MAX_BYTES + ${LIST_ITEM_HEADROOM} (the largest event)`
+    }])
   }
   const publicUrl = (e.OB_PUBLIC_URL ?? `http://127.0.0.1:${e.OB_HTTP_PORT}`).replace(/\/+$/, '')
   const mxHost = mxHostOf(e.OB_MX_HOST, publicUrl)
@@ -164,7 +173,14 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     delivery: { retryScheduleS: seconds(e.OB_DELIVERY_RETRY_SCHEDULE), hostRatePerS: e.OB_DELIVERY_HOST_RATE },
     domainVerification: e.OB_DOMAIN_VERIFICATION,
     dnsServers: e.OB_DNS_SERVERS === undefined ? [] : e.OB_DNS_SERVERS.split(','),
-    engine: { shards: e.OB_ENGINE_SHARDS, threads: e.OB_ENGINE_THREADS, ackWaitMs: e.OB_ENGINE_ACK_WAIT_MS, shardCapacity: e.OB_ENGINE_SHARD_CAPACITY, leaseMs: e.OB_SHARD_LEASE_MS, sweepMs: e.OB_ENGINE_SWEEP_MS },
+    engine: {
+      shards: e.OB_ENGINE_SHARDS,
+      threads: e.OB_ENGINE_THREADS,
+      ackWaitMs: e.OB_ENGINE_ACK_WAIT_MS,
+      shardCapacity: e.OB_ENGINE_SHARD_CAPACITY,
+      leaseMs: e.OB_SHARD_LEASE_MS,
+      sweepMs: e.OB_ENGINE_SWEEP_MS
+    },
     secret: e.OB_SECRET,
     tracking: { tokenTtlMs: e.OB_TRACKING_TOKEN_TTL_S * 1000, ratePerMinute: e.OB_TRACKING_RATE_LIMIT },
     dataDir: e.OB_DATA_DIR,

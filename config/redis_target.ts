@@ -44,7 +44,9 @@ function decode (part: string, what: string): string {
 function sentinelAddress (item: string): SentinelAddress {
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(item)
   const port = m?.[2] === undefined ? SENTINEL_PORT : Number(m[2])
-  if (m === null || port < 1 || port > 65535) throw new RedisUrlError(`has a sentinel address that is not host[:port] (${JSON.stringify(item)})`)
+  if (m === null || port < 1 || port > 65535) {
+    throw new RedisUrlError(`has a sentinel address that is not host[:port] (${JSON.stringify(item)})`)
+  }
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port }
 }
 
@@ -64,7 +66,9 @@ function parseSentinel (rest: string): RedisTarget {
   if (masterName === '') throw new RedisUrlError(`must name the master the sentinels monitor: ${SENTINEL_FORM}`)
   if (path.length > 2 || (path.length === 2 && !/^\d{1,2}$/.test(path[1]!))) throw new RedisUrlError(`may end in a database number only (0-99) after the master name: ${SENTINEL_FORM}`)
   for (const name of query.keys()) {
-    if (name !== 'sentinel_password') throw new RedisUrlError(`has an unknown parameter ${JSON.stringify(name)} (only sentinel_password is known)`)
+    if (name !== 'sentinel_password') {
+      throw new RedisUrlError(`has an unknown parameter ${JSON.stringify(name)} (only sentinel_password is known)`)
+    }
   }
   let username: string | undefined
   let password: string | undefined
@@ -90,7 +94,9 @@ export function parseRedisUrl (url: string): RedisTarget {
   if (/\s/.test(url)) throw new RedisUrlError('must not contain spaces')
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase()
   if (scheme === 'redis+sentinel') return parseSentinel(url.slice(url.indexOf('://') + 3))
-  if (scheme === 'redis+cluster' || scheme === 'rediss+cluster' || scheme === 'redis-cluster') throw new RedisUrlError(`names a Redis Cluster: ${CLUSTER_REFUSAL}`)
+  if (scheme === 'redis+cluster' || scheme === 'rediss+cluster' || scheme === 'redis-cluster') {
+    throw new RedisUrlError(`names a Redis Cluster: ${CLUSTER_REFUSAL}`)
+  }
   if (scheme === 'redis-sentinel' || scheme === 'rediss+sentinel' || scheme === 'sentinel') {
     throw new RedisUrlError(`uses an unknown scheme ${scheme}://; Sentinel is written ${SENTINEL_FORM} (TLS to sentinels is not supported)`)
   }

@@ -90,7 +90,9 @@ export const EnvSchema = Type.Object({
   OB_SMTP_INBOUND_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
   OB_SMTP_INBOUND_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   OB_SMTP_INBOUND_MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_INBOUND_MAX_CONNECTIONS }),
-  OB_SMTP_INBOUND_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_INBOUND_MAX_CONNECTIONS_PER_ADDRESS }),
+  OB_SMTP_INBOUND_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({
+    minimum: 1, maximum: 100_000, default: DEFAULT_INBOUND_MAX_CONNECTIONS_PER_ADDRESS
+  }),
   OB_SMTP_INBOUND_SESSION_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: DEFAULT_INBOUND_SESSION_DEADLINE_MS }),
   OB_INBOUND_EVENT_MAX_BYTES: Type.Integer({ minimum: 8192, maximum: 1024 * 1024, default: DEFAULT_INBOUND_EVENT_MAX_BYTES }),
   OB_INBOUND_QUOTA_WINDOW_S: Type.Integer({ minimum: 1, maximum: 86_400, default: DEFAULT_INBOUND_QUOTA_WINDOW_S }),
@@ -105,9 +107,13 @@ export const EnvSchema = Type.Object({
   OB_SMTP_TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
   OB_SMTP_SUBMISSION_INSECURE_AUTH: Type.Boolean({ default: false }),
   OB_SMTP_SUBMISSION_MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_SUBMISSION_MAX_CONNECTIONS }),
-  OB_SMTP_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 100_000, default: DEFAULT_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS }),
+  OB_SMTP_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS: Type.Integer({
+    minimum: 1, maximum: 100_000, default: DEFAULT_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS
+  }),
   OB_SMTP_SUBMISSION_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: DEFAULT_SUBMISSION_IDLE_TIMEOUT_MS }),
-  OB_SMTP_SUBMISSION_SESSION_DEADLINE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: DEFAULT_SUBMISSION_SESSION_DEADLINE_MS }),
+  OB_SMTP_SUBMISSION_SESSION_DEADLINE_MS: Type.Integer({
+    minimum: 1000, maximum: 3_600_000, default: DEFAULT_SUBMISSION_SESSION_DEADLINE_MS
+  }),
   OB_SMTP_RELAY: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
   OB_SMTP_OUTBOUND_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 25 }),
   OB_SMTP_ALLOW_PRIVATE: Type.Boolean({ default: false }),
@@ -118,10 +124,16 @@ export const EnvSchema = Type.Object({
   OB_ENGINE_SWEEP_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   OB_REDIS_POLICY_CHECK_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
   OB_STUCK_AFTER_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 300_000 }),
-  OB_MESSAGE_CONTENT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: MAX_MESSAGE_CONTENT_RETENTION_DAYS, default: MAX_MESSAGE_CONTENT_RETENTION_DAYS }),
+  OB_MESSAGE_CONTENT_RETENTION_DAYS: Type.Integer({
+    minimum: 0, maximum: MAX_MESSAGE_CONTENT_RETENTION_DAYS, default: MAX_MESSAGE_CONTENT_RETENTION_DAYS
+  }),
   OB_BOOTSTRAP_ADMIN_KEY: Type.Optional(Type.String({ pattern: '^ob_live_[A-Za-z0-9]{16,64}$' })),
-  OB_BOOTSTRAP_DOMAIN: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'example.com' }),
-  OB_BOOTSTRAP_PLAN: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')], { default: 'free' }),
+  OB_BOOTSTRAP_DOMAIN: Type.String({
+    pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'example.com'
+  }),
+  OB_BOOTSTRAP_PLAN: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')], {
+    default: 'free'
+  }),
   OB_ENTERPRISE_RATE_LIMIT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 5000 }),
   OB_WEBHOOK_CA_FILE: Type.Optional(Type.String({ minLength: 1 })),
   OB_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),

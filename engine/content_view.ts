@@ -29,7 +29,9 @@ export async function contentView (msg: QueuedMessage): Promise<MessageContent> 
     return { ...addressing, subject: msg.subject, ...parts }
   }
   const template = templateSource(msg)
-  const rendered = template !== undefined ? renderContent(template, msg.variables ?? {}) : { subject: msg.subject, html: msg.html, text: msg.text }
+  const rendered = template !== undefined
+    ? renderContent(template, msg.variables ?? {})
+    : { subject: msg.subject, html: msg.html, text: msg.text }
   return {
     ...addressing,
     subject: rendered.subject,

@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis'
-import { DeliveryStateChanges, DeliveryStateWriter, deliveryStateKey, parseDeliveryState, type RecipientState } from './delivery_state_layout.ts'
+import {
+  DeliveryStateChanges, DeliveryStateWriter, deliveryStateKey, parseDeliveryState, type RecipientState
+} from './delivery_state_layout.ts'
 
 /**
  * The main thread's reads and writes of the delivery state (layout: delivery_state_layout.ts). The shard threads

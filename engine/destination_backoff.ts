@@ -40,7 +40,10 @@ export type AttemptVerdict = 'transient' | 'answered' | 'unknown'
  * `busy`: the destination's capped attempts are all in flight, come back in `retryAfterMs`. `suspended`: no
  * attempt until `probeAt`; `lastResponse` is the destination's last 4xx.
  */
-export type Admission = { kind: 'attempt' } | { kind: 'busy', retryAfterMs: number } | { kind: 'suspended', probeAt: number, lastResponse: string }
+export type Admission =
+  | { kind: 'attempt' }
+  | { kind: 'busy', retryAfterMs: number }
+  | { kind: 'suspended', probeAt: number, lastResponse: string }
 
 interface Site {
   inFlight: number
@@ -60,7 +63,11 @@ export class DestinationBackoff {
   private readonly sites = new Map<string, Site>()
   private recorded = 0
 
-  constructor (private readonly settings: BackoffSettings, private readonly now: () => number = Date.now, private readonly random: () => number = Math.random) {}
+  constructor (
+    private readonly settings: BackoffSettings,
+    private readonly now: () => number = Date.now,
+    private readonly random: () => number = Math.random
+  ) {}
 
   /**
    * Whether a due recipient at `destination` may be attempted now. An attempt must be followed by exactly one
@@ -151,7 +158,17 @@ export class DestinationBackoff {
   private site (destination: string): Site {
     let s = this.sites.get(destination)
     if (s === undefined) {
-      s = { inFlight: 0, failures: 0, answered: false, until: 0, backoffMs: 0, probeSince: 0, lastResponse: '', seen: this.now(), waiters: new Set() }
+      s = {
+        inFlight: 0,
+        failures: 0,
+        answered: false,
+        until: 0,
+        backoffMs: 0,
+        probeSince: 0,
+        lastResponse: '',
+        seen: this.now(),
+        waiters: new Set()
+      }
       this.sites.set(destination, s)
     }
     return s

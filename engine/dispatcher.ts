@@ -137,6 +137,8 @@ export class ShardDispatcher {
       for (const c of e.copies) c.nak()
       this.handedBack++
     }
-    if (this.handedBack > 0) this.log.warn({ shard: this.shard, handedBack: this.handedBack }, 'drain deadline reached; unfinished messages handed back')
+    if (this.handedBack > 0) {
+      this.log.warn({ shard: this.shard, handedBack: this.handedBack }, 'drain deadline reached; unfinished messages handed back')
+    }
   }
 }

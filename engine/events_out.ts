@@ -1,4 +1,6 @@
-import { eventId, eventRecord, tagsField, type EventRecord, type QueuedMessage, type RecipientEventFields, type RecipientEventType } from '../protocol/mod.ts'
+import {
+  eventId, eventRecord, tagsField, type EventRecord, type QueuedMessage, type RecipientEventFields, type RecipientEventType
+} from '../protocol/mod.ts'
 
 /**
  * Event records of deliveries. `data` always carries message_id, from, to (the one recipient), subject and
@@ -12,6 +14,10 @@ export class EventFactory {
 
   make<T extends RecipientEventType> (type: T, rcpt: string, at: string, fields: RecipientEventFields[T], attempt = 0): EventRecord {
     const m = this.msg
-    return eventRecord<RecipientEventType>(eventId(m.id, rcpt, type, attempt), type, m.org_id, { message_id: m.id, from: m.from, to: rcpt, subject: this.subject, ...fields, metadata: m.metadata, ...tagsField(m.tags) }, m.id, at, m.environment === 'test' ? 'test' : 'live')
+    return eventRecord<RecipientEventType>(
+      eventId(m.id, rcpt, type, attempt), type, m.org_id,
+      { message_id: m.id, from: m.from, to: rcpt, subject: this.subject, ...fields, metadata: m.metadata, ...tagsField(m.tags) },
+      m.id, at, m.environment === 'test' ? 'test' : 'live'
+    )
   }
 }

@@ -4,7 +4,9 @@ import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
-import { installationSecret, STREAM_OUTBOUND, outboundConsumer, outboundSubject, jetStreamSettings, jetStreamTable, tablePart } from '../protocol/mod.ts'
+import {
+  installationSecret, STREAM_OUTBOUND, outboundConsumer, outboundSubject, jetStreamSettings, jetStreamTable, tablePart
+} from '../protocol/mod.ts'
 import { ensureJetStream, JsPublisher } from '../stores/clients/mod.ts'
 import { MessageStore } from '../stores/read_model/mod.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
@@ -31,7 +33,11 @@ export interface Engine {
   drain: (timeoutMs: number) => Promise<void>
 }
 
-export async function startEngine (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }, shardThreadEntry?: URL): Promise<Engine> {
+export async function startEngine (
+  config: Config,
+  shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics },
+  shardThreadEntry?: URL
+): Promise<Engine> {
   const log = shared.log.child({ part: 'engine' })
   const shards = Array.from({ length: config.engine.shards }, (_v, i) => i)
   await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'delivery'))
@@ -54,16 +60,34 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
   const events = new JsPublisher(shared.nc)
   // OB_MESSAGE_CONTENT_RETENTION_DAYS=0: no recorder, so no message is rendered, compressed or published for its
   // content view (GET /v1/messages/{id}/content answers that this installation records none).
-  const content = config.messageContent.retentionDays > 0 ? new ContentRecorder(new MessageContentStore(await jetstreamManager(shared.nc), events), log) : undefined
-  const schedule = new ScheduleState(shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes))
-  const processor = new StoredContentProcessor({ config, js: events, cp: shared.cp, state: new DeliveryState(shared.redis), readModel: new MessageStore(shared.redis), content, schedule, actors, log, metrics: shared.metrics }, await openContentStore(shared.nc, config))
+  const content = config.messageContent.retentionDays > 0
+    ? new ContentRecorder(new MessageContentStore(await jetstreamManager(shared.nc), events), log)
+    : undefined
+  const schedule = new ScheduleState(
+    shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes)
+  )
+  const processor = new StoredContentProcessor({
+    config,
+    js: events,
+    cp: shared.cp,
+    state: new DeliveryState(shared.redis),
+    readModel: new MessageStore(shared.redis),
+    content,
+    schedule,
+    actors,
+    log,
+    metrics: shared.metrics
+  }, await openContentStore(shared.nc, config))
   const epoch = new ConnectionEpoch(shared.nc)
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
   const dispatchers = new Map<number, ShardDispatcher>()
   /** Shards being drained (released, lost or shutting down); a second stop waits for the same drain. */
   const handingOver = new Map<number, Promise<void>>()
   const ownerId = processOwnerId()
-  const leases = new LeaseTable(await openLeaseBucket(shared.nc, config.nats.replicas, Math.max(1000, renewIntervalMs(config.engine.leaseMs)), config.nats.storeBytes), {
+  const leaseBucket = await openLeaseBucket(
+    shared.nc, config.nats.replicas, Math.max(1000, renewIntervalMs(config.engine.leaseMs)), config.nats.storeBytes
+  )
+  const leases = new LeaseTable(leaseBucket, {
     group: 'outbound',
     units: shards.length,
     ownerId,
@@ -72,7 +96,9 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     drainMs: config.engine.ackWaitMs,
     log,
     start (shard, fence) {
-      const d = new ShardDispatcher(shard, consumers[shard]!, processor, config.engine.shardCapacity, config.engine.ackWaitMs, log, fence, epoch)
+      const d = new ShardDispatcher(
+        shard, consumers[shard]!, processor, config.engine.shardCapacity, config.engine.ackWaitMs, log, fence, epoch
+      )
       dispatchers.set(shard, d)
       d.start()
     },
@@ -99,7 +125,8 @@ export async function startEngine (config: Config, shared: { nc: NatsConnection,
     shards: () => leases.units(),
     settled: async (data) => await processor.settleIfFinal(data),
     reconnects: reconnectsOf(shared.nc),
-    onSwept: (shard, r) => log.warn({ shard, ...r }, 'cleared what a NATS restart left in the shard: finished messages still stored, un-acknowledged entries of removed ones'),
+    onSwept: (shard, r) => log.warn({ shard, ...r },
+      'cleared what a NATS restart left in the shard: finished messages still stored, un-acknowledged entries of removed ones'),
     onError: (shard, err) => log.warn({ err, shard }, 'work-queue sweep failed; tried again later')
   })
   sweeper.start()

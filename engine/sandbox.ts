@@ -41,11 +41,21 @@ export function sandboxOutcome (rcpt: string, html: string | undefined, publicUr
   switch (localPart(rcpt)) {
     case 'bounce': return { outcome: { kind: 'bounced', code: '550', message: '550 5.1.1 Sandbox: simulated hard bounce' } }
     case 'softbounce': return { outcome: { kind: 'deferred', response: '451 4.2.0 Sandbox: simulated temporary failure' } }
-    case 'complaint': return { outcome: accepted, followUp: { type: 'complained', at, fields: { complained_at: at, feedback_type: 'abuse' } } }
-    case 'open': return { outcome: accepted, followUp: { type: 'opened', at, fields: { opened_at: at, user_agent: SANDBOX_USER_AGENT, ip_address: SANDBOX_IP } } }
+    case 'complaint': return {
+      outcome: accepted,
+      followUp: { type: 'complained', at, fields: { complained_at: at, feedback_type: 'abuse' } }
+    }
+    case 'open': return {
+      outcome: accepted,
+      followUp: { type: 'opened', at, fields: { opened_at: at, user_agent: SANDBOX_USER_AGENT, ip_address: SANDBOX_IP } }
+    }
     case 'click': return {
       outcome: accepted,
-      followUp: { type: 'clicked', at, fields: { clicked_at: at, url: firstLink(html) ?? `${publicUrl}/`, user_agent: SANDBOX_USER_AGENT, ip_address: SANDBOX_IP } }
+      followUp: {
+        type: 'clicked',
+        at,
+        fields: { clicked_at: at, url: firstLink(html) ?? `${publicUrl}/`, user_agent: SANDBOX_USER_AGENT, ip_address: SANDBOX_IP }
+      }
     }
     default: return { outcome: accepted }
   }

@@ -15,7 +15,15 @@ export class ShardActors {
    * `entry` is the file each thread loads (engine/actor/thread.cts, which imports worker.ts); another one only
    * stands in for it to show what a thread that cannot load does.
    */
-  constructor (settings: ActorSettings, readonly threads: number, shardsPerThread: number, shardCapacity: number, private readonly metrics: OutboxMetrics, log: Logger, entry = new URL('./actor/thread.cjs', import.meta.url)) {
+  constructor (
+    settings: ActorSettings,
+    readonly threads: number,
+    shardsPerThread: number,
+    shardCapacity: number,
+    private readonly metrics: OutboxMetrics,
+    log: Logger,
+    entry = new URL('./actor/thread.cjs', import.meta.url)
+  ) {
     const concurrency = shardsPerThread * shardCapacity
     for (let i = 0; i < threads; i++) {
       this.pools.push(new ThreadPool({

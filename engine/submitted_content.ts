@@ -11,7 +11,9 @@ export interface SubmittedParts {
 }
 
 /** Headers the content view shows as fields of their own (or that every message has): not listed among `headers`. */
-const SHOWN_APART = new Set(['from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'mime-version', 'content-type', 'content-transfer-encoding'])
+const SHOWN_APART = new Set([
+  'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'mime-version', 'content-type', 'content-transfer-encoding'
+])
 
 /**
  * Reads the parts of a submitted message in one streaming pass, so the cost grows linearly with its size: the
@@ -44,7 +46,9 @@ export async function submittedParts (raw: Buffer): Promise<SubmittedParts> {
       data.content.on('data', (chunk: Buffer) => { size += chunk.length })
       data.content.on('error', reject)
       data.content.on('end', () => {
-        out.attachments.push({ filename: data.filename ?? 'attachment', content_type: data.contentType, size, content_id: data.cid ?? null })
+        out.attachments.push({
+          filename: data.filename ?? 'attachment', content_type: data.contentType, size, content_id: data.cid ?? null
+        })
         data.release()
         resolve()
       })

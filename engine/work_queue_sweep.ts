@@ -139,7 +139,9 @@ async function ghostCount (jsm: JetStreamManager, t: SweepTarget): Promise<{ gho
     const a = await jsm.consumers.info(t.stream, t.consumer)
     const s = await jsm.streams.info(t.stream, { subjects_filter: t.subject })
     const b = await jsm.consumers.info(t.stream, t.consumer)
-    if (a.num_ack_pending !== b.num_ack_pending || a.num_pending !== b.num_pending || a.delivered.stream_seq !== b.delivered.stream_seq) continue
+    const moved = a.num_ack_pending !== b.num_ack_pending || a.num_pending !== b.num_pending ||
+      a.delivered.stream_seq !== b.delivered.stream_seq
+    if (moved) continue
     const delivered = (s.state.subjects?.[t.subject] ?? 0) - b.num_pending
     return { ghosts: b.num_ack_pending - delivered, consumer: b }
   }

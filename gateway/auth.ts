@@ -28,13 +28,18 @@ export function presentedKeyPrefix (authorization: string): string | undefined {
  */
 export function authenticate (cp: ControlPlane, authorization: string, nowMs: number): AuthContext {
   const m = BEARER.exec(authorization)
-  if (m === null) throw new ApiError('unauthorized', authorization === '' ? 'The Authorization header is missing.' : 'The Authorization header must be "Bearer <API key>".')
+  if (m === null) {
+    const why = authorization === '' ? 'The Authorization header is missing.' : 'The Authorization header must be "Bearer <API key>".'
+    throw new ApiError('unauthorized', why)
+  }
   const value = m[1]!
   if (!KEY_SHAPE.test(value)) throw new ApiError('unauthorized', 'The API key is malformed; keys start with ob_live_ or ob_test_.')
   const key = cp.keyByValue(value)
   if (key === undefined) throw new ApiError('unauthorized', 'The API key is not valid.')
   if (key.revoked_at !== undefined) throw new ApiError('unauthorized', 'The API key has been revoked.')
-  if (key.expires_at !== undefined && Date.parse(key.expires_at) <= nowMs) throw new ApiError('unauthorized', 'The API key was rotated and its grace period has ended.')
+  if (key.expires_at !== undefined && Date.parse(key.expires_at) <= nowMs) {
+    throw new ApiError('unauthorized', 'The API key was rotated and its grace period has ended.')
+  }
   const org = cp.orgs.get(key.org_id)
   const domain = cp.domain(key.org_id, key.domain_id)
   if (org === undefined || domain === undefined) throw new ApiError('unauthorized', 'The API key is not valid.')
@@ -64,9 +69,15 @@ export class AuthFailureGuard {
    * address or the presented key prefix is over its limit.
    */
   async refusal (failure: unknown, address: string, authorization: string, nowMs: number): Promise<unknown> {
-    const counters = [{ id: `a:${address}`, key: REDIS_KEYS.authFailuresByAddress(address, FAILED_AUTH_PER_MINUTE), what: 'from this address' }]
+    const counters = [
+      { id: `a:${address}`, key: REDIS_KEYS.authFailuresByAddress(address, FAILED_AUTH_PER_MINUTE), what: 'from this address' }
+    ]
     const prefix = presentedKeyPrefix(authorization)
-    if (prefix !== undefined) counters.push({ id: `p:${prefix}`, key: REDIS_KEYS.authFailuresByPrefix(prefix, FAILED_AUTH_PER_MINUTE), what: 'with this key prefix' })
+    if (prefix !== undefined) {
+      counters.push({
+        id: `p:${prefix}`, key: REDIS_KEYS.authFailuresByPrefix(prefix, FAILED_AUTH_PER_MINUTE), what: 'with this key prefix'
+      })
+    }
     for (const c of counters) {
       const until = this.blocked.get(c.id)
       if (until === undefined) continue

@@ -3,7 +3,8 @@
  * file so that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no
  * dollar-brace.
  */
-export const GCRA_FINISH_LUA = String.raw`-- After every decision of a GCRA batch: each bucket's final theoretical arrival time, kept until it has drained.
+export const GCRA_FINISH_LUA = String.raw`-- After every decision of a GCRA batch: each bucket's final theoretical arrival
+-- time, kept until it has drained.
 if BATCH.keys then
   for _, key in ipairs(BATCH.keys) do
     local tat = BATCH.tat[key]

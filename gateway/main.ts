@@ -35,11 +35,24 @@ export interface Gateway {
   drain: (timeoutMs: number) => Promise<void>
 }
 
-export async function startGateway (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }): Promise<Gateway> {
+export async function startGateway (
+  config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }
+): Promise<Gateway> {
   const limiter = new RateLimiter(shared.redis, () => { shared.metrics.rateLocalDecisions.inc() })
-  const idempotencyLedger = await IdempotencyLedger.open(shared.nc, config.nats.replicas, IDEMPOTENCY_TTL_MS, config.nats.publishTimeoutMs, config.nats.storeBytes)
+  const idempotencyLedger = await IdempotencyLedger.open(
+    shared.nc, config.nats.replicas, IDEMPOTENCY_TTL_MS, config.nats.publishTimeoutMs, config.nats.storeBytes
+  )
   const idempotency = new IdempotencyStore(shared.redis, idempotencyLedger)
-  const base = { config, log: shared.log.child({ part: 'gateway' }), nc: shared.nc, redis: shared.redis, cp: shared.cp, messages: new MessageStore(shared.redis, config.stuckAfterMs), idempotency, metrics: shared.metrics }
+  const base = {
+    config,
+    log: shared.log.child({ part: 'gateway' }),
+    nc: shared.nc,
+    redis: shared.redis,
+    cp: shared.cp,
+    messages: new MessageStore(shared.redis, config.stuckAfterMs),
+    idempotency,
+    metrics: shared.metrics
+  }
   const deps: GatewayDeps = {
     ...base,
     limiter,
@@ -47,10 +60,16 @@ export async function startGateway (config: Config, shared: { nc: NatsConnection
     clientAddresses: new ClientAddresses(config.http.trustedProxies),
     security: new SecurityLog(shared.log),
     analyzer: new AnalyzePool(base.log),
-    tracking: await TrackingRecorder.open(shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)),
+    tracking: await TrackingRecorder.open(
+      shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)
+    ),
     send: new SendService(base),
-    webhookJobs: new WebhookJobQueue(shared.nc, { shards: config.engine.shards, replicas: config.nats.replicas, storeBytes: config.nats.storeBytes }),
-    schedule: new ScheduleState(shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes)),
+    webhookJobs: new WebhookJobQueue(shared.nc, {
+      shards: config.engine.shards, replicas: config.nats.replicas, storeBytes: config.nats.storeBytes
+    }),
+    schedule: new ScheduleState(
+      shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes)
+    ),
     messageContent: new MessageContentStore(await jetstreamManager(shared.nc))
   }
   const server = createHttpServer(deps, ROUTES)

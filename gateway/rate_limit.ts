@@ -44,9 +44,13 @@ export class RateLimiter {
     try {
       r = await this.gcra.call([key], [Math.round(60_000_000 / perMinute), burst, 1])
     } catch (err) {
-      if (!isRedisFull(err)) throw new ApiError('service_unavailable', 'The rate limiter is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
+      if (!isRedisFull(err)) {
+        throw new ApiError('service_unavailable', 'The rate limiter is unavailable; retry shortly.', { cause: err, retryAfter: 1 })
+      }
       if (whenFull === 'refuse') {
-        throw new ApiError('store_full', 'The data store is full: requests that change data are refused until it has room; retry later.', { cause: err, retryAfter: STORE_FULL_RETRY_AFTER_S })
+        throw new ApiError('store_full', 'The data store is full: requests that change data are refused until it has room; retry later.', {
+          cause: err, retryAfter: STORE_FULL_RETRY_AFTER_S
+        })
       }
       this.onLocal()
       return this.local.take(key, perMinute, burst, Date.now())

@@ -50,7 +50,10 @@ export class SecurityLog {
     this.log = log.child({ kind: 'security' })
   }
 
-  /** A request or socket that presented no valid key (`credential`: its Authorization value, `Bearer …`); `reason` is the answer's message, which names no key. */
+  /**
+   * A request or socket that presented no valid key (`credential`: its Authorization value, `Bearer …`); `reason` is the answer's
+   * message, which names no key.
+   */
   authFailed (f: { transport: AuthTransport, address: string, credential: string, reason: string }): void {
     const prefix = presentedKeyPrefix(f.credential)
     this.log.warn({

@@ -46,7 +46,10 @@ export function planLimit (org: OrgRecord, enterpriseDefault: number): number {
  * the whole answer, or with `uploadGoesOn` all of it but its end (chunked), so a client still uploading reads it
  * while the rest of its body is drained; `replyDuringUpload` ends it then.
  */
-function writeReply (res: uWS.HttpResponse, given: Reply, requestId: string, givenExtra: Record<string, string>, close: boolean, uploadGoesOn: boolean, log?: Logger): void {
+function writeReply (
+  res: uWS.HttpResponse, given: Reply, requestId: string, givenExtra: Record<string, string>, close: boolean, uploadGoesOn: boolean,
+  log?: Logger
+): void {
   let reply = given
   let extra = givenExtra
   const unsafe = unsafeHeader(extra, reply.headers)
@@ -76,7 +79,10 @@ function writeReply (res: uWS.HttpResponse, given: Reply, requestId: string, giv
 }
 
 /** Answers a request whose body is still arriving, then ends the answer once the rest is read and dropped. */
-async function replyDuringUpload (res: uWS.HttpResponse, aborted: { v: boolean }, body: RequestBody, reply: Reply, requestId: string, extra: Record<string, string>, close: boolean, log: Logger): Promise<void> {
+async function replyDuringUpload (
+  res: uWS.HttpResponse, aborted: { v: boolean }, body: RequestBody, reply: Reply, requestId: string, extra: Record<string, string>,
+  close: boolean, log: Logger
+): Promise<void> {
   writeReply(res, reply, requestId, extra, close, true, log)
   const arrived = await body.discardRest()
   if (aborted.v) return
@@ -108,7 +114,9 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     whenStoreFull: def.whenStoreFull ?? (def.method === 'get' ? 'local' : 'refuse')
   }))
 
-  async function run (c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: MutableContext, body: RequestBody | undefined, start: number): Promise<void> {
+  async function run (
+    c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: MutableContext, body: RequestBody | undefined, start: number
+  ): Promise<void> {
     let reply: Reply
     const bodyPromise = body?.whole
     try {
@@ -118,12 +126,16 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         try {
           ctx.auth = authenticate(deps.cp, ctx.headers.authorization, now)
         } catch (err) {
-          deps.security.authFailed({ transport: 'http', address: ctx.ip, credential: ctx.headers.authorization, reason: ApiError.from(err).message })
+          deps.security.authFailed({
+            transport: 'http', address: ctx.ip, credential: ctx.headers.authorization, reason: ApiError.from(err).message
+          })
           throw await deps.authGuard.refusal(err, ctx.ip, ctx.headers.authorization, now)
         }
         const auth = ctx.auth
         if (!hasPermission(auth.key, c.def.permission)) {
-          throw new ApiError('forbidden', `This API key lacks the "${c.def.permission}" permission.`, { details: { required: c.def.permission, granted: auth.key.permissions } })
+          throw new ApiError('forbidden', `This API key lacks the "${c.def.permission}" permission.`, {
+            details: { required: c.def.permission, granted: auth.key.permissions }
+          })
         }
         if (c.def.unmetered !== true) {
           const limit = planLimit(auth.org, deps.config.plans.enterpriseRateLimit)
@@ -138,7 +150,8 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         }
       }
       if (c.def.idPrefix !== undefined && !isId(c.def.idPrefix, ctx.params.id ?? '')) {
-        throw new ApiError('not_found', `Nothing has this id: ids here are ${c.def.idPrefix}_ followed by 26 lower-case letters and digits.`)
+        throw new ApiError('not_found', `Nothing has this id: ids here are ${c.def.idPrefix}_ ` +
+          'followed by 26 lower-case letters and digits.')
       }
       if (bodyPromise !== undefined) {
         ctx.rawBody = await bodyPromise
@@ -152,7 +165,9 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
       reply = await c.def.handler(ctx)
     } catch (err) {
       const apiErr = ApiError.from(err)
-      if (apiErr.code === 'internal_error' && !aborted.v) deps.log.error({ err, requestId: ctx.requestId, route: c.label }, 'request failed')
+      if (apiErr.code === 'internal_error' && !aborted.v) {
+        deps.log.error({ err, requestId: ctx.requestId, route: c.label }, 'request failed')
+      }
       reply = errorReply(apiErr, ctx.requestId)
     }
     server.inFlight--
@@ -186,7 +201,10 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
       const ctx: MutableContext = {
         deps,
         requestId: REQUEST_ID.test(incoming) ? incoming : newId('req'),
-        ip: clientAddresses.of(Buffer.from(res.getRemoteAddressAsText()).toString(), clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : ''),
+        ip: clientAddresses.of(
+          Buffer.from(res.getRemoteAddressAsText()).toString(),
+          clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : ''
+        ),
         params,
         query: query === undefined || query === '' ? EMPTY_QUERY : new URLSearchParams(query),
         headers: {

@@ -35,7 +35,8 @@ const TYPES: Record<string, string> = {
  * styled inline; the dashboard's own markup is built with textContent, so no one can inject a style into it.
  */
 const SECURITY_HEADERS: Record<string, string> = {
-  'Content-Security-Policy': "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'Content-Security-Policy': "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
+    "script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY'
@@ -80,7 +81,8 @@ export function registerStaticFiles (app: uWS.TemplatedApp, log: Logger, dir = d
   if (files.size === 0) log.warn({ dir }, 'dashboard not built; /dashboard answers 404 (run npm run build:dashboard)')
   const notFound = (res: uWS.HttpResponse, message: string): void => {
     const requestId = newId('req')
-    reply(res, '404 Not Found', { 'Content-Type': 'application/json', 'X-Request-Id': requestId }, JSON.stringify(new ApiError('not_found', message).toJSON(requestId)))
+    const body = JSON.stringify(new ApiError('not_found', message).toJSON(requestId))
+    reply(res, '404 Not Found', { 'Content-Type': 'application/json', 'X-Request-Id': requestId }, body)
   }
   const serve = (res: uWS.HttpResponse, req: uWS.HttpRequest): void => {
     const url = req.getUrl()

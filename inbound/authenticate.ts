@@ -42,7 +42,9 @@ export function dnsResolver (servers: readonly string[], cacheMs = DNS_CACHE_MS)
       const answer = r.resolve(name, rrtype as 'TXT')
       hit = { until: now + cacheMs, answer }
       cache.set(key, hit)
-      answer.catch((err: { code?: string }) => { if (!CACHED_FAILURES.has(err.code ?? '') && cache.get(key)?.answer === answer) cache.delete(key) })
+      answer.catch((err: { code?: string }) => {
+        if (!CACHED_FAILURES.has(err.code ?? '') && cache.get(key)?.answer === answer) cache.delete(key)
+      })
     }
     // A copy: callers may change what they are given.
     return structuredClone(await hit.answer)
@@ -68,6 +70,8 @@ export async function checkAuthentication (raw: Buffer, job: InboundJob, resolve
   // "fail"), which is what a user checking for tampering needs to see.
   const dkimResults = dkimRows.map((r) => r.status?.comment === 'body hash did not verify' ? 'fail' : normalise(r.status?.result))
   const dkim: AuthResult = dkimResults.length === 0 ? 'none' : dkimResults.includes('pass') ? 'pass' : dkimResults[0]!
-  const dmarc = res.dmarc === false || res.dmarc === undefined ? 'none' : normalise((res.dmarc as { status?: { result?: string } }).status?.result)
+  const dmarc = res.dmarc === false || res.dmarc === undefined
+    ? 'none'
+    : normalise((res.dmarc as { status?: { result?: string } }).status?.result)
   return { spf: normalise((res.spf as { status?: { result?: string } } | false | undefined || undefined)?.status?.result), dkim, dmarc }
 }

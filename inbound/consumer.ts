@@ -23,9 +23,9 @@ const FETCH_EXPIRES_MS = 5_000
 const FETCH_RETRY_MS = 1_000
 /**
  * A job whose processing fails at its 10th delivery or later is ended: each route gets an `inbound.received` that
- * carries the envelope, `processing_error` and the raw message's reference (InboundProcessor.endUnprocessable). Not when the analysis threads failed:
- * that is no fault of the message, which comes back until they work again (for as long as a stored message is kept:
- * the consumer's `max_deliver`, protocol/jetstream_table.ts).
+ * carries the envelope, `processing_error` and the raw message's reference (InboundProcessor.endUnprocessable). Not
+ * when the analysis threads failed: that is no fault of the message, which comes back until they work again (for as
+ * long as a stored message is kept: the consumer's `max_deliver`, protocol/jetstream_table.ts).
  */
 export const INBOUND_MAX_ATTEMPTS = 10
 
@@ -34,7 +34,9 @@ export interface InboundConsumer {
 }
 
 /** `retryDelaysMs` replaces the waits before a failed job comes back (by attempt, the last repeats); only tests set it. */
-export async function startInboundConsumer (js: JetStreamClient, processor: InboundProcessor, log: Logger, retryDelaysMs: readonly number[] = RETRY_DELAYS_MS): Promise<InboundConsumer> {
+export async function startInboundConsumer (
+  js: JetStreamClient, processor: InboundProcessor, log: Logger, retryDelaysMs: readonly number[] = RETRY_DELAYS_MS
+): Promise<InboundConsumer> {
   const consumer = await js.consumers.get(STREAM_INBOUND, CONSUMER_INBOUND)
   const inFlight = new Set<Promise<void>>()
   let stopping = false
@@ -64,7 +66,8 @@ export async function startInboundConsumer (js: JetStreamClient, processor: Inbo
         // Ended with an event for every route (envelope, reason, the raw message); if even that fails, tried again.
         try {
           await processor.endUnprocessable(job, raw, errorText(err))
-          log.error({ err, id: job.id, attempt }, 'inbound message could not be processed; its routes got inbound.received with processing_error')
+          log.error({ err, id: job.id, attempt },
+            'inbound message could not be processed; its routes got inbound.received with processing_error')
           m.ack()
         } catch (endErr) {
           log.warn({ err: endErr, id: job.id, attempt }, 'ending an unprocessable inbound message failed; will retry')

@@ -50,10 +50,13 @@ function cut (s: string, over: number): string {
  * anything was left out the event says `truncated: true` (unless only contents were left out) and carries
  * `raw: {url, size}`, where its organisation reads the whole message; `cut` is then true.
  */
-export function inboundPayload (m: MessageAnalysis, job: InboundJob, route: RouteRecord, to: string[], maxBytes: number): { data: InboundReceivedData, cut: boolean } {
+export function inboundPayload (
+  m: MessageAnalysis, job: InboundJob, route: RouteRecord, to: string[], maxBytes: number
+): { data: InboundReceivedData, cut: boolean } {
   const include = route.action.include_attachments
   type Attachment = MessageAnalysis['attachments'][number]
-  const attachments: Attachment[] = m.attachments.map(({ content, ...rest }) => include && content !== undefined ? { ...rest, content } : rest)
+  const attachments: Attachment[] = m.attachments.map(({ content, ...rest }) =>
+    include && content !== undefined ? { ...rest, content } : rest)
   const data: InboundReceivedData = {
     message_id: job.id,
     route_id: route.id,

@@ -21,10 +21,14 @@ export function isUnsubscribeRequest (m: Pick<MessageAnalysis, 'subject' | 'head
  * and publishes `unsubscribed` (method `mailto`). The event id is the one the unsubscribe link uses, so a recipient
  * who does both gets one event.
  */
-export async function unsubscribeByMail (deps: { cp: ControlPlane, js: JsPublish, metrics: OutboxMetrics }, subject: ReportSubject, now = new Date()): Promise<void> {
+export async function unsubscribeByMail (
+  deps: { cp: ControlPlane, js: JsPublish, metrics: OutboxMetrics }, subject: ReportSubject, now = new Date()
+): Promise<void> {
   const { orgId, messageId, environment } = subject
   for (const to of subject.recipients) {
-    if (environment === 'live' && await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId)) deps.metrics.suppressionsAdded.unsubscribe.inc()
+    if (environment === 'live' && await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId)) {
+      deps.metrics.suppressionsAdded.unsubscribe.inc()
+    }
     await publishEvent(deps.js, eventRecord(eventId('unsubscribed', orgId, messageId, to), 'unsubscribed', orgId, {
       message_id: messageId, to, unsubscribed_at: now.toISOString(), method: 'mailto', ...tagsField(subject.tags)
     }, messageId, now.toISOString(), environment))

@@ -36,10 +36,16 @@ export interface InboundTestOptions {
 }
 
 /** Inbound SMTP and the processing of what it stores, for `OB_ROLE=inbound` and `all`. */
-export async function startInbound (config: Config, shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics }, opts: InboundTestOptions = {}): Promise<Inbound> {
+export async function startInbound (
+  config: Config,
+  shared: { nc: NatsConnection, redis: Redis, cp: ControlPlane, log: Logger, metrics: OutboxMetrics },
+  opts: InboundTestOptions = {}
+): Promise<Inbound> {
   const log = shared.log.child({ part: 'inbound' })
   const stores = await ensureInboundStreams(shared.nc, jetStreamSettings(config))
-  const analysis = new AnalysisPool(config.dnsServers, log, opts.analysisThreadEntry !== undefined ? { entry: opts.analysisThreadEntry } : {})
+  const analysis = new AnalysisPool(
+    config.dnsServers, log, opts.analysisThreadEntry !== undefined ? { entry: opts.analysisThreadEntry } : {}
+  )
   const justStored = new JustStored()
   const maxPayload = shared.nc.info?.max_payload ?? 1024 * 1024
   const drops = new ReportDrops(log, shared.metrics)

@@ -47,7 +47,8 @@ export class InboundProcessor {
   /** `inline`: the message, when it travelled inside its job (then there is nothing to read or delete). */
   async handle (job: InboundJob, inline?: Buffer): Promise<void> {
     const { cp, stores, log } = this.deps
-    const raw = inline ?? this.deps.justStored?.take(job.id) ?? (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
+    const raw = inline ?? this.deps.justStored?.take(job.id) ??
+      (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
     if (raw === null) {
       // The chunk and the job are stored by two streams at once: a job may be read a moment before its chunk.
       if (job.raw !== undefined && Date.now() - Date.parse(job.received_at) < RAW_SETTLE_MS) throw new RawNotYetStored(job.id)
@@ -138,16 +139,19 @@ export class InboundProcessor {
    */
   async endUnprocessable (job: InboundJob, inline: Buffer | undefined, reason: string): Promise<void> {
     const { stores } = this.deps
-    const raw = inline ?? this.deps.justStored?.take(job.id) ?? (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
+    const raw = inline ?? this.deps.justStored?.take(job.id) ??
+      (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
     if (raw === null) return // processed and deleted already
     const { routes, reportTargets } = this.recipientsOf(job)
     if (reportTargets.length > 0) this.deps.drops.drop('unreadable', { id: job.id, reason })
     if (routes.size > 0) {
       // kept where the raw read finds it: a message stored whole stays; one inline or among small ones is put there
-      await keepRaw(stores, job.id, [...new Set([...routes.values()].map((h) => h.route.org_id))], inline ?? (job.raw !== undefined ? raw : undefined))
+      const orgIds = [...new Set([...routes.values()].map((h) => h.route.org_id))]
+      await keepRaw(stores, job.id, orgIds, inline ?? (job.raw !== undefined ? raw : undefined))
       for (const { route, to } of routes.values()) {
         const data = unprocessedPayload(job, route, to, reason)
-        await publishEvent(stores.pub, eventRecord(eventId('inbound.received', job.id, route.id), 'inbound.received', route.org_id, data, job.id))
+        const id = eventId('inbound.received', job.id, route.id)
+        await publishEvent(stores.pub, eventRecord(id, 'inbound.received', route.org_id, data, job.id))
       }
     }
     if (job.raw !== undefined) await deleteSmall(stores, job.raw.token)

@@ -88,6 +88,8 @@ export class InboundQuotas {
     const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), CHECK_TIMEOUT_MS) })
     const done = await Promise.race([p.exec().then(() => 'counted' as const, (err: unknown) => err), late])
     clearTimeout(timer)
-    if (done !== 'counted') this.log.warn({ err: done === 'late' ? undefined : done }, 'inbound quota not counted: Redis failed or did not answer in time')
+    if (done !== 'counted') {
+      this.log.warn({ err: done === 'late' ? undefined : done }, 'inbound quota not counted: Redis failed or did not answer in time')
+    }
   }
 }

@@ -29,7 +29,9 @@ export type DropReason =
   /** Mail to a bounce address that could not be read however often it was tried. */
   | 'unreadable'
 
-export const DROP_REASONS: readonly DropReason[] = ['unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch', 'unreadable']
+export const DROP_REASONS: readonly DropReason[] = [
+  'unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch', 'unreadable'
+]
 
 /** Drops a report: counted in `outbox_inbound_reports_dropped_total{reason}`, and one warning each. */
 export class ReportDrops {
@@ -38,7 +40,9 @@ export class ReportDrops {
   drop (reason: DropReason, fields: Record<string, unknown>): void {
     this.metrics.reportsDropped[reason].inc()
     // one line of the security log (docs/security.md): a dropped report is most often a forgery
-    this.log.warn({ kind: 'security', event: 'report.dropped', ...fields, reason }, 'report dropped: it acts on no message and recipient of ours')
+    this.log.warn(
+      { kind: 'security', event: 'report.dropped', ...fields, reason }, 'report dropped: it acts on no message and recipient of ours'
+    )
   }
 }
 

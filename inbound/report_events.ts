@@ -19,7 +19,8 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
   const { orgId, messageId, environment } = subject
   const live = environment === 'live'
   const allowed = (a: string): boolean => subject.recipients.includes(a.toLowerCase())
-  const mismatch = (named: string[]): void => deps.drops.drop('recipient_mismatch', { id: inboundId, message_id: messageId, org_id: orgId, named })
+  const mismatch = (named: string[]): void =>
+    deps.drops.drop('recipient_mismatch', { id: inboundId, message_id: messageId, org_id: orgId, named })
   const now = new Date().toISOString()
   let emitted = 0
   if (report.kind === 'dsn') {
@@ -30,8 +31,12 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
       if (cls !== '5' && cls !== '4') continue // 2.x.x: delivered/relayed notices are not bounces
       const hard = cls === '5'
       const code = bounceCode(r)
-      const category = bounceCategory({ code: /^\d{3}$/.test(code) ? code : '', enhanced: r.status, text: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') })
-      if (live && hard && suppresses(category) && await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)) deps.metrics.suppressionsAdded.hard_bounce.inc()
+      const category = bounceCategory({
+        code: /^\d{3}$/.test(code) ? code : '', enhanced: r.status, text: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '')
+      })
+      if (live && hard && suppresses(category) && await suppressAddress(deps.cp, orgId, to, 'hard_bounce', messageId)) {
+        deps.metrics.suppressionsAdded.hard_bounce.inc()
+      }
       deps.metrics.bounces[environment][hard ? 'hard' : 'soft'][category].inc()
       await publishEvent(deps.js, eventRecord(eventId('bounced', orgId, messageId, to, 'dsn'), 'bounced', orgId, {
         message_id: messageId,

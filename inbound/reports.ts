@@ -7,7 +7,12 @@ import { simpleParser, type ParsedMail } from 'mailparser'
 export type Report =
   | { kind: 'dsn', recipients: DsnRecipient[], originalMessageId?: string, originalReturnPaths?: string[] }
   | {
-    kind: 'arf', feedbackType: string, originalRecipient?: string, originalMessageId?: string, originalTo?: string, originalReturnPaths?: string[]
+    kind: 'arf'
+    feedbackType: string
+    originalRecipient?: string
+    originalMessageId?: string
+    originalTo?: string
+    originalReturnPaths?: string[]
   }
 
 export interface DsnRecipient {
@@ -74,7 +79,9 @@ async function originalMessage (parsed: ParsedMail): Promise<{ messageId?: strin
   const part = parsed.attachments.find((a) => a.contentType === 'message/rfc822' || a.contentType === 'text/rfc822-headers')
   if (part === undefined) return {}
   const original = await simpleParser(part.content, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true })
-  const to = original.to === undefined ? undefined : (Array.isArray(original.to) ? original.to : [original.to]).flatMap((t) => t.value)[0]?.address
+  const to = original.to === undefined
+    ? undefined
+    : (Array.isArray(original.to) ? original.to : [original.to]).flatMap((t) => t.value)[0]?.address
   const paths = returnPaths(original.headerLines)
   return {
     ...(original.messageId !== undefined ? { messageId: original.messageId } : {}),

@@ -205,7 +205,9 @@ export async function startSmtpListener (config: Config, deps: {
     },
     onRcptTo (address, session, callback) {
       // RFC 5321 §4.5.3.1.8: at least 100 recipients must be accepted; more are deferred to a later transaction.
-      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(new SmtpReply(452, 'Too many recipients, send the rest in another transaction'))
+      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) {
+        return callback(new SmtpReply(452, 'Too many recipients, send the rest in another transaction'))
+      }
       const r = resolveRecipient(cp, address.address)
       if (r.kind === 'reject') return callback(new SmtpReply(550, REJECTIONS[r.reason]))
       if (r.kind !== 'route') return callback()

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto'
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { OBJ_INBOUND_RAW, inboundRawStoreOptions, jetStreamTable, objectStoreShareBytes, tablePart, type JetStreamSettings } from '../protocol/mod.ts'
+import {
+  OBJ_INBOUND_RAW, inboundRawStoreOptions, jetStreamTable, objectStoreShareBytes, tablePart, type JetStreamSettings
+} from '../protocol/mod.ts'
 import { JsPublisher, ensureJetStream, ensureStoreShare } from '../stores/clients/mod.ts'
 
 export { INBOUND_JOB_MAX_BYTES } from '../protocol/mod.ts'

@@ -4,14 +4,20 @@ import { createHash } from 'node:crypto'
  * The closed set of event types. Every one of them is published to `ob.evt.<org_id>.<type>` as an
  * EventRecord; webhooks, the read model and the live stream all read that one stream.
  */
-export const EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound.received', 'failed'] as const
+export const EVENT_TYPES = [
+  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound.received', 'failed'
+] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** Types a webhook may subscribe to (`inbound` is an alias of `inbound.received`); `failed` is internal. */
-export const SUBSCRIBABLE_EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'] as const
+export const SUBSCRIBABLE_EVENT_TYPES = [
+  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'
+] as const
 
 /** Message status as the read API shows it. */
-export const MESSAGE_STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed', 'canceled'] as const
+export const MESSAGE_STATUSES = [
+  'queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bounced', 'complained', 'failed', 'canceled'
+] as const
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 
 /** How a bounce reads, from the reply's codes and text; only `mailbox` and `domain` suppress the address. */
@@ -43,7 +49,9 @@ export type FailedData = { failed_at: string, failure_category: FailureCategory,
 /** The fields each type adds to RecipientEventBase (docs/webhooks.md lists them for users). */
 export type RecipientEventFields = {
   delivered: { delivered_at: string, smtp_response: string }
-  bounced: { bounce_type: 'hard' | 'soft', bounce_code: string, bounce_message: string, bounce_category: BounceCategory, bounced_at: string }
+  bounced: {
+    bounce_type: 'hard' | 'soft', bounce_code: string, bounce_message: string, bounce_category: BounceCategory, bounced_at: string
+  }
   deferred: { deferred_at: string, smtp_response: string, attempt: number, next_attempt_at: string }
   failed: FailedData
   complained: { complained_at: string, feedback_type: string }
@@ -78,7 +86,8 @@ export type InboundReceivedData = {
 }
 
 /** The `data` of each event type. */
-export type EventDataOf = { [T in RecipientEventType]: RecipientEventBase & RecipientEventFields[T] } & { 'inbound.received': InboundReceivedData }
+export type EventDataOf =
+  { [T in RecipientEventType]: RecipientEventBase & RecipientEventFields[T] } & { 'inbound.received': InboundReceivedData }
 
 /**
  * What is stored on the event stream. A webhook receives `{id, type, timestamp, data}` of it; `org_id`
@@ -121,8 +130,19 @@ export function eventId (...parts: Array<string | number>): string {
  * defaults to now. `environment`: the message's (a live event's record stays as it was before sandbox events were
  * marked).
  */
-export function eventRecord<T extends EventType> (id: string, type: T, orgId: string, data: EventDataOf[T], messageId?: string, timestamp = new Date().toISOString(), environment: 'live' | 'test' = 'live'): EventRecord {
-  return { id, type, timestamp, org_id: orgId, ...(messageId !== undefined ? { message_id: messageId } : {}), data, ...(environment === 'test' ? { environment } : {}) }
+export function eventRecord<T extends EventType> (
+  id: string, type: T, orgId: string, data: EventDataOf[T], messageId?: string, timestamp = new Date().toISOString(),
+  environment: 'live' | 'test' = 'live'
+): EventRecord {
+  return {
+    id,
+    type,
+    timestamp,
+    org_id: orgId,
+    ...(messageId !== undefined ? { message_id: messageId } : {}),
+    data,
+    ...(environment === 'test' ? { environment } : {})
+  }
 }
 
 /**

@@ -15,12 +15,16 @@ export const INBOUND_RAW_TTL_MS = 7 * 24 * 3600_000 // 7 days
  * Settings of every key-value bucket (control plane and shard leases): only the latest value of a key is kept, in
  * the bucket's share of the store (the client makes buckets `discard: new`).
  */
-export function kvBucketOptions (replicas: number, storeBytes: number, bucket: string): { replicas: number, history: number, max_bytes: number } {
+export function kvBucketOptions (
+  replicas: number, storeBytes: number, bucket: string
+): { replicas: number, history: number, max_bytes: number } {
   return { replicas, history: 1, max_bytes: kvShareBytes(storeBytes, bucket) }
 }
 
 /** The raw-message object store of inbound mail (the client makes object stores `discard: new`). */
-export function inboundRawStoreOptions (replicas: number, storeBytes: number): { replicas: number, storage: StorageType, ttl: number, description: string, max_bytes: number } {
+export function inboundRawStoreOptions (
+  replicas: number, storeBytes: number
+): { replicas: number, storage: StorageType, ttl: number, description: string, max_bytes: number } {
   return {
     replicas,
     storage: StorageType.File,

@@ -1,7 +1,8 @@
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream'
 import {
   CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, EVENT_SUBJECTS,
-  STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, outboundConsumer, outboundSubject, webhookJobConsumer, webhookJobShardFilter
+  STREAM_EVENTS, STREAM_INBOUND, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, outboundConsumer, outboundSubject, webhookJobConsumer,
+  webhookJobShardFilter
 } from './subjects.ts'
 import { INBOUND_RAW_TTL_MS } from './jetstream_buckets.ts'
 import { NS_PER_MS, type ConsumerSpec, type JetStreamSettings } from './jetstream_specs.ts'

@@ -30,11 +30,15 @@ export interface JetStreamSettings extends StreamSettings {
 }
 
 export function streamSettings (config: Config): StreamSettings {
-  return { replicas: config.nats.replicas, messageContentRetentionDays: config.messageContent.retentionDays, storeBytes: config.nats.storeBytes }
+  return {
+    replicas: config.nats.replicas, messageContentRetentionDays: config.messageContent.retentionDays, storeBytes: config.nats.storeBytes
+  }
 }
 
 export function jetStreamSettings (config: Config): JetStreamSettings {
-  return { ...streamSettings(config), shards: config.engine.shards, ackWaitMs: config.engine.ackWaitMs, webhookTimeoutMs: config.webhook.timeoutMs }
+  return {
+    ...streamSettings(config), shards: config.engine.shards, ackWaitMs: config.engine.ackWaitMs, webhookTimeoutMs: config.webhook.timeoutMs
+  }
 }
 
 /**

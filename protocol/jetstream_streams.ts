@@ -72,7 +72,8 @@ export function streamTable (s: StreamSettings): StreamSpec[] {
     },
     {
       part: 'core',
-      purpose: 'the content of each message as rendered for sending (subject, html, text, headers, attachment names, no attachment bytes), compressed, kept OB_MESSAGE_CONTENT_RETENTION_DAYS days (30 by default) for GET /v1/messages/{id}/content',
+      purpose: 'the content of each message as rendered for sending (subject, html, text, headers, attachment names, ' +
+        'no attachment bytes), compressed, kept OB_MESSAGE_CONTENT_RETENTION_DAYS days (30 by default) for GET /v1/messages/{id}/content',
       config: {
         name: STREAM_MESSAGE_CONTENT,
         subjects: [MESSAGE_CONTENT_SUBJECTS],

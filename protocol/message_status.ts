@@ -24,4 +24,6 @@ export const STATUS_RANK: Readonly<Record<MessageStatus, number>> = {
  * status among the recipients that were not, in this order (first wins). `sending` stands for a message some of whose
  * recipients were delivered while the rest have no outcome yet.
  */
-export const UNDELIVERED_STATUS_ORDER: readonly MessageStatus[] = ['bounced', 'complained', 'failed', 'deferred', 'sending', 'scheduled', 'queued']
+export const UNDELIVERED_STATUS_ORDER: readonly MessageStatus[] = [
+  'bounced', 'complained', 'failed', 'deferred', 'sending', 'scheduled', 'queued'
+]

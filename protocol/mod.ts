@@ -16,7 +16,9 @@ export * from './events.ts'
 export { BOUNCE_CATEGORIES, bounceCategory, enhancedStatus, suppresses } from './bounce_categories.ts'
 export * from './tracking_tokens.ts'
 export { STATUS_RANK, UNDELIVERED_STATUS_ORDER } from './message_status.ts'
-export { renderContent, renderTemplate, templateVariables, type MessageContent, type TemplateContent, type TemplateVariables } from './templates.ts'
+export {
+  renderContent, renderTemplate, templateVariables, type MessageContent, type TemplateContent, type TemplateVariables
+} from './templates.ts'
 export * from './verp.ts'
 export * from './content_rules/mod.ts'
 export { clientIdentity } from './client_identity.ts'

@@ -23,8 +23,8 @@ const Recipients = Type.Array(Address, { maxItems: MAX_RECIPIENTS })
  * A message submitted by SMTP travels as the MIME the application wrote, not as fields to compose: the engine sends
  * `raw` as it is, adding only the DKIM signatures and the per-recipient List-Unsubscribe headers, with the VERP
  * return path as the envelope sender. The structured fields (from, to, cc, bcc, subject, metadata) are still
- * filled, from the envelope and the headers (and `tags` from `X-Outbox-Tags`), for events and the read model; `html`, `text`, `attachments` and
- * `headers` stay empty and tracking is off.
+ * filled, from the envelope and the headers (and `tags` from `X-Outbox-Tags`), for events and the read model; `html`,
+ * `text`, `attachments` and `headers` stay empty and tracking is off.
  */
 export const SubmittedMime = Type.Object({
   /**

@@ -75,7 +75,9 @@ export const ApiKeyRecord = Type.Object({
 })
 export type ApiKeyRecord = Static<typeof ApiKeyRecord>
 
-export const WEBHOOK_EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'] as const
+export const WEBHOOK_EVENT_TYPES = [
+  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'
+] as const
 
 export const WebhookRecord = Type.Object({
   id: Type.String(),

@@ -14,7 +14,8 @@ export const MAX_SCHEDULE_AHEAD_MS = 72 * 3600_000 // 72 h
 // A bare display name may not hold `,` `;` `:` `@` `"` `<` `>`: a mail composer would read
 // `evil@other.com, <me@mine.com>` as two addresses and slip a second sender or recipient past the checks.
 // Names that need those characters go in double quotes: `"Acme, Inc." <me@mine.com>`.
-const ADDR = "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
+const ADDR = "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@" +
+  '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+'
 const DISPLAY_NAME = '(?:[^\\r\\n\\0<>,;:@"\\\\]{0,200}|"[^\\r\\n\\0"\\\\<>]{0,200}" ?)'
 export const ADDRESS_PATTERN = `^(?:${ADDR}|${DISPLAY_NAME}<${ADDR}>)$`
 const NO_CRLF = '^[^\\r\\n\\0]*$'
@@ -23,8 +24,12 @@ export const BASE64_PATTERN = '^[A-Za-z0-9+/\\r\\n]*(?:={1,2}[\\r\\n]*)?$'
 const ADDRESS_MESSAGE = 'must be addr@domain or "Display Name <addr@domain>" (no CR, LF or NUL; quote a name that holds , ; : @)'
 const NO_CRLF_MESSAGE = 'must not contain CR, LF or NUL'
 
-export const Address = Type.String({ pattern: ADDRESS_PATTERN, maxLength: 320, description: 'addr@domain or "Display Name <addr@domain>"', errorMessage: ADDRESS_MESSAGE })
-const Addresses = Type.Union([Address, Type.Array(Address, { minItems: 1, maxItems: MAX_RECIPIENTS })], { errorMessage: `must be an address or an array of 1 to ${MAX_RECIPIENTS} addresses` })
+export const Address = Type.String({
+  pattern: ADDRESS_PATTERN, maxLength: 320, description: 'addr@domain or "Display Name <addr@domain>"', errorMessage: ADDRESS_MESSAGE
+})
+const Addresses = Type.Union([Address, Type.Array(Address, { minItems: 1, maxItems: MAX_RECIPIENTS })], {
+  errorMessage: `must be an address or an array of 1 to ${MAX_RECIPIENTS} addresses`
+})
 
 /** A Content-ID without its angle brackets: printable ASCII, no `<`, `>` or whitespace, so it cannot break the header. */
 export const CONTENT_ID_PATTERN = '^[!-;=?-~]{1,250}$'
@@ -38,7 +43,8 @@ export const Attachment = Type.Object({
   content_type: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$', maxLength: 127 })),
   content_id: Type.Optional(Type.String({
     pattern: CONTENT_ID_PATTERN,
-    description: 'Sends the attachment inline (Content-Disposition: inline, Content-ID: <content_id>) next to the HTML, which shows it with src="cid:<content_id>"; unique within the message',
+    description: 'Sends the attachment inline (Content-Disposition: inline, Content-ID: <content_id>) next to the HTML, ' +
+      'which shows it with src="cid:<content_id>"; unique within the message',
     errorMessage: 'must be 1 to 250 characters without <, >, whitespace or control characters'
   }))
 }, { additionalProperties: false })
@@ -50,15 +56,28 @@ export const Headers = Type.Record(
   // Without this a name outside the key pattern (`Bad Name`, `X:Y`) would pass unchecked.
   { maxProperties: 50, additionalProperties: false }
 )
-export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: MAX_METADATA_PAIRS })
-export const Variables = Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), { maxProperties: 100 })
+export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 40 }), Type.String({ maxLength: 500 }), {
+  maxProperties: MAX_METADATA_PAIRS
+})
+export const Variables = Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+  maxProperties: 100
+})
 export const TemplateId = Type.String({ pattern: '^tpl_[0-9a-z]{26}$' })
 
 export const MAX_TAGS = 10
 export const TAG_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
 /** A tag: a label the caller filters messages, events and statistics by. Tags name Redis keys, hence the tight set. */
-export const Tag = Type.String({ pattern: TAG_PATTERN, maxLength: 64, description: '1 to 64 of A-Z a-z 0-9 _ -', errorMessage: 'must be 1 to 64 characters of A-Z a-z 0-9 _ -' })
-export const Tags = Type.Array(Tag, { maxItems: MAX_TAGS, description: `at most ${MAX_TAGS} tags, echoed in every event's data.tags`, errorMessage: `must be an array of at most ${MAX_TAGS} tags` })
+export const Tag = Type.String({
+  pattern: TAG_PATTERN,
+  maxLength: 64,
+  description: '1 to 64 of A-Z a-z 0-9 _ -',
+  errorMessage: 'must be 1 to 64 characters of A-Z a-z 0-9 _ -'
+})
+export const Tags = Type.Array(Tag, {
+  maxItems: MAX_TAGS,
+  description: `at most ${MAX_TAGS} tags, echoed in every event's data.tags`,
+  errorMessage: `must be an array of at most ${MAX_TAGS} tags`
+})
 const TAG_RE = new RegExp(TAG_PATTERN)
 
 /** Whether `value` is a tag (the read routes check `?tag=` with the schema; this is for values read back from events). */
@@ -85,7 +104,9 @@ export const SendRequest = Type.Object({
   attachments: Type.Optional(Type.Array(Attachment, { maxItems: 20 })),
   template_id: Type.Optional(TemplateId),
   variables: Type.Optional(Variables),
-  scheduled_at: Type.Optional(Type.String({ format: 'date-time', errorMessage: 'must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z' })),
+  scheduled_at: Type.Optional(Type.String({
+    format: 'date-time', errorMessage: 'must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z'
+  })),
   track_opens: Type.Optional(Type.Boolean({ default: true })),
   track_clicks: Type.Optional(Type.Boolean({ default: true })),
   tags: Type.Optional(Tags)

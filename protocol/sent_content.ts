@@ -21,9 +21,14 @@ export const SentContentSchema = Type.Object({
   to: Type.Array(Type.String()),
   cc: Type.Array(Type.String()),
   reply_to: Nullable(Type.String(), 'null when none was given'),
-  html: Nullable(Type.String(), 'The HTML part as rendered for sending, before the per-recipient open pixel and click links; null when none'),
+  html: Nullable(
+    Type.String(), 'The HTML part as rendered for sending, before the per-recipient open pixel and click links; null when none'
+  ),
   text: Nullable(Type.String(), 'The text part; null when none'),
-  headers: Type.Record(Type.String(), Type.String(), { description: 'The custom headers given at send (SMTP submission: the submitted header lines other than the addressing, subject, date, Message-ID and MIME ones)' }),
+  headers: Type.Record(Type.String(), Type.String(), {
+    description: 'The custom headers given at send (SMTP submission: the submitted header lines other than the addressing, ' +
+      'subject, date, Message-ID and MIME ones)'
+  }),
   attachments: Type.Array(SentAttachmentSchema, { description: 'What was attached; the attachment bytes are not kept' })
 })
 

@@ -20,8 +20,13 @@ interface OpenApi { paths: Record<string, Record<string, Operation>>, components
 const ROOT = new URL('../../', import.meta.url)
 /** Paths whose first two segments name one resource. */
 const TWO_SEGMENT_RESOURCES = ['inbound/routes']
-/** Endpoints that honour Idempotency-Key: the client sends one (the same on every retry), so a retried call changes nothing twice. */
-const IDEMPOTENT_PATHS = new Set(['/v1/messages/send', '/v1/messages/batch', '/v1/webhooks/{id}/rotate-secret', '/v1/webhooks/{id}/replay', '/v1/webhooks/{id}/recover'])
+/**
+ * Endpoints that honour Idempotency-Key: the client sends one (the same on every retry), so a retried call changes nothing
+ * twice.
+ */
+const IDEMPOTENT_PATHS = new Set([
+  '/v1/messages/send', '/v1/messages/batch', '/v1/webhooks/{id}/rotate-secret', '/v1/webhooks/{id}/replay', '/v1/webhooks/{id}/recover'
+])
 
 const camel = (s: string): string => s.replace(/[-_/.]+([a-z0-9])/g, (_, c: string) => c.toUpperCase())
 const pascal = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1)
@@ -156,12 +161,20 @@ export function generateClient (doc: OpenApi): string {
       sig.push(`body: ${base}Body`)
     }
     if (m.queryParams !== undefined && m.queryParams.length > 0) {
-      const q = { type: 'object', properties: Object.fromEntries(m.queryParams.map((p) => [p.name, { ...p.schema, description: p.description ?? p.schema.description }])), required: m.queryParams.filter((p) => p.required).map((p) => p.name) }
+      const q = {
+        type: 'object',
+        properties: Object.fromEntries(m.queryParams.map((p) => [
+          p.name, { ...p.schema, description: p.description ?? p.schema.description }
+        ])),
+        required: m.queryParams.filter((p) => p.required).map((p) => p.name)
+      }
       types.push(`/** Query parameters of ${m.method} ${m.path}. */\nexport type ${base}Query = ${tsType(q, doc, '')}\n`)
       sig.push(`query${q.required.length > 0 ? '' : '?'}: ${base}Query`)
     }
     const result = m.responseText ? 'string' : (m.response === undefined ? 'void' : `${base}Response`)
-    if (m.response !== undefined) types.push(`/** Response of ${m.method} ${m.path}. */\nexport type ${base}Response = ${tsType(m.response, doc, '')}\n`)
+    if (m.response !== undefined) {
+      types.push(`/** Response of ${m.method} ${m.path}. */\nexport type ${base}Response = ${tsType(m.response, doc, '')}\n`)
+    }
     sig.push('options?: RequestOptions')
     const pathExpr = m.pathParams.length === 0
       ? `'${m.path}'`
@@ -173,7 +186,8 @@ export function generateClient (doc: OpenApi): string {
     if (m.responseText) spec.push('text: true')
     args.push(`{ ${spec.join(', ')} }`)
     const summary = (m.op.summary ?? '').replace(/\*\//g, '*∕')
-    const line = `    /** ${m.method} ${m.path}: ${summary}. */\n    ${propName(m.action)}: async (${sig.join(', ')}): Promise<${result}> => await call<${result}>(${args[0]}, options)`
+    const line = `    /** ${m.method} ${m.path}: ${summary}. */\n` +
+      `    ${propName(m.action)}: async (${sig.join(', ')}): Promise<${result}> => await call<${result}>(${args[0]}, options)`
     const list = groups.get(m.group) ?? []
     list.push(line)
     groups.set(m.group, list)

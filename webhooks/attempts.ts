@@ -103,7 +103,8 @@ export class AttemptSource {
    * of the receiver): logged without the record (it holds the secret), and its job comes back after a delay.
    */
   private failed (err: unknown, a: Attempt): void {
-    this.logger.error({ err, webhook_id: a.job.webhook_id, event_id: a.job.event.id, attempt: a.job.attempt }, 'webhook attempt failed unexpectedly; it will be made again')
+    this.logger.error({ err, webhook_id: a.job.webhook_id, event_id: a.job.event.id, attempt: a.job.attempt },
+      'webhook attempt failed unexpectedly; it will be made again')
     a.settle.nak(ATTEMPT_FAULT_RETRY_MS)
   }
 }

@@ -15,7 +15,12 @@ const PAUSE_MS = 5
 export class WebhookJobConsumers {
   private readonly running: Array<{ messages: ConsumerMessages, loop: Promise<void> }> = []
 
-  constructor (private readonly nc: NatsConnection, private readonly shards: number, private readonly dispatcher: WebhookDispatcher, private readonly log: Logger) {}
+  constructor (
+    private readonly nc: NatsConnection,
+    private readonly shards: number,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly log: Logger
+  ) {}
 
   async start (): Promise<void> {
     const js = jetstream(this.nc)

@@ -9,11 +9,14 @@ import type { WebhookJob } from '../stores/webhooks/mod.ts'
 /** A job owed to a paused webhook is looked at again this often (plus up to half of it, spread): its delay once active. */
 export const PAUSED_RECHECK_MS = 20_000
 
+/** What eligibility reads of a job. */
+type JobKind = Pick<WebhookJob, 'test' | 'replay' | 'created_at'>
+
 /**
  * Whether a job may still be attempted: the webhook exists and is active (test events and replays: exists), and the event
  * was not fanned out before the webhook last turned failed. Deleted or failed: the job is dropped; paused: see `held`.
  */
-export function deliverable (job: Pick<WebhookJob, 'test' | 'replay' | 'created_at'>, webhook: WebhookRecord | undefined): webhook is WebhookRecord {
+export function deliverable (job: JobKind, webhook: WebhookRecord | undefined): webhook is WebhookRecord {
   if (webhook === undefined) return false
   if (job.test === true || job.replay === true) return true
   if (webhook.status !== 'active') return false
@@ -26,10 +29,13 @@ export function deliverable (job: Pick<WebhookJob, 'test' | 'replay' | 'created_
  * job (the fan-out skips it), so what waits is only what it owed when it was paused: its retries resume on the
  * schedule once it is active, each attempt counted as before.
  */
-export function held (job: Pick<WebhookJob, 'test' | 'replay' | 'created_at'>, webhook: WebhookRecord | undefined): boolean {
+export function held (job: JobKind, webhook: WebhookRecord | undefined): boolean {
   if (webhook?.status !== 'paused' || job.test === true || job.replay === true) return false
   return webhook.failed_at === undefined || job.created_at > Date.parse(webhook.failed_at)
 }
 
-/** How long a held job waits in the job stream before it is looked at again; spread, so a resumed webhook's jobs do not come as one wave. */
+/**
+ * How long a held job waits in the job stream before it is looked at again; spread, so a resumed webhook's jobs do not
+ * come as one wave.
+ */
 export const pausedWaitMs = (): number => Math.round(PAUSED_RECHECK_MS * (1 + Math.random() * 0.5))

@@ -90,7 +90,8 @@ export class JobIntake {
     try {
       const full = await this.events.job(job)
       if (full === undefined) {
-        this.logger.warn({ webhook_id: job.webhook_id, event_id: job.event_id, event_seq: job.event_seq }, 'parked webhook event no longer in the event stream; dropped')
+        this.logger.warn({ webhook_id: job.webhook_id, event_id: job.event_id, event_seq: job.event_seq },
+          'parked webhook event no longer in the event stream; dropped')
         this.acks.add(settle)
       }
       return full

@@ -1,4 +1,6 @@
-import { isJobRef, publishWebhookJobBatch, requeuedJobMsgId, webhookJobJson, webhookJobMsgId, type StoredWebhookJob } from '../stores/webhooks/mod.ts'
+import {
+  isJobRef, publishWebhookJobBatch, requeuedJobMsgId, webhookJobJson, webhookJobMsgId, type StoredWebhookJob
+} from '../stores/webhooks/mod.ts'
 import { type JsPublish } from '../stores/clients/mod.ts'
 
 /** A batch is written at most this long after its first job was parked… */
@@ -62,7 +64,9 @@ export class JobParker {
     let resolve!: () => void
     let reject!: (err: unknown) => void
     const stored = new Promise<void>((resolve_, reject_) => { resolve = resolve_; reject = reject_ })
-    const b: Batch = { jobs: [], serialized: [], ids: [], bytes: 0, stored, resolve, reject, timer: setTimeout(() => this.flush(webhookId), PARK_FLUSH_MS) }
+    const b: Batch = {
+      jobs: [], serialized: [], ids: [], bytes: 0, stored, resolve, reject, timer: setTimeout(() => this.flush(webhookId), PARK_FLUSH_MS)
+    }
     this.open.set(webhookId, b)
     return b
   }

@@ -38,7 +38,8 @@ export class AttemptOutcomes {
       duration_ms: result.durationMs,
       error: result.error,
       at: at.toISOString()
-    }, job.test === true ? undefined : job.event.timestamp).catch((err: unknown) => this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'))
+    }, job.test === true ? undefined : job.event.timestamp).catch((err: unknown) =>
+      this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'))
     if (result.error === null || job.test === true || job.replay === true) { this.acks.add(m); return }
     const delay = retryDelayMs(this.retryScheduleS, job.attempt)
     if (delay !== undefined) {

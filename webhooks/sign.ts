@@ -11,7 +11,8 @@ export const DEFAULT_TOLERANCE_S = 300
 /** One key or several (the current secret and, during a rotation's grace period, the previous one). */
 export type SigningKeys = string | KeyObject | ReadonlyArray<string | KeyObject>
 
-const asList = (keys: SigningKeys): ReadonlyArray<string | KeyObject> => (typeof keys === 'string' || !Array.isArray(keys) ? [keys as string | KeyObject] : keys)
+const asList = (keys: SigningKeys): ReadonlyArray<string | KeyObject> =>
+  (typeof keys === 'string' || !Array.isArray(keys) ? [keys as string | KeyObject] : keys)
 
 /** `t=<unix>,v1=<hex>`, with one `v1=` per key, current secret first. */
 export function signatureHeader (keys: SigningKeys, body: string | Uint8Array, unixSeconds: number): string {
@@ -26,13 +27,17 @@ export function signatureHeader (keys: SigningKeys, body: string | Uint8Array, u
  * when there are several keys. The key is what `new Webhook(secret)` of the standardwebhooks package reads: the
  * bytes of the base64 text after `whsec_` (see standardSigningKey), not the secret string itself.
  */
-export function standardSignatureHeader (keys: ReadonlyArray<KeyObject>, eventId: string, unixSeconds: number, body: string | Uint8Array): string {
+export function standardSignatureHeader (
+  keys: ReadonlyArray<KeyObject>, eventId: string, unixSeconds: number, body: string | Uint8Array
+): string {
   const prefix = `${eventId}.${unixSeconds}.`
   return keys.map((key) => `v1,${createHmac('sha256', key).update(prefix).update(body).digest('base64')}`).join(' ')
 }
 
 /** The secrets a request is signed with at `nowMs`: the current one, then the previous one during its grace period. */
-export function activeSecrets (w: Pick<WebhookRecord, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>, nowMs: number): string[] {
+export function activeSecrets (
+  w: Pick<WebhookRecord, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>, nowMs: number
+): string[] {
   if (w.previous_secret === undefined || w.previous_secret_expires_at === undefined) return [w.secret]
   return Date.parse(w.previous_secret_expires_at) > nowMs ? [w.secret, w.previous_secret] : [w.secret]
 }
@@ -65,7 +70,8 @@ const STANDARD_PREFIX = 'whsec_'
 
 /** The Standard Webhooks key of a secret: the base64 text after `whsec_`, decoded. */
 export function standardSigningKey (secret: string): KeyObject {
-  return cachedKey(standardKeys, secret, () => Buffer.from(secret.startsWith(STANDARD_PREFIX) ? secret.slice(STANDARD_PREFIX.length) : secret, 'base64'))
+  return cachedKey(standardKeys, secret, () =>
+    Buffer.from(secret.startsWith(STANDARD_PREFIX) ? secret.slice(STANDARD_PREFIX.length) : secret, 'base64'))
 }
 
 /**

@@ -47,7 +47,9 @@ export function makeResolve (dnsServers: readonly string[]): (host: string) => P
  * Resolves `host` and checks every address. One refused address refuses the host: a name that mixes public
  * and private answers is not a target we can reason about.
  */
-export async function checkedAddress (host: string, resolve: (host: string) => Promise<Resolved[]>, allowPrivate: boolean): Promise<Resolved> {
+export async function checkedAddress (
+  host: string, resolve: (host: string) => Promise<Resolved[]>, allowPrivate: boolean
+): Promise<Resolved> {
   const bare = host.startsWith('[') ? host.slice(1, -1) : host
   const literal = isIP(bare)
   // RFC 6761: `localhost` and its subdomains are loopback whatever a DNS server says, so they are refused by name;

@@ -51,7 +51,9 @@ export class OutboxClient {
   readonly #onRetry: OutboxClientOptions['onRetry']
 
   constructor (options: OutboxClientOptions) {
-    if (typeof options.apiKey !== 'string' || !options.apiKey.startsWith('ob_')) throw new TypeError('apiKey must be an Outbox API key (ob_live_… or ob_test_…)')
+    if (typeof options.apiKey !== 'string' || !options.apiKey.startsWith('ob_')) {
+      throw new TypeError('apiKey must be an Outbox API key (ob_live_… or ob_test_…)')
+    }
     this.#apiKey = options.apiKey
     this.baseUrl = (options.baseUrl ?? 'http://127.0.0.1:8080').replace(/\/+$/, '')
     this.retry = { ...DEFAULT_RETRY, ...options.retry }
@@ -86,7 +88,8 @@ export class OutboxClient {
       const delayMs = retryDelay(error, attempt, this.retry, canRetryNetwork)
       if (delayMs === undefined) {
         if (error instanceof OutboxApiError) throw error
-        throw new OutboxConnectionError(`${req.method} ${req.path} failed after ${attempt} attempt(s): ${(error as Error)?.message ?? String(error)}`, { cause: error })
+        const why = (error as Error)?.message ?? String(error)
+        throw new OutboxConnectionError(`${req.method} ${req.path} failed after ${attempt} attempt(s): ${why}`, { cause: error })
       }
       this.#onRetry?.({ attempt, delayMs, error })
       await sleep(delayMs, options.signal)

@@ -25,7 +25,9 @@ export const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504])
  * `retry_after` wins when the server gives it; otherwise exponential backoff with "equal jitter"
  * (half the step fixed, half random) so that many clients do not retry in lock-step.
  */
-export function retryDelay (err: unknown, attempt: number, policy: RetryPolicy, canRetryNetwork: boolean, random = Math.random): number | undefined {
+export function retryDelay (
+  err: unknown, attempt: number, policy: RetryPolicy, canRetryNetwork: boolean, random = Math.random
+): number | undefined {
   if (attempt >= policy.maxAttempts) return undefined
   if (err instanceof OutboxApiError) {
     if (!RETRYABLE_STATUS.has(err.status)) return undefined

@@ -25,7 +25,9 @@ function constantTimeEqual (a: string, b: string): boolean {
  * received (not re-serialised JSON). Uses WebCrypto, so it runs in browsers, Node 20+, Deno and workers.
  * Resolves to false on any mismatch; answer such requests with 401.
  */
-export async function verifyWebhook (rawBody: string | Uint8Array, header: string | null | undefined, secret: string, options: VerifyWebhookOptions = {}): Promise<boolean> {
+export async function verifyWebhook (
+  rawBody: string | Uint8Array, header: string | null | undefined, secret: string, options: VerifyWebhookOptions = {}
+): Promise<boolean> {
   if (typeof header !== 'string' || header === '' || secret === '') return false
   let t: string | undefined
   const signatures: string[] = []

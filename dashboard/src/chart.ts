@@ -41,7 +41,12 @@ export function barChart (title: string, labels: string[], series: Series[]): HT
   // Grouped bars: sparse hourly counts stay readable, and equal values of two series never hide each other.
   const bars = series.map((s, k) => svg('g', { class: 'series', fill: s.color },
     s.values.map((v, i) => v > 0
-      ? svg('rect', { x: (x(i) - (bar * series.length) / 2 + k * bar).toFixed(1), y: y(v).toFixed(1), width: bar.toFixed(1), height: (PAD.top + ih - y(v)).toFixed(1) }, svg('title', null, `${s.name} ${labels[i]}: ${v}`))
+      ? svg('rect', {
+        x: (x(i) - (bar * series.length) / 2 + k * bar).toFixed(1),
+        y: y(v).toFixed(1),
+        width: bar.toFixed(1),
+        height: (PAD.top + ih - y(v)).toFixed(1)
+      }, svg('title', null, `${s.name} ${labels[i]}: ${v}`))
       : null)))
   const titleId = `chart-${Math.random().toString(36).slice(2)}`
   return h('figure', { class: 'chart' },
@@ -52,5 +57,6 @@ export function barChart (title: string, labels: string[], series: Series[]): HT
     h('details', null, h('summary', null, 'Numbers'),
       h('table', null,
         h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Hour'), series.map((s) => h('th', { scope: 'col' }, s.name)))),
-        h('tbody', null, labels.map((l, i) => h('tr', null, h('th', { scope: 'row' }, l), series.map((s) => h('td', null, String(s.values[i]!)))))))))
+        h('tbody', null, labels.map((l, i) => h('tr', null,
+          h('th', { scope: 'row' }, l), series.map((s) => h('td', null, String(s.values[i]!)))))))))
 }

@@ -61,7 +61,8 @@ export function table (caption: string, headers: string[], rows: Child[][], empt
   if (rows.length === 0) return h('p', { class: 'empty' }, empty)
   return h('table', { class: 'rows', ...attrs },
     h('caption', { class: 'sr-only' }, caption),
-    h('thead', null, h('tr', null, headers.map((t) => h('th', { scope: 'col' }, t === '' ? h('span', { class: 'sr-only' }, 'Actions') : t)))),
+    h('thead', null, h('tr', null, headers.map((t) =>
+      h('th', { scope: 'col' }, t === '' ? h('span', { class: 'sr-only' }, 'Actions') : t)))),
     h('tbody', null, rows.map((r) => h('tr', null, r.map((c, i) => h('td', { 'data-label': headers[i] ?? '' }, c))))))
 }
 

@@ -8,7 +8,9 @@ export function errorBox (err: unknown): HTMLElement {
       h('p', { class: 'error-message' }, err.message),
       err.errors.length > 0 && h('ul', null, err.errors.map((e) => h('li', null, h('code', null, e.field), ': ', e.message))),
       err.field !== undefined && err.errors.length === 0 && h('p', null, 'Field: ', h('code', null, err.field)),
-      h('p', { class: 'meta' }, `${err.status} ${err.code}`, err.retryAfter !== undefined ? ` · retry after ${err.retryAfter} s` : '', err.requestId !== undefined ? ` · request ${err.requestId}` : ''))
+      h('p', { class: 'meta' }, `${err.status} ${err.code}`,
+        err.retryAfter !== undefined ? ` · retry after ${err.retryAfter} s` : '',
+        err.requestId !== undefined ? ` · request ${err.requestId}` : ''))
   }
   const message = err instanceof OutboxConnectionError ? 'The Outbox API cannot be reached.' : (err as Error)?.message ?? String(err)
   return h('div', { class: 'error', role: 'alert' }, h('p', { class: 'error-message' }, message))

@@ -16,7 +16,10 @@ import { suppressionsView } from './views/suppressions.ts'
 import { reconnectingView } from './views/reconnecting.ts'
 import { templatesView, templateView } from './views/templates.ts'
 
-const VIEWS: ViewDef[] = [activityView, messageView, statsView, webhooksView, webhookView, keysView, templatesView, templateView, domainsView, inboundView, suppressionsView]
+const VIEWS: ViewDef[] = [
+  activityView, messageView, statsView, webhooksView, webhookView, keysView, templatesView, templateView, domainsView, inboundView,
+  suppressionsView
+]
 
 const main = document.getElementById('main')!
 const nav = document.getElementById('nav')!
@@ -57,13 +60,20 @@ function renderChrome (s: Session): void {
     return h('li', null, h('a', { href, 'aria-current': href.split('/')[1] === current ? 'page' : undefined }, v.nav!))
   })))
   const liveState = h('span', { class: 'live', 'data-testid': 'live-state', role: 'status' }, 'connecting…')
-  const unsubscribe = live?.onState((state) => { liveState.textContent = state === 'live' ? '● live' : state === 'connecting' ? 'connecting…' : 'offline'; liveState.dataset.state = state })
+  const unsubscribe = live?.onState((state) => {
+    liveState.textContent = state === 'live' ? '● live' : state === 'connecting' ? 'connecting…' : 'offline'
+    liveState.dataset.state = state
+  })
   if (unsubscribe !== undefined) leave.push(unsubscribe)
   fill(who,
     h('span', { class: 'key-name', 'data-testid': 'whoami' }, `${s.me.key_name} · ${s.me.domain} · ${s.me.permissions.join(', ')}`),
     s.me.environment === 'test' && h('span', { class: 'badge s-test' }, 'sandbox'),
     s.can('read') && liveState,
-    h('button', { type: 'button', class: 'small', onclick: () => { signOut(); live?.stop(); session = undefined; live = undefined; location.hash = '#/'; void navigate() } }, 'Sign out'))
+    h('button', {
+      type: 'button',
+      class: 'small',
+      onclick: () => { signOut(); live?.stop(); session = undefined; live = undefined; location.hash = '#/'; void navigate() }
+    }, 'Sign out'))
 }
 
 /** After the signed-in key was rotated: the session continues with the new value, and so does the live feed. */
@@ -103,10 +113,15 @@ async function route (): Promise<void> {
   renderChrome(s)
   if (path === '') { location.hash = landing(s); return }
   const view = VIEWS.find((v) => v.path.test(path))
-  if (view === undefined) { main.replaceChildren(h('h1', null, 'Not found'), h('p', null, 'No such page. ', h('a', { href: landing(s) }, 'Go back.'))); focusView(); return }
+  if (view === undefined) {
+    main.replaceChildren(h('h1', null, 'Not found'), h('p', null, 'No such page. ', h('a', { href: landing(s) }, 'Go back.')))
+    focusView()
+    return
+  }
   document.title = `${view.title} · Outbox`
   if (!s.can(view.permission)) {
-    main.replaceChildren(h('h1', null, view.title), h('p', { class: 'notice' }, `This API key lacks the ${view.permission} permission needed for this page.`))
+    main.replaceChildren(h('h1', null, view.title),
+      h('p', { class: 'notice' }, `This API key lacks the ${view.permission} permission needed for this page.`))
     focusView()
     return
   }
@@ -129,7 +144,12 @@ function start (s: Session): void {
   if (s.can('read')) live.start()
 }
 
-const sleep = async (ms: number, wake: { now?: () => void }): Promise<void> => { await new Promise<void>((resolve) => { const t = setTimeout(resolve, ms); wake.now = () => { clearTimeout(t); resolve() } }) }
+const sleep = async (ms: number, wake: { now?: () => void }): Promise<void> => {
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms)
+    wake.now = () => { clearTimeout(t); resolve() }
+  })
+}
 
 /**
  * Signs in again with the key kept in sessionStorage. Only a 401 (the key itself refused) forgets it; anything
@@ -149,7 +169,8 @@ async function resume (key: string): Promise<boolean> {
       if (gaveUp) return false
       if (keyRefused(err)) { signOut(); return false }
       const delay = transient(err) ? Math.min(30_000, 1000 * 2 ** (attempt - 1)) : undefined
-      main.replaceChildren(reconnectingView({ attempt, error: err, nextAt: delay === undefined ? undefined : Date.now() + delay }, () => wake.now?.(), quit))
+      const nextAt = delay === undefined ? undefined : Date.now() + delay
+      main.replaceChildren(reconnectingView({ attempt, error: err, nextAt }, () => wake.now?.(), quit))
       await sleep(delay ?? 2 ** 31 - 1, wake)
       if (gaveUp) return false
     }

@@ -31,7 +31,17 @@ async function describe (client: OutboxClient, key: string): Promise<GetWhoamiRe
         const self = page.data.find((k) => k.prefix === key.slice(0, k.prefix.length) && key.endsWith(k.last4))
         if (self !== undefined) {
           const domain = await client.domains.get(self.domain_id)
-          return { key_id: self.id, key_name: self.name, permissions: self.permissions, environment: self.environment, organization_id: '', domain_id: self.domain_id, domain: domain.name, plan: '', rate_limit_per_minute: 0 }
+          return {
+            key_id: self.id,
+            key_name: self.name,
+            permissions: self.permissions,
+            environment: self.environment,
+            organization_id: '',
+            domain_id: self.domain_id,
+            domain: domain.name,
+            plan: '',
+            rate_limit_per_minute: 0
+          }
         }
         cursor = page.next_cursor ?? undefined
       } while (cursor !== undefined)

@@ -64,7 +64,9 @@ export function classifyError (err: SmtpErrorLike): RecipientOutcome {
   if (code === NULL_MX) return { kind: 'bounced', code: '556', message: `5.1.10 ${message}` }
   // X.4.4 "unable to route": a `domain` bounce
   if (code === NON_PUBLIC_MAIL_HOST) return { kind: 'bounced', code: '550', message: `5.4.4 ${message}`, suppress: false }
-  if (BUILD_ERRORS.has(code) || (code === 'EENVELOPE' && Number.isNaN(reply))) return { kind: 'failed', category: 'unbuildable', reason: message || code }
+  if (BUILD_ERRORS.has(code) || (code === 'EENVELOPE' && Number.isNaN(reply))) {
+    return { kind: 'failed', category: 'unbuildable', reason: message || code }
+  }
   const what = code !== '' ? `${code}: ${message}` : message
   return { kind: 'deferred', response: what || 'delivery failed for an unknown reason' }
 }

@@ -61,7 +61,12 @@ export class ComposedMessage {
       headers,
       ...(content.html !== undefined ? { html: content.html } : {}),
       ...(content.text !== undefined ? { text: content.text } : {}),
-      attachments: msg.attachments.map((a) => ({ filename: a.filename, content: Buffer.from(a.content, 'base64'), ...(a.content_type !== undefined ? { contentType: a.content_type } : {}), ...(a.content_id !== undefined ? { contentId: a.content_id } : {}) }))
+      attachments: msg.attachments.map((a) => ({
+        filename: a.filename,
+        content: Buffer.from(a.content, 'base64'),
+        ...(a.content_type !== undefined ? { contentType: a.content_type } : {}),
+        ...(a.content_id !== undefined ? { contentId: a.content_id } : {})
+      }))
     }, tracked)
     this.head = layout.head
     this.body = layout.body.map((p) => p === HTML_SLOT ? p : Buffer.from(p, 'latin1'))

@@ -42,7 +42,10 @@ export class Deliverer {
   private verpKey?: { id: string, secret: Buffer }
   private readonly state: DeliveryStateWriter
 
-  constructor (private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle, redis: Redis) {
+  constructor (
+    private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle,
+    redis: Redis
+  ) {
     this.mx = new MxResolver(settings.dnsServers, settings.allowPrivate)
     if (settings.relay !== undefined) this.relay = relayDestination(settings.relay)
     this.secret = Buffer.from(settings.secret)
@@ -54,15 +57,24 @@ export class Deliverer {
     let message: ComposedMessage | SubmittedMessage
     try {
       const content: Content = task.message
-      const dkim = [{ domain: task.domain.name, selector: task.domain.selector, key: this.dkimKey(task.domain.id, task.domain.selector, task.domain.privateKey) }]
-      const ed = task.domain.ed25519
-      if (ed !== undefined) dkim.push({ domain: task.domain.name, selector: ed.selector, key: this.dkimKey(task.domain.id, ed.selector, ed.privateKey) })
-      const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: task.domain.name, dkim, verpKey: this.verpKey }
+      const domain = task.domain
+      const dkim = [{ domain: domain.name, selector: domain.selector, key: this.dkimKey(domain.id, domain.selector, domain.privateKey) }]
+      const ed = domain.ed25519
+      if (ed !== undefined) {
+        dkim.push({ domain: domain.name, selector: ed.selector, key: this.dkimKey(domain.id, ed.selector, ed.privateKey) })
+      }
+      const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: domain.name, dkim, verpKey: this.verpKey }
       const submitted = task.message.submitted
-      message = submitted !== undefined ? new SubmittedMessage(task.message, submitted.raw, ctx) : new ComposedMessage(task.message, content, ctx)
+      message = submitted !== undefined
+        ? new SubmittedMessage(task.message, submitted.raw, ctx)
+        : new ComposedMessage(task.message, content, ctx)
     } catch (err) {
       const at = new Date().toISOString()
-      return { results: task.recipients.map((rcpt) => ({ rcpt, at, outcome: { kind: 'failed', category: 'unbuildable', reason: (err as Error).message } })) }
+      return {
+        results: task.recipients.map((rcpt) => ({
+          rcpt, at, outcome: { kind: 'failed', category: 'unbuildable', reason: (err as Error).message }
+        }))
+      }
     }
     const unrecorded: UnrecordedReply[] = []
     const attempts: SmtpAttemptSample[] = []

@@ -16,7 +16,13 @@ import { encode as base64Encode, wrap as base64Wrap } from 'nodemailer/lib/base6
  * with a Content-ID are inline: the html part becomes `multipart/related` [ html, inline parts… ] (RFC 2387), so
  * `cid:` references in the html resolve to them; without html they are ordinary attachments.
  */
-export interface MimeAttachment { filename: string, content: Buffer, contentType?: string, /** Without angle brackets. */ contentId?: string }
+export interface MimeAttachment {
+  filename: string
+  content: Buffer
+  contentType?: string
+  /** Without angle brackets. */
+  contentId?: string
+}
 
 export interface MimeMessage {
   from: string
@@ -77,7 +83,8 @@ export function buildLayout (m: MimeMessage, htmlPerRecipient: boolean): Message
   const inline = m.html !== undefined ? m.attachments.filter((a) => a.contentId !== undefined) : []
   const attached = m.attachments.filter((a) => !inline.includes(a))
   const mixed = attached.length > 0
-  const bodyType = alternative ? 'multipart/alternative' : m.html !== undefined ? (inline.length > 0 ? 'multipart/related' : 'text/html') : 'text/plain'
+  const htmlType = inline.length > 0 ? 'multipart/related' : 'text/html'
+  const bodyType = alternative ? 'multipart/alternative' : m.html !== undefined ? htmlType : 'text/plain'
   const root = new MimeNode(mixed ? 'multipart/mixed' : bodyType, { disableFileAccess: true, disableUrlAccess: true })
   root.setHeader('From', m.from)
   root.setHeader('To', m.to)

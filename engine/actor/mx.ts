@@ -61,7 +61,9 @@ export class MxResolver {
     let names: string[]
     try {
       const mx = await this.resolver.resolveMx(domain)
-      if (mx.length === 1 && (mx[0]!.exchange === '' || mx[0]!.exchange === '.')) throw new MxLookupError(NULL_MX, `${domain} accepts no mail (null MX)`)
+      if (mx.length === 1 && (mx[0]!.exchange === '' || mx[0]!.exchange === '.')) {
+        throw new MxLookupError(NULL_MX, `${domain} accepts no mail (null MX)`)
+      }
       names = mx.sort((a, b) => a.priority - b.priority).map((r) => r.exchange)
     } catch (err) {
       if (err instanceof MxLookupError) throw err
@@ -95,6 +97,8 @@ export class MxResolver {
         'not a public address; delivery to loopback, private and link-local addresses is refused')
     }
     if (!lookupFailed) throw new MxLookupError(NO_MAIL_HOST, `${domain} has no mail host (no MX or A record)`)
-    throw new MxLookupError('EDNS', `address look-up for the mail hosts of ${domain} failed: ${(lastError as Error).message}`, { cause: lastError })
+    throw new MxLookupError('EDNS', `address look-up for the mail hosts of ${domain} failed: ${(lastError as Error).message}`, {
+      cause: lastError
+    })
   }
 }

@@ -38,6 +38,8 @@ export class SubmittedMessage {
     const head = Buffer.concat([Buffer.from(added, 'latin1'), this.head])
     this.bodyHash ??= dkimBodyHash([this.body])
     const signatures = Buffer.from(dkimSignatures(ctx.dkim, head, this.bodyHash), 'latin1')
-    return { envelope: { from: returnPath, to: [rcpt] }, raw: Buffer.concat([signatures, head, CRLF, this.body]), messageId: this.messageId }
+    return {
+      envelope: { from: returnPath, to: [rcpt] }, raw: Buffer.concat([signatures, head, CRLF, this.body]), messageId: this.messageId
+    }
   }
 }

@@ -58,7 +58,9 @@ export function planTracking (html: string): TrackingPlan {
 /** One recipient's html: the plan's links pointed at `clickUrl`, the open pixel before `</body>` (or at the end). */
 export function applyTracking (plan: TrackingPlan, links: TrackingLinks): string {
   const { html, bodyClose } = plan
-  const pixel = links.openUrl === undefined ? '' : `<img src="${escapeAttr(links.openUrl)}" width="1" height="1" alt="" style="display:none;border:0" />`
+  const pixel = links.openUrl === undefined
+    ? ''
+    : `<img src="${escapeAttr(links.openUrl)}" width="1" height="1" alt="" style="display:none;border:0" />`
   if (plan.stopped) return html + pixel
   const edits = links.clickUrl === undefined ? [] : plan.links
   let out = ''

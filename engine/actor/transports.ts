@@ -53,7 +53,10 @@ export class PooledDestination {
 
   async sendMail (mail: RawMail): Promise<SentInfo> {
     return await new Promise((resolve, reject) => {
-      this.pool.send(new RawMessage(mail) as unknown as Parameters<SMTPPool['send']>[0], (err, info) => { if (err !== null && err !== undefined) reject(err); else resolve(info ?? {}) })
+      this.pool.send(new RawMessage(mail) as unknown as Parameters<SMTPPool['send']>[0], (err, info) => {
+        if (err !== null && err !== undefined) reject(err)
+        else resolve(info ?? {})
+      })
     })
   }
 

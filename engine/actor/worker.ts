@@ -8,7 +8,8 @@ import type { ActorSettings, ActorTask, DeliverResult } from './task.ts'
 /**
  * The piscina entry of a shard thread. Its state — SMTP pools, the Redis client for destination shaping,
  * parsed DKIM keys, the MX cache — is created once when the thread starts and closed on a `close` task.
- * The Redis client shapes per destination and records SMTP replies the moment they arrive. The pool runs with `atomics: 'disabled'` so the thread's sockets and timers keep running between tasks.
+ * The Redis client shapes per destination and records SMTP replies the moment they arrive. The pool runs with
+ * `atomics: 'disabled'` so the thread's sockets and timers keep running between tasks.
  */
 const settings = workerData as ActorSettings
 const redis = newRedis(settings.redis, {

@@ -17,8 +17,11 @@ export { LeaseTable, type LeaseBucket, type LeaseRecord, type LeaseTableOptions 
  * can miss a reply while a cluster node is gone. The bucket has its own share of the store (`storeBytes` is
  * OB_NATS_STORE_MB in bytes), so leases are renewed however full the outbound queue is.
  */
-export async function openLeaseBucket (nc: NatsConnection, replicas: number, timeoutMs = 5000, storeBytes = DEFAULT_NATS_STORE_MB * 1024 * 1024): Promise<LeaseBucket> {
-  const kv = await new Kvm(jetstream(nc, { timeout: timeoutMs })).create(KV_SHARD_LEASES, kvBucketOptions(replicas, storeBytes, KV_SHARD_LEASES))
+export async function openLeaseBucket (
+  nc: NatsConnection, replicas: number, timeoutMs = 5000, storeBytes = DEFAULT_NATS_STORE_MB * 1024 * 1024
+): Promise<LeaseBucket> {
+  const kvm = new Kvm(jetstream(nc, { timeout: timeoutMs }))
+  const kv = await kvm.create(KV_SHARD_LEASES, kvBucketOptions(replicas, storeBytes, KV_SHARD_LEASES))
   const jsm = await jetstreamManager(nc, { timeout: timeoutMs })
   await ensureStoreShare(jsm, `KV_${KV_SHARD_LEASES}`, kvShareBytes(storeBytes, KV_SHARD_LEASES))
   const prefix = `$KV.${KV_SHARD_LEASES}.`

@@ -29,9 +29,11 @@ export function isLive (k: ApiKeyRecord, nowMs = Date.now()): boolean {
 export function assertMayGrant (caller: ApiKeyRecord, permissions: readonly Permission[], action: string): void {
   const missing = permissions.filter((p) => !hasPermission(caller, p))
   if (missing.length > 0) {
-    throw new ApiError('forbidden', `This API key may not ${action} a key with permissions it does not hold itself: ${missing.join(', ')}.`, {
-      details: { missing, granted: caller.permissions }
-    })
+    throw new ApiError(
+      'forbidden',
+      `This API key may not ${action} a key with permissions it does not hold itself: ${missing.join(', ')}.`,
+      { details: { missing, granted: caller.permissions } }
+    )
   }
 }
 
@@ -69,10 +71,14 @@ export interface Rotation { created: ApiKeyRecord, value: string, oldExpiresAt: 
 export async function rotateKey (cp: ControlPlane, old: ApiKeyRecord, graceMinutes: number, nowMs = Date.now()): Promise<Rotation> {
   if (old.revoked_at !== undefined) throw new ApiError('conflict', `The API key ${old.id} is revoked and cannot be rotated.`)
   if (old.replaced_by !== undefined) {
-    throw new ApiError('conflict', `The API key ${old.id} was already rotated into ${old.replaced_by}; rotate that key instead.`, { details: { replaced_by: old.replaced_by } })
+    throw new ApiError('conflict', `The API key ${old.id} was already rotated into ${old.replaced_by}; rotate that key instead.`, {
+      details: { replaced_by: old.replaced_by }
+    })
   }
   if (!isLive(old, nowMs)) throw new ApiError('conflict', `The API key ${old.id} has expired and cannot be rotated.`)
-  const fresh = buildApiKey({ orgId: old.org_id, domainId: old.domain_id, name: old.name, permissions: old.permissions, environment: old.environment })
+  const fresh = buildApiKey({
+    orgId: old.org_id, domainId: old.domain_id, name: old.name, permissions: old.permissions, environment: old.environment
+  })
   const expiresAt = new Date(nowMs + graceMinutes * 60_000).toISOString()
   await cp.apiKeys.put(fresh.record.id, fresh.record)
   const updated = await cp.apiKeys.modify(old.id, (cur) => {
@@ -91,5 +97,6 @@ export async function rotateKey (cp: ControlPlane, old: ApiKeyRecord, graceMinut
 
 /** Revocation is idempotent: a second DELETE keeps the first `revoked_at`. */
 export async function revokeKey (cp: ControlPlane, key: ApiKeyRecord, nowMs = Date.now()): Promise<void> {
-  await cp.apiKeys.modify(key.id, (cur) => (cur.revoked_at !== undefined ? undefined : { ...cur, revoked_at: new Date(nowMs).toISOString() }))
+  await cp.apiKeys.modify(key.id, (cur) =>
+    (cur.revoked_at !== undefined ? undefined : { ...cur, revoked_at: new Date(nowMs).toISOString() }))
 }

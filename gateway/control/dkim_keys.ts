@@ -65,13 +65,24 @@ export function extraDkimRecords (d: DomainRecord, nowMs: number): DnsRecordList
   return out
 }
 
+export interface DkimSelectorView { selector: string, algorithm: DkimAlgorithm }
+
 /** The selectors that sign now and those a rotation added that wait for their DNS records. */
-export function dkimView (d: DomainRecord): { signing: Array<{ selector: string, algorithm: DkimAlgorithm }>, pending: Array<{ selector: string, algorithm: DkimAlgorithm }> } {
-  const signing: Array<{ selector: string, algorithm: DkimAlgorithm }> = [{ selector: d.dkim_selector, algorithm: 'rsa-sha256' }]
-  if (d.dkim_ed25519 !== undefined && d.dkim_ed25519_verified_at !== undefined) signing.push({ selector: d.dkim_ed25519.selector, algorithm: 'ed25519-sha256' })
-  const pending: Array<{ selector: string, algorithm: DkimAlgorithm }> = []
-  if (d.dkim_ed25519 !== undefined && d.dkim_ed25519_verified_at === undefined) pending.push({ selector: d.dkim_ed25519.selector, algorithm: 'ed25519-sha256' })
-  if (d.dkim_next !== undefined) pending.push({ selector: d.dkim_next.rsa.selector, algorithm: 'rsa-sha256' }, { selector: d.dkim_next.ed25519.selector, algorithm: 'ed25519-sha256' })
+export function dkimView (d: DomainRecord): { signing: DkimSelectorView[], pending: DkimSelectorView[] } {
+  const signing: DkimSelectorView[] = [{ selector: d.dkim_selector, algorithm: 'rsa-sha256' }]
+  if (d.dkim_ed25519 !== undefined && d.dkim_ed25519_verified_at !== undefined) {
+    signing.push({ selector: d.dkim_ed25519.selector, algorithm: 'ed25519-sha256' })
+  }
+  const pending: DkimSelectorView[] = []
+  if (d.dkim_ed25519 !== undefined && d.dkim_ed25519_verified_at === undefined) {
+    pending.push({ selector: d.dkim_ed25519.selector, algorithm: 'ed25519-sha256' })
+  }
+  if (d.dkim_next !== undefined) {
+    pending.push(
+      { selector: d.dkim_next.rsa.selector, algorithm: 'rsa-sha256' },
+      { selector: d.dkim_next.ed25519.selector, algorithm: 'ed25519-sha256' }
+    )
+  }
   return { signing, pending }
 }
 
@@ -90,7 +101,8 @@ export async function ensureEd25519 (cp: ControlPlane, domain: DomainRecord): Pr
 /** Adds a rotation's key pair; one rotation at a time (409 while one waits for its DNS records). */
 export async function startRotation (cp: ControlPlane, domain: DomainRecord, now = new Date()): Promise<DomainRecord> {
   const pendingConflict = (d: DomainRecord): ApiError => new ApiError('conflict',
-    `A DKIM rotation of ${d.name} is already waiting for its DNS records (selectors ${d.dkim_next!.rsa.selector} and ${d.dkim_next!.ed25519.selector}); publish them and verify the domain.`,
+    `A DKIM rotation of ${d.name} is already waiting for its DNS records ` +
+      `(selectors ${d.dkim_next!.rsa.selector} and ${d.dkim_next!.ed25519.selector}); publish them and verify the domain.`,
     { details: { selectors: [d.dkim_next!.rsa.selector, d.dkim_next!.ed25519.selector] } })
   if (domain.dkim_next !== undefined) throw pendingConflict(domain)
   const pair = await newKeyPair(now)

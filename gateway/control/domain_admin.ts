@@ -15,7 +15,14 @@ export function isDomainName (name: string): boolean {
 }
 
 export function domainView (cp: ControlPlane, config: Config, d: DomainRecord): Record<string, unknown> {
-  const v: Record<string, unknown> = { id: d.id, name: d.name, status: claimStatus(cp, d), records: requestedRecords(config, d), dkim: dkimView(d), created_at: d.created_at }
+  const v: Record<string, unknown> = {
+    id: d.id,
+    name: d.name,
+    status: claimStatus(cp, d),
+    records: requestedRecords(config, d),
+    dkim: dkimView(d),
+    created_at: d.created_at
+  }
   if (d.verified_at !== undefined) v.verified_at = d.verified_at
   return v
 }

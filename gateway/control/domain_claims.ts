@@ -32,9 +32,11 @@ export function verifiedElsewhere (name: string, field: string, orgId?: string):
 }
 
 export function lapsedClaim (d: DomainRecord): ApiError {
-  return new ApiError('conflict', `The domain ${d.name} was verified by another organisation first; this claim has lapsed and can be deleted.`, {
-    details: { domain_id: d.id, status: 'lapsed' }
-  })
+  return new ApiError(
+    'conflict',
+    `The domain ${d.name} was verified by another organisation first; this claim has lapsed and can be deleted.`,
+    { details: { domain_id: d.id, status: 'lapsed' } }
+  )
 }
 
 /**

@@ -18,12 +18,17 @@ function resolverFor (config: Config): Resolver {
   return r
 }
 
+function lookupFailed (name: string, err: unknown): ApiError {
+  const code = (err as NodeJS.ErrnoException).code ?? 'error'
+  return new ApiError('service_unavailable', `DNS look-up of ${name} failed (${code}); retry shortly.`, { cause: err, retryAfter: 5 })
+}
+
 async function txt (resolver: Resolver, name: string): Promise<string[]> {
   try {
     return (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''))
   } catch (err) {
     if (NOT_FOUND.has((err as NodeJS.ErrnoException).code ?? '')) return []
-    throw new ApiError('service_unavailable', `DNS look-up of ${name} failed (${(err as NodeJS.ErrnoException).code ?? 'error'}); retry shortly.`, { cause: err, retryAfter: 5 })
+    throw lookupFailed(name, err)
   }
 }
 
@@ -32,7 +37,7 @@ async function mx (resolver: Resolver, name: string): Promise<string[]> {
     return (await resolver.resolveMx(name)).map((m) => `${m.priority} ${m.exchange.replace(/\.$/, '')}`.toLowerCase())
   } catch (err) {
     if (NOT_FOUND.has((err as NodeJS.ErrnoException).code ?? '')) return []
-    throw new ApiError('service_unavailable', `DNS look-up of ${name} failed (${(err as NodeJS.ErrnoException).code ?? 'error'}); retry shortly.`, { cause: err, retryAfter: 5 })
+    throw lookupFailed(name, err)
   }
 }
 
@@ -59,7 +64,8 @@ function found (expected: DomainRecord['records'][number], published: string[]):
  * and DMARC are optional, and the other DKIM records only decide when their keys sign.
  */
 function required (domain: DomainRecord, r: { type: string, name: string, value: string }): boolean {
-  return r.type === 'TXT' && (r.value.startsWith('v=spf1') || (r.value.startsWith('v=DKIM1') && r.name === dkimRecordName(domain.name, domain.dkim_selector)))
+  const signingKey = r.value.startsWith('v=DKIM1') && r.name === dkimRecordName(domain.name, domain.dkim_selector)
+  return r.type === 'TXT' && (r.value.startsWith('v=spf1') || signingKey)
 }
 
 /** Looks each record up through `OB_DNS_SERVERS` (or the system resolvers). */
@@ -80,13 +86,16 @@ export async function checkDnsRecords (config: Config, domain: DomainRecord): Pr
  * lapsed (another organisation verified the name first) is 409 without a look-up; the first claim to pass takes
  * the name before it is marked verified.
  */
-export async function verifyDomain (cp: ControlPlane, config: Config, claimed: DomainRecord): Promise<{ domain: DomainRecord, records: CheckedRecord[] }> {
+export async function verifyDomain (
+  cp: ControlPlane, config: Config, claimed: DomainRecord
+): Promise<{ domain: DomainRecord, records: CheckedRecord[] }> {
   if (claimStatus(cp, claimed) === 'lapsed') throw lapsedClaim(claimed)
   const domain = await ensureEd25519(cp, claimed)
   let records: CheckedRecord[]
   let verified: boolean
   if (config.domainVerification === 'off') {
-    records = requestedRecords(config, domain).map((r) => ({ ...r, verified: r.value !== '', status: r.value !== '' ? 'verified' : 'missing' }))
+    records = requestedRecords(config, domain)
+      .map((r) => ({ ...r, verified: r.value !== '', status: r.value !== '' ? 'verified' : 'missing' }))
     verified = true
   } else {
     ({ records, verified } = await checkDnsRecords(config, domain))

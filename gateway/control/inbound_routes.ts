@@ -2,7 +2,8 @@ import { ApiError, newId, sha256Hex, type ApiKeyRecord, type RouteRecord } from 
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 
 /** `local@domain` or `*@domain`; the local part uses the RFC 5322 atom characters and dots. */
-export const ROUTE_MATCH_PATTERN = "^(\\*|[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64})@([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
+export const ROUTE_MATCH_PATTERN = "^(\\*|[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64})@" +
+  '([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$'
 
 const STALE_CLAIM_MS = 60_000
 
@@ -34,11 +35,15 @@ export function assertMayRoute (cp: ControlPlane, key: ApiKeyRecord, match: stri
   const owner = cp.domainOwner(domain)
   const claim = owner?.org_id === key.org_id ? owner : cp.domains.list(`${key.org_id}.`).find((d) => d.name === domain)
   if (claim === undefined || (owner !== undefined && owner.org_id !== key.org_id)) {
-    throw new ApiError('forbidden', `The domain ${domain} is not a domain of this organisation; add it with POST /v1/domains first.`, { field: 'match', details: { domain } })
+    throw new ApiError('forbidden', `The domain ${domain} is not a domain of this organisation; add it with POST /v1/domains first.`, {
+      field: 'match', details: { domain }
+    })
   }
   if (claim.id !== key.domain_id && !key.permissions.includes('admin')) {
     const own = cp.domain(key.org_id, key.domain_id)?.name ?? key.domain_id
-    throw new ApiError('forbidden', `This API key is bound to ${own}; a route for ${domain} needs a key of that domain or an admin key.`, { field: 'match', details: { domain, key_domain: own } })
+    throw new ApiError('forbidden', `This API key is bound to ${own}; a route for ${domain} needs a key of that domain or an admin key.`, {
+      field: 'match', details: { domain, key_domain: own }
+    })
   }
 }
 
@@ -48,7 +53,13 @@ export async function addRoute (cp: ControlPlane, caller: ApiKeyRecord, match: s
   const orgId = caller.org_id
   const taken = (): ApiError => new ApiError('conflict', `A route for ${m} already exists.`, { field: 'match' })
   if (cp.routes.list(`${orgId}.`).some((r) => r.match === m)) throw taken()
-  const record: RouteRecord = { id: newId('rt'), org_id: orgId, match: m, action: { type: 'webhook', include_attachments: includeAttachments }, created_at: new Date().toISOString() }
+  const record: RouteRecord = {
+    id: newId('rt'),
+    org_id: orgId,
+    match: m,
+    action: { type: 'webhook', include_attachments: includeAttachments },
+    created_at: new Date().toISOString()
+  }
   const key = claimKey(orgId, m)
   const id = new TextEncoder().encode(record.id)
   try {

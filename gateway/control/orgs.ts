@@ -7,8 +7,17 @@ import { takeDomainName } from './domain_claims.ts'
 
 export interface NewKey { record: ApiKeyRecord, value: string }
 
+export interface NewKeyInput {
+  orgId: string
+  domainId: string
+  name: string
+  permissions: Permission[]
+  environment: 'live' | 'test'
+  value?: string
+}
+
 /** Builds a key and its stored record; the value is returned to the caller once and only its hash is kept. */
-export function buildApiKey (input: { orgId: string, domainId: string, name: string, permissions: Permission[], environment: 'live' | 'test', value?: string }): NewKey {
+export function buildApiKey (input: NewKeyInput): NewKey {
   const value = input.value ?? `ob_${input.environment}_${randomToken(32)}`
   const record: ApiKeyRecord = {
     id: newId('key'),
@@ -31,14 +40,23 @@ export interface CreatedOrganization { organization_id: string, domain_id: strin
  * An organisation with a verified domain and an admin key: what the CLI, the bootstrap variables and the
  * tests all create. The domain name is taken first, so a name verified elsewhere fails before anything is written.
  */
-export async function createOrganization (cp: ControlPlane, config: Config, input: { name: string, domain: string, plan: Plan, adminKey?: string }): Promise<CreatedOrganization> {
+export async function createOrganization (
+  cp: ControlPlane, config: Config, input: { name: string, domain: string, plan: Plan, adminKey?: string }
+): Promise<CreatedOrganization> {
   const org: OrgRecord = { id: newId('org'), name: input.name, plan: input.plan, created_at: new Date().toISOString() }
   const domain = await buildDomain(config, org.id, input.domain, true)
   // The operator vouches for the name: it is taken unless verified elsewhere, and other pending claims lapse.
   await takeDomainName(cp, domain, 'domain')
   await cp.orgs.put(org.id, org)
   await cp.domains.put(`${org.id}.${domain.id}`, domain)
-  const key = buildApiKey({ orgId: org.id, domainId: domain.id, name: 'admin', permissions: ['admin'], environment: 'live', ...(input.adminKey !== undefined ? { value: input.adminKey } : {}) })
+  const key = buildApiKey({
+    orgId: org.id,
+    domainId: domain.id,
+    name: 'admin',
+    permissions: ['admin'],
+    environment: 'live',
+    ...(input.adminKey !== undefined ? { value: input.adminKey } : {})
+  })
   await cp.apiKeys.put(key.record.id, key.record)
   return { organization_id: org.id, domain_id: domain.id, api_key: key.value }
 }
@@ -66,7 +84,9 @@ export async function bootstrap (cp: ControlPlane, config: Config): Promise<Boot
   const name = config.bootstrap.domain.toLowerCase()
   if (cp.domainOwner(name) === undefined) {
     try {
-      const created = await createOrganization(cp, config, { name: BOOTSTRAP_ORG_NAME, domain: name, plan: config.bootstrap.plan, adminKey: value })
+      const created = await createOrganization(cp, config, {
+        name: BOOTSTRAP_ORG_NAME, domain: name, plan: config.bootstrap.plan, adminKey: value
+      })
       return { kind: 'created', organization_id: created.organization_id, domain_id: created.domain_id }
     } catch (err) {
       // another process claimed the name between the look-up and the claim: treat it as already there
@@ -80,11 +100,18 @@ async function addBootstrapKey (cp: ControlPlane, name: string, value: string): 
   const owner = cp.domainOwner(name)
   const org = owner === undefined ? undefined : cp.orgs.get(owner.org_id)
   if (owner === undefined || org === undefined) {
-    return { kind: 'skipped', domain: name, owner: owner?.org_id ?? '', reason: 'the domain is being verified by another claim, or its organisation is missing' }
+    return {
+      kind: 'skipped',
+      domain: name,
+      owner: owner?.org_id ?? '',
+      reason: 'the domain is being verified by another claim, or its organisation is missing'
+    }
   }
   const { org_id: orgId, id: domainId } = owner
   if (org.name !== BOOTSTRAP_ORG_NAME) {
-    return { kind: 'skipped', domain: name, owner: orgId, reason: `the domain belongs to organisation ${orgId}, not to org ${BOOTSTRAP_ORG_NAME}` }
+    return {
+      kind: 'skipped', domain: name, owner: orgId, reason: `the domain belongs to organisation ${orgId}, not to org ${BOOTSTRAP_ORG_NAME}`
+    }
   }
   const key = buildApiKey({ orgId, domainId, name: 'admin (bootstrap)', permissions: ['admin'], environment: 'live', value })
   await cp.apiKeys.put(key.record.id, key.record)

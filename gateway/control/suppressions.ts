@@ -46,7 +46,11 @@ export function pageSuppressions (cp: ControlPlane, orgId: string, query: URLSea
   }
   const data = sorted.slice(start, start + limit)
   const hasMore = start + limit < sorted.length
-  const page = { data: data.map((x) => x.s), has_more: hasMore, next_cursor: hasMore ? Buffer.from(data[data.length - 1]!.k).toString('base64url') : null }
+  const page = {
+    data: data.map((x) => x.s),
+    has_more: hasMore,
+    next_cursor: hasMore ? Buffer.from(data[data.length - 1]!.k).toString('base64url') : null
+  }
   return withinBytes(page, maxBytes, (s) => Buffer.from(normalizeEmail(s.email)).toString('base64url'))
 }
 

@@ -28,12 +28,15 @@ export function applyTemplateFields (base: TemplateRecord, fields: TemplateField
 
 export function newTemplate (orgId: string, fields: { name: string, subject: string, html: string, text?: string }): TemplateRecord {
   const now = new Date().toISOString()
-  return applyTemplateFields({ id: newId('tpl'), org_id: orgId, name: '', subject: '', html: '', created_at: now, updated_at: now }, fields, now)
+  const blank = { id: newId('tpl'), org_id: orgId, name: '', subject: '', html: '', created_at: now, updated_at: now }
+  return applyTemplateFields(blank, fields, now)
 }
 
 function assertTemplateSize (t: TemplateRecord): void {
   const bytes = Buffer.byteLength(JSON.stringify(t))
   if (bytes > MAX_TEMPLATE_BYTES) {
-    throw ApiError.validation([{ field: 'html', message: `the template is ${bytes} bytes stored; at most ${MAX_TEMPLATE_BYTES} are allowed` }])
+    throw ApiError.validation([
+      { field: 'html', message: `the template is ${bytes} bytes stored; at most ${MAX_TEMPLATE_BYTES} are allowed` }
+    ])
   }
 }

@@ -19,5 +19,14 @@ export function assertWebhookUrl (url: string, allowPrivate: boolean): void {
 
 export function buildWebhook (orgId: string, url: string, events: string[]): WebhookRecord {
   const now = new Date().toISOString()
-  return { id: newId('wh'), org_id: orgId, url, events: [...new Set(events)], secret: newWebhookSecret(), status: 'active', created_at: now, updated_at: now }
+  return {
+    id: newId('wh'),
+    org_id: orgId,
+    url,
+    events: [...new Set(events)],
+    secret: newWebhookSecret(),
+    status: 'active',
+    created_at: now,
+    updated_at: now
+  }
 }

@@ -37,7 +37,8 @@ export async function queueCheck (nc: NatsConnection, timeoutMs = READINESS_CHEC
   let timer: NodeJS.Timeout | undefined
   const deadline = new Promise<QueueRoom>((resolve) => { timer = setTimeout(() => resolve('unavailable'), timeoutMs) })
   try {
-    return await Promise.race([jetStreamStoreFull(nc).then((full) => full ? 'full' as const : 'ok' as const, () => 'unavailable' as const), deadline])
+    const room = jetStreamStoreFull(nc).then((full) => full ? 'full' as const : 'ok' as const, () => 'unavailable' as const)
+    return await Promise.race([room, deadline])
   } finally {
     clearTimeout(timer)
   }

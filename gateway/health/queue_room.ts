@@ -26,5 +26,8 @@ export function sendHeadroom (nc: NatsConnection): number {
 /** The send path's admission checks, one per stream a send writes to (made and stopped by the send service). */
 export function sendRoomWatches (nc: NatsConnection): { queue: StreamRoomWatch, content: StreamRoomWatch } {
   const headroom = sendHeadroom(nc)
-  return { queue: new StreamRoomWatch(nc, [STREAM_OUTBOUND], headroom), content: new StreamRoomWatch(nc, [`OBJ_${OBJ_OUTBOUND_CONTENT}`], headroom) }
+  return {
+    queue: new StreamRoomWatch(nc, [STREAM_OUTBOUND], headroom),
+    content: new StreamRoomWatch(nc, [`OBJ_${OBJ_OUTBOUND_CONTENT}`], headroom)
+  }
 }

@@ -111,17 +111,25 @@ export class RequestBody {
 /** JSON.parse with the documented error instead of a SyntaxError, after the nesting depth is checked. */
 export function parseJson (raw: Buffer, contentType: string): unknown {
   if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType)) {
-    throw new ApiError('validation_error', 'Content-Type must be application/json.', { field: 'Content-Type', errors: [{ field: 'Content-Type', message: 'must be application/json' }] })
+    throw new ApiError('validation_error', 'Content-Type must be application/json.', {
+      field: 'Content-Type', errors: [{ field: 'Content-Type', message: 'must be application/json' }]
+    })
   }
   if (raw.length === 0) {
-    throw new ApiError('validation_error', 'The request body is empty; a JSON object is required.', { errors: [{ field: 'body', message: 'must be a JSON object' }] })
+    throw new ApiError('validation_error', 'The request body is empty; a JSON object is required.', {
+      errors: [{ field: 'body', message: 'must be a JSON object' }]
+    })
   }
   if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
-    throw new ApiError('validation_error', `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, { errors: [{ field: 'body', message: `must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep` }] })
+    throw new ApiError('validation_error', `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, {
+      errors: [{ field: 'body', message: `must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep` }]
+    })
   }
   try {
     return JSON.parse(raw.toString('utf8'))
   } catch (err) {
-    throw new ApiError('validation_error', `The body is not valid JSON: ${(err as Error).message}`, { errors: [{ field: 'body', message: 'must be valid JSON' }] })
+    throw new ApiError('validation_error', `The body is not valid JSON: ${(err as Error).message}`, {
+      errors: [{ field: 'body', message: 'must be valid JSON' }]
+    })
   }
 }

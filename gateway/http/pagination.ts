@@ -6,7 +6,13 @@ export const MAX_PAGE = 100
 
 /** `?limit=1..100&cursor=`; every list endpoint uses it (and adds its own filters). */
 export const PageQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue' })),
+  limit: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: MAX_PAGE,
+    default: DEFAULT_PAGE,
+    description: 'Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), ' +
+      'with has_more and next_cursor to continue'
+  })),
   cursor: Type.Optional(Type.String({ maxLength: 200 }))
 })
 
@@ -42,7 +48,9 @@ export function withinBytes<T> (page: Page<T>, maxBytes: number, cursorOf: (last
  * base64url-encoded so clients treat it as opaque. `view` is what the response shows of an item; the page is cut to
  * `maxBytes` of it.
  */
-export function pageById<T extends { id: string }, V = T> (items: readonly T[], query: URLSearchParams, maxBytes: number, view: (item: T) => V = (i) => i as unknown as V): Page<V> {
+export function pageById<T extends { id: string }, V = T> (
+  items: readonly T[], query: URLSearchParams, maxBytes: number, view: (item: T) => V = (i) => i as unknown as V
+): Page<V> {
   const { limit, cursor } = pageParams(query, maxBytes)
   let after = ''
   if (cursor !== undefined) {

@@ -53,7 +53,8 @@ export const MessageSummarySchema = Type.Object({
     format: 'date-time',
     description: 'When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, ' +
       'else `created_at`); deferred, or in any status while one of its recipients is deferred (the `next_attempt_at` of its latest ' +
-      '`deferred` event); sending (as deferred when a recipient was deferred before, else as queued). Absent once every recipient has an outcome.'
+      '`deferred` event); sending (as deferred when a recipient was deferred before, else as queued). Absent once every recipient ' +
+      'has an outcome.'
   })),
   stuck: Type.Boolean({
     description: '`true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt ' +
@@ -65,7 +66,9 @@ export const RecipientStateSchema = Type.Object({
   address: Type.String({ description: 'Bare address, lower-cased' }),
   status: MessageStatusSchema,
   attempts: Type.Integer({ minimum: 0, description: 'Delivery attempts that ended (delivered, deferred, bounced or failed)' }),
-  last_event_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Latest event about this recipient; null before any' })
+  last_event_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'Latest event about this recipient; null before any'
+  })
 })
 
 /** `?tag=`: one tag, checked like the tags of a send (a bad value is a 400 naming `tag`). */

@@ -6,7 +6,11 @@ import { bareAddress } from '../../protocol/mod.ts'
  * matches that address and any longer one it begins. Answered from a lexicographic index, never a scan.
  */
 export const RecipientPrefixQuery = {
-  to: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'Recipient address prefix (to, cc or bcc), case-insensitive; `Name <address>` stands for the address' }))
+  to: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 320,
+    description: 'Recipient address prefix (to, cc or bcc), case-insensitive; `Name <address>` stands for the address'
+  }))
 }
 
 export function recipientPrefixFilter (query: URLSearchParams): { to?: string } {

@@ -31,7 +31,8 @@ function schemaAt (root: TSchema, schemaPath: string): Record<string, unknown> |
 function messageOf (root: TSchema, e: { keyword: string, schemaPath: string, message: string }): string {
   const node = schemaAt(root, e.schemaPath)
   // Only for the keywords whose generic text is unreadable; a length or type error keeps its own message.
-  if (typeof node?.errorMessage === 'string' && (e.keyword === 'pattern' || e.keyword === 'format' || e.keyword === 'anyOf')) return node.errorMessage
+  const unreadable = e.keyword === 'pattern' || e.keyword === 'format' || e.keyword === 'anyOf'
+  if (typeof node?.errorMessage === 'string' && unreadable) return node.errorMessage
   // The compiled pattern carries the length guard of `lengthBeforePattern`; users see the one the schema publishes.
   if (e.keyword === 'pattern' && typeof node?.pattern === 'string') return `must match pattern "${node.pattern}"`
   if (e.keyword === 'anyOf' && Array.isArray(node?.anyOf)) {
@@ -58,7 +59,9 @@ function lengthBeforePattern<T> (schema: T): T {
   }
   const pattern = descriptors.pattern?.value
   const maxLength = descriptors.maxLength?.value
-  if (typeof pattern === 'string' && typeof maxLength === 'number') descriptors.pattern!.value = `^(?=[\\s\\S]{0,${maxLength}}$)(?:${pattern})`
+  if (typeof pattern === 'string' && typeof maxLength === 'number') {
+    descriptors.pattern!.value = `^(?=[\\s\\S]{0,${maxLength}}$)(?:${pattern})`
+  }
   return Object.create(Object.getPrototypeOf(schema), descriptors) as T
 }
 
@@ -78,9 +81,10 @@ export function compileValidator (schema: TSchema): Validator {
         const names = params.requiredProperties ?? params.additionalProperties
         if (names !== undefined) {
           const record = params.additionalProperties !== undefined && schemaAt(schema, e.schemaPath)?.patternProperties !== undefined
+          const why = params.requiredProperties !== undefined ? 'is required' : record ? 'is not an allowed name' : 'is not a known field'
           for (const n of names) {
             const f = fieldOf(e.instancePath, n)
-            if (!seen.has(f)) seen.set(f, params.requiredProperties !== undefined ? 'is required' : record ? 'is not an allowed name' : 'is not a known field')
+            if (!seen.has(f)) seen.set(f, why)
           }
           continue
         }

@@ -15,7 +15,9 @@ export class IdempotencyLedger {
   private constructor (private readonly kv: KV) {}
 
   /** `timeoutMs`: how long a read or write waits for JetStream (the gateway's publish timeout: a send waits no longer). */
-  static async open (nc: NatsConnection, replicas: number, ttlMs: number, timeoutMs: number, storeBytes = DEFAULT_NATS_STORE_MB * 1024 * 1024): Promise<IdempotencyLedger> {
+  static async open (
+    nc: NatsConnection, replicas: number, ttlMs: number, timeoutMs: number, storeBytes = DEFAULT_NATS_STORE_MB * 1024 * 1024
+  ): Promise<IdempotencyLedger> {
     const kvm = new Kvm(jetstream(nc, { timeout: timeoutMs }))
     return new IdempotencyLedger(await kvm.create(KV_IDEMPOTENCY, expiringKvBucketOptions(replicas, ttlMs, storeBytes, KV_IDEMPOTENCY)))
   }

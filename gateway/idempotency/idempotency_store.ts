@@ -62,8 +62,9 @@ type IdemRedis = Redis & {
 /** 400 for a header value the draft does not allow; returns the key. */
 export function checkIdempotencyKey (value: string): string {
   if (value.length > MAX_IDEMPOTENCY_KEY_LENGTH || CONTROL.test(value)) {
-    throw new ApiError('validation_error', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters without control characters.`, {
-      field: 'Idempotency-Key', errors: [{ field: 'Idempotency-Key', message: `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters without control characters` }]
+    const rule = `1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters without control characters`
+    throw new ApiError('validation_error', `Idempotency-Key must be ${rule}.`, {
+      field: 'Idempotency-Key', errors: [{ field: 'Idempotency-Key', message: `must be ${rule}` }]
     })
   }
   return value

@@ -18,7 +18,8 @@ const AnalyzeResult = Type.Object({
   verdict: Type.Union([Type.Literal('pass'), Type.Literal('warn'), Type.Literal('fail')], { description: 'pass < 3 ≤ warn < 6 ≤ fail' }),
   checks: Type.Array(Check),
   content_analysis: Type.Union([Type.Literal('complete'), Type.Literal('skipped')], {
-    description: '`skipped` when the HTML is past a parsing limit (nesting, element count, time; docs/analyze.md): the rules that read it did not run and `html_not_analyzed` says why'
+    description: '`skipped` when the HTML is past a parsing limit (nesting, element count, time; docs/analyze.md): ' +
+      'the rules that read it did not run and `html_not_analyzed` says why'
   })
 })
 

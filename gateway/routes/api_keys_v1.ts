@@ -20,7 +20,9 @@ const CreateKeyBody = Type.Object({
 interface CreateKey { name: string, domain_id: string, permissions: Permission[], environment?: 'live' | 'test' }
 
 const RotateBody = Type.Object({
-  grace_period_minutes: Type.Integer({ minimum: 0, maximum: MAX_GRACE_MINUTES, description: 'Minutes the old key keeps working; 0 revokes it now' })
+  grace_period_minutes: Type.Integer({
+    minimum: 0, maximum: MAX_GRACE_MINUTES, description: 'Minutes the old key keeps working; 0 revokes it now'
+  })
 }, { additionalProperties: false })
 
 const TAG = 'API keys'
@@ -47,13 +49,24 @@ export const apiKeyRoutes = [
       assertMayGrant(auth.key, body.permissions, 'create')
       assertMayIssue(auth.key, body.environment ?? 'live', 'create')
       const domain = ownedRecord(deps.cp.domains, auth.org.id, body.domain_id, 'domain')
-      const k = buildApiKey({ orgId: auth.org.id, domainId: domain.id, name: body.name, permissions: body.permissions, environment: body.environment ?? 'live' })
+      const k = buildApiKey({
+        orgId: auth.org.id, domainId: domain.id, name: body.name, permissions: body.permissions, environment: body.environment ?? 'live'
+      })
       await deps.cp.apiKeys.put(k.record.id, k.record)
       const r = k.record
       deps.security.change('api_key.created', actorOf(ctx), { api_key_id: r.id, permissions: r.permissions, environment: r.environment })
       return {
         status: 201,
-        body: { id: r.id, name: r.name, domain_id: r.domain_id, permissions: r.permissions, environment: r.environment, key: k.value, prefix: r.prefix, created_at: r.created_at }
+        body: {
+          id: r.id,
+          name: r.name,
+          domain_id: r.domain_id,
+          permissions: r.permissions,
+          environment: r.environment,
+          key: k.value,
+          prefix: r.prefix,
+          created_at: r.created_at
+        }
       }
     }
   }),
@@ -94,7 +107,9 @@ export const apiKeyRoutes = [
     tag: TAG,
     responses: {
       204: { description: 'Revoked (also when it already was)' },
-      ...errorResponses({ forbidden: `${FORBIDDEN_OTHER_ORG}, or the target key holds a permission the caller lacks`, not_found: 'No key with this id' })
+      ...errorResponses({
+        forbidden: `${FORBIDDEN_OTHER_ORG}, or the target key holds a permission the caller lacks`, not_found: 'No key with this id'
+      })
     },
     handler: async (ctx) => {
       const { deps, auth, params } = ctx
@@ -129,7 +144,9 @@ export const apiKeyRoutes = [
       assertMayGrant(auth.key, old.permissions, 'rotate')
       assertMayIssue(auth.key, old.environment, 'rotate into')
       const r = await rotateKey(deps.cp, old, body.grace_period_minutes)
-      deps.security.change('api_key.rotated', actorOf(ctx), { api_key_id: old.id, new_api_key_id: r.created.id, expires_at: r.oldExpiresAt })
+      deps.security.change('api_key.rotated', actorOf(ctx), {
+        api_key_id: old.id, new_api_key_id: r.created.id, expires_at: r.oldExpiresAt
+      })
       return { status: 201, body: { id: r.created.id, key: r.value, replaces: old.id, old_key_expires_at: r.oldExpiresAt } }
     }
   })

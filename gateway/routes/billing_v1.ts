@@ -24,7 +24,9 @@ export const billingRoutes = [
     summary: 'The organisation\'s plan and per-key rate limit',
     tag: TAG,
     responses: { 200: { description: 'Plan and limit', schema: BillingView }, ...errorResponses({ forbidden: 'The key lacks admin' }) },
-    handler: ({ deps, auth }) => ({ status: 200, body: billingView(deps.cp.orgs.get(auth.org.id) ?? auth.org, deps.config.plans.enterpriseRateLimit) })
+    handler: ({ deps, auth }) => ({
+      status: 200, body: billingView(deps.cp.orgs.get(auth.org.id) ?? auth.org, deps.config.plans.enterpriseRateLimit)
+    })
   }),
   route<{ plan: PlanName }>({
     method: 'patch',

@@ -30,7 +30,9 @@ export const domainRoutes = [
         conflict: 'The name is already verified (by this or another organisation), or this organisation already has a claim on it'
       })
     },
-    handler: async ({ deps, auth, body }) => ({ status: 201, body: domainView(deps.cp, deps.config, await addDomain(deps.cp, deps.config, auth.org.id, body.name)) })
+    handler: async ({ deps, auth, body }) => ({
+      status: 201, body: domainView(deps.cp, deps.config, await addDomain(deps.cp, deps.config, auth.org.id, body.name))
+    })
   }),
   route({
     method: 'get',
@@ -46,7 +48,8 @@ export const domainRoutes = [
     handler: async ({ deps, auth, query }) => {
       const page = pageById(deps.cp.domains.list(`${auth.org.id}.`), query, deps.config.api.listMaxBytes)
       const data = await Promise.all(page.data.map(async (d) => domainView(deps.cp, deps.config, await ensureEd25519(deps.cp, d))))
-      return { status: 200, body: withinBytes({ ...page, data }, deps.config.api.listMaxBytes, (d) => Buffer.from(String(d.id)).toString('base64url')) }
+      const cursorOf = (d: Record<string, unknown>): string => Buffer.from(String(d.id)).toString('base64url')
+      return { status: 200, body: withinBytes({ ...page, data }, deps.config.api.listMaxBytes, cursorOf) }
     }
   }),
   route({
@@ -56,8 +59,14 @@ export const domainRoutes = [
     permission: 'manage',
     summary: 'Read one domain',
     tag: TAG,
-    responses: { 200: { description: 'The domain', schema: DomainView }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
-    handler: async ({ deps, auth, params }) => ({ status: 200, body: domainView(deps.cp, deps.config, await ensureEd25519(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))) })
+    responses: {
+      200: { description: 'The domain', schema: DomainView },
+      ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND })
+    },
+    handler: async ({ deps, auth, params }) => {
+      const domain = await ensureEd25519(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))
+      return { status: 200, body: domainView(deps.cp, deps.config, domain) }
+    }
   }),
   route({
     method: 'del',
@@ -83,7 +92,11 @@ export const domainRoutes = [
     summary: 'Check the domain\'s DNS records (or, with OB_DOMAIN_VERIFICATION=off, mark it verified)',
     tag: TAG,
     responses: {
-      200: { description: 'The domain with the status of each DNS record; verified once DKIM and the SPF records of the domain and its return-path domain are found', schema: VerifiedDomainView },
+      200: {
+        description: 'The domain with the status of each DNS record; verified once DKIM and the SPF records of the domain and its ' +
+          'return-path domain are found',
+        schema: VerifiedDomainView
+      },
       ...errorResponses({
         forbidden: FORBIDDEN_OTHER_ORG,
         not_found: NOT_FOUND,
@@ -92,7 +105,8 @@ export const domainRoutes = [
       })
     },
     handler: async ({ deps, auth, params }) => {
-      const { domain, records } = await verifyDomain(deps.cp, deps.config, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))
+      const claimed = ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain')
+      const { domain, records } = await verifyDomain(deps.cp, deps.config, claimed)
       return { status: 200, body: { ...domainView(deps.cp, deps.config, domain), records } }
     }
   }),
@@ -101,10 +115,15 @@ export const domainRoutes = [
     path: '/v1/domains/:id/dkim/rotate',
     idPrefix: 'dom',
     permission: 'manage',
-    summary: 'Add a new DKIM key pair (RSA-2048 and ed25519, each under a new selector); it signs from the verification that finds both its TXT records, and the replaced keys\' records stay listed for 7 days',
+    summary: 'Add a new DKIM key pair (RSA-2048 and ed25519, each under a new selector); it signs from the verification that finds ' +
+      'both its TXT records, and the replaced keys\' records stay listed for 7 days',
     tag: TAG,
     responses: {
-      200: { description: 'The domain with the new pair\'s records listed and its selectors in dkim.pending; the current keys keep signing until then', schema: DomainView },
+      200: {
+        description: 'The domain with the new pair\'s records listed and its selectors in dkim.pending; the current keys keep signing ' +
+          'until then',
+        schema: DomainView
+      },
       ...errorResponses({
         forbidden: FORBIDDEN_OTHER_ORG,
         not_found: NOT_FOUND,

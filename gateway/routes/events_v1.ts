@@ -19,7 +19,9 @@ export const eventRoutes = [
     path: '/v1/events',
     permission: 'read',
     summary: 'List events, newest first',
-    description: 'Events as webhook envelopes. `environment` is `live` (default) or `test` (events of sandbox messages); `message_id` keeps the events of one message; `type` keeps one event type; `tag` keeps events about messages sent with that tag (in the chosen environment). Events are kept 30 days.',
+    description: 'Events as webhook envelopes. `environment` is `live` (default) or `test` (events of sandbox messages); ' +
+      '`message_id` keeps the events of one message; `type` keeps one event type; `tag` keeps events about messages sent with that tag ' +
+      '(in the chosen environment). Events are kept 30 days.',
     tag: 'Events',
     query: EventsQuery,
     responses: {
@@ -49,10 +51,13 @@ export const eventRoutes = [
     permission: 'read',
     summary: 'Live feed of the organisation\'s events (WebSocket)',
     description: 'Connect with a WebSocket upgrade. First message: `{"type":"auth","key":"ob_…"}` (a key with `read`), ' +
-      'then optionally `{"type":"filter","types":["delivered",…],"environment":"test"}` (either field or both). The server sends `{"type":"ready"}`, then each event as a webhook envelope. ' +
-      'The feed carries one environment\'s events: `live` unless `?environment=test` or a filter with `"environment":"test"` asks for sandbox (`ob_test_`) traffic; ' +
+      'then optionally `{"type":"filter","types":["delivered",…],"environment":"test"}` (either field or both). ' +
+      'The server sends `{"type":"ready"}`, then each event as a webhook envelope. ' +
+      'The feed carries one environment\'s events: `live` unless `?environment=test` or a filter with `"environment":"test"` ' +
+      'asks for sandbox (`ob_test_`) traffic; ' +
       'a bad `environment` is a 400 `validation_error` naming it on the upgrade, an error message naming it in a filter. ' +
-      'Close codes: 4401 no or bad authentication within 5 s, or the key was revoked (or its rotation grace period ended) while the socket was open, 4403 key lacks `read`, 4429 too many failed authentications, ' +
+      'Close codes: 4401 no or bad authentication within 5 s, or the key was revoked (or its rotation grace period ended) ' +
+      'while the socket was open, 4403 key lacks `read`, 4429 too many failed authentications, ' +
       '1013 the client reads too slowly, 1001 the server is shutting down.',
     tag: 'Events',
     query: Type.Object({ ...EnvironmentQuery }),
@@ -61,7 +66,9 @@ export const eventRoutes = [
       400: ErrorDoc('A plain GET without a WebSocket upgrade')
     },
     handler: () => {
-      throw new ApiError('validation_error', 'GET /v1/events/stream is a WebSocket endpoint; connect with an Upgrade: websocket request.', { field: 'upgrade' })
+      throw new ApiError('validation_error', 'GET /v1/events/stream is a WebSocket endpoint; connect with an Upgrade: websocket request.', {
+        field: 'upgrade'
+      })
     }
   })
 ]

@@ -9,7 +9,9 @@ const Status = Type.Object({ status: Type.String() })
 /** One entry per dependency: `ok`, or what is wrong with it. */
 const Checks = Type.Object({
   nats: Type.String({ description: '`ok`, or `unavailable` when NATS does not answer within 1 s' }),
-  redis: Type.String({ description: '`ok`; `full` when Redis answers but refuses writes at `maxmemory`; `unavailable` when it does not answer within 1 s' }),
+  redis: Type.String({
+    description: '`ok`; `full` when Redis answers but refuses writes at `maxmemory`; `unavailable` when it does not answer within 1 s'
+  }),
   queue: Type.String({
     description: '`ok`; `full` while the outbound queue or the store of large messages\' content has no room for one more ' +
       'message below its share of OB_NATS_STORE_MB (sends answer 503 `queue_full`); `unavailable` when it cannot be read within 1 s'

@@ -4,7 +4,8 @@ import { ApiError, OBJ_INBOUND_RAW, inboundRawReaders } from '../../protocol/mod
 import { route } from '../http/route.ts'
 import { errorResponses } from '../schemas/control.ts'
 
-const NOT_FOUND = 'No kept message with this id for the organisation: its event carried it whole, it is older than 7 days, or it is another organisation\'s'
+const NOT_FOUND = 'No kept message with this id for the organisation: its event carried it whole, it is older than 7 days, ' +
+  'or it is another organisation\'s'
 
 /** The bucket is opened once per connection; until an inbound process has created it there is nothing to read. */
 const buckets = new WeakMap<NatsConnection, Promise<ObjectStore>>()
@@ -31,8 +32,8 @@ export const inboundRawRoutes = [
     idPrefix: 'msg',
     permission: 'read',
     summary: 'The whole received message (message/rfc822) of an inbound.received event that left part of it out',
-    description: 'An `inbound.received` event is at most OB_INBOUND_EVENT_MAX_BYTES (64 KB) of JSON; when the message did not fit, the event ' +
-      'carries excerpts and `raw: {url, size}`, and `url` is this endpoint. It answers the message exactly as it was received ' +
+    description: 'An `inbound.received` event is at most OB_INBOUND_EVENT_MAX_BYTES (64 KB) of JSON; when the message did not fit, ' +
+      'the event carries excerpts and `raw: {url, size}`, and `url` is this endpoint. It answers the message exactly as it was received ' +
       '(`Content-Type: message/rfc822`), for 7 days after it was received, to the organisations whose events point here. ' +
       'Any other id (a message whose events carried it whole, one of another organisation, one older than 7 days) is 404 `not_found`.',
     tag: 'Inbound routes',
@@ -49,7 +50,9 @@ export const inboundRawRoutes = [
         throw new ApiError('not_found', NOT_FOUND)
       }
       const info = await bucket.info(id).catch((err: unknown) => { throw unavailable(err) })
-      if (info === null || info.deleted || !inboundRawReaders(info.metadata).includes(auth.org.id)) throw new ApiError('not_found', NOT_FOUND)
+      if (info === null || info.deleted || !inboundRawReaders(info.metadata).includes(auth.org.id)) {
+        throw new ApiError('not_found', NOT_FOUND)
+      }
       const data = await bucket.getBlob(id).catch((err: unknown) => { throw unavailable(err) })
       if (data === null) throw new ApiError('not_found', NOT_FOUND)
       return { status: 200, raw: { contentType: 'message/rfc822', data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) } }

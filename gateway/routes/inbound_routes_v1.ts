@@ -7,7 +7,13 @@ import { FORBIDDEN_OTHER_ORG, RouteAction, RouteView, errorResponses } from '../
 import { actorOf } from '../security_log.ts'
 
 const CreateRouteBody = Type.Object({
-  match: Type.String({ minLength: 3, maxLength: 254, pattern: ROUTE_MATCH_PATTERN, description: '"addr@domain" or "*@domain" (any address of the domain); compared case-insensitively. The domain must be registered to the organisation (POST /v1/domains), and be the key\'s own domain unless the key has admin' }),
+  match: Type.String({
+    minLength: 3,
+    maxLength: 254,
+    pattern: ROUTE_MATCH_PATTERN,
+    description: '"addr@domain" or "*@domain" (any address of the domain); compared case-insensitively. The domain must be registered ' +
+      'to the organisation (POST /v1/domains), and be the key\'s own domain unless the key has admin'
+  }),
   action: RouteAction
 }, { additionalProperties: false })
 
@@ -28,7 +34,8 @@ export const inboundRouteRoutes = [
       201: { description: 'The route', schema: RouteView },
       ...errorResponses({
         validation_error: 'match is not addr@domain or *@domain, or action is invalid',
-        forbidden: 'The key lacks manage, or the domain of match is not one of the organisation\'s (a key without admin: not its own domain)',
+        forbidden: 'The key lacks manage, or the domain of match is not one of the organisation\'s ' +
+          '(a key without admin: not its own domain)',
         conflict: 'The organisation already has a route with this match'
       })
     },
@@ -61,8 +68,13 @@ export const inboundRouteRoutes = [
     permission: 'manage',
     summary: 'Read one inbound route',
     tag: TAG,
-    responses: { 200: { description: 'The route', schema: RouteView }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
-    handler: ({ deps, auth, params }) => ({ status: 200, body: routeView(ownedRecord(deps.cp.routes, auth.org.id, params.id!, 'inbound route')) })
+    responses: {
+      200: { description: 'The route', schema: RouteView },
+      ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND })
+    },
+    handler: ({ deps, auth, params }) => ({
+      status: 200, body: routeView(ownedRecord(deps.cp.routes, auth.org.id, params.id!, 'inbound route'))
+    })
   }),
   route({
     method: 'del',

@@ -26,7 +26,8 @@ export function contentMissing (id: string, retentionDays: number, now: number):
     return missing('recording_off', 'Message content is not recorded on this installation (OB_MESSAGE_CONTENT_RETENTION_DAYS is 0).')
   }
   if (now - (idTime(id) ?? now) >= messageContentMaxAgeMs(retentionDays)) {
-    return missing('expired', `The content of message ${id} is no longer kept: this installation keeps message content ${retentionDays} ${retentionDays === 1 ? 'day' : 'days'}.`)
+    const kept = `${retentionDays} ${retentionDays === 1 ? 'day' : 'days'}`
+    return missing('expired', `The content of message ${id} is no longer kept: this installation keeps message content ${kept}.`)
   }
   return missing('not_yet_recorded', `The content of message ${id} is not recorded yet; it is, once the engine takes the message up.`)
 }
@@ -49,7 +50,10 @@ export const messageContentRoutes = [
     responses: {
       200: { description: 'The message content', schema: SentContentSchema },
       403: ErrorDoc('The message belongs to another organisation'),
-      404: ErrorDoc('No message with this id (or older than 30 days), or the message has no content: not recorded yet, no longer kept, or not recorded on this installation (error.details.reason)')
+      404: ErrorDoc(
+        'No message with this id (or older than 30 days), or the message has no content: not recorded yet, no longer kept, ' +
+        'or not recorded on this installation (error.details.reason)'
+      )
     },
     handler: async ({ deps, auth, params }) => {
       const id = params.id!

@@ -3,7 +3,9 @@ import { type MessageStatus } from '../../protocol/mod.ts'
 import { MESSAGE_EVENTS_INLINE } from '../../stores/read_model/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
-import { readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, RecipientStateSchema, ErrorDoc, TagQuery, tagParam } from '../http/read_model.ts'
+import {
+  readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, RecipientStateSchema, ErrorDoc, TagQuery, tagParam
+} from '../http/read_model.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 import { RecipientPrefixQuery, recipientPrefixFilter } from '../http/recipient_prefix_filter.ts'
 
@@ -18,7 +20,11 @@ const MessagesQuery = Type.Object({
   }))
 })
 
-const MessageDetailSchema = Type.Object({ ...MessageSummarySchema.properties, recipients: Type.Array(RecipientStateSchema), events: Type.Array(EventEnvelopeSchema) })
+const MessageDetailSchema = Type.Object({
+  ...MessageSummarySchema.properties,
+  recipients: Type.Array(RecipientStateSchema),
+  events: Type.Array(EventEnvelopeSchema)
+})
 
 export const messageReadRoutes = [
   route({
@@ -60,9 +66,11 @@ export const messageReadRoutes = [
     summary: 'One message with its status, its recipients and events',
     description: '`recipients`: each distinct recipient (to, cc and bcc) with its own status, attempts and last event time. ' +
       'The message `status` is `delivered` when every recipient was delivered, else the most advanced status of the recipients that ' +
-      'were not, in the order bounced, complained, failed, deferred, then `sending` when some were delivered and the rest have no outcome yet. ' +
+      'were not, in the order bounced, complained, failed, deferred, then `sending` when some were delivered and the rest have ' +
+      'no outcome yet. ' +
       '`next_attempt_at` and `stuck`: as in GET /v1/messages. ' +
-      `\`events\` are webhook envelopes, oldest first (the most recent ${MESSAGE_EVENTS_INLINE}; GET /v1/events?message_id= pages through all).`,
+      `\`events\` are webhook envelopes, oldest first (the most recent ${MESSAGE_EVENTS_INLINE}; ` +
+      'GET /v1/events?message_id= pages through all).',
     tag: 'Messages',
     responses: {
       200: { description: 'The message', schema: MessageDetailSchema },

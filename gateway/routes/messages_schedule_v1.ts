@@ -14,17 +14,24 @@ const RescheduleRequest = Type.Object({
 interface RescheduleBody { scheduled_at: string }
 
 const CancelResult = Type.Object({ id: Type.String(), status: Type.Literal('canceled') })
-const RescheduleResult = Type.Object({ id: Type.String(), status: Type.Literal('scheduled'), scheduled_at: Type.String({ format: 'date-time' }) })
+const RescheduleResult = Type.Object({
+  id: Type.String(), status: Type.Literal('scheduled'), scheduled_at: Type.String({ format: 'date-time' })
+})
 
 const ERRORS = {
   401: { description: 'unauthorized', schema: ErrorBody },
   403: { description: 'forbidden: the key lacks send, or the message belongs to another organisation', schema: ErrorBody },
   404: { description: 'not_found: no message with this id (or older than 30 days)', schema: ErrorBody },
-  409: { description: 'conflict: the message is not (or no longer) scheduled: it is being sent or was sent, was never scheduled, or (reschedule) was canceled', schema: ErrorBody },
+  409: {
+    description: 'conflict: the message is not (or no longer) scheduled: it is being sent or was sent, was never scheduled, ' +
+      'or (reschedule) was canceled',
+    schema: ErrorBody
+  },
   503: { description: 'service_unavailable: Redis or JetStream is unavailable; the request may be retried as it is', schema: ErrorBody }
 }
 
-const notScheduled = (id: string): ApiError => new ApiError('conflict', `Message ${id} is not scheduled any more: it is being sent, was sent, or was canceled.`)
+const notScheduled = (id: string): ApiError =>
+  new ApiError('conflict', `Message ${id} is not scheduled any more: it is being sent, was sent, or was canceled.`)
 
 /** The message of the caller's organisation, as GET /v1/messages/{id} finds it (404, or 403 for another's). */
 async function scheduledMessage (deps: GatewayDeps, orgId: string, id: string): Promise<MessageDetail> {
@@ -44,7 +51,9 @@ async function wake (deps: GatewayDeps, id: string, seq: number, at: number): Pr
     if (stored === null) return // no longer stored: the copy was taken up, so the reschedule would have been refused
     await jetstream(deps.nc).publish(stored.subject, stored.data, { msgID: `${id}:at:${at}` })
   } catch (err) {
-    throw new ApiError('service_unavailable', 'The new time is stored but the message could not be woken up; retry the same request.', { cause: err, retryAfter: 1 })
+    throw new ApiError('service_unavailable', 'The new time is stored but the message could not be woken up; retry the same request.', {
+      cause: err, retryAfter: 1
+    })
   }
 }
 
@@ -76,21 +85,28 @@ export const messageScheduleRoutes = [
     idPrefix: 'msg',
     permission: 'send',
     summary: 'Reschedule a scheduled message',
-    description: 'Only while the message is `scheduled` (else 409 `conflict`, also for a canceled message). The message is sent at the new time, ' +
+    description: 'Only while the message is `scheduled` (else 409 `conflict`, also for a canceled message). ' +
+      'The message is sent at the new time, ' +
       'earlier or later than the first one, to the second. At most 72 hours ahead and at most 72 hours after the message was accepted ' +
       '(its `created_at`); up to 60 s in the past means now; further back is 400.',
     tag: 'Messages',
     body: RescheduleRequest,
     responses: {
       200: { description: 'The new time', schema: RescheduleResult },
-      400: { description: 'validation_error: scheduled_at is missing, not a date-time, more than 60 s in the past, more than 72 hours ahead, or more than 72 hours after the message was accepted', schema: ErrorBody },
+      400: {
+        description: 'validation_error: scheduled_at is missing, not a date-time, more than 60 s in the past, more than 72 hours ahead, ' +
+          'or more than 72 hours after the message was accepted',
+        schema: ErrorBody
+      },
       ...ERRORS
     },
     handler: async ({ deps, auth, params, body }) => {
       const id = params.id!
       const now = Date.now()
       const requested = Date.parse(body.scheduled_at)
-      const invalid = (message: string): ApiError => new ApiError('validation_error', `scheduled_at ${message}`, { errors: [{ field: 'scheduled_at', message }], field: 'scheduled_at' })
+      const invalid = (message: string): ApiError => new ApiError('validation_error', `scheduled_at ${message}`, {
+        errors: [{ field: 'scheduled_at', message }], field: 'scheduled_at'
+      })
       if (Number.isNaN(requested)) throw invalid('must be an ISO 8601 date-time')
       if (requested < now - SCHEDULE_SKEW_MS) throw invalid('must not be in the past')
       if (requested > now + MAX_SCHEDULE_AHEAD_MS) throw invalid('must be at most 72 hours ahead')

@@ -10,7 +10,9 @@ const DEFAULT_RANGE_MS = 7 * 24 * 3600_000 // 7 days
 const StatsQuery = Type.Object({
   from: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601; default `to` minus 7 days' })),
   to: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601, exclusive; default now' })),
-  interval: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { description: 'also return `series` per hour or UTC day' })),
+  interval: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], {
+    description: 'also return `series` per hour or UTC day'
+  })),
   ...EnvironmentQuery,
   ...TagQuery
 })
@@ -39,7 +41,8 @@ export const statsRoutes = [
     permission: 'read',
     summary: 'Counts of messages sent and of each event type over a time range',
     description: 'Counters are kept per UTC hour: every hour that overlaps [from, to) is counted whole. ' +
-      '`sent` is messages accepted for delivery. `environment` is `live` (default) or `test` (sandbox traffic, counted apart). `tag` counts only messages sent with that tag and their events. Default range: the last 7 days; at most 90 days.',
+      '`sent` is messages accepted for delivery. `environment` is `live` (default) or `test` (sandbox traffic, counted apart). ' +
+      '`tag` counts only messages sent with that tag and their events. Default range: the last 7 days; at most 90 days.',
     tag: 'Statistics',
     query: StatsQuery,
     responses: {
@@ -50,9 +53,13 @@ export const statsRoutes = [
       const toMs = parseDate(query, 'to') ?? Date.now()
       const fromMs = parseDate(query, 'from') ?? toMs - DEFAULT_RANGE_MS
       if (fromMs >= toMs) throw ApiError.validation([{ field: 'from', message: 'must be before to' }])
-      if (toMs - fromMs > STATS_MAX_RANGE_MS) throw ApiError.validation([{ field: 'from', message: 'the range from..to may not exceed 90 days' }])
+      if (toMs - fromMs > STATS_MAX_RANGE_MS) {
+        throw ApiError.validation([{ field: 'from', message: 'the range from..to may not exceed 90 days' }])
+      }
       const interval = (query.get('interval') ?? undefined) as StatsInterval | undefined
-      const result = await fromStore(readModel(deps).stats(auth.org.id, fromMs, toMs, interval, environmentFilter(query), tagParam(query).tag))
+      const result = await fromStore(
+        readModel(deps).stats(auth.org.id, fromMs, toMs, interval, environmentFilter(query), tagParam(query).tag)
+      )
       return {
         status: 200,
         body: {

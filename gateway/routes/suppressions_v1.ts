@@ -7,7 +7,11 @@ import { SuppressionView, errorResponses } from '../schemas/control.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: EMAIL_PATTERN })
-const ListQuery = Type.Object({ ...PageQuery.properties, email: Type.Optional(Type.String({ maxLength: 254, description: 'Only this address (case-insensitive)' })), ...EnvironmentQuery })
+const ListQuery = Type.Object({
+  ...PageQuery.properties,
+  email: Type.Optional(Type.String({ maxLength: 254, description: 'Only this address (case-insensitive)' })),
+  ...EnvironmentQuery
+})
 const AddBody = Type.Object({ email: Email }, { additionalProperties: false })
 
 const TAG = 'Suppressions'
@@ -18,7 +22,8 @@ export const suppressionRoutes = [
     path: '/v1/suppressions',
     permission: 'read',
     summary: 'List suppressed addresses (hard bounces, complaints, unsubscribes, manual), in address order',
-    description: 'The suppression list is live state: sandbox (`ob_test_`) outcomes never add to it, so `environment=test` lists nothing; `live` is the default.',
+    description: 'The suppression list is live state: sandbox (`ob_test_`) outcomes never add to it, so `environment=test` lists ' +
+      'nothing; `live` is the default.',
     tag: TAG,
     query: ListQuery,
     responses: {

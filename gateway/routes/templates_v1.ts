@@ -9,11 +9,19 @@ import { FORBIDDEN_OTHER_ORG, TemplateView, errorResponses } from '../schemas/co
 // The same rule as a send request's subject: a template's subject is copied into every queued message made from it.
 const NoLineBreaks = '^[^\\r\\n\\0]*$'
 const Name = Type.String({ minLength: 1, maxLength: 200 })
-const Subject = Type.String({ minLength: 1, maxLength: 998, pattern: NoLineBreaks, errorMessage: 'must not contain CR, LF or NUL', description: '{{var}} placeholders are filled as plain text' })
+const Subject = Type.String({
+  minLength: 1,
+  maxLength: 998,
+  pattern: NoLineBreaks,
+  errorMessage: 'must not contain CR, LF or NUL',
+  description: '{{var}} placeholders are filled as plain text'
+})
 const Html = Type.String({ minLength: 1, maxLength: 800_000, description: '{{var}} placeholders are filled HTML-escaped' })
 const Text = Type.String({ maxLength: 800_000, description: '{{var}} placeholders are filled as plain text' })
 
-const CreateTemplateBody = Type.Object({ name: Name, subject: Subject, html: Html, text: Type.Optional(Text) }, { additionalProperties: false })
+const CreateTemplateBody = Type.Object({
+  name: Name, subject: Subject, html: Html, text: Type.Optional(Text)
+}, { additionalProperties: false })
 const PatchTemplateBody = Type.Object({
   name: Type.Optional(Name),
   subject: Type.Optional(Subject),
@@ -64,8 +72,13 @@ export const templateRoutes = [
     permission: 'manage',
     summary: 'Read one template',
     tag: TAG,
-    responses: { 200: { description: 'The template', schema: TemplateView }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
-    handler: ({ deps, auth, params }) => ({ status: 200, body: templateView(ownedRecord(deps.cp.templates, auth.org.id, params.id!, 'template')) })
+    responses: {
+      200: { description: 'The template', schema: TemplateView },
+      ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND })
+    },
+    handler: ({ deps, auth, params }) => ({
+      status: 200, body: templateView(ownedRecord(deps.cp.templates, auth.org.id, params.id!, 'template'))
+    })
   }),
   route<TemplateFields>({
     method: 'patch',

@@ -30,7 +30,11 @@ async function meter (ctx: RequestContext): Promise<void> {
     return
   }
   ctx.deps.metrics.rateDecisions.tracking[d.allowed ? 'allowed' : 'limited'].inc()
-  if (!d.allowed) throw new ApiError('rate_limited', `Rate limit of ${perMinute} tracking requests per minute per address exceeded.`, { retryAfter: d.retryAfterS })
+  if (!d.allowed) {
+    throw new ApiError('rate_limited', `Rate limit of ${perMinute} tracking requests per minute per address exceeded.`, {
+      retryAfter: d.retryAfterS
+    })
+  }
 }
 
 async function claimsOf (ctx: RequestContext, kind: TokenClaims['k']): Promise<{ rec: TrackingRecorder, claims: TokenClaims }> {
@@ -88,7 +92,11 @@ export const trackingRoutes = [
     summary: 'Open-tracking pixel',
     description: `Answers a 1×1 transparent GIF and records an \`opened\` event. ${tokenParam}`,
     tag: 'Tracking',
-    responses: { 200: { description: 'image/gif, 43 bytes, Cache-Control: no-store' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' } },
+    responses: {
+      200: { description: 'image/gif, 43 bytes, Cache-Control: no-store' },
+      404: { description: 'not_found' },
+      429: { description: 'rate_limited' }
+    },
     handler: async (ctx) => {
       const { rec, claims } = await claimsOf(ctx, 'o')
       // The reader sees the image at once whatever happens to the event; a lost open is better than a broken image.
@@ -104,7 +112,11 @@ export const trackingRoutes = [
     summary: 'Click-tracking redirect',
     description: `Redirects (302) to the original URL and records a \`clicked\` event. ${tokenParam}`,
     tag: 'Tracking',
-    responses: { 302: { description: 'Location: the original URL' }, 404: { description: 'not_found' }, 429: { description: 'rate_limited' } },
+    responses: {
+      302: { description: 'Location: the original URL' },
+      404: { description: 'not_found' },
+      429: { description: 'rate_limited' }
+    },
     handler: async (ctx) => {
       const { rec, claims } = await claimsOf(ctx, 'c')
       await rec.clicked(claims, requestOf(ctx), (err) => ctx.deps.log.warn({ err, message_id: claims.m }, 'click event not recorded'))

@@ -36,7 +36,12 @@ export const webhookDeliveryRoutes = [
       'through the normal signed delivery path; it is attempted once, its `data.test` is true, and it appears in the delivery log.',
     tag: 'Webhooks',
     body: TestBody,
-    responses: { 202: { description: 'Test event queued', schema: TestAccepted }, 400: ErrorDoc('Unknown event type'), 403: ErrorDoc('Webhook of another organisation'), 404: ErrorDoc('No such webhook') },
+    responses: {
+      202: { description: 'Test event queued', schema: TestAccepted },
+      400: ErrorDoc('Unknown event type'),
+      403: ErrorDoc('Webhook of another organisation'),
+      404: ErrorDoc('No such webhook')
+    },
     handler: async ({ deps, auth, params, body }) => {
       const webhook = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
       const type = body.type === 'inbound' ? 'inbound.received' : body.type
@@ -57,7 +62,11 @@ export const webhookDeliveryRoutes = [
     description: 'The last 1000 attempts, kept 30 days after the most recent one.',
     tag: 'Webhooks',
     query: PageQuery,
-    responses: { 200: { description: 'A page of attempts', schema: pageSchema(Attempt) }, 403: ErrorDoc('Webhook of another organisation'), 404: ErrorDoc('No such webhook') },
+    responses: {
+      200: { description: 'A page of attempts', schema: pageSchema(Attempt) },
+      403: ErrorDoc('Webhook of another organisation'),
+      404: ErrorDoc('No such webhook')
+    },
     handler: async ({ deps, auth, params, query }) => {
       const webhook = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
       const { limit, cursor, maxBytes } = pageParams(query, deps.config.api.listMaxBytes)
@@ -68,7 +77,11 @@ export const webhookDeliveryRoutes = [
       }
       const page = await new DeliveryLog(deps.redis).list(webhook.id, limit, before)
       const last = page.data[page.data.length - 1]
-      const body = { data: page.data, has_more: page.hasMore, next_cursor: page.hasMore && last !== undefined ? Buffer.from(last.id).toString('base64url') : null }
+      const body = {
+        data: page.data,
+        has_more: page.hasMore,
+        next_cursor: page.hasMore && last !== undefined ? Buffer.from(last.id).toString('base64url') : null
+      }
       return { status: 200, body: withinBytes(body, maxBytes, (a) => Buffer.from(a.id).toString('base64url')) }
     }
   })

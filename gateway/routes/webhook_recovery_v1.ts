@@ -21,7 +21,9 @@ const RotateBody = Type.Object({
 }, { additionalProperties: false })
 const Rotated = Type.Object({
   secret: Type.String({ description: 'The new signing secret (`whsec_` + base64 text); returned only in this response' }),
-  previous_secret_expires_at: Type.String({ format: 'date-time', description: 'Until then every request also carries a signature made with the previous secret' })
+  previous_secret_expires_at: Type.String({
+    format: 'date-time', description: 'Until then every request also carries a signature made with the previous secret'
+  })
 })
 
 const ReplayBody = Type.Object({
@@ -106,7 +108,8 @@ export const webhookRecoveryRoutes = [
     description: 'Queues every event since `since` (no earlier than 30 days ago, nor than the webhook\'s creation) of a type ' +
       'the webhook subscribes to now, that it never answered with a 2xx: also those that failed every retry or happened while it ' +
       'was paused or failed, and those whose retries are still pending. They keep their ids and follow the retry schedule. An event ' +
-      'queued by a recover of this webhook within the last hour is not queued again, so a retried recover never sends an event twice.' + IDEMPOTENT,
+      'queued by a recover of this webhook within the last hour is not queued again, so a retried recover never sends an event ' +
+      'twice.' + IDEMPOTENT,
     tag: TAG,
     body: RecoverBody,
     responses: {
@@ -124,7 +127,9 @@ export const webhookRecoveryRoutes = [
       const { deps, params, auth, body } = ctx
       const w = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
       const since = Date.parse(body.since)
-      if (!Number.isFinite(since)) throw ApiError.validation([{ field: 'since', message: 'must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z' }])
+      if (!Number.isFinite(since)) {
+        throw ApiError.validation([{ field: 'since', message: 'must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z' }])
+      }
       return await idempotent(ctx, `/v1/webhooks/${w.id}/recover`, async () => {
         const events = await recoverEvents(deps, w, since)
         return { status: 202, body: { events } }

@@ -41,7 +41,8 @@ export const webhookRoutes = [
     responses: {
       201: { description: 'The webhook, active, with its secret', schema: CreatedWebhook },
       ...errorResponses({
-        validation_error: 'Not an https URL, credentials in the URL, URL over 2048 characters or on a private address, empty or unknown event types',
+        validation_error: 'Not an https URL, credentials in the URL, URL over 2048 characters or on a private address, ' +
+          'empty or unknown event types',
         forbidden: 'The key lacks manage'
       })
     },
@@ -76,8 +77,13 @@ export const webhookRoutes = [
     permission: 'manage',
     summary: 'Read one webhook (without its secret)',
     tag: TAG,
-    responses: { 200: { description: 'The webhook', schema: WebhookView }, ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND }) },
-    handler: ({ deps, auth, params }) => ({ status: 200, body: webhookView(ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')) })
+    responses: {
+      200: { description: 'The webhook', schema: WebhookView },
+      ...errorResponses({ forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND })
+    },
+    handler: ({ deps, auth, params }) => ({
+      status: 200, body: webhookView(ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook'))
+    })
   }),
   route<PatchWebhook>({
     method: 'patch',
@@ -89,7 +95,9 @@ export const webhookRoutes = [
     body: PatchWebhookBody,
     responses: {
       200: { description: 'The webhook after the change', schema: WebhookView },
-      ...errorResponses({ validation_error: 'Empty body, unknown event types or status', forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND })
+      ...errorResponses({
+        validation_error: 'Empty body, unknown event types or status', forbidden: FORBIDDEN_OTHER_ORG, not_found: NOT_FOUND
+      })
     },
     handler: async (ctx) => {
       const { deps, auth, params, body } = ctx

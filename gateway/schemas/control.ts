@@ -29,7 +29,8 @@ export function errorResponses (reasons: Partial<Record<ErrorCode, string>>): Re
   const out: Record<number, ResponseDoc> = {}
   for (const [code, why] of Object.entries(all) as Array<[ErrorCode, string]>) {
     const status = ERRORS[code].status
-    out[status] = { description: out[status] === undefined ? `${code}: ${why}` : `${out[status]!.description}; ${code}: ${why}`, schema: ErrorBody }
+    const description = out[status] === undefined ? `${code}: ${why}` : `${out[status]!.description}; ${code}: ${why}`
+    out[status] = { description, schema: ErrorBody }
   }
   return out
 }
@@ -74,9 +75,21 @@ export const RotatedApiKey = Type.Object({
 })
 
 const RecordVerified = Type.Boolean({ description: 'Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked' })
-const RecordWarning = Type.Optional(Type.String({ description: 'Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty)' }))
-const ListedUntil = Type.Optional(Type.String({ format: 'date-time', description: 'Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS' }))
-export const DnsRecordView = Type.Object({ type: Type.String(), name: Type.String(), value: Type.String(), verified: RecordVerified, warning: RecordWarning, listed_until: ListedUntil })
+const RecordWarning = Type.Optional(Type.String({
+  description: 'Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty)'
+}))
+const ListedUntil = Type.Optional(Type.String({
+  format: 'date-time',
+  description: 'Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS'
+}))
+export const DnsRecordView = Type.Object({
+  type: Type.String(),
+  name: Type.String(),
+  value: Type.String(),
+  verified: RecordVerified,
+  warning: RecordWarning,
+  listed_until: ListedUntil
+})
 export const CheckedDnsRecord = Type.Object({
   type: Type.String(),
   name: Type.String(),
@@ -88,10 +101,17 @@ export const CheckedDnsRecord = Type.Object({
 })
 const DkimSelector = Type.Object({ selector: Type.String(), algorithm: Type.Enum(['rsa-sha256', 'ed25519-sha256']) })
 const DkimState = Type.Object({
-  signing: Type.Array(DkimSelector, { description: 'The keys outbound mail is signed with now: the RSA key always, the ed25519 key once its TXT record was found' }),
-  pending: Type.Array(DkimSelector, { description: 'Keys waiting for their TXT records: they sign from the verification that finds them (a rotation\'s pair once both are found)' })
+  signing: Type.Array(DkimSelector, {
+    description: 'The keys outbound mail is signed with now: the RSA key always, the ed25519 key once its TXT record was found'
+  }),
+  pending: Type.Array(DkimSelector, {
+    description: 'Keys waiting for their TXT records: they sign from the verification that finds them ' +
+      '(a rotation\'s pair once both are found)'
+  })
 })
-const DomainStatus = Type.Enum(['pending', 'verified', 'lapsed'], { description: 'lapsed: another organisation verified this name first; this claim cannot verify' })
+const DomainStatus = Type.Enum(['pending', 'verified', 'lapsed'], {
+  description: 'lapsed: another organisation verified this name first; this claim cannot verify'
+})
 
 export const DomainView = Type.Object({
   id: Type.String(),
@@ -145,7 +165,9 @@ export const TemplateView = Type.Object({
   updated_at: Timestamp
 })
 
-export const RouteAction = Type.Object({ type: Type.Literal('webhook'), include_attachments: Type.Boolean() }, { additionalProperties: false })
+export const RouteAction = Type.Object({
+  type: Type.Literal('webhook'), include_attachments: Type.Boolean()
+}, { additionalProperties: false })
 
 export const RouteView = Type.Object({
   id: Type.String(),

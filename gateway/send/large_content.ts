@@ -35,10 +35,13 @@ export class LargeContent {
       await (await this.store.catch((err: unknown) => { this.store = undefined; throw err })).put(id, content)
     } catch (err) {
       if (isJetStreamFull(err)) throw queueFullError(err)
-      throw new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
+      throw new ApiError('service_unavailable', NOT_CONFIRMED, { cause: err, retryAfter: 1 })
     }
   }
 }
+
+/** The answer to a send JetStream did not confirm in time (a 503 the client retries with its Idempotency-Key). */
+export const NOT_CONFIRMED = 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.'
 
 /**
  * Seconds a client waits before retrying a send the full store refused: room comes back as queued mail is
@@ -48,6 +51,10 @@ export const QUEUE_FULL_RETRY_AFTER_S = 30
 
 /** The answer to a send JetStream refused for lack of room (its stream, or the object store, at its share). */
 export function queueFullError (cause: unknown): ApiError {
-  return new ApiError('queue_full', 'The message store is full, so nothing was queued; queued mail is still being delivered, which frees room. ' +
-    'Retry later with the same Idempotency-Key.', { cause, retryAfter: QUEUE_FULL_RETRY_AFTER_S })
+  return new ApiError(
+    'queue_full',
+    'The message store is full, so nothing was queued; queued mail is still being delivered, which frees room. ' +
+      'Retry later with the same Idempotency-Key.',
+    { cause, retryAfter: QUEUE_FULL_RETRY_AFTER_S }
+  )
 }

@@ -1,4 +1,7 @@
-import { ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, addressDomain, bareAddress, isReservedHeader, newId, spoofedDisplayAddress, type FieldError, type QueuedMessage, type SendRequest, uniqueTags } from '../../protocol/mod.ts'
+import {
+  ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, addressDomain, bareAddress, isReservedHeader, newId, spoofedDisplayAddress,
+  type FieldError, type QueuedMessage, type SendRequest, uniqueTags
+} from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import type { AuthContext } from '../auth.ts'
 
@@ -51,24 +54,41 @@ function list (value: string | string[] | undefined): string[] {
  * attempt. Returns undefined when it recorded a problem.
  */
 export function prepareMessage (
-  req: SendRequest, auth: AuthContext, cp: ControlPlane, nowMs: number, createdAt: string, prefix: string, problems: Problems, id?: string | null
+  req: SendRequest, auth: AuthContext, cp: ControlPlane, nowMs: number, createdAt: string, prefix: string, problems: Problems,
+  id?: string | null
 ): PreparedMessage | AllSuppressed | undefined {
   const before = problems.fields.length
   const to = list(req.to)
   const cc = list(req.cc)
   const bcc = list(req.bcc)
-  if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) problems.field(prefix + 'to', `to, cc and bcc together may hold at most ${MAX_RECIPIENTS} recipients`)
+  if (to.length + cc.length + bcc.length > MAX_RECIPIENTS) {
+    problems.field(prefix + 'to', `to, cc and bcc together may hold at most ${MAX_RECIPIENTS} recipients`)
+  }
   if (req.headers !== undefined) {
     for (const name in req.headers) {
-      if (isReservedHeader(name)) problems.field(`${prefix}headers.${name}`, `${name} is reserved (written by Outbox or by the servers the message passes through) and may not be given in headers`)
+      if (isReservedHeader(name)) {
+        problems.field(
+          `${prefix}headers.${name}`,
+          `${name} is reserved (written by Outbox or by the servers the message passes through) and may not be given in headers`
+        )
+      }
     }
   }
   const shown = spoofedDisplayAddress(req.from)
-  if (shown !== undefined) problems.field(prefix + 'from', `the display name shows the address ${shown}, which is not the sender's; use a plain name or the sender's own address`)
+  if (shown !== undefined) {
+    problems.field(
+      prefix + 'from',
+      `the display name shows the address ${shown}, which is not the sender's; use a plain name or the sender's own address`
+    )
+  }
   if (req.template_id !== undefined) {
-    if (req.html !== undefined || req.text !== undefined) problems.field(prefix + 'template_id', 'cannot be combined with html or text; the template supplies the body')
+    if (req.html !== undefined || req.text !== undefined) {
+      problems.field(prefix + 'template_id', 'cannot be combined with html or text; the template supplies the body')
+    }
   } else {
-    if (req.html === undefined && req.text === undefined) problems.field(prefix + 'html', 'html or text is required unless template_id is given')
+    if (req.html === undefined && req.text === undefined) {
+      problems.field(prefix + 'html', 'html or text is required unless template_id is given')
+    }
     if (req.subject === undefined) problems.field(prefix + 'subject', 'is required unless template_id is given')
     if (req.variables !== undefined) problems.field(prefix + 'variables', 'is only allowed together with template_id')
   }
@@ -92,11 +112,17 @@ export function prepareMessage (
 
   const domain = auth.domain
   if (addressDomain(req.from) !== domain.name.toLowerCase()) {
-    problems.refuse(new ApiError('forbidden', `The from address must be on ${domain.name}, the domain of this API key.`, { field: prefix + 'from', details: { key_domain: domain.name, from_domain: addressDomain(req.from) } }))
+    problems.refuse(new ApiError('forbidden', `The from address must be on ${domain.name}, the domain of this API key.`, {
+      field: prefix + 'from', details: { key_domain: domain.name, from_domain: addressDomain(req.from) }
+    }))
     return undefined
   }
   if (domain.status !== 'verified') {
-    problems.refuse(new ApiError('forbidden', `The domain ${domain.name} is not verified yet; publish its DNS records and call POST /v1/domains/${domain.id}/verify.`, { field: prefix + 'from', details: { domain_id: domain.id, status: domain.status } }))
+    problems.refuse(new ApiError(
+      'forbidden',
+      `The domain ${domain.name} is not verified yet; publish its DNS records and call POST /v1/domains/${domain.id}/verify.`,
+      { field: prefix + 'from', details: { domain_id: domain.id, status: domain.status } }
+    ))
     return undefined
   }
   const orgId = auth.org.id
@@ -106,7 +132,9 @@ export function prepareMessage (
   if (req.template_id !== undefined) {
     const template = cp.templates.get(`${orgId}.${req.template_id}`)
     if (template === undefined) {
-      problems.refuse(new ApiError('unprocessable', `No template ${req.template_id} in this organisation.`, { field: prefix + 'template_id' }))
+      problems.refuse(new ApiError('unprocessable', `No template ${req.template_id} in this organisation.`, {
+        field: prefix + 'template_id'
+      }))
       return undefined
     }
     // A copy of the template's text travels in the message, placeholders and all; the engine renders exactly

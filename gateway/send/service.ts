@@ -4,7 +4,7 @@ import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
 import { idempotent, type IdempotentOptions } from '../idempotency/mod.ts'
 import { ReadModelWriter } from './read_model_writer.ts'
-import { LargeContent, queueFullError, type EncodedMessage } from './large_content.ts'
+import { LargeContent, NOT_CONFIRMED, queueFullError, type EncodedMessage } from './large_content.ts'
 import { sendRoomWatches } from '../health/queue_room.ts'
 import type { StreamRoomWatch } from '../../stores/clients/mod.ts'
 import { Problems, isPrepared, prepareMessage, type AllSuppressed, type PreparedMessage, type SendStatus } from './prepare.ts'
@@ -14,9 +14,15 @@ export interface SendResult { id: string, status: SendStatus, created_at: string
 /** Maps the typed errors of the publish boundary to the documented API errors. */
 function toApiError (err: unknown): ApiError {
   if (err instanceof ApiError) return err
-  if (err instanceof PayloadTooLargeError) return new ApiError('payload_too_large', `The message is ${err.size} bytes encoded; the message store accepts at most ${err.limit}.`, { cause: err })
+  if (err instanceof PayloadTooLargeError) {
+    return new ApiError('payload_too_large', `The message is ${err.size} bytes encoded; the message store accepts at most ${err.limit}.`, {
+      cause: err
+    })
+  }
   if (err instanceof PublishRejectedError && isJetStreamFull(err)) return queueFullError(err)
-  if (err instanceof PublishTimeoutError || err instanceof PublishRejectedError) return new ApiError('service_unavailable', 'The message store did not confirm the message in time; retry shortly with the same Idempotency-Key.', { cause: err, retryAfter: 1 })
+  if (err instanceof PublishTimeoutError || err instanceof PublishRejectedError) {
+    return new ApiError('service_unavailable', NOT_CONFIRMED, { cause: err, retryAfter: 1 })
+  }
   return ApiError.from(err)
 }
 
@@ -37,7 +43,8 @@ export type SendDeps = Pick<GatewayDeps, 'config' | 'log' | 'nc' | 'redis' | 'cp
 
 /**
  * The durable send path: prepare → publish to JetStream (202 only after the PubAck), with the optional
- * Idempotency-Key around it; the read-model record follows the reply, batched (ReadModelWriter). One instance per gateway, made and closed by main.ts.
+ * Idempotency-Key around it; the read-model record follows the reply, batched (ReadModelWriter). One instance per gateway,
+ * made and closed by main.ts.
  */
 export class SendService {
   private readonly publisher: JsPublisher
@@ -90,10 +97,13 @@ export class SendService {
       const now = Date.now()
       const createdAt = previous?.created_at ?? new Date(now).toISOString()
       const problems = new Problems()
-      const items = ctx.body.messages.map((m, i) => prepareMessage(m, ctx.auth, this.deps.cp, now, createdAt, `messages[${i}].`, problems, previous?.ids[i]))
+      const items = ctx.body.messages.map((m, i) =>
+        prepareMessage(m, ctx.auth, this.deps.cp, now, createdAt, `messages[${i}].`, problems, previous?.ids[i]))
       problems.throwIfAny()
       if (!items.some(isPrepared)) {
-        throw new ApiError('recipient_suppressed', 'Every recipient of every message is on the suppression list.', { details: { suppressed: items.flatMap((p) => (p as AllSuppressed).suppressed) } })
+        throw new ApiError('recipient_suppressed', 'Every recipient of every message is on the suppression list.', {
+          details: { suppressed: items.flatMap((p) => (p as AllSuppressed).suppressed) }
+        })
       }
       // Every size is checked before anything is published, so a 413 leaves nothing half sent.
       const encoded = items.map((p) => isPrepared(p) ? this.encode(p.msg) : undefined)
@@ -119,7 +129,8 @@ export class SendService {
           cause, details: { accepted, failed }, ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {})
         })
       }
-      const data = items.map((p) => isPrepared(p) ? result(p) : { id: null, status: 'suppressed', suppressed: (p as AllSuppressed).suppressed })
+      const data = items.map((p) =>
+        isPrepared(p) ? result(p) : { id: null, status: 'suppressed', suppressed: (p as AllSuppressed).suppressed })
       const fresh = items.filter((p, index): p is PreparedMessage => isPrepared(p) && !confirmedBefore.has(index))
       for (const p of fresh) this.record(p)
       return { status: 202, body: { data } }

@@ -17,7 +17,9 @@ const HEADER_END = Buffer.from('\r\n\r\n')
  * character at a time, some 1 µs each): the header section, and each header read here.
  */
 export const MAX_HEADER_SECTION_OCTETS = 256 * 1024
-const MAX_PARSED_HEADER: Record<string, number> = { from: 2048, to: 64 * 1024, cc: 64 * 1024, subject: 8192, 'x-outbox-metadata': 32 * 1024, 'x-outbox-tags': 2048 }
+const MAX_PARSED_HEADER: Record<string, number> = {
+  from: 2048, to: 64 * 1024, cc: 64 * 1024, subject: 8192, 'x-outbox-metadata': 32 * 1024, 'x-outbox-tags': 2048
+}
 /**
  * Headers read and removed here, the ones the engine writes for each recipient (an application's copy would double
  * them), and Bcc: the blind copies are envelope recipients, and a Bcc header would show them to every recipient
@@ -103,7 +105,9 @@ function parseMetadata (value: string | undefined): Record<string, string> {
   } catch {
     throw contentRefused('X-Outbox-Metadata must be a JSON object (RFC 2047 encoded words are decoded first)')
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw contentRefused('X-Outbox-Metadata must be a JSON object')
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw contentRefused('X-Outbox-Metadata must be a JSON object')
+  }
   const entries = Object.entries(parsed as Record<string, unknown>)
   // The limits of the HTTP send's `metadata`.
   if (entries.length > MAX_METADATA_PAIRS) throw contentRefused(`X-Outbox-Metadata may hold at most ${MAX_METADATA_PAIRS} keys`)

@@ -15,7 +15,9 @@ export interface SubmissionListener {
 /** SMTP submission on OB_SMTP_SUBMISSION_HOST / _PORT (the caller checks `config.submission.enabled`). */
 export async function startSubmission (deps: SubmissionDeps): Promise<SubmissionListener> {
   const settings = deps.config.submission
-  const tls = await submissionTls({ certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile }, new URL(deps.config.http.publicUrl).hostname)
+  const tls = await submissionTls(
+    { certFile: settings.tlsCertFile, keyFile: settings.tlsKeyFile }, new URL(deps.config.http.publicUrl).hostname
+  )
   const { server } = createSubmissionServer(deps, tls)
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject)
@@ -23,7 +25,9 @@ export async function startSubmission (deps: SubmissionDeps): Promise<Submission
   })
   const address = server.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : settings.port
-  deps.log.info({ host: settings.host, port, selfSignedCertificate: tls.selfSigned, insecureAuth: settings.insecureAuth }, 'SMTP submission listening')
+  deps.log.info(
+    { host: settings.host, port, selfSignedCertificate: tls.selfSigned, insecureAuth: settings.insecureAuth }, 'SMTP submission listening'
+  )
   let closing: Promise<void> | undefined
   return {
     server,

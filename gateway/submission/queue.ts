@@ -48,13 +48,18 @@ export class SubmissionQueue {
       await claim.complete(250, JSON.stringify({ id: r.id })).catch(() => {})
       return r
     } catch (err) {
-      if (err instanceof SmtpReply && err.responseCode === 451) await claim.keepForRetry({ ids: [messageId], created_at: createdAt, accepted: [] })
-      else await claim.release()
+      if (err instanceof SmtpReply && err.responseCode === 451) {
+        await claim.keepForRetry({ ids: [messageId], created_at: createdAt, accepted: [] })
+      } else {
+        await claim.release()
+      }
       throw err
     }
   }
 
-  private async publish (auth: AuthContext, envelope: string[], mail: SubmittedMessage, suppressed: string[], id: string, createdAt: string): Promise<QueuedReply> {
+  private async publish (
+    auth: AuthContext, envelope: string[], mail: SubmittedMessage, suppressed: string[], id: string, createdAt: string
+  ): Promise<QueuedReply> {
     const to: string[] = []
     const cc: string[] = []
     const bcc: string[] = []

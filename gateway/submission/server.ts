@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream'
 import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server'
-import { ADDRESS_PATTERN, ApiError, MAX_RECIPIENTS, REDIS_KEYS, addressDomain, bareAddress, clientIdentity, newId } from '../../protocol/mod.ts'
+import {
+  ADDRESS_PATTERN, ApiError, MAX_RECIPIENTS, REDIS_KEYS, addressDomain, bareAddress, clientIdentity, newId
+} from '../../protocol/mod.ts'
 import { authenticate, hasPermission, type AuthContext } from '../auth.ts'
 import type { GatewayDeps } from '../deps.ts'
 import { planLimit } from '../server.ts'
@@ -14,7 +16,9 @@ import type { SubmissionTls } from './tls.ts'
 export const MAX_SUBMISSION_BYTES = 10 * 1024 * 1024
 const ADDRESS = new RegExp(ADDRESS_PATTERN)
 
-export type SubmissionDeps = Pick<GatewayDeps, 'config' | 'log' | 'cp' | 'redis' | 'limiter' | 'authGuard' | 'security' | 'send' | 'idempotency' | 'metrics'>
+export type SubmissionDeps = Pick<
+  GatewayDeps, 'config' | 'log' | 'cp' | 'redis' | 'limiter' | 'authGuard' | 'security' | 'send' | 'idempotency' | 'metrics'
+>
 
 /** The authenticated key, kept on the session by smtp-server (`session.user`). */
 function authOf (session: SMTPServerSession): AuthContext {

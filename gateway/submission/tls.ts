@@ -34,7 +34,11 @@ export async function submissionTls (files: { certFile?: string, keyFile?: strin
       '-subj', `/CN=${cn}`, '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { timeout: 30_000 })
     return { key: await readFile(join(dir, 'key.pem')), cert: await readFile(join(dir, 'cert.pem')), selfSigned: true }
   } catch (err) {
-    throw new SubmissionTlsError('SMTP submission needs a TLS certificate: set OB_SMTP_TLS_CERT_FILE and OB_SMTP_TLS_KEY_FILE, or install openssl so a self-signed one can be made at start, or set OB_SMTP_SUBMISSION_PORT=0', { cause: err })
+    throw new SubmissionTlsError(
+      'SMTP submission needs a TLS certificate: set OB_SMTP_TLS_CERT_FILE and OB_SMTP_TLS_KEY_FILE, ' +
+      'or install openssl so a self-signed one can be made at start, or set OB_SMTP_SUBMISSION_PORT=0',
+      { cause: err }
+    )
   } finally {
     await rm(dir, { recursive: true, force: true })
   }

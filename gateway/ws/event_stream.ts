@@ -86,7 +86,8 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     if (!keyStillValid(st, now)) { ws.end(CLOSE_CODES.unauthorized, 'the API key is no longer valid'); return }
     const expiresAt = deps.cp.apiKeys.get(st.keyId!)?.expires_at
     if (expiresAt === undefined) return
-    st.expiry = setTimeout(() => { if (st.open) enforceKey(ws, st, Date.now()) }, Math.min(MAX_TIMER_MS, Math.max(0, Date.parse(expiresAt) - now) + 10))
+    const delayMs = Math.min(MAX_TIMER_MS, Math.max(0, Date.parse(expiresAt) - now) + 10)
+    st.expiry = setTimeout(() => { if (st.open) enforceKey(ws, st, Date.now()) }, delayMs)
     st.expiry.unref()
   }
 
@@ -152,8 +153,11 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
       deps.security.authFailed({ transport: 'websocket', address: st.ip, credential: authorization, reason: err.message })
       void deps.authGuard.refusal(err, st.ip, authorization, now).catch((e: unknown) => e).then((refusal) => {
         if (!st.open) return
-        if (refusal instanceof ApiError && refusal.code === 'rate_limited') ws.end(CLOSE_CODES.rateLimited, 'too many failed authentications')
-        else ws.end(CLOSE_CODES.unauthorized, err.message.slice(0, 100))
+        if (refusal instanceof ApiError && refusal.code === 'rate_limited') {
+          ws.end(CLOSE_CODES.rateLimited, 'too many failed authentications')
+        } else {
+          ws.end(CLOSE_CODES.unauthorized, err.message.slice(0, 100))
+        }
       })
       return
     }
@@ -183,8 +187,10 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
    */
   function onFilter (ws: Socket, st: SocketState, types: unknown, environment: unknown): void {
     if (types !== undefined || environment === undefined) {
-      if (!Array.isArray(types) || types.length === 0 || types.length > TYPE_NAMES.size || !types.every((t) => typeof t === 'string' && TYPE_NAMES.has(t))) {
-        send(ws, { type: 'error', code: 'validation_error', field: 'types', message: `types must be a non-empty array of: ${[...TYPE_NAMES].join(', ')}` })
+      const known = (t: unknown): boolean => typeof t === 'string' && TYPE_NAMES.has(t)
+      if (!Array.isArray(types) || types.length === 0 || types.length > TYPE_NAMES.size || !types.every(known)) {
+        const message = `types must be a non-empty array of: ${[...TYPE_NAMES].join(', ')}`
+        send(ws, { type: 'error', code: 'validation_error', field: 'types', message })
         return
       }
     }
@@ -208,7 +214,10 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
         res.cork(() => { res.writeStatus('503 Service Unavailable').end() })
         return
       }
-      const ip = deps.clientAddresses.of(Buffer.from(res.getRemoteAddressAsText()).toString(), deps.clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : '')
+      const ip = deps.clientAddresses.of(
+        Buffer.from(res.getRemoteAddressAsText()).toString(),
+        deps.clientAddresses.readsForwardedFor ? req.getHeader('x-forwarded-for') : ''
+      )
       if (perAddress.full(ip)) {
         refuseUpgrade(res, perAddress.max)
         return
@@ -233,7 +242,9 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
         ws.end(CLOSE_CODES.rateLimited, `too many event stream connections from this address (at most ${perAddress.max})`)
         return
       }
-      st.timer = setTimeout(() => { if (st.open && st.orgId === undefined) ws.end(CLOSE_CODES.unauthorized, 'authenticate within 5 seconds') }, AUTH_TIMEOUT_MS)
+      st.timer = setTimeout(() => {
+        if (st.open && st.orgId === undefined) ws.end(CLOSE_CODES.unauthorized, 'authenticate within 5 seconds')
+      }, AUTH_TIMEOUT_MS)
       st.timer.unref()
     },
     message: (ws, raw) => {

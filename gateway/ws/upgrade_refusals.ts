@@ -19,7 +19,9 @@ export function refuseEnvironment (res: uWS.HttpResponse): void {
 
 /** The answer to an upgrade from an address at its cap: the API's error format, so clients parse one shape. */
 export function refuseUpgrade (res: uWS.HttpResponse, max: number): void {
-  const err = new ApiError('rate_limited', `Too many event stream connections from this address (at most ${max} at once); close one first.`, { retryAfter: 60 })
+  const err = new ApiError(
+    'rate_limited', `Too many event stream connections from this address (at most ${max} at once); close one first.`, { retryAfter: 60 }
+  )
   res.cork(() => {
     res.writeStatus('429 Too Many Requests')
       .writeHeader('Content-Type', 'application/json')

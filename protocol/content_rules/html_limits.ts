@@ -39,7 +39,9 @@ const CLOCK_EVERY = 256
  * `endIndex`). Returns undefined when the whole document was parsed, else the limit that stopped it: no callback
  * runs after that point, `onend` included, and the caller decides what a partial parse is worth.
  */
-export function parseHtmlWithin (html: string, build: (parser: Parser) => Partial<Handler>, options: ParserOptions, limits: HtmlLimits = HTML_LIMITS): HtmlLimit | undefined {
+export function parseHtmlWithin (
+  html: string, build: (parser: Parser) => Partial<Handler>, options: ParserOptions, limits: HtmlLimits = HTML_LIMITS
+): HtmlLimit | undefined {
   const started = performance.now()
   let depth = 0
   let elements = 0

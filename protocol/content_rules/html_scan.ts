@@ -15,9 +15,14 @@ export interface HtmlFeatures {
   stoppedAt?: HtmlLimit
 }
 
-const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr', 'param', 'keygen'])
+const VOID = new Set([
+  'area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr', 'param', 'keygen'
+])
 /** Elements whose end tag HTML allows to omit; leaving them open is not an error. */
-const OPTIONAL_END = new Set(['p', 'li', 'dt', 'dd', 'tr', 'td', 'th', 'thead', 'tbody', 'tfoot', 'option', 'optgroup', 'colgroup', 'caption', 'rp', 'rt', 'html', 'head', 'body'])
+const OPTIONAL_END = new Set([
+  'p', 'li', 'dt', 'dd', 'tr', 'td', 'th', 'thead', 'tbody', 'tfoot', 'option', 'optgroup', 'colgroup', 'caption', 'rp', 'rt',
+  'html', 'head', 'body'
+])
 const INVISIBLE = new Set(['script', 'style', 'head', 'title', 'noscript', 'template'])
 const ACTIVE = new Set(['script', 'form', 'iframe', 'object', 'embed', 'frame', 'frameset', 'applet'])
 const HIDDEN_STYLE = /display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*[01](?:\.\d+)?(?:px|pt)?\s*(?:;|$|!)|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$|!)|max-height\s*:\s*0(?:px)?\s*(?:;|$|!)/i

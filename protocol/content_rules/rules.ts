@@ -98,11 +98,17 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'subject_all_caps', severity: 'warning', weight: 1.5,
-    check: (c) => { const r = capsRatio(c.subject); return r.letters >= 8 && r.ratio >= 0.7 ? 'The subject is mostly capital letters.' : undefined }
+    check: (c) => {
+      const r = capsRatio(c.subject)
+      return r.letters >= 8 && r.ratio >= 0.7 ? 'The subject is mostly capital letters.' : undefined
+    }
   },
   {
     id: 'body_all_caps', severity: 'warning', weight: 1.5,
-    check: (c) => { const r = capsRatio(c.body); return r.letters >= 40 && r.ratio >= 0.6 ? 'The body is mostly capital letters.' : undefined }
+    check: (c) => {
+      const r = capsRatio(c.body)
+      return r.letters >= 40 && r.ratio >= 0.6 ? 'The body is mostly capital letters.' : undefined
+    }
   },
   {
     id: 'spam_phrases', severity: 'warning', weight: 1.5,
@@ -134,7 +140,9 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'missing_text_part', severity: 'info', weight: 0.5,
-    check: (c) => c.html.trim() !== '' && c.text.trim() === '' ? 'There is no plain-text part; add `text` for clients and filters that read it.' : undefined
+    check: (c) => c.html.trim() !== '' && c.text.trim() === ''
+      ? 'There is no plain-text part; add `text` for clients and filters that read it.'
+      : undefined
   },
   {
     id: 'link_text_mismatch', severity: 'error', weight: 2.5,
@@ -151,11 +159,17 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'url_shortener', severity: 'warning', weight: 1.5,
-    check: (c) => { const h = c.linkHosts.find((x) => URL_SHORTENERS.has(x)); return h !== undefined ? `A link uses the URL shortener ${h}.` : undefined }
+    check: (c) => {
+      const h = c.linkHosts.find((x) => URL_SHORTENERS.has(x))
+      return h !== undefined ? `A link uses the URL shortener ${h}.` : undefined
+    }
   },
   {
     id: 'ip_address_url', severity: 'error', weight: 2,
-    check: (c) => { const h = c.linkHosts.find((x) => isIP(x) !== 0); return h !== undefined ? `A link points to a bare IP address (${h}).` : undefined }
+    check: (c) => {
+      const h = c.linkHosts.find((x) => isIP(x) !== 0)
+      return h !== undefined ? `A link points to a bare IP address (${h}).` : undefined
+    }
   },
   {
     id: 'missing_unsubscribe', severity: 'warning', weight: 1,
@@ -168,7 +182,9 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'html_too_large', severity: 'warning', weight: 1,
-    check: (c) => Buffer.byteLength(c.html) > MAX_HTML_BYTES ? `The HTML is ${Math.round(Buffer.byteLength(c.html) / 1024)} KB; Gmail clips messages over about 100 KB.` : undefined
+    check: (c) => Buffer.byteLength(c.html) > MAX_HTML_BYTES
+      ? `The HTML is ${Math.round(Buffer.byteLength(c.html) / 1024)} KB; Gmail clips messages over about 100 KB.`
+      : undefined
   },
   {
     id: 'html_unbalanced', severity: 'warning', weight: 1,
@@ -181,7 +197,8 @@ export const RULES: readonly Rule[] = [
         case undefined: return undefined
         case 'depth': return `The HTML nests elements more than ${HTML_LIMITS.maxDepth} deep; the rules that read it were skipped.`
         case 'elements': return `The HTML has more than ${HTML_LIMITS.maxElements} elements; the rules that read it were skipped.`
-        case 'attributes': return `An HTML element has more than ${HTML_LIMITS.maxAttributes} attributes; the rules that read the HTML were skipped.`
+        case 'attributes':
+          return `An HTML element has more than ${HTML_LIMITS.maxAttributes} attributes; the rules that read the HTML were skipped.`
         case 'time': return `The HTML could not be read within ${HTML_LIMITS.timeBudgetMs} ms; the rules that read it were skipped.`
       }
     }
@@ -192,11 +209,15 @@ export const RULES: readonly Rule[] = [
   },
   {
     id: 'hidden_text', severity: 'error', weight: 2,
-    check: (c) => c.scan.hiddenTextChars >= 20 ? `${c.scan.hiddenTextChars} characters of text are hidden (display:none, tiny font or similar).` : undefined
+    check: (c) => c.scan.hiddenTextChars >= 20
+      ? `${c.scan.hiddenTextChars} characters of text are hidden (display:none, tiny font or similar).`
+      : undefined
   },
   {
     id: 'active_content', severity: 'error', weight: 3,
-    check: (c) => c.scan.activeContent.length > 0 ? `Scripts, forms or frames, which mail clients block: ${[...new Set(c.scan.activeContent)].slice(0, 5).join(', ')}.` : undefined
+    check: (c) => c.scan.activeContent.length > 0
+      ? `Scripts, forms or frames, which mail clients block: ${[...new Set(c.scan.activeContent)].slice(0, 5).join(', ')}.`
+      : undefined
   },
   {
     id: 'from_name_mismatch', severity: 'warning', weight: 1.5,

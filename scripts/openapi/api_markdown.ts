@@ -90,13 +90,15 @@ export function renderApiMarkdown (routes: readonly RouteDef[]): string {
     '<!-- Generated from the route table (gateway/routes/mod.ts) by `npm run openapi`; do not edit by hand. -->',
     '',
     'Base URL: `OB_PUBLIC_URL` (default `http://127.0.0.1:<OB_HTTP_PORT>`, port 8080 by default). Authenticated endpoints take `Authorization: Bearer <API key>`;',
-    `bodies are JSON (\`Content-Type: application/json\`, at most 10 MB, arrays and objects nested at most ${MAX_JSON_DEPTH} levels deep). Every response carries \`X-Request-Id\`; authenticated`,
+    'bodies are JSON (`Content-Type: application/json`, at most 10 MB, arrays and objects nested at most ' +
+      `${MAX_JSON_DEPTH} levels deep). Every response carries \`X-Request-Id\`; authenticated`,
     'ones carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also `Retry-After`. Errors use one',
     'format, described in [errors.md](errors.md). The same table produces the OpenAPI 3.1 document [openapi.json](openapi.json).',
     '',
     '| method | path | permission | summary |',
     '|---|---|---|---|',
-    ...routes.map((d) => `| ${httpMethod(d.method).toUpperCase()} | \`${openApiPath(d.path)}\` | ${d.permission ?? '—'} | ${cell(d.summary)} |`),
+    ...routes.map((d) =>
+      `| ${httpMethod(d.method).toUpperCase()} | \`${openApiPath(d.path)}\` | ${d.permission ?? '—'} | ${cell(d.summary)} |`),
     ''
   ]
   for (const tag of tags) {

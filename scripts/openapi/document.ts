@@ -21,7 +21,9 @@ export function errorSchema (): JsonSchema {
           errors: {
             type: 'array',
             description: 'Validation errors only: one entry per invalid field',
-            items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } }
+            items: {
+              type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } }
+            }
           },
           retry_after: { type: 'integer', minimum: 1, description: 'Rate limiting only: seconds until one request is allowed' },
           request_id: { type: 'string', description: 'Same value as the X-Request-Id response header' }
@@ -80,7 +82,13 @@ function operation (def: RouteDef): Record<string, unknown> {
   op.security = def.permission === null ? [] : [{ bearer: [] }]
   op['x-permission'] = def.permission
   const parameters: unknown[] = pathParams(def.path).map((name) => name === 'id' && def.idPrefix !== undefined
-    ? { name, in: 'path', required: true, schema: { type: 'string', pattern: `^${def.idPrefix}_[0-9a-z]{26}$` }, description: 'Any other shape is 404 `not_found`.' }
+    ? {
+        name,
+        in: 'path',
+        required: true,
+        schema: { type: 'string', pattern: `^${def.idPrefix}_[0-9a-z]{26}$` },
+        description: 'Any other shape is 404 `not_found`.'
+      }
     : { name, in: 'path', required: true, schema: { type: 'string' } })
   if (def.query !== undefined) {
     const q = toJsonSchema(def.query) as { properties?: Record<string, JsonSchema>, required?: string[] }
@@ -126,14 +134,17 @@ export function buildOpenApi (routes: readonly RouteDef[], version: string): Rec
     info: {
       title: 'Outbox API',
       version,
-      description: 'Self-hosted transactional email. Errors use one format (see the Error schema); every response carries X-Request-Id. Generated from the route table by `npm run openapi`.'
+      description: 'Self-hosted transactional email. Errors use one format (see the Error schema); every response carries X-Request-Id. ' +
+        'Generated from the route table by `npm run openapi`.'
     },
     servers: [{ url: 'http://127.0.0.1:8080', description: 'Default OB_HTTP_HOST:OB_HTTP_PORT' }],
     tags: tags.map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer ob_live_…` (or `ob_test_…` for sandbox keys)' }
+        bearer: {
+          type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer ob_live_…` (or `ob_test_…` for sandbox keys)'
+        }
       },
       schemas: { Error: errorSchema() },
       headers: {

@@ -5,7 +5,9 @@ import type { RedisTarget } from '../../config/mod.ts'
 /** NATS client settings shared by every process: reconnect forever, a name that shows in `nats server report`. */
 export async function connectNats (servers: readonly string[], name: string): Promise<NatsConnection> {
   // noAsyncTraces: no Error (with its stack) built per request/publish; on the webhook path that was ~7 % of CPU.
-  return await connect({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000, noAsyncTraces: true })
+  return await connect({
+    servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 5000, noAsyncTraces: true
+  })
 }
 
 /** How long to wait between reconnects: short, so a Sentinel failover is picked up within a second of finishing. */

@@ -1,4 +1,6 @@
-import { createInbox, headers as natsHeaders, type MsgHdrs, type NatsConnection, type Msg, type Subscription } from '@nats-io/transport-node'
+import {
+  createInbox, headers as natsHeaders, type MsgHdrs, type NatsConnection, type Msg, type Subscription
+} from '@nats-io/transport-node'
 import type { PubAck } from '@nats-io/jetstream'
 import type { InternalErrorCode } from '../../protocol/mod.ts'
 
@@ -100,8 +102,14 @@ export class JsPublisher implements JsPublish {
       p.reject(new PublishRejectedError(p.subject, 'unreadable acknowledgement'))
       return
     }
-    if (ack.error !== undefined) { p.reject(new PublishRejectedError(p.subject, ack.error.description ?? 'error', ack.error.err_code ?? ack.error.code)); return }
-    if (typeof ack.stream !== 'string' || ack.stream === '') { p.reject(new PublishRejectedError(p.subject, 'invalid acknowledgement')); return }
+    if (ack.error !== undefined) {
+      p.reject(new PublishRejectedError(p.subject, ack.error.description ?? 'error', ack.error.err_code ?? ack.error.code))
+      return
+    }
+    if (typeof ack.stream !== 'string' || ack.stream === '') {
+      p.reject(new PublishRejectedError(p.subject, 'invalid acknowledgement'))
+      return
+    }
     ack.duplicate = ack.duplicate === true
     p.resolve(ack)
   }

@@ -6,4 +6,6 @@ export { ScriptBatch, batchedLua, MAX_SCRIPT_BATCH } from './script_batch.ts'
 export { JsPublisher, PublishTimeoutError, PublishRejectedError, PayloadTooLargeError, type JsPublish } from './js_publisher.ts'
 export { StreamRoomWatch, roomBelowAdmissionLimit, streamsAtAdmissionLimit } from './stream_room.ts'
 export { isRedisFull, redisHealth, RedisHealthWatch, type RedisHealth } from './redis_health.ts'
-export { assertNoEviction, redisEvictionPolicy, EvictionPolicyWatch, RedisEvictionPolicyError, REQUIRED_EVICTION_POLICY, type EvictionPolicyState } from './redis_policy.ts'
+export {
+  assertNoEviction, redisEvictionPolicy, EvictionPolicyWatch, RedisEvictionPolicyError, REQUIRED_EVICTION_POLICY, type EvictionPolicyState
+} from './redis_policy.ts'

@@ -60,7 +60,9 @@ export class ScriptBatch<R> {
   private readonly isolate: boolean
   private readonly batch: TurnBatch<Call, R>
 
-  constructor (redis: Redis, private readonly name: string, lua: string, opts: { finish?: string, maxBatch?: number, isolate?: boolean } = {}) {
+  constructor (
+    redis: Redis, private readonly name: string, lua: string, opts: { finish?: string, maxBatch?: number, isolate?: boolean } = {}
+  ) {
     const r = redis as BatchRedis
     this.isolate = opts.isolate === true
     if (typeof r[name] !== 'function') redis.defineCommand(name, { lua: batchedLua(lua, opts.finish, this.isolate) })

@@ -71,7 +71,9 @@ export class ContentStore {
 /** The bucket as this installation's settings make it (see ContentStore.open). */
 export async function openContentStore (nc: NatsConnection, config: Config): Promise<ContentStore> {
   return await ContentStore.open(nc, {
-    replicas: config.nats.replicas, ttlMs: contentTtlMs(config.delivery.retryScheduleS, MAX_SCHEDULE_AHEAD_MS), storeBytes: config.nats.storeBytes
+    replicas: config.nats.replicas,
+    ttlMs: contentTtlMs(config.delivery.retryScheduleS, MAX_SCHEDULE_AHEAD_MS),
+    storeBytes: config.nats.storeBytes
   })
 }
 

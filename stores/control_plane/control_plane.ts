@@ -3,7 +3,10 @@ import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { DEFAULT_NATS_STORE_MB } from '../../config/mod.ts'
 import { ensureStoreShare } from '../clients/mod.ts'
-import { KV_BUCKETS, kvBucketOptions, kvShareBytes, type ApiKeyRecord, type DomainRecord, type OrgRecord, type RouteRecord, type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex } from '../../protocol/mod.ts'
+import {
+  KV_BUCKETS, kvBucketOptions, kvShareBytes, type ApiKeyRecord, type DomainRecord, type OrgRecord, type RouteRecord,
+  type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex
+} from '../../protocol/mod.ts'
 import { KvMirror } from './kv_mirror.ts'
 import { VerpKeyRing, type VerpKeyRecord } from './verp_keys.ts'
 
@@ -103,7 +106,11 @@ export class ControlPlane {
   }
 
   close (): void {
-    for (const m of [this.orgs, this.domains, this.domainNames, this.apiKeys, this.webhooks, this.templates, this.routes, this.suppressions, this.verpKeyMirror]) m.stop()
+    const mirrors = [
+      this.orgs, this.domains, this.domainNames, this.apiKeys, this.webhooks, this.templates, this.routes, this.suppressions,
+      this.verpKeyMirror
+    ]
+    for (const m of mirrors) m.stop()
   }
 }
 

@@ -53,7 +53,9 @@ export class VerpKeyRing {
   /** The key that signs new return paths. */
   signing (): VerpKey {
     const newest = this.list()[0]
-    if (newest === undefined) throw new VerpKeyError('verp_key_unknown', 'no return-path key exists; the control plane creates one when it opens')
+    if (newest === undefined) {
+      throw new VerpKeyError('verp_key_unknown', 'no return-path key exists; the control plane creates one when it opens')
+    }
     return this.key(newest.id)!
   }
 

@@ -19,7 +19,9 @@ export async function publishEvent (js: JsPublish, e: EventRecord): Promise<void
  * of two writers at once the first one's entry stays too. Resolves true when this call added the entry (the caller
  * counts it in `outbox_suppressions_added_total`).
  */
-export async function suppressAddress (cp: ControlPlane, orgId: string, email: string, reason: SuppressionRecord['reason'], messageId?: string): Promise<boolean> {
+export async function suppressAddress (
+  cp: ControlPlane, orgId: string, email: string, reason: SuppressionRecord['reason'], messageId?: string
+): Promise<boolean> {
   const key = suppressionKey(orgId, email)
   if (cp.suppressions.get(key) !== undefined) return false
   return await cp.suppressions.create(key, {

@@ -1,7 +1,9 @@
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { ControlPlane } from '../control_plane/mod.ts'
-import { eventId, eventRecord, tagsField, installationSecret, isTrackableUrl, verifyToken, type TokenClaims, idTime } from '../../protocol/mod.ts'
+import {
+  eventId, eventRecord, tagsField, installationSecret, isTrackableUrl, verifyToken, type TokenClaims, idTime
+} from '../../protocol/mod.ts'
 import { publishEvent, suppressAddress } from './event_publish.ts'
 
 /**
@@ -39,7 +41,10 @@ export class TrackingRecorder {
   private pending = 0
 
   private constructor (
-    private readonly secret: Buffer, private readonly js: JetStreamClient, private readonly cp: ControlPlane, private readonly tokenTtlMs: number,
+    private readonly secret: Buffer,
+    private readonly js: JetStreamClient,
+    private readonly cp: ControlPlane,
+    private readonly tokenTtlMs: number,
     private readonly tagsOf: MessageTags
   ) {}
 
@@ -57,7 +62,10 @@ export class TrackingRecorder {
    * `tokenTtlMs`: how long open and click tokens stay valid, counted from the creation of the message they were
    * sent in (its id carries the time, so every token ever issued has a lifetime without a field of its own).
    */
-  static async open (nc: NatsConnection, cp: ControlPlane, configuredSecret: string | undefined, tokenTtlMs: number = DEFAULT_TRACKING_TOKEN_TTL_MS, tagsOf: MessageTags = noTags): Promise<TrackingRecorder> {
+  static async open (
+    nc: NatsConnection, cp: ControlPlane, configuredSecret: string | undefined, tokenTtlMs: number = DEFAULT_TRACKING_TOKEN_TTL_MS,
+    tagsOf: MessageTags = noTags
+  ): Promise<TrackingRecorder> {
     return new TrackingRecorder(await installationSecret(cp.settings, configuredSecret), jetstream(nc), cp, tokenTtlMs, tagsOf)
   }
 
@@ -94,7 +102,13 @@ export class TrackingRecorder {
     const id = eventId('clicked', c.o, c.m, c.r, c.u ?? '', req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
     await this.background(this.tagsOf(c.o, c.m).then(async (tags) => {
       await publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
-        message_id: c.m, to: c.r, clicked_at: new Date(now).toISOString(), url: c.u ?? '', user_agent: req.userAgent, ip_address: req.ip, ...tagsField(tags)
+        message_id: c.m,
+        to: c.r,
+        clicked_at: new Date(now).toISOString(),
+        url: c.u ?? '',
+        user_agent: req.userAgent,
+        ip_address: req.ip,
+        ...tagsField(tags)
       }, c.m))
     }), onError)
   }

@@ -8,6 +8,9 @@ const INFO_TIMEOUT_MS = 2000
 
 interface Figures { pending: number, ackPending: number, redelivered: number }
 
+/** The consumers a process works on, by stream and durable name. */
+type ConsumerNames = ReadonlyArray<{ stream: string, consumer: string }>
+
 /**
  * Reads pending, acknowledgement-pending and redelivered counts of the JetStream consumers this process works
  * on, every CONSUMER_POLL_MS, into the `outbox_jetstream_consumer_*` gauges. A consumer whose info cannot be read
@@ -18,9 +21,11 @@ export class ConsumerPoller {
   private timer?: NodeJS.Timeout
   private polling?: Promise<void>
 
-  private constructor (private readonly jsm: JetStreamManager, private readonly consumers: ReadonlyArray<{ stream: string, consumer: string }>) {}
+  private constructor (private readonly jsm: JetStreamManager, private readonly consumers: ConsumerNames) {}
 
-  static async start (nc: NatsConnection, metrics: OutboxMetrics, consumers: ReadonlyArray<{ stream: string, consumer: string }>, everyMs = CONSUMER_POLL_MS): Promise<ConsumerPoller> {
+  static async start (
+    nc: NatsConnection, metrics: OutboxMetrics, consumers: ConsumerNames, everyMs = CONSUMER_POLL_MS
+  ): Promise<ConsumerPoller> {
     const poller = new ConsumerPoller(await jetstreamManager(nc, { timeout: INFO_TIMEOUT_MS }), consumers)
     for (const [name, pick] of [
       ['outbox_jetstream_consumer_pending', (f: Figures) => f.pending],

@@ -52,7 +52,13 @@ abstract class Family<C> {
   protected abstract readonly type: 'counter' | 'histogram'
 
   get (): { name: string, help: string, type: string, aggregator: 'sum', values: Sample[] } {
-    return { name: this.name, help: this.help, type: this.type, aggregator: 'sum', values: this.children.flatMap(({ labels, child }) => this.samples(labels, child)) }
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: 'sum',
+      values: this.children.flatMap(({ labels, child }) => this.samples(labels, child))
+    }
   }
 }
 
@@ -76,7 +82,8 @@ export class HistogramFamily extends Family<HistogramChild> {
     let cumulative = 0
     for (let i = 0; i <= this.bounds.length; i++) {
       cumulative += h.counts[i]!
-      out.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le: i < this.bounds.length ? String(this.bounds[i]) : '+Inf' }, value: cumulative })
+      const le = i < this.bounds.length ? String(this.bounds[i]) : '+Inf'
+      out.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le }, value: cumulative })
     }
     out.push({ metricName: `${this.name}_sum`, labels, value: h.sum }, { metricName: `${this.name}_count`, labels, value: h.count })
     return out

@@ -30,7 +30,9 @@ export const SUPPRESSION_REASONS = ['hard_bounce', 'complaint', 'unsubscribe', '
 export type SuppressionReason = typeof SUPPRESSION_REASONS[number]
 
 /** Why a bounce, complaint or mailed unsubscribe was dropped (inbound/report_checks.ts). */
-export const REPORT_DROP_REASONS = ['unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch', 'unreadable'] as const
+export const REPORT_DROP_REASONS = [
+  'unknown_key', 'forged_tag', 'unknown_message', 'other_organisation', 'not_our_message', 'recipient_mismatch', 'unreadable'
+] as const
 export type ReportDropReason = typeof REPORT_DROP_REASONS[number]
 
 /** Which inbound quota refused mail at SMTP time (inbound/quotas.ts): a route's or a sending address's. */

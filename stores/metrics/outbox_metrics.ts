@@ -1,8 +1,8 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { CounterFamily, HistogramFamily, type CounterChild, type HistogramChild } from './fast_series.ts'
 import {
-  BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS, RATE_SCOPES, REPORT_DROP_REASONS,
-  SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_RESULTS,
+  BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS, RATE_SCOPES,
+  REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_RESULTS,
   type BounceCategoryLabel, type BounceType, type DeliveryOutcome, type DestinationClass, type Environment, type RateScope,
   type InboundQuota, type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookResult
 } from './label_sets.ts'
@@ -39,60 +39,133 @@ export class OutboxMetrics {
 
   // gateway
   private readonly httpRequests = new CounterFamily('outbox_http_requests_total', 'HTTP requests by route and status.', this.registry)
-  private readonly httpDuration = new HistogramFamily('outbox_http_request_duration_ms', 'Time from request to response, in milliseconds.', this.registry, HTTP_BUCKETS_MS)
-  readonly messagesQueued = new CounterFamily('outbox_messages_queued_total', 'Messages accepted (202) and stored in JetStream by this gateway.', this.registry).child()
-  readonly smtpSubmissions = new CounterFamily('outbox_smtp_submissions_total', 'Messages accepted by SMTP submission (250) and stored in JetStream by this gateway.', this.registry).child()
+  private readonly httpDuration = new HistogramFamily(
+    'outbox_http_request_duration_ms', 'Time from request to response, in milliseconds.', this.registry, HTTP_BUCKETS_MS
+  )
+
+  readonly messagesQueued = new CounterFamily(
+    'outbox_messages_queued_total', 'Messages accepted (202) and stored in JetStream by this gateway.', this.registry
+  ).child()
+
+  readonly smtpSubmissions = new CounterFamily(
+    'outbox_smtp_submissions_total', 'Messages accepted by SMTP submission (250) and stored in JetStream by this gateway.', this.registry
+  ).child()
+
   readonly rateDecisions: Children<RateScope, Children<'allowed' | 'limited', CounterChild>>
-  readonly rateLocalDecisions = new CounterFamily('outbox_rate_limit_local_decisions_total', 'Rate-limit decisions made by this process\'s own buckets because Redis was full.', this.registry).child()
+  readonly rateLocalDecisions = new CounterFamily(
+    'outbox_rate_limit_local_decisions_total',
+    'Rate-limit decisions made by this process\'s own buckets because Redis was full.',
+    this.registry
+  ).child()
 
   // engine
   readonly deliveryOutcomes: Children<Environment, Children<DeliveryOutcome, CounterChild>>
   readonly bounces: Children<Environment, Children<BounceType, Children<BounceCategoryLabel, CounterChild>>>
   readonly complaints: Children<Environment, CounterChild>
   readonly smtpAttempts: Children<DestinationClass, Children<SmtpResult, HistogramChild>>
-  readonly outboundUnreadable = new CounterFamily('outbox_outbound_unreadable_total', 'Queued messages this engine could not read (a newer format, or damaged), handed back for an hour.', this.registry).child()
-  readonly destinationSuspensions = new CounterFamily('outbox_destination_suspensions_total', 'Times a destination was suspended after answering only 4xx.', this.registry).child()
+  readonly outboundUnreadable = new CounterFamily(
+    'outbox_outbound_unreadable_total',
+    'Queued messages this engine could not read (a newer format, or damaged), handed back for an hour.',
+    this.registry
+  ).child()
+
+  readonly destinationSuspensions = new CounterFamily(
+    'outbox_destination_suspensions_total', 'Times a destination was suspended after answering only 4xx.', this.registry
+  ).child()
+
   readonly webhookAttempts: Children<WebhookResult, HistogramChild>
-  readonly webhookRepeatsSkipped = new CounterFamily('outbox_webhook_repeats_skipped_total', 'Webhook events handed out again by JetStream and not posted, since the webhook had answered them with a 2xx.', this.registry).child()
-  readonly projectorApplyFailures = new CounterFamily('outbox_projector_apply_failures_total', 'Events the projector failed to apply to the read model (each attempt once).', this.registry).child()
-  readonly fanoutLag = new HistogramFamily('outbox_webhook_fanout_lag_seconds', 'Time from an event being stored to its fan-out to webhooks.', this.registry, FANOUT_BUCKETS_S).child()
+  readonly webhookRepeatsSkipped = new CounterFamily(
+    'outbox_webhook_repeats_skipped_total',
+    'Webhook events handed out again by JetStream and not posted, since the webhook had answered them with a 2xx.',
+    this.registry
+  ).child()
+
+  readonly projectorApplyFailures = new CounterFamily(
+    'outbox_projector_apply_failures_total', 'Events the projector failed to apply to the read model (each attempt once).', this.registry
+  ).child()
+
+  readonly fanoutLag = new HistogramFamily(
+    'outbox_webhook_fanout_lag_seconds', 'Time from an event being stored to its fan-out to webhooks.', this.registry, FANOUT_BUCKETS_S
+  ).child()
 
   // every role
   readonly suppressionsAdded: Children<SuppressionReason, CounterChild>
   readonly reportsDropped: Children<ReportDropReason, CounterChild>
   readonly inboundQuotaRefusals: Children<InboundQuota, CounterChild>
-  readonly inboundEventsCut = new CounterFamily('outbox_inbound_events_cut_total', 'inbound.received events cut to OB_INBOUND_EVENT_MAX_BYTES, whose message is kept for the API.', this.registry).child()
+  readonly inboundEventsCut = new CounterFamily(
+    'outbox_inbound_events_cut_total',
+    'inbound.received events cut to OB_INBOUND_EVENT_MAX_BYTES, whose message is kept for the API.',
+    this.registry
+  ).child()
 
   constructor () {
     collectDefaultMetrics({ register: this.registry })
     const rate = new CounterFamily('outbox_rate_limit_decisions_total', 'Rate-limit decisions by limit and decision.', this.registry)
-    this.rateDecisions = childrenOf(RATE_SCOPES, (scope) => ({ allowed: rate.child({ scope, decision: 'allowed' }), limited: rate.child({ scope, decision: 'limited' }) }))
-    const outcomes = new CounterFamily('outbox_delivery_outcomes_total', 'Recipient delivery outcomes: each final one once, deferred once per attempt.', this.registry)
-    this.deliveryOutcomes = childrenOf(ENVIRONMENTS, (environment) => childrenOf(DELIVERY_OUTCOMES, (outcome) => outcomes.child({ environment, outcome })))
-    const bounces = new CounterFamily('outbox_bounces_total', 'Bounced recipients by type and category (SMTP replies and asynchronous reports).', this.registry)
-    this.bounces = childrenOf(ENVIRONMENTS, (environment) => childrenOf(BOUNCE_TYPES, (type) => childrenOf(BOUNCE_CATEGORY_LABELS, (category) => bounces.child({ environment, type, category }))))
-    const complaints = new CounterFamily('outbox_complaints_total', 'Complaints (feedback reports, or simulated by sandbox keys).', this.registry)
+    this.rateDecisions = childrenOf(RATE_SCOPES, (scope) => ({
+      allowed: rate.child({ scope, decision: 'allowed' }), limited: rate.child({ scope, decision: 'limited' })
+    }))
+    const outcomes = new CounterFamily(
+      'outbox_delivery_outcomes_total', 'Recipient delivery outcomes: each final one once, deferred once per attempt.', this.registry
+    )
+    this.deliveryOutcomes = childrenOf(ENVIRONMENTS, (environment) =>
+      childrenOf(DELIVERY_OUTCOMES, (outcome) => outcomes.child({ environment, outcome })))
+    const bounces = new CounterFamily(
+      'outbox_bounces_total', 'Bounced recipients by type and category (SMTP replies and asynchronous reports).', this.registry
+    )
+    this.bounces = childrenOf(ENVIRONMENTS, (environment) => childrenOf(BOUNCE_TYPES, (type) =>
+      childrenOf(BOUNCE_CATEGORY_LABELS, (category) => bounces.child({ environment, type, category }))))
+    const complaints = new CounterFamily(
+      'outbox_complaints_total', 'Complaints (feedback reports, or simulated by sandbox keys).', this.registry
+    )
     this.complaints = childrenOf(ENVIRONMENTS, (environment) => complaints.child({ environment }))
-    const smtp = new HistogramFamily('outbox_smtp_attempt_duration_seconds', 'SMTP attempts by destination class and result, with their duration.', this.registry, SMTP_BUCKETS_S)
-    this.smtpAttempts = childrenOf(DESTINATION_CLASSES, (destination) => childrenOf(SMTP_RESULTS, (result) => smtp.child({ destination, result })))
-    const webhooks = new HistogramFamily('outbox_webhook_attempt_duration_seconds', 'Webhook delivery attempts by result, with their duration.', this.registry, WEBHOOK_BUCKETS_S)
+    const smtp = new HistogramFamily(
+      'outbox_smtp_attempt_duration_seconds',
+      'SMTP attempts by destination class and result, with their duration.',
+      this.registry, SMTP_BUCKETS_S
+    )
+    this.smtpAttempts = childrenOf(DESTINATION_CLASSES, (destination) =>
+      childrenOf(SMTP_RESULTS, (result) => smtp.child({ destination, result })))
+    const webhooks = new HistogramFamily(
+      'outbox_webhook_attempt_duration_seconds',
+      'Webhook delivery attempts by result, with their duration.',
+      this.registry, WEBHOOK_BUCKETS_S
+    )
     this.webhookAttempts = childrenOf(WEBHOOK_RESULTS, (result) => webhooks.child({ result }))
-    const suppressions = new CounterFamily('outbox_suppressions_added_total', 'Addresses added to suppression lists, by reason.', this.registry)
+    const suppressions = new CounterFamily(
+      'outbox_suppressions_added_total', 'Addresses added to suppression lists, by reason.', this.registry
+    )
     this.suppressionsAdded = childrenOf(SUPPRESSION_REASONS, (reason) => suppressions.child({ reason }))
-    const drops = new CounterFamily('outbox_inbound_reports_dropped_total', 'Bounce and complaint reports dropped because they act on no message and recipient of ours.', this.registry)
+    const drops = new CounterFamily(
+      'outbox_inbound_reports_dropped_total',
+      'Bounce and complaint reports dropped because they act on no message and recipient of ours.',
+      this.registry
+    )
     this.reportsDropped = childrenOf(REPORT_DROP_REASONS, (reason) => drops.child({ reason }))
-    const quotas = new CounterFamily('outbox_inbound_quota_refusals_total', 'Inbound SMTP commands refused because a route or a sending address is past its quota for the window.', this.registry)
+    const quotas = new CounterFamily(
+      'outbox_inbound_quota_refusals_total',
+      'Inbound SMTP commands refused because a route or a sending address is past its quota for the window.',
+      this.registry
+    )
     this.inboundQuotaRefusals = childrenOf(INBOUND_QUOTAS, (quota) => quotas.child({ quota }))
 
     this.readGauge('outbox_http_in_flight', 'HTTP requests being answered.')
     this.readGauge('outbox_event_stream_sockets', 'Open WebSocket event-stream connections.')
     this.readGauge('outbox_destinations_suspended', 'Destinations suspended (or being probed) after answering only 4xx.')
     this.readGauge('outbox_shard_owned', 'Whether this process holds the lease of a shard (1) or not (0).', ['shard'])
-    this.readGauge('outbox_jetstream_consumer_pending', 'Messages stored for a consumer and not yet delivered to it.', ['stream', 'consumer'])
-    this.readGauge('outbox_jetstream_consumer_ack_pending', 'Messages delivered to a consumer and not yet acknowledged.', ['stream', 'consumer'])
-    this.readGauge('outbox_jetstream_consumer_redelivered', 'Messages delivered to a consumer more than once and not yet acknowledged.', ['stream', 'consumer'])
+    this.readGauge(
+      'outbox_jetstream_consumer_pending', 'Messages stored for a consumer and not yet delivered to it.', ['stream', 'consumer']
+    )
+    this.readGauge(
+      'outbox_jetstream_consumer_ack_pending', 'Messages delivered to a consumer and not yet acknowledged.', ['stream', 'consumer']
+    )
+    this.readGauge(
+      'outbox_jetstream_consumer_redelivered', 'Messages delivered to a consumer more than once and not yet acknowledged.',
+      ['stream', 'consumer']
+    )
     this.readGauge('outbox_nats_connected', 'Whether the connection to NATS is up (1) or not (0).')
-    this.readGauge('outbox_projector_backoff_seconds', 'How long the projector waits before it tries the read model again (0 while applying succeeds).')
+    this.readGauge(
+      'outbox_projector_backoff_seconds', 'How long the projector waits before it tries the read model again (0 while applying succeeds).'
+    )
     this.readGauge('outbox_redis_connected', 'Whether the connection to Redis is ready (1) or not (0).')
     this.readGauge('outbox_redis_noeviction', 'Whether Redis runs with maxmemory-policy noeviction (1) or another policy (0).')
     this.readGauge('outbox_role', 'The parts this process runs (1 per role).', ['role'])

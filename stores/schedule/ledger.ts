@@ -13,8 +13,11 @@ import { KV_SCHEDULE_DECISIONS, expiringKvBucketOptions } from '../../protocol/m
 export class ScheduleLedger {
   private constructor (private readonly kv: KV) {}
 
-  static async open (nc: NatsConnection, replicas: number, ttlMs: number, storeBytes = DEFAULT_NATS_STORE_MB * 1024 * 1024): Promise<ScheduleLedger> {
-    return new ScheduleLedger(await new Kvm(nc).create(KV_SCHEDULE_DECISIONS, expiringKvBucketOptions(replicas, ttlMs, storeBytes, KV_SCHEDULE_DECISIONS)))
+  static async open (
+    nc: NatsConnection, replicas: number, ttlMs: number, storeBytes = DEFAULT_NATS_STORE_MB * 1024 * 1024
+  ): Promise<ScheduleLedger> {
+    const options = expiringKvBucketOptions(replicas, ttlMs, storeBytes, KV_SCHEDULE_DECISIONS)
+    return new ScheduleLedger(await new Kvm(nc).create(KV_SCHEDULE_DECISIONS, options))
   }
 
   /** What was decided for the message: `canceled`, a new time (epoch ms), or nothing. */

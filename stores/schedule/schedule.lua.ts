@@ -3,8 +3,9 @@
  * that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no dollar-
  * brace.
  */
-export const SCHEDULE_LUA = String.raw`-- The schedule state of one scheduled message: the hash KEYS[1] (layout in mod.ts). Each call is one atomic
--- step, so a cancel or a reschedule either happens before the engine takes the message up or is refused.
+export const SCHEDULE_LUA = String.raw`-- The schedule state of one scheduled message: the hash KEYS[1] (layout in
+-- mod.ts). Each call is one atomic step, so a cancel or a reschedule either happens before the engine takes the
+-- message up or is refused.
 -- ARGV[1] the step: take | cancel | reschedule; ARGV[2] ttl ms; take: ARGV[3] stream sequence, ARGV[4] the
 -- queued scheduled_at (ms), ARGV[5] now (ms), ARGV[6] what the ledger (JetStream KV) holds: '' | 'canceled' | the
 -- new time (ms), which stands in for a cancel or time this hash lost (a flushed or replaced Redis);

@@ -66,8 +66,9 @@ const FLUSH_MS = 20
 
 /**
  * The delivery log: a Redis list per webhook, newest first, capped at 1000 entries and expiring 30 days
- * after the last attempt; and, per webhook and UTC day, the set of event ids it answered with a 2xx. Ids (`whd_…`) sort by time, which gives a stable cursor. Writes are batched: one
- * pipeline (LPUSH of all new entries, LTRIM, EXPIRE per webhook) every 20 ms at most.
+ * after the last attempt; and, per webhook and UTC day, the set of event ids it answered with a 2xx. Ids (`whd_…`)
+ * sort by time, which gives a stable cursor. Writes are batched: one pipeline (LPUSH of all new entries, LTRIM,
+ * EXPIRE per webhook) every 20 ms at most.
  */
 export class DeliveryLog {
   private pending = new Map<string, string[]>()

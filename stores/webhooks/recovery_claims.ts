@@ -39,13 +39,16 @@ export class RecoveryClaims {
   async claim (webhookId: string, eventIds: readonly string[], now = Date.now()): Promise<string[]> {
     const claimed: string[] = []
     for (let i = 0; i < eventIds.length; i += CLAIM_CHUNK) {
-      claimed.push(...await this.redis.ob_recover_claim(webhookRecoveringKey(webhookId), now, RECOVER_DEDUPE_MS, ...eventIds.slice(i, i + CLAIM_CHUNK)))
+      const chunk = eventIds.slice(i, i + CLAIM_CHUNK)
+      claimed.push(...await this.redis.ob_recover_claim(webhookRecoveringKey(webhookId), now, RECOVER_DEDUPE_MS, ...chunk))
     }
     return claimed
   }
 
   /** Gives claims back (their jobs could not be queued), so a retried recover queues them. */
   async release (webhookId: string, eventIds: readonly string[]): Promise<void> {
-    for (let i = 0; i < eventIds.length; i += CLAIM_CHUNK) await this.redis.zrem(webhookRecoveringKey(webhookId), ...eventIds.slice(i, i + CLAIM_CHUNK))
+    for (let i = 0; i < eventIds.length; i += CLAIM_CHUNK) {
+      await this.redis.zrem(webhookRecoveringKey(webhookId), ...eventIds.slice(i, i + CLAIM_CHUNK))
+    }
   }
 }

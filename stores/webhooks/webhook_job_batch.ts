@@ -45,7 +45,8 @@ function refRows (jobs: readonly StoredWebhookJob[]): RefRow[] | undefined {
 
 /** The row of a job that names (or can name) its event; undefined for a test event or a job without a sequence. */
 function refRow (j: StoredWebhookJob): RefRow | undefined {
-  if (j.test === true || j.replay === true || j.run !== undefined || typeof j.created_at !== 'number' || typeof j.due_at !== 'number' || typeof j.attempt !== 'number') return undefined
+  if (j.test === true || j.replay === true || j.run !== undefined) return undefined
+  if (typeof j.created_at !== 'number' || typeof j.due_at !== 'number' || typeof j.attempt !== 'number') return undefined
   if (isJobRef(j)) return [j.event_seq, j.event_id, j.attempt, j.due_at, j.created_at]
   if (j.event_seq === undefined) return undefined
   return [j.event_seq, j.event.id, j.attempt, j.due_at, j.created_at]
@@ -82,12 +83,14 @@ export function requeuedJobMsgId (job: StoredWebhookJob): string {
  * Stores jobs of one webhook as one message (a batch when more than one), with the message id webhookBatchMsgId
  * gives; `ids`: each job's id when not webhookJobMsgId (a job stored again, requeuedJobMsgId).
  */
-export async function publishWebhookJobBatch (js: JsPublish, shards: number, jobs: readonly StoredWebhookJob[], serialized: ReadonlyArray<string | undefined>,
-  ids?: readonly string[]): Promise<void> {
+export async function publishWebhookJobBatch (
+  js: JsPublish, shards: number, jobs: readonly StoredWebhookJob[], serialized: ReadonlyArray<string | undefined>, ids?: readonly string[]
+): Promise<void> {
   const first = jobs[0]
   if (first === undefined) return
   const payload = enc.encode(webhookBatchJson(jobs, serialized))
-  await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), payload, { msgID: webhookBatchMsgId(ids ?? jobs.map(webhookJobMsgId)) })
+  const msgID = webhookBatchMsgId(ids ?? jobs.map(webhookJobMsgId))
+  await js.publish(webhookJobSubject(shardOf(first.webhook_id, shards), first.webhook_id), payload, { msgID })
 }
 
 /** The jobs of a job-stream message: one plain job, a batch, or a batch of references. Throws on anything else. */
@@ -98,8 +101,11 @@ export function webhookJobsOf (data: unknown): StoredWebhookJob[] {
       if (d.jobs.length > 0 && d.jobs.every(isJob)) return d.jobs
     } else if (Array.isArray(d.refs)) {
       const { webhook_id: webhookId, org_id: orgId, base } = d
-      if (d.refs.length > 0 && typeof webhookId === 'string' && typeof orgId === 'string' && typeof base === 'number' && d.refs.every(isRefRow)) {
-        return d.refs.map((r): WebhookJobRef => ({ event_seq: r[0], event_id: r[1], org_id: orgId, webhook_id: webhookId, attempt: r[2], due_at: base + r[3], created_at: base + r[4] }))
+      const named = typeof webhookId === 'string' && typeof orgId === 'string' && typeof base === 'number'
+      if (d.refs.length > 0 && named && d.refs.every(isRefRow)) {
+        return d.refs.map((r): WebhookJobRef => ({
+          event_seq: r[0], event_id: r[1], org_id: orgId, webhook_id: webhookId, attempt: r[2], due_at: base + r[3], created_at: base + r[4]
+        }))
       }
     } else if (isJob(d)) {
       return [d]

@@ -67,7 +67,8 @@ export async function ensureWebhookJobStream (nc: NatsConnection, replicas: numb
 const enc = new TextEncoder()
 
 export async function publishWebhookJob (js: JsPublish, shards: number, job: WebhookJob): Promise<void> {
-  await js.publish(webhookJobSubject(shardOf(job.webhook_id, shards), job.webhook_id), enc.encode(JSON.stringify(job)), { msgID: webhookJobMsgId(job) })
+  const subject = webhookJobSubject(shardOf(job.webhook_id, shards), job.webhook_id)
+  await js.publish(subject, enc.encode(JSON.stringify(job)), { msgID: webhookJobMsgId(job) })
 }
 
 /**
@@ -89,11 +90,13 @@ export function webhookJobJson (job: StoredWebhookJob, eventJson?: string): stri
  * base32 and need no escaping; anything else goes through JSON.stringify.
  */
 function refJson (seq: number, eventId: string, job: WebhookJob): string {
-  if (job.test !== undefined || job.replay !== undefined || job.run !== undefined || !plainId(eventId) || !plainId(job.org_id) || !plainId(job.webhook_id)) {
+  const plainIds = plainId(eventId) && plainId(job.org_id) && plainId(job.webhook_id)
+  if (job.test !== undefined || job.replay !== undefined || job.run !== undefined || !plainIds) {
     const { event: _e, event_seq: _s, ...rest } = job
     return JSON.stringify({ event_seq: seq, event_id: eventId, ...rest })
   }
-  return `{"event_seq":${seq},"event_id":"${eventId}","org_id":"${job.org_id}","webhook_id":"${job.webhook_id}","attempt":${job.attempt},"due_at":${job.due_at},"created_at":${job.created_at}}`
+  return `{"event_seq":${seq},"event_id":"${eventId}","org_id":"${job.org_id}","webhook_id":"${job.webhook_id}",` +
+    `"attempt":${job.attempt},"due_at":${job.due_at},"created_at":${job.created_at}}`
 }
 
 const PLAIN_ID = /^[a-z]+_[0-9a-z]+$/
@@ -119,7 +122,9 @@ export class WebhookJobQueue {
   async enqueueTest (webhook: WebhookRecord, type: string, now = Date.now()): Promise<string> {
     await this.streamReady()
     const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
-    await publishWebhookJob(this.js, this.opts.shards, { event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true })
+    await publishWebhookJob(this.js, this.opts.shards, {
+      event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true
+    })
     return event.id
   }
 
@@ -130,7 +135,8 @@ export class WebhookJobQueue {
   async enqueueJobs (jobs: readonly WebhookJob[], eventJson: readonly string[]): Promise<void> {
     await this.streamReady()
     await Promise.all(jobs.map(async (job, i) => {
-      await this.js.publish(webhookJobSubject(shardOf(job.webhook_id, this.opts.shards), job.webhook_id), enc.encode(webhookJobJson(job, eventJson[i])), { msgID: webhookJobMsgId(job) })
+      const subject = webhookJobSubject(shardOf(job.webhook_id, this.opts.shards), job.webhook_id)
+      await this.js.publish(subject, enc.encode(webhookJobJson(job, eventJson[i])), { msgID: webhookJobMsgId(job) })
     }))
   }
 
@@ -148,11 +154,28 @@ export class WebhookJobQueue {
 /** Plausible `data` for a test event of each type, marked `test: true`. */
 export function sampleEventData (type: string, now: number): Record<string, unknown> {
   const at = new Date(now).toISOString()
-  const base = { message_id: 'msg_test0000000000000000000000', to: 'recipient@example.com', metadata: { source: 'webhook_test' }, test: true }
+  const base = {
+    message_id: 'msg_test0000000000000000000000', to: 'recipient@example.com', metadata: { source: 'webhook_test' }, test: true
+  }
   switch (type) {
     case 'delivered': return { ...base, delivered_at: at, smtp_response: '250 2.0.0 OK' }
-    case 'bounced': return { ...base, bounce_type: 'hard', bounce_code: '550', bounce_message: '550 5.1.1 User unknown', bounce_category: 'mailbox', bounced_at: at }
-    case 'deferred': return { ...base, deferred_at: at, smtp_response: '451 4.7.1 Try again later', attempt: 1, next_attempt_at: new Date(now + 60_000).toISOString() }
+    case 'bounced':
+      return {
+        ...base,
+        bounce_type: 'hard',
+        bounce_code: '550',
+        bounce_message: '550 5.1.1 User unknown',
+        bounce_category: 'mailbox',
+        bounced_at: at
+      }
+    case 'deferred':
+      return {
+        ...base,
+        deferred_at: at,
+        smtp_response: '451 4.7.1 Try again later',
+        attempt: 1,
+        next_attempt_at: new Date(now + 60_000).toISOString()
+      }
     case 'opened': return { ...base, opened_at: at, user_agent: 'Mozilla/5.0', ip_address: '203.0.113.7' }
     case 'clicked': return { ...base, clicked_at: at, url: 'https://example.com/', user_agent: 'Mozilla/5.0', ip_address: '203.0.113.7' }
     case 'unsubscribed': return { ...base, unsubscribed_at: at, method: 'link' }

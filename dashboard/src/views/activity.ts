@@ -34,14 +34,17 @@ async function render (ctx: ViewContext): Promise<Node> {
   const slot = h('div', { id: 'activity-error' })
   const list = h('div', { 'data-testid': 'messages' })
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more')
-  const status = h('select', { id: 'f-status', name: 'status' }, h('option', { value: '' }, 'any status'), STATUSES.map((s) => h('option', { value: s }, s)))
+  const status = h('select', { id: 'f-status', name: 'status' },
+    h('option', { value: '' }, 'any status'), STATUSES.map((s) => h('option', { value: s }, s)))
   // Sent to the API as typed: the API matches a prefix of the recipient's address.
   const to = h('input', { id: 'f-to', name: 'to', type: 'search', placeholder: 'ann@example.net', autocomplete: 'off' })
   const feed = h('ol', { class: 'feed', 'data-testid': 'live-feed', 'aria-live': 'polite' })
   const env = environmentSwitch('f-environment', (e) => { ctx.live.setEnvironment(e); feed.replaceChildren(); void load(false) })
   ctx.live.setEnvironment(env.value())
   const stuck = h('input', { id: 'f-stuck', name: 'stuck', type: 'checkbox' }) as HTMLInputElement
-  const tag = h('input', { id: 'f-tag', name: 'tag', type: 'search', placeholder: 'welcome', pattern: '[A-Za-z0-9_\\-]{1,64}', autocomplete: 'off' })
+  const tag = h('input', {
+    id: 'f-tag', name: 'tag', type: 'search', placeholder: 'welcome', pattern: '[A-Za-z0-9_\\-]{1,64}', autocomplete: 'off'
+  })
   let cursor: string | null = null
   let rows: Message[] = []
   /** Increases with every request, so an answer that arrives after a newer one started is dropped. */
@@ -76,7 +79,8 @@ async function render (ctx: ViewContext): Promise<Node> {
       rows = append ? rows.concat(page.data) : page.data
       cursor = page.next_cursor ?? null
       more.hidden = !page.has_more
-      list.replaceChildren(table('Messages, newest first', ['Created', 'To', 'Subject', 'Status', 'Recipients', 'Id'], rows.map(messageRow), 'No messages match.'))
+      list.replaceChildren(table('Messages, newest first', ['Created', 'To', 'Subject', 'Status', 'Recipients', 'Id'],
+        rows.map(messageRow), 'No messages match.'))
     } catch (err) { if (mine === latest) failed(err) }
   }
   more.onclick = () => { void load(true) }
@@ -111,7 +115,8 @@ async function render (ctx: ViewContext): Promise<Node> {
     list,
     more,
     h('h2', null, 'Live events'),
-    h('p', { class: 'help' }, 'Events of your organisation as they happen (the same bodies your webhooks receive), of the environment chosen above.'),
+    h('p', { class: 'help' },
+      'Events of your organisation as they happen (the same bodies your webhooks receive), of the environment chosen above.'),
     feed)
 }
 

@@ -40,8 +40,12 @@ async function render (ctx: ViewContext): Promise<Node> {
       h('h2', null, d.name, ' ', statusBadge(d.status)),
       h('p', { class: 'help' }, d.status === 'verified'
         ? ['Verified ', timeEl(d.verified_at)]
-        : d.status === 'lapsed' ? 'Another organisation verified this domain first; this claim has lapsed.' : 'Publish these DNS records, then verify.'),
-      table(`DNS records of ${d.name}`, ['Type', 'Name', 'Value', 'Last check'], d.records.map(recordRow), 'No records.', { class: 'rows records' }),
+        : d.status === 'lapsed'
+          ? 'Another organisation verified this domain first; this claim has lapsed.'
+          : 'Publish these DNS records, then verify.'),
+      table(`DNS records of ${d.name}`, ['Type', 'Name', 'Value', 'Last check'], d.records.map(recordRow), 'No records.', {
+        class: 'rows records'
+      }),
       h('p', { class: 'help' }, 'Last check: whether Verify found the record in DNS; "not found" until the first check.'),
       h('p', { class: 'row-actions' }, d.status === 'pending' && verify, del))
   }

@@ -14,10 +14,15 @@ async function render (ctx: ViewContext): Promise<Node> {
         if (!confirm(`Delete the route for ${r.match}? Mail to it is then refused.`)) return
         void act(del, slot, async () => { await client.inboundRoutes.delete(r.id); await load() })
       }
-      return [h('code', null, r.match), 'to your webhooks (inbound.received)', r.action.include_attachments ? 'included' : 'metadata only', timeEl(r.created_at), del]
+      return [
+        h('code', null, r.match), 'to your webhooks (inbound.received)', r.action.include_attachments ? 'included' : 'metadata only',
+        timeEl(r.created_at), del
+      ]
     }), 'No inbound routes.'))
   }
-  const match = h('input', { id: 'route-match', required: true, placeholder: `support@${ctx.session.me.domain} or *@${ctx.session.me.domain}` })
+  const match = h('input', {
+    id: 'route-match', required: true, placeholder: `support@${ctx.session.me.domain} or *@${ctx.session.me.domain}`
+  })
   const attachments = h('input', { id: 'route-attachments', type: 'checkbox' })
   const submit = h('button', { type: 'submit' }, 'Add route')
   const form = h('form', {
@@ -25,7 +30,9 @@ async function render (ctx: ViewContext): Promise<Node> {
     onsubmit: (e: Event) => {
       e.preventDefault()
       void act(submit, slot, async () => {
-        await client.inboundRoutes.create({ match: match.value.trim(), action: { type: 'webhook', include_attachments: attachments.checked } })
+        await client.inboundRoutes.create({
+          match: match.value.trim(), action: { type: 'webhook', include_attachments: attachments.checked }
+        })
         match.value = ''
         await load()
       })

@@ -21,17 +21,23 @@ async function render (ctx: ViewContext): Promise<Node> {
 
   function actions (k: Key): HTMLElement | string {
     if (k.revoked_at !== undefined) return ''
-    const grace = h('input', { type: 'number', min: 0, max: 10080, value: 60, class: 'num', 'aria-label': `Grace period in minutes for ${k.name}` })
+    const grace = h('input', {
+      type: 'number', min: 0, max: 10080, value: 60, class: 'num', 'aria-label': `Grace period in minutes for ${k.name}`
+    })
     const rotate = h('button', { type: 'button', class: 'small secondary' }, 'Rotate')
     rotate.onclick = () => {
       const minutes = Number(grace.value)
       const self = k.id === ctx.session.me.key_id
-      const old = minutes === 0 ? 'The old value stops working at once.' : `The old value keeps working for ${minutes} minute${minutes === 1 ? '' : 's'}.`
-      if (!confirm(`Rotate the key "${k.name}"? ${old}${self ? ' You are signed in with this key: the dashboard switches to the new value.' : ''}`)) return
+      const old = minutes === 0
+        ? 'The old value stops working at once.'
+        : `The old value keeps working for ${minutes} minute${minutes === 1 ? '' : 's'}.`
+      const switching = self ? ' You are signed in with this key: the dashboard switches to the new value.' : ''
+      if (!confirm(`Rotate the key "${k.name}"? ${old}${switching}`)) return
       void act(rotate, slot, async () => {
         const r = await api().apiKeys.rotate(k.id, { grace_period_minutes: minutes })
         if (self) await ctx.switchKey(r.key)
-        fill(shown, secretBox(`New value of ${k.name}:`, r.key, 'new-key-value'), h('p', { class: 'help' }, 'The old value works until ', timeEl(r.old_key_expires_at), '.'),
+        fill(shown, secretBox(`New value of ${k.name}:`, r.key, 'new-key-value'),
+          h('p', { class: 'help' }, 'The old value works until ', timeEl(r.old_key_expires_at), '.'),
           self && h('p', { class: 'help', 'data-testid': 'switched' }, 'This dashboard now uses the new value.'))
         await load()
       })
@@ -42,29 +48,38 @@ async function render (ctx: ViewContext): Promise<Node> {
       void act(revoke, slot, async () => { await api().apiKeys.delete(k.id); await load() })
     }
     const self = k.id === ctx.session.me.key_id
-    return h('span', { class: 'row-actions' }, h('label', null, 'grace (min) ', grace), rotate, self ? h('span', { class: 'help' }, ' (this key)') : revoke)
+    return h('span', { class: 'row-actions' },
+      h('label', null, 'grace (min) ', grace), rotate, self ? h('span', { class: 'help' }, ' (this key)') : revoke)
   }
 
   async function load (): Promise<void> {
     const page = await api().apiKeys.list({ limit: 100 })
-    list.replaceChildren(table('API keys', ['Name', 'Key', 'Permissions', 'Environment', 'Created', 'State', 'Actions'], page.data.map((k) => [
-      k.name, h('code', { class: 'nowrap' }, `${k.prefix}…${k.last4}`), k.permissions.join(', '), k.environment, timeEl(k.created_at), state(k), actions(k)
+    const columns = ['Name', 'Key', 'Permissions', 'Environment', 'Created', 'State', 'Actions']
+    list.replaceChildren(table('API keys', columns, page.data.map((k) => [
+      k.name, h('code', { class: 'nowrap' }, `${k.prefix}…${k.last4}`), k.permissions.join(', '), k.environment, timeEl(k.created_at),
+      state(k), actions(k)
     ]), 'No keys.'))
   }
 
   const domains = await api().domains.list({ limit: 100 })
   const name = h('input', { id: 'key-name', required: true, maxlength: 100, placeholder: 'billing service' })
-  const domain = h('select', { id: 'key-domain' }, domains.data.map((d) => h('option', { value: d.id, selected: d.id === ctx.session.me.domain_id }, d.name)))
-  const env = h('select', { id: 'key-env' }, h('option', { value: 'live' }, 'live (sends real email)'), h('option', { value: 'test' }, 'test (sandbox)'))
-  const perms = PERMISSIONS.map((p) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'permissions', value: p, checked: p === 'send' }), ' ', p))
+  const domain = h('select', { id: 'key-domain' },
+    domains.data.map((d) => h('option', { value: d.id, selected: d.id === ctx.session.me.domain_id }, d.name)))
+  const env = h('select', { id: 'key-env' },
+    h('option', { value: 'live' }, 'live (sends real email)'), h('option', { value: 'test' }, 'test (sandbox)'))
+  const perms = PERMISSIONS.map((p) => h('label', { class: 'check' },
+    h('input', { type: 'checkbox', name: 'permissions', value: p, checked: p === 'send' }), ' ', p))
   const submit = h('button', { type: 'submit' }, 'Create key')
   const form = h('form', {
     class: 'card',
     onsubmit: (e: Event) => {
       e.preventDefault()
-      const permissions = perms.map((l) => l.querySelector('input')!).filter((i) => i.checked).map((i) => i.value) as Array<typeof PERMISSIONS[number]>
+      const permissions = perms.map((l) => l.querySelector('input')!).filter((i) => i.checked)
+        .map((i) => i.value) as Array<typeof PERMISSIONS[number]>
       void act(submit, slot, async () => {
-        const k = await api().apiKeys.create({ name: name.value, domain_id: domain.value, permissions, environment: env.value as 'live' | 'test' })
+        const k = await api().apiKeys.create({
+          name: name.value, domain_id: domain.value, permissions, environment: env.value as 'live' | 'test'
+        })
         shown.replaceChildren(secretBox(`Key "${k.name}":`, k.key, 'new-key-value'))
         name.value = ''
         await load()

@@ -63,25 +63,38 @@ function stuckNotice (due: string): HTMLElement {
     ' and has not happened yet.')
 }
 
-const SHOWN = ['id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'next_attempt_at', 'stuck', 'metadata', 'tags']
+const SHOWN = [
+  'id', 'status', 'from', 'to', 'cc', 'bcc', 'reply_to', 'subject', 'environment', 'created_at', 'scheduled_at', 'next_attempt_at', 'stuck',
+  'metadata', 'tags'
+]
+
+/** A message as GET /v1/messages/{id} answers it: the fields shown generically, plus those this view reads. */
+type MessageDetail = Record<string, unknown> & { events: Envelope[], status: string, recipients?: Recipient[] }
 
 async function render (ctx: ViewContext): Promise<Node> {
   const id = ctx.params[0]!
   const body = h('div')
   let environment: 'live' | 'test' = 'live'
   async function load (): Promise<void> {
-    const m = await ctx.session.client.messages.get(id) as Record<string, unknown> & { events: Envelope[], status: string, recipients?: Recipient[] }
+    const m = await ctx.session.client.messages.get(id) as MessageDetail
     environment = m.environment === 'test' ? 'test' : 'live'
     // A scheduled message's next attempt is its scheduled time: shown once.
     const sameTime = typeof m.scheduled_at === 'string' && Date.parse(String(m.next_attempt_at)) === Date.parse(m.scheduled_at)
-    const fields = SHOWN.filter((k) => m[k] !== undefined && !(k === 'next_attempt_at' && sameTime)).concat(Object.keys(m).filter((k) => !SHOWN.includes(k) && k !== 'events' && k !== 'headers' && k !== 'recipients'))
+    const fields = SHOWN.filter((k) => m[k] !== undefined && !(k === 'next_attempt_at' && sameTime))
+      .concat(Object.keys(m).filter((k) => !SHOWN.includes(k) && k !== 'events' && k !== 'headers' && k !== 'recipients'))
     const headers = m.headers as Record<string, string> | undefined
     fill(body,
       m.stuck === true && typeof m.next_attempt_at === 'string' && stuckNotice(m.next_attempt_at),
       h('dl', { class: 'fields' }, fields.map((k) => [h('dt', null, k), h('dd', null,
-        k === 'status' ? statusBadge(String(m[k])) : (k.endsWith('_at') ? timeEl(String(m[k])) : (Array.isArray(m[k]) ? (m[k] as unknown[]).join(', ') || '—' : value(m[k]))))])),
-      m.status === 'scheduled' && typeof m.scheduled_at === 'string' && ctx.session.can('send') && scheduleActions(ctx, id, m.scheduled_at, load),
-      headers !== undefined && [h('h2', null, 'Headers'), h('pre', { class: 'raw' }, Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\n'))],
+        k === 'status'
+          ? statusBadge(String(m[k]))
+          : (k.endsWith('_at') ? timeEl(String(m[k])) : (Array.isArray(m[k]) ? (m[k] as unknown[]).join(', ') || '—' : value(m[k]))))])),
+      m.status === 'scheduled' && typeof m.scheduled_at === 'string' && ctx.session.can('send') &&
+        scheduleActions(ctx, id, m.scheduled_at, load),
+      headers !== undefined && [
+        h('h2', null, 'Headers'),
+        h('pre', { class: 'raw' }, Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\n'))
+      ],
       h('h2', null, 'Recipients'),
       h('div', { 'data-testid': 'recipients' }, recipientTable(m.recipients ?? [])),
       h('h2', null, 'Events'),

@@ -29,17 +29,27 @@ function show (c: Content): HTMLElement[] {
     h('dl', { class: 'sent' },
       h('dt', null, 'Subject'), h('dd', { 'data-testid': 'content-subject' }, c.subject),
       h('dt', null, 'Reply-To'), h('dd', null, c.reply_to ?? '—'),
-      headers.length > 0 && [h('dt', null, 'Headers'), h('dd', null, h('pre', { class: 'raw wrap' }, headers.map(([k, v]) => `${k}: ${v}`).join('\n')))]),
+      headers.length > 0 && [
+        h('dt', null, 'Headers'),
+        h('dd', null, h('pre', { class: 'raw wrap' }, headers.map(([k, v]) => `${k}: ${v}`).join('\n')))
+      ]),
     h('h3', null, 'HTML'),
     c.html === null
       ? h('p', { class: 'empty' }, 'No HTML part.')
-      : h('iframe', { sandbox: '', class: 'preview message-html', title: 'HTML part of the message', srcdoc: contentSrcdoc(c.html), 'data-testid': 'content-html' }),
+      : h('iframe', {
+        sandbox: '',
+        class: 'preview message-html',
+        title: 'HTML part of the message',
+        srcdoc: contentSrcdoc(c.html),
+        'data-testid': 'content-html'
+      }),
     h('h3', null, 'Text'),
     c.text === null ? h('p', { class: 'empty' }, 'No text part.') : h('pre', { class: 'raw wrap', 'data-testid': 'content-text' }, c.text),
     h('h3', null, 'Attachments'),
-    h('div', { 'data-testid': 'content-attachments' }, table('Attachments', ['File', 'Type', 'Size', 'Content-ID'], c.attachments.map((a) => [
-      a.filename, a.content_type, size(a.size), a.content_id ?? '—'
-    ]), 'No attachments.'))
+    h('div', { 'data-testid': 'content-attachments' },
+      table('Attachments', ['File', 'Type', 'Size', 'Content-ID'], c.attachments.map((a) => [
+        a.filename, a.content_type, size(a.size), a.content_id ?? '—'
+      ]), 'No attachments.'))
   ]
 }
 

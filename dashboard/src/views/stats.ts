@@ -22,29 +22,36 @@ async function render (ctx: ViewContext): Promise<Node> {
     const to = new Date(Math.ceil(now.getTime() / 3_600_000) * 3_600_000)
     const from = new Date(to.getTime() - hours * 3_600_000)
     try {
-      const stats = await ctx.session.client.stats.get({ from: from.toISOString(), to: to.toISOString(), interval: 'hour', environment: env.value() })
+      const stats = await ctx.session.client.stats.get({
+        from: from.toISOString(), to: to.toISOString(), interval: 'hour', environment: env.value()
+      })
       showError(slot, undefined)
       const series = stats.series ?? []
       const labels = series.map((p) => {
         const d = new Date(p.start)
-        return hours <= 24 ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' }) : d.toLocaleString(undefined, { weekday: 'short', hour: '2-digit' })
+        return hours <= 24
+          ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
+          : d.toLocaleString(undefined, { weekday: 'short', hour: '2-digit' })
       })
       const pick = (k: 'delivered' | 'bounced' | 'opened'): number[] => series.map((p) => p.counts[k] ?? 0)
-      area.replaceChildren(barChart(`Delivered, bounced and opened per hour, ${RANGES[hours as keyof typeof RANGES].toLowerCase()}`, labels, [
+      const rangeName = RANGES[hours as keyof typeof RANGES].toLowerCase()
+      area.replaceChildren(barChart(`Delivered, bounced and opened per hour, ${rangeName}`, labels, [
         { name: 'delivered', color: 'var(--ok)', values: pick('delivered') },
         { name: 'bounced', color: 'var(--bad)', values: pick('bounced') },
         { name: 'opened', color: 'var(--accent)', values: pick('opened') }
       ]))
       totals.replaceChildren(...Object.entries(stats.counts).flatMap(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]))
       const perHour = series.map((p) => rates(p.counts))
-      rateArea.replaceChildren(barChart(`Bounce, complaint, open and click rates per hour in percent, ${RANGES[hours as keyof typeof RANGES].toLowerCase()}`, labels, [
+      rateArea.replaceChildren(barChart(`Bounce, complaint, open and click rates per hour in percent, ${rangeName}`, labels, [
         { name: 'bounce %', color: 'var(--bad)', values: perHour.map((r) => r.bounce ?? 0) },
         { name: 'complaint %', color: 'var(--warn)', values: perHour.map((r) => r.complaint ?? 0) },
         { name: 'open %', color: 'var(--accent)', values: perHour.map((r) => r.open ?? 0) },
         { name: 'click %', color: 'var(--ok)', values: perHour.map((r) => r.click ?? 0) }
       ]))
       const overall = rates(stats.counts)
-      rateTotals.replaceChildren(...RATE_NAMES.flatMap((k) => [h('dt', null, `${k} rate`), h('dd', null, overall[k] === undefined ? '—' : `${overall[k]} %`)]))
+      rateTotals.replaceChildren(...RATE_NAMES.flatMap((k) => [
+        h('dt', null, `${k} rate`), h('dd', null, overall[k] === undefined ? '—' : `${overall[k]} %`)
+      ]))
     } catch (err) { showError(slot, err) }
   }
   range.onchange = () => { void load() }
@@ -55,7 +62,8 @@ async function render (ctx: ViewContext): Promise<Node> {
     slot, area,
     h('h2', null, 'Totals over the range'), totals,
     h('h2', null, 'Rates'),
-    h('p', { class: 'help' }, 'Bounces over delivered plus bounced messages; complaints, opens and clicks over delivered messages. An hour without deliveries counts as 0.'),
+    h('p', { class: 'help' }, 'Bounces over delivered plus bounced messages; complaints, opens and clicks over delivered messages. ' +
+      'An hour without deliveries counts as 0.'),
     rateArea,
     h('h3', null, 'Over the range'), rateTotals)
 }

@@ -13,8 +13,8 @@ async function render (ctx: ViewContext): Promise<Node> {
     const page = await client.suppressions.list({ limit: 100, environment: env.value() })
     const headers = ['Address', 'Reason', 'Message', 'Since'].concat(canManage ? [''] : [])
     list.replaceChildren(table('Suppressed addresses', headers, page.data.map((s) => {
-      const row: Array<Node | string> = [s.email, s.reason.replace('_', ' '),
-        s.message_id !== undefined ? h('a', { href: `#/messages/${encodeURIComponent(s.message_id)}` }, s.message_id) : '—', timeEl(s.created_at)]
+      const message = s.message_id !== undefined ? h('a', { href: `#/messages/${encodeURIComponent(s.message_id)}` }, s.message_id) : '—'
+      const row: Array<Node | string> = [s.email, s.reason.replace('_', ' '), message, timeEl(s.created_at)]
       if (canManage) {
         const del = h('button', { type: 'button', class: 'small secondary' }, 'Remove')
         del.onclick = () => { void act(del, slot, async () => { await client.suppressions.delete(s.email); await load() }) }
@@ -29,7 +29,11 @@ async function render (ctx: ViewContext): Promise<Node> {
     class: 'card',
     onsubmit: (e: Event) => {
       e.preventDefault()
-      void act(submit, slot, async () => { await client.suppressions.create({ email: email.value.trim() }); email.value = ''; await load() })
+      void act(submit, slot, async () => {
+        await client.suppressions.create({ email: email.value.trim() })
+        email.value = ''
+        await load()
+      })
     }
   }, h('h2', null, 'Suppress an address'), h('label', { for: 'sup-email' }, 'Email address'), email, submit)
   await load()

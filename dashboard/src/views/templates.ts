@@ -53,7 +53,10 @@ function editor (initial: Fields, submitLabel: string, save: (f: Fields) => Prom
       void act(submit, slot, async () => { await save({ name: name.value, subject: subject.value, html: html.value, text: text.value }) })
     }
   }, nameLabel, name, subjectLabel, subject, htmlLabel, html, textLabel, text, submit,
-  h('h2', null, 'Preview'), varsBox, h('h3', null, 'Subject'), previewSubject, h('h3', null, 'HTML'), frame, h('h3', null, 'Text'), previewText)
+  h('h2', null, 'Preview'), varsBox,
+  h('h3', null, 'Subject'), previewSubject,
+  h('h3', null, 'HTML'), frame,
+  h('h3', null, 'Text'), previewText)
 }
 
 async function renderList (ctx: ViewContext): Promise<Node> {
@@ -61,7 +64,8 @@ async function renderList (ctx: ViewContext): Promise<Node> {
   const slot = h('div')
   const page = await client.templates.list({ limit: 100 })
   const list = table('Templates', ['Name', 'Subject', 'Placeholders', 'Updated'], page.data.map((t: Template) => [
-    h('a', { href: `#/templates/${encodeURIComponent(t.id)}` }, t.name), t.subject, templateVariables(t).join(', ') || '—', timeEl(t.updated_at ?? t.created_at)
+    h('a', { href: `#/templates/${encodeURIComponent(t.id)}` }, t.name), t.subject, templateVariables(t).join(', ') || '—',
+    timeEl(t.updated_at ?? t.created_at)
   ]), 'No templates yet.')
   const form = editor({ name: '', subject: 'Hello {{name}}', html: '<p>Hello {{name}}</p>', text: '' }, 'Create template', async (f) => {
     const t = await client.templates.create({ name: f.name, subject: f.subject, html: f.html, ...(f.text !== '' ? { text: f.text } : {}) })

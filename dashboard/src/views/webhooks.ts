@@ -6,7 +6,16 @@ import type { ViewContext, ViewDef } from '../view.ts'
 export const EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound'] as const
 const TEST_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound.received']
 
-interface Delivery { id: string, event_id: string, event_type?: string, attempt: number, status_code: number | null, duration_ms: number | null, error: string | null, at: string }
+interface Delivery {
+  id: string
+  event_id: string
+  event_type?: string
+  attempt: number
+  status_code: number | null
+  duration_ms: number | null
+  error: string | null
+  at: string
+}
 
 async function renderList (ctx: ViewContext): Promise<Node> {
   const client = ctx.session.client
@@ -20,13 +29,15 @@ async function renderList (ctx: ViewContext): Promise<Node> {
     ]), 'No webhooks yet.'))
   }
   const url = h('input', { id: 'wh-url', type: 'url', required: true, placeholder: 'https://example.com/outbox/events' })
-  const boxes = EVENT_TYPES.map((t) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'events', value: t, checked: t === 'delivered' || t === 'bounced' }), ' ', t))
+  const boxes = EVENT_TYPES.map((t) => h('label', { class: 'check' },
+    h('input', { type: 'checkbox', name: 'events', value: t, checked: t === 'delivered' || t === 'bounced' }), ' ', t))
   const submit = h('button', { type: 'submit' }, 'Add webhook')
   const form = h('form', {
     class: 'card',
     onsubmit: (e: Event) => {
       e.preventDefault()
-      const events = boxes.map((b) => b.querySelector('input')!).filter((i) => i.checked).map((i) => i.value) as Array<typeof EVENT_TYPES[number]>
+      const events = boxes.map((b) => b.querySelector('input')!).filter((i) => i.checked)
+        .map((i) => i.value) as Array<typeof EVENT_TYPES[number]>
       void act(submit, slot, async () => {
         const wh = await client.webhooks.create({ url: url.value, events })
         created.replaceChildren(secretBox(`Signing secret of ${wh.url}:`, wh.secret, 'webhook-secret'))
@@ -54,7 +65,12 @@ async function renderOne (ctx: ViewContext): Promise<Node> {
   async function loadWebhook (): Promise<void> {
     const w = await client.webhooks.get(id)
     const toggle = h('button', { type: 'button', class: 'small secondary' }, w.status === 'active' ? 'Pause' : 'Make active')
-    toggle.onclick = () => { void act(toggle, slot, async () => { await client.webhooks.update(id, { status: w.status === 'active' ? 'paused' : 'active' }); await loadWebhook() }) }
+    toggle.onclick = () => {
+      void act(toggle, slot, async () => {
+        await client.webhooks.update(id, { status: w.status === 'active' ? 'paused' : 'active' })
+        await loadWebhook()
+      })
+    }
     info.replaceChildren(h('dl', { class: 'fields' },
       h('dt', null, 'URL'), h('dd', null, w.url),
       h('dt', null, 'Events'), h('dd', null, w.events.join(', ')),
@@ -63,14 +79,20 @@ async function renderOne (ctx: ViewContext): Promise<Node> {
   }
   async function loadDeliveries (): Promise<void> {
     try {
-      const page = await client.request<{ data: Delivery[] }>({ method: 'GET', path: `/v1/webhooks/${encodeURIComponent(id)}/deliveries`, query: { limit: 50 } })
-      deliveries.replaceChildren(table('Delivery attempts, newest first', ['When', 'Type', 'Event', 'Attempt', 'Status code', 'Duration', 'Error', ''], page.data.map((d) => [
+      const page = await client.request<{ data: Delivery[] }>({
+        method: 'GET', path: `/v1/webhooks/${encodeURIComponent(id)}/deliveries`, query: { limit: 50 }
+      })
+      const columns = ['When', 'Type', 'Event', 'Attempt', 'Status code', 'Duration', 'Error', '']
+      deliveries.replaceChildren(table('Delivery attempts, newest first', columns, page.data.map((d) => [
         timeEl(d.at), d.event_type ?? '—', h('code', { class: 'id' }, d.event_id), String(d.attempt),
-        d.status_code === null ? '—' : h('span', { class: d.status_code >= 200 && d.status_code < 300 ? 'ok' : 'bad' }, String(d.status_code)),
+        d.status_code === null
+          ? '—'
+          : h('span', { class: d.status_code >= 200 && d.status_code < 300 ? 'ok' : 'bad' }, String(d.status_code)),
         d.duration_ms === null ? '—' : `${d.duration_ms} ms`, d.error ?? '', replayButton(d.event_id)
       ]), 'No delivery attempts yet.'))
     } catch (err) {
-      if (err instanceof OutboxApiError && (err.status === 404 || err.status === 405) && err.code !== 'forbidden') deliveries.replaceChildren(h('p', { class: 'empty' }, 'This server does not report delivery attempts.'))
+      const unreported = err instanceof OutboxApiError && (err.status === 404 || err.status === 405) && err.code !== 'forbidden'
+      if (unreported) deliveries.replaceChildren(h('p', { class: 'empty' }, 'This server does not report delivery attempts.'))
       else showError(deliveries, err)
     }
   }
@@ -100,12 +122,15 @@ async function renderOne (ctx: ViewContext): Promise<Node> {
       if (!confirm(`Replace the signing secret? The current one keeps signing for ${minutes} minutes, then only the new one does.`)) return
       void act(rotate, slot, async () => {
         const r = await client.webhooks.rotateSecret(id, { grace_period_minutes: minutes })
-        rotated.replaceChildren(secretBox(`New signing secret (the previous one signs too until ${new Date(r.previous_secret_expires_at).toLocaleString()}):`, r.secret, 'rotated-secret'))
+        const until = new Date(r.previous_secret_expires_at).toLocaleString()
+        rotated.replaceChildren(secretBox(`New signing secret (the previous one signs too until ${until}):`, r.secret, 'rotated-secret'))
       })
     }
   }, h('label', { for: 'grace-minutes' }, 'Grace period (minutes)'), grace, rotate)
 
-  const since = h('input', { id: 'recover-since', type: 'datetime-local', required: true, value: localInputValue(Date.now() - 24 * 3600_000) })
+  const since = h('input', {
+    id: 'recover-since', type: 'datetime-local', required: true, value: localInputValue(Date.now() - 24 * 3600_000)
+  })
   const recover = h('button', { type: 'submit' }, 'Recover missed events')
   const recoverForm = h('form', {
     class: 'inline',
