@@ -13,7 +13,9 @@ export const MAX_GRACE_PERIOD_MINUTES = 10_080 // 7 days
  * A new signing secret. During the grace period (0 ends the old secret at once) every request is signed with
  * both, so receivers can switch at their own pace; a second rotation within it drops the oldest secret.
  */
-export async function rotateWebhookSecret (deps: GatewayDeps, w: WebhookRecord, graceMinutes: number, now = Date.now()): Promise<{ webhook: WebhookRecord, expiresAt: string }> {
+export async function rotateWebhookSecret (
+  deps: GatewayDeps, w: WebhookRecord, graceMinutes: number, now = Date.now()
+): Promise<{ webhook: WebhookRecord, expiresAt: string }> {
   const expiresAt = new Date(now + graceMinutes * 60_000).toISOString()
   const secret = newWebhookSecret()
   const updated = await deps.cp.webhooks.modify(`${w.org_id}.${w.id}`, (cur): WebhookRecord => {
@@ -58,7 +60,9 @@ export async function replayEvent (deps: GatewayDeps, w: WebhookRecord, eventId:
     throw unavailable(err)
   }
   const event = JSON.parse(json) as WebhookEnvelope
-  const job: WebhookJob = { event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now, replay: true, run: `rp${randomToken(10)}` }
+  const job: WebhookJob = {
+    event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now, replay: true, run: `rp${randomToken(10)}`
+  }
   try {
     await deps.webhookJobs.enqueueJobs([job], [json])
   } catch (err) {
@@ -78,7 +82,9 @@ export function subscribedTypes (events: readonly string[]): string[] {
  * skipped, so a retried recover never sends one twice. Returns how many were queued.
  */
 export async function recoverEvents (deps: GatewayDeps, w: WebhookRecord, sinceMs: number, now = Date.now()): Promise<number> {
-  if (w.status !== 'active') throw new ApiError('conflict', `The webhook ${w.id} is ${w.status}; make it active (PATCH status active) before recovering events.`)
+  if (w.status !== 'active') {
+    throw new ApiError('conflict', `The webhook ${w.id} is ${w.status}; make it active (PATCH status active) before recovering events.`)
+  }
   const from = Math.max(sinceMs, now - RECOVER_WINDOW_MS, Date.parse(w.created_at) || 0)
   const store = deps.messages
   const claims = new RecoveryClaims(deps.redis)

@@ -62,11 +62,17 @@ export async function pageAddressIndex<T> (
       out.push({ item, member })
       if (out.length > opts.limit) {
         if (expired.length > 0) await redis.zrem(key, ...expired)
-        return { data: out.slice(0, opts.limit).map((o) => o.item), has_more: true, next_cursor: Buffer.from(out[opts.limit - 1]!.member).toString('base64url') }
+        return {
+          data: out.slice(0, opts.limit).map((o) => o.item),
+          has_more: true,
+          next_cursor: Buffer.from(out[opts.limit - 1]!.member).toString('base64url')
+        }
       }
     }
     if (expired.length > 0) await redis.zrem(key, ...expired)
     if (members.length < want) return { data: out.map((o) => o.item), has_more: false, next_cursor: null }
-    if (scanned >= STALE_BUDGET) return { data: out.map((o) => o.item), has_more: true, next_cursor: Buffer.from(lower.slice(1)).toString('base64url') }
+    if (scanned >= STALE_BUDGET) {
+      return { data: out.map((o) => o.item), has_more: true, next_cursor: Buffer.from(lower.slice(1)).toString('base64url') }
+    }
   }
 }

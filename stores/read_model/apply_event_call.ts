@@ -21,7 +21,7 @@ export function applyCall (e: EventRecord): { keys: string[], args: Array<string
   const next = e.type === 'deferred' && typeof e.data.next_attempt_at === 'string' ? Date.parse(e.data.next_attempt_at) : NaN
   const args = [JSON.stringify(envelopeOf(e)), ts, e.id, e.type, READ_MODEL_RETENTION_MS, Date.now() - READ_MODEL_RETENTION_MS,
     STATS_RETENTION_MS, status ?? '', status === undefined ? 0 : STATUS_RANK[status], mid ?? '', K.messagesByStatusPrefix(org, 'live'),
-    K.messagesByStatusPrefix(org, 'test'), rcpt, endsAttempt ? '1' : '0', tags.length, K.messagesDue(org, 'live'), K.messagesDue(org, 'test'),
-    Number.isFinite(next) ? next : '', org]
+    K.messagesByStatusPrefix(org, 'test'), rcpt, endsAttempt ? '1' : '0', tags.length, K.messagesDue(org, 'live'),
+    K.messagesDue(org, 'test'), Number.isFinite(next) ? next : '', org]
   return { keys, args }
 }

@@ -30,7 +30,10 @@ export interface AttemptTiming {
  * Worked out at read time, never stored: a waiting message is due at the `next_attempt_at` of its latest deferral
  * (`nextMs`), else at its scheduled time, else when it was sent.
  */
-export function attemptTiming (m: { status: MessageStatus, created_at: string, scheduled_at?: string }, deferredRecipients: number, nextMs: number | undefined, now: number, graceMs: number): AttemptTiming {
+export function attemptTiming (
+  m: { status: MessageStatus, created_at: string, scheduled_at?: string },
+  deferredRecipients: number, nextMs: number | undefined, now: number, graceMs: number
+): AttemptTiming {
   if (!waitsForAttempt(m.status, deferredRecipients)) return { stuck: false }
   const due = nextMs !== undefined && Number.isFinite(nextMs) ? nextMs : Date.parse(m.scheduled_at ?? m.created_at)
   if (!Number.isFinite(due)) return { stuck: false }

@@ -38,7 +38,9 @@ function pairs (reply: unknown[]): IndexPosition[] {
  * Entries that share the cursor's score are read separately so that a page boundary inside one
  * millisecond neither repeats nor skips anything.
  */
-async function rangeAfter (redis: Redis, key: string, pos: IndexPosition | undefined, count: number, maxScore?: number): Promise<IndexPosition[]> {
+async function rangeAfter (
+  redis: Redis, key: string, pos: IndexPosition | undefined, count: number, maxScore?: number
+): Promise<IndexPosition[]> {
   if (pos === undefined) {
     const top = maxScore === undefined ? '+inf' : String(Math.floor(maxScore))
     return pairs(await redis.call('ZRANGE', key, top, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, count, 'WITHSCORES') as unknown[])

@@ -10,8 +10,25 @@ interface ListedMessage { status: MessageStatus, tags: string[], stuck: boolean 
 interface ListedEvent { type: string, data: Record<string, unknown> }
 
 /** `maxBytes`: the most the page's JSON body may take (OB_API_LIST_MAX_BYTES). */
-export interface MessageQuery { limit: number, cursor?: string, maxBytes?: number, status?: MessageStatus, to?: string, tag?: string, stuck?: boolean, environment?: Environment }
-export interface EventQuery { limit: number, cursor?: string, maxBytes?: number, message_id?: string, type?: string, tag?: string, environment?: Environment }
+export interface MessageQuery {
+  limit: number
+  cursor?: string
+  maxBytes?: number
+  status?: MessageStatus
+  to?: string
+  tag?: string
+  stuck?: boolean
+  environment?: Environment
+}
+export interface EventQuery {
+  limit: number
+  cursor?: string
+  maxBytes?: number
+  message_id?: string
+  type?: string
+  tag?: string
+  environment?: Environment
+}
 
 /** Both filters, or whichever is given. */
 function both<T> (a: Keep<T>, b: Keep<T>): Keep<T> {
@@ -35,10 +52,14 @@ export function messageFilter (q: { status?: MessageStatus, tag?: string, stuck?
  * budget. Stuck messages are read from the due index up to now less the grace (the caller bounds the range); each is
  * checked again, since an entry may lag its message by one write.
  */
-export function messageIndex (orgId: string, env: Environment, q: { status?: MessageStatus, tag?: string, stuck?: boolean }): { key: string, keep: Keep<ListedMessage> } {
+export function messageIndex (
+  orgId: string, env: Environment, q: { status?: MessageStatus, tag?: string, stuck?: boolean }
+): { key: string, keep: Keep<ListedMessage> } {
   const { status, tag } = q
   if (q.stuck === true) return { key: K.messagesDue(orgId, env), keep: messageFilter(q) }
-  if (tag !== undefined) return { key: K.messagesTagged(orgId, env, tag), keep: status === undefined ? undefined : (m) => m.status === status }
+  if (tag !== undefined) {
+    return { key: K.messagesTagged(orgId, env, tag), keep: status === undefined ? undefined : (m) => m.status === status }
+  }
   if (status !== undefined) return { key: K.messagesByStatus(orgId, env, status), keep: undefined }
   return { key: K.messages(orgId, env), keep: undefined }
 }
@@ -46,7 +67,9 @@ export function messageIndex (orgId: string, env: Environment, q: { status?: Mes
 /**
  * The same for events: message (whatever its environment), else tag, else type, else all of one environment.
  */
-export function eventIndex (orgId: string, env: Environment, q: { message_id?: string, type?: string, tag?: string }): { key: string, keep: Keep<ListedEvent> } {
+export function eventIndex (
+  orgId: string, env: Environment, q: { message_id?: string, type?: string, tag?: string }
+): { key: string, keep: Keep<ListedEvent> } {
   const { type, tag } = q
   const byType: Keep<ListedEvent> = type === undefined ? undefined : (e) => e.type === type
   const byTag: Keep<ListedEvent> = tag === undefined ? undefined : (e) => hasTag(e.data.tags, tag)

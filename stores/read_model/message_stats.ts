@@ -29,7 +29,9 @@ function add (into: StatsCounts, hash: Record<string, string>): void {
  * Sums the hourly counter hashes of every UTC hour that overlaps [fromMs, toMs). The hour is the
  * resolution: a range that starts mid-hour counts that whole hour. Reads go out together (one pipeline).
  */
-export async function statsOver (read: (hour: string) => Promise<Record<string, string>>, fromMs: number, toMs: number, interval?: StatsInterval): Promise<StatsResult> {
+export async function statsOver (
+  read: (hour: string) => Promise<Record<string, string>>, fromMs: number, toMs: number, interval?: StatsInterval
+): Promise<StatsResult> {
   const hours: number[] = []
   for (let h = Math.floor(fromMs / HOUR_MS) * HOUR_MS; h < toMs; h += HOUR_MS) hours.push(h)
   const hashes = await Promise.all(hours.map((h) => read(hourBucket(h))))

@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis'
-import { ApiError, bareAddress, type QueuedMessage, type EventRecord, type MessageStatus, STATUS_RANK, renderedSubject } from '../../protocol/mod.ts'
+import {
+  ApiError, bareAddress, type QueuedMessage, type EventRecord, type MessageStatus, STATUS_RANK, renderedSubject
+} from '../../protocol/mod.ts'
 import { ScriptBatch } from '../clients/mod.ts'
 import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket, type Environment } from './message_store_keys.ts'
 import { RECIPIENT_STATUS_LUA } from './recipient_status.ts'
@@ -99,7 +101,9 @@ export class MessageStore {
     const r = redis as StoreRedis
     this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_QUEUED_FINISH_LUA })
     this.applied = new ScriptBatch(redis, 'ob_apply_event_batch', APPLY_LUA, { isolate: true })
-    if (typeof (r as Partial<StoreRedis>).ob_schedule_change !== 'function') redis.defineCommand('ob_schedule_change', { lua: SCHEDULE_CHANGE_LUA })
+    if (typeof (r as Partial<StoreRedis>).ob_schedule_change !== 'function') {
+      redis.defineCommand('ob_schedule_change', { lua: SCHEDULE_CHANGE_LUA })
+    }
     this.r = r
   }
 
@@ -129,8 +133,8 @@ export class MessageStore {
     const env: Environment = msg.environment === 'test' ? 'test' : 'live'
     const hour = hourBucket(createdMs)
     const tagged = messageTagKeys(org, env, msg.tags, hour)
-    const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org, env), K.stats(org, env, hour), K.messagesByAddress(org, env),
-      K.messagesDue(org, env), ...tagged.indexes, ...tagged.stats]
+    const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org, env), K.stats(org, env, hour),
+      K.messagesByAddress(org, env), K.messagesDue(org, env), ...tagged.indexes, ...tagged.stats]
     const recipients = recipientAddresses(msg)
     const now = Date.now()
     const scheduled = msg.scheduled_at === undefined ? NaN : Date.parse(msg.scheduled_at)
@@ -152,14 +156,15 @@ export class MessageStore {
 
   /** A cancelled scheduled message shows `canceled` (only while nothing else happened to it: queued or scheduled). */
   async markCanceled (orgId: string, id: string): Promise<void> {
-    await this.r.ob_schedule_change(1, K.message(orgId, id), 'cancel', K.messagesByStatusPrefix(orgId, 'live'), id, STATUS_RANK.canceled, READ_MODEL_RETENTION_MS,
-      K.messagesByStatusPrefix(orgId, 'test'), K.messagesDue(orgId, 'live'), K.messagesDue(orgId, 'test'), '')
+    await this.r.ob_schedule_change(1, K.message(orgId, id), 'cancel', K.messagesByStatusPrefix(orgId, 'live'), id, STATUS_RANK.canceled,
+      READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(orgId, 'test'), K.messagesDue(orgId, 'live'), K.messagesDue(orgId, 'test'), '')
   }
 
   /** A rescheduled message shows its new `scheduled_at` (ISO 8601). */
   async markRescheduled (orgId: string, id: string, scheduledAt: string): Promise<void> {
-    await this.r.ob_schedule_change(1, K.message(orgId, id), 'reschedule', K.messagesByStatusPrefix(orgId, 'live'), id, scheduledAt, READ_MODEL_RETENTION_MS,
-      K.messagesByStatusPrefix(orgId, 'test'), K.messagesDue(orgId, 'live'), K.messagesDue(orgId, 'test'), Date.parse(scheduledAt))
+    await this.r.ob_schedule_change(1, K.message(orgId, id), 'reschedule', K.messagesByStatusPrefix(orgId, 'live'), id, scheduledAt,
+      READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(orgId, 'test'), K.messagesDue(orgId, 'live'), K.messagesDue(orgId, 'test'),
+      Date.parse(scheduledAt))
   }
 
   /** 404 `not_found` when no organisation has the id, 403 `forbidden` when another one does. */
@@ -219,7 +224,9 @@ export class MessageStore {
   async listMessages (orgId: string, q: MessageQuery): Promise<IndexPage<MessageSummary>> {
     const env = q.environment ?? 'live'
     const now = Date.now()
-    const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...(q.maxBytes !== undefined ? { maxBytes: q.maxBytes } : {}) }
+    const page = {
+      limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...(q.maxBytes !== undefined ? { maxBytes: q.maxBytes } : {})
+    }
     if (q.to !== undefined) return await this.listMessagesTo(orgId, env, q.to, page, messageFilter(q), now)
     const { key, keep } = messageIndex(orgId, env, q)
     const stuckOnly = q.stuck === true ? { maxScore: now - this.stuckAfterMs } : {}
@@ -234,7 +241,10 @@ export class MessageStore {
     })
   }
 
-  private async listMessagesTo (orgId: string, env: Environment, to: string, page: { limit: number, cursor?: string, maxBytes?: number }, keep: Keep<MessageSummary>, now: number): Promise<IndexPage<MessageSummary>> {
+  private async listMessagesTo (
+    orgId: string, env: Environment, to: string, page: { limit: number, cursor?: string, maxBytes?: number },
+    keep: Keep<MessageSummary>, now: number
+  ): Promise<IndexPage<MessageSummary>> {
     return await pageAddressIndex(this.redis, K.messagesByAddress(orgId, env), to.trim().toLowerCase(), page, async (ids) => {
       const rows = await this.rows(orgId, ids)
       return rows.map((row) => {
@@ -253,7 +263,9 @@ export class MessageStore {
   async listEvents (orgId: string, q: EventQuery): Promise<IndexPage<EventEnvelope>> {
     if (q.message_id !== undefined) await this.assertOwner(orgId, q.message_id)
     const { key, keep } = eventIndex(orgId, q.environment ?? 'live', q)
-    const page = { limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...(q.maxBytes !== undefined ? { maxBytes: q.maxBytes } : {}) }
+    const page = {
+      limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...(q.maxBytes !== undefined ? { maxBytes: q.maxBytes } : {})
+    }
     return await pageIndex(this.redis, key, { ...page, filtered: keep !== undefined }, async (ids) => {
       const events = await this.loadEvents(orgId, ids)
       return keep === undefined ? events : events.map((e) => e !== undefined && keep(e) ? e : undefined)
@@ -264,8 +276,12 @@ export class MessageStore {
    * Counts per event type (and `sent`, messages queued) over whole UTC hours overlapping [fromMs, toMs), of one
    * environment; with `tag`, of its messages only.
    */
-  async stats (orgId: string, fromMs: number, toMs: number, interval?: StatsInterval, environment: Environment = 'live', tag?: string): Promise<StatsResult> {
-    const hashKey = tag === undefined ? (hour: string) => K.stats(orgId, environment, hour) : (hour: string) => K.statsTagged(orgId, environment, tag, hour)
+  async stats (
+    orgId: string, fromMs: number, toMs: number, interval?: StatsInterval, environment: Environment = 'live', tag?: string
+  ): Promise<StatsResult> {
+    const hashKey = tag === undefined
+      ? (hour: string) => K.stats(orgId, environment, hour)
+      : (hour: string) => K.statsTagged(orgId, environment, tag, hour)
     return await statsOver((hour) => this.redis.hgetall(hashKey(hour)), fromMs, toMs, interval)
   }
 

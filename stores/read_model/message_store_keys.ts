@@ -15,7 +15,8 @@ function scope (orgId: string, env: Environment): string {
 export const READ_MODEL_KEYS = {
   /**
    * Hash: summary JSON, status, status rank, created time, environment (`env`), recipient count (`rn`), delivered
-   * recipients (`dn`), the `next_attempt_at` of its latest deferral in ms (`next`), and per recipient `r:<address>` = `<status> <rank> <attempts> <last event ms>`.
+   * recipients (`dn`), the `next_attempt_at` of its latest deferral in ms (`next`), and per recipient
+   * `r:<address>` = `<status> <rank> <attempts> <last event ms>`.
    */
   message: (orgId: string, id: string) => `ob:{${orgId}}:msg:${id}`,
   /** Sorted set (score: event time in ms) of the message's event ids. */

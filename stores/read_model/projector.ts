@@ -3,7 +3,9 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../../config/mod.ts'
-import { CONSUMER_PROJECTOR, STREAM_EVENTS, EVENT_TYPES, jetStreamSettings, jetStreamTable, tablePart, type EventRecord } from '../../protocol/mod.ts'
+import {
+  CONSUMER_PROJECTOR, STREAM_EVENTS, EVENT_TYPES, jetStreamSettings, jetStreamTable, tablePart, type EventRecord
+} from '../../protocol/mod.ts'
 import { MessageStore } from './message_store.ts'
 import { ensureJetStream } from '../clients/mod.ts'
 import type { OutboxMetrics } from '../metrics/mod.ts'
@@ -42,7 +44,9 @@ function parseEvent (m: JsMsg): EventRecord | undefined {
  * its own apply: `ack()` is a fire-and-forget publish that the client coalesces into one socket write, so
  * a per-message ack costs no round trip, while AckPolicy.All would force applying strictly in order.
  */
-export async function startProjector (config: Config, shared: { nc: NatsConnection, redis: Redis, log: Logger, metrics: OutboxMetrics }): Promise<Projector> {
+export async function startProjector (
+  config: Config, shared: { nc: NatsConnection, redis: Redis, log: Logger, metrics: OutboxMetrics }
+): Promise<Projector> {
   const log = shared.log.child({ part: 'projector' })
   const store = new MessageStore(shared.redis)
   await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'projector'))
@@ -61,7 +65,8 @@ export async function startProjector (config: Config, shared: { nc: NatsConnecti
       await store.applyEvent(e)
       m.ack()
       if (backoff.backingOff) {
-        log.info({ failures: backoff.failures, failingForMs: Date.now() - backoff.failingSince }, 'the read model takes events again; projector resumed')
+        const failingForMs = Date.now() - backoff.failingSince
+        log.info({ failures: backoff.failures, failingForMs }, 'the read model takes events again; projector resumed')
         backoff.succeeded()
       }
     } catch (err) {

@@ -21,7 +21,9 @@ export function recipientAddresses (m: { to: readonly string[], cc: readonly str
  * apply_event.lua) of a message hash. A recipient with no outcome yet has the message's own status while that is
  * queued or scheduled, else `queued`.
  */
-export async function recipientStates (redis: Redis, key: string, m: { to: readonly string[], cc: readonly string[], bcc: readonly string[], status: MessageStatus }): Promise<RecipientState[]> {
+export async function recipientStates (
+  redis: Redis, key: string, m: { to: readonly string[], cc: readonly string[], bcc: readonly string[], status: MessageStatus }
+): Promise<RecipientState[]> {
   const addresses = recipientAddresses(m)
   if (addresses.length === 0) return []
   const fields = await redis.hmget(key, ...addresses.map((a) => `r:${a}`))

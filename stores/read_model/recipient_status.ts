@@ -7,7 +7,7 @@ import { UNDELIVERED_STATUS_ORDER } from '../../protocol/mod.ts'
  * The order comes from UNDELIVERED_STATUS_ORDER, so the scripts and the documentation cannot disagree.
  */
 export const RECIPIENT_STATUS_LUA = `
-local UNDELIVERED = { ${UNDELIVERED_STATUS_ORDER.filter((s) => s !== 'sending' && s !== 'scheduled' && s !== 'queued').map((s) => `'${s}'`).join(', ')} }
+local UNDELIVERED = { ${undeliveredLuaList()} }
 -- nil while the message is not recorded yet (its recipient count is unknown)
 local function status_from_recipients (msg)
   local n = tonumber(redis.call('HGET', msg, 'rn') or '0')
@@ -21,3 +21,8 @@ local function status_from_recipients (msg)
   return redis.call('HGET', msg, 'base') or 'queued'
 end
 `
+
+/** UNDELIVERED_STATUS_ORDER less the statuses worked out otherwise (sending, scheduled, queued), as Lua strings. */
+function undeliveredLuaList (): string {
+  return UNDELIVERED_STATUS_ORDER.filter((s) => s !== 'sending' && s !== 'scheduled' && s !== 'queued').map((s) => `'${s}'`).join(', ')
+}

@@ -3,9 +3,10 @@
  * .lua file so that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no
  * dollar-brace.
  */
-export const RECORD_QUEUED_LUA = String.raw`-- Records a queued message in the read model. Runs batched (ScriptBatch): each call writes its message hash (one
--- HSET when nothing is known of the message yet) and owner key, and adds its index entries, address index members
--- and counts to BATCH; record_queued_finish.lua writes those with one command per index for the whole batch.
+export const RECORD_QUEUED_LUA = String.raw`-- Records a queued message in the read model. Runs batched (ScriptBatch): each
+-- call writes its message hash (one HSET when nothing is known of the message yet) and owner key, and adds its index
+-- entries, address index members and counts to BATCH; record_queued_finish.lua writes those with one command per
+-- index for the whole batch.
 -- (Prepended: status_from_recipients, see recipient_status.ts.)
 -- KEYS[1] message hash, KEYS[2] message owner, KEYS[3] org message index, KEYS[4] stats hour hash,
 -- KEYS[5] recipient address index (lexicographic), KEYS[6] due index, then for the message's n tags: KEYS[7..6+n]
@@ -26,7 +27,8 @@ if held[2] then
   status = status_from_recipients(msg)
   redis.call('HSET', msg, 'status', status)
 else
-  redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'env', ARGV[11], 'rn', ARGV[12], 'base', ARGV[2], 'status', status, 'rank', ARGV[3])
+  redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'env', ARGV[11], 'rn', ARGV[12], 'base', ARGV[2],
+    'status', status, 'rank', ARGV[3])
 end
 redis.call('PEXPIRE', msg, ttl)
 redis.call('SET', KEYS[2], ARGV[10], 'PX', ttl)

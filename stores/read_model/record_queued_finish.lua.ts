@@ -3,8 +3,8 @@
  * .lua file so that it is part of what tsc builds; the script is a template literal, so it holds no backtick and no
  * dollar-brace.
  */
-export const RECORD_QUEUED_FINISH_LUA = String.raw`-- After every call of a record_queued batch: one ZADD, trim and expiry per index, one ZADD and expiry per address
--- index, one HINCRBY per stats hour.
+export const RECORD_QUEUED_FINISH_LUA = String.raw`-- After every call of a record_queued batch: one ZADD, trim and expiry per
+-- index, one ZADD and expiry per address index, one HINCRBY per stats hour.
 if BATCH.z then
   for _, key in ipairs(BATCH.zkeys) do
     local entries = BATCH.z[key]

@@ -3,7 +3,8 @@
  * rather than a .lua file so that it is part of what tsc builds; the script is a template literal, so it holds no
  * backtick and no dollar-brace.
  */
-export const SCHEDULE_CHANGE_LUA = String.raw`-- Shows a cancel or a new time of a scheduled message (decided in stores/schedule) in the read model.
+export const SCHEDULE_CHANGE_LUA = String.raw`-- Shows a cancel or a new time of a scheduled message (decided in
+-- stores/schedule) in the read model.
 -- KEYS[1] message hash. ARGV: 1 'cancel' | 'reschedule', 2 live status index key prefix, 3 message id,
 -- 4 cancel: the rank of 'canceled'; reschedule: the new scheduled_at (ISO 8601), 5 retention ms,
 -- 6 sandbox status index key prefix (the message's 'env' field picks one), 7 live due index key, 8 sandbox due index

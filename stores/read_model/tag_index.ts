@@ -8,7 +8,9 @@ import { READ_MODEL_KEYS as K, type Environment } from './message_store_keys.ts'
  */
 
 /** The message's tag indexes (appended after its other indexes) and its tag stats hashes for one hour. */
-export function messageTagKeys (orgId: string, env: Environment, tags: readonly string[] | undefined, hour: string): { indexes: string[], stats: string[] } {
+export function messageTagKeys (
+  orgId: string, env: Environment, tags: readonly string[] | undefined, hour: string
+): { indexes: string[], stats: string[] } {
   const unique = uniqueTags(tags).filter(isTag)
   return { indexes: unique.map((t) => K.messagesTagged(orgId, env, t)), stats: unique.map((t) => K.statsTagged(orgId, env, t, hour)) }
 }
@@ -30,7 +32,8 @@ export function eventTags (data: Record<string, unknown>): string[] {
 export function eventTagKeys (orgId: string, tags: readonly string[], hour: string): string[] {
   const out: string[] = []
   for (const t of tags) {
-    out.push(K.eventsTagged(orgId, 'live', t), K.statsTagged(orgId, 'live', t, hour), K.eventsTagged(orgId, 'test', t), K.statsTagged(orgId, 'test', t, hour))
+    out.push(K.eventsTagged(orgId, 'live', t), K.statsTagged(orgId, 'live', t, hour))
+    out.push(K.eventsTagged(orgId, 'test', t), K.statsTagged(orgId, 'test', t, hour))
   }
   return out
 }

@@ -22,7 +22,10 @@ async function waitHealthy (base: string, exited: () => boolean): Promise<void> 
 
 test('start serves /healthz and /readyz, creates orgs whose key authenticates, and exits 0 on SIGTERM', async () => {
   const port = await freePort()
-  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_HTTP_PORT: String(port), OB_SMTP_INBOUND_PORT: '0', OB_SMTP_SUBMISSION_PORT: '0', OB_SHUTDOWN_TIMEOUT_MS: '3000' }
+  const env = {
+    NATS_URL: nats.url, REDIS_URL: redis.url, OB_HTTP_PORT: String(port), OB_SMTP_INBOUND_PORT: '0', OB_SMTP_SUBMISSION_PORT: '0',
+    OB_SHUTDOWN_TIMEOUT_MS: '3000'
+  }
   const run = spawnCli(['start'], env)
   let exited = false
   void run.done.then(() => { exited = true })
@@ -31,7 +34,8 @@ test('start serves /healthz and /readyz, creates orgs whose key authenticates, a
     await waitHealthy(base, () => exited)
     assert.equal((await fetch(base + '/readyz')).status, 200)
 
-    const created = await runCli(['org', 'create', '--name', 'Acme', '--domain', 'acme-cli.test', '--plan', 'starter'], { NATS_URL: nats.url })
+    const created = await runCli(['org', 'create', '--name', 'Acme', '--domain', 'acme-cli.test', '--plan', 'starter'],
+      { NATS_URL: nats.url })
     assert.equal(created.code, 0, created.stderr)
     const org = JSON.parse(created.stdout.trim())
     assert.deepEqual(Object.keys(org).sort(), ['api_key', 'domain_id', 'organization_id'])
@@ -99,7 +103,9 @@ test('start exits 1 with one line naming NATS when NATS_URL points at nothing', 
 
 test('OB_ROLE=engine runs without the HTTP API and still exits 0 on SIGTERM', async () => {
   const port = await freePort()
-  const run = spawnCli(['start'], { NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'engine', OB_HTTP_PORT: String(port), OB_METRICS_PORT: '0', OB_LOG_LEVEL: 'info' })
+  const run = spawnCli(['start'], {
+    NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'engine', OB_HTTP_PORT: String(port), OB_METRICS_PORT: '0', OB_LOG_LEVEL: 'info'
+  })
   let out = ''
   run.child.stdout!.on('data', (d: Buffer) => { out += d.toString() })
   await eventually(() => out.includes('outbox started'), 'the start line')

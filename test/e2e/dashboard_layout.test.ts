@@ -21,7 +21,12 @@ before(async () => {
   const sandbox = await ob.key(org, ['send', 'read'], 'test')
   const sent = await ob.request('POST', '/v1/messages/send', {
     key: sandbox,
-    body: { from: `Order confirmations <orders@${org.domain}>`, to: ['a-rather-long-recipient-name@subdomain.example.net', 'second.person@example.net'], subject: 'Your order 1042 has shipped and is on its way to the address you gave us', html: '<p>Hi</p>' }
+    body: {
+      from: `Order confirmations <orders@${org.domain}>`,
+      to: ['a-rather-long-recipient-name@subdomain.example.net', 'second.person@example.net'],
+      subject: 'Your order 1042 has shipped and is on its way to the address you gave us',
+      html: '<p>Hi</p>'
+    }
   })
   assert.equal(sent.status, 202, sent.text)
   messageId = sent.body.id
@@ -29,7 +34,9 @@ before(async () => {
   assert.equal(hook.status, 201, hook.text)
   webhookId = hook.body.id
   await ob.request('POST', '/v1/suppressions', { key: org.adminKey, body: { email: 'someone.who.unsubscribed.long.ago@example.net' } })
-  await ob.request('POST', '/v1/inbound/routes', { key: org.adminKey, body: { match: `support@${org.domain}`, action: { type: 'webhook', include_attachments: false } } })
+  await ob.request('POST', '/v1/inbound/routes', {
+    key: org.adminKey, body: { match: `support@${org.domain}`, action: { type: 'webhook', include_attachments: false } }
+  })
   await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name: `newsletters-and-receipts.${org.domain}` } })
 })
 after(async () => {
@@ -72,7 +79,8 @@ async function overflow (page: Page): Promise<{ scrollWidth: number, innerWidth:
 }
 
 for (const width of [360, 390, 1280]) {
-  test(`at ${width} px every view fits the width (no horizontal page scroll) and has no serious or critical axe finding`, { skip: missing }, async () => {
+  test(`at ${width} px every view fits the width (no horizontal page scroll) ` +
+    'and has no serious or critical axe finding', { skip: missing }, async () => {
     const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
     await page.setViewportSize({ width, height: 800 })
     const problems: string[] = []
@@ -117,7 +125,8 @@ for (const width of [390, 1280]) {
     await page.close()
   })
 
-  test(`at ${width} px "Skip to content" moves focus to the content and stays on the page; navigating moves focus to the new heading`, { skip: missing }, async () => {
+  test(`at ${width} px "Skip to content" moves focus to the content and stays on the page; ` +
+    'navigating moves focus to the new heading', { skip: missing }, async () => {
     const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
     await page.setViewportSize({ width, height: 800 })
     await open(page, '#/stats', /^Statistics$/)
@@ -130,7 +139,8 @@ for (const width of [390, 1280]) {
     assert.equal(await page.evaluate(() => location.hash), '#/stats')
     assert.equal(await page.locator('main h1').textContent(), 'Statistics', 'still the same view, not "Not found"')
     await page.keyboard.press('Tab')
-    assert.ok(await page.evaluate(() => document.getElementById('main')!.contains(document.activeElement)), 'the next Tab stop is inside the content')
+    assert.ok(await page.evaluate(() => document.getElementById('main')!.contains(document.activeElement)),
+      'the next Tab stop is inside the content')
 
     await page.getByRole('navigation').getByRole('link', { name: 'Suppressions' }).click()
     await page.locator('main h1').filter({ hasText: 'Suppressions' }).waitFor()

@@ -79,7 +79,9 @@ test('a rejected form shows each field error as the API words it', { skip: missi
   await page.getByRole('button', { name: 'Create key' }).click()
   const alert = page.getByRole('alert')
   await alert.waitFor()
-  const api = await ob.request('POST', '/v1/api-keys', { key: org.adminKey, body: { name: 'nothing', domain_id: org.domainId, permissions: [], environment: 'live' } })
+  const api = await ob.request('POST', '/v1/api-keys', {
+    key: org.adminKey, body: { name: 'nothing', domain_id: org.domainId, permissions: [], environment: 'live' }
+  })
   assert.equal(api.status, 400)
   assert.ok(api.body.error.errors.length >= 1)
   assert.equal(await alert.locator('.error-message').textContent(), api.body.error.message)
@@ -120,7 +122,8 @@ test('a webhook: secret shown once, a test event of a chosen type reaches the HT
   const [got] = await receiver.waitFor(1, { path: '/dashboard-hook' })
   const raw = got!.rawBody.toString('utf8')
   assert.equal(JSON.parse(raw).type, 'bounced')
-  assert.equal(await verifyWebhook(raw, got!.headers['x-service-signature'] as string, secret), true, 'signed with the secret the dashboard showed')
+  assert.equal(await verifyWebhook(raw, got!.headers['x-service-signature'] as string, secret), true,
+    'signed with the secret the dashboard showed')
   const deliveries = page.getByTestId('deliveries')
   await eventually(async () => {
     if (await deliveries.locator('td', { hasText: /^200$/ }).count() > 0) return true
@@ -169,7 +172,9 @@ test('a webhook: rotate the secret after a confirmation, replay a delivered even
   const raw = again!.rawBody.toString('utf8')
   assert.equal(JSON.parse(raw).id, evt.id)
   assert.equal(again!.headers['webhook-id'], evt.id)
-  for (const s of [secret, created.body.secret as string]) assert.equal(await verifyWebhook(raw, again!.headers['x-service-signature'] as string, s), true)
+  for (const s of [secret, created.body.secret as string]) {
+    assert.equal(await verifyWebhook(raw, again!.headers['x-service-signature'] as string, s), true)
+  }
   await screenshot(page, 'webhook-rotate-replay')
   await page.close()
 })

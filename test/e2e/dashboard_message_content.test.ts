@@ -28,7 +28,10 @@ before(async () => {
   sandboxKey = await ob.key(org, ['send', 'read'], 'test')
   browser = await launchBrowser()
   // the page the frame is tried on without a policy, and its icon, are not what is counted
-  remote = createServer((req, res) => { if (req.url !== '/bare' && req.url !== '/favicon.ico') hits.push(req.url ?? ''); res.end(req.url === '/bare' ? '<!DOCTYPE html><title>bare</title>' : 'x') })
+  remote = createServer((req, res) => {
+    if (req.url !== '/bare' && req.url !== '/favicon.ico') hits.push(req.url ?? '')
+    res.end(req.url === '/bare' ? '<!DOCTYPE html><title>bare</title>' : 'x')
+  })
   await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve))
 })
 after(async () => {
@@ -39,10 +42,13 @@ after(async () => {
 
 /** A message sent with the sandbox key whose content the engine has recorded. */
 async function sent (body: Record<string, unknown>): Promise<string> {
-  const r = await ob.request('POST', '/v1/messages/send', { key: sandboxKey, body: { from: `Shop <orders@${org.domain}>`, to: 'delivered@simulator.test', ...body } })
+  const r = await ob.request('POST', '/v1/messages/send', {
+    key: sandboxKey, body: { from: `Shop <orders@${org.domain}>`, to: 'delivered@simulator.test', ...body }
+  })
   assert.equal(r.status, 202, r.text)
   const id = r.body.id as string
-  await eventually(async () => (await ob.request('GET', `/v1/messages/${id}/content`, { key: org.adminKey })).status === 200, 'content recorded')
+  await eventually(async () => (await ob.request('GET', `/v1/messages/${id}/content`, { key: org.adminKey })).status === 200,
+    'content recorded')
   return id
 }
 
@@ -62,7 +68,8 @@ async function htmlFrame (page: Page): Promise<Frame> {
 }
 
 for (const width of [390, 1280]) {
-  test(`at ${width} px the message page shows the HTML in a sandboxed frame, the text, the attachments; no page scroll sideways, no serious axe finding`, { skip: missing }, async () => {
+  test(`at ${width} px the message page shows the HTML in a sandboxed frame, the text, the attachments; ` +
+    'no page scroll sideways, no serious axe finding', { skip: missing }, async () => {
     const id = await sent({
       subject: 'Your order 1042 has shipped and is on its way to the address you gave us',
       html: '<table width="900"><tr><td><h1>Shipped</h1><p>Your parcel is on its way.</p></td></tr></table>',
@@ -92,20 +99,23 @@ for (const width of [390, 1280]) {
   })
 }
 
-test('a script in the HTML does not run and nothing remote is fetched (images, styles, backgrounds, refresh); inline styles apply', { skip: missing }, async () => {
+test('a script in the HTML does not run and nothing remote is fetched (images, styles, backgrounds, refresh); ' +
+  'inline styles apply', { skip: missing }, async () => {
   const origin = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`
   const id = await sent({
     subject: 'Hostile',
     html: `<head><meta http-equiv="refresh" content="0;url=${origin}/refresh"><link rel="stylesheet" href="${origin}/css"></head>` +
       `<body><script>document.title = 'script ran'; window.parent.document.title = 'script ran'; fetch('${origin}/fetch')</script>` +
-      `<style>#styled { color: rgb(200, 0, 0) }</style><p id="styled">styled</p><p id="hello" style="background: url(${origin}/background)">Hello</p><img src="${origin}/image" alt="remote">` +
+      '<style>#styled { color: rgb(200, 0, 0) }</style><p id="styled">styled</p>' +
+      `<p id="hello" style="background: url(${origin}/background)">Hello</p><img src="${origin}/image" alt="remote">` +
       '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="inline"></body>'
   })
   const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
   await openMessage(page, id)
   const title = await page.title()
   const frame = await htmlFrame(page)
-  assert.equal(await frame.evaluate(() => getComputedStyle(document.getElementById('styled')!).color), 'rgb(200, 0, 0)', 'inline styles apply')
+  assert.equal(await frame.evaluate(() => getComputedStyle(document.getElementById('styled')!).color), 'rgb(200, 0, 0)',
+    'inline styles apply')
   assert.equal(await frame.locator('#hello').textContent(), 'Hello', 'the HTML is shown')
   await nothingHappensFor(1500) // a script or remote load, were it allowed, would have run by now
   assert.notEqual(await frame.evaluate(() => document.title), 'script ran')
@@ -138,7 +148,8 @@ test('a script in the HTML does not run and nothing remote is fetched (images, s
   assert.notEqual(await shown.evaluate(() => document.title), 'script ran')
   const content = await ob.request('GET', `/v1/messages/${id}/content`, { key: org.adminKey })
   await place({ srcdoc: content.body.html })
-  await eventually(() => (hits as string[]).includes('/image') && (hits as string[]).includes('/fetch'), 'the bare HTML fetches its image and runs its script', 5000)
+  await eventually(() => (hits as string[]).includes('/image') && (hits as string[]).includes('/fetch'),
+    'the bare HTML fetches its image and runs its script', 5000)
   await bare.context().close()
   await page.close()
 })

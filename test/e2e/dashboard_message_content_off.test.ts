@@ -24,12 +24,16 @@ after(async () => {
   await ob?.close()
 })
 
-test('the Content section says the installation records no content, is no error, and is not asked again on the next event', { skip: missing }, async () => {
+test('the Content section says the installation records no content, is no error, ' +
+  'and is not asked again on the next event', { skip: missing }, async () => {
   const sandboxKey = await ob.key(org, ['send', 'read'], 'test')
-  const r = await ob.request('POST', '/v1/messages/send', { key: sandboxKey, body: { from: `Shop <orders@${org.domain}>`, to: 'delivered@simulator.test', subject: 'Receipt', text: 'Thanks' } })
+  const r = await ob.request('POST', '/v1/messages/send', {
+    key: sandboxKey, body: { from: `Shop <orders@${org.domain}>`, to: 'delivered@simulator.test', subject: 'Receipt', text: 'Thanks' }
+  })
   assert.equal(r.status, 202, r.text)
   const id = r.body.id as string
-  await eventually(async () => (await ob.request('GET', `/v1/messages/${id}`, { key: org.adminKey })).body?.status === 'delivered', 'delivered')
+  await eventually(async () => (await ob.request('GET', `/v1/messages/${id}`, { key: org.adminKey })).body?.status === 'delivered',
+    'delivered')
 
   const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
   const contentRequests: string[] = []

@@ -29,7 +29,11 @@ after(async () => {
 async function publishOutcome (id: string, local: string, outcome: EventType[]): Promise<void> {
   let at = Date.now()
   for (const type of outcome) {
-    const extra: Record<string, unknown> = type === 'delivered' ? { smtp_response: '250 2.0.0 OK (sandbox)' } : type === 'bounced' ? { bounce_type: 'hard', bounce_code: '550', bounce_message: '5.1.1 mailbox unknown' } : type === 'opened' ? { user_agent: 'Mozilla/5.0', ip_address: '203.0.113.7' } : {}
+    const extra: Record<string, unknown> = type === 'delivered'
+      ? { smtp_response: '250 2.0.0 OK (sandbox)' }
+      : type === 'bounced'
+        ? { bounce_type: 'hard', bounce_code: '550', bounce_message: '5.1.1 mailbox unknown' }
+        : type === 'opened' ? { user_agent: 'Mozilla/5.0', ip_address: '203.0.113.7' } : {}
     const e = event(org, id, type, new Date(at += 1000), extra)
     e.data.to = `${local}@example.net`
     await publish(ob, e)
@@ -49,11 +53,17 @@ async function sendMessages (t: TestContext, list: Array<{ local: string, subjec
   for (const { local, subject, outcome } of list) {
     const res = await ob.request('POST', '/v1/messages/send', {
       key: sandboxKey,
-      body: { from: `Shop <orders@${org.domain}>`, to: `${local}@example.net`, subject, html: '<p>Thanks for your order</p>', metadata: { order: '1042' }, tags: [local] }
+      body: {
+        from: `Shop <orders@${org.domain}>`, to: `${local}@example.net`, subject, html: '<p>Thanks for your order</p>',
+        metadata: { order: '1042' }, tags: [local]
+      }
     })
     if (res.status === 202) { ids.push(res.body.id as string); sent.push({ id: res.body.id as string, local, outcome }); continue }
     assert.ok(res.status === 404 || res.status === 405, `send answered ${res.status}: ${res.text}`)
-    const msg = await queue(ob, org, { from: `Shop <orders@${org.domain}>`, to: [`${local}@example.net`], subject, environment: 'test', metadata: { order: '1042' }, tags: [local] })
+    const msg = await queue(ob, org, {
+      from: `Shop <orders@${org.domain}>`, to: [`${local}@example.net`], subject, environment: 'test',
+      metadata: { order: '1042' }, tags: [local]
+    })
     await publishOutcome(msg.id, local, outcome)
     ids.push(msg.id)
   }
@@ -68,7 +78,9 @@ async function sendMessages (t: TestContext, list: Array<{ local: string, subjec
   }
   // up to 5 s for the engine's events; a build without an engine gets them published below instead
   await heldWithin(noneWaiting, 5000, 100)
-  if (waiting.size > 0) t.diagnostic('no delivery event within 5 s (the delivery engine is not on this build): events published to OB_EVENTS')
+  if (waiting.size > 0) {
+    t.diagnostic('no delivery event within 5 s (the delivery engine is not on this build): events published to OB_EVENTS')
+  }
   for (const m of waiting) await publishOutcome(m.id, m.local, m.outcome)
   return ids
 }
@@ -114,7 +126,8 @@ test('activity updates live, filters by status, and a message shows its event ti
   await page.getByRole('heading', { name: `Message ${opened}` }).waitFor()
   const timeline = page.getByTestId('timeline')
   await timeline.locator('li[data-type="opened"]').waitFor()
-  assert.deepEqual(await timeline.locator('li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-type'))), ['delivered', 'opened'])
+  assert.deepEqual(await timeline.locator('li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-type'))),
+    ['delivered', 'opened'])
   const api = await ob.request('GET', `/v1/messages/${opened}`, { key: org.adminKey })
   assert.equal(api.status, 200)
   for (const e of api.body.events as Array<{ id: string }>) await timeline.getByText(e.id).waitFor()
@@ -131,10 +144,13 @@ test('activity updates live, filters by status, and a message shows its event ti
   await page.getByTestId('stats-totals').getByText('2', { exact: true }).first().waitFor()
   assert.match(await page.getByTestId('stats-totals').textContent() ?? '', /delivered2/)
   // Rates over the range: bounces over delivered + bounced; complaints, opens and clicks over delivered.
-  const counts = Object.fromEntries(await page.getByTestId('stats-totals').evaluate((dl) => [...dl.querySelectorAll('dt')].map((dt) => [dt.textContent, Number(dt.nextElementSibling!.textContent)]))) as Record<string, number>
+  const counts = Object.fromEntries(await page.getByTestId('stats-totals').evaluate((dl) =>
+    [...dl.querySelectorAll('dt')].map((dt) => [dt.textContent, Number(dt.nextElementSibling!.textContent)]))) as Record<string, number>
   const pct = (n: number, of: number): string => of === 0 ? '—' : `${Math.round((n / of) * 1000) / 10} %`
   const shownRates = await page.getByTestId('rate-totals').textContent()
-  assert.equal(shownRates, `bounce rate${pct(counts.bounced!, counts.delivered! + counts.bounced!)}complaint rate${pct(counts.complained!, counts.delivered!)}open rate${pct(counts.opened!, counts.delivered!)}click rate${pct(counts.clicked!, counts.delivered!)}`)
+  assert.equal(shownRates, `bounce rate${pct(counts.bounced!, counts.delivered! + counts.bounced!)}` +
+    `complaint rate${pct(counts.complained!, counts.delivered!)}open rate${pct(counts.opened!, counts.delivered!)}` +
+    `click rate${pct(counts.clicked!, counts.delivered!)}`)
   assert.ok(counts.opened! > 0 && !shownRates!.includes('open rate—'), 'an open rate is shown')
   assert.equal(await page.getByTestId('stats-rates').getByTestId('stats-chart').count(), 1, 'rates per hour are charted')
   await screenshot(page, 'stats')

@@ -26,7 +26,10 @@ after(async () => {
 test('a scheduled message is rescheduled and then canceled from its page', { skip: missing }, async () => {
   const at = new Date(Math.floor((Date.now() + 3600_000) / 1000) * 1000)
   const sent = await ob.request('POST', '/v1/messages/send', {
-    key, body: { from: `App <hello@${org.domain}>`, to: 'later@example.net', subject: 'Tomorrow', text: 'Tomorrow', scheduled_at: at.toISOString() }
+    key,
+    body: {
+      from: `App <hello@${org.domain}>`, to: 'later@example.net', subject: 'Tomorrow', text: 'Tomorrow', scheduled_at: at.toISOString()
+    }
   })
   assert.equal(sent.status, 202, sent.text)
   const id = sent.body.id as string

@@ -39,7 +39,8 @@ async function signIn (key: string, width: number): Promise<{ page: Page, dialog
 const stored = async (page: Page): Promise<string | null> => await page.evaluate(() => sessionStorage.getItem('outbox.dashboard.key'))
 
 for (const width of [390, 1280]) {
-  test(`at ${width} px: rotating asks first; rotating the signed-in key with grace 0 keeps the session on the new value`, { skip: missing }, async () => {
+  test(`at ${width} px: rotating asks first; ` +
+    'rotating the signed-in key with grace 0 keeps the session on the new value', { skip: missing }, async () => {
     const key = await ob.key(org, ['admin'])
     const { page, dialogs, answer } = await signIn(key, width)
     await page.goto(`${ob.baseUrl}/dashboard#/keys`)
@@ -67,7 +68,8 @@ for (const width of [390, 1280]) {
     await page.close()
   })
 
-  test(`at ${width} px: a reload while the API answers 503 shows "Reconnecting…", keeps the key and signs in once it answers; a 401 signs out`, { skip: missing }, async () => {
+  test(`at ${width} px: a reload while the API answers 503 shows "Reconnecting…", ` +
+    'keeps the key and signs in once it answers; a 401 signs out', { skip: missing }, async () => {
     const key = await ob.key(org, ['read', 'manage'])
     const { page } = await signIn(key, width)
     await ob.redisServer.stop()
@@ -93,9 +95,12 @@ for (const width of [390, 1280]) {
     await page.close()
   })
 
-  test(`at ${width} px: a rejected recipient filter shows the API's error in place and clears the earlier results`, { skip: missing }, async () => {
+  test(`at ${width} px: a rejected recipient filter shows the API's error in place ` +
+    'and clears the earlier results', { skip: missing }, async () => {
     const sandbox = await ob.key(org, ['send', 'read'], 'test')
-    const sent = await ob.request('POST', '/v1/messages/send', { key: sandbox, body: { from: `orders@${org.domain}`, to: 'ann@example.net', subject: 'Filter me', html: '<p>Hi</p>' } })
+    const sent = await ob.request('POST', '/v1/messages/send', {
+      key: sandbox, body: { from: `orders@${org.domain}`, to: 'ann@example.net', subject: 'Filter me', html: '<p>Hi</p>' }
+    })
     assert.equal(sent.status, 202, sent.text)
     const { page } = await signIn(org.adminKey, width)
     // a sandbox message: shown in the test view
@@ -130,7 +135,8 @@ for (const width of [390, 1280]) {
     await page.close()
   })
 
-  test(`at ${width} px: each DNS record has copy buttons and its own last check; an MX without a host name shows why`, { skip: missing }, async () => {
+  test(`at ${width} px: each DNS record has copy buttons and its own last check; ` +
+    'an MX without a host name shows why', { skip: missing }, async () => {
     const { page } = await signIn(org.adminKey, width)
     await page.goto(`${ob.baseUrl}/dashboard#/domains`)
     const name = `rec${width}${Date.now()}.example.org`
@@ -138,7 +144,8 @@ for (const width of [390, 1280]) {
     await page.getByRole('button', { name: 'Add domain' }).click()
     const card = page.locator(`article[data-domain="${name}"]`)
     await card.getByText('pending').waitFor()
-    const api = (await ob.request('GET', '/v1/domains?limit=100', { key: org.adminKey })).body.data.find((d: { name: string }) => d.name === name)
+    const api = (await ob.request('GET', '/v1/domains?limit=100', { key: org.adminKey })).body.data
+      .find((d: { name: string }) => d.name === name)
     const dkim = api.records.find((r: { name: string }) => r.name.includes('._domainkey.'))
     await card.getByRole('button', { name: `Copy value of the TXT record ${dkim.name}` }).click()
     assert.equal(await page.evaluate(async () => await navigator.clipboard.readText()), dkim.value)
@@ -147,7 +154,8 @@ for (const width of [390, 1280]) {
     const mxRow = card.locator('tr', { hasText: 'MX' })
     await mxRow.getByRole('note').filter({ hasText: 'OB_MX_HOST' }).waitFor()
     assert.equal(await mxRow.getByRole('button', { name: /^Copy value/ }).count(), 0, 'no value to copy')
-    assert.equal(await card.locator('tr', { hasText: 'not found' }).count(), 6, 'nothing checked yet (SPF, DKIM RSA and ed25519, return-path SPF and MX, DMARC)')
+    assert.equal(await card.locator('tr', { hasText: 'not found' }).count(), 6,
+      'nothing checked yet (SPF, DKIM RSA and ed25519, return-path SPF and MX, DMARC)')
 
     await card.getByRole('button', { name: 'Verify' }).click()
     await card.getByText('verified', { exact: true }).first().waitFor()
@@ -179,7 +187,8 @@ for (const width of [390, 1280]) {
     await page.getByLabel('Subject').fill('Order {{order}} delivered')
     await page.getByRole('button', { name: 'Save' }).click()
     await page.getByText('Saved.').waitFor()
-    const listed = (await ob.request('GET', '/v1/templates?limit=100', { key: org.adminKey })).body.data.find((t: { name: string }) => t.name === name)
+    const listed = (await ob.request('GET', '/v1/templates?limit=100', { key: org.adminKey })).body.data
+      .find((t: { name: string }) => t.name === name)
     assert.equal(listed.subject, 'Order {{order}} delivered')
     await page.getByRole('link', { name: '← Templates' }).click()
     await page.getByRole('link', { name }).waitFor()

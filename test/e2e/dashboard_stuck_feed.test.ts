@@ -45,7 +45,9 @@ after(async () => {
 })
 
 async function send (key: string, to: string, subject: string): Promise<string> {
-  const r = await gateway.request('POST', '/v1/messages/send', { key, body: { from: `Shop <orders@${org.domain}>`, to, subject, text: 'hello' } })
+  const r = await gateway.request('POST', '/v1/messages/send', {
+    key, body: { from: `Shop <orders@${org.domain}>`, to, subject, text: 'hello' }
+  })
   assert.equal(r.status, 202, r.text)
   return (r.body as { id: string }).id
 }
@@ -61,7 +63,8 @@ async function axeProblems (page: Page): Promise<string[]> {
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`)
 }
 
-test('a stuck message shows a Stuck badge in Activity and says on its page when its attempt was due', { skip: missing, timeout: 120_000 }, async () => {
+test('a stuck message shows a Stuck badge in Activity and says on its page ' +
+  'when its attempt was due', { skip: missing, timeout: 120_000 }, async () => {
   const fine = await send(org.adminKey, 'someone@dest.example', 'Delivered fine')
   const id = await send(org.adminKey, 'tempfail-stuck@dest.example', 'Held up')
   await eventually(async () => (await message(id)).status === 'deferred' && (await message(fine)).status === 'delivered', 'deferred')
@@ -78,7 +81,8 @@ test('a stuck message shows a Stuck badge in Activity and says on its page when 
     await row.getByText('Stuck', { exact: true }).waitFor()
     const badge = (await row.getByText('Stuck', { exact: true }).boundingBox())!
     assert.ok(badge.x >= 0 && badge.x + badge.width <= width, `Stuck badge within ${width} px`)
-    assert.equal(await page.getByTestId('messages').locator('tr', { hasText: 'Delivered fine' }).getByText('Stuck', { exact: true }).count(), 0)
+    const fineRow = page.getByTestId('messages').locator('tr', { hasText: 'Delivered fine' })
+    assert.equal(await fineRow.getByText('Stuck', { exact: true }).count(), 0)
     await page.getByLabel('Stuck only').check()
     await page.getByRole('button', { name: 'Filter' }).click()
     await page.getByTestId('messages').locator('tr', { hasText: 'Delivered fine' }).waitFor({ state: 'detached' })
@@ -107,7 +111,8 @@ test('a stuck message shows a Stuck badge in Activity and says on its page when 
   await page.close()
 })
 
-test('the live feed follows the environment switch: sandbox sends only in test, live ones only in live', { skip: missing, timeout: 60_000 }, async () => {
+test('the live feed follows the environment switch: sandbox sends only in test, ' +
+  'live ones only in live', { skip: missing, timeout: 60_000 }, async () => {
   engine ??= await startEngine()
   const page = await signedInPage(browser, gateway.baseUrl, org.adminKey)
   await page.getByRole('heading', { name: 'Activity' }).waitFor()
@@ -133,7 +138,8 @@ test('the live feed follows the environment switch: sandbox sends only in test, 
   await page.close()
 })
 
-test('a sandbox message\'s page is refreshed by its events: the feed takes the message\'s environment', { skip: missing, timeout: 60_000 }, async () => {
+test('a sandbox message\'s page is refreshed by its events: ' +
+  'the feed takes the message\'s environment', { skip: missing, timeout: 60_000 }, async () => {
   engine ??= await startEngine()
   const page = await signedInPage(browser, gateway.baseUrl, org.adminKey) // Activity, live
   // `softbounce`: deferred at once, bounced 2 s later (the sandbox's retry schedule).

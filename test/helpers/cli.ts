@@ -11,11 +11,15 @@ export interface CliRun { code: number | null, signal: NodeJS.Signals | null, st
  * submission is off unless a test names its port: its fixed default port would collide between processes.
  */
 export function cliEnv (env: Record<string, string>): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', OB_LOG_LEVEL: 'warn', OB_SMTP_SUBMISSION_PORT: '0', ...env }
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', OB_LOG_LEVEL: 'warn', OB_SMTP_SUBMISSION_PORT: '0', ...env
+  }
 }
 
 /** `nodeArgs`: flags for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS does not accept). */
-export function spawnCli (args: string[], env: Record<string, string>, nodeArgs: string[] = []): { child: ChildProcess, done: Promise<CliRun> } {
+export function spawnCli (
+  args: string[], env: Record<string, string>, nodeArgs: string[] = []
+): { child: ChildProcess, done: Promise<CliRun> } {
   const child = spawn(process.execPath, [...nodeArgs, CLI_MAIN, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''

@@ -57,7 +57,8 @@ export class EventWatcher {
 
   static async start (nc: NatsConnection, orgId: string): Promise<EventWatcher> {
     const w = new EventWatcher()
-    const consumer = await jetstream(nc).consumers.get(STREAM_EVENTS, { filter_subjects: `ob.evt.${orgId}.>`, deliver_policy: DeliverPolicy.All })
+    const consumer = await jetstream(nc).consumers.get(STREAM_EVENTS,
+      { filter_subjects: `ob.evt.${orgId}.>`, deliver_policy: DeliverPolicy.All })
     const messages = await consumer.consume()
     w.stopFn = () => { messages.stop() }
     void (async () => {
@@ -94,12 +95,18 @@ export interface RelayScenario {
  * An engine-only Outbox that relays every message to an SMTP sink of its own, one organisation, and a watcher of
  * that organisation's events: the setting of most engine scenarios.
  */
-export async function startRelayScenario (opts: { sink?: SinkOptions, env?: Record<string, string>, logLevel?: string, shardThreadEntry?: URL } = {}): Promise<RelayScenario> {
+export async function startRelayScenario (
+  opts: { sink?: SinkOptions, env?: Record<string, string>, logLevel?: string, shardThreadEntry?: URL } = {}
+): Promise<RelayScenario> {
   const sink = await SmtpSink.start(opts.sink)
   const logs: Array<Record<string, unknown>> = []
   const stream = new Writable({ write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() } })
   const log = opts.logLevel === undefined ? undefined : { level: opts.logLevel, stream }
-  const ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', ...opts.env }, ...(log !== undefined ? { log } : {}), ...(opts.shardThreadEntry !== undefined ? { shardThreadEntry: opts.shardThreadEntry } : {}) })
+  const ob = await TestOutbox.start({
+    env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine', ...opts.env },
+    ...(log !== undefined ? { log } : {}),
+    ...(opts.shardThreadEntry !== undefined ? { shardThreadEntry: opts.shardThreadEntry } : {})
+  })
   const org = await ob.org()
   const events = await EventWatcher.start(ob.proc.nc, org.orgId)
   return {

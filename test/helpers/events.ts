@@ -34,7 +34,10 @@ export class EventReader {
   async waitFor (type: string, count = 1, timeoutMs = 10_000): Promise<EventRecord[]> {
     if (this.of(type).length >= count) return this.of(type)
     return await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => { this.listeners.delete(check); reject(new Error(`timed out waiting for ${count} ${type} event(s); have ${this.events.map((e) => e.type).join(',') || 'none'}`)) }, timeoutMs)
+      const timer = setTimeout(() => {
+        this.listeners.delete(check)
+        reject(new Error(`timed out waiting for ${count} ${type} event(s); have ${this.events.map((e) => e.type).join(',') || 'none'}`))
+      }, timeoutMs)
       const check = (): void => {
         if (this.of(type).length < count) return
         clearTimeout(timer)

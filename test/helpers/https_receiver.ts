@@ -36,10 +36,13 @@ export function testCa (): TestCa {
   const dir = mkdtempSync(join(tmpdir(), 'outbox-ca-'))
   const run = (args: string[]): void => { execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' }) }
   run(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem',
-    '-days', '2', '-subj', '/CN=Outbox Test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'])
-  run(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'])
+    '-days', '2', '-subj', '/CN=Outbox Test CA', '-addext', 'basicConstraints=critical,CA:TRUE',
+    '-addext', 'keyUsage=critical,keyCertSign,cRLSign'])
+  run(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr',
+    '-subj', '/CN=localhost'])
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost,DNS:receiver.test,IP:127.0.0.1,IP:::1\nextendedKeyUsage=serverAuth\n')
-  run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf'])
+  run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2',
+    '-extfile', 'ext.cnf'])
   shared = { dir, caFile: join(dir, 'ca.pem'), key: readFileSync(join(dir, 'server.key')), cert: readFileSync(join(dir, 'server.pem')) }
   process.once('exit', () => { rmSync(dir, { recursive: true, force: true }) })
   return shared
@@ -80,7 +83,9 @@ export class HttpsReceiver {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      const r: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks), at: Date.now() }
+      const r: ReceivedRequest = {
+        method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks), at: Date.now()
+      }
       const n = this.requests.length
       this.requests.push(r)
       for (const w of this.waiters.splice(0)) w()
@@ -107,7 +112,10 @@ export class HttpsReceiver {
     const deadline = Date.now() + (opts.timeoutMs ?? 10_000)
     while (this.on(opts.path).length < count) {
       const left = deadline - Date.now()
-      if (left <= 0) throw new Error(`expected ${count} webhook requests${opts.path !== undefined ? ` on ${opts.path}` : ''}, got ${this.on(opts.path).length}`)
+      if (left <= 0) {
+        const where = opts.path !== undefined ? ` on ${opts.path}` : ''
+        throw new Error(`expected ${count} webhook requests${where}, got ${this.on(opts.path).length}`)
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(left, 200))
         this.waiters.push(() => { clearTimeout(timer); resolve() })

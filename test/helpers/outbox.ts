@@ -26,14 +26,19 @@ export class TestOutbox {
   // Its own agent, so keep-alive sockets close with the test instead of holding the process for seconds.
   readonly agent = new Agent({ keepAliveTimeout: 1000 })
 
-  private constructor (readonly proc: OutboxProcess, readonly nats: ServerProcess, readonly redisServer: ServerProcess, private readonly ownServers: boolean) {}
+  private constructor (
+    readonly proc: OutboxProcess, readonly nats: ServerProcess, readonly redisServer: ServerProcess, private readonly ownServers: boolean
+  ) {}
 
   /**
    * `log` captures the process's pino output at the given level (default: OB_TEST_LOG, else silent, to stdout).
    * `shardThreadEntry` is the file the engine's shard threads load instead of engine/actor/thread.cts; `inbound`
    * changes the inbound part (the file its analysis threads load, its retry delays).
    */
-  static async start (opts: { env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess, log?: { level: string, stream: NodeJS.WritableStream }, shardThreadEntry?: URL, inbound?: InboundTestOptions } = {}): Promise<TestOutbox> {
+  static async start (opts: {
+    env?: Record<string, string>, nats?: ServerProcess, redis?: ServerProcess, log?: { level: string, stream: NodeJS.WritableStream },
+    shardThreadEntry?: URL, inbound?: InboundTestOptions
+  } = {}): Promise<TestOutbox> {
     const nats = opts.nats ?? await ServerProcess.nats()
     const redis = opts.redis ?? await ServerProcess.redis()
     const config = loadConfig({
@@ -47,7 +52,9 @@ export class TestOutbox {
       OB_SHUTDOWN_TIMEOUT_MS: '2000',
       ...opts.env
     })
-    const log = opts.log !== undefined ? pino({ level: opts.log.level }, opts.log.stream) : pino({ level: process.env.OB_TEST_LOG ?? 'silent' })
+    const log = opts.log !== undefined
+      ? pino({ level: opts.log.level }, opts.log.stream)
+      : pino({ level: process.env.OB_TEST_LOG ?? 'silent' })
     const proc = await startOutbox(config, log, {
       ...(opts.shardThreadEntry !== undefined ? { shardThreadEntry: opts.shardThreadEntry } : {}),
       ...(opts.inbound !== undefined ? { inbound: opts.inbound } : {})
@@ -73,7 +80,9 @@ export class TestOutbox {
     return k.value
   }
 
-  async request (method: string, path: string, opts: { key?: string, body?: unknown, rawBody?: string | Buffer, headers?: Record<string, string> } = {}): Promise<HttpResult> {
+  async request (
+    method: string, path: string, opts: { key?: string, body?: unknown, rawBody?: string | Buffer, headers?: Record<string, string> } = {}
+  ): Promise<HttpResult> {
     const headers: Record<string, string> = { ...opts.headers }
     if (opts.key !== undefined) headers.authorization = `Bearer ${opts.key}`
     let body: string | Buffer | undefined = opts.rawBody

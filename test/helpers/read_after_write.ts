@@ -11,7 +11,9 @@ interface Requester<R> { request: (method: string, path: string, opts: { key?: s
  * GET /v1/messages/{id} right after a send: a 404 may precede the message becoming readable, so it is asked
  * again until it is not 404 or `withinMs` (the documented second) has passed. Returns the last answer.
  */
-export async function readMessage<R extends { status: number }> (ob: Requester<R>, id: string, key: string, withinMs = READ_AFTER_WRITE_MS): Promise<R> {
+export async function readMessage<R extends { status: number }> (
+  ob: Requester<R>, id: string, key: string, withinMs = READ_AFTER_WRITE_MS
+): Promise<R> {
   let last: R | undefined
   // past the bound the caller asserts on the last answer
   await heldWithin(async () => (last = await ob.request('GET', `/v1/messages/${id}`, { key })).status !== 404, withinMs, POLL_MS)

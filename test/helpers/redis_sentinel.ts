@@ -100,7 +100,9 @@ export class SentinelSet {
 
   /** Resolves once the replica holds the master's data and follows its stream (INFO: master_link_status up). */
   private async untilReplicaSynced (timeoutMs: number): Promise<void> {
-    const r = new Redis({ port: this.replica.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    const r = new Redis({
+      port: this.replica.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null
+    })
     r.on('error', () => {})
     try {
       await r.connect()

@@ -61,7 +61,10 @@ export class ReportScenario {
   async send (org: TestOrg, rcpt: string, tags?: string[]): Promise<SentMessage> {
     const r = await this.ob.request('POST', '/v1/messages/send', {
       key: org.adminKey,
-      body: { from: `news@${org.domain}`, to: rcpt, subject: 'Hello', text: 'Hi there', track_opens: false, track_clicks: false, ...(tags !== undefined ? { tags } : {}) }
+      body: {
+        from: `news@${org.domain}`, to: rcpt, subject: 'Hello', text: 'Hi there', track_opens: false, track_clicks: false,
+        ...(tags !== undefined ? { tags } : {})
+      }
     })
     if (r.status !== 202) throw new Error(`send failed: ${r.status} ${r.text}`)
     const id = r.body.id as string

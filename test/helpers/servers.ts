@@ -33,7 +33,9 @@ export class ServerProcess {
     this.dir = mkdtempSync(join(tmpdir(), `outbox-${kind}-`))
   }
 
-  static async nats (opts: { port?: number, args?: string[], stockMaxPayload?: boolean, maxFileStore?: number } = {}): Promise<ServerProcess> {
+  static async nats (
+    opts: { port?: number, args?: string[], stockMaxPayload?: boolean, maxFileStore?: number } = {}
+  ): Promise<ServerProcess> {
     const s = new ServerProcess('nats', opts.port ?? await freePort(), opts.args ?? [])
     s.stockMaxPayload = opts.stockMaxPayload === true
     if (opts.maxFileStore !== undefined) s.maxFileStore = opts.maxFileStore
@@ -66,8 +68,13 @@ export class ServerProcess {
 
   async start (): Promise<void> {
     const [cmd, args] = this.kind === 'nats'
-      ? [binary('nats-server'), ['-c', this.natsConfig(), '-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir, ...this.extraArgs]]
-      : [binary('redis-server'), ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--maxmemory-policy', 'noeviction', '--dir', this.dir, ...this.extraArgs]]
+      ? [binary('nats-server'), [
+          '-c', this.natsConfig(), '-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir, ...this.extraArgs
+        ]]
+      : [binary('redis-server'), [
+          '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--maxmemory-policy', 'noeviction',
+          '--dir', this.dir, ...this.extraArgs
+        ]]
     this.child = spawn(cmd, args, { stdio: 'ignore' })
     const child = this.child
     await Promise.race([

@@ -8,7 +8,9 @@ import { SmtpSink } from './smtp_sink.ts'
 /** An Outbox (all roles) whose engine relays to a sink of its own, with SMTP submission on a free port. */
 export interface SubmissionScenario { ob: TestOutbox, sink: SmtpSink, org: TestOrg, port: number, close: () => Promise<void> }
 
-export async function startSubmissionScenario (env: Record<string, string> = {}, plan?: Parameters<TestOutbox['org']>[0]): Promise<SubmissionScenario> {
+export async function startSubmissionScenario (
+  env: Record<string, string> = {}, plan?: Parameters<TestOutbox['org']>[0]
+): Promise<SubmissionScenario> {
   const sink = await SmtpSink.start()
   const port = await freePort()
   const ob = await TestOutbox.start({ env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_SMTP_SUBMISSION_PORT: String(port), ...env } })
@@ -26,7 +28,9 @@ export async function startSubmissionScenario (env: Record<string, string> = {},
 }
 
 /** nodemailer as an application configures it: STARTTLS required, user `apikey`, the key as the password. */
-export function submissionClient (port: number, key: string, opts: Partial<SMTPTransport.Options> = {}): Transporter<SMTPTransport.SentMessageInfo> {
+export function submissionClient (
+  port: number, key: string, opts: Partial<SMTPTransport.Options> = {}
+): Transporter<SMTPTransport.SentMessageInfo> {
   return nodemailer.createTransport({
     host: '127.0.0.1',
     port,
@@ -54,7 +58,8 @@ export async function dkimResult (ob: TestOutbox, org: TestOrg, raw: Buffer): Pr
     if (rr === 'TXT' && name === txt.name) return [[txt.value]]
     throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' })
   }
-  const result = await authenticate(raw, { ip: '127.0.0.1', helo: 'engine.test', sender: 'x@y.z', mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
+  const result = await authenticate(raw,
+    { ip: '127.0.0.1', helo: 'engine.test', sender: 'x@y.z', mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
   const sig = result.dkim.results[0]
   return sig?.signingDomain === org.domain ? sig.status.result : `none for ${org.domain}`
 }

@@ -6,7 +6,9 @@ import type { TestOutbox, TestOrg } from './outbox.ts'
  * Webhook records are written straight to the control plane (`cp.webhooks.put`), as the CRUD API would,
  * and events are published to OB_EVENTS exactly as the delivery engine publishes them.
  */
-export async function putWebhook (ob: TestOutbox, org: TestOrg, opts: { url: string, events: string[], status?: WebhookRecord['status'] }): Promise<WebhookRecord> {
+export async function putWebhook (
+  ob: TestOutbox, org: TestOrg, opts: { url: string, events: string[], status?: WebhookRecord['status'] }
+): Promise<WebhookRecord> {
   const now = new Date().toISOString()
   const record: WebhookRecord = {
     id: newId('wh'),
@@ -30,7 +32,9 @@ export function webhookNow (ob: TestOutbox, w: WebhookRecord): WebhookRecord | u
   return ob.proc.cp.webhooks.get(`${w.org_id}.${w.id}`)
 }
 
-export async function publishEvent (ob: TestOutbox, org: TestOrg, type: EventType, data: Record<string, unknown> = {}): Promise<EventRecord> {
+export async function publishEvent (
+  ob: TestOutbox, org: TestOrg, type: EventType, data: Record<string, unknown> = {}
+): Promise<EventRecord> {
   const record: EventRecord = {
     id: newId('evt'),
     type,

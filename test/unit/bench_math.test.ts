@@ -4,7 +4,10 @@ import { expectedAllowed, judgeKey, weightedSchedule, type KeyTally } from '../.
 import { niceMax, renderChart } from '../../bench/svg_chart.ts'
 
 function tally (allowed: number, sent: number, seconds: number, limit = 60): KeyTally {
-  return { plan: 'free', limit, sent, allowed, limited: sent - allowed, badRetry: 0, badLimitHeader: 0, other: 0, firstAt: 1_000, lastAt: 1_000 + seconds * 1000 }
+  return {
+    plan: 'free', limit, sent, allowed, limited: sent - allowed, badRetry: 0, badLimitHeader: 0, other: 0,
+    firstAt: 1_000, lastAt: 1_000 + seconds * 1000
+  }
 }
 
 test('GCRA allowance: the burst at once, then the limit per minute', () => {
@@ -32,10 +35,15 @@ test('charts are standalone SVG with escaped labels', () => {
   assert.equal(niceMax(0), 1)
   assert.equal(niceMax(730), 1000)
   assert.equal(niceMax(2100), 2500)
-  const svg = renderChart({ title: 'a < b', kind: 'line', xLabel: 'x', yLabel: 'y', x: [1, 2, 4], series: [{ name: 'p50', values: [1, 2, 3] }] })
+  const svg = renderChart({
+    title: 'a < b', kind: 'line', xLabel: 'x', yLabel: 'y', x: [1, 2, 4], series: [{ name: 'p50', values: [1, 2, 3] }]
+  })
   assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
   assert.match(svg, /a &lt; b/)
   assert.match(svg, /<polyline/)
-  const bars = renderChart({ title: 't', kind: 'bar', xLabel: 'plan', yLabel: 'rpm', x: ['free', 'pro'], series: [{ name: 'limit', values: [60, 1000] }, { name: 'measured', values: [59, 998] }] })
+  const bars = renderChart({
+    title: 't', kind: 'bar', xLabel: 'plan', yLabel: 'rpm', x: ['free', 'pro'],
+    series: [{ name: 'limit', values: [60, 1000] }, { name: 'measured', values: [59, 998] }]
+  })
   assert.equal(bars.match(/<rect x=/g)?.length, 4 + 2, 'four bars and two legend swatches')
 })

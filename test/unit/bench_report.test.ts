@@ -19,7 +19,9 @@ test('the report has a section, tables and one SVG per chart per result; README 
   const result: BenchResult = {
     name: 'demo', title: 'Demo', quick: false, passed: true, summary: '42 req/s', duration_s: 1,
     tables: [{ title: 'T', columns: ['a', 'b'], rows: [[1, 'x|y']] }],
-    charts: [{ title: 'C', kind: 'line', xLabel: 'connections', yLabel: 'req/s', x: [1, 8, 64], series: [{ name: 'p99', values: [1, 2, 3] }] }],
+    charts: [
+      { title: 'C', kind: 'line', xLabel: 'connections', yLabel: 'req/s', x: [1, 8, 64], series: [{ name: 'p99', values: [1, 2, 3] }] }
+    ],
     notes: ['n'], failures: [],
     machine: { cpus: 2, cpu_model: 'cpu', memory_gb: 4, os: 'Linux', node: 'v20', nats_server: '2.9.10', redis_server: '7.0.15' }
   }
@@ -43,7 +45,8 @@ test('every benchmark is registered; the report states the load average and leav
   for (const name of ['gateway', 'curve', 'engine', 'webhooks', 'inbound', 'ratelimit']) assert.ok(BENCHMARKS[name] !== undefined, name)
   const dir = mkdtempSync(join(tmpdir(), 'outbox-bench-'))
   const result: BenchResult = {
-    name: 'demo', title: 'Demo', quick: false, passed: true, summary: '42 req/s', duration_s: 1, tables: [], charts: [], notes: [], failures: [],
+    name: 'demo', title: 'Demo', quick: false, passed: true, summary: '42 req/s', duration_s: 1,
+    tables: [], charts: [], notes: [], failures: [],
     machine: { cpus: 2, cpu_model: 'cpu', memory_gb: 4, os: 'Linux', node: 'v20', nats_server: '2.9.10', redis_server: '7.0.15' },
     load_start: '3.10 2.00 1.50',
     load_end: '4.20 2.50 1.60'

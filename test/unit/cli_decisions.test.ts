@@ -7,9 +7,12 @@ import { loadConfig } from '../../config/mod.ts'
 import { freePort } from '../helpers/ports.ts'
 
 test('embedded servers start only when unconfigured and nothing answers', () => {
-  assert.deepEqual(planEmbedded({ natsConfigured: false, redisConfigured: false, natsAnswers: false, redisAnswers: false }), { nats: true, redis: true })
-  assert.deepEqual(planEmbedded({ natsConfigured: false, redisConfigured: false, natsAnswers: true, redisAnswers: false }), { nats: false, redis: true })
-  assert.deepEqual(planEmbedded({ natsConfigured: true, redisConfigured: true, natsAnswers: false, redisAnswers: false }), { nats: false, redis: false })
+  assert.deepEqual(planEmbedded({ natsConfigured: false, redisConfigured: false, natsAnswers: false, redisAnswers: false }),
+    { nats: true, redis: true })
+  assert.deepEqual(planEmbedded({ natsConfigured: false, redisConfigured: false, natsAnswers: true, redisAnswers: false }),
+    { nats: false, redis: true })
+  assert.deepEqual(planEmbedded({ natsConfigured: true, redisConfigured: true, natsAnswers: false, redisAnswers: false }),
+    { nats: false, redis: false })
 })
 
 test('a free port does not answer, so the plan for it is to spawn', async () => {
@@ -20,8 +23,10 @@ test('a free port does not answer, so the plan for it is to spawn', async () => 
 })
 
 test('a missing binary is installed as root with apt-get, otherwise refused naming the package', () => {
-  assert.deepEqual(planBinary({ name: 'nats-server', found: '/usr/sbin/nats-server', isRoot: false, hasAptGet: false }), { action: 'use', path: '/usr/sbin/nats-server' })
-  assert.deepEqual(planBinary({ name: 'redis-server', isRoot: true, hasAptGet: true }), { action: 'install', command: ['apt-get', 'install', '-y', 'redis-server'] })
+  assert.deepEqual(planBinary({ name: 'nats-server', found: '/usr/sbin/nats-server', isRoot: false, hasAptGet: false }),
+    { action: 'use', path: '/usr/sbin/nats-server' })
+  assert.deepEqual(planBinary({ name: 'redis-server', isRoot: true, hasAptGet: true }),
+    { action: 'install', command: ['apt-get', 'install', '-y', 'redis-server'] })
   const refused = planBinary({ name: 'nats-server', isRoot: false, hasAptGet: true })
   assert.equal(refused.action, 'refuse')
   assert.match((refused as { message: string }).message, /apt-get install -y nats-server/)
@@ -49,9 +54,11 @@ test('the embedded server\'s JetStream store is OB_NATS_STORE_MB, inside its jet
 })
 
 test('org create arguments: defaults, normalisation and usage errors with exit code 2', () => {
-  assert.deepEqual(parseOrgCreateArgs(['--name', 'Acme', '--domain', 'Acme.Example']), { name: 'Acme', domain: 'acme.example', plan: 'free' })
+  assert.deepEqual(parseOrgCreateArgs(['--name', 'Acme', '--domain', 'Acme.Example']),
+    { name: 'Acme', domain: 'acme.example', plan: 'free' })
   assert.equal(parseOrgCreateArgs(['--name', 'A', '--domain', 'a.io', '--plan', 'pro']).plan, 'pro')
-  for (const bad of [[], ['--name', 'A'], ['--name', 'A', '--domain', 'nodot'], ['--name', 'A', '--domain', 'a.io', '--plan', 'gold'], ['--name', 'A', '--domain', 'a.io', '--bogus', 'x'], ['stray']]) {
+  for (const bad of [[], ['--name', 'A'], ['--name', 'A', '--domain', 'nodot'], ['--name', 'A', '--domain', 'a.io', '--plan', 'gold'],
+    ['--name', 'A', '--domain', 'a.io', '--bogus', 'x'], ['stray']]) {
     assert.throws(() => parseOrgCreateArgs(bad), (err: unknown) => err instanceof CliError && err.exitCode === 2 && /usage: outbox org create/.test(err.message), JSON.stringify(bad))
   }
 })

@@ -29,8 +29,13 @@ test('a new route in openapi.json appears as a typed method', () => {
     post: {
       operationId: 'postMessagesSend',
       summary: 'Send a message',
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['to'], properties: { to: { type: 'string' } } } } } },
-      responses: { 202: { content: { 'application/json': { schema: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } } } } }
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { type: 'object', required: ['to'], properties: { to: { type: 'string' } } } } }
+      },
+      responses: {
+        202: { content: { 'application/json': { schema: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } } } }
+      }
     }
   }
   const src = generateClient(doc)

@@ -2,7 +2,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { DEFAULT_RETRY, OutboxApiError, retryDelay } from '../../client/src/mod.ts'
 
-const err = (status: number, extra: Record<string, unknown> = {}): OutboxApiError => new OutboxApiError(status, { code: 'x', message: 'x', ...extra })
+const err = (status: number, extra: Record<string, unknown> = {}): OutboxApiError =>
+  new OutboxApiError(status, { code: 'x', message: 'x', ...extra })
 
 test('never retries 400, 401, 403, 404, 409, 422', () => {
   for (const s of [400, 401, 403, 404, 409, 422]) assert.equal(retryDelay(err(s), 1, DEFAULT_RETRY, true), undefined, String(s))
@@ -29,7 +30,8 @@ test('network errors are retried only where repeating is safe', () => {
 })
 
 test('Retry-After header is used when the body has no retry_after', () => {
-  const e = OutboxApiError.from(429, '{"error":{"code":"rate_limited","message":"slow down"}}', new Headers({ 'retry-after': '3', 'x-request-id': 'req_1' }))
+  const e = OutboxApiError.from(429, '{"error":{"code":"rate_limited","message":"slow down"}}',
+    new Headers({ 'retry-after': '3', 'x-request-id': 'req_1' }))
   assert.equal(e.retryAfter, 3)
   assert.equal(e.requestId, 'req_1')
   assert.equal(e.code, 'rate_limited')

@@ -48,7 +48,8 @@ test('a bad value fails with one line naming every bad variable', () => {
 test('an integer setting given as a fraction or in exponent form is refused, not truncated', () => {
   assert.throws(() => loadConfig({ OB_HTTP_PORT: '8080.5', OB_STUCK_AFTER_MS: '1e4' }), (err: unknown) => {
     assert.ok(err instanceof ConfigError)
-    assert.equal(err.message, 'invalid configuration: OB_HTTP_PORT must be integer (got "8080.5"); OB_STUCK_AFTER_MS must be integer (got "1e4")')
+    assert.equal(err.message, 'invalid configuration: OB_HTTP_PORT must be integer (got "8080.5"); ' +
+      'OB_STUCK_AFTER_MS must be integer (got "1e4")')
     return true
   })
   assert.equal(loadConfig({ OB_HTTP_PORT: ' 0080 ' }).http.port, 80)
@@ -81,7 +82,8 @@ test('OB_TRUSTED_PROXIES is a list of addresses and CIDR ranges, empty by defaul
     { address: '2001:db8::', prefix: 32, family: 'ipv6' }
   ])
   for (const bad of ['10.0.0.0/33', 'proxy.internal', '10.0.0.0/8,,', '::1/129', '10.0.0.0/x']) {
-    assert.throws(() => loadConfig({ OB_TRUSTED_PROXIES: bad }), (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_TRUSTED_PROXIES'), bad)
+    assert.throws(() => loadConfig({ OB_TRUSTED_PROXIES: bad }),
+      (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_TRUSTED_PROXIES'), bad)
   }
 })
 
@@ -96,7 +98,8 @@ test('the MX host: OB_MX_HOST, else the public URL\'s host when it is a name, el
   assert.equal(loadConfig({ OB_PUBLIC_URL: 'https://Mail.Example.net/' }).http.mxHost, 'mail.example.net')
   assert.equal(loadConfig({ OB_PUBLIC_URL: 'https://mail.example.net', OB_MX_HOST: 'mx1.example.net.' }).http.mxHost, 'mx1.example.net')
   for (const bad of ['10.0.0.1', 'mx example.net', '-mx.example.net', 'mx..example.net']) {
-    assert.throws(() => loadConfig({ OB_MX_HOST: bad }), (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_MX_HOST'), bad)
+    assert.throws(() => loadConfig({ OB_MX_HOST: bad }),
+      (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_MX_HOST'), bad)
   }
 })
 
@@ -117,5 +120,7 @@ test('OB_MESSAGE_CONTENT_RETENTION_DAYS: whole days from 0 (nothing recorded) to
   }
   assert.equal(refused('31'), 'invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be <= 30 (got 31)')
   assert.equal(refused('-1'), 'invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be >= 0 (got -1)')
-  for (const bad of ['1.5', 'seven', '7d']) assert.equal(refused(bad), `invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be integer (got "${bad}")`)
+  for (const bad of ['1.5', 'seven', '7d']) {
+    assert.equal(refused(bad), `invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be integer (got "${bad}")`)
+  }
 })

@@ -10,6 +10,8 @@ test('docs/configuration.md has a row for every variable of the schema, with its
   for (const [name, schema] of Object.entries(props)) {
     const row = doc.split('\n').find((l) => l.startsWith(`| \`${name}\` |`))
     assert.ok(row !== undefined, `docs/configuration.md lacks ${name}`)
-    if (schema.default !== undefined) assert.ok(row.includes(`\`${String(schema.default)}\``), `${name}: default ${String(schema.default)} not stated`)
+    if (schema.default !== undefined) {
+      assert.ok(row.includes(`\`${String(schema.default)}\``), `${name}: default ${String(schema.default)} not stated`)
+    }
   }
 })

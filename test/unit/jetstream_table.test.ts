@@ -2,14 +2,22 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { DiscardPolicy } from '@nats-io/jetstream'
-import { EVENTS_MAX_AGE_MS, STORE_SHARES_PER_MILLE, KV_SHARD_LEASES, OBJ_INBOUND_RAW, inboundRawStoreOptions, kvBucketOptions, objectStoreShareBytes, storeShareBytes, streamTable, CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS, NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject, messageContentSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer, webhookJobSubject, type JetStreamPart, type JetStreamTable } from '../../protocol/mod.ts'
+import {
+  EVENTS_MAX_AGE_MS, STORE_SHARES_PER_MILLE, KV_SHARD_LEASES, OBJ_INBOUND_RAW, inboundRawStoreOptions, kvBucketOptions,
+  objectStoreShareBytes, storeShareBytes, streamTable, CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS,
+  NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject,
+  messageContentSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer,
+  webhookJobSubject, type JetStreamPart, type JetStreamTable
+} from '../../protocol/mod.ts'
 import { loadConfig, MAX_MESSAGE_CONTENT_RETENTION_DAYS } from '../../config/mod.ts'
 import { READ_MODEL_RETENTION_MS } from '../../stores/read_model/message_store_keys.ts'
 
 const SHARDS = 4
 const STORE_BYTES = 10 * 1024 ** 3
 const DAY_MS = 24 * 3600_000
-const table = jetStreamTable({ replicas: 3, messageContentRetentionDays: 7, storeBytes: STORE_BYTES, shards: SHARDS, ackWaitMs: 45_000, webhookTimeoutMs: 10_000 })
+const table = jetStreamTable({
+  replicas: 3, messageContentRetentionDays: 7, storeBytes: STORE_BYTES, shards: SHARDS, ackWaitMs: 45_000, webhookTimeoutMs: 10_000
+})
 const streamOf = (name: string) => table.streams.find((s) => s.config.name === name)
 
 /** Whether every subject `filter` matches is also matched by `pattern` (NATS wildcards `*` and `>`). */
@@ -35,7 +43,8 @@ test('subjectWithin follows NATS wildcard rules', () => {
 
 test('the table has every stream and every consumer, each once', () => {
   const streams = table.streams.map((s) => s.config.name)
-  assert.deepEqual([...streams].sort(), [STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS].sort())
+  assert.deepEqual([...streams].sort(),
+    [STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS].sort())
   const consumers = table.consumers.map((c) => `${c.stream}/${c.config.durable_name}`)
   const shards = Array.from({ length: SHARDS }, (_v, i) => i)
   assert.deepEqual([...consumers].sort(), [
@@ -52,7 +61,10 @@ test('every consumer reads a stream of the table, and its filter lies inside tha
     const stream = streamOf(c.stream)
     assert.ok(stream !== undefined, `${c.config.durable_name}: no stream ${c.stream}`)
     const filter = c.config.filter_subject
-    if (filter !== undefined) assert.ok(stream.config.subjects.some((s) => subjectWithin(filter, s)), `${c.config.durable_name}: ${filter} outside ${stream.config.subjects.join(', ')}`)
+    if (filter !== undefined) {
+      assert.ok(stream.config.subjects.some((s) => subjectWithin(filter, s)),
+        `${c.config.durable_name}: ${filter} outside ${stream.config.subjects.join(', ')}`)
+    }
   }
 })
 
@@ -81,9 +93,11 @@ test('settings follow the configuration they depend on', () => {
 })
 
 test('message content is kept as long as the message at most, and with recording off two minutes, never forever', () => {
-  const contentMaxAge = (days: number): number => streamTable({ replicas: 1, messageContentRetentionDays: days, storeBytes: STORE_BYTES }).find((s) => s.config.name === STREAM_MESSAGE_CONTENT)!.config.max_age!
+  const contentMaxAge = (days: number): number => streamTable({ replicas: 1, messageContentRetentionDays: days, storeBytes: STORE_BYTES })
+    .find((s) => s.config.name === STREAM_MESSAGE_CONTENT)!.config.max_age!
   assert.equal(contentMaxAge(loadConfig({}).messageContent.retentionDays), EVENTS_MAX_AGE_MS * NS_PER_MS)
-  assert.equal(contentMaxAge(MAX_MESSAGE_CONTENT_RETENTION_DAYS) / NS_PER_MS, READ_MODEL_RETENTION_MS, 'content outliving its message could never be read')
+  assert.equal(contentMaxAge(MAX_MESSAGE_CONTENT_RETENTION_DAYS) / NS_PER_MS, READ_MODEL_RETENTION_MS,
+    'content outliving its message could never be read')
   assert.equal(contentMaxAge(1), DAY_MS * NS_PER_MS)
   assert.equal(contentMaxAge(0), 2 * 60_000 * NS_PER_MS)
   // nats-server refuses a duplicate window longer than max_age, and reads a max_age of 0 as no limit
@@ -100,7 +114,9 @@ test('a part ensured after the core streams finds the stream of each of its cons
   const parts: JetStreamPart[] = ['core', 'delivery', 'projector', 'webhooks', 'inbound']
   for (const part of parts) {
     const ensured = tablePart(table, 'core', part)
-    for (const c of ensured.consumers) assert.ok(ensured.streams.some((s) => s.config.name === c.stream), `${part}: ${c.config.durable_name} without ${c.stream}`)
+    for (const c of ensured.consumers) {
+      assert.ok(ensured.streams.some((s) => s.config.name === c.stream), `${part}: ${c.config.durable_name} without ${c.stream}`)
+    }
   }
 })
 
@@ -119,9 +135,12 @@ function docRows (t: JetStreamTable): string[] {
   const days = (ns: number): string => `${ns / NS_PER_MS / (24 * 3600_000)} days`
   return [
     ...t.streams.map(({ config: s, part, purpose }) =>
-      `| \`${s.name}\` | \`${s.subjects.join(', ')}\` | ${s.retention === 'workqueue' ? 'work queue' : 'limits'}${s.max_age !== undefined ? `, ${days(s.max_age)}` : ''} | ${CREATED_BY[part]} | ${purpose} |`),
+      `| \`${s.name}\` | \`${s.subjects.join(', ')}\` | ` +
+      `${s.retention === 'workqueue' ? 'work queue' : 'limits'}${s.max_age !== undefined ? `, ${days(s.max_age)}` : ''} | ` +
+      `${CREATED_BY[part]} | ${purpose} |`),
     ...t.consumers.map(({ config: c, stream, part, purpose }) =>
-      `| \`${shard(c.durable_name)}\` | \`${stream}\` | ${c.filter_subject !== undefined ? `\`${shard(c.filter_subject)}\`` : 'all'} | ${CREATED_BY[part]} | ${purpose} |`)
+      `| \`${shard(c.durable_name)}\` | \`${stream}\` | ${c.filter_subject !== undefined ? `\`${shard(c.filter_subject)}\`` : 'all'} | ` +
+      `${CREATED_BY[part]} | ${purpose} |`)
   ]
 }
 
@@ -130,7 +149,10 @@ test('docs/operations.md lists exactly the streams, consumers and buckets of the
   const section = doc.split('\n### Streams and consumers\n')[1]?.split('\n#')[0]
   assert.ok(section !== undefined, 'docs/operations.md has no "Streams and consumers" section')
   const rows = section.split('\n').filter((l) => l.startsWith('| `'))
-  const expected = docRows(jetStreamTable({ replicas: 1, messageContentRetentionDays: MAX_MESSAGE_CONTENT_RETENTION_DAYS, storeBytes: STORE_BYTES, shards: 1, ackWaitMs: 60_000, webhookTimeoutMs: 10_000 }))
+  const expected = docRows(jetStreamTable({
+    replicas: 1, messageContentRetentionDays: MAX_MESSAGE_CONTENT_RETENTION_DAYS, storeBytes: STORE_BYTES, shards: 1, ackWaitMs: 60_000,
+    webhookTimeoutMs: 10_000
+  }))
   assert.deepEqual(rows, expected, `expected rows:\n${expected.join('\n')}`)
   for (const b of JETSTREAM_BUCKETS) assert.ok(section.includes(`\`${b.name}\``), `bucket ${b.name} not listed`)
 })
@@ -145,7 +167,8 @@ test('every stream and bucket has a share of the store, the shares sum below the
   for (const s of table.streams) assert.equal(s.config.max_bytes, storeShareBytes(STORE_BYTES, s.config.name), s.config.name)
   const history = [STREAM_EVENTS, STREAM_MESSAGE_CONTENT]
   for (const s of table.streams) {
-    assert.equal(s.config.discard, history.includes(s.config.name) ? DiscardPolicy.Old : DiscardPolicy.New, `${s.config.name} discard policy`)
+    assert.equal(s.config.discard, history.includes(s.config.name) ? DiscardPolicy.Old : DiscardPolicy.New,
+      `${s.config.name} discard policy`)
   }
   assert.equal(inboundRawStoreOptions(1, STORE_BYTES).max_bytes, objectStoreShareBytes(STORE_BYTES, OBJ_INBOUND_RAW))
   assert.equal(kvBucketOptions(1, STORE_BYTES, KV_SHARD_LEASES).max_bytes, storeShareBytes(STORE_BYTES, `KV_${KV_SHARD_LEASES}`))

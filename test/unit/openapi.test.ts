@@ -44,8 +44,14 @@ test('the Error schema lists exactly the codes of the error table', () => {
 })
 
 test('TypeBox markers are stripped; paths and operation ids are converted', () => {
-  const schema = toJsonSchema(Type.Object({ a: Type.Optional(Type.String({ maxLength: 3 })), b: Type.Union([Type.Literal('x'), Type.Literal('y')]) }))
-  assert.deepEqual(schema, { type: 'object', required: ['b'], properties: { a: { type: 'string', maxLength: 3 }, b: { anyOf: [{ type: 'string', const: 'x' }, { type: 'string', const: 'y' }] } } })
+  const schema = toJsonSchema(Type.Object({
+    a: Type.Optional(Type.String({ maxLength: 3 })), b: Type.Union([Type.Literal('x'), Type.Literal('y')])
+  }))
+  assert.deepEqual(schema, {
+    type: 'object',
+    required: ['b'],
+    properties: { a: { type: 'string', maxLength: 3 }, b: { anyOf: [{ type: 'string', const: 'x' }, { type: 'string', const: 'y' }] } }
+  })
   assert.doesNotMatch(docs.openapi, /"~/)
   assert.equal(openApiPath('/v1/domains/:id/verify'), '/v1/domains/{id}/verify')
   assert.equal(operationId('del', '/v1/api-keys/:id'), 'deleteApiKeysById')

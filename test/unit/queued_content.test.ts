@@ -1,6 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { CONTENT_INLINE_MAX_BYTES, ContentMismatchError, inlineLimit, isQueuedMessage, joinContent, newId, splitContent, type QueuedMessage } from '../../protocol/mod.ts'
+import {
+  CONTENT_INLINE_MAX_BYTES, ContentMismatchError, inlineLimit, isQueuedMessage, joinContent, newId, splitContent, type QueuedMessage
+} from '../../protocol/mod.ts'
 
 function message (extra: Partial<QueuedMessage> = {}): QueuedMessage {
   return {
@@ -35,7 +37,10 @@ test('the inline limit is half of max_payload, at most 512 KB', () => {
 })
 
 test('a split message is a valid queued message without its content, and joins back to the original', () => {
-  for (const msg of [message(), message({ html: undefined, text: undefined, attachments: [], submitted: { raw: 'Subject: x\r\n\r\nbody\r\n' }, tags: ['t'] })]) {
+  for (const msg of [
+    message(),
+    message({ html: undefined, text: undefined, attachments: [], submitted: { raw: 'Subject: x\r\n\r\nbody\r\n' }, tags: ['t'] })
+  ]) {
     if (msg.html === undefined) { delete msg.html; delete msg.text }
     const split = splitContent(msg)
     const queued = JSON.parse(split.message.toString()) as QueuedMessage
@@ -57,7 +62,8 @@ test('content that does not match its reference is refused, by code', () => {
   const queued = JSON.parse(split.message.toString()) as QueuedMessage
   const changed = Buffer.from(split.content)
   changed[changed.length - 3] = changed[changed.length - 3]! ^ 1
-  assert.throws(() => joinContent(queued, changed), (err: unknown) => err instanceof ContentMismatchError && err.code === 'content_mismatch')
+  assert.throws(() => joinContent(queued, changed),
+    (err: unknown) => err instanceof ContentMismatchError && err.code === 'content_mismatch')
   assert.throws(() => joinContent(queued, split.content.subarray(1)), ContentMismatchError)
 })
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { renderTemplate, templateVariables } from '../../protocol/mod.ts'
 
 test('placeholders are filled in subject, html and text', () => {
-  const out = renderTemplate({ subject: 'Hi {{name}}', html: '<p>Hello {{ name }}, code {{code}}</p>', text: 'Hello {{name}}' }, { name: 'Ada', code: 42 })
+  const out = renderTemplate({ subject: 'Hi {{name}}', html: '<p>Hello {{ name }}, code {{code}}</p>', text: 'Hello {{name}}' },
+    { name: 'Ada', code: 42 })
   assert.deepEqual(out, { subject: 'Hi Ada', html: '<p>Hello Ada, code 42</p>', text: 'Hello Ada' })
 })
 
@@ -29,7 +30,8 @@ test('dotted names look up a key as written first, then a nested path', () => {
 })
 
 test('a variable cannot add a line break to the subject', () => {
-  assert.equal(renderTemplate({ subject: 'A {{x}} B', html: '' }, { x: 'one\r\nBcc: evil@example.com' }).subject, 'A one Bcc: evil@example.com B')
+  assert.equal(renderTemplate({ subject: 'A {{x}} B', html: '' }, { x: 'one\r\nBcc: evil@example.com' }).subject,
+    'A one Bcc: evil@example.com B')
 })
 
 test('inherited properties are not variables', () => {

@@ -42,7 +42,9 @@ test('${name}', async () => {
   return dir
 }
 
-async function run (dir: string, args: string[], env: Record<string, string> = {}, command: string[] = ['bash']): Promise<{ code: number | null, out: string }> {
+async function run (
+  dir: string, args: string[], env: Record<string, string> = {}, command: string[] = ['bash']
+): Promise<{ code: number | null, out: string }> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env }
   delete childEnv.NODE_TEST_CONTEXT // the script's own node --test runs report to it, not to this runner
   delete childEnv.NODE_V8_COVERAGE

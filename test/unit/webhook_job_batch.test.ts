@@ -1,6 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { webhookBatchJson, webhookJobJson, webhookJobsOf, type StoredWebhookJob, type WebhookJob, type WebhookJobRef } from '../../stores/webhooks/mod.ts'
+import {
+  webhookBatchJson, webhookJobJson, webhookJobsOf, type StoredWebhookJob, type WebhookJob, type WebhookJobRef
+} from '../../stores/webhooks/mod.ts'
 
 function job (i: number, extra: Partial<WebhookJob> = {}): WebhookJob {
   return {
@@ -17,7 +19,10 @@ function job (i: number, extra: Partial<WebhookJob> = {}): WebhookJob {
 
 /** What a job naming its event reads back as. */
 function asRef (j: WebhookJob): WebhookJobRef {
-  return { event_seq: j.event_seq!, event_id: j.event.id, org_id: j.org_id, webhook_id: j.webhook_id, attempt: j.attempt, due_at: j.due_at, created_at: j.created_at }
+  return {
+    event_seq: j.event_seq!, event_id: j.event.id, org_id: j.org_id, webhook_id: j.webhook_id, attempt: j.attempt, due_at: j.due_at,
+    created_at: j.created_at
+  }
 }
 
 test('parked references of one webhook are stored in columns and read back as the same references', () => {
@@ -25,7 +30,8 @@ test('parked references of one webhook are stored in columns and read back as th
   const json = webhookBatchJson(jobs, [undefined, undefined, undefined])
   assert.ok(json.includes('"refs"') && !json.includes('"event"'), 'no event is carried')
   const perJob = jobs.map((j) => webhookJobJson(j)).join(',').length / jobs.length
-  assert.ok(json.length / jobs.length < perJob / 2, `about a third of the bytes of separate references (${json.length / jobs.length} vs ${perJob} per job)`)
+  assert.ok(json.length / jobs.length < perJob / 2,
+    `about a third of the bytes of separate references (${json.length / jobs.length} vs ${perJob} per job)`)
   assert.deepEqual(webhookJobsOf(JSON.parse(json)), jobs.map(asRef))
 })
 

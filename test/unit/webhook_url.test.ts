@@ -24,7 +24,8 @@ test('URLs over 2048 characters are refused', () => {
 })
 
 test('loopback, private, link-local and multicast IPv4 literals are refused', () => {
-  for (const host of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255']) {
+  for (const host of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
+    '224.0.0.1', '255.255.255.255']) {
     assert.match(webhookUrlProblem(`https://${host}/h`, strict)!, /private/, host)
   }
   assert.equal(webhookUrlProblem('https://172.32.0.1/h', strict), undefined)
@@ -37,7 +38,8 @@ test('decimal, hexadecimal, octal and short IPv4 forms are normalised before the
 })
 
 test('IPv6 loopback, unique-local, link-local, multicast and IPv4-mapped forms are refused', () => {
-  for (const host of ['[::1]', '[::]', '[fd00::1]', '[fc00::1]', '[fe80::1]', '[ff02::1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[::ffff:10.0.0.1]', '[::127.0.0.1]', '[64:ff9b::a00:1]']) {
+  for (const host of ['[::1]', '[::]', '[fd00::1]', '[fc00::1]', '[fe80::1]', '[ff02::1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]',
+    '[::ffff:10.0.0.1]', '[::127.0.0.1]', '[64:ff9b::a00:1]']) {
     assert.match(webhookUrlProblem(`https://${host}/h`, strict)!, /private/, host)
   }
   assert.equal(webhookUrlProblem('https://[::ffff:8.8.8.8]/h', strict), undefined)

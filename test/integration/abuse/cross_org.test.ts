@@ -31,10 +31,14 @@ before(async () => {
   const wh = await create('/v1/webhooks', { url: 'https://hooks.public.test/a', events: ['delivered'] })
   ids.webhook = wh.id
   secrets.push(wh.secret)
-  ids.template = (await create('/v1/templates', { name: 'a-secret-template', subject: 'A only', html: '<p>a-private-html</p>', text: 'a-private-text' })).id
+  ids.template = (await create('/v1/templates', {
+    name: 'a-secret-template', subject: 'A only', html: '<p>a-private-html</p>', text: 'a-private-text'
+  })).id
   ids.route = (await create('/v1/inbound/routes', { match: `*@${a.domain}`, action: { type: 'webhook', include_attachments: false } })).id
   const sandbox = await ob.key(a, ['send'], 'test')
-  const sent = await ob.request('POST', '/v1/messages/send', { key: sandbox, body: { from: `x@${a.domain}`, to: 'someone@example.com', subject: 'a-private-subject', text: 'hi' } })
+  const sent = await ob.request('POST', '/v1/messages/send', {
+    key: sandbox, body: { from: `x@${a.domain}`, to: 'someone@example.com', subject: 'a-private-subject', text: 'hi' }
+  })
   assert.equal(sent.status, 202, sent.text)
   ids.message = sent.body.id
   await create('/v1/suppressions', { email: 'only-a@example.com' })
@@ -77,15 +81,20 @@ test('every resource type of another organisation is refused without its data', 
 })
 
 test("sending with another organisation's template or domain is refused", async () => {
-  const res = await ob.request('POST', '/v1/messages/send', { key: b.adminKey, body: { from: `x@${a.domain}`, to: 'y@example.com', template_id: ids.template } })
+  const res = await ob.request('POST', '/v1/messages/send', {
+    key: b.adminKey, body: { from: `x@${a.domain}`, to: 'y@example.com', template_id: ids.template }
+  })
   assert.ok(res.status >= 400 && res.status < 500, res.text)
   assert.ok(!res.text.includes('a-private'), res.text)
-  const key = await ob.request('POST', '/v1/api-keys', { key: b.adminKey, body: { name: 'x', domain_id: a.domainId, permissions: ['send'] } })
+  const key = await ob.request('POST', '/v1/api-keys', {
+    key: b.adminKey, body: { name: 'x', domain_id: a.domainId, permissions: ['send'] }
+  })
   assertRefused(key, 'key on the other org domain', [400, 403, 404])
 })
 
 test('lists hold only the caller’s own resources; suppressions are per organisation', async () => {
-  for (const path of ['/v1/api-keys', '/v1/domains', '/v1/webhooks', '/v1/templates', '/v1/inbound/routes', '/v1/messages', '/v1/events', '/v1/suppressions']) {
+  for (const path of ['/v1/api-keys', '/v1/domains', '/v1/webhooks', '/v1/templates', '/v1/inbound/routes', '/v1/messages', '/v1/events',
+    '/v1/suppressions']) {
     const res = await ob.request('GET', path, { key: b.adminKey })
     assert.equal(res.status, 200, `${path}: ${res.text}`)
     for (const id of Object.values(ids)) assert.ok(!res.text.includes(id), `${path} lists ${id}`)
@@ -98,7 +107,8 @@ test('lists hold only the caller’s own resources; suppressions are per organis
 })
 
 test("A's resources are unchanged after B's attempts", async () => {
-  for (const path of [`/v1/api-keys/${ids.key}`, `/v1/domains/${ids.domain}`, `/v1/webhooks/${ids.webhook}`, `/v1/templates/${ids.template}`, `/v1/inbound/routes/${ids.route}`, `/v1/messages/${ids.message}`]) {
+  for (const path of [`/v1/api-keys/${ids.key}`, `/v1/domains/${ids.domain}`, `/v1/webhooks/${ids.webhook}`,
+    `/v1/templates/${ids.template}`, `/v1/inbound/routes/${ids.route}`, `/v1/messages/${ids.message}`]) {
     const res = await ob.request('GET', path, { key: a.adminKey })
     assert.equal(res.status, 200, `${path}: ${res.text}`)
   }

@@ -19,7 +19,9 @@ after(async () => { await ob.close() })
 /** Fails instead of hanging when the server never does what the test waits for. */
 async function within<T> (p: Promise<T>, what: string, ms = 5000): Promise<T> {
   let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms) })
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms)
+  })
   try { return await Promise.race([p, late]) } finally { clearTimeout(timer) }
 }
 
@@ -30,8 +32,14 @@ async function connect (): Promise<Client> {
   const inbox: any[] = []
   let wake = (): void => {}
   ws.addEventListener('message', (m) => { inbox.push(JSON.parse(String(m.data))); wake() })
-  const closed = new Promise<{ code: number, reason: string }>((resolve) => ws.addEventListener('close', (e) => { resolve({ code: e.code, reason: e.reason }); wake() }))
-  await new Promise<void>((resolve, reject) => { ws.addEventListener('open', () => resolve()); ws.addEventListener('error', () => reject(new Error('socket error'))) })
+  const closed = new Promise<{ code: number, reason: string }>((resolve) => ws.addEventListener('close', (e) => {
+    resolve({ code: e.code, reason: e.reason })
+    wake()
+  }))
+  await new Promise<void>((resolve, reject) => {
+    ws.addEventListener('open', () => resolve())
+    ws.addEventListener('error', () => reject(new Error('socket error')))
+  })
   const next = async (): Promise<any> => {
     while (inbox.length === 0 && ws.readyState !== WebSocket.CLOSED) await new Promise<void>((resolve) => { wake = resolve })
     return inbox.shift()

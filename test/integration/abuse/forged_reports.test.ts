@@ -45,7 +45,9 @@ test('a DSN to bounces+<message id>-<sha256 of the victim> suppresses nobody and
   const victim = 'ceo@victim.test'
   const hash = createHash('sha256').update(victim).digest('hex').slice(0, 12)
   const forged = `bounces+${sent.id}-${hash}@bounces.${victimOrg.domain}`
-  await s.deliver(forged, dsn({ to: forged, recipient: victim, status: '5.1.1', diagnostic: '550 5.1.1 user unknown', originalId: sent.id, domain: victimOrg.domain }))
+  await s.deliver(forged, dsn({
+    to: forged, recipient: victim, status: '5.1.1', diagnostic: '550 5.1.1 user unknown', originalId: sent.id, domain: victimOrg.domain
+  }))
     .catch((err: { responseCode?: number }) => assert.equal(err.responseCode, 550, 'refused at RCPT: not a return path we issue'))
   await events.settle(800)
   assert.equal(acted(events, sent.id), 0)
@@ -59,7 +61,9 @@ test('a return path whose tag was altered is dropped and counted, for a DSN and 
   const altered = sent.returnPath.replace(/-([0-9a-z]{4})([0-9a-z]{16})@/, (_m, kid: string, mac: string) => `-${kid}${mac.startsWith('0') ? '1' : '0'}${mac.slice(1)}@`)
   assert.notEqual(altered, sent.returnPath)
   const before = await s.dropped('forged_tag')
-  await s.deliver(altered, dsn({ to: altered, recipient: rcpt, status: '5.1.1', diagnostic: '550 5.1.1 user unknown', originalId: sent.id, domain: victimOrg.domain }))
+  await s.deliver(altered, dsn({
+    to: altered, recipient: rcpt, status: '5.1.1', diagnostic: '550 5.1.1 user unknown', originalId: sent.id, domain: victimOrg.domain
+  }))
   await s.deliver(altered, arf({ to: altered, recipient: rcpt, originalId: sent.id, domain: victimOrg.domain }))
   await eventually(async () => acted(events, sent.id) > 0 || await s.dropped('forged_tag') >= before + 2, 'two forged_tag drops')
   assert.equal(acted(events, sent.id), 0)
@@ -71,7 +75,9 @@ test('a genuine return path with a report naming another recipient acts on nobod
   const sent = await s.send(victimOrg, 'real@remote.test')
   const victim = 'bystander@remote.test'
   const before = await s.dropped('recipient_mismatch')
-  await s.deliver(sent.returnPath, dsn({ to: sent.returnPath, recipient: victim, status: '5.1.1', diagnostic: '550 5.1.1 unknown', originalId: sent.id, domain: victimOrg.domain }))
+  await s.deliver(sent.returnPath, dsn({
+    to: sent.returnPath, recipient: victim, status: '5.1.1', diagnostic: '550 5.1.1 unknown', originalId: sent.id, domain: victimOrg.domain
+  }))
   await settled('recipient_mismatch', before, sent.id)
   await s.deliver(sent.returnPath, arf({ to: sent.returnPath, recipient: victim, originalId: sent.id, domain: victimOrg.domain }))
   await eventually(async () => acted(events, sent.id) > 0 || await s.dropped('recipient_mismatch') >= before + 2,
@@ -88,7 +94,9 @@ test('the attacker\'s own genuine tag, moved to another organisation\'s bounce d
   // ...and sends a bounce for it to the other organisation's return-path domain.
   const moved = own.returnPath.replace(/@bounces\..*$/, `@bounces.${victimOrg.domain}`)
   const before = await s.dropped('other_organisation')
-  await s.deliver(moved, dsn({ to: moved, recipient: victim, status: '5.1.1', diagnostic: '550 5.1.1 unknown', originalId: own.id, domain: victimOrg.domain }))
+  await s.deliver(moved, dsn({
+    to: moved, recipient: victim, status: '5.1.1', diagnostic: '550 5.1.1 unknown', originalId: own.id, domain: victimOrg.domain
+  }))
   await settled('other_organisation', before, own.id)
   assert.equal(acted(events, own.id), 0, 'no event for the organisation that owns the bounce domain')
   assert.equal(acted(attackerEvents, own.id), 0, 'nor for the sender')
@@ -142,7 +150,9 @@ test('through a route, one recipient of a message cannot report a co-recipient; 
   const [alice, bob] = ['alice@remote.test', 'bob@remote.test']
   const sent = await s.ob.request('POST', '/v1/messages/send', {
     key: victimOrg.adminKey,
-    body: { from: `news@${victimOrg.domain}`, to: [alice, bob], subject: 'Hello', text: 'Hi there', track_opens: false, track_clicks: false }
+    body: {
+      from: `news@${victimOrg.domain}`, to: [alice, bob], subject: 'Hello', text: 'Hi there', track_opens: false, track_clicks: false
+    }
   })
   assert.equal(sent.status, 202)
   const id = sent.body.id as string

@@ -50,7 +50,8 @@ function allowedBefore (started: number): number {
 test('wrong-length, unicode, 10 KB and oddly-schemed keys are a 401 in the error format', async () => {
   for (const [name, value] of MALFORMED) {
     // Raw bytes: unicode goes out as UTF-8, which fetch would refuse to send.
-    const r = await rawHttp(ob.proc.gateway!.port, Buffer.from(`GET /v1/whoami HTTP/1.1\r\nHost: x\r\n${value === '' ? '' : `Authorization: ${value}\r\n`}\r\n`))
+    const authorization = value === '' ? '' : `Authorization: ${value}\r\n`
+    const r = await rawHttp(ob.proc.gateway!.port, Buffer.from(`GET /v1/whoami HTTP/1.1\r\nHost: x\r\n${authorization}\r\n`))
     assert.ok(r !== null, name)
     assert.equal(r.status, 401, `${name}: ${r.status} ${r.body}`)
     assert.equal(JSON.parse(r.body).error.code, 'unauthorized', name)
@@ -96,7 +97,9 @@ test('a valid key is served from an address that is over its failure limit', asy
   const good = await ob.request('GET', '/v1/whoami', { key: org.adminKey })
   assert.equal(good.status, 200, good.text)
   assert.equal(good.body.organization_id, org.orgId)
-  const send = await ob.request('POST', '/v1/messages/send', { key: org.adminKey, body: { from: `a@${org.domain}`, to: 'x@dest.example', subject: 's', text: 't' } })
+  const send = await ob.request('POST', '/v1/messages/send', {
+    key: org.adminKey, body: { from: `a@${org.domain}`, to: 'x@dest.example', subject: 's', text: 't' }
+  })
   assert.equal(send.status, 202, send.text)
 })
 

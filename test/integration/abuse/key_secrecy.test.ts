@@ -65,24 +65,39 @@ async function natsMessages (): Promise<{ streams: string[], data: string[] }> {
 
 test('no API key value is found in Redis, in any NATS stream or KV bucket, or in the logs', async () => {
   const values = [org.adminKey]
-  const created = await ob.request('POST', '/v1/api-keys', { key: org.adminKey, body: { name: 'ci', domain_id: org.domainId, permissions: ['send', 'read'] } })
+  const created = await ob.request('POST', '/v1/api-keys', {
+    key: org.adminKey, body: { name: 'ci', domain_id: org.domainId, permissions: ['send', 'read'] }
+  })
   assert.equal(created.status, 201, created.text)
   values.push(created.body.key)
-  const sandbox = await ob.request('POST', '/v1/api-keys', { key: org.adminKey, body: { name: 'sb', domain_id: org.domainId, permissions: ['send'], environment: 'test' } })
+  const sandbox = await ob.request('POST', '/v1/api-keys', {
+    key: org.adminKey, body: { name: 'sb', domain_id: org.domainId, permissions: ['send'], environment: 'test' }
+  })
   values.push(sandbox.body.key)
-  const rotated = await ob.request('POST', `/v1/api-keys/${created.body.id}/rotate`, { key: org.adminKey, body: { grace_period_minutes: 5 } })
+  const rotated = await ob.request('POST', `/v1/api-keys/${created.body.id}/rotate`, {
+    key: org.adminKey, body: { grace_period_minutes: 5 }
+  })
   assert.equal(rotated.status, 201, rotated.text)
   values.push(rotated.body.key)
-  const doomed = await ob.request('POST', '/v1/api-keys', { key: org.adminKey, body: { name: 'doomed', domain_id: org.domainId, permissions: ['read'] } })
+  const doomed = await ob.request('POST', '/v1/api-keys', {
+    key: org.adminKey, body: { name: 'doomed', domain_id: org.domainId, permissions: ['read'] }
+  })
   values.push(doomed.body.key)
   assert.equal((await ob.request('DELETE', `/v1/api-keys/${doomed.body.id}`, { key: org.adminKey })).status < 300, true)
 
   // Traffic: every key used, a revoked one, near misses, a send that is queued and produces events.
   for (const k of values) await ob.request('GET', '/v1/whoami', { key: k })
   for (const k of values) await ob.request('GET', '/v1/whoami', { key: k.slice(0, -1) + (k.endsWith('a') ? 'b' : 'a') })
-  const sent = await ob.request('POST', '/v1/messages/send', { key: sandbox.body.key, body: { from: `me@${org.domain}`, to: 'you@example.com', subject: 'key check', text: `hello ${org.adminKey.slice(0, 12)}` } })
+  const sent = await ob.request('POST', '/v1/messages/send', {
+    key: sandbox.body.key,
+    body: { from: `me@${org.domain}`, to: 'you@example.com', subject: 'key check', text: `hello ${org.adminKey.slice(0, 12)}` }
+  })
   assert.equal(sent.status, 202, sent.text)
-  await ob.request('POST', '/v1/messages/send', { key: rotated.body.key, body: { from: `me@${org.domain}`, to: 'x@example.com', subject: 's', text: 't' }, headers: { 'idempotency-key': 'secrecy-1' } })
+  await ob.request('POST', '/v1/messages/send', {
+    key: rotated.body.key,
+    body: { from: `me@${org.domain}`, to: 'x@example.com', subject: 's', text: 't' },
+    headers: { 'idempotency-key': 'secrecy-1' }
+  })
   await ob.request('GET', '/v1/messages', { key: rotated.body.key })
   await new Promise((resolve) => setTimeout(resolve, 500)) // let events and projections land before scanning
 

@@ -20,7 +20,8 @@ const nested = (open: string, close: string, depth: number, inner = '1'): string
 function assertNestingRefused (res: { status: number, body: any, text: string }, what: string): void {
   assert.equal(res.status, 400, `${what}: ${res.status} ${res.text.slice(0, 300)}`)
   assert.equal(res.body.error.code, 'validation_error', what)
-  assert.deepEqual(res.body.error.errors, [{ field: 'body', message: `must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep` }], what)
+  assert.deepEqual(res.body.error.errors,
+    [{ field: 'body', message: `must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep` }], what)
 }
 
 test('8 MB of nested arrays, and nesting inside a field, are 400 naming the depth limit', async () => {
@@ -39,7 +40,9 @@ test('8 MB of nested arrays, and nesting inside a field, are 400 naming the dept
 
 test('nesting up to the limit is parsed and validated as usual; brackets inside strings do not count', async () => {
   const atLimit = `{"from":"me@${org.domain}","to":"a@b.example","metadata":${nested('[', ']', MAX_JSON_DEPTH - 1)}}`
-  const r1 = await ob.request('POST', '/v1/messages/send', { key: org.adminKey, rawBody: atLimit, headers: { 'content-type': 'application/json' } })
+  const r1 = await ob.request('POST', '/v1/messages/send', {
+    key: org.adminKey, rawBody: atLimit, headers: { 'content-type': 'application/json' }
+  })
   assert.equal(r1.status, 400)
   assert.ok(r1.body.error.errors.some((e: { field: string }) => e.field === 'metadata'), r1.text)
   const bracketsInText = { from: `me@${org.domain}`, to: 'a@b.example', subject: 's', text: '['.repeat(10_000) + '\\"{'.repeat(1000) }

@@ -39,7 +39,8 @@ test('every route with an id answers 404 not_found for an id of the wrong shape'
     assert.ok(def.idPrefix !== undefined, `${def.path} declares its id prefix`)
     const good = newId(def.idPrefix!)
     const other = def.idPrefix === 'msg' ? newId('wh') : newId('msg')
-    for (const id of [`${good}:evs`, `${good}%3Aevs`, good.toUpperCase(), `${good}0`, good.slice(0, -1), other, 'x', '%2E%2E', `${good}%0D%0AX-A:1`]) {
+    for (const id of [`${good}:evs`, `${good}%3Aevs`, good.toUpperCase(), `${good}0`, good.slice(0, -1), other, 'x', '%2E%2E',
+      `${good}%0D%0AX-A:1`]) {
       const method = def.method === 'del' ? 'DELETE' : def.method.toUpperCase()
       const path = def.path.replace(':id', id)
       const body = def.method === 'get' || def.method === 'del' ? {} : { body: {} }

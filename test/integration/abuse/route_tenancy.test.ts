@@ -36,7 +36,8 @@ const add = async (key: string, match: string): Promise<{ status: number, body: 
   await ob.request('POST', '/v1/inbound/routes', { key, body: { match, action: { type: 'webhook', include_attachments: false } } })
 
 test('a route for another organisation\'s domain, or for a domain nobody registered, is 403 and nothing is stored', async () => {
-  for (const match of [`*@${owner.domain}`, `support@${owner.domain}`, `SUPPORT@${owner.domain.toUpperCase()}`, '*@nobody-registered.test', `x@sub.${intruder.domain}`]) {
+  for (const match of [`*@${owner.domain}`, `support@${owner.domain}`, `SUPPORT@${owner.domain.toUpperCase()}`, '*@nobody-registered.test',
+    `x@sub.${intruder.domain}`]) {
     const r = await add(intruder.adminKey, match)
     assert.equal(r.status, 403, match)
     assert.equal(r.body.error.code, 'forbidden', match)
@@ -59,7 +60,9 @@ test('a route on another organisation\'s domain that exists from before receives
   // Written straight to the control plane, as a route created before the rule would be.
   await addRoute(ob, intruder, `*@${owner.domain}`, false)
   await addRoute(ob, owner, `support@${owner.domain}`, false)
-  const send = async (to: string): Promise<unknown> => await smtp.sendMail({ envelope: { from: 'a@sender.test', to: [to] }, raw: `From: a@sender.test\r\nTo: ${to}\r\nSubject: private\r\n\r\nfor the owner only\r\n` })
+  const send = async (to: string): Promise<unknown> => await smtp.sendMail({
+    envelope: { from: 'a@sender.test', to: [to] }, raw: `From: a@sender.test\r\nTo: ${to}\r\nSubject: private\r\n\r\nfor the owner only\r\n`
+  })
   assert.equal(await rejectedCode(send(`anyone@${owner.domain}`)), 550, 'only the intruder\'s catch-all would match')
   await send(`support@${owner.domain}`)
   const [got] = await ownerEvents.waitFor('inbound.received')

@@ -23,7 +23,8 @@ before(async () => {
 after(async () => { await ob.close() })
 
 type Line = Record<string, any>
-const securityLines = (): Line[] => logs.flatMap((l) => l.split('\n')).filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Line).filter((l) => l.kind === 'security')
+const securityLines = (): Line[] => logs.flatMap((l) => l.split('\n')).filter((l) => l.trim() !== '')
+  .map((l) => JSON.parse(l) as Line).filter((l) => l.kind === 'security')
 
 async function lineFor (pick: (l: Line) => boolean, what: string): Promise<Line> {
   return await eventually(() => securityLines().find(pick), () => `a security line for ${what}; got ${JSON.stringify(securityLines())}`)
@@ -45,18 +46,25 @@ test('failed authentications and key, webhook and route changes are logged with 
   secrets.push(socketKey)
   const ws = new WebSocket(ob.baseUrl.replace('http', 'ws') + '/v1/events/stream')
   const closed = new Promise<number>((resolve) => ws.addEventListener('close', (e) => resolve(e.code)))
-  await new Promise<void>((resolve, reject) => { ws.addEventListener('open', () => resolve()); ws.addEventListener('error', () => reject(new Error('socket error'))) })
+  await new Promise<void>((resolve, reject) => {
+    ws.addEventListener('open', () => resolve())
+    ws.addEventListener('error', () => reject(new Error('socket error')))
+  })
   ws.send(JSON.stringify({ type: 'auth', key: socketKey }))
   assert.equal(await closed, 4401)
   const wsFail = await lineFor((l) => l.event === 'auth.failed' && l.transport === 'websocket', 'a socket authentication failure')
   assert.equal(wsFail.key_prefix, socketKey.slice(0, 12))
 
-  const created = await ob.request('POST', '/v1/api-keys', { key: org.adminKey, body: { name: 'ci', domain_id: org.domainId, permissions: ['send'] } })
+  const created = await ob.request('POST', '/v1/api-keys', {
+    key: org.adminKey, body: { name: 'ci', domain_id: org.domainId, permissions: ['send'] }
+  })
   assert.equal(created.status, 201)
   secrets.push(created.body.key)
   assert.deepEqual(pickIds(await lineFor((l) => l.event === 'api_key.created', 'key creation')), { ...actor, api_key_id: created.body.id })
 
-  const rotated = await ob.request('POST', `/v1/api-keys/${created.body.id}/rotate`, { key: org.adminKey, body: { grace_period_minutes: 5 } })
+  const rotated = await ob.request('POST', `/v1/api-keys/${created.body.id}/rotate`, {
+    key: org.adminKey, body: { grace_period_minutes: 5 }
+  })
   assert.equal(rotated.status, 201)
   secrets.push(rotated.body.key)
   const rotation = await lineFor((l) => l.event === 'api_key.rotated', 'key rotation')
@@ -64,7 +72,8 @@ test('failed authentications and key, webhook and route changes are logged with 
   assert.equal(rotation.new_api_key_id, rotated.body.id)
 
   assert.equal((await ob.request('DELETE', `/v1/api-keys/${rotated.body.id}`, { key: org.adminKey })).status, 204)
-  assert.deepEqual(pickIds(await lineFor((l) => l.event === 'api_key.revoked', 'key revocation')), { ...actor, api_key_id: rotated.body.id })
+  assert.deepEqual(pickIds(await lineFor((l) => l.event === 'api_key.revoked', 'key revocation')),
+    { ...actor, api_key_id: rotated.body.id })
 
   const hook = await ob.request('POST', '/v1/webhooks', { key: org.adminKey, body: { url: 'https://hooks.example.com/outbox?token=url-token-1234', events: ['delivered'] } })
   assert.equal(hook.status, 201)
@@ -76,7 +85,9 @@ test('failed authentications and key, webhook and route changes are logged with 
   const hookUpdated = await lineFor((l) => l.event === 'webhook.updated', 'webhook update')
   assert.deepEqual(pickIds(hookUpdated), { ...actor, webhook_id: hook.body.id })
   assert.equal(hookUpdated.status, 'paused')
-  const rotatedSecret = await ob.request('POST', `/v1/webhooks/${hook.body.id}/rotate-secret`, { key: org.adminKey, body: { grace_period_minutes: 5 } })
+  const rotatedSecret = await ob.request('POST', `/v1/webhooks/${hook.body.id}/rotate-secret`, {
+    key: org.adminKey, body: { grace_period_minutes: 5 }
+  })
   assert.equal(rotatedSecret.status, 200)
   secrets.push(rotatedSecret.body.secret)
   const secretRotation = await lineFor((l) => l.event === 'webhook.secret_rotated', 'webhook secret rotation')
@@ -85,13 +96,16 @@ test('failed authentications and key, webhook and route changes are logged with 
   assert.equal((await ob.request('DELETE', `/v1/webhooks/${hook.body.id}`, { key: org.adminKey })).status, 204)
   assert.deepEqual(pickIds(await lineFor((l) => l.event === 'webhook.deleted', 'webhook deletion')), { ...actor, webhook_id: hook.body.id })
 
-  const route = await ob.request('POST', '/v1/inbound/routes', { key: org.adminKey, body: { match: `support@${org.domain}`, action: { type: 'webhook', include_attachments: false } } })
+  const route = await ob.request('POST', '/v1/inbound/routes', {
+    key: org.adminKey, body: { match: `support@${org.domain}`, action: { type: 'webhook', include_attachments: false } }
+  })
   assert.equal(route.status, 201)
   const routeCreated = await lineFor((l) => l.event === 'inbound_route.created', 'route creation')
   assert.deepEqual(pickIds(routeCreated), { ...actor, route_id: route.body.id })
   assert.equal(routeCreated.match, `support@${org.domain}`)
   assert.equal((await ob.request('DELETE', `/v1/inbound/routes/${route.body.id}`, { key: org.adminKey })).status, 204)
-  assert.deepEqual(pickIds(await lineFor((l) => l.event === 'inbound_route.deleted', 'route deletion')), { ...actor, route_id: route.body.id })
+  assert.deepEqual(pickIds(await lineFor((l) => l.event === 'inbound_route.deleted', 'route deletion')),
+    { ...actor, route_id: route.body.id })
 
   for (const l of securityLines().filter((x) => x.event !== 'auth.failed')) assert.match(l.address, /127\.0\.0\.1|::1/)
   const all = logs.join('')
@@ -115,7 +129,14 @@ test('a report to a return path naming no message of ours is a security line', a
   const to = `bounces+${messageId}-${keyId}${'a'.repeat(16)}@bounces.${org.domain}`
   const smtp = createTransport({ host: '127.0.0.1', port: ob.proc.inbound!.port, secure: false, ignoreTLS: true })
   try {
-    await smtp.sendMail({ envelope: { from: '', to: [to] }, raw: `From: mailer-daemon@remote.test\r\nTo: ${to}\r\nSubject: Undelivered\r\nContent-Type: multipart/report; report-type=delivery-status; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; remote.test\r\n\r\nFinal-Recipient: rfc822; victim@remote.test\r\nAction: failed\r\nStatus: 5.1.1\r\n\r\n--b--\r\n` })
+    await smtp.sendMail({
+      envelope: { from: '', to: [to] },
+      raw: `From: mailer-daemon@remote.test\r\nTo: ${to}\r\nSubject: Undelivered\r\n` +
+        'Content-Type: multipart/report; report-type=delivery-status; boundary="b"\r\n\r\n' +
+        '--b\r\nContent-Type: text/plain\r\n\r\nfailed\r\n' +
+        '--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; remote.test\r\n\r\n' +
+        'Final-Recipient: rfc822; victim@remote.test\r\nAction: failed\r\nStatus: 5.1.1\r\n\r\n--b--\r\n'
+    })
   } finally {
     smtp.close()
   }

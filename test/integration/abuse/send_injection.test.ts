@@ -54,7 +54,9 @@ test('headers that speak for a receiving server, resending or the whole message 
     'ARC-Authentication-Results', 'Resent-From', 'Resent-Message-ID', 'DKIM-Signature', 'Return-Path', 'Content-Disposition'
   ]
   for (const name of reserved) {
-    const res = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), headers: { 'X-Fine': '1', [name]: 'mx.example.com; dkim=pass' } } })
+    const res = await ob.request('POST', '/v1/messages/send', {
+      key, body: { ...base(), headers: { 'X-Fine': '1', [name]: 'mx.example.com; dkim=pass' } }
+    })
     const what = `${name}: ${res.status} ${res.text.slice(0, 300)}`
     assert.equal(res.status, 400, what)
     assert.equal(res.body.error.code, 'validation_error', what)
@@ -62,7 +64,9 @@ test('headers that speak for a receiving server, resending or the whole message 
     assert.match(res.body.error.errors[0].message, new RegExp(`^${name} is reserved`), what)
   }
   // In a batch the item is named too.
-  const batch = await ob.request('POST', '/v1/messages/batch', { key, body: { messages: [base(), { ...base(), headers: { Received: 'from x' } }] } })
+  const batch = await ob.request('POST', '/v1/messages/batch', {
+    key, body: { messages: [base(), { ...base(), headers: { Received: 'from x' } }] }
+  })
   assert.equal(batch.status, 400, batch.text)
   assert.deepEqual(fieldsOf(batch), ['messages[1].headers.Received'])
   // Names that merely start alike are the caller's own.
@@ -88,7 +92,8 @@ test('a From display name that shows another address is refused; one showing the
     assert.deepEqual(fieldsOf(res), ['from'], what)
     assert.match(res.body.error.errors[0].message, /display name/, what)
   }
-  for (const from of [`"me@${org.domain}" <me@${org.domain}>`, `"Me (ME@${org.domain.toUpperCase()})" <me@${org.domain}>`, `Acme Billing <me@${org.domain}>`, `"Acme, Inc." <me@${org.domain}>`]) {
+  for (const from of [`"me@${org.domain}" <me@${org.domain}>`, `"Me (ME@${org.domain.toUpperCase()})" <me@${org.domain}>`,
+    `Acme Billing <me@${org.domain}>`, `"Acme, Inc." <me@${org.domain}>`]) {
     const res = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), from } })
     assert.equal(res.status, 202, `${from}: ${res.text}`)
   }
@@ -108,7 +113,9 @@ test('attachments that point at files or URLs are refused by the schema; a path 
   }
   // '/etc/passwd' is made of base64 characters: accepted as the bytes it decodes to, never opened as a path
   // (the composer sends attachments as base64 data with file and URL access disabled).
-  const inert = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), attachments: [{ filename: 'a.txt', content: '/etc/passwd' }] } })
+  const inert = await ob.request('POST', '/v1/messages/send', {
+    key, body: { ...base(), attachments: [{ filename: 'a.txt', content: '/etc/passwd' }] }
+  })
   assert.ok(inert.status === 202 || inert.status === 400, inert.text)
   for (const field of ['html', 'text']) {
     const res = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), [field]: { path: '/etc/passwd' } } })
@@ -125,14 +132,18 @@ test('10,000 recipients in one send → 400', async () => {
   }
   // 50 each in to, cc and bcc: every list within its own cap, the total over the per-message recipient limit.
   const fifty = (p: string): string[] => Array.from({ length: 50 }, (_, i) => `${p}${i}@example.com`)
-  const spread = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), to: fifty('t'), cc: fifty('c'), bcc: fifty('b') } })
+  const spread = await ob.request('POST', '/v1/messages/send', {
+    key, body: { ...base(), to: fifty('t'), cc: fifty('c'), bcc: fifty('b') }
+  })
   assert.ok(spread.status < 500, spread.text.slice(0, 200))
 })
 
 test('a 5 MB subject → 400 or 413, never 5xx; an 11 MB body → 413', async () => {
   const res = await ob.request('POST', '/v1/messages/send', { key, body: { ...base(), subject: 's'.repeat(5 * 1024 * 1024) } })
   assert.ok(res.status === 400 || res.status === 413, `${res.status} ${res.text.slice(0, 200)}`)
-  const huge = await rawHttp(ob.proc.gateway!.port, `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${11 * 1024 * 1024}\r\n\r\n{${' '.repeat(11 * 1024 * 1024 - 1)}`)
+  const huge = await rawHttp(ob.proc.gateway!.port,
+    `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${11 * 1024 * 1024}\r\n\r\n{${' '.repeat(11 * 1024 * 1024 - 1)}`)
   assert.ok(huge !== null)
   assert.equal(huge.status, 413)
   assert.equal(JSON.parse(huge.body).error.code, 'payload_too_large')
@@ -153,20 +164,27 @@ async function exchange (port: number, parts: Array<string | Buffer>, ms: number
   })
 }
 
-test('after a 413 the rest of a declared body is read and the connection serves the next request; a stalled upload over 64 MB is closed after 5 s', async () => {
+test('after a 413 the rest of a declared body is read and the connection serves the next request; ' +
+  'a stalled upload over 64 MB is closed after 5 s', async () => {
   const port = ob.proc.gateway!.port
   const declared = 11 * 1024 * 1024
-  const head = `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n`
+  const head = `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${declared}\r\n\r\n`
   const kept = await exchange(port, [head, Buffer.alloc(declared, 0x20), 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], 5000)
   const statuses = [...kept.text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]))
   assert.deepEqual(statuses, [413, 200], kept.text.slice(0, 400))
-  const closed = await exchange(port, [`POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${65 * 1024 * 1024}\r\n\r\n{`], 9000)
+  const closed = await exchange(port, [
+    `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${65 * 1024 * 1024}\r\n\r\n{`
+  ], 9000)
   assert.match(closed.text, /^HTTP\/1\.1 413/)
   assert.equal(closed.closed, true)
 })
 
 test('a 100 KB header on a send → 4xx or a cleanly refused connection; the server stays up', async () => {
-  const r = await rawHttp(ob.proc.gateway!.port, `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Big: ${'h'.repeat(100 * 1024)}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`, 5000, true)
+  const r = await rawHttp(ob.proc.gateway!.port,
+    `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Big: ${'h'.repeat(100 * 1024)}\r\n` +
+    'Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 5000, true)
   if (r !== null) assert.ok(r.status >= 400 && r.status < 500, `${r.status}`)
   const ok = await ob.request('POST', '/v1/messages/send', { key, body: base() })
   assert.equal(ok.status, 202, ok.text)

@@ -46,7 +46,8 @@ test('at delivery every private target and every name resolving to one is refuse
   const hooks = await Promise.all(hosts.map(async (host) => ({ host, wh: await putWebhook(ob, org, { url: `https://${host}/hook`, events: ['delivered'] }) })))
   await publishEvent(ob, org, 'delivered')
   for (const { host, wh } of hooks) {
-    const firstAttempt = async (): Promise<any> => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key: org.adminKey })).body.data.find((d: any) => d.attempt === 1)
+    const firstAttempt = async (): Promise<any> =>
+      (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key: org.adminKey })).body.data.find((d: any) => d.attempt === 1)
     await eventually(async () => (await firstAttempt()) !== undefined, `${host}: first attempt logged`)
     const d = await firstAttempt()
     assert.equal(d.error, 'ssrf_blocked', `${host}: ${JSON.stringify(d)}`)

@@ -28,10 +28,14 @@ interface Slot {
 /** Every string a value of `schema` can hold, reached through objects, records (keys and values), arrays and unions. */
 function stringSlots (schema: Record<string, any>, label: string, wrap: (v: unknown) => unknown, out: Slot[]): Slot[] {
   if (Array.isArray(schema.anyOf)) for (const [i, branch] of schema.anyOf.entries()) stringSlots(branch, `${label}|${i}`, wrap, out)
-  if (schema.type === 'string' && schema.const === undefined && schema.enum === undefined) out.push({ label, pattern: schema.pattern, make: wrap })
+  if (schema.type === 'string' && schema.const === undefined && schema.enum === undefined) {
+    out.push({ label, pattern: schema.pattern, make: wrap })
+  }
   if (schema.type === 'array' && schema.items !== undefined) stringSlots(schema.items, `${label}[0]`, (v) => wrap([v]), out)
   if (schema.type === 'object') {
-    for (const [name, sub] of Object.entries<Record<string, any>>(schema.properties ?? {})) stringSlots(sub, `${label}.${name}`, (v) => wrap({ [name]: v }), out)
+    for (const [name, sub] of Object.entries<Record<string, any>>(schema.properties ?? {})) {
+      stringSlots(sub, `${label}.${name}`, (v) => wrap({ [name]: v }), out)
+    }
     for (const [keyPattern, sub] of Object.entries<Record<string, any>>(schema.patternProperties ?? {})) {
       out.push({ label: `${label}{key}`, pattern: keyPattern, make: (s) => wrap({ [s]: 'v' }) })
       stringSlots(sub, `${label}{value}`, (v) => wrap({ X: v }), out)
@@ -75,7 +79,9 @@ function targets (): Target[] {
   for (const def of ROUTES) {
     const name = `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`
     if (def.body !== undefined) out.push({ route: name, schema: def.body, validator: compileValidator(def.body), query: false })
-    if (def.query !== undefined) out.push({ route: `${name} ?query`, schema: def.query, validator: compileValidator(def.query), query: true })
+    if (def.query !== undefined) {
+      out.push({ route: `${name} ?query`, schema: def.query, validator: compileValidator(def.query), query: true })
+    }
   }
   return out
 }
@@ -116,7 +122,10 @@ test(`validation CPU grows less than ${MAX_RATIO}× when every string field of e
       const ratio = largeUs / smallUs
       fields++
       if (ratio > highest.ratio) highest = { ratio, what: `${target.route} ${slot.label}` }
-      if (ratio >= MAX_RATIO) failures.push(`${target.route} ${slot.label}: ×${ratio.toFixed(1)} (${(smallUs / reps).toFixed(0)} µs → ${(largeUs / reps).toFixed(0)} µs)`)
+      if (ratio >= MAX_RATIO) {
+        failures.push(`${target.route} ${slot.label}: ×${ratio.toFixed(1)} ` +
+          `(${(smallUs / reps).toFixed(0)} µs → ${(largeUs / reps).toFixed(0)} µs)`)
+      }
       const costPerChar = largeUs / reps / (N * GROWTH)
       if (worst === undefined || costPerChar > worst.costPerChar) {
         // the single value of the large set that costs most, rebuilt at any size for the gateway test
@@ -130,7 +139,8 @@ test(`validation CPU grows less than ${MAX_RATIO}× when every string field of e
       }
     }
   }
-  t.diagnostic(`${fields} string fields; highest growth ×${highest.ratio.toFixed(1)} (${highest.what}); costliest per character: ${worst?.route} ${worst?.slot}`)
+  t.diagnostic(`${fields} string fields; highest growth ×${highest.ratio.toFixed(1)} (${highest.what}); ` +
+    `costliest per character: ${worst?.route} ${worst?.slot}`)
   assert.deepEqual(failures, [], `validation work grows faster than linearly:\n${failures.join('\n')}`)
 })
 
@@ -157,9 +167,17 @@ test('the costliest inputs, sent to the running gateway at n and 8n characters, 
       what: 'attachment content: line breaks then a bad character',
       method: 'POST',
       path: '/v1/messages/send',
-      make: (n) => ({ from: `me@${org.domain}`, to: 'you@example.com', subject: 's', text: 't', attachments: [{ filename: 'a.txt', content: '\r\n'.repeat(n / 2) + '!' }] })
+      make: (n) => ({
+        from: `me@${org.domain}`, to: 'you@example.com', subject: 's', text: 't',
+        attachments: [{ filename: 'a.txt', content: '\r\n'.repeat(n / 2) + '!' }]
+      })
     },
-    { what: 'suppression email: dotted labels then a space', method: 'POST', path: '/v1/suppressions', make: (n) => ({ email: 'x@' + 'a.'.repeat(n / 2) + ' ' }) }
+    {
+      what: 'suppression email: dotted labels then a space',
+      method: 'POST',
+      path: '/v1/suppressions',
+      make: (n) => ({ email: 'x@' + 'a.'.repeat(n / 2) + ' ' })
+    }
   ]
   if (worst !== undefined && !worst.route.endsWith('?query') && worst.route.startsWith('POST ') && !worst.route.includes(':')) {
     const [method, path] = worst.route.split(' ') as [string, string]

@@ -30,7 +30,9 @@ async function start (adminKey: string, domain: string): Promise<{ ob: TestOutbo
       rest = rest.slice(nl + 1)
     }
   })
-  const ob = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'gateway', OB_BOOTSTRAP_ADMIN_KEY: adminKey, OB_BOOTSTRAP_DOMAIN: domain }, log: { level: 'info', stream } })
+  const ob = await TestOutbox.start({
+    nats, redis, env: { OB_ROLE: 'gateway', OB_BOOTSTRAP_ADMIN_KEY: adminKey, OB_BOOTSTRAP_DOMAIN: domain }, log: { level: 'info', stream }
+  })
   return { ob, lines }
 }
 

@@ -76,7 +76,9 @@ test('templates: create, update, list, delete', async () => {
 })
 
 test('a read-only key gets a typed 403 on management, never retried', async () => {
-  const reader = new OutboxClient({ apiKey: await ob.key(org, ['read']), baseUrl: ob.baseUrl, onRetry: () => { throw new Error('403 must not be retried') } })
+  const reader = new OutboxClient({
+    apiKey: await ob.key(org, ['read']), baseUrl: ob.baseUrl, onRetry: () => { throw new Error('403 must not be retried') }
+  })
   const err = await reader.apiKeys.list().catch((e: unknown) => e)
   assert.ok(err instanceof OutboxApiError)
   assert.equal(err.status, 403)

@@ -16,7 +16,8 @@ before(async () => {
     req.resume()
     req.on('end', () => {
       const next = script.shift() ?? { status: 202, body: { id: 'msg_1', status: 'queued', created_at: new Date().toISOString() } }
-      res.writeHead(next.status, { 'content-type': 'application/json', 'x-request-id': `req_${seen.length}`, ...next.headers }).end(JSON.stringify(next.body))
+      res.writeHead(next.status, { 'content-type': 'application/json', 'x-request-id': `req_${seen.length}`, ...next.headers })
+        .end(JSON.stringify(next.body))
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -51,7 +52,10 @@ test('a caller-chosen Idempotency-Key is used as is', async () => {
 
 test('non-send writes carry no Idempotency-Key; 400 is never retried; attempts stop at maxAttempts', async () => {
   seen.length = 0
-  script = [{ status: 400, body: { error: { code: 'validation_error', message: 'Invalid request', errors: [{ field: 'name', message: 'is required' }] } } }]
+  script = [{
+    status: 400,
+    body: { error: { code: 'validation_error', message: 'Invalid request', errors: [{ field: 'name', message: 'is required' }] } }
+  }]
   const client = new OutboxClient({ apiKey: 'ob_test_x', baseUrl: base, retry: { baseDelayMs: 1, maxAttempts: 3 } })
   const err = await client.request({ method: 'POST', path: '/v1/templates', body: {} }).catch((e: unknown) => e)
   assert.ok(err instanceof OutboxApiError)

@@ -38,11 +38,14 @@ async function npm (cwd: string, args: string[]): Promise<string> {
   return stdout
 }
 
-test('the client packs (its prepare script builds dist), installs offline into an empty project, and sends through a running Outbox', async () => {
+test('the client packs (its prepare script builds dist), installs offline into an empty project, ' +
+  'and sends through a running Outbox', async () => {
   // A copy of the package as a checkout has it: sources only, no dist.
   const source = join(work, 'client')
   mkdirSync(source)
-  for (const name of ['package.json', 'tsconfig.json', 'README.md', 'src']) cpSync(join(ROOT, 'client', name), join(source, name), { recursive: true })
+  for (const name of ['package.json', 'tsconfig.json', 'README.md', 'src']) {
+    cpSync(join(ROOT, 'client', name), join(source, name), { recursive: true })
+  }
   await npm(source, ['pack', '--offline', '--pack-destination', work])
   const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'))
   assert.ok(tarball !== undefined, 'npm pack wrote a tarball')
@@ -56,12 +59,18 @@ test('the client packs (its prepare script builds dist), installs offline into a
   writeFileSync(join(app, 'send.js'), `
 import { OutboxClient } from '@outbox/client'
 const outbox = new OutboxClient({ apiKey: process.env.OUTBOX_KEY, baseUrl: process.env.OUTBOX_URL })
-const sent = await outbox.messages.send({ from: 'app@${org.domain}', to: 'someone@example.net', subject: 'From the package', html: '<p>Hi</p>' })
-const batch = await outbox.messages.batch({ messages: [{ from: 'app@${org.domain}', to: 'other@example.net', subject: 'Batch', html: '<p>Hi</p>' }] })
+const sent = await outbox.messages.send({
+  from: 'app@${org.domain}', to: 'someone@example.net', subject: 'From the package', html: '<p>Hi</p>'
+})
+const batch = await outbox.messages.batch({
+  messages: [{ from: 'app@${org.domain}', to: 'other@example.net', subject: 'Batch', html: '<p>Hi</p>' }]
+})
 const read = await outbox.messages.get(sent.id)
 console.log(JSON.stringify({ sent, batch, subject: read.subject }))
 `)
-  const { stdout } = await run(process.execPath, ['send.js'], { cwd: app, env: { ...process.env, OUTBOX_KEY: org.adminKey, OUTBOX_URL: ob.baseUrl }, timeout: 60_000 })
+  const { stdout } = await run(process.execPath, ['send.js'], {
+    cwd: app, env: { ...process.env, OUTBOX_KEY: org.adminKey, OUTBOX_URL: ob.baseUrl }, timeout: 60_000
+  })
   const out = JSON.parse(stdout)
   assert.match(out.sent.id, /^msg_/)
   assert.equal(out.subject, 'From the package')

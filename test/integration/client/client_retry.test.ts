@@ -19,7 +19,9 @@ async function exhaust (key: string): Promise<void> {
 test('a real 429 is retried after retry_after, and the call then succeeds', async () => {
   const org = await ob.org('free')
   const retries: Array<{ delayMs: number, error: unknown }> = []
-  const client = new OutboxClient({ apiKey: org.adminKey, baseUrl: ob.baseUrl, retry: { maxRetryAfterMs: 5000, maxAttempts: 5 }, onRetry: (i) => retries.push(i) })
+  const client = new OutboxClient({
+    apiKey: org.adminKey, baseUrl: ob.baseUrl, retry: { maxRetryAfterMs: 5000, maxAttempts: 5 }, onRetry: (i) => retries.push(i)
+  })
   // The bucket refills one request a second: on a slow machine the call after `exhaust` can find it refilled and
   // pass without a 429, so spend it again until the call meets one.
   for (let round = 0; round < 5 && retries.length === 0; round++) {
@@ -52,11 +54,15 @@ test('sends carry an Idempotency-Key reused across retries', async () => {
   const client = new OutboxClient({ apiKey: key, baseUrl: ob.baseUrl })
   const body = { from: `app@${org.domain}`, to: 'someone@example.net', subject: 'Hi', html: '<p>Hi</p>' }
   const idem = `idem-${Date.now()}`
-  const a = await client.request<{ id: string }>({ method: 'POST', path: '/v1/messages/send', body, idempotent: true }, { idempotencyKey: idem })
-  const b = await client.request<{ id: string }>({ method: 'POST', path: '/v1/messages/send', body, idempotent: true }, { idempotencyKey: idem })
+  const a = await client.request<{ id: string }>({ method: 'POST', path: '/v1/messages/send', body, idempotent: true },
+    { idempotencyKey: idem })
+  const b = await client.request<{ id: string }>({ method: 'POST', path: '/v1/messages/send', body, idempotent: true },
+    { idempotencyKey: idem })
   assert.equal(a.id, b.id, 'the same Idempotency-Key gives the same message')
   const c = await client.request<{ id: string }>({ method: 'POST', path: '/v1/messages/send', body, idempotent: true })
   assert.notEqual(c.id, a.id, 'a generated key is fresh per call')
-  const bad = await client.request({ method: 'POST', path: '/v1/messages/send', body: { ...body, from: 'x@elsewhere.example' }, idempotent: true }).catch((e: unknown) => e)
+  const bad = await client.request({
+    method: 'POST', path: '/v1/messages/send', body: { ...body, from: 'x@elsewhere.example' }, idempotent: true
+  }).catch((e: unknown) => e)
   assert.ok(bad instanceof OutboxApiError && bad.status === 403 && bad.code === 'forbidden')
 })

@@ -21,7 +21,8 @@ after(async () => {
 interface Rec { type: string, name: string, value: string, status?: string }
 const isDkim = (r: Rec): boolean => r.value.startsWith('v=DKIM1')
 
-test('a squatter\'s earlier claim does not block the owner: the owner verifies by DNS, the squatter\'s claim lapses and cannot send', async () => {
+test('a squatter\'s earlier claim does not block the owner: the owner verifies by DNS, ' +
+  'the squatter\'s claim lapses and cannot send', async () => {
   const name = `claimed${process.pid}.example.net`
   const squat = await ob.request('POST', '/v1/domains', { key: squatter.adminKey, body: { name } })
   assert.equal(squat.status, 201)
@@ -59,13 +60,17 @@ test('a squatter\'s earlier claim does not block the owner: the owner verifies b
   assert.equal(third.status, 409, 'a verified name cannot be claimed')
 
   // A key bound to the lapsed claim cannot send from the domain; the owner's can.
-  const squatKey = await ob.request('POST', '/v1/api-keys', { key: squatter.adminKey, body: { name: 'squat', domain_id: squat.body.id, permissions: ['send'] } })
+  const squatKey = await ob.request('POST', '/v1/api-keys', {
+    key: squatter.adminKey, body: { name: 'squat', domain_id: squat.body.id, permissions: ['send'] }
+  })
   assert.equal(squatKey.status, 201)
   const message = { from: `ceo@${name}`, to: 'someone@example.com', subject: 'hello', text: 'hi' }
   const refused = await ob.request('POST', '/v1/messages/send', { key: squatKey.body.key, body: message })
   assert.equal(refused.status, 403)
   assert.equal(refused.body.error.code, 'forbidden')
-  const ownerKey = await ob.request('POST', '/v1/api-keys', { key: owner.adminKey, body: { name: 'real', domain_id: real.body.id, permissions: ['send'] } })
+  const ownerKey = await ob.request('POST', '/v1/api-keys', {
+    key: owner.adminKey, body: { name: 'real', domain_id: real.body.id, permissions: ['send'] }
+  })
   assert.equal((await ob.request('POST', '/v1/messages/send', { key: ownerKey.body.key, body: message })).status, 202)
 
   // Bounces to the domain's return path belong to the owner; deleting the lapsed claim leaves the owner's name alone.

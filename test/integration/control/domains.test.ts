@@ -34,7 +34,8 @@ test('adding a domain: 201, pending, with SPF, DKIM, return-path SPF and MX, and
   // the RSA key signs from the start (mail is sent once the domain is verified), the ed25519 key once its record is found
   assert.deepEqual(r.body.dkim.signing.map((s: { algorithm: string }) => s.algorithm), ['rsa-sha256'])
   assert.deepEqual(r.body.dkim.pending.map((s: { algorithm: string }) => s.algorithm), ['ed25519-sha256'])
-  const returnPath = r.body.records.filter((x: { name: string }) => x.name === `bounces.${name}`).map((x: { type: string, value: string }) => `${x.type} ${x.value}`)
+  const returnPath = r.body.records.filter((x: { name: string }) => x.name === `bounces.${name}`)
+    .map((x: { type: string, value: string }) => `${x.type} ${x.value}`)
   // The default public URL names an address, and an MX record must name a host: no value, and a warning saying why.
   assert.deepEqual(returnPath, [`TXT ${(byName.get(name) as { value: string }).value}`, 'MX '])
   const mx = r.body.records.find((x: { type: string }) => x.type === 'MX')
@@ -119,7 +120,9 @@ test('delete: 204, the name is free again, later GET is 404', async () => {
 
 test('a domain with live keys bound cannot be deleted (409) until they are revoked', async () => {
   const d = (await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name: uniqueName() } })).body
-  const k = (await ob.request('POST', '/v1/api-keys', { key: org.adminKey, body: { name: 'bound', domain_id: d.id, permissions: ['send'] } })).body
+  const k = (await ob.request('POST', '/v1/api-keys', {
+    key: org.adminKey, body: { name: 'bound', domain_id: d.id, permissions: ['send'] }
+  })).body
   const refused = await ob.request('DELETE', `/v1/domains/${d.id}`, { key: org.adminKey })
   assert.equal(refused.status, 409)
   assert.equal(refused.body.error.code, 'conflict')
@@ -131,13 +134,19 @@ test('a domain with live keys bound cannot be deleted (409) until they are revok
 
 test('another organisation\'s domain is 403 on every endpoint; unknown ids are 404', async () => {
   const theirs = (await ob.request('POST', '/v1/domains', { key: other.adminKey, body: { name: uniqueName() } })).body
-  for (const [method, path] of [['GET', `/v1/domains/${theirs.id}`], ['DELETE', `/v1/domains/${theirs.id}`], ['POST', `/v1/domains/${theirs.id}/verify`], ['POST', `/v1/domains/${theirs.id}/dkim/rotate`]] as const) {
+  for (const [method, path] of [
+    ['GET', `/v1/domains/${theirs.id}`], ['DELETE', `/v1/domains/${theirs.id}`], ['POST', `/v1/domains/${theirs.id}/verify`],
+    ['POST', `/v1/domains/${theirs.id}/dkim/rotate`]
+  ] as const) {
     const r = await ob.request(method, path, { key: org.adminKey })
     assert.equal(r.status, 403, `${method} ${path}`)
     assert.equal(r.body.error.code, 'forbidden')
   }
   assert.equal((await ob.request('GET', `/v1/domains/${theirs.id}`, { key: other.adminKey })).status, 200)
-  for (const [method, path] of [['GET', '/v1/domains/dom_00000000000000000000000000'], ['POST', '/v1/domains/nope/verify'], ['POST', '/v1/domains/dom_00000000000000000000000000/dkim/rotate']] as const) {
+  for (const [method, path] of [
+    ['GET', '/v1/domains/dom_00000000000000000000000000'], ['POST', '/v1/domains/nope/verify'],
+    ['POST', '/v1/domains/dom_00000000000000000000000000/dkim/rotate']
+  ] as const) {
     assert.equal((await ob.request(method, path, { key: org.adminKey })).status, 404)
   }
 })

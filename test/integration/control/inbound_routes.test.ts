@@ -13,7 +13,9 @@ before(async () => {
 after(async () => { await ob.close() })
 
 const add = async (key: string, match: string, includeAttachments = false): Promise<{ status: number, body: any }> =>
-  await ob.request('POST', '/v1/inbound/routes', { key, body: { match, action: { type: 'webhook', include_attachments: includeAttachments } } })
+  await ob.request('POST', '/v1/inbound/routes', {
+    key, body: { match, action: { type: 'webhook', include_attachments: includeAttachments } }
+  })
 
 test('create, read and list a route', async () => {
   const r = await add(org.adminKey, `Support@${org.domain.toUpperCase()}`, true)
@@ -58,7 +60,8 @@ test('validation: bad match, missing or wrong action', async () => {
     const r = await ob.request('POST', '/v1/inbound/routes', { key: org.adminKey, body })
     assert.equal(r.status, 400, JSON.stringify(body))
     assert.equal(r.body.error.code, 'validation_error')
-    assert.ok(r.body.error.errors.some((e: { field: string }) => e.field === field), `${JSON.stringify(body)} → ${JSON.stringify(r.body.error.errors)}`)
+    assert.ok(r.body.error.errors.some((e: { field: string }) => e.field === field),
+      `${JSON.stringify(body)} → ${JSON.stringify(r.body.error.errors)}`)
   }
 })
 

@@ -11,7 +11,9 @@ before(async () => {
 after(async () => { await ob.close() })
 
 async function newKey (permissions: string[] = ['read']): Promise<{ id: string, key: string }> {
-  const r = await ob.request('POST', '/v1/api-keys', { key: org.adminKey, body: { name: 'rotating', domain_id: org.domainId, permissions } })
+  const r = await ob.request('POST', '/v1/api-keys', {
+    key: org.adminKey, body: { name: 'rotating', domain_id: org.domainId, permissions }
+  })
   assert.equal(r.status, 201)
   return r.body
 }
@@ -64,7 +66,9 @@ test('an old key whose grace period has ended is 401', async () => {
 
 test('a key can only be rotated once, and a revoked key not at all (409)', async () => {
   const old = await newKey()
-  assert.equal((await ob.request('POST', `/v1/api-keys/${old.id}/rotate`, { key: org.adminKey, body: { grace_period_minutes: 5 } })).status, 201)
+  assert.equal((await ob.request('POST', `/v1/api-keys/${old.id}/rotate`, {
+    key: org.adminKey, body: { grace_period_minutes: 5 }
+  })).status, 201)
   const again = await ob.request('POST', `/v1/api-keys/${old.id}/rotate`, { key: org.adminKey, body: { grace_period_minutes: 5 } })
   assert.equal(again.status, 409)
   assert.equal(again.body.error.code, 'conflict')
@@ -76,12 +80,16 @@ test('a key can only be rotated once, and a revoked key not at all (409)', async
 
 test('grace_period_minutes is required and must be 0..10080', async () => {
   const old = await newKey()
-  for (const body of [{}, { grace_period_minutes: -1 }, { grace_period_minutes: 10081 }, { grace_period_minutes: 1.5 }, { grace_period_minutes: '5' }]) {
+  for (const body of [
+    {}, { grace_period_minutes: -1 }, { grace_period_minutes: 10081 }, { grace_period_minutes: 1.5 }, { grace_period_minutes: '5' }
+  ]) {
     const r = await ob.request('POST', `/v1/api-keys/${old.id}/rotate`, { key: org.adminKey, body })
     assert.equal(r.status, 400, JSON.stringify(body))
     assert.equal(r.body.error.errors[0].field, 'grace_period_minutes')
   }
-  assert.equal((await ob.request('POST', `/v1/api-keys/${old.id}/rotate`, { key: org.adminKey, body: { grace_period_minutes: 10080 } })).status, 201)
+  assert.equal((await ob.request('POST', `/v1/api-keys/${old.id}/rotate`, {
+    key: org.adminKey, body: { grace_period_minutes: 10080 }
+  })).status, 201)
 })
 
 test('a key may rotate itself and keep working until its grace ends', async () => {

@@ -14,7 +14,8 @@ before(async () => {
   readKey = await ob.key(org, ['read'])
   // What the delivery side writes after a hard bounce.
   await ob.proc.cp.suppressions.put(suppressionKey(org.orgId, 'Bounced@Example.com'), {
-    org_id: org.orgId, email: 'Bounced@Example.com', reason: 'hard_bounce', message_id: 'msg_00000000000000000000000001', created_at: new Date().toISOString()
+    org_id: org.orgId, email: 'Bounced@Example.com', reason: 'hard_bounce', message_id: 'msg_00000000000000000000000001',
+    created_at: new Date().toISOString()
   })
 })
 after(async () => { await ob.close() })
@@ -56,7 +57,9 @@ test('?email= filters case-insensitively', async () => {
 })
 
 test('pages follow the address order without repeats', async () => {
-  for (const e of ['c@p.example', 'a@p.example', 'b@p.example']) await ob.request('POST', '/v1/suppressions', { key: org.adminKey, body: { email: e } })
+  for (const e of ['c@p.example', 'a@p.example', 'b@p.example']) {
+    await ob.request('POST', '/v1/suppressions', { key: org.adminKey, body: { email: e } })
+  }
   const seen: string[] = []
   let cursor: string | null = null
   do {

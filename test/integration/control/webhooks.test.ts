@@ -12,7 +12,8 @@ before(async () => {
 })
 after(async () => { await ob.close() })
 
-const create = async (key: string, body: unknown): Promise<{ status: number, body: any }> => await ob.request('POST', '/v1/webhooks', { key, body })
+const create = async (key: string, body: unknown): Promise<{ status: number, body: any }> =>
+  await ob.request('POST', '/v1/webhooks', { key, body })
 
 test('creating a webhook: 201, active, secret shown once and never again', async () => {
   const r = await create(org.adminKey, { url: 'https://hooks.example.com/outbox', events: ['delivered', 'bounced', 'inbound'] })

@@ -25,7 +25,8 @@ before(async () => {
 })
 after(async () => { await scenario.close() })
 
-test('an always deferred recipient bounces soft after the schedule span since acceptance and after a real attempt', { timeout: 60_000 }, async () => {
+test('an always deferred recipient bounces soft after the schedule span since acceptance ' +
+  'and after a real attempt', { timeout: 60_000 }, async () => {
   const msgs = Array.from({ length: RECIPIENTS }, (_, i) => queuedMessage(org, { to: [`tempfail${i}@down.example`] }))
   for (const m of msgs) await publishQueued(ob.proc.nc, ob.proc.config, m)
   await events.until(() => msgs.every((m) => events.of(m.id, 'bounced').length === 1), 40_000)
@@ -42,6 +43,7 @@ test('an always deferred recipient bounces soft after the schedule span since ac
     const deferred = events.of(m.id, 'deferred').map((e) => Number(e.data.attempt))
     assert.deepEqual(deferred, deferred.map((_, n) => n + 1), `${rcpt}: attempts counted one by one`)
     // the give-up is a real attempt (no deferred event for it) or a turn while the domain was suspended
-    assert.ok(deferred.length === real || deferred.length === real - 1, `${rcpt}: ${deferred.length} deferred events for ${real} real attempts`)
+    assert.ok(deferred.length === real || deferred.length === real - 1,
+      `${rcpt}: ${deferred.length} deferred events for ${real} real attempts`)
   }
 })

@@ -41,7 +41,8 @@ test('a queued message is delivered once over SMTP with its headers, and a deliv
   const [e] = events.of(msg.id, 'delivered')
   assert.equal(e!.org_id, org.orgId)
   const d = e!.data
-  assert.deepEqual(Object.keys(d).sort(), ['delivered_at', 'from', 'message_id', 'metadata', 'smtp_response', 'subject', 'to'], 'a message without tags has no tags field')
+  assert.deepEqual(Object.keys(d).sort(), ['delivered_at', 'from', 'message_id', 'metadata', 'smtp_response', 'subject', 'to'],
+    'a message without tags has no tags field')
   assert.equal(d.message_id, msg.id)
   assert.equal(d.to, 'alice@dest.example')
   assert.deepEqual(d.metadata, { order: '42' })

@@ -1,7 +1,9 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { useOwnRedis } from '../../helpers/own_redis.ts'
-import { DELIVERY_STATE_TTL_S, DeliveryStateChanges, DeliveryStateWriter, deliveryStateKey, parseDeliveryState } from '../../../engine/delivery_state_layout.ts'
+import {
+  DELIVERY_STATE_TTL_S, DeliveryStateChanges, DeliveryStateWriter, deliveryStateKey, parseDeliveryState
+} from '../../../engine/delivery_state_layout.ts'
 
 const own = useOwnRedis()
 
@@ -13,7 +15,8 @@ test('writes of one turn are each stored with their expiry; a refused one fails 
   const writer = new DeliveryStateWriter(own.redis)
   const ids = Array.from({ length: 5 }, (_v, i) => `msg_batch_${Date.now()}_${i}`)
   await own.redis.set(deliveryStateKey(ids[2]!), 'not a hash')
-  const results = await Promise.all(ids.map(async (id, i) => await writer.write(id, new DeliveryStateChanges().deferred(`r${i}@dest.example`, i + 1, 1000 + i))))
+  const results = await Promise.all(ids.map(async (id, i) =>
+    await writer.write(id, new DeliveryStateChanges().deferred(`r${i}@dest.example`, i + 1, 1000 + i))))
   results.forEach((err, i) => {
     if (i === 2) assert.match(String(err), /WRONGTYPE/)
     else assert.equal(err, undefined)
@@ -32,5 +35,6 @@ test('a write after a batch went out starts the next batch', async () => {
   const id = `msg_batch_next_${Date.now()}`
   assert.equal(await writer.write(id, new DeliveryStateChanges().notBefore('a@dest.example', 5)), undefined)
   assert.equal(await writer.write(id, new DeliveryStateChanges().published('a@dest.example')), undefined)
-  assert.deepEqual(parseDeliveryState(await own.redis.hgetall(deliveryStateKey(id))).get('a@dest.example'), { published: true, attempts: 0, notBefore: 5 })
+  assert.deepEqual(parseDeliveryState(await own.redis.hgetall(deliveryStateKey(id))).get('a@dest.example'),
+    { published: true, attempts: 0, notBefore: 5 })
 })

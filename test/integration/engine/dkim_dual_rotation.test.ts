@@ -33,7 +33,9 @@ const dkimOf = (records: Rec[]): Rec[] => records.filter((r) => r.value.startsWi
 
 /** Sends one message through the API and returns what the sink received. */
 async function sendOne (rcpt: string, extra: Record<string, unknown> = {}): Promise<Buffer> {
-  const r = await ob.request('POST', '/v1/messages/send', { key: org.adminKey, body: { from: `App <hello@${org.domain}>`, to: rcpt, subject: 'Signed', html: '<p>Hi</p>', ...extra } })
+  const r = await ob.request('POST', '/v1/messages/send', {
+    key: org.adminKey, body: { from: `App <hello@${org.domain}>`, to: rcpt, subject: 'Signed', html: '<p>Hi</p>', ...extra }
+  })
   assert.equal(r.status, 202, r.text)
   await eventually(() => sink.to(rcpt).length === 1, `delivery to ${rcpt}`)
   return sink.to(rcpt)[0]!.raw
@@ -46,8 +48,10 @@ async function signatures (raw: Buffer, listed: Rec[]): Promise<string[]> {
     if (rr === 'TXT' && values.length > 0) return values
     throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' })
   }
-  const res = await authenticate(raw, { ip: '127.0.0.1', helo: 'engine.test', sender: `x@${org.domain}`, mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
-  return res.dkim.results.map((s) => `${String(s.status.result)}:${String((s as { algo?: string }).algo)}:${String((s as { selector?: string }).selector)}`)
+  const res = await authenticate(raw,
+    { ip: '127.0.0.1', helo: 'engine.test', sender: `x@${org.domain}`, mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
+  return res.dkim.results.map((s) =>
+    `${String(s.status.result)}:${String((s as { algo?: string }).algo)}:${String((s as { selector?: string }).selector)}`)
 }
 
 async function domain (): Promise<DomainBody> {
@@ -72,7 +76,9 @@ test('a new domain lists an RSA and an ed25519 key, and delivered mail carries b
   assert.deepEqual(d.dkim.signing.map((s) => s.algorithm), ['rsa-sha256', 'ed25519-sha256'])
   const raw = await sendOne('both@dest.example', {
     html: '<p><img src="cid:logo"></p>',
-    attachments: [{ filename: 'logo.png', content: Buffer.from('png bytes').toString('base64'), content_type: 'image/png', content_id: 'logo' }]
+    attachments: [
+      { filename: 'logo.png', content: Buffer.from('png bytes').toString('base64'), content_type: 'image/png', content_id: 'logo' }
+    ]
   })
   const [rsaSel, edSel] = d.dkim.signing.map((s) => s.selector) as [string, string]
   assert.deepEqual(await signatures(raw, d.records), [`pass:rsa-sha256:${rsaSel}`, `pass:ed25519-sha256:${edSel}`])
@@ -97,7 +103,8 @@ test('rotation: the old pair signs until both new records verify, then the new p
   const newSelectors = pending.map((s) => s.selector)
   assert.ok(newSelectors.every((s) => !oldSelectors.includes(s)))
   assert.deepEqual((rotated.body as DomainBody).dkim.signing.map((s) => s.selector), oldSelectors)
-  const newRecords = dkimOf((rotated.body as DomainBody).records).filter((r) => newSelectors.some((s) => r.name.startsWith(`${s}._domainkey.`)))
+  const newRecords = dkimOf((rotated.body as DomainBody).records)
+    .filter((r) => newSelectors.some((s) => r.name.startsWith(`${s}._domainkey.`)))
   assert.equal(newRecords.length, 2)
   // one rotation at a time
   const again = await ob.request('POST', `/v1/domains/${org.domainId}/dkim/rotate`, { key: org.adminKey })
@@ -132,7 +139,8 @@ test('rotation: the old pair signs until both new records verify, then the new p
   }
   await eventually(() => ob.proc.cp.domain(org.orgId, org.domainId)!.dkim_selector === newSelectors[0], 'the engine to see the new keys')
   const late = await sendOne('rotated@dest.example')
-  assert.deepEqual(await signatures(late, after.records), [`pass:rsa-sha256:${newSelectors[0]!}`, `pass:ed25519-sha256:${newSelectors[1]!}`])
+  assert.deepEqual(await signatures(late, after.records),
+    [`pass:rsa-sha256:${newSelectors[0]!}`, `pass:ed25519-sha256:${newSelectors[1]!}`])
 })
 
 test('a domain stored without an ed25519 key gets one when read; it signs only once its record is verified', async () => {
@@ -142,7 +150,8 @@ test('a domain stored without an ed25519 key gets one when read; it signs only o
   await ob.proc.cp.domains.put(key, legacy)
   await eventually(() => ob.proc.cp.domains.get(key)!.dkim_ed25519 === undefined, 'the stored record')
   const rsaOnly = await sendOne('legacy@dest.example')
-  assert.deepEqual((await signatures(rsaOnly, (await domain()).records)).map((s) => s.split(':').slice(0, 2).join(':')), ['pass:rsa-sha256'])
+  assert.deepEqual((await signatures(rsaOnly, (await domain()).records)).map((s) => s.split(':').slice(0, 2).join(':')),
+    ['pass:rsa-sha256'])
 
   const d = await domain()
   assert.equal(dkimOf(d.records).filter((r) => r.value.includes('k=ed25519')).length >= 1, true)
@@ -156,5 +165,6 @@ test('a domain stored without an ed25519 key gets one when read; it signs only o
   assert.deepEqual((v.body as DomainBody).dkim.signing.map((s) => s.algorithm), ['rsa-sha256', 'ed25519-sha256'])
   await eventually(() => ob.proc.cp.domains.get(key)!.dkim_ed25519_verified_at !== undefined, 'the verified key')
   const both = await sendOne('legacy-verified@dest.example')
-  assert.deepEqual((await signatures(both, d.records)).map((s) => s.split(':').slice(0, 2).join(':')), ['pass:rsa-sha256', 'pass:ed25519-sha256'])
+  assert.deepEqual((await signatures(both, d.records)).map((s) => s.split(':').slice(0, 2).join(':')),
+    ['pass:rsa-sha256', 'pass:ed25519-sha256'])
 })

@@ -33,7 +33,9 @@ test('the DKIM signature verifies against the TXT record the domain publishes', 
     throw err
   }
   const raw = sink.to('dkim@dest.example')[0]!.raw
-  const result = await authenticate(raw, { ip: '127.0.0.1', helo: 'engine.test', sender: sink.to('dkim@dest.example')[0]!.mailFrom, mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
+  const result = await authenticate(raw, {
+    ip: '127.0.0.1', helo: 'engine.test', sender: sink.to('dkim@dest.example')[0]!.mailFrom, mta: 'sink.test', resolver
+  } as Parameters<typeof authenticate>[1])
   const sig = result.dkim.results[0]!
   assert.equal(sig.status.result, 'pass', JSON.stringify(sig.status))
   assert.equal(sig.signingDomain, org.domain)
@@ -43,7 +45,8 @@ test('the DKIM signature verifies against the TXT record the domain publishes', 
   const text = raw.toString('utf8')
   assert.ok(text.includes('Hello there'))
   const tampered = Buffer.from(text.replace('Hello there', 'Hello thera'))
-  const bad = await authenticate(tampered, { ip: '127.0.0.1', helo: 'engine.test', sender: 'x@y.z', mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
+  const bad = await authenticate(tampered,
+    { ip: '127.0.0.1', helo: 'engine.test', sender: 'x@y.z', mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
   assert.notEqual(bad.dkim.results[0]!.status.result, 'pass')
 })
 
@@ -69,7 +72,8 @@ test('the signature covers List-Unsubscribe and List-Unsubscribe-Post (RFC 8058)
   const result = await authenticate(raw, opts)
   assert.equal(result.dkim.results[0]!.status.result, 'pass', JSON.stringify(result.dkim.results[0]!.status))
   // Changing the one-click header breaks the signature.
-  const tampered = Buffer.from(text.replace('List-Unsubscribe-Post: List-Unsubscribe=One-Click', 'List-Unsubscribe-Post: List-Unsubscribe=Two-Clicks'))
+  const tampered = Buffer.from(text.replace('List-Unsubscribe-Post: List-Unsubscribe=One-Click',
+    'List-Unsubscribe-Post: List-Unsubscribe=Two-Clicks'))
   const bad = await authenticate(tampered, opts)
   assert.notEqual(bad.dkim.results[0]!.status.result, 'pass')
 })

@@ -77,11 +77,16 @@ test('an engine killed with SIGKILL mid-batch loses nothing; duplicates only for
   const counts = new Map<string, number>()
   for (const m of sink.messages) counts.set(m.messageId, (counts.get(m.messageId) ?? 0) + 1)
   const duplicates = [...counts].filter(([, n]) => n > 1).map(([id]) => id)
-  t.diagnostic(`accepted before kill: ${acceptedBeforeKill.size}, total accepted: ${sink.messages.length}, duplicated: ${duplicates.length}`)
+  t.diagnostic(`accepted before kill: ${acceptedBeforeKill.size}, total accepted: ${sink.messages.length}, ` +
+    `duplicated: ${duplicates.length}`)
   for (const id of ids) assert.ok((counts.get(id) ?? 0) >= 1, `${id} reached the sink`)
-  for (const id of duplicates) assert.ok(acceptedBeforeKill.has(id), `${id} was sent twice although the sink had not accepted it before the kill`)
+  for (const id of duplicates) {
+    assert.ok(acceptedBeforeKill.has(id), `${id} was sent twice although the sink had not accepted it before the kill`)
+  }
 
   await events.until(() => msgs.every((m) => events.of(m.id, 'delivered').length >= 1), 30_000)
-  for (const m of msgs) assert.equal(events.of(m.id, 'delivered').length, 1, 'one delivered event per message, duplicates deduplicated by id')
+  for (const m of msgs) {
+    assert.equal(events.of(m.id, 'delivered').length, 1, 'one delivered event per message, duplicates deduplicated by id')
+  }
   await new Promise<void>((resolve) => { child!.once('exit', () => resolve()); child!.kill('SIGTERM') })
 })

@@ -13,7 +13,11 @@ let events: EventWatcher
 let scenario: RelayScenario
 // retries after 1 s; the long last step only widens the give-up span (32 s from acceptance), so a slow first
 // attempt on a loaded machine does not turn the retry into a bounce by age
-before(async () => { ({ sink, ob, org, events } = scenario = await startRelayScenario({ sink: { tempfailTimes: 1 }, env: { OB_DELIVERY_RETRY_SCHEDULE: '1,1,30' } })) })
+before(async () => {
+  ({ sink, ob, org, events } = scenario = await startRelayScenario({
+    sink: { tempfailTimes: 1 }, env: { OB_DELIVERY_RETRY_SCHEDULE: '1,1,30' }
+  }))
+})
 after(async () => { await scenario.close() })
 
 test('each recipient gets its own outcome; a retry only goes to the recipient that was deferred', async () => {
@@ -21,7 +25,9 @@ test('each recipient gets its own outcome; a retry only goes to the recipient th
   const warm = queuedMessage(org, { to: ['warm-up@dest.example'] })
   await publishQueued(ob.proc.nc, ob.proc.config, warm)
   await events.until(() => events.of(warm.id, 'delivered').length === 1)
-  const msg = queuedMessage(org, { to: ['ok@dest.example', 'permfail@dest.example'], cc: ['tempfail@dest.example'], bcc: ['hidden@dest.example'] })
+  const msg = queuedMessage(org, {
+    to: ['ok@dest.example', 'permfail@dest.example'], cc: ['tempfail@dest.example'], bcc: ['hidden@dest.example']
+  })
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'delivered').length === 3 && events.of(msg.id, 'bounced').length === 1)
   await nothingHappensFor(1500) // a retry sent again to a recipient with its outcome would be at the sink by now

@@ -22,10 +22,18 @@ before(async () => {
       // the preferred host refuses connections (nothing listens on 127.0.0.3), the next one is the backup sink
       'failover.example': [{ exchange: 'down.failover.example', priority: 5 }, { exchange: 'up.failover.example', priority: 15 }]
     },
-    A: { 'primary.mx-dest.example': ['127.0.0.1'], 'backup.mx-dest.example': ['127.0.0.2'], 'implicit.example': ['127.0.0.1'], 'down.failover.example': ['127.0.0.3'], 'up.failover.example': ['127.0.0.2'] }
+    A: {
+      'primary.mx-dest.example': ['127.0.0.1'], 'backup.mx-dest.example': ['127.0.0.2'], 'implicit.example': ['127.0.0.1'],
+      'down.failover.example': ['127.0.0.3'], 'up.failover.example': ['127.0.0.2']
+    }
   })
   // the sinks stand in for MX hosts on this machine, which only an operator setting allows
-  ob = await TestOutbox.start({ env: { OB_DNS_SERVERS: dns.address, OB_SMTP_OUTBOUND_PORT: String(sink.port), OB_SMTP_ALLOW_PRIVATE: 'true', OB_ROLE: 'engine', OB_DELIVERY_RETRY_SCHEDULE: '1' } })
+  ob = await TestOutbox.start({
+    env: {
+      OB_DNS_SERVERS: dns.address, OB_SMTP_OUTBOUND_PORT: String(sink.port), OB_SMTP_ALLOW_PRIVATE: 'true', OB_ROLE: 'engine',
+      OB_DELIVERY_RETRY_SCHEDULE: '1'
+    }
+  })
   org = await ob.org()
   events = await EventWatcher.start(ob.proc.nc, org.orgId)
 })

@@ -20,7 +20,10 @@ test('a 550 at RCPT is a hard bounce: bounced event, address suppressed, no retr
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'bounced').length === 1)
   const d = events.of(msg.id, 'bounced')[0]!.data
-  assert.deepEqual(Object.keys(d).sort(), ['bounce_category', 'bounce_code', 'bounce_message', 'bounce_type', 'bounced_at', 'from', 'message_id', 'metadata', 'subject', 'tags', 'to'])
+  assert.deepEqual(Object.keys(d).sort(), [
+    'bounce_category', 'bounce_code', 'bounce_message', 'bounce_type', 'bounced_at', 'from', 'message_id', 'metadata', 'subject', 'tags',
+    'to'
+  ])
   assert.deepEqual(d.tags, ['reset-password'])
   assert.equal(d.bounce_type, 'hard')
   assert.equal(d.bounce_code, '550')

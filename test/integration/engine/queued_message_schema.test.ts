@@ -24,15 +24,19 @@ let scenario: RelayScenario
 before(async () => { ({ sink, ob, org, events, logs } = scenario = await startRelayScenario({ logLevel: 'warn' })) })
 after(async () => { await scenario.close() })
 
-const handedBack = (): string[] => logs.filter((l) => l.msg === 'outbound message this engine cannot read; handed back for a newer engine').map((l) => String(l.problem))
+const handedBack = (): string[] => logs.filter((l) => l.msg === 'outbound message this engine cannot read; handed back for a newer engine')
+  .map((l) => String(l.problem))
 
-test('malformed queued messages published into the stream are handed back for an hour with their first problem, never ended; a good one on the same shard still delivers', async () => {
+test('malformed queued messages published into the stream are handed back for an hour with their first problem, never ended; ' +
+  'a good one on the same shard still delivers', async () => {
   const good = queuedMessage(org, { to: ['good@dest.example'], track_opens: false, track_clicks: false })
   const subject = outboundSubject(shardOf(good.id, ob.proc.config.engine.shards))
   const { to: _to, created_at: _created, ...withoutTo } = queuedMessage(org, { to: ['missing@dest.example'] })
   const tplId = newId('tpl')
   const now = new Date().toISOString()
-  await ob.proc.cp.templates.put(`${org.orgId}.${tplId}`, { id: tplId, org_id: org.orgId, name: 't', subject: 'Live {{n}}', html: '<p>Live</p>', created_at: now, updated_at: now })
+  await ob.proc.cp.templates.put(`${org.orgId}.${tplId}`, {
+    id: tplId, org_id: org.orgId, name: 't', subject: 'Live {{n}}', html: '<p>Live</p>', created_at: now, updated_at: now
+  })
   const bad: Array<{ body: string, reason: RegExp }> = [
     { body: 'not json {', reason: /JSON/ },
     { body: 'null', reason: /^message / },
@@ -54,7 +58,9 @@ test('malformed queued messages published into the stream are handed back for an
   await events.until(() => events.of(good.id, 'delivered').length === 1)
   await eventually(() => handedBack().length === bad.length, () => `${bad.length} messages handed back; log: ${JSON.stringify(logs)}`)
   const reasons = handedBack()
-  for (const b of bad) assert.ok(reasons.some((r) => b.reason.test(r)), `a reason matching ${String(b.reason)} in ${JSON.stringify(reasons)}`)
+  for (const b of bad) {
+    assert.ok(reasons.some((r) => b.reason.test(r)), `a reason matching ${String(b.reason)} in ${JSON.stringify(reasons)}`)
+  }
   for (const r of reasons) assert.ok(r.length < 500, r)
   // Only the good message reached the sink or made an event.
   assert.deepEqual(sink.messages.map((m) => m.rcptTo), [['good@dest.example']])
@@ -63,7 +69,8 @@ test('malformed queued messages published into the stream are handed back for an
   // Handed back for an hour: not redelivered a second later, and still stored for an engine that can read them.
   await nothingHappensFor(1000)
   assert.equal(handedBack().length, bad.length)
-  const info = await (await jetstreamManager(ob.proc.nc)).consumers.info(STREAM_OUTBOUND, outboundConsumer(shardOf(good.id, ob.proc.config.engine.shards)))
+  const info = await (await jetstreamManager(ob.proc.nc)).consumers
+    .info(STREAM_OUTBOUND, outboundConsumer(shardOf(good.id, ob.proc.config.engine.shards)))
   assert.equal(info.num_ack_pending, bad.length)
   assert.match(await ob.proc.metrics.render(), new RegExp(`^outbox_outbound_unreadable_total ${bad.length}$`, 'm'))
 })

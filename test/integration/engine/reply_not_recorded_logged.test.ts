@@ -35,7 +35,8 @@ test('a reply the thread cannot record is logged with message id, recipient and 
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'delivered').length === 1)
   assert.equal(sink.to('kept@dest.example').length, 1)
-  const lines = logs.filter((l) => l.msg === 'SMTP reply not recorded when it arrived; a crash before the delivery state is saved would send again')
+  const lines = logs.filter((l) =>
+    l.msg === 'SMTP reply not recorded when it arrived; a crash before the delivery state is saved would send again')
   assert.equal(lines.length, 1, JSON.stringify(logs))
   assert.equal(lines[0]!.message_id, msg.id)
   assert.equal(lines[0]!.recipient, 'kept@dest.example')

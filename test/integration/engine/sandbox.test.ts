@@ -16,7 +16,10 @@ after(async () => { await scenario.close() })
 test('sandbox messages never reach SMTP; the local part decides the events', async () => {
   const msg = queuedMessage(org, {
     environment: 'test',
-    to: ['anyone@dest.example', 'bounce@dest.example', 'softbounce@dest.example', 'complaint@dest.example', 'open@dest.example', 'click+1@dest.example'],
+    to: [
+      'anyone@dest.example', 'bounce@dest.example', 'softbounce@dest.example', 'complaint@dest.example', 'open@dest.example',
+      'click+1@dest.example'
+    ],
     html: '<p><a href="https://example.org/first">a</a> <a href="https://example.org/second">b</a></p>'
   })
   await publishQueued(ob.proc.nc, ob.proc.config, msg)

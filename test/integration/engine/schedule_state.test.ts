@@ -73,7 +73,8 @@ test('a new time outlives Redis: after FLUSHALL the queued time no longer sends 
   assert.deepEqual(await s.reschedule(id, 8000), { kind: 'ok', waitingSeq: 6 })
   await own.redis.flushall()
   assert.deepEqual(await s.take(id, 6, 2000, 2000), { kind: 'wait', at: 8000 }, 'held to the new time, not sent at the queued one')
-  assert.deepEqual(await s.take(id, 6, 2000, 8000), { kind: 'taken', dueAt: 8000 }, 'due from the new time, which the retry span counts from')
+  assert.deepEqual(await s.take(id, 6, 2000, 8000), { kind: 'taken', dueAt: 8000 },
+    'due from the new time, which the retry span counts from')
 })
 
 test('the bucket keeps decisions as long as the schedule state', async () => {

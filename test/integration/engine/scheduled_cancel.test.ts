@@ -22,7 +22,9 @@ before(async () => {
 after(async () => { await scenario.close() })
 
 async function sendAt (to: string, at?: Date): Promise<string> {
-  const body = { from: `App <hello@${org.domain}>`, to, subject: 'Later', text: 'Later', ...(at !== undefined ? { scheduled_at: at.toISOString() } : {}) }
+  const body = {
+    from: `App <hello@${org.domain}>`, to, subject: 'Later', text: 'Later', ...(at !== undefined ? { scheduled_at: at.toISOString() } : {})
+  }
   const r = await ob.request('POST', '/v1/messages/send', { key, body })
   assert.equal(r.status, 202, r.text)
   // readable within the documented second: only then do cancel and reschedule find it

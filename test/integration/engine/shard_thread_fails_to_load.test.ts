@@ -19,7 +19,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-test('a shard thread that fails to load its module: the message it held is handed back, the failure is logged once with a code, and a new thread delivers the message once', { timeout: 60_000 }, async () => {
+test('a shard thread that fails to load its module: the message it held is handed back, ' +
+  'the failure is logged once with a code, and a new thread delivers the message once', { timeout: 60_000 }, async () => {
   // the thread's environment is the process's when the pool starts it
   process.env.OB_TEST_THREAD_DIR = dir
   scenario = await startRelayScenario({
@@ -46,7 +47,9 @@ test('a shard thread that fails to load its module: the message it held is hande
 
 async function actorsOn (t: TestContext, entry: string): Promise<{ actors: ShardActors, logs: Array<Record<string, unknown>> }> {
   const logs: Array<Record<string, unknown>> = []
-  const log = pino({ level: 'warn' }, new Writable({ write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() } }))
+  const log = pino({ level: 'warn' }, new Writable({
+    write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() }
+  }))
   const redis = await ServerProcess.redis()
   const settings = { redis: { kind: 'node' as const, url: redis.url }, outboundPort: 25, allowPrivate: false, dnsServers: [], poolConnections: 1, hostRatePerS: 10, publicUrl: 'http://127.0.0.1', secret: new Uint8Array(32) }
   const actors = new ShardActors(settings, 1, 1, 1, new OutboxMetrics(), log, new URL(entry, import.meta.url))
@@ -56,7 +59,8 @@ async function actorsOn (t: TestContext, entry: string): Promise<{ actors: Shard
 
 const task = { kind: 'deliver', message: {}, recipients: [], domain: {}, verpKey: {} } as unknown as DeliverTask
 
-test('a shard thread whose module fails to link rejects its task with the link error, not a Node internal assertion', { timeout: 30_000 }, async (t) => {
+test('a shard thread whose module fails to link rejects its task with the link error, ' +
+  'not a Node internal assertion', { timeout: 30_000 }, async (t) => {
   const { actors, logs } = await actorsOn(t, './links_badly_thread.cjs')
   await assert.rejects(actors.deliver(0, task), (err: Error & { code?: string }) => {
     assert.notEqual(err.code, 'ERR_INTERNAL_ASSERTION')
@@ -68,7 +72,8 @@ test('a shard thread whose module fails to link rejects its task with the link e
   assert.match(String((logs.find((l) => l.code === 'engine_thread_failed')!.err as { message?: string }).message), /does not provide an export named 'notExported'/)
 })
 
-test('shard threads that never load: every task fails instead of waiting, the failures are logged once, and closing returns', { timeout: 30_000 }, async (t) => {
+test('shard threads that never load: every task fails instead of waiting, the failures are logged once, ' +
+  'and closing returns', { timeout: 30_000 }, async (t) => {
   const { actors, logs } = await actorsOn(t, './never_loads_thread.cjs')
   const failures = (): number => logs.filter((l) => l.code === 'engine_thread_failed').length
   await assert.rejects(actors.deliver(0, task), /this shard thread entry cannot be loaded|Terminating worker thread/)

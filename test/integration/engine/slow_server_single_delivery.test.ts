@@ -13,7 +13,11 @@ let events: EventWatcher
 
 let scenario: RelayScenario
 // ack_wait of 1 s against a 3.5 s DATA reply: only working() keeps JetStream from redelivering mid-transaction
-before(async () => { ({ sink, ob, org, events } = scenario = await startRelayScenario({ sink: { slowMs: 3500 }, env: { OB_ENGINE_ACK_WAIT_MS: '1000' } })) })
+before(async () => {
+  ({ sink, ob, org, events } = scenario = await startRelayScenario({
+    sink: { slowMs: 3500 }, env: { OB_ENGINE_ACK_WAIT_MS: '1000' }
+  }))
+})
 after(async () => { await scenario.close() })
 
 test('a server slower than ack_wait still gets the message exactly once', async () => {

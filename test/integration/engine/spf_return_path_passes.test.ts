@@ -23,7 +23,8 @@ after(async () => {
   await dns.close()
 })
 
-test('with the SPF records the domain was told to publish (and no DKIM), delivered mail passes SPF on its return path and DMARC through it', async () => {
+test('with the SPF records the domain was told to publish (and no DKIM), ' +
+  'delivered mail passes SPF on its return path and DMARC through it', async () => {
   const domain = ob.proc.cp.domain(org.orgId, org.domainId)!
   // Everything Outbox asks the owner to publish except DKIM, so DMARC can only pass through aligned SPF.
   for (const r of domain.records) {
@@ -39,7 +40,8 @@ test('with the SPF records the domain was told to publish (and no DKIM), deliver
   resolver.setServers([dns.address])
   // The sink took the message over loopback: 127.0.0.1 is the address a receiver would check.
   const result = await authenticate(delivered.raw, {
-    ip: '127.0.0.1', helo: 'engine.test', sender: delivered.mailFrom, mta: 'sink.test', resolver: async (name: string, rr: string) => await resolver.resolve(name, rr)
+    ip: '127.0.0.1', helo: 'engine.test', sender: delivered.mailFrom, mta: 'sink.test',
+    resolver: async (name: string, rr: string) => await resolver.resolve(name, rr)
   } as Parameters<typeof authenticate>[1])
   const spf = result.spf
   assert.ok(spf !== false)

@@ -5,6 +5,9 @@ import { runWaitingMail } from './waiting_mail.ts'
 
 after(async () => { await closeAgent() })
 
-test('deferred and scheduled mail among ordinary mail on every shard, sweeps every second: each message delivered once, ends delivered', { timeout: 240_000 }, async (t) => {
-  await runWaitingMail(t, { retryScheduleS: [15, 30], deferred: 2, scheduledAheadS: [65, 75, 90], ordinaryEveryMs: 250, forcedSweepEveryMs: 1500 })
+test('deferred and scheduled mail among ordinary mail on every shard, sweeps every second: ' +
+  'each message delivered once, ends delivered', { timeout: 240_000 }, async (t) => {
+  await runWaitingMail(t, {
+    retryScheduleS: [15, 30], deferred: 2, scheduledAheadS: [65, 75, 90], ordinaryEveryMs: 250, forcedSweepEveryMs: 1500
+  })
 })

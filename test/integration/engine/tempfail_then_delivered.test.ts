@@ -12,7 +12,11 @@ let events: EventWatcher
 let scenario: RelayScenario
 // retries after 1 s; the long last step only widens the give-up span (32 s from acceptance), so a slow first
 // attempt on a loaded machine does not turn the retry into a bounce by age
-before(async () => { ({ sink, ob, org, events } = scenario = await startRelayScenario({ sink: { tempfailTimes: 2 }, env: { OB_DELIVERY_RETRY_SCHEDULE: '1,1,30' } })) })
+before(async () => {
+  ({ sink, ob, org, events } = scenario = await startRelayScenario({
+    sink: { tempfailTimes: 2 }, env: { OB_DELIVERY_RETRY_SCHEDULE: '1,1,30' }
+  }))
+})
 after(async () => { await scenario.close() })
 
 test('451 twice, then accepted: two deferred events (attempts 1 and 2), then delivered once', async () => {
@@ -22,7 +26,8 @@ test('451 twice, then accepted: two deferred events (attempts 1 and 2), then del
   const deferred = events.of(msg.id, 'deferred')
   assert.deepEqual(deferred.map((e) => e.data.attempt), [1, 2])
   const d = deferred[0]!.data
-  assert.deepEqual(Object.keys(d).sort(), ['attempt', 'deferred_at', 'from', 'message_id', 'metadata', 'next_attempt_at', 'smtp_response', 'subject', 'tags', 'to'])
+  assert.deepEqual(Object.keys(d).sort(),
+    ['attempt', 'deferred_at', 'from', 'message_id', 'metadata', 'next_attempt_at', 'smtp_response', 'subject', 'tags', 'to'])
   assert.deepEqual(d.tags, ['digest'])
   assert.match(String(d.smtp_response), /^451 4\.7\.1/)
   const gap = Date.parse(String(d.next_attempt_at)) - Date.parse(String(d.deferred_at))

@@ -25,7 +25,9 @@ after(async () => { await scenario.close() })
 async function createTemplate (): Promise<string> {
   const r = await ob.request('POST', '/v1/templates', {
     key: org.adminKey,
-    body: { name: 'receipt', subject: 'Receipt {{order}}', html: '<p>Order {{order}} for {{name}}</p>', text: 'Order {{order}} for {{name}}' }
+    body: {
+      name: 'receipt', subject: 'Receipt {{order}}', html: '<p>Order {{order}} for {{name}}</p>', text: 'Order {{order}} for {{name}}'
+    }
   })
   assert.equal(r.status, 201, r.text)
   return r.body.id
@@ -40,11 +42,17 @@ test(PROMISE + ': a send scheduled a minute ahead goes out as accepted after its
   const id = await createTemplate()
   const at = new Date(Date.now() + 65_000)
   const r = await ob.request('POST', '/v1/messages/send', {
-    key, body: { from: `Shop <shop@${org.domain}>`, to: 'buyer@dest.example', template_id: id, variables: { order: '42', name: '<Ann>' }, scheduled_at: at.toISOString(), track_opens: false }
+    key,
+    body: {
+      from: `Shop <shop@${org.domain}>`, to: 'buyer@dest.example', template_id: id, variables: { order: '42', name: '<Ann>' },
+      scheduled_at: at.toISOString(), track_opens: false
+    }
   })
   assert.equal(r.status, 202, r.text)
   assert.equal(r.body.status, 'scheduled')
-  const edited = await ob.request('PATCH', `/v1/templates/${id}`, { key: org.adminKey, body: { subject: 'Changed', html: '<p>Changed</p>', text: 'Changed' } })
+  const edited = await ob.request('PATCH', `/v1/templates/${id}`, {
+    key: org.adminKey, body: { subject: 'Changed', html: '<p>Changed</p>', text: 'Changed' }
+  })
   assert.equal(edited.status, 200, edited.text)
   const deleted = await ob.request('DELETE', `/v1/templates/${id}`, { key: org.adminKey })
   assert.ok(deleted.status === 204 || deleted.status === 200, deleted.text)
@@ -64,7 +72,11 @@ test(PROMISE + ': a send scheduled a minute ahead goes out as accepted after its
 test('a subject in the request replaces the template subject, rendered with the same variables', async () => {
   const id = await createTemplate()
   const r = await ob.request('POST', '/v1/messages/send', {
-    key, body: { from: `Shop <shop@${org.domain}>`, to: 'own-subject@dest.example', subject: 'Your order {{order}} shipped', template_id: id, variables: { order: '7', name: 'Bo' } }
+    key,
+    body: {
+      from: `Shop <shop@${org.domain}>`, to: 'own-subject@dest.example', subject: 'Your order {{order}} shipped', template_id: id,
+      variables: { order: '7', name: 'Bo' }
+    }
   })
   assert.equal(r.status, 202, r.text)
   await events.until(() => events.of(r.body.id, 'delivered').length === 1)
@@ -77,10 +89,16 @@ test('a subject in the request replaces the template subject, rendered with the 
 test(PROMISE + ': editing and then deleting the template right after the send, with no pause, changes nothing delivered', async () => {
   const id = await createTemplate()
   const r = await ob.request('POST', '/v1/messages/send', {
-    key, body: { from: `Shop <shop@${org.domain}>`, to: 'back-to-back@dest.example', template_id: id, variables: { order: '9', name: 'Cy' }, track_opens: false }
+    key,
+    body: {
+      from: `Shop <shop@${org.domain}>`, to: 'back-to-back@dest.example', template_id: id, variables: { order: '9', name: 'Cy' },
+      track_opens: false
+    }
   })
   assert.equal(r.status, 202, r.text)
-  const edited = await ob.request('PATCH', `/v1/templates/${id}`, { key: org.adminKey, body: { subject: 'Changed', html: '<p>Changed</p>', text: 'Changed' } })
+  const edited = await ob.request('PATCH', `/v1/templates/${id}`, {
+    key: org.adminKey, body: { subject: 'Changed', html: '<p>Changed</p>', text: 'Changed' }
+  })
   assert.equal(edited.status, 200, edited.text)
   const deleted = await ob.request('DELETE', `/v1/templates/${id}`, { key: org.adminKey })
   assert.ok(deleted.status === 204 || deleted.status === 200, deleted.text)
@@ -95,7 +113,10 @@ test(PROMISE + ': editing and then deleting the template right after the send, w
 })
 
 test('a template message is rendered from the copy it carries, with its variables, HTML-escaped in html', async () => {
-  const msg = queuedMessage(org, { to: ['tpl@dest.example'], subject: 'Hi {{name}}', html: '<p>Hello {{ name }}</p>', text: 'Hello {{name}}', template_id: newId('tpl'), variables: { name: '<Ann & Bo>' }, track_opens: false })
+  const msg = queuedMessage(org, {
+    to: ['tpl@dest.example'], subject: 'Hi {{name}}', html: '<p>Hello {{ name }}</p>', text: 'Hello {{name}}', template_id: newId('tpl'),
+    variables: { name: '<Ann & Bo>' }, track_opens: false
+  })
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   await events.until(() => events.of(msg.id, 'delivered').length === 1)
   const m = sink.to('tpl@dest.example')[0]!

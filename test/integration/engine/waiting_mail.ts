@@ -82,7 +82,8 @@ export async function runWaitingMail (t: TestContext, plan: WaitingMailPlan): Pr
     const counts = sinkCounts(sink)
     for (const s of sent) assert.equal(counts.get(messageIdHeader(org, s.id)), 1, `${s.kind} ${s.to} delivered once`)
     for (const s of sent.filter((x) => x.kind === 'deferred')) {
-      assert.deepEqual(sink.rcptLog.filter((l) => l.startsWith(`${s.to} `)), [...plan.retryScheduleS.map(() => `${s.to} 451`), `${s.to} 250`])
+      assert.deepEqual(sink.rcptLog.filter((l) => l.startsWith(`${s.to} `)),
+        [...plan.retryScheduleS.map(() => `${s.to} 451`), `${s.to} 250`])
     }
     for (const s of sent) {
       let m: { status?: string, events?: Array<{ type: string, data: Record<string, unknown> }> } = {}
@@ -91,7 +92,9 @@ export async function runWaitingMail (t: TestContext, plan: WaitingMailPlan): Pr
       assert.equal(m.status, 'delivered', `${s.kind} ${s.to} ends delivered`)
       const delivered = (m.events ?? []).filter((e) => e.type === 'delivered')
       assert.equal(delivered.length, 1, `${s.kind} ${s.to}: one delivered event`)
-      if (s.kind === 'scheduled') assert.ok(Date.parse(String(delivered[0]!.data.delivered_at)) >= s.dueMs - 250, `${s.to} not before its scheduled_at`)
+      if (s.kind === 'scheduled') {
+        assert.ok(Date.parse(String(delivered[0]!.data.delivered_at)) >= s.dueMs - 250, `${s.to} not before its scheduled_at`)
+      }
     }
     const state = await untilNothingPending(ob.nats.url, 20_000)
     assert.ok(nothingPending(state), JSON.stringify(state))

@@ -59,16 +59,20 @@ test('a full sweep removes what is done below and above the ack floor and leaves
   assert.equal(c.num_pending, 4, 'undelivered messages are untouched')
   const s = await jsm.streams.info('SWEEP_A')
   assert.equal(s.state.messages, 7, 'two pending, four undelivered, one of the other subject')
-  const again = await sweepWorkQueue({ nc, jsm }, { stream: 'SWEEP_A', consumer: 'c0', subject: 'sa.0', settled: async () => false, full: true })
+  const again = await sweepWorkQueue({ nc, jsm },
+    { stream: 'SWEEP_A', consumer: 'c0', subject: 'sa.0', settled: async () => false, full: true })
   assert.deepEqual(again, { removed: 0, released: 0 })
   const rest = await pull('SWEEP_A', 'c0', 10)
   assert.deepEqual(rest.map((m) => dec.decode(m.data)), ['open', 'open', 'open', 'open'])
 })
 
-test('sweeps release nothing a consumer still owes: deferred, scheduled and in-flight messages between other shards\' messages come back', async () => {
+test('sweeps release nothing a consumer still owes: ' +
+  'deferred, scheduled and in-flight messages between other shards\' messages come back', async () => {
   await jsm.streams.add({ name: 'SWEEP_D', subjects: ['sd.>'], retention: RetentionPolicy.Workqueue })
   for (const s of [0, 1]) {
-    await jsm.consumers.add('SWEEP_D', { durable_name: `d${s}`, filter_subject: `sd.${s}`, ack_policy: AckPolicy.Explicit, ack_wait: 30e9, max_deliver: -1 })
+    await jsm.consumers.add('SWEEP_D', {
+      durable_name: `d${s}`, filter_subject: `sd.${s}`, ack_policy: AckPolicy.Explicit, ack_wait: 30e9, max_deliver: -1
+    })
   }
   const js = jetstream(nc)
   const WAIT_MS = 4000
@@ -85,7 +89,8 @@ test('sweeps release nothing a consumer still owes: deferred, scheduled and in-f
   const inFlight = await pull('SWEEP_D', 'd1', 1)
   assert.deepEqual(inFlight.map((m) => dec.decode(m.data)), ['in flight'])
   await sleep(200)
-  const owed = async (): Promise<number[]> => await Promise.all([0, 1].map(async (s) => (await jsm.consumers.info('SWEEP_D', `d${s}`)).num_ack_pending))
+  const owed = async (): Promise<number[]> =>
+    await Promise.all([0, 1].map(async (s) => (await jsm.consumers.info('SWEEP_D', `d${s}`)).num_ack_pending))
   assert.deepEqual(await owed(), [1, 2])
 
   const settled = async (data: Uint8Array): Promise<boolean> => dec.decode(data) === 'done'
@@ -103,11 +108,14 @@ test('sweeps release nothing a consumer still owes: deferred, scheduled and in-f
   assert.equal((await jsm.streams.info('SWEEP_D')).state.messages, 0)
 })
 
-test('after SIGKILLs of nats-server under acks and delayed naks, a full sweep leaves nothing stored and nothing un-acknowledged', { timeout: 120_000 }, async (t) => {
+test('after SIGKILLs of nats-server under acks and delayed naks, ' +
+  'a full sweep leaves nothing stored and nothing un-acknowledged', { timeout: 120_000 }, async (t) => {
   const shards = [0, 1, 2, 3]
   await jsm.streams.add({ name: 'SWEEP_WQ', subjects: ['wq.>'], retention: RetentionPolicy.Workqueue, duplicate_window: 120e9 })
   for (const s of shards) {
-    await jsm.consumers.add('SWEEP_WQ', { durable_name: `c${s}`, filter_subject: `wq.${s}`, ack_policy: AckPolicy.Explicit, ack_wait: 1e9, max_deliver: -1 })
+    await jsm.consumers.add('SWEEP_WQ', {
+      durable_name: `c${s}`, filter_subject: `wq.${s}`, ack_policy: AckPolicy.Explicit, ack_wait: 1e9, max_deliver: -1
+    })
   }
   const js = jetstream(nc)
   const done = new Set<string>()
@@ -159,7 +167,9 @@ test('after SIGKILLs of nats-server under acks and delayed naks, a full sweep le
   t.diagnostic(`${n} published, ${done.size} finished; before the sweep: ${left.state.messages} stored, ${owed.join('/')} un-acknowledged`)
   for (const s of shards) {
     assert.equal((await jsm.consumers.info('SWEEP_WQ', `c${s}`)).num_pending, 0, 'every message was delivered')
-    const r = await sweepWorkQueue({ nc, jsm }, { stream: 'SWEEP_WQ', consumer: `c${s}`, subject: `wq.${s}`, settled: async (data) => done.has(dec.decode(data)), full: true })
+    const r = await sweepWorkQueue({ nc, jsm }, {
+      stream: 'SWEEP_WQ', consumer: `c${s}`, subject: `wq.${s}`, settled: async (data) => done.has(dec.decode(data)), full: true
+    })
     t.diagnostic(`shard ${s}: removed ${r.removed}, released ${r.released}`)
   }
   const after = await jsm.streams.info('SWEEP_WQ')

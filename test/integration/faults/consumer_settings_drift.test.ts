@@ -46,10 +46,16 @@ test('a start brings every existing consumer to the table\'s settings', async ()
     for (const c of table.consumers) {
       const got = (await jsm.consumers.info(c.stream, c.config.durable_name)).config
       const want = c.config
-      if (got.ack_wait !== want.ack_wait) stale.push(`${c.config.durable_name}: ack_wait ${got.ack_wait! / NS_PER_MS} ms, want ${want.ack_wait! / NS_PER_MS} ms`)
-      if ((got.max_ack_pending ?? -1) !== (want.max_ack_pending ?? got.max_ack_pending ?? -1)) stale.push(`${c.config.durable_name}: max_ack_pending ${got.max_ack_pending}`)
+      if (got.ack_wait !== want.ack_wait) {
+        stale.push(`${c.config.durable_name}: ack_wait ${got.ack_wait! / NS_PER_MS} ms, want ${want.ack_wait! / NS_PER_MS} ms`)
+      }
+      if ((got.max_ack_pending ?? -1) !== (want.max_ack_pending ?? got.max_ack_pending ?? -1)) {
+        stale.push(`${c.config.durable_name}: max_ack_pending ${got.max_ack_pending}`)
+      }
       if ((got.max_deliver ?? -1) !== (want.max_deliver ?? -1)) stale.push(`${c.config.durable_name}: max_deliver ${got.max_deliver}`)
-      if (JSON.stringify(got.backoff ?? []) !== JSON.stringify(want.backoff ?? [])) stale.push(`${c.config.durable_name}: backoff ${JSON.stringify(got.backoff ?? [])}`)
+      if (JSON.stringify(got.backoff ?? []) !== JSON.stringify(want.backoff ?? [])) {
+        stale.push(`${c.config.durable_name}: backoff ${JSON.stringify(got.backoff ?? [])}`)
+      }
     }
     assert.deepEqual(stale, [])
   } finally {

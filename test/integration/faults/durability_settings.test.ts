@@ -69,7 +69,9 @@ test('shard consumers: explicit acks, ack_wait from OB_ENGINE_ACK_WAIT_MS, never
 })
 
 test('the embedded NATS config asks for fsync before every acknowledgement on NATS 2.10 and later', () => {
-  const conf = (version: string): string => natsConfigText({ host: '127.0.0.1', port: 4222, storeDir: '/var/lib/outbox/nats', syncAlways: supportsSyncAlways(parseNatsVersion(version)) })
+  const conf = (version: string): string => natsConfigText({
+    host: '127.0.0.1', port: 4222, storeDir: '/var/lib/outbox/nats', syncAlways: supportsSyncAlways(parseNatsVersion(version))
+  })
   assert.match(conf('nats-server: v2.10.22\n'), /^\s*sync_interval: always$/m)
   assert.match(conf('nats-server: v2.11.0\n'), /^\s*sync_interval: always$/m)
   assert.doesNotMatch(conf('nats-server: v2.9.25\n'), /sync_interval/)

@@ -55,7 +55,8 @@ async function unrecorded (state: DeliveryState): Promise<string[]> {
   return out
 }
 
-test('engine SIGKILLs under load: a message is sent twice only if its reply was not recorded when the engine died', { timeout: 240_000 }, async (t) => {
+test('engine SIGKILLs under load: a message is sent twice only if its reply was not recorded ' +
+  'when the engine died', { timeout: 240_000 }, async (t) => {
   const state = new DeliveryState(ob.proc.redis)
   engine = await startEngineChild(engineEnv())
   const sending = sendMany(ob.baseUrl, key, org, COUNT, (i) => `r${i}@dest.example`, 8, 0)

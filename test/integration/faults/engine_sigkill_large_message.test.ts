@@ -8,7 +8,9 @@ import { ServerProcess } from '../../helpers/servers.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
-import { closeAgent, killChild, messageIdHeader, nothingPending, send, sendBody, sinkCounts, startEngineChild, untilNothingPending } from './fault_env.ts'
+import {
+  closeAgent, killChild, messageIdHeader, nothingPending, send, sendBody, sinkCounts, startEngineChild, untilNothingPending
+} from './fault_env.ts'
 import { eventually } from '../../helpers/waiting.ts'
 
 // A large message (content in the object store) on a stock nats-server (1 MB max_payload), with the engine
@@ -23,7 +25,9 @@ let events: EventWatcher
 let content: ContentStore
 let engine: ChildProcess | undefined
 
-const engineEnv = (): Record<string, string> => ({ NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DELIVERY_RETRY_SCHEDULE: '3,3,3,3,3' })
+const engineEnv = (): Record<string, string> => ({
+  NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DELIVERY_RETRY_SCHEDULE: '3,3,3,3,3'
+})
 
 before(async () => {
   nats = await ServerProcess.nats({ stockMaxPayload: true })
@@ -45,11 +49,14 @@ after(async () => {
   await redis.dispose()
 })
 
-test('an engine SIGKILLed while a 2 MB message waits for its retry: a new engine delivers it once, byte-exact, and deletes its content', { timeout: 120_000 }, async () => {
+test('an engine SIGKILLed while a 2 MB message waits for its retry: ' +
+  'a new engine delivers it once, byte-exact, and deletes its content', { timeout: 120_000 }, async () => {
   engine = await startEngineChild(engineEnv())
   const attachment = randomBytes(2 * 1024 * 1024)
   const rcpt = 'tempfail1times-large@dest.example'
-  const r = await send(ob.baseUrl, key, sendBody(org, rcpt, { attachments: [{ filename: 'big.bin', content: attachment.toString('base64'), content_type: 'application/octet-stream' }] }))
+  const r = await send(ob.baseUrl, key, sendBody(org, rcpt, {
+    attachments: [{ filename: 'big.bin', content: attachment.toString('base64'), content_type: 'application/octet-stream' }]
+  }))
   assert.equal(r.status, 202, r.error)
   const id = r.id!
   await events.until(() => events.of(id, 'deferred').length === 1, 60_000)

@@ -43,7 +43,8 @@ after(async () => {
   await redis.dispose()
 })
 
-test('three SIGKILLs of the engine during one run: every 202 is delivered, one event per outcome, nothing left pending', { timeout: 90_000 }, async (t) => {
+test('three SIGKILLs of the engine during one run: every 202 is delivered, one event per outcome, ' +
+  'nothing left pending', { timeout: 90_000 }, async (t) => {
   engine = await startEngineChild(engineEnv())
   const sending = sendMany(ob.baseUrl, key, org, COUNT, (i) => `r${i}@dest.example`, 4, 5)
   const cutShort = new Set<string>()

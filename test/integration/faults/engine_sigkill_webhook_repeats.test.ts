@@ -53,7 +53,8 @@ after(async () => {
 test('an engine killed in a webhook backlog: the next one posts only what was not answered yet', { timeout: 150_000 }, async (t) => {
   await putWebhook(ob, org, { url: rx.url('/hook'), events: ['delivered'] })
   engine = await startEngineChild(engineEnv())
-  const published = (await Promise.all(Array.from({ length: EVENTS }, async () => await publishEvent(ob, org, 'delivered')))).map((e) => e.id)
+  const published = (await Promise.all(Array.from({ length: EVENTS }, async () => await publishEvent(ob, org, 'delivered'))))
+    .map((e) => e.id)
   // A third of the backlog answered, then the engine dies with the rest in hand.
   await rx.waitFor(Math.floor(EVENTS / 3), { timeoutMs: 60_000 })
   await killChild(engine)
@@ -70,7 +71,8 @@ test('an engine killed in a webhook backlog: the next one posts only what was no
   for (const id of published) assert.ok(distinct.has(id), id)
   const after = got.slice(requestsBeforeKill)
   const repeatedAfterKill = after.filter((id) => answeredBeforeKill.has(id)).length
-  t.diagnostic(`${requestsBeforeKill} requests before the kill; after it ${after.length}, of which ${repeatedAfterKill} repeated an event answered before the kill`)
+  t.diagnostic(`${requestsBeforeKill} requests before the kill; after it ${after.length}, ` +
+    `of which ${repeatedAfterKill} repeated an event answered before the kill`)
   // The attempts in flight at the kill and the last few answers not yet recorded may repeat: a few per connection.
   assert.ok(repeatedAfterKill <= CONCURRENCY * 4, `${repeatedAfterKill} events answered before the kill were posted again`)
   const state = await untilNothingPending(nats.url, 60_000)

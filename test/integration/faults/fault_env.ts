@@ -27,7 +27,9 @@ export function sendBody (org: TestOrg, to: string, extra: Record<string, unknow
 }
 
 /** One POST /v1/messages/send; a connection error is status 0 with the error text, never a throw. */
-export async function send (baseUrl: string, key: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<SendResult> {
+export async function send (
+  baseUrl: string, key: string, body: Record<string, unknown>, headers: Record<string, string> = {}
+): Promise<SendResult> {
   const started = Date.now()
   try {
     const res = await undiciFetch(`${baseUrl}/v1/messages/send`, {
@@ -52,7 +54,9 @@ export async function send (baseUrl: string, key: string, body: Record<string, u
 }
 
 /** Sends `count` messages, `concurrency` at a time; `to(i)` names the recipient of the i-th. */
-export async function sendMany (baseUrl: string, key: string, org: TestOrg, count: number, to: (i: number) => string, concurrency = 8, pauseMs = 0): Promise<SendResult[]> {
+export async function sendMany (
+  baseUrl: string, key: string, org: TestOrg, count: number, to: (i: number) => string, concurrency = 8, pauseMs = 0
+): Promise<SendResult[]> {
   const results: SendResult[] = new Array(count)
   let next = 0
   await Promise.all(Array.from({ length: concurrency }, async () => {
@@ -66,7 +70,9 @@ export async function sendMany (baseUrl: string, key: string, org: TestOrg, coun
 }
 
 /** Clients posting one send after another until `stop()`: the load the outage tests inject faults into. */
-export function startSendLoad (baseUrl: string, key: string, org: TestOrg, prefix: string, senders = 4): { results: SendResult[], stop: () => Promise<void> } {
+export function startSendLoad (
+  baseUrl: string, key: string, org: TestOrg, prefix: string, senders = 4
+): { results: SendResult[], stop: () => Promise<void> } {
   const results: SendResult[] = []
   let running = true
   let n = 0
@@ -111,14 +117,20 @@ export async function untilDelivered (sink: SmtpSink, org: TestOrg, ids: string[
   await sink.until(() => { const c = sinkCounts(sink); return want.every((w) => c.has(w)) }, timeoutMs)
 }
 
-export interface PendingState { outboundMessages: number, consumers: Array<{ name: string, pending: number, ackPending: number }>, webhookJobs: number }
+export interface PendingState {
+  outboundMessages: number
+  consumers: Array<{ name: string, pending: number, ackPending: number }>
+  webhookJobs: number
+}
 
 /** What is left in OB_OUTBOUND (work queue: a finished message is gone) and in the webhook job stream. */
 export async function pendingState (nc: NatsConnection): Promise<PendingState> {
   const jsm = await jetstreamManager(nc)
   const info = await jsm.streams.info(STREAM_OUTBOUND)
   const consumers: PendingState['consumers'] = []
-  for await (const c of jsm.consumers.list(STREAM_OUTBOUND)) consumers.push({ name: c.name, pending: c.num_pending, ackPending: c.num_ack_pending })
+  for await (const c of jsm.consumers.list(STREAM_OUTBOUND)) {
+    consumers.push({ name: c.name, pending: c.num_pending, ackPending: c.num_ack_pending })
+  }
   let webhookJobs = 0
   try {
     for await (const c of jsm.consumers.list(STREAM_WEBHOOK_JOBS)) webhookJobs += c.num_pending + c.num_ack_pending
@@ -173,7 +185,15 @@ export async function closeAgent (): Promise<void> {
   await agent.close().catch(() => {})
 }
 
-export interface RelayWorld { nats: ServerProcess, redis: ServerProcess, sink: SmtpSink, ob: TestOutbox, org: TestOrg, key: string, close: () => Promise<void> }
+export interface RelayWorld {
+  nats: ServerProcess
+  redis: ServerProcess
+  sink: SmtpSink
+  ob: TestOutbox
+  org: TestOrg
+  key: string
+  close: () => Promise<void>
+}
 
 /**
  * NATS and Redis of the test's own (so they can be killed), an SMTP sink, one Outbox running every part and

@@ -50,7 +50,8 @@ after(async () => {
   await redis.dispose()
 })
 
-test('a gateway SIGKILLed right after a burst of 202s leaves every accepted message readable and delivered', { timeout: 120_000 }, async (t) => {
+test('a gateway SIGKILLed right after a burst of 202s leaves every accepted message readable ' +
+  'and delivered', { timeout: 120_000 }, async (t) => {
   gateway = await spawnChild(GATEWAY_CHILD, {
     NATS_URL: nats.url, REDIS_URL: redis.url, OB_DOMAIN_VERIFICATION: 'off', OB_SMTP_INBOUND_PORT: '0', OB_ENTERPRISE_RATE_LIMIT: '1000000'
   })
@@ -73,7 +74,10 @@ test('a gateway SIGKILLed right after a burst of 202s leaves every accepted mess
           method: 'POST',
           dispatcher: agent,
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ from: `App <hello@${org.domain}>`, to: `r${i}@dest.example`, subject: `Order ${i}`, text: 'Shipped', track_opens: false, track_clicks: false })
+          body: JSON.stringify({
+            from: `App <hello@${org.domain}>`, to: `r${i}@dest.example`, subject: `Order ${i}`, text: 'Shipped',
+            track_opens: false, track_clicks: false
+          })
         })
         const body = await res.json() as { id?: string }
         if (res.status !== 202) continue
@@ -94,7 +98,8 @@ test('a gateway SIGKILLed right after a burst of 202s leaves every accepted mess
   const pipe = admin.proc.redis.pipeline()
   for (const id of all) pipe.hexists(READ_MODEL_KEYS.message(org.orgId, id), 'summary')
   const unrecorded = (await pipe.exec())!.filter(([, found]) => found !== 1).length
-  t.diagnostic(`${stored.size} stored (${accepted.length} answered 202) before the kill; ${unrecorded} had no read-model record when the gateway died`)
+  t.diagnostic(`${stored.size} stored (${accepted.length} answered 202) before the kill; ` +
+    `${unrecorded} had no read-model record when the gateway died`)
 
   engine = await startEngineChild({ NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url })
   await untilDelivered(sink, org, all, 90_000)

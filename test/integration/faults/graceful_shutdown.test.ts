@@ -26,7 +26,8 @@ async function post (body: Record<string, unknown>): Promise<Sent> {
   const startedAt = Date.now()
   const payload = JSON.stringify(body)
   return await new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/messages/send', agent: false, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/messages/send', agent: false, headers }, (res) => {
       let text = ''
       res.on('data', (c: Buffer) => { text += c.toString() })
       res.on('end', () => {
@@ -44,8 +45,9 @@ async function post (body: Record<string, unknown>): Promise<Sent> {
 
 function startCli (): { child: ChildProcess, done: Promise<CliRun> } {
   const run = spawnCli(['start'], {
-    NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'all', OB_HTTP_PORT: String(port), OB_SMTP_INBOUND_PORT: '0', OB_SMTP_SUBMISSION_PORT: '0',
-    OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_SHUTDOWN_TIMEOUT_MS: '8000', OB_ENGINE_ACK_WAIT_MS: '2000'
+    NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'all', OB_HTTP_PORT: String(port), OB_SMTP_INBOUND_PORT: '0',
+    OB_SMTP_SUBMISSION_PORT: '0', OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_SHUTDOWN_TIMEOUT_MS: '8000',
+    OB_ENGINE_ACK_WAIT_MS: '2000'
   })
   children.push(run.child)
   return run
@@ -74,7 +76,8 @@ after(async () => {
   await redis.dispose()
 })
 
-test('SIGTERM under send load: requests in flight are answered, exit 0, every 202 delivered after a restart', { timeout: 90_000 }, async (t) => {
+test('SIGTERM under send load: requests in flight are answered, exit 0, every 202 delivered ' +
+  'after a restart', { timeout: 90_000 }, async (t) => {
   const first = startCli()
   await untilServing()
   const results: Sent[] = []
@@ -98,12 +101,17 @@ test('SIGTERM under send load: requests in flight are answered, exit 0, every 20
 
   const before = results.filter((r) => r.startedAt < termAt)
   const afterTerm = results.filter((r) => r.startedAt >= termAt)
-  const tally = (rs: Sent[]): string => JSON.stringify([...rs.reduce((m, r) => m.set(r.error ?? r.status, (m.get(r.error ?? r.status) ?? 0) + 1), new Map<unknown, number>())])
+  const tally = (rs: Sent[]): string => JSON.stringify([
+    ...rs.reduce((m, r) => m.set(r.error ?? r.status, (m.get(r.error ?? r.status) ?? 0) + 1), new Map<unknown, number>())
+  ])
   t.diagnostic(`started before SIGTERM: ${tally(before)}; after: ${tally(afterTerm)}`)
   for (const r of before) assert.ok(r.status === 202 || r.status === 503, `a request in flight at SIGTERM got ${r.status} ${r.error ?? ''}`)
   // A connection still in the kernel's accept queue when the listener closes is reset rather than refused: its
   // request never reached the server, so for the client it is the same as a refused connection.
-  for (const r of afterTerm) assert.ok(r.status === 202 || r.status === 503 || r.error === 'ECONNREFUSED' || r.error === 'ECONNRESET', `after SIGTERM: ${r.status} ${r.error ?? ''}`)
+  for (const r of afterTerm) {
+    assert.ok(r.status === 202 || r.status === 503 || r.error === 'ECONNREFUSED' || r.error === 'ECONNRESET',
+      `after SIGTERM: ${r.status} ${r.error ?? ''}`)
+  }
 
   const ids = results.filter((r) => r.status === 202).map((r) => r.id!)
   const second = startCli()

@@ -5,7 +5,9 @@ import type { ServerProcess } from '../../helpers/servers.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { STREAM_OUTBOUND } from '../../../protocol/mod.ts'
-import { messageIdHeader, nothingPending, sendBody, sleep, untilDelivered, untilNothingPending, startRelayWorld, type RelayWorld } from './fault_env.ts'
+import {
+  messageIdHeader, nothingPending, sendBody, sleep, untilDelivered, untilNothingPending, startRelayWorld, type RelayWorld
+} from './fault_env.ts'
 
 // test/integration/send/send_idempotency.test.ts checks the stream with only a gateway running; this one runs the
 // engine too and counts at the SMTP sink.
@@ -24,7 +26,9 @@ test('50 concurrent sends with one Idempotency-Key: one message in the stream an
   const seqBefore = (await jsm.streams.info(STREAM_OUTBOUND)).state.last_seq
   const raw = JSON.stringify(sendBody(org, 'once@dest.example'))
   const headers = { 'content-type': 'application/json', 'idempotency-key': 'concurrent-delivery-1' }
-  const results = await Promise.all(Array.from({ length: 50 }, async () => await ob.request('POST', '/v1/messages/send', { key, rawBody: raw, headers })))
+  const results = await Promise.all(Array.from({ length: 50 }, async () => await ob.request('POST', '/v1/messages/send', {
+    key, rawBody: raw, headers
+  })))
   const statuses = results.map((r) => r.status)
   assert.ok(statuses.every((s) => s === 202 || s === 409), JSON.stringify(statuses))
   const accepted = results.filter((r) => r.status === 202)

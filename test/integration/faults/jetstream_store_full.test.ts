@@ -4,7 +4,9 @@ import { DiscardPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
 import { Kvm } from '@nats-io/kv'
 import { Objm } from '@nats-io/obj'
-import { KV_SHARD_LEASES, OBJ_INBOUND_RAW, STREAM_OUTBOUND, admissionLimitBytes, outboundSubject, streamTable } from '../../../protocol/mod.ts'
+import {
+  KV_SHARD_LEASES, OBJ_INBOUND_RAW, STREAM_OUTBOUND, admissionLimitBytes, outboundSubject, streamTable
+} from '../../../protocol/mod.ts'
 import { ensureStreams, isJetStreamFull } from '../../../stores/clients/mod.ts'
 import { addRoute, inboundClient } from '../../helpers/inbound.ts'
 import { submissionClient } from '../../helpers/submission.ts'
@@ -68,7 +70,10 @@ async function sendOne (i: number): Promise<{ status: number, body: any, retryAf
   const r = await ob.request('POST', '/v1/messages/send', {
     key,
     headers: { 'idempotency-key': `fill-${i}` },
-    body: { from: `App <hello@${org.domain}>`, to: `r${i}@dest.example`, subject: `Filler ${i}`, text: BODY, track_opens: false, track_clicks: false }
+    body: {
+      from: `App <hello@${org.domain}>`, to: `r${i}@dest.example`, subject: `Filler ${i}`, text: BODY,
+      track_opens: false, track_clicks: false
+    }
   })
   return { status: r.status, body: r.body, retryAfter: r.headers.get('retry-after') }
 }
@@ -79,7 +84,8 @@ async function leaseRevision (): Promise<number> {
   return (await kv.get('outbound.shard.0'))?.revision ?? 0
 }
 
-test('a full JetStream store refuses sends with 503 queue_full and not-ready, keeps delivering, and recovers', { timeout: 240_000 }, async (t) => {
+test('a full JetStream store refuses sends with 503 queue_full and not-ready, keeps delivering, ' +
+  'and recovers', { timeout: 240_000 }, async (t) => {
   const accepted: string[] = []
   let refusal: { status: number, body: any, retryAfter: string | null } | undefined
   let next = 0
@@ -117,7 +123,9 @@ test('a full JetStream store refuses sends with 503 queue_full and not-ready, ke
 
   // Received mail has a share of its own: a full outbound queue does not refuse it.
   const inbound = inboundClient(ob)
-  const received = await inbound.sendMail({ from: 'someone@sender.example', to: `support@${org.domain}`, subject: 'Hello', text: 'y'.repeat(200_000) })
+  const received = await inbound.sendMail({
+    from: 'someone@sender.example', to: `support@${org.domain}`, subject: 'Hello', text: 'y'.repeat(200_000)
+  })
   assert.match(String(received.response), /^250 /)
   inbound.close()
 
@@ -177,9 +185,11 @@ test('received mail finding its store full is answered 452, and taken again once
   assert.equal(send.status, 202, JSON.stringify(send.body))
   for (const name of fillers) await raw.delete(name)
   // taken again within the second the listener takes to read the store's size
-  const attempt = async (): Promise<string> => await smtp.sendMail(mail).then((i) => String(i.response), (err: { response?: string }) => String(err.response))
+  const attempt = async (): Promise<string> =>
+    await smtp.sendMail(mail).then((i) => String(i.response), (err: { response?: string }) => String(err.response))
   let info = await attempt()
-  await eventually(async () => !info.startsWith('452') || !(info = await attempt()).startsWith('452'), () => `mail taken again; last ${info}`, 5_000, 200)
+  await eventually(async () => !info.startsWith('452') || !(info = await attempt()).startsWith('452'),
+    () => `mail taken again; last ${info}`, 5_000, 200)
   assert.match(info, /^250 /)
   smtp.close()
 })
@@ -188,7 +198,8 @@ test('a NATS server whose store cannot hold OB_NATS_STORE_MB stops the start, sa
   const small = await ServerProcess.nats({ maxFileStore: 16 * 1024 * 1024 })
   const ownRedis = await ServerProcess.redis()
   try {
-    await assert.rejects(TestOutbox.start({ nats: small, redis: ownRedis, env: { OB_ROLE: 'gateway', OB_NATS_STORE_MB: '64' } }), (err: Error & { code?: string }) => {
+    const start = TestOutbox.start({ nats: small, redis: ownRedis, env: { OB_ROLE: 'gateway', OB_NATS_STORE_MB: '64' } })
+    await assert.rejects(start, (err: Error & { code?: string }) => {
       assert.equal(err.code, 'store_reservation', String(err))
       assert.match(err.message, /cannot reserve .*OB_NATS_STORE_MB/)
       return true
@@ -199,7 +210,8 @@ test('a NATS server whose store cannot hold OB_NATS_STORE_MB stops the start, sa
   }
 })
 
-test('a start never lowers the limit of a stream of owed work below what it holds, so nothing queued is dropped', { timeout: 60_000 }, async () => {
+test('a start never lowers the limit of a stream of owed work below what it holds, ' +
+  'so nothing queued is dropped', { timeout: 60_000 }, async () => {
   const server = await ServerProcess.nats({ maxFileStore: 64 * 1024 * 1024 })
   const nc = await connect({ servers: server.url })
   try {

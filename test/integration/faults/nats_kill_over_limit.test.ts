@@ -24,7 +24,9 @@ async function waitingAfterKill (fillTo: number): Promise<{ waiting: number, kep
   servers.push(nats)
   let nc = await connect({ servers: nats.url })
   let jsm = await jetstreamManager(nc)
-  await jsm.streams.add({ name: 'Q', subjects: ['q.>'], retention: RetentionPolicy.Workqueue, discard: DiscardPolicy.New, max_bytes: MAX_BYTES })
+  await jsm.streams.add({
+    name: 'Q', subjects: ['q.>'], retention: RetentionPolicy.Workqueue, discard: DiscardPolicy.New, max_bytes: MAX_BYTES
+  })
   await jsm.consumers.add('Q', { durable_name: 'c', ack_policy: AckPolicy.Explicit, filter_subject: 'q.0', ack_wait: 60_000_000_000 })
   const js = jetstream(nc)
   for (let i = 0; i < 20; i++) await js.publish('q.0', new Uint8Array(1000))
@@ -55,7 +57,8 @@ async function waitingAfterKill (fillTo: number): Promise<{ waiting: number, kep
   return { waiting: waiting.length, kept }
 }
 
-test('a work queue stream filled only to its admission limit keeps every waiting message through a server kill', { timeout: 60_000 }, async (t) => {
+test('a work queue stream filled only to its admission limit keeps every waiting message ' +
+  'through a server kill', { timeout: 60_000 }, async (t) => {
   const full = await waitingAfterKill(MAX_BYTES)
   t.diagnostic(`filled to max_bytes: ${full.kept} of ${full.waiting} waiting messages kept after the kill`)
   const admitted = await waitingAfterKill(admissionLimitBytes(MAX_BYTES))

@@ -17,10 +17,13 @@ let org: TestOrg
 let key: string
 
 let world: RelayWorld
-before(async () => { ({ nats, sink, ob, org, key } = world = await startRelayWorld({ OB_PUBLISH_TIMEOUT_MS: '1000', OB_ENGINE_ACK_WAIT_MS: '2000' })) })
+before(async () => {
+  ({ nats, sink, ob, org, key } = world = await startRelayWorld({ OB_PUBLISH_TIMEOUT_MS: '1000', OB_ENGINE_ACK_WAIT_MS: '2000' }))
+})
 after(async () => { await world.close() })
 
-test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, no hang, every 202 delivered, nothing left stored or owed', { timeout: 150_000 }, async (t) => {
+test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, no hang, every 202 delivered, ' +
+  'nothing left stored or owed', { timeout: 150_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'n')
   const results = load.results
   let duringOutage = 0
@@ -43,7 +46,8 @@ test('NATS SIGKILLed and restarted on its store during sends: 202 or 503 only, n
 
   const statuses = new Map<number, number>()
   for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
-  t.diagnostic(`statuses ${JSON.stringify([...statuses])}; requests up to restart ${duringOutage}; slowest ${Math.max(...results.map((r) => r.ms))} ms`)
+  t.diagnostic(`statuses ${JSON.stringify([...statuses])}; requests up to restart ${duringOutage}; ` +
+    `slowest ${Math.max(...results.map((r) => r.ms))} ms`)
   for (const r of results) assert.ok(r.status === 202 || r.status === 503, `status ${r.status} ${r.error ?? ''}`)
   assert.ok((statuses.get(503) ?? 0) > 0, 'the outage was seen by senders')
   for (const r of results.filter((x) => x.status === 503)) assert.ok(Number(r.retryAfter) >= 1, 'a 503 carries Retry-After')

@@ -28,10 +28,13 @@ let ob: TestOutbox
 let org: TestOrg
 let key: string
 let world: RelayWorld
-before(async () => { ({ nats, sink, ob, org, key } = world = await startRelayWorld({ OB_PUBLISH_TIMEOUT_MS: '1000', OB_ENGINE_ACK_WAIT_MS: '2000' })) })
+before(async () => {
+  ({ nats, sink, ob, org, key } = world = await startRelayWorld({ OB_PUBLISH_TIMEOUT_MS: '1000', OB_ENGINE_ACK_WAIT_MS: '2000' }))
+})
 after(async () => { await world.close() })
 
-test('NATS SIGKILLed and restarted during sends, the engine running through: no message reaches the SMTP server twice', { timeout: 240_000 }, async (t) => {
+test('NATS SIGKILLed and restarted during sends, the engine running through: ' +
+  'no message reaches the SMTP server twice', { timeout: 240_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'nr', 12)
   try {
     let runningSince = Date.now()

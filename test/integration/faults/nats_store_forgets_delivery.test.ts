@@ -38,7 +38,8 @@ after(async () => {
   await redis.dispose()
 })
 
-test('a message a restarted NATS server hands out again as new, after it was sent and acknowledged, is not sent twice', { timeout: 120_000 }, async () => {
+test('a message a restarted NATS server hands out again as new, after it was sent and acknowledged, ' +
+  'is not sent twice', { timeout: 120_000 }, async () => {
   const r = await send(gateway.baseUrl, key, sendBody(org, 'once@dest.example'))
   assert.equal(r.status, 202)
   // the store while the message waits for an engine: stored, never handed out

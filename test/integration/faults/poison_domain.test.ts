@@ -31,7 +31,10 @@ before(async () => {
   sink = await SmtpSink.start({ keepRaw: false, tempfailTimes: Number.MAX_SAFE_INTEGER })
   ob = await TestOutbox.start({
     nats, redis,
-    env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_ENGINE_SHARDS: '1', OB_ENGINE_THREADS: '1', OB_ENGINE_SHARD_CAPACITY: '4', OB_DELIVERY_RETRY_SCHEDULE: '1,1,2', OB_ENGINE_ACK_WAIT_MS: '2000' }
+    env: {
+      OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_ENGINE_SHARDS: '1', OB_ENGINE_THREADS: '1', OB_ENGINE_SHARD_CAPACITY: '4',
+      OB_DELIVERY_RETRY_SCHEDULE: '1,1,2', OB_ENGINE_ACK_WAIT_MS: '2000'
+    }
   })
   org = await ob.org()
   key = await ob.key(org, ['send'])
@@ -46,7 +49,8 @@ after(async () => {
   await redis.dispose()
 })
 
-test('a destination that always answers 4xx is deferred with growing attempts, backed off, and does not hold up healthy mail', { timeout: 60_000 }, async (t) => {
+test('a destination that always answers 4xx is deferred with growing attempts, backed off, ' +
+  'and does not hold up healthy mail', { timeout: 60_000 }, async (t) => {
   const poison = acceptedIds(await sendMany(ob.baseUrl, key, org, POISON, (i) => `tempfail${i}@poison.example`))
   const healthy = acceptedIds(await sendMany(ob.baseUrl, key, org, HEALTHY, (i) => `h${i}@healthy.example`))
   assert.equal(poison.length, POISON)
@@ -65,7 +69,8 @@ test('a destination that always answers 4xx is deferred with growing attempts, b
     const real = sink.rcptLog.filter((l) => l.startsWith(`tempfail${i}@poison.example `)).length
     assert.ok(real >= 1, `${id} was really attempted`)
     assert.deepEqual(attempts, attempts.map((_, n) => n + 1), `deferred attempts of ${id}`)
-    assert.ok(attempts.length === real || attempts.length === real - 1, `${id}: ${attempts.length} deferred events for ${real} real attempts`)
+    assert.ok(attempts.length === real || attempts.length === real - 1,
+      `${id}: ${attempts.length} deferred events for ${real} real attempts`)
     const bounce = events.of(id, 'bounced')
     assert.equal(bounce.length, 1)
     assert.equal((bounce[0]!.data as { bounce_type: string }).bounce_type, 'soft')

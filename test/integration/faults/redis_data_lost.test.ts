@@ -30,7 +30,9 @@ const flush = async (): Promise<void> => { await ob.proc.redis.flushall() }
 
 async function send (fields: Record<string, unknown>, idempotencyKey?: string): Promise<HttpResult> {
   const body = { from: `App <hello@${org.domain}>`, subject: 'Hello', text: 'Hello', ...fields }
-  return await ob.request('POST', '/v1/messages/send', { key, body, ...(idempotencyKey !== undefined ? { headers: { 'idempotency-key': idempotencyKey } } : {}) })
+  return await ob.request('POST', '/v1/messages/send', {
+    key, body, ...(idempotencyKey !== undefined ? { headers: { 'idempotency-key': idempotencyKey } } : {})
+  })
 }
 
 async function sendAt (to: string, at: Date): Promise<string> {

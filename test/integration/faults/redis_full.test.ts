@@ -44,7 +44,11 @@ before(async () => {
   await redisReady(redis)
   dns = await DnsServer.start({})
   submissionPort = await freePort()
-  ob = await TestOutbox.start({ redis: redisServer, env: { OB_DNS_SERVERS: dns.address, OB_SMTP_SUBMISSION_PORT: String(submissionPort) }, log: { level: 'info', stream: logStream } })
+  ob = await TestOutbox.start({
+    redis: redisServer,
+    env: { OB_DNS_SERVERS: dns.address, OB_SMTP_SUBMISSION_PORT: String(submissionPort) },
+    log: { level: 'info', stream: logStream }
+  })
   org = await ob.org()
   key = await ob.key(org, ['send', 'read', 'manage'])
   events = await EventReader.open(ob.proc.nc, org.orgId)
@@ -76,7 +80,8 @@ async function projectorDeliveries (): Promise<number> {
   return (await jsm.consumers.info(STREAM_EVENTS, CONSUMER_PROJECTOR)).delivered.consumer_seq
 }
 
-test('Redis full: readyz 503 naming redis, reads and health still answer, changes get store_full, then all recovers', { timeout: 120_000 }, async () => {
+test('Redis full: readyz 503 naming redis, reads and health still answer, changes get store_full, ' +
+  'then all recovers', { timeout: 120_000 }, async () => {
   const ready = await ob.request('GET', '/readyz')
   assert.equal(ready.status, 200)
   assert.deepEqual(ready.body, { status: 'ok', checks: { nats: 'ok', redis: 'ok', queue: 'ok' } })
@@ -98,7 +103,9 @@ test('Redis full: readyz 503 naming redis, reads and health still answer, change
     assert.equal((await ob.request('GET', '/metrics')).status, 200)
   }
   assert.ok(await metric('outbox_rate_limit_local_decisions_total') >= 60)
-  const send = await ob.request('POST', '/v1/messages/send', { key, body: { from: `a@${org.domain}`, to: 'x@example.net', subject: 's', text: 't' } })
+  const send = await ob.request('POST', '/v1/messages/send', {
+    key, body: { from: `a@${org.domain}`, to: 'x@example.net', subject: 's', text: 't' }
+  })
   assert.equal(send.status, 503, send.text)
   assert.equal(send.body.error.code, 'store_full')
   assert.equal(send.headers.get('retry-after'), '10')
@@ -118,10 +125,13 @@ test('Redis full: readyz 503 naming redis, reads and health still answer, change
   const back = await ob.request('GET', '/readyz')
   assert.equal(back.status, 200, back.text)
   assert.deepEqual(back.body, { status: 'ok', checks: { nats: 'ok', redis: 'ok', queue: 'ok' } })
-  assert.equal((await ob.request('POST', '/v1/messages/send', { key, body: { from: `a@${org.domain}`, to: 'x@example.net', subject: 's', text: 't' } })).status, 202)
+  assert.equal((await ob.request('POST', '/v1/messages/send', {
+    key, body: { from: `a@${org.domain}`, to: 'x@example.net', subject: 's', text: 't' }
+  })).status, 202)
 })
 
-test('Redis full: the projector tries again seldom, not every event every second, and catches up once there is room', { timeout: 180_000 }, async (t) => {
+test('Redis full: the projector tries again seldom, not every event every second, ' +
+  'and catches up once there is room', { timeout: 180_000 }, async (t) => {
   const N = 100
   const msgs = []
   for (let i = 0; i < N; i++) msgs.push(await queue(ob, org))
@@ -167,9 +177,11 @@ test('Redis full: the projector tries again seldom, not every event every second
   assert.ok(projectorLines.length <= 3, `${projectorLines.length} projector lines`)
 })
 
-test('Redis full: inbound SMTP answers 451 and takes nothing, then 250 again with its inbound.received event', { timeout: 120_000 }, async () => {
+test('Redis full: inbound SMTP answers 451 and takes nothing, then 250 again ' +
+  'with its inbound.received event', { timeout: 120_000 }, async () => {
   await addRoute(ob, org, `support@${org.domain}`, false)
-  const mail = (subject: string): Promise<unknown> => smtp.sendMail({ from: 'alice@sender.test', to: `support@${org.domain}`, subject, text: 'Hello' })
+  const mail = (subject: string): Promise<unknown> =>
+    smtp.sendMail({ from: 'alice@sender.test', to: `support@${org.domain}`, subject, text: 'Hello' })
   assert.equal(await rejectedCode(mail('before')), 250)
   await events.waitFor('inbound.received', 1, 30_000)
 
@@ -208,7 +220,8 @@ test('Redis full: inbound SMTP answers 451 and takes nothing, then 250 again wit
     'the inbound.received event of the mail accepted after', WAIT_MS, EVERY_MS)
   assert.equal((received.data as { to: string[] }).to[0], `support@${org.domain}`)
   for (const subject of ['refused', 'mid-transaction']) {
-    assert.ok(!events.of('inbound.received').some((e) => (e.data as { subject?: string }).subject === subject), `${subject}: nothing refused was taken`)
+    assert.ok(!events.of('inbound.received').some((e) => (e.data as { subject?: string }).subject === subject),
+      `${subject}: nothing refused was taken`)
   }
 })
 

@@ -21,7 +21,8 @@ let world: RelayWorld
 before(async () => { ({ nats, redis, sink, ob, org, key } = world = await startRelayWorld({ OB_ENGINE_ACK_WAIT_MS: '2000' })) })
 after(async () => { await world.close() })
 
-test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down, nothing sent unthrottled, then everything flows', { timeout: 90_000 }, async (t) => {
+test('Redis SIGKILLed and restarted under load: 503 with Retry-After while down, nothing sent unthrottled, ' +
+  'then everything flows', { timeout: 90_000 }, async (t) => {
   const load = startSendLoad(ob.baseUrl, key, org, 'r')
   const results = load.results
   let outage: typeof results = []

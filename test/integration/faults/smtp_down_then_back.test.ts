@@ -44,7 +44,8 @@ after(async () => {
   await redis.dispose()
 })
 
-test('SMTP relay down, then back: messages are deferred or wait, then each delivered once; nothing lost or stuck', { timeout: 120_000 }, async (t) => {
+test('SMTP relay down, then back: messages are deferred or wait, then each delivered once; ' +
+  'nothing lost or stuck', { timeout: 120_000 }, async (t) => {
   const results = await sendMany(ob.baseUrl, key, org, COUNT, (i) => `d${i}@dest.example`)
   const ids = acceptedIds(results)
   assert.equal(ids.length, COUNT)
@@ -60,7 +61,8 @@ test('SMTP relay down, then back: messages are deferred or wait, then each deliv
   for (const id of ids) assert.equal(counts.get(messageIdHeader(org, id)), 1, `${id} delivered exactly once`)
   await events.until(() => ids.every((id) => events.of(id, 'delivered').length === 1), 20_000)
   const deferrals = ids.map((id) => events.of(id, 'deferred'))
-  t.diagnostic(`deferred events per message: min ${Math.min(...deferrals.map((d) => d.length))}, max ${Math.max(...deferrals.map((d) => d.length))}`)
+  t.diagnostic(`deferred events per message: min ${Math.min(...deferrals.map((d) => d.length))}, ` +
+    `max ${Math.max(...deferrals.map((d) => d.length))}`)
   for (const d of deferrals) {
     // one event per attempt: the ids differ, and the attempt number grows
     assert.equal(new Set(d.map((e) => e.id)).size, d.length)

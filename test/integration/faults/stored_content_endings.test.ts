@@ -22,7 +22,9 @@ let content: ContentStore
 const ACK_WAIT_MS = 2000
 
 before(async () => {
-  scenario = await startRelayScenario({ env: { OB_ROLE: 'all', OB_DELIVERY_RETRY_SCHEDULE: '12,12', OB_ENGINE_ACK_WAIT_MS: String(ACK_WAIT_MS) } })
+  scenario = await startRelayScenario({
+    env: { OB_ROLE: 'all', OB_DELIVERY_RETRY_SCHEDULE: '12,12', OB_ENGINE_ACK_WAIT_MS: String(ACK_WAIT_MS) }
+  })
   events = scenario.events
   key = await scenario.ob.key(scenario.org, ['send', 'read'])
   content = await openContentStore(scenario.ob.proc.nc, scenario.ob.proc.config)
@@ -50,7 +52,8 @@ async function pendingOnShard (id: string): Promise<number> {
   return info.num_ack_pending + info.num_pending
 }
 
-test('a large message rescheduled earlier and then deferred keeps its content when its first copy comes back, and is delivered at its retry', async () => {
+test('a large message rescheduled earlier and then deferred keeps its content when its first copy comes back, ' +
+  'and is delivered at its retry', async () => {
   const rcpt = 'tempfail-large@dest.example'
   const id = await sendLarge(rcpt, new Date(Date.now() + 9000))
   await eventually(async () => await engineHoldsBack(scenario.ob, id), 'the engine to hold the first copy back until its time')
@@ -64,17 +67,20 @@ test('a large message rescheduled earlier and then deferred keeps its content wh
   await eventually(async () => (await pendingOnShard(id)) === 0, 'no copy left in the stream', 10_000)
 })
 
-test('a large message whose stored content is gone ends failed (content_unavailable) for every recipient, once, and leaves the stream', async () => {
+test('a large message whose stored content is gone ends failed (content_unavailable) for every recipient, once, ' +
+  'and leaves the stream', async () => {
   const msg = queuedMessage(scenario.org, { to: ['gone-a@dest.example', 'gone-b@dest.example'] })
   const { message } = splitContent(msg) // its content is never stored: as if it had expired
-  await jetstream(scenario.ob.proc.nc).publish(outboundSubject(shardOf(msg.id, scenario.ob.proc.config.engine.shards)), message, { msgID: msg.id })
+  await jetstream(scenario.ob.proc.nc)
+    .publish(outboundSubject(shardOf(msg.id, scenario.ob.proc.config.engine.shards)), message, { msgID: msg.id })
   await events.until(() => events.of(msg.id, 'failed').length === 2, 20_000)
   for (const e of events.of(msg.id, 'failed')) {
     assert.equal(e.data.failure_category, 'content_unavailable')
     assert.match(String(e.data.reason), /stored content .* gone/)
   }
   await eventually(async () => (await pendingOnShard(msg.id)) === 0, 'the message left the stream', 10_000)
-  await eventually(async () => (await scenario.ob.request('GET', `/v1/messages/${msg.id}`, { key })).body?.status === 'failed', 'reads failed', 10_000)
+  await eventually(async () => (await scenario.ob.request('GET', `/v1/messages/${msg.id}`, { key })).body?.status === 'failed',
+    'reads failed', 10_000)
   // it does not come back after the ack wait: no second round of events
   await nothingHappensFor(ACK_WAIT_MS * 2)
   assert.equal(events.of(msg.id).length, 2)
@@ -85,7 +91,8 @@ test('a large message whose stored content does not match its reference ends fai
   const msg = queuedMessage(scenario.org, { to: ['mismatch@dest.example'] })
   const { message } = splitContent(msg)
   await content.put(msg.id, Buffer.from(JSON.stringify({ attachments: [], text: 'something else' })))
-  await jetstream(scenario.ob.proc.nc).publish(outboundSubject(shardOf(msg.id, scenario.ob.proc.config.engine.shards)), message, { msgID: msg.id })
+  await jetstream(scenario.ob.proc.nc)
+    .publish(outboundSubject(shardOf(msg.id, scenario.ob.proc.config.engine.shards)), message, { msgID: msg.id })
   await events.until(() => events.of(msg.id, 'failed').length === 1, 20_000)
   const [e] = events.of(msg.id, 'failed')
   assert.equal(e!.data.failure_category, 'content_unavailable')

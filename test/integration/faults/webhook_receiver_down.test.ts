@@ -24,7 +24,10 @@ before(async () => {
   rx = await HttpsReceiver.start()
   ob = await TestOutbox.start({
     nats, redis,
-    env: { OB_ROLE: 'all', OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1', OB_WEBHOOK_TIMEOUT_MS: '2000' }
+    env: {
+      OB_ROLE: 'all', OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1',
+      OB_WEBHOOK_TIMEOUT_MS: '2000'
+    }
   })
   org = await ob.org()
   key = await ob.key(org, ['send'], 'test') // sandbox: SMTP is not the point here
@@ -39,7 +42,8 @@ after(async () => {
   await redis.dispose()
 })
 
-test('receiver down through several retries, then back: every event arrives, with its own id, none lost', { timeout: 60_000 }, async (t) => {
+test('receiver down through several retries, then back: every event arrives, with its own id, ' +
+  'none lost', { timeout: 60_000 }, async (t) => {
   const wh = await putWebhook(ob, org, { url: rx.url('/hook'), events: ['delivered'] })
   const port = rx.port
   await rx.close() // connection refused from now on

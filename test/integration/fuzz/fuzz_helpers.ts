@@ -13,11 +13,16 @@ export interface RawResponse { status: number, head: string, body: string }
  * `heldIsRefusal`, a connection the server holds open without answering until `timeoutMs` also counts as
  * `null` (uWS holds a request its parser refuses until its idle timeout closes it).
  */
-export async function rawHttp (port: number, request: Buffer | string, timeoutMs = 10_000, heldIsRefusal = false): Promise<RawResponse | null> {
+export async function rawHttp (
+  port: number, request: Buffer | string, timeoutMs = 10_000, heldIsRefusal = false
+): Promise<RawResponse | null> {
   return await new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1')
     let buf = Buffer.alloc(0)
-    const timer = setTimeout(() => { socket.destroy(); heldIsRefusal ? resolve(null) : reject(new Error('no response and no close')) }, timeoutMs)
+    const timer = setTimeout(() => {
+      socket.destroy()
+      heldIsRefusal ? resolve(null) : reject(new Error('no response and no close'))
+    }, timeoutMs)
     const done = (r: RawResponse | null): void => { clearTimeout(timer); socket.destroy(); resolve(r) }
     const tryParse = (): void => {
       const end = buf.indexOf('\r\n\r\n')
@@ -141,9 +146,12 @@ export const randomJson: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 4 }),
   // Deep nesting is sent as text: JSON.stringify on the client side would overflow first.
   fc.integer({ min: 50, max: 20_000 }).map((d) => new Big(`[ nested ${d} deep`, () => new RawJson('['.repeat(d) + ']'.repeat(d)))),
-  fc.integer({ min: 50, max: 20_000 }).map((d) => new Big(`{a:} nested ${d} deep`, () => new RawJson('{"a":'.repeat(d) + '1' + '}'.repeat(d)))),
+  fc.integer({ min: 50, max: 20_000 })
+    .map((d) => new Big(`{a:} nested ${d} deep`, () => new RawJson('{"a":'.repeat(d) + '1' + '}'.repeat(d)))),
   fc.integer({ min: 10_000, max: 100_000 }).map((n) => new Big(`array of ${n}`, () => new Array(n).fill(0))),
-  fc.integer({ min: 1000, max: 20_000 }).map((n) => new Big(`${n} recipients`, () => ({ to: new Array(n).fill('a@b.test'), messages: new Array(Math.min(n, 500)).fill({}) })))
+  fc.integer({ min: 1000, max: 20_000 }).map((n) => new Big(`${n} recipients`, () => ({
+    to: new Array(n).fill('a@b.test'), messages: new Array(Math.min(n, 500)).fill({})
+  })))
 )
 
 /** Bytes that are not a JSON document: invalid UTF-8, truncated JSON, binary, empty. */

@@ -4,7 +4,9 @@ import vm from 'node:vm'
 import fc from 'fast-check'
 import { ROUTES } from '../../../gateway/routes/mod.ts'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
-import { assertDocumented, bodyOpts, assertHealthy, concretePath, httpMethod, nonJsonBytes, randomJson, schemaBodies } from './fuzz_helpers.ts'
+import {
+  assertDocumented, bodyOpts, assertHealthy, concretePath, httpMethod, nonJsonBytes, randomJson, schemaBodies
+} from './fuzz_helpers.ts'
 
 /**
  * Every route of the table, fed random JSON values, schema-shaped bodies with wrong types and hostile strings,
@@ -41,7 +43,9 @@ for (const r of ROUTES) {
       assertDocumented(res.status, res.text, `${method} ${path}`)
     }), { numRuns: RUNS })
     if (hasBody) {
-      await fc.assert(fc.asyncProperty(nonJsonBytes, fc.constantFrom('application/json', 'application/json; charset=latin1', 'text/plain', '', 'application/x-www-form-urlencoded', 'application/vnd.api+json', 'multipart/form-data; boundary=x'), async (raw, contentType) => {
+      const contentTypes = fc.constantFrom('application/json', 'application/json; charset=latin1', 'text/plain', '',
+        'application/x-www-form-urlencoded', 'application/vnd.api+json', 'multipart/form-data; boundary=x')
+      await fc.assert(fc.asyncProperty(nonJsonBytes, contentTypes, async (raw, contentType) => {
         const headers: Record<string, string> = contentType === '' ? {} : { 'content-type': contentType }
         const res = await ob.request(method, path, { ...(key !== undefined ? { key } : {}), rawBody: raw, headers })
         assertDocumented(res.status, res.text, `${method} ${path} raw ${contentType}`)

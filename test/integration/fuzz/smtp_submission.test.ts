@@ -44,15 +44,23 @@ test('a few hundred random sessions neither crash the server nor store half a me
   const auth = `AUTH PLAIN ${Buffer.from(`\0apikey\0${key}`).toString('base64')}`
   const from = `app@${s.org.domain}`
   const line = fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom('EHLO fuzz.test', 'HELO fuzz.test', auth, auth, 'AUTH LOGIN', 'AUTH PLAIN', 'AUTH PLAIN AAAA', 'AUTH CRAM-MD5',
-      `MAIL FROM:<${from}>`, `MAIL FROM:<${from}>`, `MAIL FROM:<${from}> BODY=8BITMIME SIZE=100`, 'MAIL FROM:<x@other.example>', 'MAIL FROM:<>',
-      `MAIL FROM:<${from}> SIZE=99999999999`, 'RCPT TO:<fuzz@dest.example>', 'RCPT TO:<fuzz2@dest.example>', 'RCPT TO:<bad address>', 'RCPT TO:<a@b>',
-      'DATA', 'DATA', 'BDAT 10 LAST', 'RSET', 'NOOP', 'VRFY x', 'EXPN x', 'HELP', 'STARTTLS', 'QUIT', '', '.', '..', `From: ${from}`,
-      'From: x@other.example', 'Subject: fuzz', 'X-Outbox-Metadata: {"a":"b"}', 'X-Outbox-Metadata: {', 'X-Outbox-Tags: a,b', 'Message-ID: <fuzz@x>',
-      '\n.\n', '\r.\r', 'a\0b', 'Grüße') },
+    {
+      weight: 6,
+      arbitrary: fc.constantFrom('EHLO fuzz.test', 'HELO fuzz.test', auth, auth, 'AUTH LOGIN', 'AUTH PLAIN', 'AUTH PLAIN AAAA',
+        'AUTH CRAM-MD5', `MAIL FROM:<${from}>`, `MAIL FROM:<${from}>`, `MAIL FROM:<${from}> BODY=8BITMIME SIZE=100`,
+        'MAIL FROM:<x@other.example>', 'MAIL FROM:<>', `MAIL FROM:<${from}> SIZE=99999999999`, 'RCPT TO:<fuzz@dest.example>',
+        'RCPT TO:<fuzz2@dest.example>', 'RCPT TO:<bad address>', 'RCPT TO:<a@b>', 'DATA', 'DATA', 'BDAT 10 LAST', 'RSET', 'NOOP', 'VRFY x',
+        'EXPN x', 'HELP', 'STARTTLS', 'QUIT', '', '.', '..', `From: ${from}`, 'From: x@other.example', 'Subject: fuzz',
+        'X-Outbox-Metadata: {"a":"b"}', 'X-Outbox-Metadata: {', 'X-Outbox-Tags: a,b', 'Message-ID: <fuzz@x>', '\n.\n', '\r.\r', 'a\0b',
+        'Grüße')
+    },
     { weight: 2, arbitrary: fc.string({ maxLength: 80 }) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString('latin1')) },
-    { weight: 1, arbitrary: fc.constantFrom('x'.repeat(1200), 'MAIL FROM:<' + 'a'.repeat(3000) + '@x.test>', 'RCPT TO:<' + 'b'.repeat(600) + '@dest.example>') }
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('x'.repeat(1200), 'MAIL FROM:<' + 'a'.repeat(3000) + '@x.test>',
+        'RCPT TO:<' + 'b'.repeat(600) + '@dest.example>')
+    }
   )
   const ending = fc.constantFrom('\r\n', '\r\n', '\r\n', '\n', '\r', '')
   const sessionArb = fc.record({
@@ -63,7 +71,8 @@ test('a few hundred random sessions neither crash the server nor store half a me
     split: fc.boolean()
   })
   let sessions = 0
-  const start = ['EHLO fuzz.test', auth, `MAIL FROM:<${from}>`, 'RCPT TO:<fuzz@dest.example>', 'DATA', `From: ${from}`, 'Subject: fuzz', ''].join('\r\n') + '\r\n'
+  const start = ['EHLO fuzz.test', auth, `MAIL FROM:<${from}>`, 'RCPT TO:<fuzz@dest.example>', 'DATA', `From: ${from}`, 'Subject: fuzz', '']
+    .join('\r\n') + '\r\n'
   await fc.assert(fc.asyncProperty(sessionArb, async ({ lines, wellFormedStart, cut, split }) => {
     sessions++
     const text = (wellFormedStart ? start : '') + lines.map(([l, e]) => l + e).join('')

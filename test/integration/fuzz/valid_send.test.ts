@@ -16,12 +16,16 @@ const publishedSchema = openapi.paths['/v1/messages/send'].post.requestBody.cont
 
 const label = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,10}[a-z0-9])?$/)
 const local = fc.stringMatching(/^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,20}$/)
-const bareAddr = (domain?: string): fc.Arbitrary<string> => fc.tuple(local, domain !== undefined ? fc.constant(domain) : fc.tuple(label, fc.constantFrom('com', 'test', 'example.org')).map(([a, b]) => `${a}.${b}`)).map(([l, d]) => `${l}@${d}`)
+const bareAddr = (domain?: string): fc.Arbitrary<string> => fc.tuple(
+  local,
+  domain !== undefined ? fc.constant(domain) : fc.tuple(label, fc.constantFrom('com', 'test', 'example.org')).map(([a, b]) => `${a}.${b}`)
+).map(([l, d]) => `${l}@${d}`)
 const displayName = fc.oneof(
   fc.string({ maxLength: 30 }).filter((s) => !/[\r\n\0<>,;:@"\\]/.test(s)),
   fc.string({ maxLength: 30 }).filter((s) => !/[\r\n\0"\\<>]/.test(s)).map((s) => `"${s}" `)
 )
-const address = (domain?: string): fc.Arbitrary<string> => fc.oneof(bareAddr(domain), fc.tuple(displayName, bareAddr(domain)).map(([n, a]) => `${n}<${a}>`))
+const address = (domain?: string): fc.Arbitrary<string> =>
+  fc.oneof(bareAddr(domain), fc.tuple(displayName, bareAddr(domain)).map(([n, a]) => `${n}<${a}>`))
 const addresses = fc.oneof(address(), fc.array(address(), { minLength: 1, maxLength: MAX_RECIPIENTS }))
 const noCrlf = (max: number): fc.Arbitrary<string> => fc.string({ maxLength: max }).filter((s) => !/[\r\n\0]/.test(s))
 const base64 = fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString('base64'))
@@ -49,7 +53,8 @@ function sendBody (fromDomain?: string, opts: { forGateway?: boolean } = {}): fc
       ? {}
       : {
           template_id: fc.stringMatching(/^tpl_[0-9a-z]{26}$/),
-          variables: fc.dictionary(fc.string({ maxLength: 20 }), fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.boolean()), { maxKeys: 5 })
+          variables: fc.dictionary(fc.string({ maxLength: 20 }), fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.boolean()),
+            { maxKeys: 5 })
         }),
     scheduled_at: fc.integer({ min: 60_000, max: 70 * 3600_000 }).map((ms) => new Date(Date.now() + ms).toISOString()),
     track_opens: fc.boolean(),

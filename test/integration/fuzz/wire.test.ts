@@ -33,17 +33,24 @@ function checkRaw (r: RawResponse | null, what: string): void {
 }
 
 const segment = fc.oneof(
-  fc.constantFrom('..', '.', '%2e%2e', '%2F', '%00', '%ff', '%', '%zz', '', 'v1', 'messages', 'api-keys', '%E2%82%AC', 'é', '😀', '~', ';', 'a?b=c', '#x'),
+  fc.constantFrom('..', '.', '%2e%2e', '%2F', '%00', '%ff', '%', '%zz', '', 'v1', 'messages', 'api-keys', '%E2%82%AC', 'é', '😀', '~', ';',
+    'a?b=c', '#x'),
   fc.stringMatching(/^[A-Za-z0-9_%.-]{1,20}$/),
   fc.integer({ min: 1000, max: 9000 }).map((n) => 'a'.repeat(n))
 )
-const randomPath = fc.array(segment, { minLength: 0, maxLength: 6 }).chain((segs) => fc.boolean().map((slash) => '/' + segs.join('/') + (slash ? '/' : '')))
-const knownPathVariant = fc.constantFrom(...ROUTES.map((r) => concretePath(r))).chain((p) => fc.constantFrom(p + '/', p + '//', p.toUpperCase(), p.replace('/v1/', '/v1/../v1/'), p.replace('/v1/', '/%76%31/'), p + '%00', p + '?limit=-1&cursor=%ff', p + '?limit=99999999999999999999', '//' + p.slice(1), p + '/..'))
+const randomPath = fc.array(segment, { minLength: 0, maxLength: 6 })
+  .chain((segs) => fc.boolean().map((slash) => '/' + segs.join('/') + (slash ? '/' : '')))
+const knownPathVariant = fc.constantFrom(...ROUTES.map((r) => concretePath(r))).chain((p) => fc.constantFrom(
+  p + '/', p + '//', p.toUpperCase(), p.replace('/v1/', '/v1/../v1/'), p.replace('/v1/', '/%76%31/'), p + '%00', p + '?limit=-1&cursor=%ff',
+  p + '?limit=99999999999999999999', '//' + p.slice(1), p + '/..'
+))
 
 test('random paths and variants of known paths get a documented answer', async () => {
-  await fc.assert(fc.asyncProperty(fc.oneof(randomPath, knownPathVariant), fc.constantFrom('GET', 'POST', 'DELETE', 'PATCH'), async (path, method) => {
+  const methods = fc.constantFrom('GET', 'POST', 'DELETE', 'PATCH')
+  await fc.assert(fc.asyncProperty(fc.oneof(randomPath, knownPathVariant), methods, async (path, method) => {
     // Bytes outside ASCII go out as UTF-8, as a careless client would send them.
-    const req = Buffer.from(`${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`)
+    const req = Buffer.from(`${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}')
     checkRaw(await rawHttp(port, req), `${method} ${path.slice(0, 100)}`)
   }), { numRuns: 120 })
   await assertHealthy(ob)
@@ -53,7 +60,8 @@ test('unknown and odd methods on every path get a documented answer or a clean c
   const paths = [...new Set(ROUTES.map((r) => concretePath(r)))]
   await fc.assert(fc.asyncProperty(fc.constantFrom(...paths), fc.oneof(fc.constantFrom('PUT', 'OPTIONS', 'HEAD', 'TRACE', 'CONNECT', 'PROPFIND', 'BREW', 'get', 'Post', 'M-SEARCH', 'X'.repeat(300)), fc.stringMatching(/^[A-Z]{1,12}$/)), async (path, method) => {
     const head = method === 'HEAD'
-    const r = await rawHttp(port, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\nContent-Length: 0\r\n\r\n`)
+    const r = await rawHttp(port,
+      `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\nContent-Length: 0\r\n\r\n`)
     if (head && r !== null) { assert.ok(r.status < 500, `HEAD ${path} → ${r.status}`); return }
     checkRaw(r, `${method} ${path}`)
   }), { numRuns: 80 })
@@ -65,12 +73,17 @@ test('Content-Type variants and random header values on every body route', async
   const headerValue = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 200 })
   await fc.assert(fc.asyncProperty(
     fc.constantFrom(...bodyRoutes),
-    fc.oneof(fc.constantFrom('application/json', 'APPLICATION/JSON', 'application/json;charset=utf-16', 'application/jsonx', 'application/problem+json', 'text/json', 'application/json, text/plain', ';', '*/*'), headerValue),
+    fc.oneof(fc.constantFrom('application/json', 'APPLICATION/JSON', 'application/json;charset=utf-16', 'application/jsonx',
+      'application/problem+json', 'text/json', 'application/json, text/plain', ';', '*/*'), headerValue),
     fc.dictionary(fc.stringMatching(/^x-[a-z]{1,10}$/), headerValue, { maxKeys: 5 }),
     fc.oneof(headerValue, fc.constant('')),
     async (r, contentType, extra, idem) => {
       const method = httpMethod(r)
-      const res = await ob.request(method, concretePath(r), { key: org.adminKey, rawBody: '{"x":1}', headers: { ...extra, 'content-type': contentType, 'idempotency-key': idem, 'x-request-id': idem } })
+      const res = await ob.request(method, concretePath(r), {
+        key: org.adminKey,
+        rawBody: '{"x":1}',
+        headers: { ...extra, 'content-type': contentType, 'idempotency-key': idem, 'x-request-id': idem }
+      })
       assertDocumented(res.status, res.text, `${method} ${r.path} ct=${contentType}`)
     }), { numRuns: 120 })
   await assertHealthy(ob)
@@ -80,7 +93,9 @@ test('CR, LF and NUL inside header values over a raw socket are refused or held,
   // Every combination at once: uWS holds a request whose header bytes it refuses until its idle timeout.
   const cases: Array<[string, string]> = []
   for (const name of ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'User-Agent']) {
-    for (const bad of ['\r', '\n', '\0', '\r\nX-Injected: 1', '\nAuthorization: Bearer x', '\r\n\r\nGET /v1/whoami HTTP/1.1']) cases.push([name, bad])
+    for (const bad of ['\r', '\n', '\0', '\r\nX-Injected: 1', '\nAuthorization: Bearer x', '\r\n\r\nGET /v1/whoami HTTP/1.1']) {
+      cases.push([name, bad])
+    }
   }
   await Promise.all(cases.map(async ([name, bad]) => {
     const value = name === 'Authorization' ? `Bearer ${org.adminKey}${bad}` : `value${bad}`
@@ -96,7 +111,9 @@ test('CR, LF and NUL inside header values over a raw socket are refused or held,
 test('a 100 KB header value is refused with a 4xx or a closed connection, and the server stays up', async () => {
   for (const name of ['Authorization', 'X-Padding', 'Content-Type', 'Idempotency-Key']) {
     const value = name === 'Authorization' ? 'Bearer ob_live_' + 'a'.repeat(100_000) : 'a'.repeat(100_000)
-    const r = await rawHttp(port, `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\n${name}: ${value}\r\nContent-Length: 2\r\n\r\n{}`)
+    const r = await rawHttp(port,
+      `POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\n${name}: ${value}\r\n` +
+      'Content-Length: 2\r\n\r\n{}')
     if (r !== null) assert.ok(r.status >= 400 && r.status < 500, `${name}: ${r.status}`)
     checkRaw(r, `100 KB ${name}`)
   }
@@ -113,11 +130,13 @@ async function openSocket (): Promise<Socket> {
 test('slow clients do not block other requests', async () => {
   // One sends its headers and then trickles the body; one never finishes its headers; one never sends the body.
   const trickle = await openSocket()
-  trickle.write(`POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"fr`)
+  trickle.write(`POST /v1/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\n` +
+    'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"fr')
   const unfinishedHead = await openSocket()
   unfinishedHead.write('GET /v1/whoami HTTP/1.1\r\nHost: x\r\nX-Slow: ')
   const noBody = await openSocket()
-  noBody.write(`POST /v1/webhooks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n`)
+  noBody.write(`POST /v1/webhooks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\nContent-Type: application/json\r\n` +
+    'Content-Length: 5000\r\n\r\n')
   const sockets = [trickle, unfinishedHead, noBody]
   try {
     for (let i = 0; i < 5; i++) {
@@ -125,7 +144,9 @@ test('slow clients do not block other requests', async () => {
       unfinishedHead.write('x')
       const res = await ob.request('GET', '/v1/whoami', { key: org.adminKey })
       assert.equal(res.status, 200, 'another request completes while the slow ones are open')
-      const sent = await ob.request('POST', '/v1/messages/send', { key: org.adminKey, body: { from: `a@${org.domain}`, to: 'b@example.com', subject: 's', text: 't' } })
+      const sent = await ob.request('POST', '/v1/messages/send', {
+        key: org.adminKey, body: { from: `a@${org.domain}`, to: 'b@example.com', subject: 's', text: 't' }
+      })
       assert.ok(sent.status < 500, sent.text)
     }
     for (const s of sockets) assert.equal(s.destroyed, false, 'the slow connections are still open')
@@ -138,7 +159,8 @@ test('slow clients do not block other requests', async () => {
 test('request smuggling (CL.TE, TE.CL, duplicate Content-Length, obfuscated TE, pipelining) never runs the hidden request', async () => {
   const hidden = (email: string): string => {
     const body = JSON.stringify({ email })
-    return `POST /v1/suppressions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    return `POST /v1/suppressions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.adminKey}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n${body}`
   }
   const front = 'POST /v1/webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'
   const cases: Record<string, (s: string) => string> = {

@@ -57,7 +57,9 @@ async function upload (payload: Buffer, headers: Record<string, string>, apiKey 
 }
 
 function oversized (): Buffer {
-  return Buffer.from(JSON.stringify({ from: `App <hello@${org.domain}>`, to: 'user@example.net', subject: 'Big', html: 'x'.repeat(11 * 1024 * 1024) }))
+  return Buffer.from(JSON.stringify({
+    from: `App <hello@${org.domain}>`, to: 'user@example.net', subject: 'Big', html: 'x'.repeat(11 * 1024 * 1024)
+  }))
 }
 
 for (const connection of ['keep-alive', 'close']) {
@@ -65,7 +67,8 @@ for (const connection of ['keep-alive', 'close']) {
     const payload = oversized()
     for (let i = 0; i < 30; i++) {
       const r = await upload(payload, { Connection: connection })
-      assert.equal(r.statusLine, 'HTTP/1.1 413 Payload Too Large', `upload ${i}: ${r.error ?? 'no error'}, got ${JSON.stringify(r.response.slice(0, 200))}`)
+      assert.equal(r.statusLine, 'HTTP/1.1 413 Payload Too Large',
+        `upload ${i}: ${r.error ?? 'no error'}, got ${JSON.stringify(r.response.slice(0, 200))}`)
       assert.match(r.response, /"payload_too_large"/)
     }
   })
@@ -78,7 +81,10 @@ test('a keep-alive connection still serves the next request after a 413 for a bo
   await new Promise((resolve) => sock.once('connect', resolve))
   let received = ''
   sock.on('data', (d: Buffer) => { received += d.toString('latin1') })
-  const request = (b: Buffer): string => ['POST /v1/messages/send HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${key}`, 'Content-Type: application/json', `Content-Length: ${b.length}`, '', ''].join('\r\n')
+  const request = (b: Buffer): string => [
+    'POST /v1/messages/send HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${key}`, 'Content-Type: application/json',
+    `Content-Length: ${b.length}`, '', ''
+  ].join('\r\n')
   sock.write(request(payload))
   sock.write(payload)
   sock.write(request(small))
@@ -89,15 +95,18 @@ test('a keep-alive connection still serves the next request after a 413 for a bo
   assert.deepEqual(statuses, ['413', '202'], received.slice(0, 500))
 })
 
-test('an upload refused before its body is read (unknown key) also gets its answer, with Connection: close', { timeout: 120_000 }, async () => {
+test('an upload refused before its body is read (unknown key) also gets its answer, ' +
+  'with Connection: close', { timeout: 120_000 }, async () => {
   const payload = Buffer.from(JSON.stringify({ html: 'x'.repeat(5 * 1024 * 1024) }))
   for (let i = 0; i < 15; i++) {
     const r = await upload(payload, { Connection: 'close' }, 'ob_live_unknown')
-    assert.equal(r.statusLine, 'HTTP/1.1 401 Unauthorized', `upload ${i}: ${r.error ?? 'no error'}, got ${JSON.stringify(r.response.slice(0, 200))}`)
+    assert.equal(r.statusLine, 'HTTP/1.1 401 Unauthorized',
+      `upload ${i}: ${r.error ?? 'no error'}, got ${JSON.stringify(r.response.slice(0, 200))}`)
   }
 })
 
-test('an upload that stalls after its 413 is cut off: the status and error arrive, then the connection closes', { timeout: 60_000 }, async () => {
+test('an upload that stalls after its 413 is cut off: the status and error arrive, ' +
+  'then the connection closes', { timeout: 60_000 }, async () => {
   const sock = connect({ host: '127.0.0.1', port: ob.proc.gateway!.port })
   sock.on('error', () => {})
   await new Promise((resolve) => sock.once('connect', resolve))

@@ -50,7 +50,8 @@ test('a Redis outage becomes service_unavailable, not a hang', async () => {
   await redisReady(client)
   const limiter = new RateLimiter(client)
   await down.stop()
-  await assert.rejects(limiter.take('ob:rl:k5:60:60', 60), (err: { code?: string, retryAfter?: number }) => err.code === 'service_unavailable' && err.retryAfter === 1)
+  await assert.rejects(limiter.take('ob:rl:k5:60:60', 60),
+    (err: { code?: string, retryAfter?: number }) => err.code === 'service_unavailable' && err.retryAfter === 1)
   client.disconnect()
   await down.dispose()
 })

@@ -17,7 +17,10 @@ after(() => {
 async function serve (dir: string): Promise<string> {
   const app = uWS.App()
   registerStaticFiles(app, pino({ level: 'silent' }), dir)
-  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (s) => { if (s === false) reject(new Error('listen')); else resolve(s) }))
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (s) => {
+    if (s === false) reject(new Error('listen'))
+    else resolve(s)
+  }))
   sockets.push(socket)
   return `http://127.0.0.1:${uWS.us_socket_local_port(socket)}`
 }

@@ -76,11 +76,14 @@ test('a mail behind nested HTML waits no longer than behind ordinary HTML of the
   await workUntilMailBehind('<p>warm up</p>')
   const behindOrdinary = await workUntilMailBehind(ordinary)
   const behindNested = await workUntilMailBehind(nested)
-  assert.ok(behindNested < 3 * behindOrdinary, `${behindNested.toFixed(0)} ms of CPU behind nested HTML, ${behindOrdinary.toFixed(0)} ms behind ordinary HTML`)
+  assert.ok(behindNested < 3 * behindOrdinary,
+    `${behindNested.toFixed(0)} ms of CPU behind nested HTML, ${behindOrdinary.toFixed(0)} ms behind ordinary HTML`)
 })
 
 test('nested HTML is delivered to the route flagged as not analysed, and the mail behind it is analysed as usual', async () => {
-  const adversarial = smtp.sendMail({ from: 'sender@sender.test', to: `in@${org.domain}`, subject: 'nested', html: ADVERSARIAL_HTML.nested(200_000) })
+  const adversarial = smtp.sendMail({
+    from: 'sender@sender.test', to: `in@${org.domain}`, subject: 'nested', html: ADVERSARIAL_HTML.nested(200_000)
+  })
   await adversarial
   await smtp.sendMail({ from: 'sender@sender.test', to: `in@${org.domain}`, subject: 'normal', html: '<p>Hello <b>there</b></p>' })
   const [nested, normal] = await Promise.all([receivedWith('nested'), receivedWith('normal')])

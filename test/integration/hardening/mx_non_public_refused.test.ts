@@ -48,7 +48,9 @@ after(async () => {
 })
 
 test('mail for a domain whose mail hosts are loopback, private, link-local or localhost bounces (domain) without suppressing', async () => {
-  const rcpts = ['a@loopback-mx.example', 'b@private-mx.example', 'c@localhost-mx.example', 'd@implicit-loopback.example', 'e@mixed-mx.example']
+  const rcpts = [
+    'a@loopback-mx.example', 'b@private-mx.example', 'c@localhost-mx.example', 'd@implicit-loopback.example', 'e@mixed-mx.example'
+  ]
   const msgs = rcpts.map((to) => queuedMessage(org, { to: [to] }))
   // control: a domain that does not exist is a domain bounce too, and that one suppresses
   const control = queuedMessage(org, { to: ['f@nowhere.example'] })

@@ -24,7 +24,9 @@ const flag = (name: 'broken' | 'die', on: boolean): void => {
 
 function poolOn (t: TestContext): { pool: AnalysisPool, logs: Array<Record<string, unknown>> } {
   const logs: Array<Record<string, unknown>> = []
-  const log = pino({ level: 'warn' }, new Writable({ write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() } }))
+  const log = pino({ level: 'warn' }, new Writable({
+    write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() }
+  }))
   const pool = new AnalysisPool([], log, { threads: 2, entry: new URL('./analysis_fails_thread.cjs', import.meta.url) })
   t.after(async () => { await pool.close() })
   return { pool, logs }
@@ -32,13 +34,17 @@ function poolOn (t: TestContext): { pool: AnalysisPool, logs: Array<Record<strin
 
 function request (subject: string): AnalysisRequest {
   const raw = Buffer.from(`From: alice@sender.test\r\nTo: support@example.test\r\nSubject: ${subject}\r\n\r\nHello\r\n`)
-  const job = { id: `msg_${subject}`, received_at: new Date().toISOString(), mail_from: 'alice@sender.test', rcpt_to: ['support@example.test'], remote_ip: '127.0.0.1', helo: 'sender.test', size: raw.length }
+  const job = {
+    id: `msg_${subject}`, received_at: new Date().toISOString(), mail_from: 'alice@sender.test', rcpt_to: ['support@example.test'],
+    remote_ip: '127.0.0.1', helo: 'sender.test', size: raw.length
+  }
   return { raw, job, routed: false, withContent: false, reports: false }
 }
 
 const unavailable = (err: unknown): boolean => err instanceof AnalysisUnavailable && err.code === 'inbound_analysis_unavailable'
 
-test('analysis threads that never load: every analysis fails as unavailable instead of waiting, and the failure is logged once with its code', { timeout: 30_000 }, async (t) => {
+test('analysis threads that never load: every analysis fails as unavailable instead of waiting, ' +
+  'and the failure is logged once with its code', { timeout: 30_000 }, async (t) => {
   flag('broken', true)
   t.after(() => { flag('broken', false) })
   const { pool, logs } = poolOn(t)
@@ -67,7 +73,8 @@ test('closing an analysis pool whose threads never loaded returns', { timeout: 3
   await pool.close()
 })
 
-test('an analysis thread that ends in the middle of a task, and whose replacement cannot load: the messages fail as unavailable instead of waiting, and are analysed once threads load again', { timeout: 60_000 }, async (t) => {
+test('an analysis thread that ends in the middle of a task, and whose replacement cannot load: ' +
+  'the messages fail as unavailable instead of waiting, and are analysed once threads load again', { timeout: 60_000 }, async (t) => {
   const { pool, logs } = poolOn(t)
   assert.equal((await pool.analyze(request('before'))).subject, 'before')
 

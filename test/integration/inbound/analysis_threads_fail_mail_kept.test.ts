@@ -34,7 +34,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-test('mail received while the analysis threads cannot load is kept past the attempts a failing job gets, and becomes its event once they load', { timeout: 120_000 }, async () => {
+test('mail received while the analysis threads cannot load is kept past the attempts a failing job gets, ' +
+  'and becomes its event once they load', { timeout: 120_000 }, async () => {
   writeFileSync(join(dir, 'broken'), '')
   const logs: Array<Record<string, unknown>> = []
   const stream = new Writable({ write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() } })
@@ -58,8 +59,11 @@ test('mail received while the analysis threads cannot load is kept past the atte
   const id = /queued as (msg_[0-9a-z]{26})/.exec(info.response ?? '')?.[1]
   assert.ok(id !== undefined, info.response)
 
-  const attempts = (): number[] => logs.filter((l) => l.id === id && l.msg === 'inbound message not analysed (the analysis threads failed); will retry').map((l) => l.attempt as number)
-  const givenUp = (): Array<Record<string, unknown>> => logs.filter((l) => String(l.msg).startsWith('inbound message could not be processed'))
+  const attempts = (): number[] => logs
+    .filter((l) => l.id === id && l.msg === 'inbound message not analysed (the analysis threads failed); will retry')
+    .map((l) => l.attempt as number)
+  const givenUp = (): Array<Record<string, unknown>> =>
+    logs.filter((l) => String(l.msg).startsWith('inbound message could not be processed'))
   await eventually(() => Math.max(0, ...attempts()) > INBOUND_MAX_ATTEMPTS || givenUp().length > 0,
     'more attempts than a failing job gets', 60_000, 100)
   assert.deepEqual(givenUp(), [])

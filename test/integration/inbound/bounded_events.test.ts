@@ -78,7 +78,9 @@ async function growth (bytes: number): Promise<{ events: number, redis: number, 
   const before = events.of('inbound.received').length
   const [e0, r0] = [await eventsBytes(), await redisUsedMemory()]
   for (let i = 0; i < MAILS; i++) {
-    await smtp.sendMail({ envelope: { from: 'stranger@sender.test', to: [`support@${org.domain}`] }, raw: mail(bytes, `size ${bytes} #${i}`) })
+    await smtp.sendMail({
+      envelope: { from: 'stranger@sender.test', to: [`support@${org.domain}`] }, raw: mail(bytes, `size ${bytes} #${i}`)
+    })
   }
   const received = (await events.waitFor('inbound.received', before + MAILS, 60_000)).slice(before)
   await listed(before + MAILS)
@@ -90,7 +92,8 @@ test('events of mail of size n and 8n cost OB_EVENTS and Redis about the same, p
   const large = await growth(8 * N)
   const eventsRatio = large.events / small.events
   const redisRatio = large.redis / small.redis
-  t.diagnostic(`OB_EVENTS growth ${small.events} -> ${large.events} bytes (x${eventsRatio.toFixed(2)}); Redis used_memory ${small.redis} -> ${large.redis} bytes (x${redisRatio.toFixed(2)})`)
+  t.diagnostic(`OB_EVENTS growth ${small.events} -> ${large.events} bytes (x${eventsRatio.toFixed(2)}); ` +
+    `Redis used_memory ${small.redis} -> ${large.redis} bytes (x${redisRatio.toFixed(2)})`)
   assert.ok(eventsRatio < 1.5, `OB_EVENTS grows with the mail: x${eventsRatio.toFixed(2)} for 8 times the size`)
   assert.ok(redisRatio < 2, `Redis grows with the mail: x${redisRatio.toFixed(2)} for 8 times the size`)
   assert.ok(large.events / MAILS < EVENT_MAX + 8 * 1024, `an event stays within the limit (${large.events / MAILS} bytes each)`)
@@ -122,7 +125,9 @@ test('the whole message is read by its organisation at raw.url; another organisa
 test('a message small enough to travel inside its job is kept too when its event is cut; one sent whole is not readable', async () => {
   const before = events.of('inbound.received').length
   // 40 KB of quotes: 80 KB once escaped in JSON, so the event is cut though the mail travels with its job.
-  await smtp.sendMail({ envelope: { from: 'stranger@sender.test', to: [`support@${org.domain}`] }, raw: mail(40 * 1024, 'quotes', '"'.repeat(76)) })
+  await smtp.sendMail({
+    envelope: { from: 'stranger@sender.test', to: [`support@${org.domain}`] }, raw: mail(40 * 1024, 'quotes', '"'.repeat(76))
+  })
   await smtp.sendMail({ envelope: { from: 'stranger@sender.test', to: [`support@${org.domain}`] }, raw: mail(2 * 1024, 'whole') })
   const [quoted, whole] = (await events.waitFor('inbound.received', before + 2)).slice(before).map((e) => e.data as Record<string, any>)
   assert.equal(quoted!.truncated, true)

@@ -31,7 +31,8 @@ test('a mail to the List-Unsubscribe mailto address unsubscribes that recipient'
   const [e] = await events.waitFor('unsubscribed')
   const d = e!.data as any
   assert.equal(e!.message_id, sent.id)
-  assert.deepEqual({ message_id: d.message_id, to: d.to, method: d.method }, { message_id: sent.id, to: 'reader@remote.test', method: 'mailto' })
+  assert.deepEqual({ message_id: d.message_id, to: d.to, method: d.method },
+    { message_id: sent.id, to: 'reader@remote.test', method: 'mailto' })
   assert.ok(!Number.isNaN(Date.parse(d.unsubscribed_at)))
   const sup = s.ob.proc.cp.suppressions.get(suppressionKey(org.orgId, 'reader@remote.test'))
   assert.equal(sup?.reason, 'unsubscribe')

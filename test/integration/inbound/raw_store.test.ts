@@ -63,7 +63,10 @@ test('ensuring the streams twice is harmless', async () => {
 
 test('a one-chunk message stored with its job is an ordinary object, read and deleted in one request each', async () => {
   const data = Buffer.from('Subject: hi\r\n\r\nhello\r\n')
-  const job: InboundJob = { id: newId('msg'), received_at: new Date().toISOString(), mail_from: 'a@sender.test', rcpt_to: ['b@ours.test'], remote_ip: '127.0.0.1', helo: 'sender.test', size: data.length }
+  const job: InboundJob = {
+    id: newId('msg'), received_at: new Date().toISOString(), mail_from: 'a@sender.test', rcpt_to: ['b@ours.test'], remote_ip: '127.0.0.1',
+    helo: 'sender.test', size: data.length
+  }
   await storeSmall(stores, data, job, 16)
   // The object store's own API sees it as if `put` had written it.
   const info = await stores.raw.info(job.id)
@@ -84,9 +87,13 @@ test('a one-chunk message stored with its job is an ordinary object, read and de
 })
 
 test('a job whose message is not readable is retried while young, dropped once old (processed before)', async () => {
-  const processor = new InboundProcessor({ stores, cp: undefined as never, log: pino({ level: 'silent' }), analysis: undefined as never, messages: undefined as never, drops: undefined as never, metrics: undefined as never, eventMaxBytes: 64 * 1024 })
+  const processor = new InboundProcessor({
+    stores, cp: undefined as never, log: pino({ level: 'silent' }), analysis: undefined as never, messages: undefined as never,
+    drops: undefined as never, metrics: undefined as never, eventMaxBytes: 64 * 1024
+  })
   const job = (ageMs: number): InboundJob => ({
-    id: newId('msg'), received_at: new Date(Date.now() - ageMs).toISOString(), mail_from: '', rcpt_to: ['b@ours.test'], remote_ip: '127.0.0.1', helo: '', size: 1, raw: { token: rawToken(newId('msg')), sha256: '' }
+    id: newId('msg'), received_at: new Date(Date.now() - ageMs).toISOString(), mail_from: '', rcpt_to: ['b@ours.test'],
+    remote_ip: '127.0.0.1', helo: '', size: 1, raw: { token: rawToken(newId('msg')), sha256: '' }
   })
   await assert.rejects(processor.handle(job(0)), RawNotYetStored)
   await processor.handle(job(RAW_SETTLE_MS + 1000))
@@ -94,7 +101,10 @@ test('a job whose message is not readable is retried while young, dropped once o
 
 test('a message stored inside its job is one job message; processing it reads and deletes nothing', async () => {
   const data = Buffer.from('Subject: inline\r\n\r\nhello\r\n')
-  const job: InboundJob = { id: newId('msg'), received_at: new Date().toISOString(), mail_from: 'a@sender.test', rcpt_to: ['nobody@unrouted.test'], remote_ip: '127.0.0.1', helo: 'sender.test', size: data.length }
+  const job: InboundJob = {
+    id: newId('msg'), received_at: new Date().toISOString(), mail_from: 'a@sender.test', rcpt_to: ['nobody@unrouted.test'],
+    remote_ip: '127.0.0.1', helo: 'sender.test', size: data.length
+  }
   await storeInline(stores, data, job, 16)
   assert.equal(await stores.raw.info(job.id), null, 'nothing in the bucket')
   const m = await stores.jsm.streams.getMessage(STREAM_INBOUND, { last_by_subj: inboundSubject(shardOf(job.id, 16)) })
@@ -105,7 +115,10 @@ test('a message stored inside its job is one job message; processing it reads an
   // No route matches: the processor only drops the message, and must not touch the store for it.
   const cp = { routes: { list: () => [] }, domainOwner: () => undefined }
   const untouched = { ...stores, jsm: undefined as never, raw: undefined as never }
-  const processor = new InboundProcessor({ stores: untouched, cp: cp as never, log: pino({ level: 'silent' }), analysis: undefined as never, messages: undefined as never, drops: undefined as never, metrics: undefined as never, eventMaxBytes: 64 * 1024 })
+  const processor = new InboundProcessor({
+    stores: untouched, cp: cp as never, log: pino({ level: 'silent' }), analysis: undefined as never, messages: undefined as never,
+    drops: undefined as never, metrics: undefined as never, eventMaxBytes: 64 * 1024
+  })
   await processor.handle(back, raw)
 })
 

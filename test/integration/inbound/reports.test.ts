@@ -24,7 +24,10 @@ after(async () => {
 test('a DSN with a 5.x.x status to the VERP address is a hard bounce and suppresses the recipient', async () => {
   const rcpt = 'Gone.User@remote.test'
   const sent = await s.send(org, rcpt, ['billing'])
-  await s.deliver(sent.returnPath, dsn({ to: sent.returnPath, recipient: rcpt, status: '5.1.1', diagnostic: '550 5.1.1 <gone.user@remote.test>: user unknown', originalId: sent.id, domain: org.domain }))
+  await s.deliver(sent.returnPath, dsn({
+    to: sent.returnPath, recipient: rcpt, status: '5.1.1', diagnostic: '550 5.1.1 <gone.user@remote.test>: user unknown',
+    originalId: sent.id, domain: org.domain
+  }))
   const [e] = await events.waitFor('bounced')
   const d = e!.data as any
   assert.equal(e!.message_id, sent.id)
@@ -43,7 +46,9 @@ test('a DSN with a 5.x.x status to the VERP address is a hard bounce and suppres
 test('a DSN with a 4.x.x status is a soft bounce and suppresses nothing', async () => {
   const rcpt = 'over.quota@remote.test'
   const sent = await s.send(org, rcpt)
-  await s.deliver(sent.returnPath, dsn({ to: sent.returnPath, recipient: rcpt, status: '4.2.2', diagnostic: '452 4.2.2 mailbox full', originalId: sent.id, domain: org.domain }))
+  await s.deliver(sent.returnPath, dsn({
+    to: sent.returnPath, recipient: rcpt, status: '4.2.2', diagnostic: '452 4.2.2 mailbox full', originalId: sent.id, domain: org.domain
+  }))
   const all = await events.waitFor('bounced', 2)
   const d = all.find((e) => e.message_id === sent.id)!.data as any
   assert.equal(d.bounce_type, 'soft')
@@ -57,7 +62,8 @@ test('an ARF report to the VERP address is a complaint and suppresses the recipi
   await s.deliver(sent.returnPath, arf({ to: sent.returnPath, recipient: rcpt, originalId: sent.id, domain: org.domain }))
   const [e] = await events.waitFor('complained')
   const d = e!.data as any
-  assert.deepEqual({ message_id: d.message_id, to: d.to, feedback_type: d.feedback_type, tags: d.tags }, { message_id: sent.id, to: rcpt, feedback_type: 'abuse', tags: ['billing'] })
+  assert.deepEqual({ message_id: d.message_id, to: d.to, feedback_type: d.feedback_type, tags: d.tags },
+    { message_id: sent.id, to: rcpt, feedback_type: 'abuse', tags: ['billing'] })
   assert.ok(!Number.isNaN(Date.parse(d.complained_at)))
   assert.equal(s.ob.proc.cp.suppressions.get(suppressionKey(org.orgId, rcpt))?.reason, 'complaint')
 })

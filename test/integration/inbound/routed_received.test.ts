@@ -53,7 +53,9 @@ test('mail to an exact route becomes one inbound.received event with the documen
   assert.match(d.html, /<b>has not<\/b>/)
   assert.equal(d.headers['x-custom'], 'yes')
   assert.equal(d.headers.subject, 'Help with my order')
-  for (const k of ['spf', 'dkim', 'dmarc']) assert.ok(['pass', 'fail', 'softfail', 'neutral', 'none', 'temperror', 'permerror'].includes(d.authentication[k]), k)
+  for (const k of ['spf', 'dkim', 'dmarc']) {
+    assert.ok(['pass', 'fail', 'softfail', 'neutral', 'none', 'temperror', 'permerror'].includes(d.authentication[k]), k)
+  }
   assert.equal(d.authentication.dkim, 'none')
   assert.equal(typeof d.spam_score, 'number')
   assert.ok(d.spam_score >= 0 && d.spam_score <= 10)
@@ -80,7 +82,8 @@ test('attachments are listed; content (base64) only when the route includes atta
   assert.deepEqual(full.to, [`files@${org.domain}`], 'the exact route gets its own address only')
   assert.deepEqual(bare.to, [`anyone@${org.domain}`])
   assert.equal(full.message_id, bare.message_id)
-  assert.deepEqual(full.attachments, [{ filename: 'report.pdf', content_type: 'application/pdf', size: pdf.length, content: pdf.toString('base64') }])
+  assert.deepEqual(full.attachments,
+    [{ filename: 'report.pdf', content_type: 'application/pdf', size: pdf.length, content: pdf.toString('base64') }])
   assert.deepEqual(bare.attachments, [{ filename: 'report.pdf', content_type: 'application/pdf', size: pdf.length }])
 })
 
@@ -88,7 +91,8 @@ test('an unrouted mailbox of another domain, and relay tricks, are refused with 
   const before = events.of('inbound.received').length
   assert.equal((await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name: `other-${org.domain}` } })).status, 201)
   await addRoute(ob, org, `only@other-${org.domain}`, false)
-  const send = (to: string): Promise<unknown> => smtp.sendMail({ envelope: { from: 'x@sender.test', to: [to] }, raw: 'Subject: x\r\n\r\nx\r\n' })
+  const send = (to: string): Promise<unknown> =>
+    smtp.sendMail({ envelope: { from: 'x@sender.test', to: [to] }, raw: 'Subject: x\r\n\r\nx\r\n' })
   assert.equal(await rejectedCode(send(`nobody@other-${org.domain}`)), 550, 'known domain, no route for the mailbox')
   assert.equal(await rejectedCode(send('victim@elsewhere.test')), 550, 'a domain we do not serve: no open relay')
   assert.equal(await rejectedCode(send(`victim%elsewhere.test@${org.domain}`)), 550, 'percent hack')
@@ -101,7 +105,9 @@ test('a message larger than one object-store chunk is streamed to the store; its
   const before = events.of('inbound.received').length
   const line = 'y'.repeat(76) + '\r\n'
   const text = line.repeat(Math.ceil(300 * 1024 / line.length))
-  await smtp.sendMail({ envelope: { from: 'x@sender.test', to: [`support@${org.domain}`] }, raw: `Subject: large\r\nContent-Type: text/plain\r\n\r\n${text}` })
+  await smtp.sendMail({
+    envelope: { from: 'x@sender.test', to: [`support@${org.domain}`] }, raw: `Subject: large\r\nContent-Type: text/plain\r\n\r\n${text}`
+  })
   const received = await events.waitFor('inbound.received', before + 1)
   const data = received[before]!.data as { subject: string, text: string, truncated?: true, raw: { url: string, size: number } }
   assert.equal(data.subject, 'large')
@@ -116,7 +122,9 @@ test('a message over 25 MB is refused with 552 and nothing is stored or emitted'
   const before = events.of('inbound.received').length
   const big = 'x'.repeat(76) + '\r\n'
   const body = big.repeat(Math.ceil((25 * 1024 * 1024 + 1024) / big.length))
-  const code = await rejectedCode(smtp.sendMail({ envelope: { from: 'x@sender.test', to: [`support@${org.domain}`] }, raw: `Subject: big\r\n\r\n${body}` }))
+  const code = await rejectedCode(smtp.sendMail({
+    envelope: { from: 'x@sender.test', to: [`support@${org.domain}`] }, raw: `Subject: big\r\n\r\n${body}`
+  }))
   assert.equal(code, 552)
   await events.settle()
   assert.equal(events.of('inbound.received').length, before)

@@ -30,7 +30,9 @@ after(async () => {
 })
 
 async function sendSandbox (to: string): Promise<string> {
-  const r = await s.ob.request('POST', '/v1/messages/send', { key: sandboxKey, body: { from: `news@${org.domain}`, to, subject: 'Hello', text: 'Hi there' } })
+  const r = await s.ob.request('POST', '/v1/messages/send', {
+    key: sandboxKey, body: { from: `news@${org.domain}`, to, subject: 'Hello', text: 'Hi there' }
+  })
   assert.equal(r.status, 202, r.text)
   const id = r.body.id as string
   await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: sandboxKey })).status === 200,
@@ -53,7 +55,9 @@ test('a bounce and a complaint about a sandbox message are sandbox events and su
   const complained = 'annoyed@remote.test'
   const first = await sendSandbox(bounced)
   const second = await sendSandbox(complained)
-  await s.deliver(fbl(org), dsn({ to: fbl(org), recipient: bounced, status: '5.1.1', diagnostic: '550 5.1.1 user unknown', originalId: first, domain: org.domain }))
+  await s.deliver(fbl(org), dsn({
+    to: fbl(org), recipient: bounced, status: '5.1.1', diagnostic: '550 5.1.1 user unknown', originalId: first, domain: org.domain
+  }))
   await s.deliver(fbl(org), arf({ to: fbl(org), recipient: complained, originalId: second, domain: org.domain }))
   await eventually(() => about('bounced', first).length > 0 && about('complained', second).length > 0, 'the report events')
 

@@ -46,7 +46,8 @@ test('mail whose authentication look-ups outlast the ack wait is processed once,
   await events.waitFor('inbound.received', MAILS, 45_000)
   const tookMs = Date.now() - started
   const info = await (await jetstreamManager(ob.proc.nc)).consumers.info(STREAM_INBOUND, CONSUMER_INBOUND)
-  t.diagnostic(`${MAILS} mails processed in ${tookMs} ms; deliveries to the consumer ${info.delivered.consumer_seq}, redelivered now ${info.num_redelivered}`)
+  t.diagnostic(`${MAILS} mails processed in ${tookMs} ms; deliveries to the consumer ${info.delivered.consumer_seq}, ` +
+    `redelivered now ${info.num_redelivered}`)
   assert.ok(tookMs > 1000, 'the look-ups took longer than the first ack wait')
   assert.equal(info.delivered.consumer_seq, MAILS, 'each job delivered to the consumer once')
   await events.settle(500)

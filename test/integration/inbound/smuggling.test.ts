@@ -24,7 +24,9 @@ after(async () => {
   await dns.close()
 })
 
-for (const [name, terminator] of [['<LF>.<LF>', '\n.\n'], ['<CR><LF>.<LF>', '\r\n.\n'], ['<LF>.<CR><LF>', '\n.\r\n'], ['<CR>.<LF>', '\r.\n'], ['<CR>.<CR><LF>', '\r.\r\n']] as const) {
+for (const [name, terminator] of [
+  ['<LF>.<LF>', '\n.\n'], ['<CR><LF>.<LF>', '\r\n.\n'], ['<LF>.<CR><LF>', '\n.\r\n'], ['<CR>.<LF>', '\r.\n'], ['<CR>.<CR><LF>', '\r.\r\n']
+] as const) {
   test(`${name} inside DATA does not end the message: one message, the rest is content`, async () => {
     const before = events.of('inbound.received').length
     const s = await RawSmtp.open(ob.proc.inbound!.port)
@@ -33,7 +35,8 @@ for (const [name, terminator] of [['<LF>.<LF>', '\n.\n'], ['<CR><LF>.<LF>', '\r\
     assert.match(await s.command(`RCPT TO:<first@${org.domain}>`), /^250/)
     assert.match(await s.command('DATA'), /^354/)
     // An attempt to smuggle a second transaction behind a terminator a lenient parser would accept.
-    s.write(`Subject: first\r\n\r\nvisible body${terminator}MAIL FROM:<evil@sender.test>\r\nRCPT TO:<second@${org.domain}>\r\nDATA\r\nSubject: smuggled\r\n\r\nsmuggled body\r\n.\r\n`)
+    s.write(`Subject: first\r\n\r\nvisible body${terminator}MAIL FROM:<evil@sender.test>\r\nRCPT TO:<second@${org.domain}>\r\n` +
+      'DATA\r\nSubject: smuggled\r\n\r\nsmuggled body\r\n.\r\n')
     assert.match(await s.reply(), /^250 /, 'exactly one reply for the whole DATA')
     assert.match(await s.command('QUIT'), /^221/)
     s.close()

@@ -23,7 +23,9 @@ before(async () => {
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1',
     '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' })
   dns = await DnsServer.start({})
-  tls = await TestOutbox.start({ env: { OB_DNS_SERVERS: dns.address, OB_SMTP_INBOUND_TLS_CERT: join(dir, 'cert.pem'), OB_SMTP_INBOUND_TLS_KEY: join(dir, 'key.pem') } })
+  tls = await TestOutbox.start({
+    env: { OB_DNS_SERVERS: dns.address, OB_SMTP_INBOUND_TLS_CERT: join(dir, 'cert.pem'), OB_SMTP_INBOUND_TLS_KEY: join(dir, 'key.pem') }
+  })
   plain = await TestOutbox.start({ env: { OB_DNS_SERVERS: dns.address }, nats: tls.nats, redis: tls.redisServer })
   org = await tls.org()
   await addRoute(tls, org, `*@${org.domain}`, false)
@@ -46,7 +48,9 @@ async function ehlo (port: number): Promise<string> {
 
 test('with a certificate and key configured, STARTTLS is offered and mail arrives over TLS', async () => {
   assert.match(await ehlo(tls.proc.inbound!.port), /STARTTLS/)
-  const t = createTransport({ host: '127.0.0.1', port: tls.proc.inbound!.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false } })
+  const t = createTransport({
+    host: '127.0.0.1', port: tls.proc.inbound!.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false }
+  })
   await t.sendMail({ from: 'a@sender.test', to: `tls@${org.domain}`, subject: 'over TLS', text: 'encrypted' })
   t.close()
   const [e] = await events.waitFor('inbound.received')

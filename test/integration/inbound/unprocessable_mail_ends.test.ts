@@ -31,7 +31,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-test('mail that cannot be processed in 10 attempts reaches its route as inbound.received with processing_error and raw', { timeout: 120_000 }, async () => {
+test('mail that cannot be processed in 10 attempts reaches its route as inbound.received ' +
+  'with processing_error and raw', { timeout: 120_000 }, async () => {
   writeFileSync(join(dir, 'reject'), '')
   dns = await DnsServer.start({})
   ob = await TestOutbox.start({

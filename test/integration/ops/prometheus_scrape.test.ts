@@ -115,11 +115,14 @@ async function send (to: string): Promise<void> {
   assert.equal(res.status, 202, await res.text())
 }
 
-test('Prometheus scrapes every role and reads back what the mail did', { skip: hasPrometheus ? false : 'prometheus is not installed (apt-get install -y prometheus)' }, async () => {
+test('Prometheus scrapes every role and reads back what the mail did', {
+  skip: hasPrometheus ? false : 'prometheus is not installed (apt-get install -y prometheus)'
+}, async () => {
   // every process is a target that answers
   await eventually(async () => (await promQuery('up{job=~"outbox-.*"} == 1')).length === 3, 'three targets up', 30_000)
   const roles = await promQuery('outbox_role == 1')
-  assert.deepEqual(roles.map((r) => `${r.metric.job} ${r.metric.role}`).sort(), ['outbox-engine engine', 'outbox-gateway gateway', 'outbox-inbound inbound'])
+  assert.deepEqual(roles.map((r) => `${r.metric.job} ${r.metric.role}`).sort(),
+    ['outbox-engine engine', 'outbox-gateway gateway', 'outbox-inbound inbound'])
 
   for (let i = 0; i < 5; i++) await send(`user${i}@dest.test`)
   await send('permfail-1@dest.test')
@@ -141,8 +144,10 @@ test('Prometheus scrapes every role and reads back what the mail did', { skip: h
   await eventually(async () => (await promQuery('sum(outbox_jetstream_consumer_pending{stream="OB_OUTBOUND"}) == 0')).length === 1,
     'outbound consumers drained', 30_000)
   const consumers = await promQuery('outbox_jetstream_consumer_pending')
-  assert.ok(consumers.some((c) => c.metric.job === 'outbox-inbound' && c.metric.consumer === 'inbound'), 'the inbound process reports its consumer')
-  assert.ok(consumers.some((c) => c.metric.job === 'outbox-engine' && c.metric.consumer === 'ob_webhooks'), 'the engine reports the fan-out consumer')
+  assert.ok(consumers.some((c) => c.metric.job === 'outbox-inbound' && c.metric.consumer === 'inbound'),
+    'the inbound process reports its consumer')
+  assert.ok(consumers.some((c) => c.metric.job === 'outbox-engine' && c.metric.consumer === 'ob_webhooks'),
+    'the engine reports the fan-out consumer')
 
   // a report through a route that names a message that is not ours is dropped and counted by the inbound process
   await addRoute(admin!, org, `*@${org.domain}`, false)
@@ -150,7 +155,13 @@ test('Prometheus scrapes every role and reads back what the mail did', { skip: h
   const to = `reports@${org.domain}`
   await eventually(async () => {
     try {
-      await smtp.sendMail({ envelope: { from: '', to: [to] }, raw: dsn({ to, recipient: 'someone@elsewhere.test', status: '5.1.1', diagnostic: 'smtp; 550 5.1.1 no such user', originalId: '<forged@elsewhere.test>', domain: org.domain }) })
+      await smtp.sendMail({
+        envelope: { from: '', to: [to] },
+        raw: dsn({
+          to, recipient: 'someone@elsewhere.test', status: '5.1.1', diagnostic: 'smtp; 550 5.1.1 no such user',
+          originalId: '<forged@elsewhere.test>', domain: org.domain
+        })
+      })
       return true
     } catch { return false } // the route reaches the inbound process through its watch
   }, 'the route is known to the inbound server')

@@ -32,7 +32,10 @@ class Client {
       this.ws.addEventListener('error', () => reject(new Error('socket error')))
     })
     this.ws.addEventListener('message', (m) => { this.inbox.push(JSON.parse(String(m.data))); this.waiter?.() })
-    this.closed = new Promise((resolve) => this.ws.addEventListener('close', (e) => { resolve({ code: e.code, reason: e.reason }); this.waiter?.() }))
+    this.closed = new Promise((resolve) => this.ws.addEventListener('close', (e) => {
+      resolve({ code: e.code, reason: e.reason })
+      this.waiter?.()
+    }))
   }
 
   send (msg: unknown): void { this.ws.send(JSON.stringify(msg)) }
@@ -183,7 +186,9 @@ test('a socket that does not read is closed with 1013 instead of buffering witho
   // A masked client text frame with the auth message.
   const payload = Buffer.from(JSON.stringify({ type: 'auth', key }))
   const mask = Buffer.from([1, 2, 3, 4])
-  const frame = Buffer.concat([Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]), mask, payload.map((b, i) => b ^ mask[i % 4]!)])
+  const frame = Buffer.concat([
+    Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]), mask, payload.map((b, i) => b ^ mask[i % 4]!)
+  ])
   socket.write(frame)
   while (!received.includes('"ready"')) await once(socket, 'data')
   socket.pause()

@@ -61,12 +61,15 @@ class Feed {
 }
 
 async function send (key: string, to: string): Promise<string> {
-  const r = await ob.request('POST', '/v1/messages/send', { key, body: { from: `App <hello@${org.domain}>`, to, subject: 'Feed', text: 'hello' } })
+  const r = await ob.request('POST', '/v1/messages/send', {
+    key, body: { from: `App <hello@${org.domain}>`, to, subject: 'Feed', text: 'hello' }
+  })
   assert.equal(r.status, 202, r.text)
   return (r.body as { id: string }).id
 }
 
-test('a default socket sees live events only; environment "test" (filter or query) sees the sandbox only', { timeout: 60_000 }, async () => {
+test('a default socket sees live events only; environment "test" (filter or query) ' +
+  'sees the sandbox only', { timeout: 60_000 }, async () => {
   const byDefault = new Feed()
   await byDefault.ready()
   const byFilter = new Feed()
@@ -113,7 +116,8 @@ test('a bad environment: an error message naming it on the socket (which stays),
   await f.until('second error', (m) => m.filter((x) => x.type === 'error').length === 2)
   f.send({ type: 'filter', types: ['bounced'] })
   await f.until('ack', (m) => m.some((x) => x.type === 'filter'))
-  assert.deepEqual(f.inbox.find((x) => x.type === 'filter'), { type: 'filter', types: ['bounced'], environment: 'live' }, 'the bad filters changed nothing')
+  assert.deepEqual(f.inbox.find((x) => x.type === 'filter'), { type: 'filter', types: ['bounced'], environment: 'live' },
+    'the bad filters changed nothing')
   await f.close()
 
   const socket = net.connect(ob.proc.gateway!.port, '127.0.0.1')

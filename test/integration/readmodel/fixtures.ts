@@ -4,7 +4,9 @@ import { newId, eventId, eventSubject, type EventRecord, type EventType, type Qu
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 
 /** A message as the send path records it, after JetStream accepted it. */
-export async function queue (ob: TestOutbox, org: TestOrg, over: Partial<QueuedMessage> = {}, status: 'queued' | 'scheduled' = 'queued'): Promise<QueuedMessage> {
+export async function queue (
+  ob: TestOutbox, org: TestOrg, over: Partial<QueuedMessage> = {}, status: 'queued' | 'scheduled' = 'queued'
+): Promise<QueuedMessage> {
   const createdAt = over.created_at ?? new Date().toISOString()
   const msg: QueuedMessage = {
     v: 1,
@@ -32,7 +34,9 @@ export async function queue (ob: TestOutbox, org: TestOrg, over: Partial<QueuedM
   return msg
 }
 
-export function event (org: TestOrg, messageId: string, type: EventType, at = new Date(), extra: Record<string, unknown> = {}): EventRecord {
+export function event (
+  org: TestOrg, messageId: string, type: EventType, at = new Date(), extra: Record<string, unknown> = {}
+): EventRecord {
   return {
     id: eventId(messageId, type, at.toISOString(), JSON.stringify(extra)),
     type,

@@ -23,7 +23,9 @@ before(async () => {
 after(async () => { await s.close() })
 
 async function send (body: Record<string, unknown>, key = sendKey): Promise<string> {
-  const r = await s.ob.request('POST', '/v1/messages/send', { key, body: { from: `App <app@${s.org.domain}>`, to: 'ann@dest.example', ...body } })
+  const r = await s.ob.request('POST', '/v1/messages/send', {
+    key, body: { from: `App <app@${s.org.domain}>`, to: 'ann@dest.example', ...body }
+  })
   assert.equal(r.status, 202, r.text)
   return r.body.id
 }
@@ -122,7 +124,8 @@ test('a scheduled message has its content long before its time', async () => {
 })
 
 test('a sandbox message has its content, readable by its organisation', async () => {
-  const id = await send({ to: 'delivered@simulator.test', subject: 'Sandbox', html: '<p>sandbox</p>' }, await s.ob.key(s.org, ['send'], 'test'))
+  const id = await send({ to: 'delivered@simulator.test', subject: 'Sandbox', html: '<p>sandbox</p>' },
+    await s.ob.key(s.org, ['send'], 'test'))
   const r = await content(id)
   assert.equal(r.body.html, '<p>sandbox</p>')
 })
@@ -136,10 +139,12 @@ test('a 1.5 MB html body, queued through the object store and recorded in severa
   assert.equal(r.body.html.length, html.length)
   assert.equal(r.body.html, html)
   const jsm = await jetstreamManager(s.ob.proc.nc)
-  assert.notEqual(await jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id, 1) }), null, 'stored in several parts')
+  assert.notEqual(await jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id, 1) }), null,
+    'stored in several parts')
 })
 
-test('another organisation\'s message answers as GET /v1/messages/{id} does (403), an unknown id 404, and 404 once the record is gone', async () => {
+test('another organisation\'s message answers as GET /v1/messages/{id} does (403), an unknown id 404, ' +
+  'and 404 once the record is gone', async () => {
   const id = await send({ subject: 'Mine', text: 'mine' })
   await content(id)
   const other = await s.ob.org()

@@ -11,7 +11,8 @@ let s: SubmissionScenario
 before(async () => { s = await startSubmissionScenario({ OB_MESSAGE_CONTENT_RETENTION_DAYS: '0' }) })
 after(async () => { await s.close() })
 
-test('a sent and delivered message has no content: 404 not_found saying it is not recorded here, and OB_MESSAGE_CONTENT holds nothing', async () => {
+test('a sent and delivered message has no content: 404 not_found saying it is not recorded here, ' +
+  'and OB_MESSAGE_CONTENT holds nothing', async () => {
   const sent = await s.ob.request('POST', '/v1/messages/send', {
     key: await s.ob.key(s.org, ['send']),
     body: { from: `App <app@${s.org.domain}>`, to: 'ann@dest.example', subject: 'Your receipt', html: '<p>Thanks</p>', text: 'Thanks' }
@@ -20,7 +21,8 @@ test('a sent and delivered message has no content: 404 not_found saying it is no
   const id = sent.body.id as string
   const readKey = await s.ob.key(s.org, ['read'])
   await eventually(() => s.sink.to('ann@dest.example').length === 1, 'delivered to the sink')
-  await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: readKey })).body?.status === 'delivered', 'delivered in the read model')
+  await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: readKey })).body?.status === 'delivered',
+    'delivered in the read model')
   // the engine acknowledges a message only once its content is recorded (or failed to be), so from here on
   // anything it recorded would be in the stream
   const jsm = await jetstreamManager(s.ob.proc.nc)

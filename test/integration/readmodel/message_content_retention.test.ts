@@ -24,12 +24,18 @@ test('the stream OB_MESSAGE_CONTENT is created with a max_age of 7 days', async 
   assert.equal(info.config.max_age, 7 * DAY_MS * NS_PER_MS)
 })
 
-test('a message sent now has its content; one sent 8 days ago is listed, its content 404 not_found saying content is kept 7 days', async () => {
+test('a message sent now has its content; one sent 8 days ago is listed, ' +
+  'its content 404 not_found saying content is kept 7 days', async () => {
   const sandboxKey = await ob.key(org, ['send'], 'test')
-  const sent = await ob.request('POST', '/v1/messages/send', { key: sandboxKey, body: { from: `App <app@${org.domain}>`, to: 'delivered@simulator.test', subject: 'Now', text: 'now' } })
+  const sent = await ob.request('POST', '/v1/messages/send', {
+    key: sandboxKey, body: { from: `App <app@${org.domain}>`, to: 'delivered@simulator.test', subject: 'Now', text: 'now' }
+  })
   assert.equal(sent.status, 202, sent.text)
   let now: HttpResult | undefined
-  await eventually(async () => (now = await ob.request('GET', `/v1/messages/${sent.body.id as string}/content`, { key: readKey })).status === 200, 'content recorded')
+  await eventually(async () => {
+    now = await ob.request('GET', `/v1/messages/${sent.body.id as string}/content`, { key: readKey })
+    return now.status === 200
+  }, 'content recorded')
   assert.equal(now!.body.text, 'now')
 
   const old = await queue(ob, org, { created_at: new Date(Date.now() - 8 * DAY_MS).toISOString() })

@@ -21,14 +21,19 @@ test('restarted with 7 days, the existing OB_MESSAGE_CONTENT stream has a max_ag
   const redis = await ServerProcess.redis()
   servers.push(nats, redis)
   ob = await TestOutbox.start({ nats, redis })
-  const maxAge = async (): Promise<number> => (await (await jetstreamManager(ob!.proc.nc)).streams.info(STREAM_MESSAGE_CONTENT)).config.max_age
+  const maxAge = async (): Promise<number> =>
+    (await (await jetstreamManager(ob!.proc.nc)).streams.info(STREAM_MESSAGE_CONTENT)).config.max_age
   assert.equal(await maxAge(), 30 * DAY_MS * NS_PER_MS)
   const org = await ob.org()
   const readKey = await ob.key(org, ['read'])
-  const sent = await ob.request('POST', '/v1/messages/send', { key: await ob.key(org, ['send'], 'test'), body: { from: `App <app@${org.domain}>`, to: 'delivered@simulator.test', subject: 'Before', text: 'before the restart' } })
+  const sent = await ob.request('POST', '/v1/messages/send', {
+    key: await ob.key(org, ['send'], 'test'),
+    body: { from: `App <app@${org.domain}>`, to: 'delivered@simulator.test', subject: 'Before', text: 'before the restart' }
+  })
   assert.equal(sent.status, 202, sent.text)
   const id = sent.body.id as string
-  await eventually(async () => (await ob!.request('GET', `/v1/messages/${id}/content`, { key: readKey })).status === 200, 'content recorded')
+  await eventually(async () => (await ob!.request('GET', `/v1/messages/${id}/content`, { key: readKey })).status === 200,
+    'content recorded')
   await ob.close()
 
   ob = await TestOutbox.start({ nats, redis, env: { OB_MESSAGE_CONTENT_RETENTION_DAYS: '7' } })

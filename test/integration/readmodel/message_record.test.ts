@@ -70,9 +70,13 @@ test('a message to three recipients of which one bounces: bounced, each recipien
 })
 
 test('a template send is recorded with its rendered subject', async () => {
-  const t = await ob.request('POST', '/v1/templates', { key: org.adminKey, body: { name: 'welcome', subject: 'Welcome, {{name}}!', html: '<p>Hi {{name}}</p>' } })
+  const t = await ob.request('POST', '/v1/templates', {
+    key: org.adminKey, body: { name: 'welcome', subject: 'Welcome, {{name}}!', html: '<p>Hi {{name}}</p>' }
+  })
   assert.equal(t.status, 201, t.text)
-  const id = await send(org.adminKey, { from: `app@${org.domain}`, to: ['tpl@dest.example'], template_id: t.body.id, variables: { name: 'Ada' } })
+  const id = await send(org.adminKey, {
+    from: `app@${org.domain}`, to: ['tpl@dest.example'], template_id: t.body.id, variables: { name: 'Ada' }
+  })
   const m = await message(org.adminKey, id, (b) => b.status === 'delivered')
   assert.equal(m.subject, 'Welcome, Ada!')
   const list = await ob.request('GET', '/v1/messages?to=tpl@', { key: org.adminKey })
@@ -81,13 +85,17 @@ test('a template send is recorded with its rendered subject', async () => {
 
 test('the engine records a template message it is the first to see with its rendered subject', async () => {
   // Published straight to the queue, as if the gateway had died after the 202: only the engine records it.
-  const msg = queuedMessage(org, { to: ['engine@dest.example'], template_id: 'tpl_00000000000000000000000000', subject: 'Order {{order}} for {{name}}', variables: { name: 'Bo', order: 7 } })
+  const msg = queuedMessage(org, {
+    to: ['engine@dest.example'], template_id: 'tpl_00000000000000000000000000', subject: 'Order {{order}} for {{name}}',
+    variables: { name: 'Bo', order: 7 }
+  })
   await publishQueued(ob.proc.nc, ob.proc.config, msg)
   const m = await message(org.adminKey, msg.id, (b) => b.status === 'delivered')
   assert.equal(m.subject, 'Order 7 for Bo')
 })
 
-test('sandbox traffic is hidden from the default views of messages, events, stats and suppressions, and shown with environment=test', async () => {
+test('sandbox traffic is hidden from the default views of messages, events, stats and suppressions, ' +
+  'and shown with environment=test', async () => {
   const testKey = await ob.key(org, ['send', 'read'], 'test')
   const id = await send(testKey, { from: `app@${org.domain}`, to: ['sandboxed@dest.example'], subject: 'Sandbox', text: 'x' })
   await message(org.adminKey, id, (b) => b.status === 'delivered')
@@ -130,10 +138,13 @@ test('sandbox traffic is hidden from the default views of messages, events, stat
 test('?to= matches a prefix of any recipient address, pages, and never crosses organisations', async () => {
   const ids: string[] = []
   for (const to of ['pre.a@dest.example', 'pre.b@dest.example', 'pre.c@dest.example']) {
-    ids.push(await send(org.adminKey, { from: `app@${org.domain}`, to: ['someone@dest.example'], cc: [to.toUpperCase()], subject: 'p', text: 'x' }))
+    ids.push(await send(org.adminKey, {
+      from: `app@${org.domain}`, to: ['someone@dest.example'], cc: [to.toUpperCase()], subject: 'p', text: 'x'
+    }))
   }
   const theirs = await send(other.adminKey, { from: `app@${other.domain}`, to: ['pre.a@dest.example'], subject: 'p', text: 'x' })
-  await eventually(async () => (await ob.request('GET', '/v1/messages?to=PRE.', { key: org.adminKey })).body.data.length === 3, 'three readable')
+  await eventually(async () => (await ob.request('GET', '/v1/messages?to=PRE.', { key: org.adminKey })).body.data.length === 3,
+    'three readable')
   const all = await ob.request('GET', '/v1/messages?to=PRE.', { key: org.adminKey })
   assert.deepEqual(all.body.data.map((x: any) => x.id), ids, 'address order')
   assert.ok(!all.body.data.some((x: any) => x.id === theirs))
@@ -150,7 +161,8 @@ test('?to= matches a prefix of any recipient address, pages, and never crosses o
   assert.equal(foreignCursor.status, 400)
 
   // the other organisation sees only its own, in every view
-  await eventually(async () => (await ob.request('GET', '/v1/messages?to=pre.', { key: other.adminKey })).body.data.length === 1, 'other readable')
+  await eventually(async () => (await ob.request('GET', '/v1/messages?to=pre.', { key: other.adminKey })).body.data.length === 1,
+    'other readable')
   const otherTo = await ob.request('GET', '/v1/messages?to=pre.', { key: other.adminKey })
   assert.deepEqual(otherTo.body.data.map((x: any) => x.id), [theirs])
   const otherTest = await ob.request('GET', '/v1/messages?environment=test', { key: other.adminKey })

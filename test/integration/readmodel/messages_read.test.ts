@@ -27,8 +27,14 @@ test('a queued message appears in GET /v1/messages and GET /v1/messages/{id}', a
   const one = await ob.request('GET', `/v1/messages/${msg.id}`, { key: readKey })
   assert.equal(one.status, 200)
   assert.deepEqual(
-    { id: one.body.id, from: one.body.from, to: one.body.to, subject: one.body.subject, status: one.body.status, created_at: one.body.created_at, metadata: one.body.metadata, events: one.body.events },
-    { id: msg.id, from: msg.from, to: ['Ann <Ann@Example.net>'], subject: 'Receipt', status: 'queued', created_at: msg.created_at, metadata: { order: '7' }, events: [] }
+    {
+      id: one.body.id, from: one.body.from, to: one.body.to, subject: one.body.subject, status: one.body.status,
+      created_at: one.body.created_at, metadata: one.body.metadata, events: one.body.events
+    },
+    {
+      id: msg.id, from: msg.from, to: ['Ann <Ann@Example.net>'], subject: 'Receipt', status: 'queued',
+      created_at: msg.created_at, metadata: { order: '7' }, events: []
+    }
   )
   assert.equal(one.body.org_id, undefined, 'internal fields stay internal')
 })
@@ -83,7 +89,8 @@ test('bad query parameters are 400 validation_error naming the field', async () 
     const r = await ob.request('GET', path, { key: readKey })
     assert.equal(r.status, 400, path)
     assert.equal(r.body.error.code, 'validation_error', path)
-    assert.ok(r.body.error.errors.some((e: { field: string }) => e.field === field), `${path} names ${field}: ${JSON.stringify(r.body.error.errors)}`)
+    assert.ok(r.body.error.errors.some((e: { field: string }) => e.field === field),
+      `${path} names ${field}: ${JSON.stringify(r.body.error.errors)}`)
   }
 })
 

@@ -15,7 +15,9 @@ before(async () => {
   // 45 messages over 15 milliseconds, three per millisecond, so page boundaries fall inside ties.
   const base = Date.now() - 60_000
   for (let i = 0; i < 45; i++) {
-    const m = await queue(ob, org, { created_at: new Date(base + Math.floor(i / 3)).toISOString(), to: [i % 5 === 0 ? 'Five@Example.net' : `r${i}@example.net`] })
+    const m = await queue(ob, org, {
+      created_at: new Date(base + Math.floor(i / 3)).toISOString(), to: [i % 5 === 0 ? 'Five@Example.net' : `r${i}@example.net`]
+    })
     ids.push(m.id)
   }
 })
@@ -77,7 +79,9 @@ test('events page newest first and filter by type and message', async () => {
   const store = new MessageStore(ob.proc.redis)
   const t = Date.now()
   const target = ids[20]!
-  for (let i = 0; i < 12; i++) await store.applyEvent(event(org, target, i % 3 === 0 ? 'clicked' : 'opened', new Date(t + Math.floor(i / 2)), { i }))
+  for (let i = 0; i < 12; i++) {
+    await store.applyEvent(event(org, target, i % 3 === 0 ? 'clicked' : 'opened', new Date(t + Math.floor(i / 2)), { i }))
+  }
   const byMessage = await all(`/v1/events?message_id=${target}`, 5)
   assert.equal(byMessage.items.length, 12)
   assert.equal(new Set(byMessage.items.map((e) => e.id)).size, 12)

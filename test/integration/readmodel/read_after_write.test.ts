@@ -82,7 +82,8 @@ async function watchRecords (): Promise<{ accepted: (id: string, at: number) => 
   }
 }
 
-test(`${COUNT} sends back to back, ${CONCURRENCY} at a time: every message is readable within 1 s (p99) of its 202`, { timeout: 120_000 }, async (t) => {
+test(`${COUNT} sends back to back, ${CONCURRENCY} at a time: ` +
+  'every message is readable within 1 s (p99) of its 202', { timeout: 120_000 }, async (t) => {
   const records = await watchRecords()
   const ids: string[] = []
   const sendMs: number[] = []
@@ -92,7 +93,9 @@ test(`${COUNT} sends back to back, ${CONCURRENCY} at a time: every message is re
     while (next < COUNT) {
       const i = next++
       const sentAt = performance.now()
-      const r = await call('POST', '/v1/messages/send', { from: `App <hello@${org.domain}>`, to: `r${i}@example.net`, subject: `Order ${i}`, text: 'Shipped' })
+      const r = await call('POST', '/v1/messages/send', {
+        from: `App <hello@${org.domain}>`, to: `r${i}@example.net`, subject: `Order ${i}`, text: 'Shipped'
+      })
       assert.equal(r.status, 202, JSON.stringify(r.body))
       const acceptedAt = performance.now()
       sendMs.push(acceptedAt - sentAt)
@@ -105,7 +108,8 @@ test(`${COUNT} sends back to back, ${CONCURRENCY} at a time: every message is re
   sendMs.sort((a, b) => a - b)
   const q = (list: number[], p: number): number => Math.round(list[Math.min(list.length - 1, Math.floor(p * list.length))]!)
   const at = (p: number): number => q(delays, p)
-  t.diagnostic(`${COUNT} sends in ${Math.round(sendingMs)} ms (send latency p50 ${q(sendMs, 0.5)} ms, p99 ${q(sendMs, 0.99)} ms; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}); ` +
+  t.diagnostic(`${COUNT} sends in ${Math.round(sendingMs)} ms (send latency p50 ${q(sendMs, 0.5)} ms, p99 ${q(sendMs, 0.99)} ms; ` +
+    `load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}); ` +
     `record present after the 202: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`)
   assert.equal(delays.length, COUNT)
   assert.ok(delays.every(Number.isFinite), 'every accepted message was recorded')
@@ -123,12 +127,19 @@ test(`${COUNT} sends back to back, ${CONCURRENCY} at a time: every message is re
 })
 
 test('a read right after the 202 finds the message, or a 404 that becomes the message within 1 s', async () => {
-  const sent = await call('POST', '/v1/messages/send', { from: `App <hello@${org.domain}>`, to: 'Ann <ann@example.net>', subject: 'Receipt', text: 'Thanks', metadata: { order: '7' } })
+  const sent = await call('POST', '/v1/messages/send', {
+    from: `App <hello@${org.domain}>`, to: 'Ann <ann@example.net>', subject: 'Receipt', text: 'Thanks', metadata: { order: '7' }
+  })
   assert.equal(sent.status, 202)
   const r = await readMessage({ request: async (method, path) => await call(method, path) }, sent.body.id as string, key)
   assert.equal(r.status, 200, JSON.stringify(r.body))
   assert.deepEqual(
-    { id: r.body.id, to: r.body.to, subject: r.body.subject, status: r.body.status, created_at: r.body.created_at, metadata: r.body.metadata },
-    { id: sent.body.id, to: ['Ann <ann@example.net>'], subject: 'Receipt', status: 'queued', created_at: sent.body.created_at, metadata: { order: '7' } }
+    {
+      id: r.body.id, to: r.body.to, subject: r.body.subject, status: r.body.status, created_at: r.body.created_at, metadata: r.body.metadata
+    },
+    {
+      id: sent.body.id, to: ['Ann <ann@example.net>'], subject: 'Receipt', status: 'queued', created_at: sent.body.created_at,
+      metadata: { order: '7' }
+    }
   )
 })

@@ -26,7 +26,8 @@ test('calls made in one turn of the event loop run as one script execution, in o
 })
 
 test('calls with different key and argument counts each get their own KEYS and ARGV', async () => {
-  const batch = new ScriptBatch<string[]>(own.redis, 'test_echo_batch', 'local out = {} for i = 1, #KEYS do out[#out + 1] = KEYS[i] end for i = 1, #ARGV do out[#out + 1] = ARGV[i] end return out')
+  const batch = new ScriptBatch<string[]>(own.redis, 'test_echo_batch',
+    'local out = {} for i = 1, #KEYS do out[#out + 1] = KEYS[i] end for i = 1, #ARGV do out[#out + 1] = ARGV[i] end return out')
   const [a, b, c] = await Promise.all([batch.call(['k1'], []), batch.call(['k2', 'k3'], ['a1', 'a2', 'a3']), batch.call([], ['only'])])
   assert.deepEqual(a, ['k1'])
   assert.deepEqual(b, ['k2', 'k3', 'a1', 'a2', 'a3'])
@@ -54,7 +55,8 @@ test('a batch is written at once, not held back while an auto-pipelined command 
   await batch.call(['unheld'], ['warm']) // loads the script
   await own.redis.del('unheld')
   // a command that keeps Redis busy for 300 ms, sent through the auto-pipeline and awaiting its answer
-  const busy = own.redis.eval("local t = redis.call('TIME') local until_us = t[1] * 1e6 + t[2] + 300000 repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] >= until_us return 1", 0)
+  const busy = own.redis.eval("local t = redis.call('TIME') local until_us = t[1] * 1e6 + t[2] + 300000 " +
+    "repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] >= until_us return 1", 0)
   await new Promise((resolve) => setTimeout(resolve, 50))
   // the auto-pipeline keeps this one until the busy command is answered; the batch goes out meanwhile
   const held = own.redis.rpush('unheld', 'auto-pipelined')

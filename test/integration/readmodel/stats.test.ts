@@ -49,7 +49,8 @@ test('counts per event type and sent over a range', async () => {
 
 test('the range selects whole hours; to is exclusive', async () => {
   const firstHour = await ob.request('GET', `/v1/stats?from=${iso(hour0 + 30 * 60_000)}&to=${iso(hour0 + HOUR)}`, { key })
-  assert.deepEqual(firstHour.body.counts, { sent: 2, delivered: 1, bounced: 0, deferred: 1, opened: 0, clicked: 0, unsubscribed: 0, complained: 0 })
+  assert.deepEqual(firstHour.body.counts,
+    { sent: 2, delivered: 1, bounced: 0, deferred: 1, opened: 0, clicked: 0, unsubscribed: 0, complained: 0 })
 })
 
 test('interval=day adds a series per UTC day that sums to the counts', async () => {

@@ -20,7 +20,9 @@ let org: TestOrg
 let key: string
 
 async function startEngine (): Promise<TestOutbox> {
-  return await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'engine', OB_SMTP_RELAY: sink.url, OB_DELIVERY_RETRY_SCHEDULE: SCHEDULE_S } })
+  return await TestOutbox.start({
+    nats, redis, env: { OB_ROLE: 'engine', OB_SMTP_RELAY: sink.url, OB_DELIVERY_RETRY_SCHEDULE: SCHEDULE_S }
+  })
 }
 
 before(async () => {
@@ -41,7 +43,9 @@ after(async () => {
 })
 
 async function send (to: string | string[]): Promise<string> {
-  const r = await gateway.request('POST', '/v1/messages/send', { key, body: { from: `App <hello@${org.domain}>`, to, subject: 'Stuck?', text: 'hello' } })
+  const r = await gateway.request('POST', '/v1/messages/send', {
+    key, body: { from: `App <hello@${org.domain}>`, to, subject: 'Stuck?', text: 'hello' }
+  })
   assert.equal(r.status, 202, r.text)
   return (r.body as { id: string }).id
 }
@@ -81,7 +85,8 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
     (m) => m.recipients.map((r: any) => r.status).sort().join() === 'bounced,deferred')
   assert.equal(partly.status, 'bounced')
   const retry = partly.events.find((e: any) => e.type === 'deferred')
-  assert.equal(partly.next_attempt_at, new Date(Date.parse(retry.data.next_attempt_at)).toISOString(), 'the deferred recipient\'s next attempt')
+  assert.equal(partly.next_attempt_at, new Date(Date.parse(retry.data.next_attempt_at)).toISOString(),
+    'the deferred recipient\'s next attempt')
 
   await engine!.close()
   engine = undefined
@@ -92,8 +97,8 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   await messageOnce(mixed, 'the bounced one stuck too', (m) => m.stuck === true)
   assert.deepEqual((await stuckIds()).sort(), [id, mixed].sort(), 'the stuck filter lists both, and not the delivered one')
   assert.deepEqual(await stuckIds('test'), [], 'nothing stuck in the sandbox')
-  for (const [filter, expected] of [['&to=tempfail-stuck', [id]], ['&to=tempfail-two', [mixed]], ['&to=someone@', []], ['&status=deferred', [id]],
-    ['&status=bounced', [mixed]], ['&status=delivered', []]] as const) {
+  for (const [filter, expected] of [['&to=tempfail-stuck', [id]], ['&to=tempfail-two', [mixed]], ['&to=someone@', []],
+    ['&status=deferred', [id]], ['&status=bounced', [mixed]], ['&status=delivered', []]] as const) {
     const r = await gateway.request('GET', `/v1/messages?stuck=true${filter}`, { key })
     assert.deepEqual((r.body as { data: Array<{ id: string }> }).data.map((m) => m.id), expected, filter)
   }
@@ -122,13 +127,18 @@ test('?stuck takes only true or false', async () => {
   assert.equal(all.status, 200)
 })
 
-test('with no engine running, queued and scheduled messages are stuck past their time; a reschedule or a cancel clears it', { timeout: 60_000 }, async () => {
+test('with no engine running, queued and scheduled messages are stuck past their time; ' +
+  'a reschedule or a cancel clears it', { timeout: 60_000 }, async () => {
   await engine?.close()
   engine = undefined
   const at = new Date(Date.now() + 4000).toISOString()
   const sendAt = async (to: string, scheduledAt?: string): Promise<string> => {
     const r = await gateway.request('POST', '/v1/messages/send', {
-      key, body: { from: `App <hello@${org.domain}>`, to, subject: 'Waiting', text: 'hello', ...(scheduledAt !== undefined ? { scheduled_at: scheduledAt } : {}) }
+      key,
+      body: {
+        from: `App <hello@${org.domain}>`, to, subject: 'Waiting', text: 'hello',
+        ...(scheduledAt !== undefined ? { scheduled_at: scheduledAt } : {})
+      }
     })
     assert.equal(r.status, 202, r.text)
     return (r.body as { id: string }).id

@@ -123,7 +123,8 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
     for (const m of sink.messages) arrived.add(m.messageId)
     return [...ids].every((id) => arrived.has(id))
   }, 'every message reached the sink', 40_000)
-  t.diagnostic(`all ${COUNT} delivered ${Date.now() - killedAt} ms after the kills; sink accepted ${sink.messages.length} (duplicates ${sink.messages.length - arrived.size})`)
+  t.diagnostic(`all ${COUNT} delivered ${Date.now() - killedAt} ms after the kills; ` +
+    `sink accepted ${sink.messages.length} (duplicates ${sink.messages.length - arrived.size})`)
 
   const counts = new Map<string, number>()
   for (const m of sink.messages) counts.set(m.messageId, (counts.get(m.messageId) ?? 0) + 1)
@@ -144,8 +145,10 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
   // the JetStream API can time out while the cluster is still electing leaders after the kill
   const jsm = await retrying(async () => await jetstreamManager(ob.proc.nc), 6)
   for (const stream of [STREAM_OUTBOUND, `KV_${KV_SHARD_LEASES}`, `KV_${KV_BUCKETS.apiKeys}`]) {
-    assert.equal((await retrying(async () => await jsm.streams.info(stream), 6)).config.num_replicas, 3, `${stream} has OB_NATS_REPLICAS replicas`)
+    assert.equal((await retrying(async () => await jsm.streams.info(stream), 6)).config.num_replicas, 3,
+      `${stream} has OB_NATS_REPLICAS replicas`)
   }
   const info = await retrying(async () => await jsm.streams.info(STREAM_OUTBOUND), 6)
-  assert.ok(info.cluster?.leader !== undefined && info.cluster.leader !== 'n3', `the stream has a leader on a live node (${String(info.cluster?.leader)})`)
+  assert.ok(info.cluster?.leader !== undefined && info.cluster.leader !== 'n3',
+    `the stream has a leader on a live node (${String(info.cluster?.leader)})`)
 })

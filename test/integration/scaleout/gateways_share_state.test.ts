@@ -24,7 +24,9 @@ before(async () => {
   // this process only writes the organisation to the control plane
   admin = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'gateway' } })
   org = await admin.org('free')
-  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, OB_DOMAIN_VERIFICATION: 'off', OB_SMTP_INBOUND_PORT: '0', OB_SHUTDOWN_TIMEOUT_MS: '2000' }
+  const env = {
+    NATS_URL: nats.url, REDIS_URL: redis.url, OB_DOMAIN_VERIFICATION: 'off', OB_SMTP_INBOUND_PORT: '0', OB_SHUTDOWN_TIMEOUT_MS: '2000'
+  }
   ;[a, b] = await Promise.all([spawnChild(GATEWAY_CHILD, env), spawnChild(GATEWAY_CHILD, env)])
 })
 after(async () => {

@@ -27,7 +27,10 @@ before(async () => {
   ob = await TestOutbox.start({
     nats,
     redis: set.master,
-    env: { REDIS_URL: set.url, OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_DELIVERY_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1,1,1', OB_ENGINE_ACK_WAIT_MS: '3000' }
+    env: {
+      REDIS_URL: set.url, OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_DELIVERY_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1,1,1',
+      OB_ENGINE_ACK_WAIT_MS: '3000'
+    }
   })
 })
 after(async () => {
@@ -72,9 +75,12 @@ test('a Sentinel failover under sends: every 202 is delivered exactly once and r
   let killedAt = 0
   let promotedAt = 0
   let acceptedAtPromotion = 0
-  const statuses = (list: Outcome[]): string => JSON.stringify(Object.fromEntries([...new Set(list.map((o) => o.status))].map((s) => [s, list.filter((o) => o.status === s).length])))
-  const report = (): void => t.diagnostic(`master ${oldMaster} killed; replica ${set.replica.port} promoted after ${promotedAt - killedAt} ms; ` +
-    `volume key ${statuses(volumeOutcomes)} (${acceptedAtPromotion} accepted before promotion, ${statuses(volumeOutcomes.filter((o) => o.at > promotedAt))} after), limited key ${statuses(limitedOutcomes)}`)
+  const statuses = (list: Outcome[]): string => JSON.stringify(Object.fromEntries([...new Set(list.map((o) => o.status))]
+    .map((s) => [s, list.filter((o) => o.status === s).length])))
+  const report = (): void => t.diagnostic(`master ${oldMaster} killed; ` +
+    `replica ${set.replica.port} promoted after ${promotedAt - killedAt} ms; ` +
+    `volume key ${statuses(volumeOutcomes)} (${acceptedAtPromotion} accepted before promotion, ` +
+    `${statuses(volumeOutcomes.filter((o) => o.at > promotedAt))} after), limited key ${statuses(limitedOutcomes)}`)
   try {
     // the limited key has spent its burst and is being refused before the master dies
     await eventually(() => accepted(volumeOutcomes).length >= 30 && limitedOutcomes.some((o) => o.status === 429),
@@ -102,7 +108,8 @@ test('a Sentinel failover under sends: every 202 is delivered exactly once and r
   const limitedAccepted = accepted(limitedOutcomes)
   const span = limitedOutcomes.at(-1)!.at - limitedOutcomes[0]!.at
   const allowance = perMinute + Math.floor(span / (60_000 / perMinute)) + 1
-  assert.ok(limitedAccepted.length <= allowance, `the limited key got ${limitedAccepted.length} 202s in ${span} ms; the bucket allows ${allowance}`)
+  assert.ok(limitedAccepted.length <= allowance,
+    `the limited key got ${limitedAccepted.length} 202s in ${span} ms; the bucket allows ${allowance}`)
   assert.ok(limitedAccepted.some((o) => o.at > promotedAt), 'the limited key is served again after the failover')
 
   const ids = new Set([...accepted(volumeOutcomes), ...limitedAccepted].map((o) => o.id!))

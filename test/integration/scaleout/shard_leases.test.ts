@@ -91,7 +91,8 @@ test('three engines over four shards hold 2, 1 and 1: the shares add up, none is
 test('a lease whose revision moved is lost at the next renew: the holder stops pulling', async () => {
   const a = await Participant.join('a', 'g3')
   const e = (await a.kv.get('g3.shard.1'))!
-  await a.kv.update('g3.shard.1', new TextEncoder().encode(JSON.stringify({ owner: 'intruder', expires_at: Date.now() + 60_000 })), e.revision)
+  await a.kv.update('g3.shard.1', new TextEncoder().encode(JSON.stringify({ owner: 'intruder', expires_at: Date.now() + 60_000 })),
+    e.revision)
   await eventually(() => !a.table.units().includes(1), 'a lost shard 1')
   assert.equal(a.fences.get(1)!(), false)
   assert.ok(a.stopped.includes(1))

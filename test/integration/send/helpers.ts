@@ -7,7 +7,9 @@ import { decodeQueued } from '../../../engine/queued_ingress.ts'
 export interface StoredMessage { subject: string, seq: number, msgId: string | undefined, msg: QueuedMessage }
 
 /** An Outbox running only the gateway, so nothing consumes the outbound stream while a test reads it. */
-export async function startGateway (env: Record<string, string> = {}, servers: Parameters<typeof TestOutbox.start>[0] = {}): Promise<TestOutbox> {
+export async function startGateway (
+  env: Record<string, string> = {}, servers: Parameters<typeof TestOutbox.start>[0] = {}
+): Promise<TestOutbox> {
   return await TestOutbox.start({ ...servers, env: { OB_ROLE: 'gateway', ...env } })
 }
 
@@ -48,12 +50,17 @@ export function body (org: TestOrg, extra: Record<string, unknown> = {}): Record
 }
 
 export async function suppress (ob: TestOutbox, org: TestOrg, email: string): Promise<void> {
-  await ob.proc.cp.suppressions.put(suppressionKey(org.orgId, email), { org_id: org.orgId, email: email.toLowerCase(), reason: 'hard_bounce', created_at: new Date().toISOString() })
+  await ob.proc.cp.suppressions.put(suppressionKey(org.orgId, email), {
+    org_id: org.orgId, email: email.toLowerCase(), reason: 'hard_bounce', created_at: new Date().toISOString()
+  })
 }
 
 export async function template (ob: TestOutbox, org: TestOrg): Promise<TemplateRecord> {
   const now = new Date().toISOString()
-  const t: TemplateRecord = { id: newId('tpl'), org_id: org.orgId, name: 'welcome', subject: 'Welcome {{name}}', html: '<p>Hi {{name}}</p>', text: 'Hi {{name}}', created_at: now, updated_at: now }
+  const t: TemplateRecord = {
+    id: newId('tpl'), org_id: org.orgId, name: 'welcome', subject: 'Welcome {{name}}', html: '<p>Hi {{name}}</p>', text: 'Hi {{name}}',
+    created_at: now, updated_at: now
+  }
   await ob.proc.cp.templates.put(`${org.orgId}.${t.id}`, t)
   return t
 }

@@ -71,7 +71,9 @@ test('a free-plan key gets 60 requests a minute, then 429 with Retry-After and e
   const free = await ob.org('free')
   const k = await sendKey(ob, free)
   for (let round = 0; round < 6; round++) {
-    const rs = await Promise.all(Array.from({ length: 10 }, async () => await ob.request('POST', '/v1/messages/send', { key: k, body: body(free) })))
+    const rs = await Promise.all(Array.from({ length: 10 }, async () => await ob.request('POST', '/v1/messages/send', {
+      key: k, body: body(free)
+    })))
     for (const r of rs) {
       assert.equal(r.status, 202, r.text)
       assert.equal(r.headers.get('ratelimit-limit'), '60')

@@ -17,7 +17,16 @@ after(async () => { await ob.close() })
 test('send answers 202 queued after exactly one message landed in OB_OUTBOUND with the right fields', async () => {
   const r = await ob.request('POST', '/v1/messages/send', {
     key,
-    body: body(org, { to: ['A <a@example.net>', 'b@example.net'], cc: 'c@example.net', bcc: ['d@example.net'], reply_to: `support@${org.domain}`, text: 'Hi', headers: { 'X-Campaign': 'spring' }, metadata: { user_id: '42' }, attachments: [{ filename: 'a.txt', content: Buffer.from('hello').toString('base64'), content_type: 'text/plain' }] })
+    body: body(org, {
+      to: ['A <a@example.net>', 'b@example.net'],
+      cc: 'c@example.net',
+      bcc: ['d@example.net'],
+      reply_to: `support@${org.domain}`,
+      text: 'Hi',
+      headers: { 'X-Campaign': 'spring' },
+      metadata: { user_id: '42' },
+      attachments: [{ filename: 'a.txt', content: Buffer.from('hello').toString('base64'), content_type: 'text/plain' }]
+    })
   })
   assert.equal(r.status, 202, r.text)
   assert.match(r.body.id, /^msg_[0-9a-z]{26}$/)
@@ -74,7 +83,9 @@ test('a sandbox key goes through the same path and the message says environment 
 
 test('a template of the organisation supplies subject and body; variables travel with the message', async () => {
   const t = await template(ob, org)
-  const r = await ob.request('POST', '/v1/messages/send', { key, body: { from: `hello@${org.domain}`, to: 'u@example.net', template_id: t.id, variables: { name: 'Ann' } } })
+  const r = await ob.request('POST', '/v1/messages/send', {
+    key, body: { from: `hello@${org.domain}`, to: 'u@example.net', template_id: t.id, variables: { name: 'Ann' } }
+  })
   assert.equal(r.status, 202, r.text)
   const [s] = await outboundWithIds(ob, [r.body.id])
   assert.equal(s!.msg.template_id, t.id)
@@ -84,7 +95,9 @@ test('a template of the organisation supplies subject and body; variables travel
 })
 
 test('batch answers 202 with one result per message in order, each stored once', async () => {
-  const messages = [body(org, { to: 'one@example.net' }), body(org, { to: 'two@example.net', metadata: { n: '2' } }), body(org, { to: 'three@example.net' })]
+  const messages = [
+    body(org, { to: 'one@example.net' }), body(org, { to: 'two@example.net', metadata: { n: '2' } }), body(org, { to: 'three@example.net' })
+  ]
   const r = await ob.request('POST', '/v1/messages/batch', { key, body: { messages } })
   assert.equal(r.status, 202, r.text)
   assert.equal(r.body.data.length, 3)

@@ -16,7 +16,9 @@ before(async () => {
 after(async () => { await ob.close() })
 
 const send = async (idem: string, b: unknown, path = '/v1/messages/send'): Promise<Awaited<ReturnType<TestOutbox['request']>>> =>
-  await ob.request('POST', path, { key, rawBody: JSON.stringify(b), headers: { 'content-type': 'application/json', 'idempotency-key': idem } })
+  await ob.request('POST', path, {
+    key, rawBody: JSON.stringify(b), headers: { 'content-type': 'application/json', 'idempotency-key': idem }
+  })
 
 test('the same key and body replays the first response with Idempotent-Replayed and queues nothing new', async () => {
   const b = body(org, { to: 'replay@example.net' })
@@ -44,7 +46,8 @@ test('the same key while the first request is in flight is 409 conflict', async 
   const b = body(org, { to: 'inflight@example.net' })
   const raw = Buffer.from(JSON.stringify(b))
   // The state a gateway leaves while it waits for the PubAck of the first request.
-  await ob.proc.redis.set(REDIS_KEYS.idempotency(org.orgId, 'order-1003'), 'p' + fingerprint('/v1/messages/send', raw) + 'req_other', 'PX', 60_000)
+  await ob.proc.redis.set(REDIS_KEYS.idempotency(org.orgId, 'order-1003'), 'p' + fingerprint('/v1/messages/send', raw) + 'req_other',
+    'PX', 60_000)
   const r = await send('order-1003', b)
   assert.equal(r.status, 409, r.text)
   assert.equal(r.body.error.code, 'conflict')
@@ -89,7 +92,9 @@ test('keys are per organisation', async () => {
   const other = await ob.org('pro')
   const otherKey = await sendKey(ob, other)
   assert.equal((await send('shared-key', body(org))).status, 202)
-  const r = await ob.request('POST', '/v1/messages/send', { key: otherKey, rawBody: JSON.stringify(body(other)), headers: { 'content-type': 'application/json', 'idempotency-key': 'shared-key' } })
+  const r = await ob.request('POST', '/v1/messages/send', {
+    key: otherKey, rawBody: JSON.stringify(body(other)), headers: { 'content-type': 'application/json', 'idempotency-key': 'shared-key' }
+  })
   assert.equal(r.status, 202)
   assert.equal(r.headers.get('idempotent-replayed'), null)
 })

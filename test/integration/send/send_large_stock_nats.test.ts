@@ -33,13 +33,17 @@ before(async () => {
   redis = await ServerProcess.redis()
   sink = await SmtpSink.start()
   submissionPort = await freePort()
-  ob = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_SMTP_SUBMISSION_PORT: String(submissionPort) } })
+  ob = await TestOutbox.start({
+    nats, redis, env: { OB_ROLE: 'all', OB_SMTP_RELAY: sink.url, OB_SMTP_SUBMISSION_PORT: String(submissionPort) }
+  })
   assert.equal(ob.proc.nc.info?.max_payload, 1024 * 1024)
   org = await ob.org('pro')
   key = await sendKey(ob, org)
   events = await EventWatcher.start(ob.proc.nc, org.orgId)
   content = await openContentStore(ob.proc.nc, ob.proc.config)
-  ob.proc.nc.subscribe(OUTBOUND_SUBJECTS, { callback: (_err, m) => { queued.set(m.headers?.get('Nats-Msg-Id') ?? '', Buffer.from(m.data)) } })
+  ob.proc.nc.subscribe(OUTBOUND_SUBJECTS, {
+    callback: (_err, m) => { queued.set(m.headers?.get('Nats-Msg-Id') ?? '', Buffer.from(m.data)) }
+  })
   await ob.proc.nc.flush()
 })
 after(async () => {
@@ -51,11 +55,17 @@ after(async () => {
 })
 
 /** Sends one message whose request body is about `bodyBytes` long, with a random attachment. */
-async function sendWithAttachment (rcpt: string, bodyBytes: number): Promise<{ status: number, id: string, attachment: Buffer, text: string }> {
+async function sendWithAttachment (
+  rcpt: string, bodyBytes: number
+): Promise<{ status: number, id: string, attachment: Buffer, text: string }> {
   const attachment = randomBytes(Math.floor((bodyBytes - 1000) / 4) * 3)
   const r = await ob.request('POST', '/v1/messages/send', {
     key,
-    body: body(org, { to: rcpt, text: 'Large attachment', attachments: [{ filename: 'data.bin', content: attachment.toString('base64'), content_type: 'application/octet-stream' }] })
+    body: body(org, {
+      to: rcpt,
+      text: 'Large attachment',
+      attachments: [{ filename: 'data.bin', content: attachment.toString('base64'), content_type: 'application/octet-stream' }]
+    })
   })
   return { status: r.status, id: r.body?.id, attachment, text: r.text }
 }
@@ -71,7 +81,8 @@ async function assertDelivered (id: string, rcpt: string): Promise<Buffer> {
 }
 
 for (const [label, size] of [['2 MB', 2 * 1024 * 1024], ['9.5 MB', 9.5 * 1024 * 1024]] as const) {
-  test(`a ${label} send is accepted and delivered byte-exact with a verifying DKIM signature; its stored content is then gone`, async () => {
+  test(`a ${label} send is accepted and delivered byte-exact with a verifying DKIM signature; ` +
+    'its stored content is then gone', async () => {
     const rcpt = `large-${label.replace(/\W/g, '')}@dest.example`
     const sent = await sendWithAttachment(rcpt, size)
     assert.equal(sent.status, 202, sent.text)
@@ -98,7 +109,10 @@ test('a 3 MB message submitted by SMTP is delivered byte-exact with a verifying 
   const rcpt = 'large-smtp@dest.example'
   const attachment = randomBytes(3 * 1024 * 1024)
   const client = submissionClient(submissionPort, key)
-  const info = await client.sendMail({ from: `app@${org.domain}`, to: rcpt, subject: 'Large submission', text: 'See attached', attachments: [{ filename: 'big.bin', content: attachment }] })
+  const info = await client.sendMail({
+    from: `app@${org.domain}`, to: rcpt, subject: 'Large submission', text: 'See attached',
+    attachments: [{ filename: 'big.bin', content: attachment }]
+  })
   client.close()
   const id = queuedId(info.response)
   const raw = await assertDelivered(id, rcpt)
@@ -106,7 +120,8 @@ test('a 3 MB message submitted by SMTP is delivered byte-exact with a verifying 
   assert.ok(parsed.attachments[0]!.content.equals(attachment), 'attachment byte-exact')
 })
 
-test('a stream message delivered again after its content was deleted (an engine that stopped before acknowledging) is not sent again', async () => {
+test('a stream message delivered again after its content was deleted (an engine that stopped before acknowledging) ' +
+  'is not sent again', async () => {
   const rcpt = 'large-again@dest.example'
   const sent = await sendWithAttachment(rcpt, 2 * 1024 * 1024)
   assert.equal(sent.status, 202, sent.text)
@@ -118,7 +133,8 @@ test('a stream message delivered again after its content was deleted (an engine 
   assert.equal(events.of(sent.id, 'delivered').length, 1)
 })
 
-test('stored content expires after 72 h plus the retry span plus an hour (about 5.9 days by default), and a changed schedule changes it at the next start', async () => {
+test('stored content expires after 72 h plus the retry span plus an hour (about 5.9 days by default), ' +
+  'and a changed schedule changes it at the next start', async () => {
   const jsm = await jetstreamManager(ob.proc.nc)
   const maxAgeS = async (): Promise<number> => (await jsm.streams.info('OBJ_ob_outbound_content')).config.max_age / 1e9
   const span = ob.proc.config.delivery.retryScheduleS.reduce((a, b) => a + b, 0)

@@ -23,7 +23,9 @@ test('a from address outside the key\'s domain is 403 forbidden and nothing is q
   }
   const upper = await ob.request('POST', '/v1/messages/send', { key, body: body(org, { from: `Hello@${org.domain.toUpperCase()}` }) })
   assert.equal(upper.status, 202, 'the domain comparison ignores case')
-  const batch = await ob.request('POST', '/v1/messages/batch', { key, body: { messages: [body(org), body(org, { from: 'x@elsewhere.test' })] } })
+  const batch = await ob.request('POST', '/v1/messages/batch', {
+    key, body: { messages: [body(org), body(org, { from: 'x@elsewhere.test' })] }
+  })
   assert.equal(batch.status, 403)
   assert.equal(batch.body.error.field, 'messages[1].from')
   assert.equal((await outboundOf(ob, other)).length, 0)
@@ -51,7 +53,9 @@ test('an unknown template, or one of another organisation, is 422 unprocessable'
   const other = await ob.org('pro')
   const foreign = await template(ob, other)
   for (const id of ['tpl_00000000000000000000000000', foreign.id]) {
-    const r = await ob.request('POST', '/v1/messages/send', { key, body: { from: `hello@${org.domain}`, to: 'u@example.net', template_id: id } })
+    const r = await ob.request('POST', '/v1/messages/send', {
+      key, body: { from: `hello@${org.domain}`, to: 'u@example.net', template_id: id }
+    })
     assert.equal(r.status, 422, r.text)
     assert.equal(r.body.error.code, 'unprocessable')
     assert.equal(r.body.error.field, 'template_id')
@@ -61,7 +65,9 @@ test('an unknown template, or one of another organisation, is 422 unprocessable'
 test('suppressed recipients are dropped case-insensitively and listed; all suppressed is 422', async () => {
   await suppress(ob, org, 'Gone@Example.net')
   await suppress(ob, org, 'left@example.net')
-  const some = await ob.request('POST', '/v1/messages/send', { key, body: body(org, { to: ['GONE@example.net', 'stay@example.net'], bcc: 'Left <left@EXAMPLE.net>' }) })
+  const some = await ob.request('POST', '/v1/messages/send', {
+    key, body: body(org, { to: ['GONE@example.net', 'stay@example.net'], bcc: 'Left <left@EXAMPLE.net>' })
+  })
   assert.equal(some.status, 202, some.text)
   assert.deepEqual(some.body.suppressed, ['gone@example.net', 'left@example.net'])
   const [s] = await outboundWithIds(ob, [some.body.id])
@@ -83,7 +89,9 @@ test('suppressed recipients are dropped case-insensitively and listed; all suppr
 
 test('in a batch, an item whose recipients are all suppressed is reported and not queued', async () => {
   await suppress(ob, org, 'batchgone@example.net')
-  const r = await ob.request('POST', '/v1/messages/batch', { key, body: { messages: [body(org, { to: 'batchgone@example.net' }), body(org, { to: 'fine@example.net' })] } })
+  const r = await ob.request('POST', '/v1/messages/batch', {
+    key, body: { messages: [body(org, { to: 'batchgone@example.net' }), body(org, { to: 'fine@example.net' })] }
+  })
   assert.equal(r.status, 202, r.text)
   assert.deepEqual(r.body.data[0], { id: null, status: 'suppressed', suppressed: ['batchgone@example.net'] })
   assert.equal(r.body.data[1].status, 'queued')

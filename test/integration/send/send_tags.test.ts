@@ -30,7 +30,9 @@ before(async () => {
 after(async () => { await ob.close(); await rx.close(); await sink.close() })
 
 const mail = (o: TestOrg, extra: Record<string, unknown> = {}): Record<string, unknown> =>
-  ({ from: `App <hello@${o.domain}>`, to: 'user@example.net', subject: 'Hello', text: 'Hi', track_opens: false, track_clicks: false, ...extra })
+  ({
+    from: `App <hello@${o.domain}>`, to: 'user@example.net', subject: 'Hello', text: 'Hi', track_opens: false, track_clicks: false, ...extra
+  })
 
 async function send (k: string, body: Record<string, unknown>): Promise<string> {
   const r = await ob.request('POST', '/v1/messages/send', { key: k, body })
@@ -49,7 +51,8 @@ test('tags from a send and a batch reach the delivered webhook, the record, and 
   const [batchTagged, untagged] = (batch.body.data as Array<{ id: string }>).map((d) => d.id)
   const othersTagged = await send(otherKey, mail(other, { tags: ['welcome'] }))
 
-  const hook = (id: string): Envelope | undefined => rx.on('/tags').map((r) => JSON.parse(r.rawBody.toString('utf8')) as Envelope).find((e) => e.data.message_id === id)
+  const hook = (id: string): Envelope | undefined => rx.on('/tags').map((r) => JSON.parse(r.rawBody.toString('utf8')) as Envelope)
+    .find((e) => e.data.message_id === id)
   await eventually(() => [tagged, batchTagged!, untagged!].every((id) => hook(id) !== undefined), 'the delivered webhooks')
   assert.deepEqual(hook(tagged)!.data.tags, ['welcome', 'onboarding'], 'each tag once, in the order given')
   assert.deepEqual(hook(batchTagged!)!.data.tags, ['batch-a'])
@@ -61,9 +64,11 @@ test('tags from a send and a batch reach the delivered webhook, the record, and 
   assert.deepEqual(record.body.events.find((e: Envelope) => e.type === 'delivered').data.tags, ['welcome', 'onboarding'])
 
   const ids = (r: { body: { data: Array<{ id: string }> } }): string[] => r.body.data.map((m) => m.id)
-  await eventually(async () => ids(await ob.request('GET', '/v1/events?tag=welcome', { key })).length === 1, 'the tagged event in the read model')
+  await eventually(async () => ids(await ob.request('GET', '/v1/events?tag=welcome', { key })).length === 1,
+    'the tagged event in the read model')
   const events = await ob.request('GET', '/v1/events?tag=welcome', { key })
-  assert.deepEqual(events.body.data.map((e: Envelope) => [e.type, e.data.message_id, e.data.tags]), [['delivered', tagged, ['welcome', 'onboarding']]])
+  assert.deepEqual(events.body.data.map((e: Envelope) => [e.type, e.data.message_id, e.data.tags]),
+    [['delivered', tagged, ['welcome', 'onboarding']]])
   assert.deepEqual(ids(await ob.request('GET', '/v1/events?tag=batch-a&type=delivered', { key })).length, 1)
   assert.deepEqual(ids(await ob.request('GET', '/v1/events?tag=batch-a&type=bounced', { key })), [])
 
@@ -73,7 +78,8 @@ test('tags from a send and a batch reach the delivered webhook, the record, and 
   assert.deepEqual(ids(await ob.request('GET', '/v1/messages?tag=welcome&to=user@example.net', { key })), [tagged])
   assert.deepEqual(ids(await ob.request('GET', '/v1/messages?tag=nothing', { key })), [])
   // The other organisation sees its own message under the same tag, never this one.
-  await eventually(async () => ids(await ob.request('GET', '/v1/events?tag=welcome', { key: otherKey })).length === 1, 'the other organisation\'s event')
+  await eventually(async () => ids(await ob.request('GET', '/v1/events?tag=welcome', { key: otherKey })).length === 1,
+    'the other organisation\'s event')
   assert.deepEqual(ids(await ob.request('GET', '/v1/messages?tag=welcome', { key: otherKey })), [othersTagged])
 
   const stats = await ob.request('GET', '/v1/stats?tag=welcome', { key })
@@ -115,7 +121,8 @@ test('a tag filter keeps live and sandbox traffic apart and combines with enviro
     assert.equal(r.status, 200, `${path} → ${r.text}`)
     return [...new Set((r.body.data as Envelope[]).map((e) => e.data.message_id))]
   }
-  await eventually(async () => (await about('/v1/events?tag=split&environment=test&type=delivered')).length === 1, 'the sandbox delivered event')
+  await eventually(async () => (await about('/v1/events?tag=split&environment=test&type=delivered')).length === 1,
+    'the sandbox delivered event')
   assert.deepEqual(await about('/v1/events?tag=split'), [live])
   assert.deepEqual(await about('/v1/events?tag=split&environment=test'), [sandbox])
   assert.deepEqual(await about('/v1/events?tag=other'), [])
@@ -141,7 +148,9 @@ test('tags that are not at most 10 strings of [A-Za-z0-9_-]{1,64} are 400 valida
     await expect400('/v1/messages/send', mail(org, { tags }), /^tags/)
     await expect400('/v1/messages/batch', { messages: [mail(org), mail(org, { tags })] }, /^messages\[1\]\.tags|^messages\.1\.tags/)
   }
-  const fine = await ob.request('POST', '/v1/messages/send', { key, body: mail(org, { tags: Array.from({ length: 10 }, (_, i) => `A_${i}-${'z'.repeat(58)}`) }) })
+  const fine = await ob.request('POST', '/v1/messages/send', {
+    key, body: mail(org, { tags: Array.from({ length: 10 }, (_, i) => `A_${i}-${'z'.repeat(58)}`) })
+  })
   assert.equal(fine.status, 202, fine.text)
   for (const path of ['/v1/messages', '/v1/events', '/v1/stats']) {
     for (const bad of ['has%20space', '', 'x'.repeat(65), '%C3%A9', 'a%0D%0Ab']) await expect400(`${path}?tag=${bad}`, undefined, /^tag$/)

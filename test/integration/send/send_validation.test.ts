@@ -18,7 +18,8 @@ async function expect400 (b: unknown, field: string | RegExp): Promise<void> {
   assert.equal(r.status, 400, `${JSON.stringify(b).slice(0, 200)} → ${r.status} ${r.text}`)
   assert.equal(r.body.error.code, 'validation_error')
   const fields: string[] = r.body.error.errors.map((e: { field: string }) => e.field)
-  assert.ok(fields.some((f) => typeof field === 'string' ? f === field : field.test(f)), `expected ${String(field)} in ${JSON.stringify(r.body.error.errors)}`)
+  assert.ok(fields.some((f) => typeof field === 'string' ? f === field : field.test(f)),
+    `expected ${String(field)} in ${JSON.stringify(r.body.error.errors)}`)
 }
 
 test('wrong types and missing fields are 400 naming each field', async () => {
@@ -41,7 +42,9 @@ test('recipient and metadata limits', async () => {
   await expect400(body(org, { to: many }), 'to')
   await expect400(body(org, { to: many.slice(0, 30), cc: many.slice(30, 51) }), 'to')
   await expect400(body(org, { metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) }), 'metadata')
-  const ok = await ob.request('POST', '/v1/messages/send', { key, body: body(org, { to: many.slice(0, 50), metadata: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'v'])) }) })
+  const ok = await ob.request('POST', '/v1/messages/send', {
+    key, body: body(org, { to: many.slice(0, 50), metadata: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'v'])) })
+  })
   assert.equal(ok.status, 202, ok.text)
 })
 
@@ -90,7 +93,9 @@ test('malformed JSON and wrong Content-Type are 400; a body over 10 MB is 413', 
   const bad = await ob.request('POST', '/v1/messages/send', { key, rawBody: '{"from":', headers: { 'content-type': 'application/json' } })
   assert.equal(bad.status, 400)
   assert.equal(bad.body.error.code, 'validation_error')
-  const type = await ob.request('POST', '/v1/messages/send', { key, rawBody: JSON.stringify(body(org)), headers: { 'content-type': 'text/plain' } })
+  const type = await ob.request('POST', '/v1/messages/send', {
+    key, rawBody: JSON.stringify(body(org)), headers: { 'content-type': 'text/plain' }
+  })
   assert.equal(type.status, 400)
   assert.equal(type.body.error.field, 'Content-Type')
   const big = JSON.stringify(body(org, { html: 'x'.repeat(10 * 1024 * 1024) }))
@@ -110,7 +115,9 @@ test('batch validation is all-or-nothing and names fields as messages[i].field',
   assert.equal(r.status, 400, r.text)
   const fields = r.body.error.errors.map((e: { field: string }) => e.field)
   assert.ok(fields.includes('messages[1].to'), JSON.stringify(fields))
-  const semantic = await ob.request('POST', '/v1/messages/batch', { key, body: { messages: [body(org), body(org), body(org), body(org, { headers: { Subject: 'x' } })] } })
+  const semantic = await ob.request('POST', '/v1/messages/batch', {
+    key, body: { messages: [body(org), body(org), body(org), body(org, { headers: { Subject: 'x' } })] }
+  })
   assert.equal(semantic.status, 400)
   assert.equal(semantic.body.error.errors[0].field, 'messages[3].headers.Subject')
   const over = await ob.request('POST', '/v1/messages/batch', { key, body: { messages: Array.from({ length: 101 }, () => body(org)) } })
@@ -136,6 +143,8 @@ test('content_id: no <, >, whitespace or control characters, at most 250 charact
     await expect400(body(org, { attachments: [img(bad)] }), 'attachments[0].content_id')
   }
   await expect400(body(org, { attachments: [img('logo@acme'), img('other'), img('LOGO@acme')] }), 'attachments[2].content_id')
-  const ok = await ob.request('POST', '/v1/messages/send', { key, body: body(org, { attachments: [img('logo@acme'), img('x'.repeat(250))] }) })
+  const ok = await ob.request('POST', '/v1/messages/send', {
+    key, body: body(org, { attachments: [img('logo@acme'), img('x'.repeat(250))] })
+  })
   assert.equal(ok.status, 202, ok.text)
 })

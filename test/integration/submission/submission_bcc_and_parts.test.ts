@@ -45,13 +45,16 @@ test('a Bcc header written by the application reaches no recipient, and every RC
 
 /** A multipart/mixed message of `children` text parts (children + 1 MIME parts with the message itself). */
 function multipart (from: string, to: string, children: number): string {
-  const lines = [`From: ${from}`, `To: ${to}`, 'Subject: many parts', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="b"', '']
+  const lines = [
+    `From: ${from}`, `To: ${to}`, 'Subject: many parts', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="b"', ''
+  ]
   for (let i = 0; i < children; i++) lines.push('--b', 'Content-Type: text/plain', '', `part ${i}`)
   lines.push('--b--', '')
   return lines.join('\r\n')
 }
 
-test('a message of more than 1000 MIME parts is refused 554 5.6.0 at submission; one of 1000 is sent and its content recorded', async () => {
+test('a message of more than 1000 MIME parts is refused 554 5.6.0 at submission; ' +
+  'one of 1000 is sent and its content recorded', async () => {
   const key = await s.ob.key(s.org, ['send'])
   const client = submissionClient(s.port, key)
   const from = `app@${s.org.domain}`
@@ -69,6 +72,7 @@ test('a message of more than 1000 MIME parts is refused 554 5.6.0 at submission;
   const id = queuedId(info.response)
   await events.until(() => events.of(id, 'delivered').length === 1)
   const readKey = await s.ob.key(s.org, ['read'])
-  await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}/content`, { key: readKey })).status === 200, 'the content of the 1000-part message')
+  await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}/content`, { key: readKey })).status === 200,
+    'the content of the 1000-part message')
   assert.equal(s.sink.to('many@dest.example').length, 0)
 })

@@ -22,7 +22,8 @@ after(async () => {
   await rx.close()
 })
 
-test('a message sent with nodemailer over STARTTLS + AUTH is delivered once per recipient, DKIM-signed, with events, webhooks and its record', async () => {
+test('a message sent with nodemailer over STARTTLS + AUTH is delivered once per recipient, DKIM-signed, ' +
+  'with events, webhooks and its record', async () => {
   const wh = await putWebhook(s.ob, s.org, { url: rx.url('/hook'), events: ['delivered'] })
   const key = await s.ob.key(s.org, ['send'])
   const client = submissionClient(s.port, key)
@@ -72,7 +73,8 @@ test('a message sent with nodemailer over STARTTLS + AUTH is delivered once per 
     assert.deepEqual(JSON.parse(r.rawBody.toString('utf8')).data.tags, ['welcome', 'onboarding'])
   }
 
-  await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: s.org.adminKey })).status === 200, 'the message record')
+  await eventually(async () => (await s.ob.request('GET', `/v1/messages/${id}`, { key: s.org.adminKey })).status === 200,
+    'the message record')
   const rec = await s.ob.request('GET', `/v1/messages/${id}`, { key: s.org.adminKey })
   assert.equal(rec.body.subject, 'Grüße aus Köln')
   assert.deepEqual(rec.body.metadata, { user: 'u1', note: 'ärger' })
@@ -84,7 +86,9 @@ test('a message sent with nodemailer over STARTTLS + AUTH is delivered once per 
 test('the same Message-ID from the same key within 24 h is answered 250 with the first id and not sent again', async () => {
   const key = await s.ob.key(s.org, ['send'])
   const client = submissionClient(s.port, key)
-  const mail = { from: `app@${s.org.domain}`, to: 'dup@dest.example', subject: 'once', text: 'only once', messageId: `<dup-${Date.now()}@app.example>` }
+  const mail = {
+    from: `app@${s.org.domain}`, to: 'dup@dest.example', subject: 'once', text: 'only once', messageId: `<dup-${Date.now()}@app.example>`
+  }
   const first = await client.sendMail(mail)
   const second = await client.sendMail(mail)
   client.close()

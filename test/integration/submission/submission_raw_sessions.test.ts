@@ -9,7 +9,10 @@ import { eventually } from '../../helpers/waiting.ts'
 let s: SubmissionScenario
 let key: string
 before(async () => {
-  s = await startSubmissionScenario({ OB_SMTP_SUBMISSION_INSECURE_AUTH: 'true', OB_SMTP_SUBMISSION_IDLE_TIMEOUT_MS: '1500', OB_SMTP_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS: '6' })
+  s = await startSubmissionScenario({
+    OB_SMTP_SUBMISSION_INSECURE_AUTH: 'true', OB_SMTP_SUBMISSION_IDLE_TIMEOUT_MS: '1500',
+    OB_SMTP_SUBMISSION_MAX_CONNECTIONS_PER_ADDRESS: '6'
+  })
   key = await s.ob.key(s.org, ['send'])
 })
 after(async () => { await s.close() })
@@ -32,7 +35,8 @@ async function transaction (c: RawSmtp, rcpt: string, data: string, mailArgs = '
 
 test('bare LF line ends are made CRLF; the message is otherwise sent as written and its signature verifies', async () => {
   const c = await session()
-  const reply = await transaction(c, 'lf@dest.example', `From: app@${s.org.domain}\nTo: lf@dest.example\nSubject: lf\n\nline one\nline two\r\n.\r\n`)
+  const reply = await transaction(c, 'lf@dest.example',
+    `From: app@${s.org.domain}\nTo: lf@dest.example\nSubject: lf\n\nline one\nline two\r\n.\r\n`)
   assert.match(reply, /^250 2\.0\.0 queued as msg_/)
   await c.quit()
   await eventually(() => s.sink.to('lf@dest.example').length === 1, 'delivery')
@@ -44,7 +48,8 @@ test('bare LF line ends are made CRLF; the message is otherwise sent as written 
 
 test('<LF>.<LF> does not end DATA: the smuggled commands are message text, never a second message', async () => {
   const c = await session()
-  const smuggled = `\n.\nMAIL FROM:<app@${s.org.domain}>\r\nRCPT TO:<smuggled@dest.example>\r\nDATA\r\nFrom: app@${s.org.domain}\r\n\r\nsmuggled\r\n`
+  const smuggled = `\n.\nMAIL FROM:<app@${s.org.domain}>\r\nRCPT TO:<smuggled@dest.example>\r\n` +
+    `DATA\r\nFrom: app@${s.org.domain}\r\n\r\nsmuggled\r\n`
   const reply = await transaction(c, 'lfdot@dest.example', `From: app@${s.org.domain}\r\nSubject: smuggle\r\n\r\nbody${smuggled}.\r\n`)
   assert.match(reply, /^250 2\.0\.0 queued as msg_/)
   assert.match(await c.command('NOOP'), /^250 /, 'exactly one reply for the one DATA')
@@ -57,7 +62,8 @@ test('<LF>.<LF> does not end DATA: the smuggled commands are message text, never
 
 test('<CR>.<CR> does not end DATA either; a bare CR is refused 554 5.6.0 and the session goes on', async () => {
   const c = await session()
-  const reply = await transaction(c, 'crdot@dest.example', `From: app@${s.org.domain}\r\n\r\nbody\r.\rMAIL FROM:<app@${s.org.domain}>\r\nRCPT TO:<smuggled2@dest.example>\r\n.\r\n`)
+  const reply = await transaction(c, 'crdot@dest.example',
+    `From: app@${s.org.domain}\r\n\r\nbody\r.\rMAIL FROM:<app@${s.org.domain}>\r\nRCPT TO:<smuggled2@dest.example>\r\n.\r\n`)
   assert.match(reply, /^554 5\.6\.0 .*bare CR/)
   assert.match(await c.command('RSET'), /^250 /)
   await c.quit()
@@ -85,7 +91,8 @@ test('X-Outbox-Metadata must be a JSON object and X-Outbox-Tags a list of tags (
 
 test('8-bit data without BODY=8BITMIME is accepted as 8BITMIME (as Postfix does; Django sends it so)', async () => {
   const c = await session()
-  const reply = await transaction(c, 'eight@dest.example', `From: app@${s.org.domain}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nGrüße\r\n.\r\n`)
+  const reply = await transaction(c, 'eight@dest.example', `From: app@${s.org.domain}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+    'Content-Transfer-Encoding: 8bit\r\n\r\nGrüße\r\n.\r\n')
   assert.match(reply, /^250 2\.0\.0 queued as/)
   await c.quit()
   await eventually(() => s.sink.to('eight@dest.example').length === 1, 'delivery')

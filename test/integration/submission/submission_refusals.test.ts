@@ -33,7 +33,8 @@ test('AUTH is refused before STARTTLS (538), and so is mail without AUTH (530)',
 })
 
 test('a wrong key, or one without send, is refused 535 5.7.8', async () => {
-  const bad = await refusal(submissionClient(s.port, 'ob_live_notakeynotakeynotakey').sendMail({ from: `a@${s.org.domain}`, to: 'x@dest.example', text: 'x' }))
+  const bad = await refusal(submissionClient(s.port, 'ob_live_notakeynotakeynotakey')
+    .sendMail({ from: `a@${s.org.domain}`, to: 'x@dest.example', text: 'x' }))
   assert.equal(bad.responseCode, 535)
   assert.match(bad.response!, /^535 5\.7\.8 /)
   const readOnly = await s.ob.key(s.org, ['read'])
@@ -46,11 +47,15 @@ test('MAIL FROM or the From header outside the key\'s domain is refused 553 5.7.
   const client = submissionClient(s.port, key)
   const envelope = await refusal(client.sendMail({ from: 'a@other.example', to: 'x@dest.example', text: 'x' }))
   assert.match(envelope.response!, /^553 5\.7\.1 /)
-  const header = await refusal(client.sendMail({ envelope: { from: `a@${s.org.domain}`, to: 'x@dest.example' }, from: 'boss@other.example', to: 'x@dest.example', text: 'x' }))
+  const header = await refusal(client.sendMail({
+    envelope: { from: `a@${s.org.domain}`, to: 'x@dest.example' }, from: 'boss@other.example', to: 'x@dest.example', text: 'x'
+  }))
   assert.match(header.response!, /^553 5\.7\.1 .*From header/)
   const spoof = await refusal(client.sendMail({ from: `"boss@other.example" <a@${s.org.domain}>`, to: 'x@dest.example', text: 'x' }))
   assert.match(spoof.response!, /^553 5\.7\.1 /)
-  const missing = await refusal(client.sendMail({ envelope: { from: `a@${s.org.domain}`, to: ['x@dest.example'] }, raw: 'To: x@dest.example\r\nSubject: no from\r\n\r\nbody\r\n' }))
+  const missing = await refusal(client.sendMail({
+    envelope: { from: `a@${s.org.domain}`, to: ['x@dest.example'] }, raw: 'To: x@dest.example\r\nSubject: no from\r\n\r\nbody\r\n'
+  }))
   assert.match(missing.response!, /^554 5\.6\.0 .*no From/)
   client.close()
   assert.equal(s.sink.to('x@dest.example').length, 0)
@@ -81,7 +86,9 @@ test('the 51st recipient is deferred 452 4.5.3 (RFC 5321: send it in another tra
 test('a message just under 10 MB is accepted and delivered whole', async () => {
   const client = submissionClient(s.port, await s.ob.key(s.org, ['send']))
   const text = 'z'.repeat(76).concat('\n').repeat(128_000) // 9.86 MB, 10.1 MB with CRLF line ends
-  const info = await client.sendMail({ from: `a@${s.org.domain}`, to: 'large@dest.example', subject: 'large', text, headers: { 'Content-Transfer-Encoding': '7bit' } })
+  const info = await client.sendMail({
+    from: `a@${s.org.domain}`, to: 'large@dest.example', subject: 'large', text, headers: { 'Content-Transfer-Encoding': '7bit' }
+  })
   client.close()
   queuedId(info.response)
   await eventually(() => s.sink.to('large@dest.example').length === 1, 'delivery of the large message', 60_000)
@@ -110,7 +117,9 @@ test('the per-key rate limit is the HTTP one, shared with HTTP sends: 451 4.7.1 
   const key = await s.ob.key(org, ['send'])
   // two of the four requests a minute go to HTTP, two to SMTP; the fifth, by SMTP, is refused
   for (let i = 0; i < 2; i++) {
-    const r = await s.ob.request('POST', '/v1/messages/send', { key, body: { from: `a@${org.domain}`, to: 'rl@dest.example', subject: 'x', text: 'x' } })
+    const r = await s.ob.request('POST', '/v1/messages/send', {
+      key, body: { from: `a@${org.domain}`, to: 'rl@dest.example', subject: 'x', text: 'x' }
+    })
     assert.equal(r.status, 202)
   }
   const client = submissionClient(s.port, key)
@@ -118,14 +127,17 @@ test('the per-key rate limit is the HTTP one, shared with HTTP sends: 451 4.7.1 
   const limited = await refusal(client.sendMail({ from: `a@${org.domain}`, to: 'rl@dest.example', text: 'x' }))
   client.close()
   assert.match(limited.response!, /^451 4\.7\.1 Rate limit of 4 messages per minute exceeded; try again in \d+ s/)
-  const http = await s.ob.request('POST', '/v1/messages/send', { key, body: { from: `a@${org.domain}`, to: 'rl@dest.example', subject: 'x', text: 'x' } })
+  const http = await s.ob.request('POST', '/v1/messages/send', {
+    key, body: { from: `a@${org.domain}`, to: 'rl@dest.example', subject: 'x', text: 'x' }
+  })
   assert.equal(http.status, 429)
 })
 
 test('failed authentications are throttled per client address (454 4.7.0); a valid key still authenticates', async () => {
   let last: SmtpFailure = {}
   for (let i = 0; i < 60 && last.responseCode !== 454; i++) {
-    last = await refusal(submissionClient(s.port, `ob_live_wrongwrongwrong${String(i).padStart(4, '0')}`).sendMail({ from: `a@${s.org.domain}`, to: 'x@dest.example', text: 'x' }))
+    last = await refusal(submissionClient(s.port, `ob_live_wrongwrongwrong${String(i).padStart(4, '0')}`)
+      .sendMail({ from: `a@${s.org.domain}`, to: 'x@dest.example', text: 'x' }))
   }
   assert.match(last.response!, /^454 4\.7\.0 Too many failed authentications/)
   const client = submissionClient(s.port, await s.ob.key(s.org, ['send']))

@@ -46,7 +46,8 @@ test('spammy content fails and names the rules that fired', async () => {
   assert.equal(r.body.verdict, 'fail')
   assert.ok(r.body.score >= 6 && r.body.score <= 10)
   const ids = r.body.checks.map((c: { id: string }) => c.id)
-  for (const id of ['subject_all_caps', 'spam_phrases', 'excessive_punctuation', 'link_text_mismatch', 'url_shortener', 'ip_address_url', 'hidden_text', 'active_content', 'missing_text_part', 'from_name_mismatch', 'missing_unsubscribe', 'html_unbalanced']) {
+  for (const id of ['subject_all_caps', 'spam_phrases', 'excessive_punctuation', 'link_text_mismatch', 'url_shortener', 'ip_address_url',
+    'hidden_text', 'active_content', 'missing_text_part', 'from_name_mismatch', 'missing_unsubscribe', 'html_unbalanced']) {
     assert.ok(ids.includes(id), `${id} fired`)
   }
   for (const c of r.body.checks) assert.ok(['info', 'warning', 'error'].includes(c.severity) && c.message.length > 0)

@@ -18,7 +18,9 @@ let org: TestOrg
 let events: EventWatcher
 let scenario: RelayScenario
 const PUBLIC = 'https://mail.example.net'
-before(async () => { ({ sink, ob, org, events } = scenario = await startRelayScenario({ env: { OB_ROLE: 'all', OB_PUBLIC_URL: PUBLIC } })) })
+before(async () => {
+  ({ sink, ob, org, events } = scenario = await startRelayScenario({ env: { OB_ROLE: 'all', OB_PUBLIC_URL: PUBLIC } }))
+})
 after(async () => { await scenario.close() })
 
 const INJECTED = 'Set-Cookie: sid=attacker'
@@ -31,7 +33,9 @@ test('a link with encoded CR LF is delivered untracked; the clean link beside it
   const html = '<p><a href="https://shop.example.org/a&#13;&#10;Set-Cookie:%20sid=attacker">bad</a> ' +
     '<a href="https://shop.example.org/b?x=&#10;Refresh: 0;url=https://evil.example/">bad2</a> ' +
     '<a href="https://shop.example.org/ok">ok</a></p>'
-  const sent = await ob.request('POST', '/v1/messages/send', { key: org.adminKey, body: { from: `me@${org.domain}`, to: 'reader@dest.example', subject: 'links', html } })
+  const sent = await ob.request('POST', '/v1/messages/send', {
+    key: org.adminKey, body: { from: `me@${org.domain}`, to: 'reader@dest.example', subject: 'links', html }
+  })
   assert.equal(sent.status, 202, sent.text)
   const id = sent.body.id as string
   await events.until(() => events.of(id, 'delivered').length === 1)

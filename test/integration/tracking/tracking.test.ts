@@ -30,8 +30,14 @@ function token (k: TokenClaims['k'], extra: Partial<TokenClaims> = {}): { token:
 }
 
 /** Plain HTTP without following redirects, as a mail client's image loader or a browser's first hop. */
-async function get (path: string, opts: { method?: 'GET' | 'POST', body?: string, headers?: Record<string, string> } = {}): Promise<{ status: number, headers: Record<string, unknown>, body: Buffer }> {
-  const res = await request(ob.baseUrl + path, { method: opts.method ?? 'GET', headers: { 'user-agent': 'TestMail/1.0', ...opts.headers }, ...(opts.body !== undefined ? { body: opts.body } : {}) })
+async function get (
+  path: string, opts: { method?: 'GET' | 'POST', body?: string, headers?: Record<string, string> } = {}
+): Promise<{ status: number, headers: Record<string, unknown>, body: Buffer }> {
+  const res = await request(ob.baseUrl + path, {
+    method: opts.method ?? 'GET',
+    headers: { 'user-agent': 'TestMail/1.0', ...opts.headers },
+    ...(opts.body !== undefined ? { body: opts.body } : {})
+  })
   return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) }
 }
 
@@ -65,7 +71,8 @@ test('a click redirects (302) to the original URL and records clicked with the u
   assert.deepEqual([d.message_id, d.to, d.url], [claims.m, claims.r, url])
 })
 
-test('opening the unsubscribe link answers a confirmation page and unsubscribes nobody; its button unsubscribes with method "link"', async () => {
+test('opening the unsubscribe link answers a confirmation page and unsubscribes nobody; ' +
+  'its button unsubscribes with method "link"', async () => {
   const { token: t, claims } = token('u', { r: 'Leaver@Remote.test' })
   const before = events.events.length
   const r = await get(`/t/u/${t}`)
@@ -85,19 +92,24 @@ test('opening the unsubscribe link answers a confirmation page and unsubscribes 
   assert.equal(events.events.slice(before).filter((e) => e.type === 'unsubscribed').length, 0)
 
   // The page's button: a form POST of confirm=page.
-  const done = await get(`/t/u/${t}`, { method: 'POST', body: 'confirm=page', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  const done = await get(`/t/u/${t}`, {
+    method: 'POST', body: 'confirm=page', headers: { 'content-type': 'application/x-www-form-urlencoded' }
+  })
   assert.equal(done.status, 200)
   assert.match(String(done.headers['content-type']), /^text\/html/)
   assert.match(done.body.toString(), /You are unsubscribed/)
   const [e] = await events.waitFor('unsubscribed')
-  assert.deepEqual({ ...(e!.data as any), unsubscribed_at: undefined }, { message_id: claims.m, to: claims.r, method: 'link', unsubscribed_at: undefined })
+  assert.deepEqual({ ...(e!.data as any), unsubscribed_at: undefined },
+    { message_id: claims.m, to: claims.r, method: 'link', unsubscribed_at: undefined })
   const s = ob.proc.cp.suppressions.get(suppressionKey(org.orgId, 'leaver@remote.test'))
   assert.equal(s?.reason, 'unsubscribe')
 })
 
 test('the RFC 8058 one-click POST answers 200 and records method "one-click"', async () => {
   const { token: t, claims } = token('u', { r: 'oneclick@remote.test' })
-  const r = await get(`/t/u/${t}`, { method: 'POST', body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  const r = await get(`/t/u/${t}`, {
+    method: 'POST', body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' }
+  })
   assert.equal(r.status, 200)
   assert.equal(r.body.length, 0)
   const all = await events.waitFor('unsubscribed', 2)
@@ -111,7 +123,8 @@ test('a forged, altered or misused token is 404 not_found and records nothing', 
   const { token: good } = token('o')
   const [payload, mac] = good.split('.') as [string, string]
   const altered = `${payload.slice(0, -2)}${payload.at(-2) === 'A' ? 'B' : 'A'}${payload.at(-1)}.${mac}`
-  const otherKey = signToken(Buffer.from('not-the-installation-secret-at-all-000'), { k: 'o', o: org.orgId, m: newId('msg'), r: 'x@remote.test' })
+  const otherKey = signToken(Buffer.from('not-the-installation-secret-at-all-000'),
+    { k: 'o', o: org.orgId, m: newId('msg'), r: 'x@remote.test' })
   const { token: clickWithoutUrl } = token('c')
   for (const path of [`/t/o/${altered}`, `/t/o/${otherKey}`, '/t/o/garbage', `/t/c/${good}`, `/t/u/${good}`, `/t/c/${clickWithoutUrl}`]) {
     const r = await get(path)
@@ -139,14 +152,21 @@ test('identical opens inside one dedupe slot are one event; another client is an
 test('opens, clicks and unsubscribes of a tagged message carry its tags, looked up from its record', async () => {
   const key = await ob.key(org, ['send'])
   const sent = await ob.request('POST', '/v1/messages/send', {
-    key, body: { from: `App <app@${org.domain}>`, to: 'tagged@remote.test', subject: 'Hi', html: '<p>Hi</p>', tags: ['newsletter', 'week-48'], scheduled_at: new Date(Date.now() + 3600_000).toISOString() }
+    key,
+    body: {
+      from: `App <app@${org.domain}>`, to: 'tagged@remote.test', subject: 'Hi', html: '<p>Hi</p>', tags: ['newsletter', 'week-48'],
+      scheduled_at: new Date(Date.now() + 3600_000).toISOString()
+    }
   })
   assert.equal(sent.status, 202, sent.text)
   const m = sent.body.id as string
-  const claims = (k: TokenClaims['k'], extra: Partial<TokenClaims> = {}): string => signToken(secret, { k, o: org.orgId, m, r: 'tagged@remote.test', ...extra })
+  const claims = (k: TokenClaims['k'], extra: Partial<TokenClaims> = {}): string =>
+    signToken(secret, { k, o: org.orgId, m, r: 'tagged@remote.test', ...extra })
   assert.equal((await get(`/t/o/${claims('o')}`)).status, 200)
   assert.equal((await get(`/t/c/${claims('c', { u: 'https://shop.example.org/a' })}`)).status, 302)
-  assert.equal((await get(`/t/u/${claims('u')}`, { method: 'POST', body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status, 200)
+  assert.equal((await get(`/t/u/${claims('u')}`, {
+    method: 'POST', body: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' }
+  })).status, 200)
   const mine = (type: string): EventRecord | undefined => events.events.find((e) => e.type === type && e.message_id === m)
   await eventually(() => mine('opened') !== undefined && mine('clicked') !== undefined && mine('unsubscribed') !== undefined,
     'the three events')

@@ -13,7 +13,10 @@ before(async () => {
   healthy = await HttpsReceiver.start()
   dead = await HttpsReceiver.start(() => ({ hang: true }))
   ob = await TestOutbox.start({
-    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_ENDPOINT_CONCURRENCY: '2', OB_WEBHOOK_TIMEOUT_MS: '20000' }
+    env: {
+      OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_ENDPOINT_CONCURRENCY: '2',
+      OB_WEBHOOK_TIMEOUT_MS: '20000'
+    }
   })
   org = await ob.org()
 })

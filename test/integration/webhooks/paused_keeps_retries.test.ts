@@ -17,7 +17,9 @@ let org: TestOrg
 let key: string
 before(async () => {
   rx = await HttpsReceiver.start()
-  ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '2,2,2' } })
+  ob = await TestOutbox.start({
+    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '2,2,2' }
+  })
   org = await ob.org()
   key = await ob.key(org, ['manage'])
 })
@@ -41,6 +43,7 @@ test('a retry that falls due while the webhook is paused is delivered once it is
   assert.equal(rx.on('/paused').length, 2, 'the event of the pause is not delivered later, the owed one once')
   assert.ok(!rx.on('/paused').some((r) => JSON.parse(r.rawBody.toString()).id === during.id))
   const page = await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })
-  assert.deepEqual(page.body.data.map((d: any) => [d.attempt, d.status_code]), [[2, 200], [1, 500]], 'the retry kept its place in the schedule')
+  assert.deepEqual(page.body.data.map((d: any) => [d.attempt, d.status_code]), [[2, 200], [1, 500]],
+    'the retry kept its place in the schedule')
   assert.equal(webhookNow(ob, wh)?.status, 'active')
 })

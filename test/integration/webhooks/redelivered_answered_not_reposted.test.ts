@@ -8,7 +8,9 @@ import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { publishEvent, putWebhook } from '../../helpers/webhooks.ts'
 import { nothingHappensFor } from '../../helpers/waiting.ts'
 import { killChild, startEngineChild } from '../faults/fault_env.ts'
-import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, STREAM_WEBHOOK_JOBS, envelopeOf, shardOf, webhookJobConsumer, type EventRecord, type WebhookRecord } from '../../../protocol/mod.ts'
+import {
+  CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, STREAM_WEBHOOK_JOBS, envelopeOf, shardOf, webhookJobConsumer, type EventRecord, type WebhookRecord
+} from '../../../protocol/mod.ts'
 import { DeliveryLog, deliveryId, publishWebhookJobBatch, type WebhookJob } from '../../../stores/webhooks/mod.ts'
 
 /**
@@ -60,7 +62,10 @@ after(async () => {
 async function recordAnswered (events: readonly EventRecord[]): Promise<void> {
   const log = new DeliveryLog(ob.proc.redis)
   await Promise.all(events.map(async (e) => {
-    await log.record(webhook.id, { id: deliveryId(), event_id: e.id, event_type: e.type, attempt: 1, status_code: 200, duration_ms: 5, error: null, at: new Date().toISOString() }, e.timestamp)
+    await log.record(webhook.id, {
+      id: deliveryId(), event_id: e.id, event_type: e.type, attempt: 1, status_code: 200, duration_ms: 5, error: null,
+      at: new Date().toISOString()
+    }, e.timestamp)
   }))
 }
 
@@ -81,7 +86,9 @@ test('a batch handed out again posts only the events its webhook has not answere
   const fanout = await jetstream(ob.proc.nc).consumers.get(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)
   for (let i = 0; i < events.length; i++) (await fanout.next({ expires: 5000 }))!.ack()
   const now = Date.now()
-  const jobs: WebhookJob[] = events.map((e) => ({ event: envelopeOf(e), org_id: org.orgId, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now }))
+  const jobs: WebhookJob[] = events.map((e) => ({
+    event: envelopeOf(e), org_id: org.orgId, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now
+  }))
   await publishWebhookJobBatch(jetstream(ob.proc.nc), SHARDS, jobs, jobs.map(() => undefined))
   const answered = events.slice(0, 6)
   await recordAnswered(answered)
@@ -106,6 +113,7 @@ test('an event handed out again by the fan-out goes only to the webhooks that ha
   engine = await startEngineChild(engineEnv())
   await rx.waitFor(1, { path: '/second', timeoutMs: 20_000 })
   await nothingHappensFor(1500) // a repeat to either webhook would be here by now
-  assert.deepEqual(rx.on('/second').map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id), [e.id], 'the webhook that had not answered gets it')
+  assert.deepEqual(rx.on('/second').map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id), [e.id],
+    'the webhook that had not answered gets it')
   assert.equal(posted().length, before, 'the webhook that answered it does not get it again')
 })

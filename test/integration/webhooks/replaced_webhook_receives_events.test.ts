@@ -28,7 +28,9 @@ before(async () => {
   sink = await SmtpSink.start({ keepRaw: false })
   rx = await HttpsReceiver.start()
   ob = await TestOutbox.start({
-    env: { OB_SMTP_RELAY: sink.url, OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1' }
+    env: {
+      OB_SMTP_RELAY: sink.url, OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1'
+    }
   })
   org = await ob.org()
   sendKey = await ob.key(org, ['send'])
@@ -46,13 +48,16 @@ async function createWebhook (path: string): Promise<Created> {
 async function send (): Promise<string> {
   const r = await ob.request('POST', '/v1/messages/send', {
     key: sendKey,
-    body: { from: `App <hello@${org.domain}>`, to: 'user@example.net', subject: 'Hello', text: 'Hi', track_opens: false, track_clicks: false }
+    body: {
+      from: `App <hello@${org.domain}>`, to: 'user@example.net', subject: 'Hello', text: 'Hi', track_opens: false, track_clicks: false
+    }
   })
   assert.equal(r.status, 202, r.text)
   return r.body.id as string
 }
 
-const messageOf = (r: ReceivedRequest): string => (JSON.parse(r.rawBody.toString('utf8')) as { data: { message_id: string } }).data.message_id
+const messageOf = (r: ReceivedRequest): string =>
+  (JSON.parse(r.rawBody.toString('utf8')) as { data: { message_id: string } }).data.message_id
 
 /** The request that brought `messageId`'s delivered event to `wh`: on its path and signed with its secret. */
 async function arrival (wh: Created, messageId: string): Promise<ReceivedRequest> {
@@ -62,7 +67,8 @@ async function arrival (wh: Created, messageId: string): Promise<ReceivedRequest
   return find()!
 }
 
-test('a webhook deleted and created again right after an event was fanned out receives the next message\'s event, round after round', async () => {
+test('a webhook deleted and created again right after an event was fanned out receives the next message\'s event, ' +
+  'round after round', async () => {
   let wh = await createWebhook('/replaced-0')
   let previous = await send()
   for (let round = 1; round <= ROUNDS; round++) {

@@ -13,7 +13,9 @@ let org: TestOrg
 let key: string
 before(async () => {
   rx = await HttpsReceiver.start()
-  ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1' } })
+  ob = await TestOutbox.start({
+    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1' }
+  })
   org = await ob.org()
   key = await ob.key(org, ['manage', 'read'])
 })
@@ -24,7 +26,10 @@ const ids = (path: string): string[] => rx.on(path).map(idOf)
 
 /** Waits until the read model (what replay and recover read) holds the event. */
 async function stored (eventId: string): Promise<void> {
-  await eventually(async () => (await ob.request('GET', '/v1/events?limit=100', { key })).body.data.some((e: { id: string }) => e.id === eventId), `event ${eventId} stored`)
+  await eventually(async () => {
+    const events = (await ob.request('GET', '/v1/events?limit=100', { key })).body.data
+    return events.some((e: { id: string }) => e.id === eventId)
+  }, `event ${eventId} stored`)
 }
 
 test('replay sends the event again with the same id and a fresh signature, logged as a delivery', async () => {
@@ -45,9 +50,14 @@ test('replay sends the event again with the same id and a fresh signature, logge
   assert.notEqual(again!.headers['x-service-signature'], first!.headers['x-service-signature'])
   assert.equal(verifySignature(again!.rawBody, again!.headers['x-service-signature'] as string, wh.secret).ok, true)
   new Webhook(wh.secret).verify(again!.rawBody.toString('utf8'), {
-    'webhook-id': again!.headers['webhook-id'] as string, 'webhook-timestamp': again!.headers['webhook-timestamp'] as string, 'webhook-signature': again!.headers['webhook-signature'] as string
+    'webhook-id': again!.headers['webhook-id'] as string,
+    'webhook-timestamp': again!.headers['webhook-timestamp'] as string,
+    'webhook-signature': again!.headers['webhook-signature'] as string
   })
-  await eventually(async () => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.filter((d: { event_id: string }) => d.event_id === evt.id).length === 2, 'both attempts logged')
+  await eventually(async () => {
+    const deliveries = (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data
+    return deliveries.filter((d: { event_id: string }) => d.event_id === evt.id).length === 2
+  }, 'both attempts logged')
 
   // A retry with the same Idempotency-Key answers the same and sends nothing more.
   const headers = { 'idempotency-key': `replay-${evt.id}` }
@@ -60,7 +70,8 @@ test('replay sends the event again with the same id and a fresh signature, logge
   assert.equal(rx.on('/replay').length, 3)
 })
 
-test('replay and recover refuse another organisation\'s webhook or event (403), sending nothing, an unknown event (404) and bad input', async () => {
+test('replay and recover refuse another organisation\'s webhook or event (403), sending nothing, ' +
+  'an unknown event (404) and bad input', async () => {
   rx.script = () => ({ status: 200 })
   const mine = await putWebhook(ob, org, { url: rx.url('/mine'), events: ['delivered'] })
   const other = await ob.org()
@@ -68,7 +79,10 @@ test('replay and recover refuse another organisation\'s webhook or event (403), 
   const theirEvent = await publishEvent(ob, other, 'delivered')
   await rx.waitFor(1, { path: '/theirs' })
   const otherKey = await ob.key(other, ['read'])
-  await eventually(async () => (await ob.request('GET', '/v1/events?limit=100', { key: otherKey })).body.data.some((e: { id: string }) => e.id === theirEvent.id), 'other event stored')
+  await eventually(async () => {
+    const events = (await ob.request('GET', '/v1/events?limit=100', { key: otherKey })).body.data
+    return events.some((e: { id: string }) => e.id === theirEvent.id)
+  }, 'other event stored')
 
   // Another organisation's event is refused, not sent: the event's owner key tells it from an unknown id.
   const event = await ob.request('POST', `/v1/webhooks/${mine.id}/replay`, { key, body: { event_id: theirEvent.id } })
@@ -76,7 +90,9 @@ test('replay and recover refuse another organisation\'s webhook or event (403), 
   assert.equal(event.body.error.code, 'forbidden')
   const hook = await ob.request('POST', `/v1/webhooks/${theirs.id}/replay`, { key, body: { event_id: theirEvent.id } })
   assert.equal(hook.status, 403)
-  const recover = await ob.request('POST', `/v1/webhooks/${theirs.id}/recover`, { key, body: { since: new Date(Date.now() - 3600_000).toISOString() } })
+  const recover = await ob.request('POST', `/v1/webhooks/${theirs.id}/recover`, {
+    key, body: { since: new Date(Date.now() - 3600_000).toISOString() }
+  })
   assert.equal(recover.status, 403)
   assert.equal(recover.body.error.code, 'forbidden')
 
@@ -122,7 +138,10 @@ test('recover sends exactly the events the webhook did not receive, with their i
   const missed = [failed1.id, failed2.id, whileFailed.id].sort()
   for (const id of [...missed, after.id]) await stored(id)
   // The received event is recorded as such once its attempt is logged.
-  await eventually(async () => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.some((d: { event_id: string, error: null | string }) => d.event_id === after.id && d.error === null), 'success logged')
+  await eventually(async () => {
+    const deliveries = (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data
+    return deliveries.some((d: { event_id: string, error: null | string }) => d.event_id === after.id && d.error === null)
+  }, 'success logged')
   await sleep(100)
   const before = rx.on('/recover').length
 
@@ -141,7 +160,11 @@ test('recover sends exactly the events the webhook did not receive, with their i
   for (const r of resent) assert.equal(r.headers['webhook-id'], idOf(r))
 
   // Once they were received, a later recover finds nothing left; an Idempotency-Key retry answers the same.
-  await eventually(async () => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.filter((d: { event_id: string, error: null | string }) => missed.includes(d.event_id) && d.error === null).length === 3, 'recovered deliveries logged')
+  await eventually(async () => {
+    const deliveries = (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data
+    const recovered = deliveries.filter((d: { event_id: string, error: null | string }) => missed.includes(d.event_id) && d.error === null)
+    return recovered.length === 3
+  }, 'recovered deliveries logged')
   await sleep(100)
   const headers = { 'idempotency-key': `recover-${wh.id}` }
   const again = await ob.request('POST', `/v1/webhooks/${wh.id}/recover`, { key, body: { since }, headers })
@@ -160,6 +183,8 @@ test('recover of a paused webhook is 409 conflict; a time in the future recovers
   assert.equal(r.status, 409)
   assert.equal(r.body.error.code, 'conflict')
   await setWebhookStatus(ob, wh, 'active')
-  const future = await ob.request('POST', `/v1/webhooks/${wh.id}/recover`, { key, body: { since: new Date(Date.now() + 3600_000).toISOString() } })
+  const future = await ob.request('POST', `/v1/webhooks/${wh.id}/recover`, {
+    key, body: { since: new Date(Date.now() + 3600_000).toISOString() }
+  })
   assert.deepEqual([future.status, future.body], [202, { events: 0 }])
 })

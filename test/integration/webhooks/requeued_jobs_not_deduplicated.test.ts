@@ -22,7 +22,9 @@ let webhook: WebhookRecord
 before(async () => {
   // The first request hangs 3 s: with one slot the endpoint is stalled a second later, with two jobs waiting for it.
   rx = await HttpsReceiver.start((_r, n) => (n === 0 ? { delayMs: 3000 } : { status: 200 }))
-  ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_ENDPOINT_CONCURRENCY: '1' } })
+  ob = await TestOutbox.start({
+    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_ENDPOINT_CONCURRENCY: '1' }
+  })
   org = await ob.org()
   webhook = await putWebhook(ob, org, { url: rx.url('/hook'), events: ['delivered'] })
 })
@@ -62,7 +64,8 @@ test('jobs of a batch handed back from a stalled endpoint are stored again and d
   assert.deepEqual(missing(ids), [], 'every job handed back reaches the webhook')
 })
 
-test('a batch that repeats the first job of an earlier one but differs in another is stored, not taken for a repeat', { timeout: 60_000 }, async () => {
+test('a batch that repeats the first job of an earlier one but differs in another is stored, ' +
+  'not taken for a repeat', { timeout: 60_000 }, async () => {
   const [a, b, c] = [jobOf(10), jobOf(11), jobOf(12)]
   await park([a, b])
   // The event of `a` fanned out again (its engine stopped before acknowledging it), parked with a newer event `c`.

@@ -12,8 +12,12 @@ let org: TestOrg
 let key: string
 before(async () => {
   rx = await HttpsReceiver.start()
-  rx.script = (r) => r.path.startsWith('/down') ? { status: 503 } : r.path.startsWith('/flaky') ? { status: rx.on(r.path).length <= 2 ? 500 : 204 } : { status: 200 }
-  ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1' } })
+  rx.script = (r) => r.path.startsWith('/down')
+    ? { status: 503 }
+    : r.path.startsWith('/flaky') ? { status: rx.on(r.path).length <= 2 ? 500 : 204 } : { status: 200 }
+  ob = await TestOutbox.start({
+    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1' }
+  })
   org = await ob.org()
   key = await ob.key(org, ['manage'])
 })
@@ -30,7 +34,8 @@ test('non-2xx answers are retried with the same event id until a 2xx', async () 
   assert.equal(webhookNow(ob, wh)?.status, 'active')
   const page = await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })
   assert.equal(page.status, 200)
-  assert.deepEqual(page.body.data.map((d: any) => [d.attempt, d.status_code, d.error]), [[3, 204, null], [2, 500, 'http_500'], [1, 500, 'http_500']])
+  assert.deepEqual(page.body.data.map((d: any) => [d.attempt, d.status_code, d.error]),
+    [[3, 204, null], [2, 500, 'http_500'], [1, 500, 'http_500']])
 })
 
 test('after the last retry the webhook is failed, gets nothing more, and is revived by status active', async () => {

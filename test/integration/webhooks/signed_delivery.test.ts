@@ -11,7 +11,9 @@ let rx: HttpsReceiver
 let org: TestOrg
 before(async () => {
   rx = await HttpsReceiver.start()
-  ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1' } })
+  ob = await TestOutbox.start({
+    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1' }
+  })
   org = await ob.org()
 })
 after(async () => { await ob.close(); await rx.close() })

@@ -18,7 +18,10 @@ const held = new Promise<void>((resolve) => { letGo = resolve })
 before(async () => {
   hub = await HttpsReceiver.start((req) => req.path === '/a' ? { until: held } : { status: 200 })
   ob = await TestOutbox.start({
-    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_ENDPOINT_CONCURRENCY: String(SLOTS), OB_WEBHOOK_TIMEOUT_MS: '120000' }
+    env: {
+      OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_ENDPOINT_CONCURRENCY: String(SLOTS),
+      OB_WEBHOOK_TIMEOUT_MS: '120000'
+    }
   })
   orgA = await ob.org()
   orgB = await ob.org()

@@ -32,12 +32,15 @@ const targets = (port: number): Record<string, string> => ({
 })
 
 test('loopback, private, link-local, IPv6 loopback, IPv4-mapped and names resolving to loopback are refused', async () => {
-  const hooks = await Promise.all(Object.entries(targets(rx.port)).map(async ([name, url]) => ({ name, wh: await putWebhook(ob, org, { url, events: ['delivered'] }) })))
+  const hooks = await Promise.all(Object.entries(targets(rx.port)).map(async ([name, url]) => ({
+    name, wh: await putWebhook(ob, org, { url, events: ['delivered'] })
+  })))
   await publishEvent(ob, org, 'delivered')
   for (const { name, wh } of hooks) {
     await eventually(() => webhookNow(ob, wh)?.status === 'failed', `${name} refused on both attempts and failed`)
     // The delivery log is written in batches, so the failed status may be seen before the last entry.
-    const attempts = async (): Promise<unknown[]> => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.map((d: any) => [d.attempt, d.status_code, d.error])
+    const attempts = async (): Promise<unknown[]> => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data
+      .map((d: any) => [d.attempt, d.status_code, d.error])
     await eventually(async () => (await attempts()).length === 2, `${name} has both attempts logged`)
     assert.deepEqual(await attempts(), [[2, null, 'ssrf_blocked'], [1, null, 'ssrf_blocked']], name)
   }
@@ -45,7 +48,9 @@ test('loopback, private, link-local, IPv6 loopback, IPv4-mapped and names resolv
 })
 
 test('with OB_WEBHOOK_ALLOW_PRIVATE=true a name is resolved by the configured DNS and connected to with its own TLS name', async () => {
-  const open = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_DNS_SERVERS: dns.address } })
+  const open = await TestOutbox.start({
+    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_DNS_SERVERS: dns.address }
+  })
   try {
     const openOrg = await open.org()
     const openKey = await open.key(openOrg, ['manage'])
@@ -53,7 +58,8 @@ test('with OB_WEBHOOK_ALLOW_PRIVATE=true a name is resolved by the configured DN
     await publishEvent(open, openOrg, 'opened')
     const [req] = await rx.waitFor(1, { path: '/named' })
     assert.equal(req!.headers.host, `receiver.test:${rx.port}`)
-    await eventually(async () => (await open.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key: openKey })).body.data.length === 1, 'attempt logged')
+    await eventually(async () => (await open.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key: openKey })).body.data.length === 1,
+      'attempt logged')
     const log = await open.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key: openKey })
     assert.equal(log.body.data[0].status_code, 200)
   } finally {

@@ -14,7 +14,9 @@ let org: TestOrg
 let key: string
 before(async () => {
   rx = await HttpsReceiver.start()
-  ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1' } })
+  ob = await TestOutbox.start({
+    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1' }
+  })
   org = await ob.org()
   key = await ob.key(org, ['manage'])
 })
@@ -32,7 +34,8 @@ async function createWebhook (path: string): Promise<{ id: string, secret: strin
   return { id: r.body.id, secret: r.body.secret }
 }
 
-test('every request carries webhook-id, webhook-timestamp and webhook-signature that standardwebhooks verifies with the secret as returned', async () => {
+test('every request carries webhook-id, webhook-timestamp and webhook-signature ' +
+  'that standardwebhooks verifies with the secret as returned', async () => {
   // The first attempt fails, so the retry shows that webhook-id stays the event id.
   rx.script = (req) => ({ status: req.path === '/std' && rx.on('/std').length === 1 ? 500 : 200 })
   const wh = await createWebhook('/std')
@@ -48,7 +51,8 @@ test('every request carries webhook-id, webhook-timestamp and webhook-signature 
     assert.match(req.headers['x-service-signature'] as string, /^t=\d+,v1=[0-9a-f]{64}$/)
     assert.equal(verifySignature(req.rawBody, req.headers['x-service-signature'] as string, wh.secret).ok, true)
   }
-  assert.throws(() => new Webhook(`whsec_${Buffer.from('another key').toString('base64')}`).verify(reqs[0]!.rawBody.toString('utf8'), standardHeaders(reqs[0]!)))
+  assert.throws(() => new Webhook(`whsec_${Buffer.from('another key').toString('base64')}`)
+    .verify(reqs[0]!.rawBody.toString('utf8'), standardHeaders(reqs[0]!)))
 })
 
 test('rotate-secret: during the grace period both secrets verify both headers; with 0 only the new one does', async () => {
@@ -113,7 +117,10 @@ test('rotate-secret retried with the same Idempotency-Key answers the same secre
 
 test('rotate-secret refuses bad input and another organisation\'s webhook, changing nothing', async () => {
   const wh = await createWebhook('/rotate-bad')
-  for (const body of [{}, { grace_period_minutes: -1 }, { grace_period_minutes: 10_081 }, { grace_period_minutes: 1.5 }, { grace_period_minutes: '5' }, { grace_period_minutes: 5, extra: 1 }]) {
+  for (const body of [
+    {}, { grace_period_minutes: -1 }, { grace_period_minutes: 10_081 }, { grace_period_minutes: 1.5 }, { grace_period_minutes: '5' },
+    { grace_period_minutes: 5, extra: 1 }
+  ]) {
     const r = await ob.request('POST', `/v1/webhooks/${wh.id}/rotate-secret`, { key, body })
     assert.equal(r.status, 400, JSON.stringify(body))
     assert.equal(r.body.error.code, 'validation_error')
@@ -127,8 +134,12 @@ test('rotate-secret refuses bad input and another organisation\'s webhook, chang
   assert.equal(r.status, 403)
   assert.equal(r.body.error.code, 'forbidden')
   assert.equal(webhookNow(ob, otherWh)?.secret, otherWh.secret)
-  const missing = await ob.request('POST', '/v1/webhooks/wh_0000000000000000000000000z/rotate-secret', { key, body: { grace_period_minutes: 5 } })
+  const missing = await ob.request('POST', '/v1/webhooks/wh_0000000000000000000000000z/rotate-secret', {
+    key, body: { grace_period_minutes: 5 }
+  })
   assert.equal(missing.status, 404)
   const readOnly = await ob.key(org, ['read'])
-  assert.equal((await ob.request('POST', `/v1/webhooks/${wh.id}/rotate-secret`, { key: readOnly, body: { grace_period_minutes: 5 } })).status, 403)
+  assert.equal((await ob.request('POST', `/v1/webhooks/${wh.id}/rotate-secret`, {
+    key: readOnly, body: { grace_period_minutes: 5 }
+  })).status, 403)
 })

@@ -36,7 +36,9 @@ before(async () => {
     verdicts.set(req, said)
     return { status: Object.values(said).some((v) => v !== 'refused') ? 200 : 400 }
   })
-  ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1' } })
+  ob = await TestOutbox.start({
+    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,1,1' }
+  })
   org = await ob.org()
   key = await ob.key(org, ['manage'])
 })
@@ -48,7 +50,8 @@ async function rotate (id: string, graceMinutes: number): Promise<string> {
   return r.body.secret
 }
 
-test('stripe.webhooks.constructEvent verifies X-Service-Signature with the new and the old secret during a rotation, and only the new one after it', async () => {
+test('stripe.webhooks.constructEvent verifies X-Service-Signature with the new and the old secret during a rotation, ' +
+  'and only the new one after it', async () => {
   const created = await ob.request('POST', '/v1/webhooks', { key, body: { url: rx.url('/stripe'), events: ['delivered'] } })
   assert.equal(created.status, 201)
   const first: string = created.body.secret

@@ -12,7 +12,9 @@ let org: TestOrg
 let key: string
 before(async () => {
   rx = await HttpsReceiver.start()
-  ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1' } })
+  ob = await TestOutbox.start({
+    env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1' }
+  })
   org = await ob.org()
   key = await ob.key(org, ['manage'])
 })
@@ -45,7 +47,8 @@ test('a failing test event is attempted once and does not fail the webhook', asy
   const r = await ob.request('POST', `/v1/webhooks/${wh.id}/test`, { key, body: { type: 'delivered' } })
   assert.equal(r.status, 202)
   await rx.waitFor(1, { path: '/test-fail' })
-  await eventually(async () => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.length === 1, 'attempt logged')
+  await eventually(async () => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.length === 1,
+    'attempt logged')
   await nothingHappensFor(1500) // a retry (1 s) would be here by now
   assert.equal(rx.on('/test-fail').length, 1)
   assert.equal(webhookNow(ob, wh)?.status, 'active')
@@ -63,7 +66,8 @@ test('GET /deliveries pages newest first with a cursor', async () => {
     ids.push((await ob.request('POST', `/v1/webhooks/${wh.id}/test`, { key, body: { type: 'delivered' } })).body.event_id)
     await rx.waitFor(i + 1, { path: '/paged' }) // one at a time, so the attempts are ordered
   }
-  await eventually(async () => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.length === 5, 'five attempts logged')
+  await eventually(async () => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.length === 5,
+    'five attempts logged')
   const first = await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries?limit=2`, { key })
   assert.equal(first.status, 200)
   assert.equal(first.body.has_more, true)

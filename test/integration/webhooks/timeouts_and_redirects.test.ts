@@ -19,14 +19,19 @@ before(async () => {
     if (r.path === '/not-found') return { status: 404 }
     return { status: 200 }
   })
-  ob = await TestOutbox.start({ env: { OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1', OB_WEBHOOK_TIMEOUT_MS: '1000' } })
+  ob = await TestOutbox.start({
+    env: {
+      OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1', OB_WEBHOOK_TIMEOUT_MS: '1000'
+    }
+  })
   org = await ob.org()
   key = await ob.key(org, ['manage'])
 })
 after(async () => { await ob.close(); await rx.close() })
 
 async function attempts (whId: string, n: number): Promise<any[]> {
-  await eventually(async () => (await ob.request('GET', `/v1/webhooks/${whId}/deliveries`, { key })).body.data.length >= n, `${n} attempts logged`, 15_000)
+  await eventually(async () => (await ob.request('GET', `/v1/webhooks/${whId}/deliveries`, { key })).body.data.length >= n,
+    `${n} attempts logged`, 15_000)
   return (await ob.request('GET', `/v1/webhooks/${whId}/deliveries`, { key })).body.data
 }
 

@@ -4,12 +4,16 @@ import { classifyAccepted, classifyError, tryNextHost } from '../../../engine/ac
 import { bounceCategory } from '../../../protocol/mod.ts'
 
 test('2xx is delivered with the server reply', () => {
-  assert.deepEqual(classifyAccepted({ response: '250 2.0.0 Ok: queued as ABC' }), { kind: 'delivered', response: '250 2.0.0 Ok: queued as ABC' })
+  assert.deepEqual(classifyAccepted({ response: '250 2.0.0 Ok: queued as ABC' }),
+    { kind: 'delivered', response: '250 2.0.0 Ok: queued as ABC' })
 })
 
 test('5xx at RCPT or DATA is a hard bounce with the reply code', () => {
   assert.deepEqual(
-    classifyError({ code: 'EENVELOPE', responseCode: 550, command: 'RCPT TO', response: '550 5.1.1 <x@y.z>: user unknown', message: 'Recipient command failed' }),
+    classifyError({
+      code: 'EENVELOPE', responseCode: 550, command: 'RCPT TO', response: '550 5.1.1 <x@y.z>: user unknown',
+      message: 'Recipient command failed'
+    }),
     { kind: 'bounced', code: '550', message: '550 5.1.1 <x@y.z>: user unknown' })
   assert.equal(classifyError({ code: 'EMESSAGE', responseCode: 554, command: 'DATA', response: '554 spam' }).kind, 'bounced')
 })
@@ -36,8 +40,12 @@ test('a domain without mail host and a null MX are hard bounces', () => {
 })
 
 test('a domain whose mail hosts are all non-public is a domain bounce that does not suppress', () => {
-  const o = classifyError({ code: 'ENONPUBLICMAILHOST', message: 'mail host mx.x.example of x.example is at 10.0.0.1, not a public address' })
-  assert.deepEqual(o, { kind: 'bounced', code: '550', message: '5.4.4 mail host mx.x.example of x.example is at 10.0.0.1, not a public address', suppress: false })
+  const o = classifyError({
+    code: 'ENONPUBLICMAILHOST', message: 'mail host mx.x.example of x.example is at 10.0.0.1, not a public address'
+  })
+  assert.deepEqual(o, {
+    kind: 'bounced', code: '550', message: '5.4.4 mail host mx.x.example of x.example is at 10.0.0.1, not a public address', suppress: false
+  })
   assert.equal(bounceCategory({ code: '550', text: (o as { message: string }).message }), 'domain')
 })
 

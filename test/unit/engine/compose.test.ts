@@ -26,7 +26,8 @@ const resolver = async (name: string, rr: string): Promise<unknown> => {
 }
 
 async function dkimResults (raw: Buffer): Promise<string[]> {
-  const r = await authenticate(raw, { ip: '127.0.0.1', helo: 'engine.test', sender: 'b@sender.example', mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
+  const r = await authenticate(raw,
+    { ip: '127.0.0.1', helo: 'engine.test', sender: 'b@sender.example', mta: 'sink.test', resolver } as Parameters<typeof authenticate>[1])
   return r.dkim.results.map((s) => `${String(s.status.result)}:${String((s as { algo?: string }).algo)}`)
 }
 
@@ -57,7 +58,11 @@ function message (over: Partial<TaskMessage> = {}): TaskMessage {
     text: `Héllo there\n${LONG_WORD}\nbye`,
     headers: { 'X-Campaign': 'spring', 'X-Note': 'naïve value' },
     attachments: [
-      { filename: 'résumé.pdf', content: Buffer.from('%PDF-1.4 binary \u0000\u00ff', 'latin1').toString('base64'), content_type: 'application/pdf' },
+      {
+        filename: 'résumé.pdf',
+        content: Buffer.from('%PDF-1.4 binary \u0000\u00ff', 'latin1').toString('base64'),
+        content_type: 'application/pdf'
+      },
       { filename: 'notes.txt', content: Buffer.from('plain notes').toString('base64') }
     ],
     track_opens: true,
@@ -109,7 +114,8 @@ test('the composed message parses back to what was sent: headers, RFC 2047 names
   ])
 })
 
-test('each recipient gets its own tokens, and the DKIM signature (RSA, with an ed25519 one next to it) verifies with mailauth', async () => {
+test('each recipient gets its own tokens, and the DKIM signature (RSA, with an ed25519 one next to it) ' +
+  'verifies with mailauth', async () => {
   const msg = message()
   const composed = new ComposedMessage(msg, msg, ctx(true))
   const a = composed.forRecipient('zoe@dest.example').raw
@@ -119,11 +125,18 @@ test('each recipient gets its own tokens, and the DKIM signature (RSA, with an e
   assert.deepEqual(await dkimResults(b), ['pass:rsa-sha256', 'pass:ed25519-sha256'])
   const head = a.toString('latin1').slice(0, a.indexOf('\r\n\r\n')).replace(/\r\n[ \t]+/g, ' ')
   const signed = /^DKIM-Signature: .*?\bh=([^;]*)/m.exec(head)![1]!.split(':').map((h) => h.trim().toLowerCase())
-  for (const h of ['from', 'to', 'cc', 'reply-to', 'subject', 'date', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post']) assert.ok(signed.includes(h), `${h} signed: ${signed.join(':')}`)
+  for (const h of ['from', 'to', 'cc', 'reply-to', 'subject', 'date', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post']) {
+    assert.ok(signed.includes(h), `${h} signed: ${signed.join(':')}`)
+  }
 
   // the checks can fail: a changed header or body byte breaks both signatures
   const text = a.toString('latin1')
-  for (const tampered of [text.replace('List-Unsubscribe=One-Click', 'List-Unsubscribe=Two-Clicks'), text.replace('Message-ID: <msg_', 'Message-ID: <msh_'), text.replace('xxxxxxxx', 'xxxxxxxy')]) {
+  const tamperedCopies = [
+    text.replace('List-Unsubscribe=One-Click', 'List-Unsubscribe=Two-Clicks'),
+    text.replace('Message-ID: <msg_', 'Message-ID: <msh_'),
+    text.replace('xxxxxxxx', 'xxxxxxxy')
+  ]
+  for (const tampered of tamperedCopies) {
     assert.notEqual(tampered, text)
     const results = await dkimResults(Buffer.from(tampered, 'latin1'))
     assert.ok(results.every((r) => !r.startsWith('pass')), results.join(','))

@@ -4,14 +4,19 @@ import { DeliveryStateChanges, deliveryStateKey, freshRecipientState, parseDeliv
 import type { EventRecord } from '../../../protocol/events.ts'
 import type { RecipientResult } from '../../../engine/actor/task.ts'
 
-const SENT: RecipientResult = { rcpt: 'a@example.com', at: '2026-11-25T02:00:00.000Z', outcome: { kind: 'delivered', response: '250 2.0.0 OK' } }
+const SENT: RecipientResult = {
+  rcpt: 'a@example.com', at: '2026-11-25T02:00:00.000Z', outcome: { kind: 'delivered', response: '250 2.0.0 OK' }
+}
 const FINAL: EventRecord[] = [{
   id: 'evt_0123456789abcdefghjkmnpqrs',
   type: 'delivered',
   timestamp: '2026-11-25T02:00:00.000Z',
   org_id: 'org_1',
   message_id: 'msg_1',
-  data: { message_id: 'msg_1', from: 'f@example.com', to: 'a@example.com', subject: 'Hi', delivered_at: '2026-11-25T02:00:00.000Z', smtp_response: '250 2.0.0 OK', metadata: {} }
+  data: {
+    message_id: 'msg_1', from: 'f@example.com', to: 'a@example.com', subject: 'Hi',
+    delivered_at: '2026-11-25T02:00:00.000Z', smtp_response: '250 2.0.0 OK', metadata: {}
+  }
 }]
 
 test('a recipient state written as changes reads back the same', () => {

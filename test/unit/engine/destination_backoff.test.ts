@@ -17,7 +17,8 @@ async function failTimes (b: DestinationBackoff, dest: string, n: number): Promi
   }
 }
 
-test(`${SUSPEND_AFTER} transient failures in a row suspend the destination; its recipients are not attempted until the period ends`, async () => {
+test(`${SUSPEND_AFTER} transient failures in a row suspend the destination; ` +
+  'its recipients are not attempted until the period ends', async () => {
   const { b, clock } = clocked()
   await failTimes(b, 'poison.example', SUSPEND_AFTER - 1)
   assert.deepEqual(b.suspended(), [])
@@ -37,12 +38,15 @@ test('an answer (2xx or 5xx) between failures resets the count', async () => {
   assert.deepEqual(b.suspended(), [])
 })
 
-test('after the period a probe of up to the capped attempts goes through; its first failure doubles the period up to the maximum, an answer ends the backoff', async () => {
+test('after the period a probe of up to the capped attempts goes through; ' +
+  'its first failure doubles the period up to the maximum, an answer ends the backoff', async () => {
   const { b, clock } = clocked(3)
   await failTimes(b, 'p.example', SUSPEND_AFTER)
   for (const period of [1000, 2000, 4000, 4000]) {
     clock.now += period
-    for (let i = 0; i < 3; i++) assert.equal((await b.admit('p.example')).kind, 'attempt', 'the probe: as many as an unproven destination gets')
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await b.admit('p.example')).kind, 'attempt', 'the probe: as many as an unproven destination gets')
+    }
     assert.equal((await b.admit('p.example', false)).kind, 'busy', 'no more than that at once')
     b.record('p.example', 'transient', R451)
     b.record('p.example', 'transient', R451)
@@ -55,7 +59,9 @@ test('after the period a probe of up to the capped attempts goes through; its fi
   assert.equal((await b.admit('p.example')).kind, 'attempt')
   b.record('p.example', 'answered')
   assert.deepEqual(b.suspended(), [])
-  for (let i = 0; i < 20; i++) assert.equal((await b.admit('p.example')).kind, 'attempt', 'a destination that answered has no concurrency cap')
+  for (let i = 0; i < 20; i++) {
+    assert.equal((await b.admit('p.example')).kind, 'attempt', 'a destination that answered has no concurrency cap')
+  }
   b.record('p.example', 'transient', R451)
   assert.deepEqual(b.suspended(), [], 'a recipient of the probe that fails after another one was accepted does not suspend again')
 })

@@ -9,7 +9,8 @@ const T0 = Date.parse(ACCEPTED)
 test('the give-up time is the schedule span after acceptance, or after a later scheduled_at', () => {
   assert.equal(giveUpAt({ created_at: ACCEPTED }, SCHEDULE), T0 + 1260_000)
   assert.equal(giveUpAt({ created_at: ACCEPTED, scheduled_at: '2026-11-22T05:00:00.000Z' }, SCHEDULE), T0 + 7200_000 + 1260_000)
-  assert.equal(giveUpAt({ created_at: ACCEPTED, scheduled_at: '2026-11-22T02:59:30.000Z' }, SCHEDULE), T0 + 1260_000, 'a scheduled_at in the past changes nothing')
+  assert.equal(giveUpAt({ created_at: ACCEPTED, scheduled_at: '2026-11-22T02:59:30.000Z' }, SCHEDULE), T0 + 1260_000,
+    'a scheduled_at in the past changes nothing')
 })
 
 test('a rescheduled message counts from the time it became due, later or earlier than its scheduled_at', () => {

@@ -27,7 +27,8 @@ test('sandbox outcome follows the local part, ignoring +tags and case', () => {
 })
 
 test('templates: {{var}} filled, HTML-escaped only in html, unknown variables empty, subject kept on one line', () => {
-  const out = renderTemplate({ subject: 'Hi {{name}}{{nl}}', html: '<b>{{ name }}</b> {{missing}}', text: '{{name}} #{{n}}' }, { name: '<A&B>', n: 3, nl: '\r\nBcc: x' })
+  const out = renderTemplate({ subject: 'Hi {{name}}{{nl}}', html: '<b>{{ name }}</b> {{missing}}', text: '{{name}} #{{n}}' },
+    { name: '<A&B>', n: 3, nl: '\r\nBcc: x' })
   assert.equal(out.subject, 'Hi <A&B> Bcc: x')
   assert.equal(out.html, '<b>&lt;A&amp;B&gt;</b> ')
   assert.equal(out.text, '<A&B> #3')

@@ -11,7 +11,8 @@ test('encode gives the documented form, within the 64 characters of a local part
   const addr = encodeVerp(MSG, 'Alice@Example.org', 'Sender.com', KEY)
   assert.match(addr, /^bounces\+msg_[0-9a-z]{26}-k7p2[0-9a-z]{16}@bounces\.sender\.com$/)
   assert.ok(addr.indexOf('@') <= 64, `local part ${addr.indexOf('@')} characters`)
-  assert.deepEqual(decodeVerp(addr), { messageId: MSG, keyId: 'k7p2', mac: verpMac(KEY.secret, MSG, 'alice@example.org'), domain: 'sender.com' })
+  assert.deepEqual(decodeVerp(addr),
+    { messageId: MSG, keyId: 'k7p2', mac: verpMac(KEY.secret, MSG, 'alice@example.org'), domain: 'sender.com' })
 })
 
 test('the tag is HMAC-SHA256 of message id and lower-cased recipient, 10 bytes in Crockford base32', () => {
@@ -42,8 +43,9 @@ test('decode accepts angle brackets and upper case', () => {
 test('decode refuses addresses that are not VERP, including the old unkeyed form', () => {
   const tag = 'k7p20123456789abcdef'
   for (const a of ['bounces@bounces.d.io', `bounces+${MSG}@bounces.d.io`, `bounces+${MSG}-${tag}@d.io`, `bounces+${MSG}-${tag}@bounces.`,
-    'nobody', `x+${MSG}-${tag}@bounces.d.io`, `bounces+${MSG}-0123456789ab@bounces.d.io`, `bounces+${MSG}-k7p20123456789abcdeu@bounces.d.io`,
-    `bounces+${MSG}-${tag}0@bounces.d.io`, `bounces+msg_short-${tag}@bounces.d.io`, '']) {
+    'nobody', `x+${MSG}-${tag}@bounces.d.io`, `bounces+${MSG}-0123456789ab@bounces.d.io`,
+    `bounces+${MSG}-k7p20123456789abcdeu@bounces.d.io`, `bounces+${MSG}-${tag}0@bounces.d.io`,
+    `bounces+msg_short-${tag}@bounces.d.io`, '']) {
     assert.equal(decodeVerp(a), undefined, a)
   }
 })

@@ -6,8 +6,14 @@ import type { InboundJob } from '../../../inbound/job.ts'
 import type { RouteRecord } from '../../../protocol/mod.ts'
 
 const MAX = 64 * 1024
-const job: InboundJob = { id: 'msg_01jd0000000000000000000000', received_at: new Date(0).toISOString(), mail_from: '', rcpt_to: [], remote_ip: '127.0.0.1', helo: '', size: 123 }
-const route = (include: boolean): RouteRecord => ({ id: 'rt_01jd0000000000000000000000', org_id: 'org_x', match: '*@x.test', action: { type: 'webhook', include_attachments: include }, created_at: '' })
+const job: InboundJob = {
+  id: 'msg_01jd0000000000000000000000', received_at: new Date(0).toISOString(), mail_from: '', rcpt_to: [], remote_ip: '127.0.0.1',
+  helo: '', size: 123
+}
+const route = (include: boolean): RouteRecord => ({
+  id: 'rt_01jd0000000000000000000000', org_id: 'org_x', match: '*@x.test', action: { type: 'webhook', include_attachments: include },
+  created_at: ''
+})
 
 function message (over: Partial<MessageAnalysis>): MessageAnalysis {
   return { from: 'a@b.test', subject: 's', text: 't', html: '', headers: { subject: 's' }, attachments: [], ...over }
@@ -30,8 +36,12 @@ test('whatever part of a message is large, the event stays within the limit and 
     ['html and text', { text: big, html: big }, ['a@x.test']],
     ['one huge header', { headers: { 'x-big': big } }, ['a@x.test']],
     ['many headers', { headers: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`x-h${i}`, 'v'.repeat(50)])) }, ['a@x.test']],
-    ['many attachments', { attachments: Array.from({ length: 20_000 }, (_, i) => ({ filename: `f${i}.bin`, content_type: 'application/octet-stream', size: 1 })) }, ['a@x.test']],
-    ['attachment contents', { attachments: [{ filename: 'a.pdf', content_type: 'application/pdf', size: 1e6, content: 'QUJD'.repeat(300_000) }] }, ['a@x.test']],
+    ['many attachments', {
+      attachments: Array.from({ length: 20_000 }, (_, i) => ({ filename: `f${i}.bin`, content_type: 'application/octet-stream', size: 1 }))
+    }, ['a@x.test']],
+    ['attachment contents', {
+      attachments: [{ filename: 'a.pdf', content_type: 'application/pdf', size: 1e6, content: 'QUJD'.repeat(300_000) }]
+    }, ['a@x.test']],
     ['subject and from', { subject: big, from: big }, ['a@x.test']],
     ['many recipients', {}, Array.from({ length: 100 }, (_, i) => `${'r'.repeat(200)}${i}@x.test`)]
   ]
@@ -48,7 +58,8 @@ test('whatever part of a message is large, the event stays within the limit and 
 })
 
 test('attachment contents go first: a message whose bodies fit keeps them whole', () => {
-  const { data, cut } = inboundPayload(message({ text: 'keep me', attachments: [{ filename: 'a', content_type: 'x/y', size: 1, content: 'A'.repeat(100_000) }] }), job, route(true), ['a@x.test'], MAX)
+  const big = message({ text: 'keep me', attachments: [{ filename: 'a', content_type: 'x/y', size: 1, content: 'A'.repeat(100_000) }] })
+  const { data, cut } = inboundPayload(big, job, route(true), ['a@x.test'], MAX)
   assert.equal(cut, true)
   assert.equal(data.text, 'keep me')
   assert.equal(data.truncated, undefined)

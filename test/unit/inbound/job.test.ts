@@ -4,7 +4,10 @@ import { encodeJob, decodeJob, type InboundJob } from '../../../inbound/job.ts'
 import { fitsInline } from '../../../inbound/raw_store.ts'
 import { jsonSizeBound } from '../../../inbound/event_payload.ts'
 
-const job: InboundJob = { id: 'msg_a', received_at: '2026-11-22T00:00:00.000Z', mail_from: 'a@sender.test', rcpt_to: ['b@ours.test'], remote_ip: '127.0.0.1', helo: 'sender.test', size: 0 }
+const job: InboundJob = {
+  id: 'msg_a', received_at: '2026-11-22T00:00:00.000Z', mail_from: 'a@sender.test', rcpt_to: ['b@ours.test'], remote_ip: '127.0.0.1',
+  helo: 'sender.test', size: 0
+}
 
 test('a job without its message is plain JSON, as jobs stored by earlier versions are', () => {
   const data = encodeJob(job)

@@ -25,7 +25,8 @@ test('bounce categories: the enhanced status code decides, whatever the text say
     ['421', '421 4.4.2 connection dropped', 'other']
   ]
   for (const [code, text, category] of table) assert.equal(bounceCategory({ code, text }), category, text)
-  assert.equal(bounceCategory({ code: '', enhanced: '5.7.1', text: 'smtp; 550 user unknown' }), 'policy', 'a DSN Status field counts as the enhanced status')
+  assert.equal(bounceCategory({ code: '', enhanced: '5.7.1', text: 'smtp; 550 user unknown' }), 'policy',
+    'a DSN Status field counts as the enhanced status')
   assert.equal(bounceCategory({ code: '550', enhanced: '5.1.1', text: '' }), 'mailbox')
 })
 

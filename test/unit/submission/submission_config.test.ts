@@ -16,8 +16,10 @@ test('SMTP submission listens on 127.0.0.1:2587 by default, STARTTLS-only AUTH, 
 })
 
 test('a TLS certificate file without its key (or the reverse) refuses to start, naming the missing one', () => {
-  assert.throws(() => loadConfig({ OB_SMTP_TLS_CERT_FILE: '/etc/cert.pem' }), (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_SMTP_TLS_KEY_FILE'))
-  assert.throws(() => loadConfig({ OB_SMTP_TLS_KEY_FILE: '/etc/key.pem' }), (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_SMTP_TLS_CERT_FILE'))
+  assert.throws(() => loadConfig({ OB_SMTP_TLS_CERT_FILE: '/etc/cert.pem' }),
+    (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_SMTP_TLS_KEY_FILE'))
+  assert.throws(() => loadConfig({ OB_SMTP_TLS_KEY_FILE: '/etc/key.pem' }),
+    (err: unknown) => err instanceof ConfigError && err.variables.includes('OB_SMTP_TLS_CERT_FILE'))
   assert.equal(loadConfig({ OB_SMTP_TLS_CERT_FILE: '/c', OB_SMTP_TLS_KEY_FILE: '/k' }).submission.tlsCertFile, '/c')
   assert.throws(() => loadConfig({ OB_SMTP_SUBMISSION_PORT: '70000' }), ConfigError)
 })

@@ -4,7 +4,8 @@ import { normaliseLineEnds, readSubmitted } from '../../../gateway/submission/mi
 import { SmtpReply } from '../../../stores/smtp_server/mod.ts'
 
 const ids = { messageId: '<msg_x@acme.test>', date: new Date('2026-11-25T05:00:00Z') }
-const reply = (code: number, enhanced: string) => (err: unknown) => err instanceof SmtpReply && err.responseCode === code && err.message.startsWith(enhanced)
+const reply = (code: number, enhanced: string) => (err: unknown) =>
+  err instanceof SmtpReply && err.responseCode === code && err.message.startsWith(enhanced)
 
 test('bare LF becomes CRLF and nothing else changes; CRLF input is returned as it is', () => {
   assert.equal(normaliseLineEnds(Buffer.from('a\nb\r\nc\n')).toString(), 'a\r\nb\r\nc\r\n')
@@ -18,7 +19,8 @@ test('bare LF becomes CRLF and nothing else changes; CRLF input is returned as i
 
 test('metadata (RFC 2047 encoded or not) and tags are read and removed; other headers stay byte for byte', () => {
   const encoded = `=?UTF-8?B?${Buffer.from('{"user":"ü1"}').toString('base64')}?=`
-  const head = 'From: "App" <app@acme.test>\r\nTo: a@x.test,\r\n  B <b@x.test>\r\nCc: c@x.test\r\nSubject: =?UTF-8?Q?Gr=C3=BC=C3=9Fe?=\r\n' +
+  const head = 'From: "App" <app@acme.test>\r\nTo: a@x.test,\r\n  B <b@x.test>\r\nCc: c@x.test\r\n' +
+    'Subject: =?UTF-8?Q?Gr=C3=BC=C3=9Fe?=\r\n' +
     `X-Outbox-Metadata: ${encoded}\r\nX-Outbox-Tags: welcome, on_boarding\r\nList-Unsubscribe: <https://app.test/u>\r\nX-Custom:   kept  as is\r\n` +
     'Message-ID: <given@app.test>\r\nDate: Wed, 25 Nov 2026 05:00:00 +0000\r\n'
   const m = readSubmitted(Buffer.from(head + '\r\nbody\r\n'), ids)
@@ -54,7 +56,8 @@ test('From: missing, doubled, a list, or a display name showing another address 
 })
 
 test('X-Outbox-Metadata that is not an object of short strings, and bad tags, are refused 554 5.6.0', () => {
-  for (const v of ['[1]', '{', '"s"', '{"a":1}', `{"${'k'.repeat(41)}":"v"}`, JSON.stringify(Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])))]) {
+  const tooManyKeys = JSON.stringify(Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])))
+  for (const v of ['[1]', '{', '"s"', '{"a":1}', `{"${'k'.repeat(41)}":"v"}`, tooManyKeys]) {
     assert.throws(() => readSubmitted(Buffer.from(`From: a@acme.test\r\nX-Outbox-Metadata: ${v}\r\n\r\nx`), ids), reply(554, '5.6.0'), v)
   }
   for (const v of ['a b', 'a,' + 'x'.repeat(65), Array.from({ length: 11 }, (_, i) => `t${i}`).join(',')]) {
@@ -63,8 +66,10 @@ test('X-Outbox-Metadata that is not an object of short strings, and bad tags, ar
 })
 
 test('headers too long to parse cheaply are refused 554 5.6.0 before they are parsed', () => {
-  assert.throws(() => readSubmitted(Buffer.from(`From: a@acme.test\r\nX-Long: ${'x'.repeat(990)}\r\n`.repeat(300) + '\r\nbody'), ids), reply(554, '5.6.0'))
-  const folded = (name: string, n: number): string => `${name}: ` + Array.from({ length: n }, (_, i) => `u${i}@x.test`).join(',\r\n ') + '\r\n'
+  assert.throws(() => readSubmitted(Buffer.from(`From: a@acme.test\r\nX-Long: ${'x'.repeat(990)}\r\n`.repeat(300) + '\r\nbody'), ids),
+    reply(554, '5.6.0'))
+  const folded = (name: string, n: number): string =>
+    `${name}: ` + Array.from({ length: n }, (_, i) => `u${i}@x.test`).join(',\r\n ') + '\r\n'
   assert.throws(() => readSubmitted(Buffer.from('From: a@acme.test\r\n' + folded('To', 6000) + '\r\nx'), ids), reply(554, '5.6.0'))
   assert.equal(readSubmitted(Buffer.from('From: a@acme.test\r\n' + folded('To', 50) + folded('To', 3) + '\r\nx'), ids).to.size, 50)
 })

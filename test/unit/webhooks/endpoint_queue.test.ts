@@ -10,7 +10,10 @@ const never = async (): Promise<void> => await new Promise<void>(() => {})
 const unexpected = (err: unknown): void => { throw err }
 
 function job (i: number): WebhookJob {
-  return { event: { id: `evt_${i}`, type: 'delivered', timestamp: '2026-01-01T00:00:00.000Z', data: {} }, org_id: 'org_1', webhook_id: 'wh_1', attempt: 1, due_at: 0, created_at: 0 }
+  return {
+    event: { id: `evt_${i}`, type: 'delivered', timestamp: '2026-01-01T00:00:00.000Z', data: {} },
+    org_id: 'org_1', webhook_id: 'wh_1', attempt: 1, due_at: 0, created_at: 0
+  }
 }
 
 test('a new endpoint holds work in memory; once every slot hangs for a second it is stalled and takes nothing more', () => {

@@ -77,7 +77,9 @@ test('webhook-signature is keyed with the base64-decoded secret, as standardwebh
 
 test('during a grace period both signature headers carry one signature per secret; after it, one', () => {
   const old = 'whsec_ZYXWVUTSRQPONMLKJIHGFEDCBA987654'
-  const w: Pick<WebhookRecord, 'secret' | 'previous_secret' | 'previous_secret_expires_at'> = { secret, previous_secret: old, previous_secret_expires_at: new Date(now + 60_000).toISOString() }
+  const w: Pick<WebhookRecord, 'secret' | 'previous_secret' | 'previous_secret_expires_at'> = {
+    secret, previous_secret: old, previous_secret_expires_at: new Date(now + 60_000).toISOString()
+  }
   assert.deepEqual(activeSecrets(w, now), [secret, old])
   assert.deepEqual(activeSecrets(w, now + 60_000), [secret])
   assert.deepEqual(activeSecrets({ secret }, now), [secret])

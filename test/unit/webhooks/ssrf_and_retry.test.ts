@@ -9,7 +9,9 @@ import type { WebhookRecord } from '../../../protocol/mod.ts'
 
 test('a name is refused when any of its addresses is refused, unless private targets are allowed', async () => {
   const resolve = async (host: string): Promise<Array<{ address: string, family: 4 | 6 }>> =>
-    host === 'mixed.test' ? [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }] : [{ address: '93.184.216.34', family: 4 }]
+    host === 'mixed.test'
+      ? [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }]
+      : [{ address: '93.184.216.34', family: 4 }]
   await assert.rejects(checkedAddress('mixed.test', resolve, false), SsrfBlockedError)
   assert.deepEqual(await checkedAddress('public.test', resolve, false), { address: '93.184.216.34', family: 4 })
   assert.deepEqual(await checkedAddress('mixed.test', resolve, true), { address: '93.184.216.34', family: 4 })
@@ -34,9 +36,13 @@ test('subscriptions: inbound is an alias of inbound.received', () => {
   assert.equal(subscribes(['inbound'], 'delivered'), false)
 })
 
-test('a job is dropped for a deleted or failed webhook and for events fanned out before the last failure; one owed to a paused webhook waits', () => {
+test('a job is dropped for a deleted or failed webhook and for events fanned out before the last failure; ' +
+  'one owed to a paused webhook waits', () => {
   const wh: WebhookRecord = { id: 'wh_1', org_id: 'org_1', url: 'https://x.test/', events: ['delivered'], secret: 's', status: 'active', created_at: '', updated_at: '' }
-  const job: WebhookJob = { event: { id: 'evt_1', type: 'delivered', timestamp: '', data: {} }, org_id: 'org_1', webhook_id: 'wh_1', attempt: 1, due_at: 0, created_at: Date.parse('2026-01-01T00:00:00Z') }
+  const job: WebhookJob = {
+    event: { id: 'evt_1', type: 'delivered', timestamp: '', data: {} },
+    org_id: 'org_1', webhook_id: 'wh_1', attempt: 1, due_at: 0, created_at: Date.parse('2026-01-01T00:00:00Z')
+  }
   assert.equal(deliverable(job, wh), true)
   assert.equal(deliverable(job, undefined), false)
   assert.equal(deliverable(job, { ...wh, status: 'paused' }), false)

@@ -28,7 +28,8 @@ test('the schedule verdict: taken goes on from its due time, a duplicate copy dr
   assert.deepEqual(scheduleStepOf({ kind: 'duplicate' }, NOW), { go: false, fate: { kind: 'drop' } })
   const waitFor = (delayMs: number): unknown => ({ go: false, fate: { kind: 'nak', delayMs }, waiting: true })
   assert.deepEqual(scheduleStepOf({ kind: 'wait', at: NOW + 1500.2 }, NOW), waitFor(1501))
-  assert.deepEqual(scheduleStepOf({ kind: 'wait', at: NOW + 7 * 24 * 3600_000 }, NOW), waitFor(MAX_NAK_MS), 'a long wait in steps of an hour')
+  assert.deepEqual(scheduleStepOf({ kind: 'wait', at: NOW + 7 * 24 * 3600_000 }, NOW), waitFor(MAX_NAK_MS),
+    'a long wait in steps of an hour')
   assert.deepEqual(scheduleStepOf({ kind: 'canceled' }, NOW), { go: false, fate: { kind: 'ack' }, canceled: true })
 })
 
@@ -97,8 +98,8 @@ test('a recipient its destination does not admit waits while busy or suspended, 
   const suspended = { kind: 'suspended' as const, probeAt: NOW + 30_000, lastResponse: '451 4.7.1 greylisted' }
   assert.deepEqual(unadmittedResult('a@x.org', suspended, false, AT),
     { rcpt: 'a@x.org', at: AT, outcome: { kind: 'throttled', retryAfterMs: 30_000 } })
-  assert.deepEqual(unadmittedResult('a@x.org', { ...suspended, probeAt: NOW - 5 }, false, AT).outcome, { kind: 'throttled', retryAfterMs: 0 },
-    'a probe already due')
+  assert.deepEqual(unadmittedResult('a@x.org', { ...suspended, probeAt: NOW - 5 }, false, AT).outcome,
+    { kind: 'throttled', retryAfterMs: 0 }, 'a probe already due')
   assert.deepEqual(unadmittedResult('a@x.org', suspended, true, AT).outcome,
     { kind: 'deferred', response: '451 4.7.1 greylisted (not attempted: x.org answered only 4xx lately)' })
 })
