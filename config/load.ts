@@ -1,5 +1,6 @@
 import { Value } from 'typebox/value'
-import { EnvSchema, LIST_ITEM_HEADROOM, MxHostPattern, type Config, type Env } from './schema.ts'
+import { EnvSchema, LIST_ITEM_HEADROOM, MxHostPattern, type Env } from './schema.ts'
+import type { Config } from './settings.ts'
 import { parseCidrList, type CidrRange } from './cidr.ts'
 import { parseRedisUrl, RedisUrlError, type RedisTarget } from './redis_target.ts'
 import type { InternalErrorCode } from '../protocol/mod.ts'

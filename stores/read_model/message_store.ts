@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import {
-  ApiError, bareAddress, type QueuedMessage, type EventRecord, type MessageStatus, STATUS_RANK, renderedSubject
+  ApiError, bareAddress, type QueuedMessage, type EventRecord, STATUS_RANK, renderedSubject
 } from '../../protocol/mod.ts'
 import { ScriptBatch } from '../clients/mod.ts'
 import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket, type Environment } from './message_store_keys.ts'
@@ -10,80 +10,32 @@ import { RECORD_QUEUED_FINISH_LUA } from './record_queued_finish.lua.ts'
 import { APPLY_EVENT_LUA } from './apply_event.lua.ts'
 import { SCHEDULE_CHANGE_LUA } from './schedule_change.lua.ts'
 import { addressIndexMember, pageAddressIndex } from './address_index.ts'
-import { recipientStates, recipientAddresses, type RecipientState } from './recipient_states.ts'
+import { recipientStates, recipientAddresses } from './recipient_states.ts'
 import { pageIndex, type IndexPage } from './index_page.ts'
 import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
 import { messageTagKeys } from './tag_index.ts'
 import { applyCall } from './apply_event_call.ts'
 import { eventIdBatches, type EventRef } from './event_pages.ts'
 import { eventIndex, messageFilter, messageIndex, type EventQuery, type Keep, type MessageQuery } from './list_index.ts'
-import { DEFAULT_STUCK_AFTER_MS, attemptTiming } from './due.ts'
+import { DEFAULT_STUCK_AFTER_MS } from './due.ts'
+import {
+  ROW_FIELDS, parseSummary, type Row, MESSAGE_EVENTS_INLINE,
+  type EventEnvelope, type MessageDetail, type MessageRecipients, type MessageSummary
+} from './message_rows.ts'
 
 export { STATS_COUNTERS, type StatsCounts, type StatsInterval, type StatsResult } from './message_stats.ts'
 export { STATS_MAX_RANGE_MS, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, type Environment } from './message_store_keys.ts'
 export type { RecipientState } from './recipient_states.ts'
 export type { IndexPage } from './index_page.ts'
+export {
+  MESSAGE_EVENTS_INLINE, type EventEnvelope, type MessageDetail, type MessageRecipients, type MessageSummary
+} from './message_rows.ts'
 
 const RECORD_LUA = RECIPIENT_STATUS_LUA + RECORD_QUEUED_LUA
 const APPLY_LUA = RECIPIENT_STATUS_LUA + APPLY_EVENT_LUA
 
-/** Events shown inline by GET /v1/messages/{id}: the most recent ones; GET /v1/events pages through all. */
-export const MESSAGE_EVENTS_INLINE = 100
-
-export interface EventEnvelope { id: string, type: string, timestamp: string, data: Record<string, unknown> }
-
-export interface MessageSummary {
-  id: string
-  from: string
-  to: string[]
-  cc: string[]
-  bcc: string[]
-  subject: string
-  status: MessageStatus
-  environment: 'live' | 'test'
-  created_at: string
-  scheduled_at?: string
-  metadata: Record<string, string>
-  /** Distinct recipients (to, cc and bcc) and how many of them were delivered. */
-  recipient_count: number
-  delivered_count: number
-  /** The tags given at send (empty when none). */
-  tags: string[]
-  /** When the next delivery attempt is due (queued, scheduled or deferred messages). */
-  next_attempt_at?: string
-  /** That attempt is overdue by more than the store's grace (worked out when read). */
-  stuck: boolean
-}
-
-export interface MessageDetail extends MessageSummary { recipients: RecipientState[], events: EventEnvelope[] }
-
-export interface MessageRecipients { orgId: string, environment: 'live' | 'test', recipients: string[], tags: string[] }
-
 type StoreRedis = Redis & {
   ob_schedule_change: (numKeys: number, ...args: Array<string | number>) => Promise<number>
-}
-
-/**
- * Fields of a message hash a list row needs: summary, status, recipient count, delivered recipients, new time,
- * the next attempt of its latest deferral.
- */
-const ROW_FIELDS = ['summary', 'status', 'rn', 'c:delivered', 'scheduled_at', 'next', 'c:deferred'] as const
-type Row = Array<string | null>
-
-/**
- * `scheduled_at`: the hash's own field, set when the message was rescheduled (the summary keeps the queued time).
- * `stuck` compares the due time with `now`.
- */
-function parseSummary (row: Row, now: number, graceMs: number): MessageSummary {
-  const [json, status, rn, delivered, scheduledAt, next, deferred] = row
-  const s = JSON.parse(json!) as Omit<MessageSummary, 'status' | 'recipient_count' | 'delivered_count' | 'stuck'> & { org_id?: string }
-  const { org_id: _org, ...rest } = s
-  if (typeof scheduledAt === 'string') rest.scheduled_at = scheduledAt
-  const recipientCount = rn !== null && rn !== undefined ? Number(rn) : recipientAddresses(s).length
-  const m = { ...rest, status: (status ?? 'queued') as MessageStatus }
-  const timing = attemptTiming(m, Number(deferred ?? 0), typeof next === 'string' ? Number(next) : undefined, now, graceMs)
-  // Messages recorded before tags existed have none.
-  return { ...m, tags: rest.tags ?? [], recipient_count: recipientCount, delivered_count: Number(delivered ?? 0), ...timing }
 }
 
 /**
