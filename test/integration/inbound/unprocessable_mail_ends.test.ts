@@ -1,15 +1,8 @@
-import { test, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { Transporter } from 'nodemailer'
 import { jetstreamManager } from '@nats-io/jetstream'
-import { TestOutbox } from '../../helpers/outbox.ts'
-import { DnsServer } from '../../helpers/dns_server.ts'
-import { EventReader } from '../../helpers/events.ts'
-import { inboundClient, addRoute } from '../../helpers/inbound.ts'
-import { CONSUMER_INBOUND, NS_PER_MS, STREAM_INBOUND } from '../../../protocol/mod.ts'
+import { CONSUMER_INBOUND, STREAM_INBOUND } from '../../../protocol/mod.ts'
+import { failingAnalysis } from './failing_analysis_world.ts'
 
 /**
  * Mail that was answered 250 and then cannot be processed however often it is tried (here every analysis answers
@@ -17,35 +10,13 @@ import { CONSUMER_INBOUND, NS_PER_MS, STREAM_INBOUND } from '../../../protocol/m
  * `inbound.received` with the envelope, `processing_error` and `raw`, and the organisation reads the whole message
  * there. The threads load analysis_fails_thread.cts with its `reject` file.
  */
-const dir = mkdtempSync(join(tmpdir(), 'outbox-unprocessable-'))
-process.env.OB_TEST_THREAD_DIR = dir
-let dns: DnsServer | undefined
-let ob: TestOutbox | undefined
-let events: EventReader | undefined
-let smtp: Transporter | undefined
-after(async () => {
-  smtp?.close()
-  events?.close()
-  await ob?.close()
-  await dns?.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+const analysis = failingAnalysis('outbox-unprocessable-')
 
 test('mail that cannot be processed in 10 attempts reaches its route as inbound.received ' +
   'with processing_error and raw', { timeout: 120_000 }, async () => {
-  writeFileSync(join(dir, 'reject'), '')
-  dns = await DnsServer.start({})
-  ob = await TestOutbox.start({
-    env: { OB_DNS_SERVERS: dns.address },
-    // the job comes back after 100 ms instead of 1 s, 5 s, 30 s, then every minute
-    inbound: { analysisThreadEntry: new URL('./analysis_fails_thread.cjs', import.meta.url), retryDelaysMs: [100] }
-  })
+  analysis.switchOn('reject')
+  const { ob, org, route, events, smtp } = await analysis.start()
   const jsm = await jetstreamManager(ob.proc.nc)
-  await jsm.consumers.update(STREAM_INBOUND, CONSUMER_INBOUND, { ack_wait: 300 * NS_PER_MS, backoff: [300 * NS_PER_MS] })
-  const org = await ob.org()
-  const route = await addRoute(ob, org, `support@${org.domain}`, false)
-  events = await EventReader.open(ob.proc.nc, org.orgId)
-  smtp = inboundClient(ob)
 
   const info = await smtp.sendMail({ from: 'alice@sender.test', to: `support@${org.domain}`, subject: 'Unreadable', text: 'Hello there' })
   const id = /queued as (msg_[0-9a-z]{26})/.exec(info.response ?? '')?.[1]
