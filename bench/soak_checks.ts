@@ -39,7 +39,8 @@ export interface SoakChecks {
   /** Repeats by how long after the event's first request to the same webhook they came. */
   repeatsByDelay: Record<string, number>
   /** Webhooks that missed an event they were owed, with how many. */
-  webhooksMissing: Array<{ id: string, path: string, owed: number, lost: number }>
+  /** `firstMissing`: up to five ids of the events it lacks, to trace (published, fanned out, job, attempts). */
+  webhooksMissing: Array<{ id: string, path: string, owed: number, lost: number, firstMissing: string[] }>
   inboundLost: number
   drainS: number
 }
@@ -182,7 +183,7 @@ export async function drain (w: SoakWorld, replacer: WebhookReplacer, t: SoakTal
     repeatsByDelay: byDelay(repeats.flatMap((r) => r.repeats)),
     webhooksMissing: owed
       .filter((o) => o.missing.length > 0)
-      .map((o) => ({ id: o.span.id, path: o.span.path, owed: o.owed.length, lost: o.missing.length })),
+      .map((o) => ({ id: o.span.id, path: o.span.path, owed: o.owed.length, lost: o.missing.length, firstMissing: o.missing.slice(0, 5) })),
     inboundLost: Math.max(0, t.inboundAccepted - inboundEvents),
     drainS: Math.round((Date.now() - started) / 100) / 10
   }
