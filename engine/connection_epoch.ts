@@ -4,7 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
  * Skew allowed between the NATS server's clock (a message's publish time) and this host's (when the connection
  * came up): a message published this long after the connection came up is still treated as older than it.
  */
-const CLOCK_SKEW_MS = 5_000
+export const CLOCK_SKEW_MS = 5_000
 
 /**
  * Whether a stream message handed out for the first time may have been handed out before all the same.
