@@ -119,10 +119,13 @@ const PROCESSING_ERROR_CHARS = 300
 
 /**
  * The `inbound.received` data of a message that could not be processed (InboundProcessor.endUnprocessable): the
- * envelope and a reference to the whole message, with empty content and `processing_error` saying why.
+ * envelope and, when the stored message could still be read (`rawKept`), a reference to it; empty content and
+ * `processing_error` saying why.
  */
-export function unprocessedPayload (job: InboundJob, route: RouteRecord, to: string[], reason: string): InboundReceivedData {
-  return {
+export function unprocessedPayload (
+  job: InboundJob, route: RouteRecord, to: string[], reason: string, rawKept = true
+): InboundReceivedData {
+  const data: InboundReceivedData = {
     message_id: job.id,
     route_id: route.id,
     from: job.mail_from,
@@ -133,7 +136,8 @@ export function unprocessedPayload (job: InboundJob, route: RouteRecord, to: str
     headers: {},
     attachments: [],
     received_at: job.received_at,
-    raw: { url: rawPath(job.id), size: job.size },
     processing_error: reason.length > PROCESSING_ERROR_CHARS ? `${reason.slice(0, PROCESSING_ERROR_CHARS - 1)}…` : reason
   }
+  if (rawKept) data.raw = { url: rawPath(job.id), size: job.size }
+  return data
 }

@@ -139,23 +139,30 @@ export class InboundProcessor {
    */
   async endUnprocessable (job: InboundJob, inline: Buffer | undefined, reason: string): Promise<void> {
     const { stores } = this.deps
-    const raw = inline ?? this.deps.justStored?.take(job.id) ??
-      (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
+    let raw: Uint8Array | null | undefined
+    try {
+      raw = inline ?? this.deps.justStored?.take(job.id) ??
+        (job.raw !== undefined ? await readSmall(stores, job.raw) : await readRaw(stores, job.id))
+    } catch {
+      raw = undefined // the stored message itself cannot be read: the events carry the envelope alone
+    }
     if (raw === null) return // processed and deleted already
     const { routes, reportTargets } = this.recipientsOf(job)
     if (reportTargets.length > 0) this.deps.drops.drop('unreadable', { id: job.id, reason })
     if (routes.size > 0) {
       // kept where the raw read finds it: a message stored whole stays; one inline or among small ones is put there
       const orgIds = [...new Set([...routes.values()].map((h) => h.route.org_id))]
-      await keepRaw(stores, job.id, orgIds, inline ?? (job.raw !== undefined ? raw : undefined))
+      if (raw !== undefined) await keepRaw(stores, job.id, orgIds, inline ?? (job.raw !== undefined ? raw : undefined))
+      const why = raw !== undefined ? reason : `${reason}; the stored message could not be read either`
       for (const { route, to } of routes.values()) {
-        const data = unprocessedPayload(job, route, to, reason)
+        const data = unprocessedPayload(job, route, to, why, raw !== undefined)
         const id = eventId('inbound.received', job.id, route.id)
         await publishEvent(stores.pub, eventRecord(id, 'inbound.received', route.org_id, data, job.id))
       }
     }
-    if (job.raw !== undefined) await deleteSmall(stores, job.raw.token)
-    else if (routes.size === 0 && inline === undefined) await stores.raw.delete(job.id)
+    // a stored message that cannot be removed is left to its bucket's TTL rather than failing the ending
+    if (job.raw !== undefined) await deleteSmall(stores, job.raw.token).catch(() => {})
+    else if (routes.size === 0 && inline === undefined) await stores.raw.delete(job.id).catch(() => {})
   }
 }
 

@@ -42,6 +42,7 @@ export class StreamRoomWatch {
   private timer: NodeJS.Timeout | undefined
   private reading = false
   private stopped = false
+  private jsm?: JetStreamManager
 
   constructor (private readonly nc: NatsConnection, private readonly streams: readonly string[], private readonly headroomBytes: number,
     private readonly everyMs = ROOM_POLL_MS) {}
@@ -80,7 +81,8 @@ export class StreamRoomWatch {
     this.reading = true
     const writtenBefore = this.written
     try {
-      this.room = await roomBelowAdmissionLimit(await jetstreamManager(this.nc, { checkAPI: false }), this.streams)
+      this.jsm ??= await jetstreamManager(this.nc, { checkAPI: false })
+      this.room = await roomBelowAdmissionLimit(this.jsm, this.streams)
       // what was written before the reading is in it; what was written while it was made may not be, and stays counted
       this.written -= writtenBefore
     } catch {

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { inboundPayload } from '../../../inbound/event_payload.ts'
+import { inboundPayload, unprocessedPayload } from '../../../inbound/event_payload.ts'
 import type { MessageAnalysis } from '../../../inbound/analysis.ts'
 import type { InboundJob } from '../../../inbound/job.ts'
 import type { RouteRecord } from '../../../protocol/mod.ts'
@@ -64,4 +64,14 @@ test('attachment contents go first: a message whose bodies fit keeps them whole'
   assert.equal(data.text, 'keep me')
   assert.equal(data.truncated, undefined)
   assert.deepEqual(data.attachments, [{ filename: 'a', content_type: 'x/y', size: 1, content_omitted: true }])
+})
+
+test('a message that could not be processed: envelope, reason cut to 300 characters, raw only when it was kept', () => {
+  const kept = unprocessedPayload(job, route(false), ['a@b.example'], 'x'.repeat(400))
+  assert.equal(kept.processing_error!.length, 300)
+  assert.deepEqual(kept.raw, { url: `/v1/inbound/messages/${job.id}/raw`, size: job.size })
+  assert.equal(kept.text, '')
+  const lost = unprocessedPayload(job, route(false), ['a@b.example'], 'unreadable', false)
+  assert.equal(lost.raw, undefined)
+  assert.equal(lost.from, job.mail_from)
 })
