@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { ChildProcess } from 'node:child_process'
@@ -57,6 +57,7 @@ type Plan = typeof FULL
  * `--duration=S` shortens (or lengthens) the load, keeping the plan's cycle and store-fault schedule.
  * `--jetstream-full=server` makes the whole NATS server's store full instead of the outbound queue's share
  * (soak_store_faults.ts): a fault the store budget exists to prevent, off by default.
+ * `--logs=DIR` keeps what each process logged at `warn` and above, one file per role in DIR, to trace a failure.
  */
 function planOf (opts: BenchOptions): Plan & { jetStreamFull: JetStreamFullMode } {
   const base = opts.quick ? QUICK : FULL
@@ -88,6 +89,8 @@ export interface SoakWorld {
 
 export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
   const plan = planOf(opts)
+  const logDir = opts.args.logs
+  if (logDir !== undefined) mkdirSync(logDir, { recursive: true })
   const started = Date.now()
   const nats = await ServerProcess.nats()
   const redis = await ServerProcess.redis()
@@ -103,7 +106,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     NATS_URL: nats.url, REDIS_URL: redis.url, OB_SMTP_RELAY: sink.url, OB_DOMAIN_VERIFICATION: 'off', OB_DNS_SERVERS: dns.address,
     OB_WEBHOOK_CA_FILE: testCa().caFile, OB_WEBHOOK_ALLOW_PRIVATE: 'true', OB_WEBHOOK_RETRY_SCHEDULE: '1,2,2,5,5,10,10,20,30,60',
     OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE, OB_ENGINE_ACK_WAIT_MS: '5000', OB_ENGINE_SWEEP_MS: '5000', OB_PUBLISH_TIMEOUT_MS: '2000',
-    OB_SHUTDOWN_TIMEOUT_MS: '5000', OB_LOG_LEVEL: 'error', OB_ENTERPRISE_RATE_LIMIT: '600000',
+    OB_SHUTDOWN_TIMEOUT_MS: '5000', OB_LOG_LEVEL: logDir === undefined ? 'error' : 'warn', OB_ENTERPRISE_RATE_LIMIT: '600000',
     // a store of 1 GB: the outbound queue's share (about 300 MB) is what the JetStream-full fault fills
     OB_NATS_STORE_MB: '1024'
   }
@@ -116,6 +119,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     procs.set(role, run.child)
     void run.done.then((r) => {
       children.delete(run.child)
+      if (logDir !== undefined) appendFileSync(join(logDir, `${role}.log`), `${r.stdout}${r.stderr}-- exit ${r.code ?? r.signal}\n`)
       // A process that ended without the soak's SIGKILL or its final SIGTERM: why, from its last log lines.
       if (r.signal !== 'SIGKILL' && r.signal !== 'SIGTERM' && !stopping) {
         const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-2).join(' | ').slice(0, 400)

@@ -2,6 +2,7 @@ import {
   isJobRef, publishWebhookJobBatch, requeuedJobMsgId, webhookJobJson, webhookJobMsgId, type StoredWebhookJob
 } from '../stores/webhooks/mod.ts'
 import { type JsPublish } from '../stores/clients/mod.ts'
+import { TurnBatch } from '../stores/batching/mod.ts'
 
 /** A batch is written at most this long after its first job was parked… */
 const PARK_FLUSH_MS = 10
@@ -11,18 +12,13 @@ const PARK_MAX_BYTES = 64 * 1024
 /** What a job naming its event takes in a batch, at most (ids of the usual length; see WebhookRefBatch). */
 const REF_BYTES = 100
 
-interface Batch {
-  jobs: StoredWebhookJob[]
-  /** The JSON of a job that carries its event (made now, to measure it); none for a job naming its event. */
-  serialized: Array<string | undefined>
-  /** Each job's message id, which the batch's id is made of (webhookBatchMsgId). */
-  ids: string[]
-  bytes: number
-  /** Settles when the batch is stored; every job of the batch shares it (no promise per parked job). */
-  stored: Promise<void>
-  resolve: () => void
-  reject: (err: unknown) => void
-  timer: NodeJS.Timeout
+/** A job waiting for its webhook's batch. */
+interface ParkedJob {
+  job: StoredWebhookJob
+  /** Its JSON when it carries its event (made now, to measure it); none for a job naming its event. */
+  serialized: string | undefined
+  /** Its message id, which the batch's id is made of (webhookBatchMsgId). */
+  msgId: string
 }
 
 /**
@@ -31,8 +27,9 @@ interface Batch {
  * event only after that: nothing is lost if the process stops in between (the event is fanned out again).
  */
 export class JobParker {
-  private readonly open = new Map<string, Batch>()
-  private readonly writing = new Set<Promise<void>>()
+  /** The batch being gathered per webhook; dropped when it leaves, so idle webhooks keep nothing. */
+  private readonly open = new Map<string, TurnBatch<ParkedJob, void>>()
+  private readonly writing = new Set<Promise<unknown>>()
 
   constructor (private readonly js: JsPublish, private readonly shards: number) {}
 
@@ -42,48 +39,43 @@ export class JobParker {
    * whose message is acknowledged once this write is stored; its id is then unique to this write (requeuedJobMsgId),
    * so the write is never taken for a repeat of the job's earlier one.
    */
-  park (job: StoredWebhookJob, eventJson?: string, again = false): Promise<void> {
+  async park (job: StoredWebhookJob, eventJson?: string, again = false): Promise<void> {
     const named = job.test !== true && (isJobRef(job) || job.event_seq !== undefined)
-    const s = named ? undefined : webhookJobJson(job, eventJson)
-    const size = s?.length ?? REF_BYTES
-    let b = this.open.get(job.webhook_id)
-    if (b !== undefined && b.bytes + size > PARK_MAX_BYTES) {
-      this.flush(job.webhook_id)
-      b = undefined
-    }
-    if (b === undefined) b = this.openBatch(job.webhook_id)
-    b.jobs.push(job)
-    b.serialized.push(s)
-    b.ids.push(again ? requeuedJobMsgId(job) : webhookJobMsgId(job))
-    b.bytes += size
-    if (b.jobs.length >= PARK_MAX_JOBS) this.flush(job.webhook_id)
-    return b.stored
+    const serialized = named ? undefined : webhookJobJson(job, eventJson)
+    await this.batchOf(job.webhook_id).add({ job, serialized, msgId: again ? requeuedJobMsgId(job) : webhookJobMsgId(job) })
   }
 
-  private openBatch (webhookId: string): Batch {
-    let resolve!: () => void
-    let reject!: (err: unknown) => void
-    const stored = new Promise<void>((resolve_, reject_) => { resolve = resolve_; reject = reject_ })
-    const b: Batch = {
-      jobs: [], serialized: [], ids: [], bytes: 0, stored, resolve, reject, timer: setTimeout(() => this.flush(webhookId), PARK_FLUSH_MS)
+  private batchOf (webhookId: string): TurnBatch<ParkedJob, void> {
+    let b = this.open.get(webhookId)
+    if (b === undefined) {
+      const batch: TurnBatch<ParkedJob, void> = new TurnBatch<ParkedJob, void>({
+        after: PARK_FLUSH_MS,
+        maxItems: PARK_MAX_JOBS,
+        maxWeight: PARK_MAX_BYTES,
+        weigh: (p) => p.serialized?.length ?? REF_BYTES,
+        flush: async (items) => {
+          const w = publishWebhookJobBatch(this.js, this.shards, items.map((p) => p.job), items.map((p) => p.serialized),
+            items.map((p) => p.msgId))
+          this.writing.add(w)
+          try {
+            await w
+          } finally {
+            this.writing.delete(w)
+            // Nothing gathered since it left: the webhook keeps no batch until its next job.
+            if (batch.pending === 0 && this.open.get(webhookId) === batch) this.open.delete(webhookId)
+          }
+          return new Array<void>(items.length)
+        }
+      })
+      b = batch
+      this.open.set(webhookId, b)
     }
-    this.open.set(webhookId, b)
     return b
-  }
-
-  private flush (webhookId: string): void {
-    const b = this.open.get(webhookId)
-    if (b === undefined) return
-    this.open.delete(webhookId)
-    clearTimeout(b.timer)
-    const w = publishWebhookJobBatch(this.js, this.shards, b.jobs, b.serialized, b.ids).then(b.resolve, (err: unknown) => b.reject(err))
-    this.writing.add(w)
-    void w.finally(() => this.writing.delete(w))
   }
 
   /** Writes every open batch now and waits for all writes. */
   async flushAll (): Promise<void> {
-    for (const id of [...this.open.keys()]) this.flush(id)
-    await Promise.all([...this.writing])
+    for (const b of [...this.open.values()]) b.flush()
+    await Promise.all([...this.writing].map(async (w) => await w.catch(() => {})))
   }
 }

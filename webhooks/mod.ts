@@ -30,7 +30,8 @@ export async function startWebhookDelivery (
   const http = new WebhookHttpClient(config)
   // Acknowledgements of the fan-out and of the job consumers, gathered per moment; closed at the end of the drain.
   const acks = new AckBatch()
-  const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, new DeliveryLog(shared.redis), http, acks, log, shared.metrics)
+  const deliveryLog = new DeliveryLog(shared.redis)
+  const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, deliveryLog, http, acks, log, shared.metrics)
   const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, dispatcher, log)
   await consumers.start()
   const fanout = new WebhookFanout(shared.nc, shared.cp, dispatcher, acks, log, shared.metrics)
@@ -52,6 +53,8 @@ export async function startWebhookDelivery (
         if (Date.now() < deadline) await http.close()
         else await http.destroy()
         dispatcher.close()
+        // The attempts made during the drain, written before Redis is closed by the caller.
+        await deliveryLog.close().catch((err: unknown) => log.warn({ err }, 'cannot record the last webhook delivery attempts'))
       })()
       return draining
     }

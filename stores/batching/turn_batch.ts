@@ -16,6 +16,14 @@ export interface TurnBatchOptions<T, R> {
   /** Items that make a batch leave at once, without waiting. @default Infinity */
   maxItems?: number
   /**
+   * What a batch may weigh (bytes, say), by `weigh`: an item that would take the batch past it sends the batch
+   * gathered so far first and starts the next one; one that brings it to the limit sends it at once.
+   * @default Infinity
+   */
+  maxWeight?: number
+  /** An item's weight toward `maxWeight`. @default every item weighs 0 */
+  weigh?: (item: T) => number
+  /**
    * When a gathered batch leaves. `'turn'`: at the end of the current turn of the event loop (setImmediate, which
    * runs after the poll phase, so every request, reply or message read in this turn joins the batch). A number:
    * that many milliseconds after its first item (a timer), which gathers across turns; for callers that do not
@@ -41,12 +49,17 @@ export class TurnBatch<T, R> {
   private readonly sending = new Set<Promise<unknown>>()
   private readonly flushFn: (items: T[]) => Promise<ReadonlyArray<R | ItemFailure>>
   private readonly maxItems: number
+  private readonly maxWeight: number
+  private readonly weigh: ((item: T) => number) | undefined
+  private weight = 0
   private readonly after: 'turn' | number
   private readonly flushNow = (): void => { this.flush() }
 
   constructor (options: TurnBatchOptions<T, R>) {
     this.flushFn = options.flush
     this.maxItems = options.maxItems ?? Infinity
+    this.maxWeight = options.maxWeight ?? Infinity
+    this.weigh = options.weigh
     this.after = options.after ?? 'turn'
   }
 
@@ -58,14 +71,23 @@ export class TurnBatch<T, R> {
   /** Adds an item to the batch being gathered; resolves with its result once the batch is sent. */
   async add (item: T): Promise<R> {
     return await new Promise<R>((resolve, reject) => {
-      this.items.push(item)
-      this.waiters.push({ resolve, reject })
-      this.schedule()
+      this.take(item, { resolve, reject })
     })
   }
 
+  private take (item: T, waiter: Waiter<R> | undefined): void {
+    if (this.weigh !== undefined) {
+      const w = this.weigh(item)
+      if (this.items.length > 0 && this.weight + w > this.maxWeight) this.flush()
+      this.weight += w
+    }
+    this.items.push(item)
+    this.waiters.push(waiter)
+    this.schedule()
+  }
+
   private schedule (): void {
-    if (this.items.length >= this.maxItems) this.flush()
+    if (this.items.length >= this.maxItems || this.weight >= this.maxWeight) this.flush()
     else if (this.timer === undefined) {
       this.timer = this.after === 'turn' ? setImmediate(this.flushNow) : setTimeout(this.flushNow, this.after)
     }
@@ -76,9 +98,7 @@ export class TurnBatch<T, R> {
    * batch is the flush's own to report.
    */
   push (item: T): void {
-    this.items.push(item)
-    this.waiters.push(undefined)
-    this.schedule()
+    this.take(item, undefined)
   }
 
   /** Sends what is gathered now (nothing when nothing is). */
@@ -89,6 +109,7 @@ export class TurnBatch<T, R> {
     const waiters = this.waiters
     this.items = []
     this.waiters = []
+    this.weight = 0
     let sent: Promise<ReadonlyArray<R | ItemFailure>>
     try {
       sent = this.flushFn(items)

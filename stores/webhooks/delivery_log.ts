@@ -1,6 +1,7 @@
 import { randomFillSync } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { webhookDeliveryLogKey, webhookReceivedKey } from '../../protocol/mod.ts'
+import { TurnBatch } from '../batching/mod.ts'
 
 /** The most recent attempts kept per webhook, and for how long after the last one. */
 export const DELIVERY_LOG_MAX = 1000
@@ -64,6 +65,14 @@ function receivedKeyOf (webhookId: string, eventMs: number): string | undefined 
 /** Attempts are written in batches, at most this long after they were made. */
 const FLUSH_MS = 20
 
+/** One attempt waiting for its batch: its log entry, and the received set it joins when it succeeded. */
+interface PendingAttempt {
+  webhookId: string
+  json: string
+  receivedKey?: string
+  eventId: string
+}
+
 /**
  * The delivery log: a Redis list per webhook, newest first, capped at 1000 entries and expiring 30 days
  * after the last attempt; and, per webhook and UTC day, the set of event ids it answered with a 2xx. Ids (`whd_…`)
@@ -71,10 +80,7 @@ const FLUSH_MS = 20
  * EXPIRE per webhook) every 20 ms at most.
  */
 export class DeliveryLog {
-  private pending = new Map<string, string[]>()
-  /** Received-set key → event ids answered with a 2xx since the last flush. */
-  private received = new Map<string, string[]>()
-  private flushing?: Promise<void>
+  private readonly batch = new TurnBatch<PendingAttempt, void>({ after: FLUSH_MS, flush: async (items) => await this.write(items) })
 
   constructor (private readonly redis: Redis) {}
 
@@ -83,39 +89,42 @@ export class DeliveryLog {
    * timestamp, for a real event (not a test event); with a successful attempt, the event is then recorded as
    * received by this webhook (see receivedKeyOf), which a recover reads.
    */
-  record (webhookId: string, entry: DeliveryAttempt, eventTimestamp?: string): Promise<void> {
-    const list = this.pending.get(webhookId)
-    if (list === undefined) this.pending.set(webhookId, [JSON.stringify(entry)])
-    else list.push(JSON.stringify(entry))
-    if (entry.error === null && eventTimestamp !== undefined) {
-      const key = receivedKeyOf(webhookId, Date.parse(eventTimestamp))
-      if (key !== undefined) {
-        const ids = this.received.get(key)
-        if (ids === undefined) this.received.set(key, [entry.event_id])
-        else ids.push(entry.event_id)
-      }
-    }
-    // Every entry of a batch shares its write (no promise of its own per attempt).
-    this.flushing ??= new Promise<void>((resolve) => setTimeout(resolve, FLUSH_MS)).then(async () => await this.flush())
-    return this.flushing
+  async record (webhookId: string, entry: DeliveryAttempt, eventTimestamp?: string): Promise<void> {
+    const receivedKey = entry.error === null && eventTimestamp !== undefined
+      ? receivedKeyOf(webhookId, Date.parse(eventTimestamp))
+      : undefined
+    await this.batch.add({ webhookId, json: JSON.stringify(entry), receivedKey, eventId: entry.event_id })
   }
 
-  private async flush (): Promise<void> {
-    const batch = this.pending
-    const received = this.received
-    this.pending = new Map()
-    this.received = new Map()
-    this.flushing = undefined
+  /** One pipeline for the batch: each webhook's entries pushed in one LPUSH, each received set grown in one SADD. */
+  private async write (items: PendingAttempt[]): Promise<void[]> {
+    const entries = new Map<string, string[]>()
+    const received = new Map<string, string[]>()
+    for (const a of items) {
+      const list = entries.get(a.webhookId)
+      if (list === undefined) entries.set(a.webhookId, [a.json])
+      else list.push(a.json)
+      if (a.receivedKey === undefined) continue
+      const ids = received.get(a.receivedKey)
+      if (ids === undefined) received.set(a.receivedKey, [a.eventId])
+      else ids.push(a.eventId)
+    }
     const p = this.redis.pipeline()
-    for (const [webhookId, entries] of batch) {
+    for (const [webhookId, list] of entries) {
       const key = webhookDeliveryLogKey(webhookId)
-      p.lpush(key, ...entries).ltrim(key, 0, DELIVERY_LOG_MAX - 1).expire(key, DELIVERY_LOG_TTL_S)
+      p.lpush(key, ...list).ltrim(key, 0, DELIVERY_LOG_MAX - 1).expire(key, DELIVERY_LOG_TTL_S)
     }
     for (const [key, ids] of received) p.sadd(key, ...ids).expire(key, RECEIVED_TTL_S)
     const results = await p.exec()
     const failed = results?.find(([err]) => err !== null)
     // eslint-disable-next-line no-throw-literal -- rethrows the Redis client's own error
     if (failed !== undefined) throw failed[0] as Error
+    return new Array<void>(items.length)
+  }
+
+  /** Writes what is gathered and waits for every batch sent so far. */
+  async close (): Promise<void> {
+    await this.batch.close()
   }
 
   /** Attempts older than `before` (a delivery id), newest first; one more than asked tells whether more exist. */

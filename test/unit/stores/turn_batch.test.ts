@@ -80,3 +80,20 @@ test('flush() sends what is gathered now; close() also waits for the batches sen
   await closing
   assert.deepEqual(await Promise.all([one, two]), [1, 2])
 })
+
+test('maxWeight: an item that would take the batch past it sends the batch first; one that reaches it sends at once', async () => {
+  const sent: number[][] = []
+  const batch = new TurnBatch<number, number>({
+    after: 60_000, maxWeight: 10, weigh: (n) => n, flush: async (items) => { sent.push(items); return items }
+  })
+  const pending = [batch.add(4), batch.add(5)]
+  assert.deepEqual(sent, [], '9 of 10: still gathering')
+  pending.push(batch.add(3))
+  assert.deepEqual(sent, [[4, 5]], 'the batch of 9 left before the item that would make it 12')
+  pending.push(batch.add(7))
+  assert.deepEqual(sent, [[4, 5], [3, 7]], 'a batch that weighs exactly the limit leaves at once')
+  pending.push(batch.add(25))
+  assert.deepEqual(sent, [[4, 5], [3, 7], [25]], 'an item heavier than the limit leaves alone')
+  assert.deepEqual(await Promise.all(pending), [4, 5, 3, 7, 25])
+  assert.equal(batch.pending, 0)
+})
