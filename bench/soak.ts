@@ -25,6 +25,7 @@ import { checkWaitingMail, startWaitingMail } from './soak_waiting.ts'
 import { WebhookReplacer } from './soak_webhooks.ts'
 import { SoakServers, type JetStreamFullMode } from './soak_store_faults.ts'
 import { KillAccounting } from './soak_duplicates.ts'
+import { stuckWebhookJobs } from './soak_jobs.ts'
 import { startInbound } from './soak_inbound.ts'
 import type { BenchOptions, BenchResult } from './types.ts'
 
@@ -314,11 +315,13 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const pnc = await connect({ servers: nats.url })
     try { pending = await pendingState(pnc) } finally { await pnc.close() }
     const left = pending.outboundMessages > 0 ? await leftovers(world) : []
+    // which job consumer still owes work, and the jobs it holds, decoded
+    const stuckJobs = pending.webhookJobs > 0 ? await stuckWebhookJobs(nats.url) : []
     const waited = await checkWaitingMail(world, waiting.sent, soakStart)
     const exitsAt = exits.map(({ at, ...x }) => ({ ...x, t_s: Math.round((at - soakStart) / 1000) }))
     return soakReport(
       opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills,
-      exitsAt, servers.fillerBytes
+      exitsAt, servers.fillerBytes, stuckJobs
     )
   } finally {
     stopping = true

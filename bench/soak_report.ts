@@ -4,6 +4,7 @@ import type { PoisonImpact } from './soak_poison.ts'
 import type { drain, Leftover, SoakTallies } from './soak_checks.ts'
 import type { WaitingChecks } from './soak_waiting.ts'
 import type { KillAccounting } from './soak_duplicates.ts'
+import { describeStuckJobs, type StuckJobConsumer } from './soak_jobs.ts'
 import type { BenchResult, Chart } from './types.ts'
 
 /** Seconds after the soak stops nats-server (2 s down, then its start) within which a start may time out on it. */
@@ -14,7 +15,8 @@ export function soakReport (
   quick: boolean, started: number, durationS: number, tallies: SoakTallies, checks: Awaited<ReturnType<typeof drain>>,
   pending: PendingState | undefined, samples: SoakSample[], faults: Array<{ t_s: number, fault: string }>, sendLat: LatencyWindow,
   readLat: LatencyWindow, poison: PoisonImpact, left: Leftover[], waited: WaitingChecks, kills: KillAccounting,
-  exits: ReadonlyArray<{ role: string, code: number | null, tail: string, t_s: number }>, fillerBytes = 0
+  exits: ReadonlyArray<{ role: string, code: number | null, tail: string, t_s: number }>, fillerBytes = 0,
+  stuckJobs: readonly StuckJobConsumer[] = []
 ): BenchResult {
   // A message still stored although it reached the sink was delivered; only its removal from the work queue was
   // lost (NATS killed before it wrote it). Counted apart from mail that is really waiting.
@@ -29,7 +31,10 @@ export function soakReport (
     )
   }
   if (checks.inboundLost > 0) failures.push(`${checks.inboundLost} accepted inbound mail(s) without an inbound.received event`)
-  if (stuck !== 0) failures.push(`left pending: ${JSON.stringify(pending)}`)
+  if (stuck !== 0) {
+    const jobs = stuckJobs.length > 0 ? `; webhook jobs: ${describeStuckJobs(stuckJobs)}` : ''
+    failures.push(`left pending: ${JSON.stringify(pending)}${jobs}`)
+  }
   // A start refused because NATS or Redis did not answer in time is what a supervisor restarts; anything else is a
   // crash. A start's JetStream request that timed out ("outbox: timeout") counts as refused only within
   // NATS_GONE_S of the soak stopping nats-server; anywhere else it is a failure.
@@ -168,6 +173,17 @@ export function soakReport (
         title: 'Messages left in OB_OUTBOUND after the drain',
         columns: ['stream seq', 'message id', 'already at the sink'],
         rows: left.map((l) => [l.seq, l.id, l.at_sink ? 'yes' : 'no'])
+      },
+      {
+        title: 'Webhook job consumers that still owe work after the drain, and their first job messages (times relative to the end)',
+        columns: [
+          'consumer', 'pending', 'ack pending', 'of them without a stored message', 'redelivered', 'ack floor', 'delivered', 'message'
+        ],
+        rows: stuckJobs.flatMap((c) => {
+          const head = [c.name, c.num_pending, c.num_ack_pending, c.without_message, c.num_redelivered, c.ack_floor.stream_seq,
+            c.delivered.stream_seq]
+          return c.messages.length === 0 ? [[...head, '']] : c.messages.map((m) => [...head, JSON.stringify(m)])
+        })
       },
       {
         title: 'Deferred or scheduled mail that ended wrong (seconds since the load started)',
