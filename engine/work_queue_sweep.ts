@@ -1,5 +1,5 @@
 import { JetStreamApiCodes, JetStreamApiError, type ConsumerInfo, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream'
-import type { NatsConnection } from '@nats-io/transport-node'
+import { releaseGhosts, type SweepIo } from '../stores/clients/mod.ts'
 
 /**
  * What a killed nats-server can leave behind in a work-queue stream, and how the engine clears it.
@@ -8,15 +8,15 @@ import type { NatsConnection } from '@nats-io/transport-node'
  * different moments. When it is killed between the two, after the restart
  * - acknowledged messages can still be stored: below the consumer's ack floor, or above it where the consumer
  *   counts them as acknowledged. They are never delivered again, but the stream keeps them;
- * - the consumer can keep counting as un-acknowledged messages the stream has already removed ("ghost" entries).
- *   Nothing is ever delivered for them, `num_ack_pending` never comes down, and they hold the ack floor back.
+ * - the consumer can keep counting as un-acknowledged messages the stream has already removed ("ghost" entries,
+ *   stores/clients/ghost_entries.ts). Nothing is ever delivered for them, `num_ack_pending` never comes down, and
+ *   they hold the ack floor back.
  * Neither is mail waiting. What the sweep may do, and why it is safe while the shard's consumer keeps working:
  * - it removes a stored message only when `settled` says every recipient has a final outcome in Redis. The ack
  *   floor is no proof: a deferred or scheduled message waits as an un-acknowledged entry, and the floor can pass
  *   such an entry (an acknowledgement of a message no longer pending moves it without looking below);
  * - it releases a ghost entry by acknowledging, for the consumer, a sequence that a look-up by sequence finds
- *   not stored. Such an acknowledgement removes nothing, and the consumer drops the entry if it has one; a
- *   stored message is never acknowledged by the sweep;
+ *   not stored (releaseGhosts); a stored message is never acknowledged by the sweep;
  * - it never purges. A filtered purge on nats-server 2.9.10 drops every un-acknowledged entry of the consumers
  *   of that subject, below and above the purge sequence: the deferred and scheduled messages it was holding
  *   stay stored and are never delivered again.
@@ -43,16 +43,7 @@ export interface SweepTarget {
   limit?: number
 }
 
-/** The connection the sweep acknowledges ghost entries on, and its JetStream manager. */
-export interface SweepIo {
-  nc: NatsConnection
-  jsm: JetStreamManager
-}
-
 const SWEEP_LIMIT = 50_000
-const RELEASE_BATCH = 128 // sequences looked up at once while looking for ghost entries
-const SNAPSHOT_TRIES = 5
-const ACK = new TextEncoder().encode('+ACK')
 
 export async function sweepWorkQueue (io: SweepIo, t: SweepTarget): Promise<SweepResult> {
   const before = await io.jsm.consumers.info(t.stream, t.consumer)
@@ -100,61 +91,6 @@ async function removeUnindexed (jsm: JetStreamManager, t: SweepTarget, c: Consum
     if (await t.settled(m.data)) removed += await remove(jsm, t.stream, seq)
   }
   return removed
-}
-
-/**
- * Releases ghost entries when the consumer counts more un-acknowledged entries than the subject has stored
- * messages it delivered. They are looked for from the last delivered sequence down, since a crash leaves them
- * among the newest; each sequence found not stored is acknowledged for the consumer, until the count adds up.
- */
-async function releaseGhosts (io: SweepIo, t: SweepTarget): Promise<number> {
-  const first = await ghostCount(io.jsm, t)
-  if (first === undefined || first.ghosts <= 0) return 0
-  const floor = first.consumer.ack_floor.stream_seq
-  let last = first
-  let seq = first.consumer.delivered.stream_seq
-  for (let looked = 0; seq > floor && looked < (t.limit ?? SWEEP_LIMIT); looked += RELEASE_BATCH) {
-    const top = seq
-    const batch = Array.from({ length: Math.min(RELEASE_BATCH, top - floor) }, (_v, i) => top - i)
-    seq -= batch.length
-    const stored = await Promise.all(batch.map(async (s) => await io.jsm.streams.getMessage(t.stream, { seq: s })))
-    batch.forEach((s, i) => { if (stored[i] === null) io.nc.publish(ackSubject(t, s), ACK) })
-    await io.nc.flush()
-    const now = await ghostCount(io.jsm, t)
-    if (now === undefined) continue
-    last = now
-    if (now.ghosts <= 0) break
-  }
-  return Math.max(0, first.ghosts - Math.max(0, last.ghosts))
-}
-
-/**
- * Un-acknowledged entries beyond the subject's stored messages the consumer delivered, from consumer infos taken
- * just before and after the stream's count that agree (the shard's consumer keeps working meanwhile); undefined
- * when no two agreed. Stored messages the consumer counts as acknowledged hide as many ghosts: a full sweep
- * removes those first.
- */
-async function ghostCount (jsm: JetStreamManager, t: SweepTarget): Promise<{ ghosts: number, consumer: ConsumerInfo } | undefined> {
-  for (let i = 0; i < SNAPSHOT_TRIES; i++) {
-    const a = await jsm.consumers.info(t.stream, t.consumer)
-    const s = await jsm.streams.info(t.stream, { subjects_filter: t.subject })
-    const b = await jsm.consumers.info(t.stream, t.consumer)
-    const moved = a.num_ack_pending !== b.num_ack_pending || a.num_pending !== b.num_pending ||
-      a.delivered.stream_seq !== b.delivered.stream_seq
-    if (moved) continue
-    const delivered = (s.state.subjects?.[t.subject] ?? 0) - b.num_pending
-    return { ghosts: b.num_ack_pending - delivered, consumer: b }
-  }
-  return undefined
-}
-
-/**
- * The subject JetStream gives a delivery for its acknowledgement: `$JS.ACK.<stream>.<consumer>.<delivery count>.
- * <stream seq>.<consumer seq>.<timestamp>.<pending>`. Consumer sequence 0 lets the consumer take the one of its
- * entry, so an entry's acknowledgement moves the ack floor as the engine's own would.
- */
-function ackSubject (t: SweepTarget, seq: number): string {
-  return `$JS.ACK.${t.stream}.${t.consumer}.1.${seq}.0.0.0`
 }
 
 /** 1 when the message was removed, 0 when it was gone already (acknowledged meanwhile). */

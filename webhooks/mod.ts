@@ -1,3 +1,4 @@
+import { jetstreamManager } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
@@ -11,6 +12,7 @@ import { WebhookDispatcher } from './dispatcher.ts'
 import { WebhookFanout } from './fanout.ts'
 import { WebhookJobConsumers } from './job_consumers.ts'
 import { AckBatch } from './ack_batch.ts'
+import { JobGhostRelease } from './job_ghosts.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 export { signatureHeader, verifySignature } from './sign.ts'
@@ -34,6 +36,10 @@ export async function startWebhookDelivery (
   const dispatcher = new WebhookDispatcher(config, shared.nc, shared.cp, deliveryLog, http, acks, log, shared.metrics)
   const consumers = new WebhookJobConsumers(shared.nc, config.engine.shards, dispatcher, log)
   await consumers.start()
+  // what a NATS restart can leave in the shard consumers: entries of jobs no longer stored, never delivered again
+  const io = { nc: shared.nc, jsm: await jetstreamManager(shared.nc) }
+  const ghosts = new JobGhostRelease(io, config.engine.shards, config.engine.sweepMs, log)
+  ghosts.start()
   const fanout = new WebhookFanout(shared.nc, shared.cp, dispatcher, acks, log, shared.metrics)
   await fanout.start()
   const keepAlive = setInterval(() => dispatcher.keepAlive(), Math.max(1000, Math.floor(config.webhook.timeoutMs / 2)))
@@ -45,6 +51,7 @@ export async function startWebhookDelivery (
       draining ??= (async () => {
         const deadline = Date.now() + timeoutMs
         clearInterval(keepAlive)
+        ghosts.stop()
         // Stop pulling and, at once, hand waiting jobs back; then let attempts in flight finish.
         const stopped = Promise.all([fanout.stop(deadline), consumers.stop()])
         await dispatcher.drain(deadline)

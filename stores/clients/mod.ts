@@ -9,3 +9,4 @@ export { isRedisFull, redisHealth, RedisHealthWatch, type RedisHealth } from './
 export {
   assertNoEviction, redisEvictionPolicy, EvictionPolicyWatch, RedisEvictionPolicyError, REQUIRED_EVICTION_POLICY, type EvictionPolicyState
 } from './redis_policy.ts'
+export { releaseGhosts, releaseUnstored, type GhostTarget, type SweepIo } from './ghost_entries.ts'
