@@ -12,7 +12,11 @@ export class EventReader {
 
   constructor (private readonly nc: NatsConnection) {}
 
-  /** The job with its event, or undefined when OB_EVENTS no longer holds that event. Rejects when NATS fails. */
+  /**
+   * The job with its event, or undefined when OB_EVENTS no longer holds that event: the sequence is not stored, or
+   * what is stored there is not that event (another id, or not an event at all, which no reading later would change).
+   * Rejects when NATS fails.
+   */
   async job (ref: WebhookJobRef): Promise<WebhookJob | undefined> {
     this.jsm ??= jetstreamManager(this.nc)
     let jsm: JetStreamManager
@@ -24,7 +28,12 @@ export class EventReader {
     }
     const stored = await jsm.streams.getMessage(STREAM_EVENTS, { seq: ref.event_seq })
     if (stored === null) return undefined
-    const record = stored.json<EventRecord>()
+    let record: EventRecord | null
+    try {
+      record = stored.json<EventRecord>()
+    } catch {
+      return undefined
+    }
     if (record?.id !== ref.event_id) return undefined
     const { event_id: _eventId, ...job } = ref
     return { ...job, event: envelopeOf(record) }

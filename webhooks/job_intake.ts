@@ -82,8 +82,8 @@ export class JobIntake {
 
   /**
    * The job with its event: read from OB_EVENTS for a parked job. When NATS cannot answer, the job is stored
-   * again for later; when the event is no longer there (older than OB_EVENTS keeps, or purged), it cannot be
-   * sent and is dropped with a warning.
+   * again for later; when the event is no longer there (older than OB_EVENTS keeps, or purged) or what is stored
+   * at its sequence is not that event, it cannot be sent and is dropped with a warning.
    */
   private async withEvent (job: StoredWebhookJob, settle: Settle): Promise<WebhookJob | undefined> {
     if (!isJobRef(job)) return job
@@ -91,7 +91,7 @@ export class JobIntake {
       const full = await this.events.job(job)
       if (full === undefined) {
         this.logger.warn({ webhook_id: job.webhook_id, event_id: job.event_id, event_seq: job.event_seq },
-          'parked webhook event no longer in the event stream; dropped')
+          'parked webhook event no longer in the event stream, or not readable there; dropped')
         this.acks.add(settle)
       }
       return full

@@ -7,6 +7,7 @@ import {
 } from '../../../protocol/mod.ts'
 import { TestOutbox } from '../../helpers/outbox.ts'
 import { eventually } from '../../helpers/waiting.ts'
+import { putWebhook } from '../../helpers/webhooks.ts'
 
 /**
  * What no Outbox process wrote (a webhook job, an event or an inbound job that cannot be read) is ended at once with
@@ -34,4 +35,25 @@ test('an unreadable webhook job, event and inbound job each end at once: nothing
   }
   assert.equal((await jsm.streams.info(STREAM_WEBHOOK_JOBS)).state.messages, 0, 'the job left its work queue')
   assert.equal((await jsm.streams.info(STREAM_INBOUND)).state.messages, 0, 'the inbound job left its work queue')
+})
+
+test('a parked webhook job naming an event whose stored bytes are not an event ends at once, unsent, ' +
+  'instead of being read again every few seconds', async () => {
+  const js = jetstream(ob.proc.nc)
+  const jsm = await jetstreamManager(ob.proc.nc)
+  const org = await ob.org()
+  const webhook = await putWebhook(ob, org, { url: 'https://hooks.example.com/outbox', events: ['delivered'] })
+  // what OB_EVENTS stores at the job's sequence does not parse; the fan-out ends it, but the job still names it
+  const ack = await js.publish(eventSubject(org.orgId, 'delivered'), '{"id": "evt_', { msgID: newId('msg') })
+  const now = Date.now()
+  const ref = {
+    event_seq: ack.seq, event_id: newId('evt'), org_id: org.orgId, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now
+  }
+  const before = (await jsm.consumers.info(STREAM_WEBHOOK_JOBS, webhookJobConsumer(0))).delivered.stream_seq
+  await js.publish(webhookJobSubject(0, webhook.id), JSON.stringify(ref), { msgID: newId('msg') })
+  await eventually(async () => {
+    const info = await jsm.consumers.info(STREAM_WEBHOOK_JOBS, webhookJobConsumer(0))
+    return info.num_pending === 0 && info.num_ack_pending === 0 && info.delivered.stream_seq > before
+  }, 'the job ended', 15_000)
+  assert.equal((await jsm.streams.info(STREAM_WEBHOOK_JOBS)).state.messages, 0, 'the job left its work queue')
 })
