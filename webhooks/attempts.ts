@@ -2,14 +2,14 @@ import type { Logger } from 'pino'
 import type { WebhookRecord } from '../protocol/mod.ts'
 import type { WebhookJob } from '../stores/webhooks/mod.ts'
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
-import type { OutboxMetrics } from '../stores/metrics/mod.ts'
+import type { OutboxMetrics, WebhookJobDropReason } from '../stores/metrics/mod.ts'
 import type { AckBatch } from './ack_batch.ts'
 import type { AnsweredCheck } from './answered_check.ts'
 import type { WebhookHttpClient } from './http_client.ts'
 import type { AttemptOutcomes } from './outcome.ts'
 import type { Settle } from './settle.ts'
 import { Endpoints, handBackMs, type EndpointTarget } from './endpoints.ts'
-import { deliverable, held, pausedWaitMs } from './job_eligibility.ts'
+import { deliverable, dropReason, held, pausedWaitMs } from './job_eligibility.ts'
 import { signedHeaders } from './sign.ts'
 
 /** An attempt that threw (not a receiver's answer) is made again after this long. */
@@ -85,11 +85,16 @@ export class AttemptSource {
     return answered
   }
 
+  /** Counts jobs that end without an attempt, by why (the caller acknowledges them). */
+  dropped (reason: WebhookJobDropReason, jobs = 1): void {
+    this.metrics.webhookJobsDropped[reason].inc(jobs)
+  }
+
   private async make (a: Attempt): Promise<void> {
     // The record may have changed while the job waited for a slot.
     const current = this.cp.webhooks.get(`${a.job.org_id}.${a.job.webhook_id}`)
     if (held(a.job, current)) { a.settle.nak(pausedWaitMs()); return }
-    if (!deliverable(a.job, current)) { this.acks.add(a.settle); return }
+    if (!deliverable(a.job, current)) { this.dropped(dropReason(current)); this.acks.add(a.settle); return }
     // Asked here, in the endpoint's slot, so work handed out again waits and counts in the queue like any other.
     if (a.recheck === true && await this.alreadyAnswered(current.id, a.job)) { this.acks.add(a.settle); return }
     const at = new Date()

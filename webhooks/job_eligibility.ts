@@ -24,6 +24,14 @@ export function deliverable (job: JobKind, webhook: WebhookRecord | undefined): 
 }
 
 /**
+ * Why a job that is neither deliverable nor held is dropped (counted in outbox_webhook_jobs_dropped_total): its webhook
+ * was deleted, or it is failed (or failed after the job's event was fanned out).
+ */
+export function dropReason (webhook: WebhookRecord | undefined): 'webhook_deleted' | 'webhook_failed' {
+  return webhook === undefined ? 'webhook_deleted' : 'webhook_failed'
+}
+
+/**
  * Whether a job waits for its webhook to be active again: the webhook is paused and still owes the job (an event
  * fanned out while it was active, not before it last turned failed). Events that occur while it is paused make no
  * job (the fan-out skips it), so what waits is only what it owed when it was paused: its retries resume on the

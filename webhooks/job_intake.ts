@@ -7,7 +7,7 @@ import type { AttemptSource } from './attempts.ts'
 import type { EventReader } from './event_reader.ts'
 import type { JobWriter } from './job_writer.ts'
 import { handBackMs } from './endpoints.ts'
-import { deliverable, held, pausedWaitMs } from './job_eligibility.ts'
+import { deliverable, dropReason, held, pausedWaitMs } from './job_eligibility.ts'
 import { batchSettles, type Settle } from './settle.ts'
 
 /** A job redelivered up to this much before it is due is attempted now rather than delayed again. */
@@ -49,7 +49,9 @@ export class JobIntake {
     const webhook = this.cp.webhooks.get(`${first.org_id}.${first.webhook_id}`)
     if (all.some((j) => held(j, webhook))) { m.nak(pausedWaitMs()); return }
     const jobs = all.filter((j) => j.webhook_id === first.webhook_id && deliverable(j, webhook))
-    if (jobs.length === 0 || webhook === undefined) { this.acks.add(m); return }
+    // Jobs that cannot be attempted end with their message: counted once it is sure to end (not handed back whole).
+    const dropRest = (): void => { if (jobs.length < all.length) this.source.dropped(dropReason(webhook), all.length - jobs.length) }
+    if (jobs.length === 0 || webhook === undefined) { dropRest(); this.acks.add(m); return }
     const now = Date.now()
     const wait = Math.min(...jobs.map((j) => j.due_at)) - now
     if (wait > EARLY_SLACK_MS) { m.nak(wait); return }
@@ -57,6 +59,7 @@ export class JobIntake {
     const settles: Settle[] = all.length === 1 ? [m] : batchSettles(m, jobs, requeue, this.acks)
     const target = this.source.target(webhook)
     if (target === undefined) {
+      dropRest()
       jobs.forEach((job, i) => {
         const settle = settles[i]!
         void this.withEvent(job, settle).then((full) => { if (full !== undefined) this.source.failInvalidUrl(settle, full, webhook) })
@@ -68,6 +71,7 @@ export class JobIntake {
     // parked again (one message) until it is likely to have room.
     const take = q.keepsPace(now) ? jobs.length : Math.min(jobs.length, q.freeSlots)
     if (take === 0 || !q.canTake(take, now)) { m.nak(handBackMs(q, now)); return }
+    dropRest()
     const recheck = m.redelivered
     jobs.forEach((job, i) => {
       const settle = settles[i]!
@@ -92,6 +96,7 @@ export class JobIntake {
       if (full === undefined) {
         this.logger.warn({ webhook_id: job.webhook_id, event_id: job.event_id, event_seq: job.event_seq },
           'parked webhook event no longer in the event stream, or not readable there; dropped')
+        this.source.dropped('event_missing')
         this.acks.add(settle)
       }
       return full

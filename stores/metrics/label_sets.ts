@@ -47,6 +47,13 @@ export type RateScope = typeof RATE_SCOPES[number]
 export const WEBHOOK_RESULTS = ['success', 'http_error', 'timeout', 'network', 'blocked'] as const
 export type WebhookResult = typeof WEBHOOK_RESULTS[number]
 
+/**
+ * Why a webhook job ended without an attempt: its webhook was deleted; it is `failed`, or failed after the job's event
+ * was fanned out (webhooks/job_eligibility.ts); or the event it names is no longer in OB_EVENTS (webhooks/job_intake.ts).
+ */
+export const WEBHOOK_JOB_DROP_REASONS = ['webhook_deleted', 'webhook_failed', 'event_missing'] as const
+export type WebhookJobDropReason = typeof WEBHOOK_JOB_DROP_REASONS[number]
+
 const BLOCKED = new Set(['ssrf_blocked', 'https_required', 'invalid_url'])
 
 /** The result class of a webhook attempt's error code (webhooks/http_client.ts), null meaning success. */

@@ -4,7 +4,9 @@ export { metricsAuthorized } from './metrics_token.ts'
 export { ConsumerPoller, CONSUMER_POLL_MS } from './consumer_poller.ts'
 export {
   DESTINATION_CLASSES, SMTP_RESULTS, ENVIRONMENTS, DELIVERY_OUTCOMES, BOUNCE_TYPES, BOUNCE_CATEGORY_LABELS, SUPPRESSION_REASONS,
-  REPORT_DROP_REASONS, INBOUND_QUOTAS, RATE_SCOPES, WEBHOOK_RESULTS, webhookResult, destinationClass,
+  REPORT_DROP_REASONS, INBOUND_QUOTAS, RATE_SCOPES, WEBHOOK_RESULTS, WEBHOOK_JOB_DROP_REASONS, webhookResult,
+  destinationClass,
   type DestinationClass, type SmtpResult, type Environment, type DeliveryOutcome, type BounceType, type BounceCategoryLabel,
-  type SuppressionReason, type ReportDropReason, type InboundQuota, type RateScope, type WebhookResult
+  type SuppressionReason, type ReportDropReason, type InboundQuota, type RateScope, type WebhookResult,
+  type WebhookJobDropReason
 } from './label_sets.ts'

@@ -2,9 +2,9 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { CounterFamily, HistogramFamily, type CounterChild, type HistogramChild } from './fast_series.ts'
 import {
   BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS, RATE_SCOPES,
-  REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_RESULTS,
+  REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_JOB_DROP_REASONS, WEBHOOK_RESULTS,
   type BounceCategoryLabel, type BounceType, type DeliveryOutcome, type DestinationClass, type Environment, type RateScope,
-  type InboundQuota, type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookResult
+  type InboundQuota, type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookJobDropReason, type WebhookResult
 } from './label_sets.ts'
 
 /** One child per label value, made once: the hot path increments it without building a label key. */
@@ -80,6 +80,8 @@ export class OutboxMetrics {
     this.registry
   ).child()
 
+  readonly webhookJobsDropped: Children<WebhookJobDropReason, CounterChild>
+
   readonly projectorApplyFailures = new CounterFamily(
     'outbox_projector_apply_failures_total', 'Events the projector failed to apply to the read model (each attempt once).', this.registry
   ).child()
@@ -131,6 +133,10 @@ export class OutboxMetrics {
       this.registry, WEBHOOK_BUCKETS_S
     )
     this.webhookAttempts = childrenOf(WEBHOOK_RESULTS, (result) => webhooks.child({ result }))
+    const jobDrops = new CounterFamily(
+      'outbox_webhook_jobs_dropped_total', 'Webhook jobs ended without an attempt, since none can be made, by reason.', this.registry
+    )
+    this.webhookJobsDropped = childrenOf(WEBHOOK_JOB_DROP_REASONS, (reason) => jobDrops.child({ reason }))
     const suppressions = new CounterFamily(
       'outbox_suppressions_added_total', 'Addresses added to suppression lists, by reason.', this.registry
     )

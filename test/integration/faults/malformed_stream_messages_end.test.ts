@@ -56,4 +56,5 @@ test('a parked webhook job naming an event whose stored bytes are not an event e
     return info.num_pending === 0 && info.num_ack_pending === 0 && info.delivered.stream_seq > before
   }, 'the job ended', 15_000)
   assert.equal((await jsm.streams.info(STREAM_WEBHOOK_JOBS)).state.messages, 0, 'the job left its work queue')
+  assert.equal(ob.proc.metrics.webhookJobsDropped.event_missing.value, 1, 'counted as dropped')
 })

@@ -85,8 +85,10 @@ test('a paused webhook receives nothing, and nothing later when it is active aga
   assert.equal(JSON.parse(reqs[0]!.rawBody.toString()).id, after.id)
 })
 
-test('a deleted webhook receives nothing, including retries already queued', async () => {
+test('a deleted webhook receives nothing, including retries already queued, each counted as dropped', async () => {
   rx.script = (r) => ({ status: r.path === '/deleted' ? 500 : 200 })
+  const dropped = ob.proc.metrics.webhookJobsDropped.webhook_deleted
+  const droppedBefore = dropped.value
   const wh = await putWebhook(ob, org, { url: rx.url('/deleted'), events: ['clicked'] })
   await publishEvent(ob, org, 'clicked')
   await rx.waitFor(1, { path: '/deleted' })
@@ -94,4 +96,5 @@ test('a deleted webhook receives nothing, including retries already queued', asy
   await publishEvent(ob, org, 'clicked')
   await nothingHappensFor(2000) // a retry (1 s) or the new event would be here by now
   assert.equal(rx.on('/deleted').length, 1)
+  assert.equal(dropped.value - droppedBefore, 1, 'the queued retry ended as dropped (the new event made no job)')
 })
