@@ -70,6 +70,21 @@ function planOf (opts: BenchOptions): Plan & { jetStreamFull: JetStreamFullMode 
 // Deferred soak mail is answered 451 four times: retried after 1, 1, 2 and 30 s, it is accepted 34 s after its send.
 const RETRY_SCHEDULE = '1,1,2,30,60'
 const DEFER_TIMES = 4
+/**
+ * How long the drain waits, at most, for the last mail, event and webhook job once the load has stopped. A webhook
+ * job's longest legitimate wait, counted from the last fault, which is over before the load ends (the receiver is back
+ * up at 0.85 of the last cycle), by the soak's settings:
+ * - held by an engine that was killed, or in flight at a NATS restart: handed out again after the job consumers'
+ *   ack wait, OB_WEBHOOK_TIMEOUT_MS 30 s + 30 s slack = 60 s;
+ * - handed back because its endpoint was behind or stalled: at most 60 s (retryLaterMs) × 1.5 (spread) = 90 s;
+ * - its attempt: at most the request timeout, 30 s;
+ * - a retry of an attempt that failed while the receiver was down: the receiver is down a tenth of a cycle (6 s, 3 s
+ *   quick), long enough for the retries after 1, 2 and 2 s, so the next one is due after at most 5 s × 1.1 = 5.5 s;
+ * - a parked event that could not be read, a retry that could not be stored, a batch handed back: 5 s, once.
+ * 60 + 90 + 30 + 5.5 + 5 = 190.5 s, so 200 s. Mail is done sooner: scheduled mail is due at most 60 s after the load,
+ * and a deferral's last retry comes 30 s after the one before. The drain ends as soon as everything is done.
+ */
+const DRAIN_MS = 200_000
 /** Scheduled soak mail is due 65 s to 3 min after its send, and at most a minute after the load ends. */
 const SCHEDULED_AHEAD_S = [65, 180] as const
 const SCHEDULED_AFTER_LOAD_MS = 60_000
@@ -310,7 +325,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     await Promise.all([...senders, reader, stopInbound(), faulting, waiting.stop(), replacer.stop()])
 
     opts.progress(0.9, 'draining')
-    const checks = await drain(world, replacer, tallies, opts.quick ? 90_000 : 180_000, soakStart, faults)
+    const checks = await drain(world, replacer, tallies, DRAIN_MS, soakStart, faults)
     let pending: PendingState | undefined
     const pnc = await connect({ servers: nats.url })
     try { pending = await pendingState(pnc) } finally { await pnc.close() }

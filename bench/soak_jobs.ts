@@ -23,9 +23,10 @@ export interface StuckJobConsumer {
   /** Messages the stream stores on the consumer's subjects. */
   stored: number
   /**
-   * Un-acknowledged entries with no stored message behind them: `num_ack_pending` minus the stored messages it has
-   * delivered (stored minus `num_pending`). Above 0, the consumer counts entries for messages the stream has removed;
-   * nothing is ever delivered for them (what a killed nats-server 2.9 leaves, see engine/work_queue_sweep.ts).
+   * Un-acknowledged entries with no stored message behind them, at least: `num_ack_pending` minus the stored messages
+   * it has delivered (stored minus `num_pending`; acknowledged messages still stored make it count too few). Above 0,
+   * the consumer counts entries for messages the stream has removed; nothing is ever delivered for them (what a killed
+   * nats-server 2.9 leaves, see stores/clients/ghost_entries.ts).
    */
   without_message: number
   /** The first stored job messages from the ack floor up (at most STUCK_MESSAGES over all consumers). */
@@ -157,8 +158,8 @@ async function storedFrom (jsm: JetStreamManager, filter: string, seq: number): 
 export function describeStuckJobs (stuck: readonly StuckJobConsumer[]): string {
   return stuck.map((c) => {
     const head = `${c.name}: pending ${c.num_pending}, ack pending ${c.num_ack_pending} (of them without a stored message ` +
-      `${c.without_message}), redelivered ${c.num_redelivered}, ack floor ${c.ack_floor.stream_seq}, delivered ` +
-      `${c.delivered.stream_seq}, stored ${c.stored}`
+      `at least ${c.without_message}), redelivered ${c.num_redelivered}, ack floor ${c.ack_floor.stream_seq}, ` +
+      `delivered ${c.delivered.stream_seq}, stored ${c.stored}`
     const msgs = c.messages.map((m) => m.unreadable !== undefined
       ? `#${m.seq} unreadable ${JSON.stringify(m.unreadable)}`
       : `#${m.seq} ${m.state} ${m.webhook_id} (${m.webhook}) ${m.kind}${m.jobs > 1 ? ` of ${m.jobs}` : ''} attempt ${m.attempt} ` +

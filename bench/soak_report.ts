@@ -177,7 +177,8 @@ export function soakReport (
       {
         title: 'Webhook job consumers that still owe work after the drain, and their first job messages (times relative to the end)',
         columns: [
-          'consumer', 'pending', 'ack pending', 'of them without a stored message', 'redelivered', 'ack floor', 'delivered', 'message'
+          'consumer', 'pending', 'ack pending', 'of them without a stored message (at least)', 'redelivered', 'ack floor',
+          'delivered', 'message'
         ],
         rows: stuckJobs.flatMap((c) => {
           const head = [c.name, c.num_pending, c.num_ack_pending, c.without_message, c.num_redelivered, c.ack_floor.stream_seq,
