@@ -4,3 +4,6 @@
  * curve. Nothing here opens a connection; the state lives in stores/egress/.
  */
 export { PROVIDERS, MAX_SITE_ID_LENGTH, SITE_PREFIX, isKnownProvider, providerOf, type Provider } from './providers.ts'
+export {
+  DEFAULT_LIMITS, LIMIT_MAXIMA, limitsFor, validLimitOverrides, type LaneLimits, type LimitOverrides
+} from './shaping.ts'
