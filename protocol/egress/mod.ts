@@ -7,3 +7,4 @@ export { PROVIDERS, MAX_SITE_ID_LENGTH, SITE_PREFIX, isKnownProvider, providerOf
 export {
   DEFAULT_LIMITS, LIMIT_MAXIMA, limitsFor, validLimitOverrides, type LaneLimits, type LimitOverrides
 } from './shaping.ts'
+export { REPLY_RULES, replyAction, type ReplyAction, type ReplyRule } from './reply_rules.ts'
