@@ -8,3 +8,6 @@ export {
   DEFAULT_LIMITS, LIMIT_MAXIMA, limitsFor, validLimitOverrides, type LaneLimits, type LimitOverrides
 } from './shaping.ts'
 export { REPLY_RULES, replyAction, type ReplyAction, type ReplyRule } from './reply_rules.ts'
+export {
+  DAY_MS, DEFAULT_WARMUP, WARMUP_MAXIMA, validWarmupSteps, warmupAllowance, warmupDay, type WarmupStep
+} from './warmup.ts'
