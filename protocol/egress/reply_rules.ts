@@ -220,14 +220,18 @@ function frozen (rules: ReplyRule[]): readonly ReplyRule[] {
 }
 
 const RECIPIENT_SUBJECTS = new Set([1, 2]) // RFC 3463: X.1.x addressing, X.2.x mailbox status
-const AUTH_DETAILS = new Set([20, 21, 22, 23, 24, 25, 26, 27, 29, 30, 31, 32]) // X.7.20-27 (RFC 7372 + Gmail), Gmail 29-32
+const AUTH_DETAILS = new Set([20, 21, 22, 23, 24, 25, 26, 27, 29, 30, 31, 32]) // X.7.20-25 RFC 7372 (DKIM, SPF, rDNS), Gmail 26-32 but 28
 const AUTH_WORDS = /\b(?:SPF|DKIM|DMARC|unauthenticated|authenticat\w*)\b/i
 /** A limit of one recipient's ("recipient rate limited", Gmail's "receiving mail at a rate"), not of the sender. */
 const RECIPIENT_LIMIT = /\b(?:recipient|mailbox|user)\b[^.;]{0,40}?\b(?:rate|too many)\b|\breceiving mail at a rate\b/i
 
 interface ParsedReply { code?: number, enhanced?: string, text: string }
 
-/** Basic code and enhanced status of the first line; the text of all lines without their code prefixes. */
+/**
+ * Basic code and enhanced status of the first line; the text of all lines without their code prefixes. A reply
+ * whose lines were already folded into one (`… temporarily 421-4.7.28 rate limited …`, as a log or a collapsed
+ * `response` has it) loses its inner prefixes too, when they repeat the first line's code and enhanced status.
+ */
 function parseReply (reply: string): ParsedReply {
   const lines = reply.replace(/^\s*smtp;\s*/i, '').split(/\r?\n/)
   const first = /^\s*([2-5]\d\d)(?:[ -]|$)\s*(?:([245]\.\d{1,3}\.\d{1,3})(?![\d.]))?/.exec(lines[0] ?? '')
@@ -237,7 +241,11 @@ function parseReply (reply: string): ParsedReply {
     .join(' ')
   const out: ParsedReply = { text }
   if (first?.[1] !== undefined) out.code = Number(first[1])
-  if (first?.[2] !== undefined) out.enhanced = first[2]
+  if (first?.[2] !== undefined) {
+    out.enhanced = first[2]
+    const inner = new RegExp(`\\s${first[1]}[ -]${first[2].replaceAll('.', '\\.')}(?=\\s|$)`, 'g')
+    out.text = text.replace(inner, '')
+  }
   return out
 }
 

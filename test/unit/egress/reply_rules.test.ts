@@ -77,6 +77,15 @@ test('reply rules: every rule matches its examples, and the example goes to that
   assert.equal(new Set(ids).size, ids.length, 'rule ids are unique')
 })
 
+test('reply rules: a multi-line reply already folded into one line reads the same', () => {
+  const folded = '421-4.7.28 [1.2.3.4] Our system has detected an unusual rate of 421-4.7.28 unsolicited mail originating ' +
+    'from your IP address. To protect our 421-4.7.28 users from spam, mail sent from your IP address has been temporarily ' +
+    '421-4.7.28 rate limited. Please visit 421 4.7.28 review our Bulk Email Senders Guidelines.'
+  assert.deepEqual(replyAction('google', folded), { rule: 'google-ip-rate-limited', action: SLOW })
+  assert.deepEqual(replyAction('site:mx.example.net', '451-4.7.1 You are sending too fast: your 451-4.7.1 rate ' +
+    '451 4.7.1 limit is exceeded'), { rule: 'rate-limited', action: SLOW })
+})
+
 test('reply rules: a provider\'s rule does not apply to another provider\'s lanes', () => {
   assert.equal(replyAction('microsoft', '421 4.7.0 [TSS04] Messages from 1.2.3.4 temporarily deferred due to unexpected volume'),
     undefined)
