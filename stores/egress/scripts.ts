@@ -1,10 +1,14 @@
 import type { ChainableCommander, Redis } from 'ioredis'
-import { ACQUIRE_LUA, RENEW_LUA } from './connections.lua.ts'
-import { INDEX_LANE_LUA, LANE_VIEW_LUA, NOTE_WAITING_LUA } from './lanes.lua.ts'
+import { ACQUIRE_LUA } from './acquire.lua.ts'
+import { INDEX_LANE_LUA } from './index_lane.lua.ts'
+import { LANE_VIEW_LUA } from './lane_view.lua.ts'
+import { NOTE_WAITING_LUA } from './note_waiting.lua.ts'
+import { RENEW_LUA } from './renew.lua.ts'
 import { REPLY_LUA } from './reply.lua.ts'
 import { SEND_LUA } from './send.lua.ts'
 import { THROTTLE_READ_LUA } from './throttle_read.lua.ts'
-import { WARMUP_REFUND_LUA, WARMUP_TAKE_LUA } from './warmup.lua.ts'
+import { WARMUP_REFUND_LUA } from './warmup_refund.lua.ts'
+import { WARMUP_TAKE_LUA } from './warmup_take.lua.ts'
 
 /** The egress scripts by the command name ioredis gives them, with how many of their arguments are keys. */
 const SCRIPTS = {

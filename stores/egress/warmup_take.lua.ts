@@ -1,7 +1,7 @@
 /**
- * A source's warm-up counts for one provider (EgressState.takeWarmup, refundWarmup), Lua scripts for Redis. Modules
- * rather than .lua files so that they are part of what tsc builds; template literals, so no backtick or dollar-brace.
- * The keys name their UTC day and hour, so a new period starts at zero without anything being reset.
+ * EgressState.takeWarmup, a Lua script for Redis. A module rather than a .lua file so that it is part of what tsc
+ * builds; a template literal, so it holds no backtick and no dollar-brace. The keys name their UTC day and hour, so a
+ * new period starts at zero without anything being reset.
  */
 export const WARMUP_TAKE_LUA = String.raw`-- KEYS[1] = the day's count, KEYS[2] = the hour's count.
 -- ARGV[1] = allowance per day, ARGV[2] = per hour (-1: none), ARGV[3] = ms until the day ends, ARGV[4] = until the
@@ -17,14 +17,5 @@ redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], to_day + keep)
 redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], to_hour + keep)
-return 0
-`
-
-export const WARMUP_REFUND_LUA = String.raw`-- KEYS[1] = the day's count, KEYS[2] = the hour's count: one less in each
--- that counted anything (a count that expired stays gone). Returns 0.
-for i = 1, 2 do
-  local n = tonumber(redis.call('GET', KEYS[i]) or '0') or 0
-  if n > 0 then redis.call('DECR', KEYS[i]) end
-end
 return 0
 `
