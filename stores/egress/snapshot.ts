@@ -39,16 +39,16 @@ export async function readSnapshot (
     const [err, reply] = results[i]!
     if (err !== null) throw err
     const r = reply as unknown[]
-    const oldest = r[8] === '' ? undefined : Number(r[8])
-    const redisNow = Number(r[11])
+    const oldest = r[7] === '' ? undefined : Number(r[7])
+    const redisNow = Number(r[10])
     return {
       lane,
       ...parseLane(lane),
       connections: Number(r[0]),
       throttle: throttleFrom(r.slice(1, 6)),
-      waiting: Number(r[7]),
+      waiting: Number(r[6]),
       oldestWaitingMs: oldest === undefined ? undefined : Math.max(0, redisNow - oldest),
-      warmup: { day: period.day, sentToday: Number(r[9]), hour: period.hour, sentThisHour: Number(r[10]) }
+      warmup: { day: period.day, sentToday: Number(r[8]), hour: period.hour, sentThisHour: Number(r[9]) }
     }
   })
 }
