@@ -61,7 +61,11 @@ export const operatorEgressRoutes = [
         conflict: 'A source with this name exists'
       })
     },
-    handler: async ({ deps, body }) => ({ status: 201, body: await deps.cp.egress.addSource(body) })
+    handler: async (ctx) => {
+      const source = await ctx.deps.cp.egress.addSource(ctx.body)
+      ctx.deps.security.egressChanged('source.created', ctx, { name: source.name })
+      return { status: 201, body: source }
+    }
   }),
   operatorRoute({
     method: 'get',
@@ -89,7 +93,11 @@ export const operatorEgressRoutes = [
       200: { description: 'The source after the change', schema: SourceView },
       ...operatorErrors({ validation_error: 'Empty body, bad address, host name or warm-up', not_found: NO_SOURCE })
     },
-    handler: async ({ deps, params, body }) => ({ status: 200, body: await deps.cp.egress.changeSource(params.name!, body) })
+    handler: async (ctx) => {
+      const source = await ctx.deps.cp.egress.changeSource(ctx.params.name!, ctx.body)
+      ctx.deps.security.egressChanged('source.updated', ctx, { name: source.name })
+      return { status: 200, body: source }
+    }
   }),
   operatorRoute({
     method: 'del',
@@ -104,7 +112,11 @@ export const operatorEgressRoutes = [
       200: { description: 'Deleted; the pools it was taken out of', schema: RemovedSource },
       ...operatorErrors({ not_found: NO_SOURCE, egress_source_in_use: 'The source is the last one of a pool (`details.pools`)' })
     },
-    handler: async ({ deps, params }) => ({ status: 200, body: await deps.cp.egress.removeSource(params.name!) })
+    handler: async (ctx) => {
+      const removed = await ctx.deps.cp.egress.removeSource(ctx.params.name!)
+      ctx.deps.security.egressChanged('source.deleted', ctx, { name: removed.name })
+      return { status: 200, body: removed }
+    }
   }),
   operatorRoute({
     method: 'get',
@@ -132,11 +144,14 @@ export const operatorEgressRoutes = [
         unprocessable: 'A source it names does not exist (`details.unknown_sources`)'
       })
     },
-    handler: async ({ deps, body }) => {
+    handler: async (ctx) => {
+      const { deps, body } = ctx
       if (deps.cp.egress.pool(body.name) !== undefined) {
         throw new ApiError('conflict', `A pool named ${body.name} exists already; PUT /v1/operator/egress/pools/${body.name} replaces it.`)
       }
-      return { status: 201, body: poolView(await deps.cp.egress.putPool(body.name, body.sources)) }
+      const pool = await deps.cp.egress.putPool(body.name, body.sources)
+      deps.security.egressChanged('pool.set', ctx, { name: pool.name })
+      return { status: 201, body: poolView(pool) }
     }
   }),
   operatorRoute({
@@ -168,7 +183,11 @@ export const operatorEgressRoutes = [
         unprocessable: 'A source it names does not exist (`details.unknown_sources`)'
       })
     },
-    handler: async ({ deps, params, body }) => ({ status: 200, body: poolView(await deps.cp.egress.putPool(params.name!, body.sources)) })
+    handler: async (ctx) => {
+      const pool = await ctx.deps.cp.egress.putPool(ctx.params.name!, ctx.body.sources)
+      ctx.deps.security.egressChanged('pool.set', ctx, { name: pool.name })
+      return { status: 200, body: poolView(pool) }
+    }
   }),
   operatorRoute({
     method: 'del',
@@ -184,8 +203,9 @@ export const operatorEgressRoutes = [
         egress_pool_in_use: 'Organisations or domains are assigned to it (`details` names up to 20 of each, with the counts)'
       })
     },
-    handler: async ({ deps, params }) => {
-      await deps.cp.egress.removePool(params.name!)
+    handler: async (ctx) => {
+      await ctx.deps.cp.egress.removePool(ctx.params.name!)
+      ctx.deps.security.egressChanged('pool.deleted', ctx, { name: ctx.params.name! })
       return { status: 204 }
     }
   }),
@@ -211,7 +231,11 @@ export const operatorEgressRoutes = [
         validation_error: 'Unknown provider key shape or field, a number outside its bounds, tls not opportunistic|required'
       })
     },
-    handler: async ({ deps, body }) => ({ status: 200, body: { limits: (await deps.cp.egress.putLimits(body.limits)).limits ?? {} } })
+    handler: async (ctx) => {
+      const settings = await ctx.deps.cp.egress.putLimits(ctx.body.limits)
+      ctx.deps.security.egressChanged('limits.set', ctx, {})
+      return { status: 200, body: { limits: settings.limits ?? {} } }
+    }
   }),
   operatorRoute<{ pool: string | null }>({
     method: 'put',
@@ -225,8 +249,10 @@ export const operatorEgressRoutes = [
       200: { description: 'The assignment', schema: OrgAssignmentView },
       ...operatorErrors({ validation_error: 'pool not a name or null', not_found: 'No such organisation', unprocessable: 'No such pool' })
     },
-    handler: async ({ deps, params, body }) => {
+    handler: async (ctx) => {
+      const { deps, params, body } = ctx
       const org = await deps.cp.egress.assignOrg(params.id!, body.pool)
+      deps.security.egressChanged('organization.pool_assigned', ctx, { org_id: org.id, pool: org.egress_pool ?? null })
       return { status: 200, body: { organization_id: org.id, egress_pool: org.egress_pool ?? 'default' } }
     }
   }),
@@ -247,8 +273,11 @@ export const operatorEgressRoutes = [
         unprocessable: 'No such pool'
       })
     },
-    handler: async ({ deps, params, body }) => {
+    handler: async (ctx) => {
+      const { deps, params, body } = ctx
       const domain = await deps.cp.egress.assignDomain(params.id!, params.domain_id!, body.pool)
+      const target = { org_id: domain.org_id, domain_id: domain.id, pool: domain.egress_pool ?? null }
+      deps.security.egressChanged('domain.pool_assigned', ctx, target)
       const org = deps.cp.orgs.get(params.id!)!
       return {
         status: 200,

@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { eventually } from '../../helpers/waiting.ts'
 import { connectNats } from '../../../stores/clients/mod.ts'
@@ -9,17 +10,22 @@ import type { NatsConnection } from '@nats-io/transport-node'
 
 /**
  * The operator's egress API: sources and pools with their checks, assignments of organisations and domains, limit
- * overrides; every change shows in the control-plane mirror of another process.
+ * overrides; every change shows in the control-plane mirror of another process, and is one line of the security log.
  */
 let ob: TestOutbox
 let org: TestOrg
 let key: string
 let nc: NatsConnection
 let other: ControlPlane
+let keyId: string
+const logs: string[] = []
 before(async () => {
-  ob = await TestOutbox.start()
+  const stream = new Writable({ write (chunk, _enc, cb) { logs.push(String(chunk)); cb() } })
+  ob = await TestOutbox.start({ log: { level: 'info', stream } })
   org = await ob.org()
-  key = (await ob.proc.cp.operatorKeys.create('egress')).value
+  const made = await ob.proc.cp.operatorKeys.create('egress')
+  key = made.value
+  keyId = made.record.id
   nc = await connectNats([ob.nats.url], 'test-other-process')
   other = await ControlPlane.open(nc, { replicas: 1 })
 })
@@ -165,4 +171,27 @@ test('limit overrides: validated, replaced whole, idempotent, mirrored', async (
   assert.deepEqual((await call('PUT', '/egress/limits', { limits })).body, { limits })
   await eventually(() => other.egress.settings().limits?.google?.tls === 'required', 'the overrides in another process\'s mirror')
   assert.deepEqual((await call('PUT', '/egress/limits', { limits: {} })).body, { limits: {} })
+})
+
+test('every change is one security line naming the operator key and what changed; no key value is logged', async () => {
+  const changes = (): Array<Record<string, any>> => logs.flatMap((l) => l.split('\n')).filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.kind === 'security' && l.event === 'operator.egress_changed')
+  const earlier = changes().length
+  await call('POST', '/egress/sources', { name: 'log1', address: '192.0.2.51', ehlo: 'log1.example.com' })
+  await call('PUT', '/egress/pools/logged', { sources: [{ source: 'log1' }] })
+  await call('PUT', `/organizations/${org.orgId}/egress-pool`, { pool: 'logged' })
+  await call('PUT', `/organizations/${org.orgId}/egress-pool`, { pool: null })
+  const lines = await eventually(() => {
+    const found = changes().slice(earlier)
+    return found.length >= 4 ? found : undefined
+  }, 'the security lines of the changes')
+  const pick = (l: Record<string, any>): Record<string, unknown> =>
+    Object.fromEntries(['change', 'operator_key_id', 'name', 'org_id', 'pool'].filter((k) => k in l).map((k) => [k, l[k]]))
+  assert.deepEqual(lines.map(pick), [
+    { change: 'source.created', operator_key_id: keyId, name: 'log1' },
+    { change: 'pool.set', operator_key_id: keyId, name: 'logged' },
+    { change: 'organization.pool_assigned', operator_key_id: keyId, org_id: org.orgId, pool: 'logged' },
+    { change: 'organization.pool_assigned', operator_key_id: keyId, org_id: org.orgId, pool: null }
+  ])
+  assert.ok(!logs.join('').includes(key), 'the operator key value is never logged')
 })
