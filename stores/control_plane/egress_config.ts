@@ -66,6 +66,14 @@ export class EgressConfig {
     return isSettings(v) ? v : {}
   }
 
+  /**
+   * Calls `fn` after each change of a source, pool or the overrides this mirror applies (not of assignments: those
+   * are on the organisation and domain records), for a reader that keeps its own copy (a thread). Returns the unsubscribe.
+   */
+  onChange (fn: () => void): () => void {
+    return this.mirror.onChange(() => { fn() })
+  }
+
   async addSource (input: SourceInput & { name: string }, now = new Date()): Promise<EgressSourceRecord> {
     invalid(sourceInputErrors(input, false))
     const at = now.toISOString()
