@@ -99,6 +99,10 @@ export function egressPoolOf (org: Pick<OrgRecord, 'egress_pool'>, domain: Pick<
   return domain.egress_pool ?? org.egress_pool ?? DEFAULT_POOL
 }
 
+export function isProviderKey (value: string): boolean {
+  return PROVIDER_KEY.test(value)
+}
+
 export function isEgressName (value: string): boolean {
   return EGRESS_NAME.test(value)
 }
@@ -232,7 +236,7 @@ export function limitsErrors (limits: unknown): FieldError[] {
   if (entries.length > MAX_LIMIT_ENTRIES) return [{ field: 'limits', message: `must hold at most ${MAX_LIMIT_ENTRIES} providers` }]
   const out: FieldError[] = []
   for (const [provider, value] of entries) {
-    if (!PROVIDER_KEY.test(provider)) {
+    if (!isProviderKey(provider)) {
       out.push({ field: `limits.${provider}`, message: `is not a provider id, site or default (${PROVIDER_KEY_PATTERN})` })
       continue
     }

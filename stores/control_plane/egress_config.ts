@@ -1,6 +1,6 @@
 import {
   ApiError, DEFAULT_POOL, DEFAULT_POOL_WEIGHT, EGRESS_KEYS, IMPLICIT_DEFAULT_POOL, isEgressName, limitsErrors, poolMembersErrors,
-  sourceInputErrors, type DomainRecord, type EgressPoolRecord, type EgressSettingsRecord, type EgressSourceRecord, type FieldError,
+  isProviderKey, sourceInputErrors, type DomainRecord, type EgressPoolRecord, type EgressSettingsRecord, type EgressSourceRecord, type FieldError,
   type LimitOverride, type OrgRecord, type PoolMember, type SourceInput
 } from '../../protocol/mod.ts'
 import { KvConflictError, type KvMirror } from './kv_mirror.ts'
@@ -183,6 +183,7 @@ export class EgressConfig {
 
   /** Sets some keys of one provider's override and removes others (the CLI's `limits set`); an emptied entry goes. */
   async setProviderLimits (provider: string, set: LimitOverride, unset: readonly string[]): Promise<EgressSettingsRecord> {
+    if (!isProviderKey(provider)) invalid([{ field: 'provider', message: 'is not a provider id, site or default' }])
     const limits = { ...this.settings().limits }
     const entry: Record<string, unknown> = { ...limits[provider], ...set }
     for (const k of unset) delete entry[k]
