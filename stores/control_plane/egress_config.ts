@@ -1,7 +1,7 @@
 import {
-  ApiError, DEFAULT_POOL, DEFAULT_POOL_WEIGHT, EGRESS_KEYS, IMPLICIT_DEFAULT_POOL, isEgressName, limitsErrors, poolMembersErrors,
-  isProviderKey, sourceInputErrors, type DomainRecord, type EgressPoolRecord, type EgressSettingsRecord, type EgressSourceRecord, type FieldError,
-  type LimitOverride, type OrgRecord, type PoolMember, type SourceInput
+  ApiError, DEFAULT_POOL, DEFAULT_POOL_WEIGHT, EGRESS_KEYS, IMPLICIT_DEFAULT_POOL, isEgressName, isProviderKey, limitsErrors,
+  poolMembersErrors, sourceInputErrors, type DomainRecord, type EgressPoolRecord, type EgressSettingsRecord, type EgressSourceRecord,
+  type FieldError, type LimitOverride, type OrgRecord, type PoolMember, type SourceInput
 } from '../../protocol/mod.ts'
 import { KvConflictError, type KvMirror } from './kv_mirror.ts'
 
