@@ -144,10 +144,15 @@ export class Deliverer {
     return err === undefined ? undefined : redisErrorCode(err)
   }
 
-  /** Up to MAX_MX_TRIED hosts in preference order; the next is tried only when no server answered. */
-  private async mxDestinations (domain: string): Promise<Destination[]> {
-    const hosts = await this.mx.route(domain)
-    return hosts.slice(0, MAX_MX_TRIED).map((h) => ({ host: h.host, connectTo: h.ip, port: this.settings.outboundPort, secure: false }))
+  /**
+   * Up to MAX_MX_TRIED hosts in preference order; the next is tried only when no server answered. `family`: that of
+   * the source sending (unset: the host's own address, which reaches an IPv6-only host over IPv6).
+   */
+  private async mxDestinations (domain: string, family?: 4 | 6): Promise<Destination[]> {
+    const hosts = await this.mx.route(domain, family)
+    return hosts.slice(0, MAX_MX_TRIED).map((h) => ({
+      host: h.host, connectTo: h.ip, port: this.settings.outboundPort, secure: false, family: h.family
+    }))
   }
 
   private dkimKey (domainId: string, selector: string, privateKey: string): KeyObject {

@@ -49,50 +49,93 @@ function asciiDomain (address: string): string {
 
 /** One destination's pool, sending raw messages. */
 export class PooledDestination {
+  /** Messages handed to the pool and not yet answered: a pool with any is not idle, however long its DATA takes. */
+  inFlight = 0
+
   constructor (readonly pool: SMTPPool) {}
 
   async sendMail (mail: RawMail): Promise<SentInfo> {
-    return await new Promise((resolve, reject) => {
-      this.pool.send(new RawMessage(mail) as unknown as Parameters<SMTPPool['send']>[0], (err, info) => {
-        if (err !== null && err !== undefined) reject(err)
-        else resolve(info ?? {})
+    this.inFlight++
+    try {
+      return await new Promise((resolve, reject) => {
+        this.pool.send(new RawMessage(mail) as unknown as Parameters<SMTPPool['send']>[0], (err, info) => {
+          if (err !== null && err !== undefined) reject(err)
+          else resolve(info ?? {})
+        })
       })
-    })
+    } finally {
+      this.inFlight--
+    }
   }
 
   close (): void { this.pool.close() }
 }
 
 /**
- * Pooled SMTP transports, one per destination (MX host and port, or the relay), owned by one thread.
- * A pool keeps up to `maxConnections` sockets open and sends up to MAX_MESSAGES_PER_CONNECTION messages on
- * each before reconnecting; a destination unused for IDLE_MS has its pool closed.
+ * Pooled SMTP transports, one per destination (MX host and port, or the relay, from one local address saying one
+ * EHLO name), owned by one thread. A pool keeps up to `maxConnections` sockets open and sends up to `maxMessages`
+ * messages on each before reconnecting (the destination's own numbers, else the thread's); a destination unused for
+ * IDLE_MS has its pool closed, and the cache's `onClose` is told its key.
  */
 const MAX_MESSAGES_PER_CONNECTION = 100
 const IDLE_MS = 60_000 // 1 min
 const SWEEP_MS = 15_000
 
 export interface Destination {
-  /** Pool key and throttle key: the MX host name or the relay host. */
+  /** Throttle key: the MX host name or the relay host. */
   host: string
   /** Address to connect to (the MX host resolved by us; the relay host as configured). */
   connectTo: string
   port: number
   secure: boolean
   auth?: { user: string, pass: string }
+  /**
+   * Local address the connections are bound to (an egress source's IPv4 or IPv6 literal); unset: whatever the host's
+   * routing picks. It must be of the family of `connectTo`: a socket bound to one family cannot reach the other.
+   * An address this host does not have fails each connection with `EADDRNOTAVAIL`, which classifies as deferred.
+   */
+  localAddress?: string
+  /** The name said in EHLO (the source's reverse DNS name); unset: the host's name. */
+  ehlo?: string
+  /** Sockets this destination's pool keeps open at most; unset: the thread's `maxConnections`. */
+  maxConnections?: number
+  /** Messages sent on one connection before it is replaced; unset: MAX_MESSAGES_PER_CONNECTION. */
+  maxMessages?: number
+  /** The address family of `connectTo`, for the caller's information (not part of the pool key). */
+  family?: 4 | 6
+}
+
+export interface TransportCacheOptions {
+  /**
+   * Told the key (`poolKey`) of each pool the cache closes: one idle for IDLE_MS, and every pool on `close()`.
+   * A caller holding resources per pool (cluster-wide connection slots) releases them here. Called from a timer:
+   * it must not throw (an asynchronous release handles its own failure).
+   */
+  onClose?: (key: string) => void
+}
+
+/**
+ * The pool a destination's mail goes through. Two sources sending to one MX host are two pools, and so are two sets
+ * of limits: a destination whose `maxConnections` or `maxMessages` changes gets a new pool at once (the old one is
+ * closed when idle) instead of keeping the old numbers for as long as mail keeps it busy.
+ */
+export function poolKey (d: Destination): string {
+  return `${d.host}|${d.connectTo}:${d.port}|${d.localAddress ?? ''}|${d.ehlo ?? ''}|${d.maxConnections ?? ''}/${d.maxMessages ?? ''}`
 }
 
 export class TransportCache {
   private readonly pools = new Map<string, { transport: PooledDestination, lastUsed: number }>()
   private readonly sweeper: NodeJS.Timeout
+  private readonly onClose?: (key: string) => void
 
-  constructor (private readonly maxConnections: number) {
+  constructor (private readonly maxConnections: number, opts: TransportCacheOptions = {}) {
+    if (opts.onClose !== undefined) this.onClose = opts.onClose
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS)
     this.sweeper.unref()
   }
 
   get (d: Destination): PooledDestination {
-    const key = `${d.host}|${d.connectTo}:${d.port}`
+    const key = poolKey(d)
     const hit = this.pools.get(key)
     if (hit !== undefined) {
       hit.lastUsed = Date.now()
@@ -105,13 +148,15 @@ export class TransportCache {
       secure: d.secure,
       // TLS certificate names of MX hosts are rarely checkable; opportunistic STARTTLS must not fail on them
       tls: { rejectUnauthorized: false, ...(isIP(d.host) === 0 ? { servername: d.host } : {}) },
-      maxConnections: this.maxConnections,
-      maxMessages: MAX_MESSAGES_PER_CONNECTION,
+      maxConnections: d.maxConnections ?? this.maxConnections,
+      maxMessages: d.maxMessages ?? MAX_MESSAGES_PER_CONNECTION,
       connectionTimeout: 30_000,
       greetingTimeout: 30_000,
       socketTimeout: 300_000, // RFC 5321 §4.5.3.2 allows a server 10 min for DATA; 5 min is what large MTAs wait
       disableFileAccess: true,
       disableUrlAccess: true,
+      ...(d.localAddress !== undefined ? { localAddress: d.localAddress } : {}),
+      ...(d.ehlo !== undefined ? { name: d.ehlo } : {}),
       ...(d.auth !== undefined ? { auth: d.auth } : {})
     }
     const transport = new PooledDestination(new SMTPPool(options))
@@ -119,20 +164,25 @@ export class TransportCache {
     return transport
   }
 
+  /** Keys of the pools open now. */
+  keys (): string[] { return [...this.pools.keys()] }
+
   private sweep (): void {
     const now = Date.now()
     for (const [key, p] of this.pools) {
-      if (now - p.lastUsed > IDLE_MS) {
-        p.transport.close()
-        this.pools.delete(key)
-      }
+      if (now - p.lastUsed > IDLE_MS && p.transport.inFlight === 0) this.closePool(key, p.transport)
     }
+  }
+
+  private closePool (key: string, transport: PooledDestination): void {
+    transport.close()
+    this.pools.delete(key)
+    this.onClose?.(key)
   }
 
   close (): void {
     clearInterval(this.sweeper)
-    for (const p of this.pools.values()) p.transport.close()
-    this.pools.clear()
+    for (const [key, p] of this.pools) this.closePool(key, p.transport)
   }
 }
 

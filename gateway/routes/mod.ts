@@ -19,6 +19,7 @@ import { messageSendRoutes } from './messages_v1.ts'
 import { messageScheduleRoutes } from './messages_schedule_v1.ts'
 import { trackingRoutes } from './tracking.ts'
 import { analyzeRoutes } from './analyze_v1.ts'
+import { operatorEgressRoutes } from './operator_egress_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -41,5 +42,6 @@ export const ROUTES: readonly RouteDef[] = [
   ...messageSendRoutes,
   ...messageScheduleRoutes,
   ...trackingRoutes,
-  ...analyzeRoutes
+  ...analyzeRoutes,
+  ...operatorEgressRoutes
 ]

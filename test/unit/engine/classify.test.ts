@@ -33,6 +33,18 @@ test('connection level failures are deferred', () => {
   assert.equal(classifyError({ message: 'Greeting never received', code: 'ETIMEDOUT', command: 'CONN' }).kind, 'deferred')
 })
 
+test('no mail host of a bound source\'s address family is deferred, never a bounce', () => {
+  const o = classifyError({ code: 'ENOHOSTFORFAMILY', message: 'no mail host of v4only.example has an IPv6 address' })
+  assert.deepEqual(o, { kind: 'deferred', response: 'ENOHOSTFORFAMILY: no mail host of v4only.example has an IPv6 address' })
+})
+
+test('a local address the host does not have (an unbound source) is deferred', () => {
+  // how nodemailer reports a socket that could not be bound: the socket's own code, no reply
+  const o = classifyError({ code: 'EADDRNOTAVAIL', message: 'bind EADDRNOTAVAIL 192.0.2.7', command: 'CONN' })
+  assert.deepEqual(o, { kind: 'deferred', response: 'EADDRNOTAVAIL: bind EADDRNOTAVAIL 192.0.2.7' })
+  assert.equal(classifyError({ code: 'ESOCKET', message: 'bind EADDRNOTAVAIL 192.0.2.7', command: 'CONN' }).kind, 'deferred')
+})
+
 test('a domain without mail host and a null MX are hard bounces', () => {
   assert.deepEqual(classifyError({ code: 'ENOMAILHOST', message: 'nope.invalid has no MX or A record' }),
     { kind: 'bounced', code: '550', message: '5.1.2 nope.invalid has no MX or A record' })
