@@ -52,6 +52,7 @@ export async function startEngine (
     dnsServers: [...config.dnsServers],
     poolConnections: config.smtp.poolConnections,
     hostRatePerS: config.delivery.hostRatePerS,
+    egressShaping: config.smtp.egressShaping,
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret)
   }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry)

@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import { Readable } from 'node:stream'
 import { domainToASCII } from 'node:url'
 import SMTPPool from 'nodemailer/lib/smtp-pool'
+import type { GetSocket } from '../egress/lane_sockets.ts'
 
 /** What a pool sends: the envelope and the finished, signed bytes of one recipient's copy. */
 export interface RawMail { envelope: { from: string, to: string[] }, raw: Buffer, messageId: string }
@@ -103,6 +104,12 @@ export interface Destination {
   maxMessages?: number
   /** The address family of `connectTo`, for the caller's information (not part of the pool key). */
   family?: 4 | 6
+  /** The egress lane (source × provider) whose limits and connection slots this pool's connections count against. */
+  lane?: string
+  /** Opens the pool's sockets (nodemailer's `getSocket` hook): the egress lane's, which hold cluster-wide slots. */
+  getSocket?: GetSocket
+  /** No message goes without STARTTLS (a provider's `tls: required`): a server that does not offer it defers the mail. */
+  requireTLS?: boolean
 }
 
 export interface TransportCacheOptions {
@@ -120,7 +127,8 @@ export interface TransportCacheOptions {
  * closed when idle) instead of keeping the old numbers for as long as mail keeps it busy.
  */
 export function poolKey (d: Destination): string {
-  return `${d.host}|${d.connectTo}:${d.port}|${d.localAddress ?? ''}|${d.ehlo ?? ''}|${d.maxConnections ?? ''}/${d.maxMessages ?? ''}`
+  return `${d.host}|${d.connectTo}:${d.port}|${d.localAddress ?? ''}|${d.ehlo ?? ''}|${d.maxConnections ?? ''}/${d.maxMessages ?? ''}` +
+    `|${d.lane ?? ''}|${d.requireTLS === true ? 'tls' : ''}`
 }
 
 export class TransportCache {
@@ -157,6 +165,8 @@ export class TransportCache {
       disableUrlAccess: true,
       ...(d.localAddress !== undefined ? { localAddress: d.localAddress } : {}),
       ...(d.ehlo !== undefined ? { name: d.ehlo } : {}),
+      ...(d.getSocket !== undefined ? { getSocket: d.getSocket } : {}),
+      ...(d.requireTLS === true ? { requireTLS: true } : {}),
       ...(d.auth !== undefined ? { auth: d.auth } : {})
     }
     const transport = new PooledDestination(new SMTPPool(options))

@@ -1,11 +1,9 @@
-// Placeholder surfaces of protocol/egress and stores/egress, replaced by imports when they land.
-export interface LaneLimits { maxConnections: number, messagesPerConnection: number, messagesPerMinute: number, tls: 'opportunistic' | 'required' }
-export type LimitOverrides = Readonly<Record<string, Partial<LaneLimits>>>
-export interface WarmupStep { day: number, perDay: number, perHour: number }
-export declare function limitsFor (provider: string, overrides?: LimitOverrides): LaneLimits
-export declare function warmupAllowance (startedAtMs: number, nowMs: number, steps?: readonly WarmupStep[]):
-{ day: number, perDay: number, perHour: number } | undefined
-export type LaneGate = { kind: 'go' } | { kind: 'wait', ms: number, reason: 'rate' | 'paused' | 'out' | 'warmup' | 'connections' }
+import type { LaneGate } from '../../stores/egress/mod.ts'
+
+export { limitsFor, warmupAllowance, type LaneLimits, type LimitOverrides, type WarmupStep } from '../../protocol/egress/mod.ts'
+export type { LaneGate } from '../../stores/egress/mod.ts'
+
+/** What the router and the lane sockets need of the egress state (stores/egress EgressState). */
 export interface EgressGates {
   takeSend: (lane: string, perMinute: number) => Promise<LaneGate>
   takeWarmup: (source: string, provider: string, allowance: { perDay: number, perHour: number }) => Promise<LaneGate>

@@ -17,7 +17,7 @@ const RENEW_EVERY_MS = HOLD_TTL_MS / 3
 const CONNECT_TIMEOUT_MS = 30_000
 
 /** What nodemailer's `getSocket` hook is given and answers (its proxy extension point). */
-type GetSocketOptions = { host?: string, port?: number }
+type GetSocketOptions = { host?: string, port?: number | string }
 type GetSocketCallback = (err: Error | null, socketOptions?: { connection: Socket } | false) => void
 export type GetSocket = (options: GetSocketOptions, callback: GetSocketCallback) => void
 
@@ -53,7 +53,7 @@ export class LaneSockets {
       void this.gates.releaseConnection(lane, holder)
     }
     const socket = connect({
-      host: options.host ?? '', port: options.port ?? 25, family, ...(localAddress !== undefined ? { localAddress } : {})
+      host: options.host ?? '', port: Number(options.port ?? 25), family, ...(localAddress !== undefined ? { localAddress } : {})
     })
     socket.once('close', release)
     const timer = setTimeout(() => {

@@ -32,6 +32,4 @@ export const HOST_SOURCE: TaskSource = Object.freeze({ name: 'host', weight: 1, 
 export const HOST_EGRESS: TaskEgress = Object.freeze({ pool: 'default', sources: Object.freeze([HOST_SOURCE]), limits: Object.freeze({}) })
 
 /** The lane of a source toward a provider: where limits, warm-up counts and throttling are kept. */
-export function laneOf (source: string, provider: string): string {
-  return `${source}|${provider}`
-}
+export { laneId as laneOf } from '../../stores/egress/mod.ts'

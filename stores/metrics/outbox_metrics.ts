@@ -73,6 +73,8 @@ export class OutboxMetrics {
     'outbox_destination_suspensions_total', 'Times a destination was suspended after answering only 4xx.', this.registry
   ).child()
 
+  readonly egressLaneChanges: Children<'slow' | 'pause' | 'out', CounterChild>
+
   readonly webhookAttempts: Children<WebhookResult, HistogramChild>
   readonly webhookRepeatsSkipped = new CounterFamily(
     'outbox_webhook_repeats_skipped_total',
@@ -125,6 +127,10 @@ export class OutboxMetrics {
     )
     this.smtpAttempts = childrenOf(DESTINATION_CLASSES, (destination) =>
       childrenOf(SMTP_RESULTS, (result) => smtp.child({ destination, result })))
+    const lanes = new CounterFamily(
+      'outbox_egress_lane_changes_total', 'Egress lanes (source × provider) slowed, paused or taken out by a reply rule.', this.registry
+    )
+    this.egressLaneChanges = childrenOf(['slow', 'pause', 'out'] as const, (action) => lanes.child({ action }))
     const webhooks = new HistogramFamily(
       'outbox_webhook_attempt_duration_seconds',
       'Webhook delivery attempts by result, with their duration.',
