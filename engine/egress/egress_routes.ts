@@ -15,7 +15,14 @@ export const BUSY_RETRY_MS = 1000
 export interface LaneRef { lane: string, source: string, provider: string }
 
 /** What the thread tells the main thread about a lane whose state a reply changed: one metric and one log line each. */
-export interface EgressNote { lane: string, source: string, provider: string, rule: string, action: 'slow' | 'pause' | 'out', throttle: LaneThrottle }
+export interface EgressNote {
+  lane: string
+  source: string
+  provider: string
+  rule: string
+  action: 'slow' | 'pause' | 'out'
+  throttle: LaneThrottle
+}
 
 export type EgressRoute =
   | { kind: 'go', dests: Destination[], lane: LaneRef }
@@ -90,7 +97,9 @@ export class EgressRoutes {
    * from this source once the lane allows or from another of the pool.
    */
   async afterReply (lane: LaneRef, outcome: RecipientOutcome, notes: EgressNote[]): Promise<RecipientOutcome> {
-    const reply = outcome.kind === 'deferred' ? outcome.response : outcome.kind === 'bounced' ? `${outcome.code} ${outcome.message}` : undefined
+    const reply = outcome.kind === 'deferred'
+      ? outcome.response
+      : outcome.kind === 'bounced' ? `${outcome.code} ${outcome.message}` : undefined
     if (reply === undefined) return outcome
     const matched = replyAction(lane.provider, reply)
     if (matched === undefined) return outcome

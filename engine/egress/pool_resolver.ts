@@ -36,8 +36,8 @@ export class PoolResolver {
       const s = this.cp.egress.source(m.source)
       if (s !== undefined) sources.push(taskSource(s, m.weight))
     }
-    if (sources.length === 0) return Object.keys(limits).length === 0 && name === DEFAULT_POOL ? HOST_EGRESS : { pool: name, sources: [HOST_SOURCE], limits }
-    return { pool: name, sources, limits }
+    if (sources.length > 0) return { pool: name, sources, limits }
+    return Object.keys(limits).length === 0 && name === DEFAULT_POOL ? HOST_EGRESS : { pool: name, sources: [HOST_SOURCE], limits }
   }
 
   close (): void {
@@ -46,7 +46,9 @@ export class PoolResolver {
 }
 
 function taskSource (s: EgressSourceRecord, weight: number): TaskSource {
-  const warmup = s.warmup === undefined ? undefined : { startedAtMs: Date.parse(s.warmup.started_at), ...(s.warmup.steps !== undefined ? { steps: s.warmup.steps } : {}) }
+  const warmup = s.warmup === undefined
+    ? undefined
+    : { startedAtMs: Date.parse(s.warmup.started_at), ...(s.warmup.steps !== undefined ? { steps: s.warmup.steps } : {}) }
   return {
     name: s.name,
     address: s.address,

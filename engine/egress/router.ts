@@ -31,7 +31,9 @@ export class EgressRouter {
   async pick (provider: string, egress: TaskEgress, exclude?: ReadonlySet<string>): Promise<EgressPick> {
     const limits = limitsFor(provider, egress.limits)
     let wait: { ms: number, reason: WaitReason, lane: string } | undefined
-    const note = (ms: number, reason: WaitReason, lane: string): void => { if (wait === undefined || ms < wait.ms) wait = { ms, reason, lane } }
+    const note = (ms: number, reason: WaitReason, lane: string): void => {
+      if (wait === undefined || ms < wait.ms) wait = { ms, reason, lane }
+    }
     for (const source of this.order(egress.sources)) {
       if (exclude?.has(source.name) === true) continue
       const lane = laneOf(source.name, provider)
