@@ -1,8 +1,5 @@
-/**
- * What a reply rule says about a lane. The same shape as protocol/egress/reply_rules.ts, which is written beside
- * this module: kept here until the two meet, then replaced by an import from protocol/egress/mod.ts.
- */
-export type ReplyAction = { kind: 'slow' } | { kind: 'pause', ms: number } | { kind: 'out', ms: number }
+/** What a reply rule says about a lane (protocol/egress/reply_rules.ts). */
+export type { ReplyAction } from '../../protocol/egress/mod.ts'
 
 /** Why a lane said wait: its rate, a pause or an out from a reply, the source's warm-up, or its connection cap. */
 export type WaitReason = 'rate' | 'paused' | 'out' | 'warmup' | 'connections'
