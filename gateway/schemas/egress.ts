@@ -17,7 +17,9 @@ export const EgressName = Type.String({
 })
 
 const WarmupStep = Type.Object({
-  day: Type.Integer({ minimum: 0, maximum: MAX_WARMUP_DAY, description: 'Days since started_at from which this step applies' }),
+  day: Type.Integer({
+    minimum: 1, maximum: MAX_WARMUP_DAY, description: 'The warm-up day from which this step applies: day 1 is the UTC day of started_at'
+  }),
   perDay: Type.Integer({ minimum: 1, maximum: MAX_WARMUP_PER_DAY }),
   perHour: Type.Integer({ minimum: 1, maximum: MAX_WARMUP_PER_DAY })
 }, { additionalProperties: false })

@@ -143,12 +143,13 @@ export function warmupErrors (warmup: unknown, at = 'warmup'): FieldError[] {
   if (!Array.isArray(steps) || steps.length === 0 || steps.length > MAX_WARMUP_STEPS) {
     return [...out, { field: `${at}.steps`, message: `must be a list of 1 to ${MAX_WARMUP_STEPS} steps` }]
   }
-  let lastDay = -1
+  let lastDay = 0
   steps.forEach((s: unknown, i) => {
     const f = `${at}.steps[${i}]`
     if (!isObject(s)) { out.push({ field: f, message: 'must be {day, perDay, perHour}' }); return }
     out.push(...unknownFields(s, ['day', 'perDay', 'perHour'], f))
-    if (!isInt(s.day, 0, MAX_WARMUP_DAY)) out.push({ field: `${f}.day`, message: `must be an integer from 0 to ${MAX_WARMUP_DAY}` })
+    if (!isInt(s.day, 1, MAX_WARMUP_DAY)) out.push({ field: `${f}.day`, message: `must be an integer from 1 to ${MAX_WARMUP_DAY}` })
+    else if (i === 0 && s.day !== 1) out.push({ field: `${f}.day`, message: 'must be 1: the first step is the first day' })
     else if (s.day <= lastDay) out.push({ field: `${f}.day`, message: 'must be later than the step before' })
     else lastDay = s.day
     const range = `must be an integer from 1 to ${MAX_WARMUP_PER_DAY}`

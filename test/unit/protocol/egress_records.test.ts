@@ -44,13 +44,15 @@ test('a new source needs a name, an address and an EHLO name; a change needs one
   assert.deepEqual(fields(sourceInputErrors({ name: 'x', address: '::1', ehlo: 'a.b' }, true)), ['name'])
 })
 
-test('warm-up steps: days increasing from 0 to 365, per hour at most per day', () => {
-  const steps = [{ day: 0, perDay: 50, perHour: 10 }, { day: 3, perDay: 200, perHour: 40 }]
+test('warm-up steps: days increasing from 1 (the first day) to 365, per hour at most per day', () => {
+  const steps = [{ day: 1, perDay: 50, perHour: 10 }, { day: 3, perDay: 200, perHour: 40 }]
   assert.deepEqual(warmupErrors({ started_at: '2026-11-28T10:00:00Z', steps }), [])
   assert.deepEqual(fields(warmupErrors({ started_at: 'yesterday' })), ['warmup.started_at'])
   assert.deepEqual(fields(warmupErrors({ steps: [] })), ['warmup.steps'])
-  assert.deepEqual(fields(warmupErrors({ steps: [{ day: 2, perDay: 5, perHour: 9 }, { day: 2, perDay: 0, perHour: 1 }] })),
+  assert.deepEqual(fields(warmupErrors({ steps: [{ day: 1, perDay: 5, perHour: 9 }, { day: 1, perDay: 0, perHour: 1 }] })),
     ['warmup.steps[0].perHour', 'warmup.steps[1].day', 'warmup.steps[1].perDay'])
+  assert.deepEqual(fields(warmupErrors({ steps: [{ day: 0, perDay: 5, perHour: 1 }] })), ['warmup.steps[0].day'])
+  assert.deepEqual(fields(warmupErrors({ steps: [{ day: 2, perDay: 5, perHour: 1 }] })), ['warmup.steps[0].day'])
   assert.deepEqual(fields(warmupErrors([])), ['warmup'])
 })
 
