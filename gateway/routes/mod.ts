@@ -20,6 +20,7 @@ import { messageScheduleRoutes } from './messages_schedule_v1.ts'
 import { trackingRoutes } from './tracking.ts'
 import { analyzeRoutes } from './analyze_v1.ts'
 import { operatorEgressRoutes } from './operator_egress_v1.ts'
+import { operatorLaneRoutes } from './operator_lanes_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -43,5 +44,6 @@ export const ROUTES: readonly RouteDef[] = [
   ...messageScheduleRoutes,
   ...trackingRoutes,
   ...analyzeRoutes,
-  ...operatorEgressRoutes
+  ...operatorEgressRoutes,
+  ...operatorLaneRoutes
 ]

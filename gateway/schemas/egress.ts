@@ -107,3 +107,31 @@ export const DomainAssignmentView = Type.Object({
   egress_pool: Type.Union([Type.String(), Type.Null()], { description: 'The domain\'s own pool, or null: its organisation\'s applies' }),
   effective_pool: Type.String({ description: 'The pool its mail leaves from: its own, else its organisation\'s, else default' })
 })
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()])
+
+export const LaneView = Type.Object({
+  lane: Type.String({ description: '<source>|<provider>' }),
+  source: Type.String({ description: 'A source name, or host for the host\'s own address' }),
+  provider: Type.String({ description: 'A provider id (google, microsoft, …) or site:<mx host names>' }),
+  limits: Type.Object({
+    maxConnections: Type.Integer(), messagesPerConnection: Type.Integer(), messagesPerMinute: Type.Integer(),
+    tls: Type.Enum([...TLS_MODES])
+  }, { description: 'The limits that apply: built-in, replaced by the operator\'s overrides' }),
+  connections: Type.Integer({ description: 'Connections open from the source to the provider now, across the cluster' }),
+  messages_per_minute_now: Type.Integer({ description: 'The rate now: the limit times the throttle factor' }),
+  throttle: Type.Object({
+    factor: Type.Number({ description: '1: full rate; below 1: slowed by a reply and recovering' }),
+    paused_until: Nullable(Type.String({ format: 'date-time' })),
+    out_until: Nullable(Type.String({ format: 'date-time', description: 'Taken out of its pools for this provider until then' })),
+    reason: Nullable(Type.String({ description: 'The reply rule that last changed the lane' })),
+    changed_at: Nullable(Type.String({ format: 'date-time' }))
+  }),
+  waiting: Type.Object({
+    messages: Type.Integer({ description: 'Messages waiting for this lane (its rate, a pause, warm-up or connections)' }),
+    oldest_seconds: Type.Union([Type.Integer(), Type.Null()])
+  }),
+  warmup: Type.Optional(Type.Object({
+    day: Type.Integer(), per_day: Type.Integer(), sent_today: Type.Integer(), per_hour: Type.Integer(), sent_this_hour: Type.Integer()
+  }, { description: 'Present while the source warms up: today\'s allowance per provider and what was sent against it' }))
+})
