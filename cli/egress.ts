@@ -3,12 +3,16 @@ import { DEFAULT_POOL, egressPoolOf, parseLimitAssignments } from '../protocol/m
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import { CliError } from './binaries.ts'
 import { withControlPlane } from './control_plane_session.ts'
+import { loadConfig } from '../config/mod.ts'
+import { newRedis } from '../stores/clients/mod.ts'
+import { EgressState, laneViews } from '../stores/egress/mod.ts'
 
 export const EGRESS_USAGE = `usage: outbox egress source add <name> --address <ip> --ehlo <host> [--warmup]
        outbox egress source list | source remove <name>
        outbox egress pool set <name> <source>[:<weight>]... | pool list | pool remove <name>
        outbox egress assign --org <org_id> [--domain <domain_id>] (--pool <name>|default | --inherit)
-       outbox egress limits set <provider>|default <key>=<value>... | limits show`
+       outbox egress limits set <provider>|default <key>=<value>... | limits show
+       outbox egress lanes`
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -72,6 +76,7 @@ export async function runEgress (args: string[], env: Env): Promise<unknown> {
     }
   }
   if (what === 'assign') return await assign(args.slice(1), run)
+  if (what === 'lanes' && action === undefined) return await run(async (cp) => ({ data: await lanes(cp, env) }))
   if (what === 'limits') {
     if (action === 'show' && rest.length === 0) return await run((cp) => ({ limits: cp.egress.settings().limits ?? {} }))
     if (action === 'set' && rest.length >= 2) {
@@ -106,4 +111,15 @@ async function assign (
       organization_id: orgId, domain_id: domain.id, egress_pool: domain.egress_pool ?? null, effective_pool: egressPoolOf(org, domain)
     }
   })
+}
+
+/** Every egress lane as it runs (the operator API's GET /v1/operator/egress/lanes), read from the shared Redis. */
+async function lanes (cp: ControlPlane, env: Env): Promise<unknown[]> {
+  const redis = newRedis(loadConfig(env).redis.target, { connectionName: 'outbox-cli', maxRetriesPerRequest: 1, commandTimeout: 5000 })
+  redis.on('error', () => {})
+  try {
+    return await laneViews(new EgressState(redis), (name) => cp.egress.source(name), cp.egress.settings())
+  } finally {
+    redis.disconnect()
+  }
 }

@@ -26,7 +26,9 @@ usage:
   ${EGRESS_USAGE.replace('usage: ', '').replace(/\n {7}/g, '\n  ')}
                                the egress configuration: sources (an address and its EHLO
                                name), pools of weighted sources, which pool an organisation
-                               or domain sends from, limit overrides per provider
+                               or domain sends from, limit overrides per provider; lanes:
+                               each source × provider as it runs (limits, connections,
+                               throttle, waiting mail, warm-up)
   outbox --help                this text
 
 Settings come from environment variables (OB_*, NATS_URL, REDIS_URL); see docs/configuration.md.

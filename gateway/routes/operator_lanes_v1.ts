@@ -2,8 +2,7 @@ import { Type } from 'typebox'
 import { operatorRoute } from '../http/route.ts'
 import { errorResponses } from '../schemas/control.ts'
 import { LaneView } from '../schemas/egress.ts'
-import { laneViews } from '../control/egress_lanes.ts'
-import { EgressState } from '../../stores/egress/mod.ts'
+import { EgressState, laneViews } from '../../stores/egress/mod.ts'
 
 /** One reader of the egress state per Redis client (it defines its scripts on the client once). */
 const states = new WeakMap<object, EgressState>()

@@ -4,5 +4,6 @@ export {
   MAX_WAITING_PER_LANE, LANE_INDEX_KEEP_MS
 } from './egress_state.ts'
 export { MAX_INDEXED_LANES } from './snapshot.ts'
+export { laneViews, type LaneView } from './lane_views.ts'
 export { laneId, parseLane, normalizeLane, MAX_LANE_ID_LENGTH } from './keys.ts'
 export type { ReplyAction, LaneGate, LaneThrottle, LaneSnapshot, WaitReason } from './types.ts'

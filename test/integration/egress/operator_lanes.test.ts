@@ -5,6 +5,7 @@ import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
 import { DEFAULT_LIMITS } from '../../../protocol/egress/mod.ts'
+import { runCli } from '../../helpers/cli.ts'
 
 // What operators see of egress as it runs (GET /v1/operator/egress/lanes): after mail from a warming source to
 // Google, its lane with Google's limits, the warm-up day and what was sent against today's allowance, nothing waiting;
@@ -57,6 +58,10 @@ test('a lane shows its limits, its throttle, what waits for it and the warm-up p
   assert.equal(lane.warmup.sent_this_hour, 5)
   assert.ok(lane.warmup.per_day >= 5 && lane.warmup.per_hour >= 5)
   assert.ok(lane.connections <= DEFAULT_LIMITS.google!.maxConnections)
+  // the CLI reads the same lanes from the same Redis
+  const cli = await runCli(['egress', 'lanes'], { NATS_URL: ob.nats.url, REDIS_URL: ob.redisServer.url })
+  assert.equal(cli.code, 0, cli.stderr)
+  assert.deepEqual((JSON.parse(cli.stdout) as { data: unknown[] }).data, lanes)
   const refused = await ob.request('GET', '/v1/operator/egress/lanes', { key: org.adminKey })
   assert.equal(refused.status, 403)
   assert.equal((refused.body as { error: { code: string } }).error.code, 'operator_only')

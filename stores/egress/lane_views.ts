@@ -1,6 +1,7 @@
 import { limitsFor, warmupAllowance, warmupDay, type LaneLimits } from '../../protocol/egress/mod.ts'
 import type { EgressSettingsRecord, EgressSourceRecord } from '../../protocol/egress/records.ts'
-import type { EgressState, LaneSnapshot } from '../../stores/egress/mod.ts'
+import type { EgressState } from './egress_state.ts'
+import type { LaneSnapshot } from './types.ts'
 
 /** One egress lane (a source toward a provider) as operators read it: its limits, its state now and what waits on it. */
 export interface LaneView {
