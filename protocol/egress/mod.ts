@@ -5,9 +5,9 @@
  */
 export { PROVIDERS, MAX_SITE_ID_LENGTH, SITE_PREFIX, isKnownProvider, providerOf, type Provider } from './providers.ts'
 export {
-  DEFAULT_LIMITS, LIMIT_MAXIMA, limitsFor, validLimitOverrides, type LaneLimits, type LimitOverrides
+  DEFAULT_LIMITS, LIMIT_MAXIMA, limitsFor, type LaneLimits, type LimitOverrides
 } from './shaping.ts'
 export { REPLY_RULES, replyAction, type ReplyAction, type ReplyRule } from './reply_rules.ts'
 export {
-  DAY_MS, DEFAULT_WARMUP, WARMUP_MAXIMA, validWarmupSteps, warmupAllowance, warmupDay, type WarmupStep
+  DAY_MS, DEFAULT_WARMUP, WARMUP_MAXIMA, warmupAllowance, warmupDay, type WarmupStep
 } from './warmup.ts'

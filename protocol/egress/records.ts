@@ -1,6 +1,9 @@
 import { isIP } from 'node:net'
 import type { FieldError } from '../errors.ts'
 import type { DomainRecord, OrgRecord } from '../records.ts'
+import { LIMIT_MAXIMA } from './shaping.ts'
+import { WARMUP_MAXIMA } from './warmup.ts'
+import { SITE_PREFIX, isKnownProvider } from './providers.ts'
 
 /**
  * The operator's egress configuration as stored in the `ob_egress` KV bucket (keys `source.<name>`, `pool.<name>`,
@@ -21,8 +24,8 @@ export const DEFAULT_POOL_WEIGHT = 100
 export const MAX_POOL_SOURCES = 64
 export const MAX_WARMUP_STEPS = 60
 /** A warm-up curve longer than a year is not a warm-up. */
-export const MAX_WARMUP_DAY = 365
-export const MAX_WARMUP_PER_DAY = 10_000_000
+export const MAX_WARMUP_DAY = WARMUP_MAXIMA.day
+export const MAX_WARMUP_PER_DAY = WARMUP_MAXIMA.perDay
 export const MAX_EHLO_LENGTH = 253
 
 export const TLS_MODES = ['opportunistic', 'required'] as const
@@ -30,9 +33,9 @@ export type TlsMode = (typeof TLS_MODES)[number]
 
 /** Bounds of each numeric override: the maxima keep a typo (an extra zero or three) from opening the floodgates. */
 export const LIMIT_BOUNDS = {
-  maxConnections: { min: 1, max: 1000 },
-  messagesPerConnection: { min: 1, max: 10_000 },
-  messagesPerMinute: { min: 1, max: 1_000_000 }
+  maxConnections: { min: 1, max: LIMIT_MAXIMA.maxConnections },
+  messagesPerConnection: { min: 1, max: LIMIT_MAXIMA.messagesPerConnection },
+  messagesPerMinute: { min: 1, max: LIMIT_MAXIMA.messagesPerMinute }
 } as const
 export type NumericLimit = keyof typeof LIMIT_BOUNDS
 export const LIMIT_KEYS = [...Object.keys(LIMIT_BOUNDS) as NumericLimit[], 'tls'] as const
@@ -99,8 +102,10 @@ export function egressPoolOf (org: Pick<OrgRecord, 'egress_pool'>, domain: Pick<
   return domain.egress_pool ?? org.egress_pool ?? DEFAULT_POOL
 }
 
+/** `default`, a provider Outbox knows (protocol/egress/providers.ts: a typo such as `gmail` is refused), or a site. */
 export function isProviderKey (value: string): boolean {
-  return PROVIDER_KEY.test(value)
+  return PROVIDER_KEY.test(value) &&
+    (value === 'default' || isKnownProvider(value) || (value.startsWith(SITE_PREFIX) && value.length > SITE_PREFIX.length))
 }
 
 export function isEgressName (value: string): boolean {

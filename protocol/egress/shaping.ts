@@ -1,4 +1,6 @@
-import { PROVIDERS, SITE_PREFIX, isKnownProvider } from './providers.ts'
+import { isKnownProvider } from './providers.ts'
+
+const FIELDS = ['maxConnections', 'messagesPerConnection', 'messagesPerMinute', 'tls'] as const
 
 /**
  * Limits of one lane (one source × one provider), held across the whole cluster: every engine process counts
@@ -121,44 +123,9 @@ function own (overrides: LimitOverrides | undefined, key: string): Partial<LaneL
   return overrides !== undefined && Object.hasOwn(overrides, key) ? overrides[key] : undefined
 }
 
-const FIELDS = ['maxConnections', 'messagesPerConnection', 'messagesPerMinute', 'tls'] as const
-
 /** Largest accepted values: beyond them a number is a typo, not a plan. */
 export const LIMIT_MAXIMA = Object.freeze({
   maxConnections: 1000,
   messagesPerConnection: 10_000,
   messagesPerMinute: 1_000_000
 })
-
-const SITE_ID = /^site:[a-z0-9.,:_-]{1,195}$/
-
-/**
- * Why `x` is not a valid LimitOverrides (the first problem found, naming its path), or undefined when it is. Keys:
- * `default`, a provider id of PROVIDERS, or a site id (`site:` + lower-case MX names or hash); values: objects with
- * only LaneLimits fields, each number an integer from 1 to its LIMIT_MAXIMA entry.
- */
-export function validLimitOverrides (x: unknown): string | undefined {
-  if (!isPlainObject(x)) return 'limit overrides must be an object keyed by provider id'
-  for (const [key, value] of Object.entries(x)) {
-    if (key !== 'default' && !isKnownProvider(key) && !(key.startsWith(SITE_PREFIX) && SITE_ID.test(key))) {
-      return `${key}: not a provider id (default, ${PROVIDERS.map((p) => p.id).join(', ')} or site:<mx names>)`
-    }
-    if (!isPlainObject(value)) return `${key}: must be an object of limits`
-    for (const [field, v] of Object.entries(value)) {
-      if (field === 'tls') {
-        if (v !== 'opportunistic' && v !== 'required') return `${key}.tls: must be "opportunistic" or "required"`
-        continue
-      }
-      if (!(field in LIMIT_MAXIMA)) return `${key}.${field}: unknown limit (${FIELDS.join(', ')})`
-      const max = LIMIT_MAXIMA[field as keyof typeof LIMIT_MAXIMA]
-      if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > max) {
-        return `${key}.${field}: must be an integer from 1 to ${max}`
-      }
-    }
-  }
-  return undefined
-}
-
-function isPlainObject (x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x)
-}

@@ -83,32 +83,3 @@ export function warmupAllowance (
 
 /** Largest accepted values: past them a curve is a typo (a warm-up longer than a year is not a warm-up). */
 export const WARMUP_MAXIMA = Object.freeze({ steps: 366, day: 366, perDay: 10_000_000 })
-
-/**
- * Why `x` is not a valid warm-up curve (the first problem, naming the step), or undefined when it is: an array of
- * at most 366 steps (an empty one turns warm-up off), each `{ day, perDay, perHour }` and nothing else, positive
- * integers, days strictly increasing from 1 up to 366, perDay at most 10,000,000, perHour at most perDay.
- */
-export function validWarmupSteps (x: unknown): string | undefined {
-  if (!Array.isArray(x)) return 'warm-up steps must be an array'
-  if (x.length > WARMUP_MAXIMA.steps) return `warm-up steps: at most ${WARMUP_MAXIMA.steps}`
-  let previous = 0
-  for (const [i, s] of x.entries()) {
-    const at = `steps[${i}]`
-    if (typeof s !== 'object' || s === null || Array.isArray(s)) return `${at}: must be an object { day, perDay, perHour }`
-    const extra = Object.keys(s).find((k) => k !== 'day' && k !== 'perDay' && k !== 'perHour')
-    if (extra !== undefined) return `${at}.${extra}: unknown field (day, perDay, perHour)`
-    const { day, perDay, perHour } = s as Record<string, unknown>
-    if (!isCount(day, WARMUP_MAXIMA.day)) return `${at}.day: must be an integer from 1 to ${WARMUP_MAXIMA.day}`
-    if (i === 0 && day !== 1) return `${at}.day: the first step must be day 1`
-    if (day <= previous) return `${at}.day: days must increase (after day ${previous})`
-    if (!isCount(perDay, WARMUP_MAXIMA.perDay)) return `${at}.perDay: must be an integer from 1 to ${WARMUP_MAXIMA.perDay}`
-    if (!isCount(perHour, perDay)) return `${at}.perHour: must be an integer from 1 to perDay (${perDay})`
-    previous = day
-  }
-  return undefined
-}
-
-function isCount (v: unknown, max: number): v is number {
-  return Number.isInteger(v) && (v as number) >= 1 && (v as number) <= max
-}
