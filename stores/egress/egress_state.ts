@@ -42,7 +42,9 @@ export interface EgressStateOptions {
  * answers `go`, acquireConnection answers true, throttle and applyReply answer a clear throttle, and renewals,
  * releases, refunds and waiting marks are dropped; `onError` hears each failure. Callers need a client that fails
  * fast (ioredis `commandTimeout`, as the engine's shard threads set it), or a gate waits as long as the client does.
- * Only snapshot, which is for operators, rejects.
+ * Only snapshot, which is for operators, rejects. One exception when Redis is full: the connection slots keep
+ * working, since their script first frees lapsed holders (a write a full Redis allows) and Redis then lets it finish;
+ * a holder is a few dozen bytes, and the cap keeps holding.
  *
  * Every key expires: holders by their score and their set with its latest hold, GCRA keys when their bucket is full
  * again, throttles THROTTLE_KEEP_MS after their effects end, warm-up counts WARMUP_KEEP_MS after their period,

@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis'
 import { newRedis, redisReady } from '../../../stores/clients/mod.ts'
+import type { OwnRedis } from '../../helpers/own_redis.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 /** A Redis client made as an engine shard thread makes its own (engine/actor/worker.ts), connected. */
 export async function engineRedis (url: string): Promise<Redis> {
@@ -11,9 +13,10 @@ export async function engineRedis (url: string): Promise<Redis> {
   return redis
 }
 
-/** `n` engine-like clients. */
-export async function engineClients (url: string, n: number): Promise<Redis[]> {
-  return await Promise.all(Array.from({ length: n }, async () => await engineRedis(url)))
+/** `n` engine-like clients of the test file's own Redis (waits for useOwnRedis's hook to have started it). */
+export async function engineClients (own: OwnRedis, n: number): Promise<Redis[]> {
+  await eventually(() => own.server?.url, 'the test Redis to start')
+  return await Promise.all(Array.from({ length: n }, async () => await engineRedis(own.server.url)))
 }
 
 export const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))

@@ -10,7 +10,8 @@ import { engineClients, sleep } from './engine_clients.ts'
 const own = useOwnRedis()
 let clients: Redis[] = []
 
-before(async () => { clients = await engineClients(own.server.url, 4) })
+// node:test may start this hook beside useOwnRedis's, so engineClients waits for its server
+before(async () => { clients = await engineClients(own, 4) })
 after(() => { for (const c of clients) c.disconnect() })
 
 test('4 clients × 50 concurrent callers never hold more than 7 slots at once, and use all 7', async () => {

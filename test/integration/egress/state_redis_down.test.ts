@@ -6,9 +6,9 @@ import { EgressState } from '../../../stores/egress/mod.ts'
 import { engineRedis } from './engine_clients.ts'
 
 /**
- * Shaping is a courtesy to receivers, not a reason to stop delivering: with Redis stopped or full, every gate says go
- * within the client's command timeout (1 s, as the engine's shard threads set it), and nothing throws but the
- * operators' snapshot.
+ * Shaping is a courtesy to receivers, not a reason to stop delivering: with Redis stopped every gate says go within
+ * the client's command timeout (1 s, as the engine's shard threads set it), and nothing throws but the operators'
+ * snapshot; with Redis full the send and warm-up gates say go while the connection cap keeps working.
  */
 
 async function timed<T> (p: Promise<T>): Promise<{ value: T, ms: number }> {
@@ -53,7 +53,7 @@ test('with Redis stopped every gate answers go quickly, writes are dropped, and 
   }
 })
 
-test('with Redis full (OOM under noeviction) the gates still answer go', async () => {
+test('with Redis full (OOM under noeviction) the send and warm-up gates answer go; the connection cap keeps holding', async () => {
   const server = await ServerProcess.redis()
   const redis = await engineRedis(server.url)
   const errors: unknown[] = []
@@ -64,8 +64,10 @@ test('with Redis full (OOM under noeviction) the gates still answer go', async (
     for (let i = 0; i < 3; i++) {
       assert.equal((await state.takeSend('ip-a|google', 60)).kind, 'go')
       assert.equal((await state.takeWarmup('ip-a', 'google', { perDay: 1, perHour: 1 })).kind, 'go')
-      assert.equal(await state.acquireConnection('ip-a|google', `h${i}`, 1, 60_000), true)
+      assert.equal(await state.acquireConnection('ip-a|google', `h${i}`, 1, 60_000), i === 0)
     }
+    await state.releaseConnection('ip-a|google', 'h0')
+    assert.equal(await state.acquireConnection('ip-a|google', 'h3', 1, 60_000), true)
     assert.ok(errors.some((err) => /OOM/.test((err as Error).message)), 'the refusals were heard')
   } finally {
     redis.disconnect()

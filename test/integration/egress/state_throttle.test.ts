@@ -10,7 +10,8 @@ import { engineClients, sleep } from './engine_clients.ts'
 const own = useOwnRedis()
 let clients: Redis[] = []
 
-before(async () => { clients = await engineClients(own.server.url, 2) })
+// node:test may start this hook beside useOwnRedis's, so engineClients waits for its server
+before(async () => { clients = await engineClients(own, 2) })
 after(() => { for (const c of clients) c.disconnect() })
 
 /** Sends admitted on `lane` at `perMinute` by 10 callers per client over `ms`, and the time it took. */

@@ -9,7 +9,8 @@ import { engineClients } from './engine_clients.ts'
 const own = useOwnRedis()
 let clients: Redis[] = []
 
-before(async () => { clients = await engineClients(own.server.url, 4) })
+// node:test may start this hook beside useOwnRedis's, so engineClients waits for its server
+before(async () => { clients = await engineClients(own, 4) })
 after(() => { for (const c of clients) c.disconnect() })
 
 /** 4 clients × 50 callers, each taking once, all at the same time. */
