@@ -26,5 +26,4 @@ export { isBlockedAddress, isLocalhostName } from './public_address.ts'
 export * from './queued_content.ts'
 export { ListBudget, itemsWithin, LIST_ENVELOPE_BYTES } from './list_budget.ts'
 export { SentAttachmentSchema, SentContentSchema, type SentAttachment, type SentContent } from './sent_content.ts'
-// protocol/egress/ gets its own mod.ts; until then its records are reached from here (the one entry of protocol/).
-export * from './egress/records.ts'
+export * from './egress/mod.ts'

@@ -1,4 +1,4 @@
-import { providerOf, replyAction } from '../../protocol/egress/mod.ts'
+import { providerOf, replyAction } from '../../protocol/mod.ts'
 import type { EgressState, LaneThrottle } from '../../stores/egress/mod.ts'
 import type { RecipientOutcome } from '../actor/classify.ts'
 import type { MailHost, MxResolver } from '../actor/mx.ts'

@@ -1,6 +1,6 @@
 import type { LaneGate } from '../../stores/egress/mod.ts'
 
-export { limitsFor, warmupAllowance, type LaneLimits, type LimitOverrides, type WarmupStep } from '../../protocol/egress/mod.ts'
+export { limitsFor, warmupAllowance, type LaneLimits, type LimitOverrides, type WarmupStep } from '../../protocol/mod.ts'
 export type { LaneGate } from '../../stores/egress/mod.ts'
 
 /** What the router and the lane sockets need of the egress state (stores/egress EgressState). */

@@ -4,7 +4,7 @@ import type { EgressGates } from './egress_types.ts'
 
 /** A connection a lane cannot open now: every connection the lane may have is open somewhere in the cluster. */
 export class EgressBusyError extends Error {
-  readonly code = 'EEGRESSBUSY'
+  readonly code = 'egress_busy'
   constructor (readonly lane: string) {
     super(`every connection of egress lane ${lane} is in use`)
     this.name = 'EgressBusyError'

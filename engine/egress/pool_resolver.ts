@@ -1,5 +1,5 @@
 import { isIP } from 'node:net'
-import { DEFAULT_POOL, IMPLICIT_DEFAULT_POOL, egressPoolOf, type EgressSourceRecord } from '../../protocol/egress/records.ts'
+import { DEFAULT_POOL, IMPLICIT_DEFAULT_POOL, egressPoolOf, type EgressSourceRecord } from '../../protocol/mod.ts'
 import type { DomainRecord, OrgRecord } from '../../protocol/mod.ts'
 import type { ControlPlane } from '../../stores/control_plane/mod.ts'
 import { HOST_EGRESS, HOST_SOURCE, type TaskEgress, type TaskSource } from './task_egress.ts'
@@ -30,9 +30,11 @@ export class PoolResolver {
 
   private resolve (name: string): TaskEgress {
     const pool = this.cp.egress.pool(name) ?? (name === DEFAULT_POOL ? IMPLICIT_DEFAULT_POOL : undefined)
+    // An assignment naming a pool deleted meanwhile (two operators racing): its mail leaves as the default pool's.
+    if (pool === undefined) return this.resolve(DEFAULT_POOL)
     const limits = this.cp.egress.settings().limits ?? {}
     const sources: TaskSource[] = []
-    for (const m of pool?.sources ?? []) {
+    for (const m of pool.sources) {
       const s = this.cp.egress.source(m.source)
       if (s !== undefined) sources.push(taskSource(s, m.weight))
     }

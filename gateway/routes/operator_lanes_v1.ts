@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { ApiError } from '../../protocol/mod.ts'
 import { operatorRoute } from '../http/route.ts'
 import { errorResponses } from '../schemas/control.ts'
 import { LaneView } from '../schemas/egress.ts'
@@ -22,8 +23,8 @@ export const operatorLaneRoutes = [
     path: '/v1/operator/egress/lanes',
     permission: 'operator',
     summary: 'Egress lanes as they run: limits, connections, throttle, waiting mail and warm-up, per source and provider',
-    description: 'Read from the state every engine shares in Redis; with Redis unreachable the list is empty (delivery goes on ' +
-      'unshaped meanwhile, see the egress guide).',
+    description: 'Read from the state every engine shares in Redis; with Redis unreachable it is 503 `service_unavailable` ' +
+      '(delivery goes on unshaped meanwhile, see the egress guide).',
     tag: 'Operator',
     responses: {
       200: {
@@ -32,11 +33,17 @@ export const operatorLaneRoutes = [
       ...errorResponses({
         unauthorized: 'Missing, malformed, unknown or revoked operator key',
         operator_only: 'operator_only: an organisation key, admin included',
-        rate_limited: 'Per-key limit of 600 requests a minute exceeded'
+        rate_limited: 'Per-key limit of 600 requests a minute exceeded',
+        service_unavailable: 'Redis cannot be read now'
       })
     },
     handler: async ({ deps }) => {
-      const data = await laneViews(stateOf(deps.redis), (name) => deps.cp.egress.source(name), deps.cp.egress.settings())
+      let data
+      try {
+        data = await laneViews(stateOf(deps.redis), (name) => deps.cp.egress.source(name), deps.cp.egress.settings())
+      } catch {
+        throw new ApiError('service_unavailable', 'The egress state in Redis cannot be read now; delivery goes on meanwhile.')
+      }
       return { status: 200, body: { data } }
     }
   })

@@ -11,3 +11,4 @@ export { REPLY_RULES, replyAction, type ReplyAction, type ReplyRule } from './re
 export {
   DAY_MS, DEFAULT_WARMUP, WARMUP_MAXIMA, warmupAllowance, warmupDay, type WarmupStep
 } from './warmup.ts'
+export * from './records.ts'

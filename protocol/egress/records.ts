@@ -2,7 +2,7 @@ import { isIP } from 'node:net'
 import type { FieldError } from '../errors.ts'
 import type { DomainRecord, OrgRecord } from '../records.ts'
 import { LIMIT_MAXIMA } from './shaping.ts'
-import { WARMUP_MAXIMA } from './warmup.ts'
+import { WARMUP_MAXIMA, type WarmupStep } from './warmup.ts'
 import { SITE_PREFIX, isKnownProvider } from './providers.ts'
 
 /**
@@ -46,8 +46,6 @@ export const LIMIT_KEYS = [...Object.keys(LIMIT_BOUNDS) as NumericLimit[], 'tls'
 export const PROVIDER_KEY_PATTERN = '^[a-z0-9][a-z0-9._:,-]{0,252}$'
 const PROVIDER_KEY = new RegExp(PROVIDER_KEY_PATTERN)
 export const MAX_LIMIT_ENTRIES = 500
-
-export interface WarmupStep { day: number, perDay: number, perHour: number }
 
 export interface EgressSourceRecord {
   name: string

@@ -1,5 +1,5 @@
-import { limitsFor, warmupAllowance, warmupDay, type LaneLimits } from '../../protocol/egress/mod.ts'
-import type { EgressSettingsRecord, EgressSourceRecord } from '../../protocol/egress/records.ts'
+import { limitsFor, warmupAllowance, warmupDay, type LaneLimits } from '../../protocol/mod.ts'
+import type { EgressSettingsRecord, EgressSourceRecord } from '../../protocol/mod.ts'
 import type { EgressState } from './egress_state.ts'
 import type { LaneSnapshot } from './types.ts'
 

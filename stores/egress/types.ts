@@ -1,5 +1,5 @@
 /** What a reply rule says about a lane (protocol/egress/reply_rules.ts). */
-export type { ReplyAction } from '../../protocol/egress/mod.ts'
+export type { ReplyAction } from '../../protocol/mod.ts'
 
 /** Why a lane said wait: its rate, a pause or an out from a reply, the source's warm-up, or its connection cap. */
 export type WaitReason = 'rate' | 'paused' | 'out' | 'warmup' | 'connections'

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { DEFAULT_LIMITS, LIMIT_MAXIMA, PROVIDERS, limitsFor } from '../../../protocol/egress/mod.ts'
-import { limitsErrors } from '../../../protocol/egress/records.ts'
+import { limitsErrors } from '../../../protocol/egress/mod.ts'
 
 test('shaping: every provider has its defaults, every default is within the accepted maxima', () => {
   for (const p of PROVIDERS) assert.ok(DEFAULT_LIMITS[p.id] !== undefined, p.id)

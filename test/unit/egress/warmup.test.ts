@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { DAY_MS, DEFAULT_WARMUP, warmupAllowance, warmupDay } from '../../../protocol/egress/mod.ts'
-import { warmupErrors } from '../../../protocol/egress/records.ts'
+import { warmupErrors } from '../../../protocol/egress/mod.ts'
 
 const HOUR = 3_600_000
 const utc = (iso: string): number => Date.parse(iso)
