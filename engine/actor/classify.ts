@@ -13,6 +13,7 @@ import type { FailureCategory } from '../../protocol/mod.ts'
  * | every mail host is on a non-public address             | bounced hard, 550 5.4.4, no suppression  |
  * | no mail host of the bound source's address family      | deferred (a source of the other family can send) |
  * | 4xx at any step                                        | deferred                                 |
+ * | STARTTLS refused or failed (TLS required)              | deferred, whatever the reply             |
  * | connection refused/reset/timeout, TLS, DNS failure     | deferred                                 |
  * | local address cannot be bound (EADDRNOTAVAIL)          | deferred                                 |
  * | message cannot be built (bad address, file access)     | failed                                   |
@@ -65,6 +66,10 @@ export function classifyError (err: SmtpErrorLike): RecipientOutcome {
   const reply = typeof err.responseCode === 'number' ? err.responseCode : Number.NaN
   const response = text(err.response)
   const message = text(err.message)
+  // A refused or failed STARTTLS (TLS required and not offered) speaks of the connection, not of the recipient
+  if (code === 'ETLS' || err.command === 'STARTTLS') {
+    return { kind: 'deferred', response: `ETLS: STARTTLS failed: ${response || message}` }
+  }
   if (reply >= 500 && reply < 600) return { kind: 'bounced', code: String(reply), message: response || message }
   if (reply >= 400 && reply < 500) return { kind: 'deferred', response: response || `${reply} ${message}` }
   if (code === NO_MAIL_HOST) return { kind: 'bounced', code: '550', message: `5.1.2 ${message}` }

@@ -30,6 +30,8 @@ export interface SinkOptions {
   tempfailTimes?: number
   slowMs?: number
   hideStartTls?: boolean
+  /** Refuse STARTTLS altogether (hideStartTls only leaves it out of the EHLO answer; a client may still ask). */
+  noStartTls?: boolean
   /** Keep each message's raw bytes (default true). */
   keepRaw?: boolean
   /** Record messages at all (default true); false only counts them, for benchmarks. */
@@ -91,7 +93,7 @@ export class SmtpSink {
     const record = opts.record ?? true
     const server = new SMTPServer({
       authOptional: true,
-      disabledCommands: ['AUTH'],
+      disabledCommands: opts.noStartTls === true ? ['AUTH', 'STARTTLS'] : ['AUTH'],
       disableReverseLookup: true,
       hideSTARTTLS: opts.hideStartTls ?? false,
       logger: false,

@@ -74,3 +74,10 @@ test('only a host that did not answer sends the attempt on to the next MX host',
   assert.equal(tryNextHost({ code: 'EENVELOPE', responseCode: 550, response: '550 no' }), false)
   assert.equal(tryNextHost({ code: 'EFILEACCESS', message: 'x' }), false)
 })
+
+test('a refused or failed STARTTLS is deferred whatever the reply: it speaks of the connection, not of the recipient', () => {
+  const refused = classifyError({ code: 'ETLS', responseCode: 502, response: '502 5.5.1 command not recognized', command: 'STARTTLS' })
+  assert.equal(refused.kind, 'deferred')
+  assert.match((refused as { response: string }).response, /^ETLS: STARTTLS failed: 502/)
+  assert.equal(classifyError({ code: 'ETLS', message: 'Error initiating TLS - handshake' }).kind, 'deferred')
+})
