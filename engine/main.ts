@@ -20,6 +20,8 @@ import { MessageContentStore } from '../stores/message_content/mod.ts'
 import { ContentRecorder } from './content_recorder.ts'
 import { ShardActors } from './shards.ts'
 import { WorkQueueSweeper } from './work_queue_sweep.ts'
+import { EgressState } from '../stores/egress/mod.ts'
+import { LaneGauges } from './egress/lane_gauges.ts'
 import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
 
 export interface Engine {
@@ -131,6 +133,9 @@ export async function startEngine (
     onError: (shard, err) => log.warn({ err, shard }, 'work-queue sweep failed; tried again later')
   })
   sweeper.start()
+  const laneGauges = config.smtp.egressShaping && config.smtp.relay === undefined
+    ? new LaneGauges(new EgressState(shared.redis), shared.cp, shared.metrics, log)
+    : undefined
   log.info({ owner: ownerId, shards: shards.length, held: leases.units(), threads, relay: config.smtp.relay ?? null }, 'engine started')
   let draining: Promise<void> | undefined
   return {
@@ -142,6 +147,7 @@ export async function startEngine (
         const deadline = Date.now() + timeoutMs
         sweeper.stop()
         epoch.stop()
+        laneGauges?.close()
         // drains every shard, then deletes its lease so the other engines take it over at their next renew
         await leases.close(deadline)
         await actors.close()

@@ -6,6 +6,7 @@ import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
 import { DEFAULT_LIMITS } from '../../../protocol/egress/mod.ts'
 import { runCli } from '../../helpers/cli.ts'
+import { eventually } from '../../helpers/waiting.ts'
 
 // What operators see of egress as it runs (GET /v1/operator/egress/lanes): after mail from a warming source to
 // Google, its lane with Google's limits, the warm-up day and what was sent against today's allowance, nothing waiting;
@@ -65,4 +66,14 @@ test('a lane shows its limits, its throttle, what waits for it and the warm-up p
   const refused = await ob.request('GET', '/v1/operator/egress/lanes', { key: org.adminKey })
   assert.equal(refused.status, 403)
   assert.equal((refused.body as { error: { code: string } }).error.code, 'operator_only')
+})
+
+test('/metrics shows the lanes of known providers, read from Redis every 15 s', async () => {
+  const scrape = async (): Promise<string> => (await ob.request('GET', '/metrics')).text
+  await eventually(async () => (await scrape()).includes('outbox_egress_warmup_sent_today{source="fresh",provider="google"} 5'),
+    'the warm-up count on /metrics', 25_000)
+  const text = await scrape()
+  assert.match(text, /outbox_egress_lane_rate_factor\{source="fresh",provider="google"\} 1\n/)
+  assert.match(text, /outbox_egress_lane_waiting\{source="fresh",provider="google"\} 0\n/)
+  assert.match(text, /outbox_egress_lane_messages_per_minute\{source="fresh",provider="google"\} \d+\n/)
 })
