@@ -141,7 +141,10 @@ export class Deliverer {
         return this.measured(attempts, dest, sentAt, classifyAccepted(info))
       } catch (err) {
         // every connection of the lane is open elsewhere in the cluster: not an attempt, the recipient waits
-        if (err instanceof EgressBusyError) return { kind: 'throttled', retryAfterMs: BUSY_RETRY_MS }
+        if (err instanceof EgressBusyError) {
+          if (lane !== undefined) await this.egress!.notSent(lane)
+          return { kind: 'throttled', retryAfterMs: BUSY_RETRY_MS }
+        }
         outcome = classifyError(err as Error)
         if (lane !== undefined) outcome = await this.egress!.afterReply(lane, outcome, notes)
         if (sentAt > 0) this.measured(attempts, dest, sentAt, outcome)

@@ -121,6 +121,18 @@ export class EgressState {
   }
 
   /**
+   * Gives back a send takeSend counted for a message that then did not go (every connection of the lane was open
+   * elsewhere), so a lane whose connections are busy in other threads does not spend its rate on messages it never
+   * sent. `perMinute` as given to takeSend. Best effort.
+   */
+  async refundSend (lane: string, perMinute: number): Promise<void> {
+    const l = normalizeLane(lane)
+    const rate = Number.isFinite(perMinute) && perMinute > 0 ? perMinute : 0
+    if (rate === 0) return
+    await this.quietly(this.r.ob_eg_send_refund(throttleKey(l), rateKey(l, rate), rate, this.recoverEveryMs))
+  }
+
+  /**
    * Counts one message against a source's warm-up allowance for a provider, per UTC day and hour of this host's
    * clock (the keys name the period), both checked and incremented atomically. 'go' consumes; 'wait' says until
    * the next hour or day. An allowance that is not a finite number limits nothing (the message is still counted).
