@@ -20,6 +20,10 @@ export const WAITING_MAX_AGE_MS = 3 * 24 * 3_600_000
 export const MAX_WAITING_PER_LANE = 100_000
 /** A lane unseen for this long leaves the index: 7 days. */
 export const LANE_INDEX_KEEP_MS = 7 * 24 * 3_600_000
+/** A gate whose Redis answered too slowly (connected, the command timed out) says wait this long: 1 s. */
+export const SLOW_REDIS_WAIT_MS = 1000
+const SLOW_REDIS_WAIT_RATE: LaneGate = Object.freeze({ kind: 'wait', ms: SLOW_REDIS_WAIT_MS, reason: 'rate' })
+const SLOW_REDIS_WAIT_WARMUP: LaneGate = Object.freeze({ kind: 'wait', ms: SLOW_REDIS_WAIT_MS, reason: 'warmup' })
 /** How often one EgressState marks a lane it uses as seen again: 1 min. */
 const INDEX_EVERY_MS = 60_000
 
@@ -42,6 +46,8 @@ export interface EgressStateOptions {
  * answers `go`, acquireConnection answers true, throttle and applyReply answer a clear throttle, and renewals,
  * releases, refunds and waiting marks are dropped; `onError` hears each failure. Callers need a client that fails
  * fast (ioredis `commandTimeout`, as the engine's shard threads set it), or a gate waits as long as the client does.
+ * A gate whose command timed out while the client is connected (Redis slow, not gone: a loaded host) says wait
+ * SLOW_REDIS_WAIT_MS instead, and acquireConnection false: letting mail go then would exceed the limits cluster-wide.
  * Only snapshot, which is for operators, rejects.
  *
  * Every key expires: holders by their score and their set with its latest hold, GCRA keys when their bucket is full
@@ -76,7 +82,10 @@ export class EgressState {
       return await this.r.ob_eg_acquire(connKey(l), normalizeMember(holder), cap, holdMs(ttlMs)) === 1
     } catch (err) {
       this.onError(err)
-      return true
+      if (!this.slow(err)) return true
+      // the script may still run after the timeout: the slot it would take is given back behind it
+      void this.releaseConnection(lane, holder)
+      return false
     }
   }
 
@@ -116,7 +125,7 @@ export class EgressState {
       return ms === 0 ? GO : { kind: 'wait', ms, reason: reason as WaitReason }
     } catch (err) {
       this.onError(err)
-      return GO
+      return this.slow(err) ? SLOW_REDIS_WAIT_RATE : GO
     }
   }
 
@@ -148,7 +157,7 @@ export class EgressState {
       return ms === 0 ? GO : { kind: 'wait', ms, reason: 'warmup' }
     } catch (err) {
       this.onError(err)
-      return GO
+      return this.slow(err) ? SLOW_REDIS_WAIT_WARMUP : GO
     }
   }
 
@@ -213,6 +222,16 @@ export class EgressState {
       void this.quietly(this.r.ob_eg_index(LANES_KEY, l, MAX_INDEXED_LANES, LANE_INDEX_KEEP_MS))
     }
     return l
+  }
+
+  /**
+   * Whether a failed gate command failed because Redis is slow rather than gone: the client is connected and the
+   * command timed out (not an error reply such as OOM). A slow Redis is still keeping the cluster's counts, and a
+   * timed-out script may yet run; letting the message go would exceed the lane's limits exactly when the machine is
+   * busiest, so the gate says wait. An unreachable or refusing Redis fails open as documented above.
+   */
+  private slow (err: unknown): boolean {
+    return this.r.status === 'ready' && !(err instanceof Error && err.name === 'ReplyError')
   }
 
   private async quietly (p: Promise<unknown>): Promise<void> {
