@@ -58,7 +58,8 @@ export class Deliverer {
     this.state = new DeliveryStateWriter(redis)
     // Mail through the relay is the relay's to shape; with shaping off, mail to MX hosts goes as it did before it.
     if (settings.egressShaping && this.relay === undefined) {
-      const egress = new EgressState(redis)
+      const egress = new EgressState(redis, Date.now,
+        settings.egressRecoverEveryMs !== undefined ? { recoverEveryMs: settings.egressRecoverEveryMs } : {})
       this.sockets = new LaneSockets(egress)
       this.egress = new EgressRoutes(this.mx, egress, this.sockets, new EgressRouter(egress), settings.outboundPort)
     }
