@@ -53,7 +53,8 @@ export async function startEgressCluster (opts: {
   const dns = await DnsServer.start(EGRESS_DNS)
   const env = {
     OB_DNS_SERVERS: dns.address, OB_SMTP_OUTBOUND_PORT: String(sink.port), OB_SMTP_ALLOW_PRIVATE: 'true',
-    OB_DELIVERY_RETRY_SCHEDULE: '1', OB_SHUTDOWN_TIMEOUT_MS: '2000', OB_SHARD_LEASE_MS: '2000', ...opts.env
+    // deferred recipients come back after a second, for ten minutes, so a loaded machine does not give them up
+    OB_DELIVERY_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1,1,1,600', OB_SHUTDOWN_TIMEOUT_MS: '2000', OB_SHARD_LEASE_MS: '2000', ...opts.env
   }
   const ob = await TestOutbox.start({ nats, redis: redisServer, env: { ...env, OB_ROLE: 'gateway' } })
   const org = await ob.org()
