@@ -82,6 +82,8 @@ export interface Config {
      * throttling learned from replies; docs/egress.md). Mail through `relay` never does: the relay shapes its own.
      */
     readonly egressShaping: boolean
+    /** How long a lane slowed by a reply takes to double its rate back (stores/egress RECOVER_EVERY_MS by default). */
+    readonly egressRecoverEveryMs: number
   }
   readonly inbound: {
     /** The most an `inbound.received` event's `data` takes as JSON; past it excerpts and a reference to the message. */

@@ -55,6 +55,7 @@ export async function startEngine (
     poolConnections: config.smtp.poolConnections,
     hostRatePerS: config.delivery.hostRatePerS,
     egressShaping: config.smtp.egressShaping,
+    egressRecoverEveryMs: config.smtp.egressRecoverEveryMs,
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret)
   }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry)

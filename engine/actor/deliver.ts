@@ -58,7 +58,8 @@ export class Deliverer {
     this.state = new DeliveryStateWriter(redis)
     // Mail through the relay is the relay's to shape; with shaping off, mail to MX hosts goes as it did before it.
     if (settings.egressShaping && this.relay === undefined) {
-      const egress = new EgressState(redis)
+      const egress = new EgressState(redis, Date.now,
+        settings.egressRecoverEveryMs !== undefined ? { recoverEveryMs: settings.egressRecoverEveryMs } : {})
       this.sockets = new LaneSockets(egress)
       this.egress = new EgressRoutes(this.mx, egress, this.sockets, new EgressRouter(egress), settings.outboundPort)
     }
@@ -141,7 +142,10 @@ export class Deliverer {
         return this.measured(attempts, dest, sentAt, classifyAccepted(info))
       } catch (err) {
         // every connection of the lane is open elsewhere in the cluster: not an attempt, the recipient waits
-        if (err instanceof EgressBusyError) return { kind: 'throttled', retryAfterMs: BUSY_RETRY_MS }
+        if (err instanceof EgressBusyError) {
+          if (lane !== undefined) await this.egress!.notSent(lane)
+          return { kind: 'throttled', retryAfterMs: BUSY_RETRY_MS }
+        }
         outcome = classifyError(err as Error)
         if (lane !== undefined) outcome = await this.egress!.afterReply(lane, outcome, notes)
         if (sentAt > 0) this.measured(attempts, dest, sentAt, outcome)

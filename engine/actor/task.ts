@@ -18,6 +18,8 @@ export interface ActorSettings {
   hostRatePerS: number
   /** Mail to MX hosts goes through the egress layer (engine/egress/); never mail through the relay. */
   egressShaping: boolean
+  /** How long a lane slowed by a reply takes to double its rate back; unset: stores/egress RECOVER_EVERY_MS. */
+  egressRecoverEveryMs?: number
   publicUrl: string
   /** Tracking-token key (installationSecret). */
   secret: Uint8Array

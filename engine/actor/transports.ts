@@ -53,6 +53,9 @@ export class PooledDestination {
   /** Messages handed to the pool and not yet answered: a pool with any is not idle, however long its DATA takes. */
   inFlight = 0
 
+  /** Called each time the last message in flight is answered (the pool's connections are all idle then). */
+  onIdle?: () => void
+
   constructor (readonly pool: SMTPPool) {}
 
   async sendMail (mail: RawMail): Promise<SentInfo> {
@@ -65,7 +68,7 @@ export class PooledDestination {
         })
       })
     } finally {
-      this.inFlight--
+      if (--this.inFlight === 0) this.onIdle?.()
     }
   }
 
@@ -80,6 +83,13 @@ export class PooledDestination {
  */
 const MAX_MESSAGES_PER_CONNECTION = 100
 const IDLE_MS = 60_000 // 1 min
+/**
+ * A pool of an egress lane is closed after this long without a message in flight: each of its connections holds one
+ * of the lane's slots, counted across every thread of every engine, and an idle connection kept here would keep
+ * another thread's mail for the lane waiting for as long as it is kept. Postfix keeps an idle connection 2 s
+ * (smtp_connection_cache_time_limit) for the same reason: to reuse it for a burst, not to hold the receiver's slots.
+ */
+export const LANE_IDLE_MS = 2_000
 const SWEEP_MS = 15_000
 
 export interface Destination {
@@ -132,7 +142,7 @@ export function poolKey (d: Destination): string {
 }
 
 export class TransportCache {
-  private readonly pools = new Map<string, { transport: PooledDestination, lastUsed: number }>()
+  private readonly pools = new Map<string, { transport: PooledDestination, lastUsed: number, idleTimer?: NodeJS.Timeout | undefined }>()
   private readonly sweeper: NodeJS.Timeout
   private readonly onClose?: (key: string) => void
 
@@ -171,7 +181,25 @@ export class TransportCache {
     }
     const transport = new PooledDestination(new SMTPPool(options))
     this.pools.set(key, { transport, lastUsed: Date.now() })
+    if (d.lane !== undefined) transport.onIdle = () => { this.closeWhenIdle(key, transport) }
     return transport
+  }
+
+  /**
+   * Closes a lane's pool once it has had nothing in flight for LANE_IDLE_MS, giving its connection slots back. One
+   * timer per pool at a time: when it fires early (the pool was used meanwhile) it waits for the rest.
+   */
+  private closeWhenIdle (key: string, transport: PooledDestination): void {
+    const entry = this.pools.get(key)
+    if (entry === undefined || entry.transport !== transport || entry.idleTimer !== undefined) return
+    const check = (): void => {
+      entry.idleTimer = undefined
+      if (this.pools.get(key) !== entry || transport.inFlight > 0) return
+      const left = entry.lastUsed + LANE_IDLE_MS - Date.now()
+      if (left > 0) { entry.idleTimer = setTimeout(check, left).unref(); return }
+      this.closePool(key, transport)
+    }
+    entry.idleTimer = setTimeout(check, LANE_IDLE_MS).unref()
   }
 
   /** Keys of the pools open now. */
@@ -185,6 +213,7 @@ export class TransportCache {
   }
 
   private closePool (key: string, transport: PooledDestination): void {
+    clearTimeout(this.pools.get(key)?.idleTimer)
     transport.close()
     this.pools.delete(key)
     this.onClose?.(key)

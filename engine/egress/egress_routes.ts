@@ -11,8 +11,11 @@ const MAX_MX_TRIED = 3
 /** A send refused for want of a connection slot comes back this long later (a slot frees as a message ends). */
 export const BUSY_RETRY_MS = 1000
 
-/** The lane a recipient's mail took: where a reply that speaks of the source is taken into account. */
-export interface LaneRef { lane: string, source: string, provider: string }
+/**
+ * The lane a recipient's mail took: where a reply that speaks of the source is taken into account. `perMinute` and
+ * `warmupCounted` say what the router counted for it, to give back when the message does not go after all.
+ */
+export interface LaneRef { lane: string, source: string, provider: string, perMinute: number, warmupCounted: boolean }
 
 /** What the thread tells the main thread about a lane whose state a reply changed: one metric and one log line each. */
 export interface EgressNote {
@@ -58,7 +61,9 @@ export class EgressRoutes {
       const hosts = pick.source.address === undefined ? named : await this.hostsFor(domain, pick.source.family)
       if (hosts === undefined) { exclude.add(pick.source.name); continue } // no MX host of this source's family
       void this.state.clearWaiting(pick.lane, messageId)
-      const lane = { lane: pick.lane, source: pick.source.name, provider }
+      const lane = {
+        lane: pick.lane, source: pick.source.name, provider, perMinute: pick.limits.messagesPerMinute, warmupCounted: pick.warmupCounted
+      }
       return { kind: 'go', lane, dests: hosts.slice(0, MAX_MX_TRIED).map((h) => this.destination(h, pick.source, pick.lane, pick.limits)) }
     }
   }
@@ -89,6 +94,16 @@ export class EgressRoutes {
       ...(source.ehlo !== undefined ? { ehlo: source.ehlo } : {}),
       getSocket: this.sockets.hook(lane, limits.maxConnections, source.address, h.family)
     }
+  }
+
+  /**
+   * Gives back what the router counted for a message that did not go: no connection slot of the lane was free in
+   * the cluster (EgressBusyError). Without it, threads that find the lane's connections held by another thread
+   * would spend the lane's rate and the source's warm-up on messages never sent.
+   */
+  async notSent (lane: LaneRef): Promise<void> {
+    await this.state.refundSend(lane.lane, lane.perMinute)
+    if (lane.warmupCounted) await this.state.refundWarmup(lane.source, lane.provider)
   }
 
   /**

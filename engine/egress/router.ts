@@ -5,7 +5,7 @@ export type WaitReason = Extract<LaneGate, { kind: 'wait' }>['reason']
 
 /** Where one recipient's mail goes out, or how long it waits (no attempt, no event) before it is tried again. */
 export type EgressPick =
-  | { kind: 'go', source: TaskSource, lane: string, provider: string, limits: LaneLimits }
+  | { kind: 'go', source: TaskSource, lane: string, provider: string, limits: LaneLimits, warmupCounted: boolean }
   | { kind: 'wait', ms: number, reason: WaitReason, lane: string }
 
 /** Lanes known to be paused or out, skipped without asking Redis until this long before their end. */
@@ -44,7 +44,7 @@ export class EgressRouter {
         this.stopped.delete(lane)
       }
       const gate = await this.admit(source, provider, lane, limits)
-      if (gate.kind === 'go') return { kind: 'go', source, lane, provider, limits }
+      if (gate.kind === 'go') return { kind: 'go', source, lane, provider, limits, warmupCounted: gate.warmupCounted }
       if (gate.reason === 'paused' || gate.reason === 'out') this.remember(lane, now + gate.ms, gate.reason)
       note(gate.ms, gate.reason, lane)
     }
@@ -54,7 +54,8 @@ export class EgressRouter {
   }
 
   /** Warm-up first (counted per source and provider), then the lane's rate; a warm-up count taken is given back on a wait. */
-  private async admit (source: TaskSource, provider: string, lane: string, limits: LaneLimits): Promise<LaneGate> {
+  private async admit (source: TaskSource, provider: string, lane: string, limits: LaneLimits):
+  Promise<Extract<LaneGate, { kind: 'wait' }> | { kind: 'go', warmupCounted: boolean }> {
     const allowance = source.warmup === undefined ? undefined : warmupAllowance(source.warmup.startedAtMs, this.now(), source.warmup.steps)
     if (allowance !== undefined) {
       const w = await this.gates.takeWarmup(source.name, provider, allowance)
@@ -62,7 +63,7 @@ export class EgressRouter {
     }
     const r = await this.gates.takeSend(lane, limits.messagesPerMinute)
     if (r.kind === 'wait' && allowance !== undefined) await this.gates.refundWarmup(source.name, provider)
-    return r
+    return r.kind === 'wait' ? r : { kind: 'go', warmupCounted: allowance !== undefined }
   }
 
   private remember (lane: string, until: number, reason: WaitReason): void {

@@ -20,6 +20,10 @@ export const WAITING_MAX_AGE_MS = 3 * 24 * 3_600_000
 export const MAX_WAITING_PER_LANE = 100_000
 /** A lane unseen for this long leaves the index: 7 days. */
 export const LANE_INDEX_KEEP_MS = 7 * 24 * 3_600_000
+/** A gate whose Redis answered too slowly (connected, the command timed out) says wait this long: 1 s. */
+export const SLOW_REDIS_WAIT_MS = 1000
+const SLOW_REDIS_WAIT_RATE: LaneGate = Object.freeze({ kind: 'wait', ms: SLOW_REDIS_WAIT_MS, reason: 'rate' })
+const SLOW_REDIS_WAIT_WARMUP: LaneGate = Object.freeze({ kind: 'wait', ms: SLOW_REDIS_WAIT_MS, reason: 'warmup' })
 /** How often one EgressState marks a lane it uses as seen again: 1 min. */
 const INDEX_EVERY_MS = 60_000
 
@@ -42,6 +46,8 @@ export interface EgressStateOptions {
  * answers `go`, acquireConnection answers true, throttle and applyReply answer a clear throttle, and renewals,
  * releases, refunds and waiting marks are dropped; `onError` hears each failure. Callers need a client that fails
  * fast (ioredis `commandTimeout`, as the engine's shard threads set it), or a gate waits as long as the client does.
+ * A gate whose command timed out while the client is connected (Redis slow, not gone: a loaded host) says wait
+ * SLOW_REDIS_WAIT_MS instead, and acquireConnection false: letting mail go then would exceed the limits cluster-wide.
  * Only snapshot, which is for operators, rejects. One exception when Redis is full: the connection slots keep
  * working, since their script first frees lapsed holders (a write a full Redis allows) and Redis then lets it finish;
  * a holder is a few dozen bytes, and the cap keeps holding.
@@ -78,7 +84,10 @@ export class EgressState {
       return await this.r.ob_eg_acquire(connKey(l), normalizeMember(holder), cap, holdMs(ttlMs)) === 1
     } catch (err) {
       this.onError(err)
-      return true
+      if (!this.slow(err)) return true
+      // the script may still run after the timeout: the slot it would take is given back behind it
+      void this.releaseConnection(lane, holder)
+      return false
     }
   }
 
@@ -118,8 +127,20 @@ export class EgressState {
       return ms === 0 ? GO : { kind: 'wait', ms, reason: reason as WaitReason }
     } catch (err) {
       this.onError(err)
-      return GO
+      return this.slow(err) ? SLOW_REDIS_WAIT_RATE : GO
     }
+  }
+
+  /**
+   * Gives back a send takeSend counted for a message that then did not go (every connection of the lane was open
+   * elsewhere), so a lane whose connections are busy in other threads does not spend its rate on messages it never
+   * sent. `perMinute` as given to takeSend. Best effort.
+   */
+  async refundSend (lane: string, perMinute: number): Promise<void> {
+    const l = normalizeLane(lane)
+    const rate = Number.isFinite(perMinute) && perMinute > 0 ? perMinute : 0
+    if (rate === 0) return
+    await this.quietly(this.r.ob_eg_send_refund(throttleKey(l), rateKey(l, rate), rate, this.recoverEveryMs))
   }
 
   /**
@@ -138,7 +159,7 @@ export class EgressState {
       return ms === 0 ? GO : { kind: 'wait', ms, reason: 'warmup' }
     } catch (err) {
       this.onError(err)
-      return GO
+      return this.slow(err) ? SLOW_REDIS_WAIT_WARMUP : GO
     }
   }
 
@@ -203,6 +224,16 @@ export class EgressState {
       void this.quietly(this.r.ob_eg_index(LANES_KEY, l, MAX_INDEXED_LANES, LANE_INDEX_KEEP_MS))
     }
     return l
+  }
+
+  /**
+   * Whether a failed gate command failed because Redis is slow rather than gone: the client is connected and the
+   * command timed out (not an error reply such as OOM). A slow Redis is still keeping the cluster's counts, and a
+   * timed-out script may yet run; letting the message go would exceed the lane's limits exactly when the machine is
+   * busiest, so the gate says wait. An unreachable or refusing Redis fails open as documented above.
+   */
+  private slow (err: unknown): boolean {
+    return this.r.status === 'ready' && !(err instanceof Error && err.name === 'ReplyError')
   }
 
   private async quietly (p: Promise<unknown>): Promise<void> {

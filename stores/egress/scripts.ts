@@ -6,6 +6,7 @@ import { NOTE_WAITING_LUA } from './note_waiting.lua.ts'
 import { RENEW_LUA } from './renew.lua.ts'
 import { REPLY_LUA } from './reply.lua.ts'
 import { SEND_LUA } from './send.lua.ts'
+import { SEND_REFUND_LUA } from './send_refund.lua.ts'
 import { THROTTLE_READ_LUA } from './throttle_read.lua.ts'
 import { WARMUP_REFUND_LUA } from './warmup_refund.lua.ts'
 import { WARMUP_TAKE_LUA } from './warmup_take.lua.ts'
@@ -15,6 +16,7 @@ const SCRIPTS = {
   ob_eg_acquire: { numberOfKeys: 1, lua: ACQUIRE_LUA },
   ob_eg_renew: { numberOfKeys: 1, lua: RENEW_LUA },
   ob_eg_send: { numberOfKeys: 2, lua: SEND_LUA },
+  ob_eg_send_refund: { numberOfKeys: 2, lua: SEND_REFUND_LUA },
   ob_eg_reply: { numberOfKeys: 1, lua: REPLY_LUA },
   ob_eg_throttle: { numberOfKeys: 1, lua: THROTTLE_READ_LUA },
   ob_eg_wu_take: { numberOfKeys: 2, lua: WARMUP_TAKE_LUA },

@@ -39,6 +39,12 @@ export interface SinkOptions {
   /** Listen address (an IPv4 or IPv6 literal, e.g. `::1`) and port (default 127.0.0.1 and a free port). */
   host?: string
   port?: number
+  /**
+   * A reply of the test's own to RCPT, chosen by the recipient and the client's address (a receiver that throttles or
+   * blocks one sending address): `{ code, message }` answers `<code> <message>` (a 421 closes the session, as
+   * receivers do), undefined goes on with the local-part rules above.
+   */
+  rcptReply?: (rcpt: string, remoteAddress: string) => { code: number, message: string } | undefined
 }
 
 function parseHeaders (raw: Buffer): Map<string, string> {
@@ -114,7 +120,12 @@ export class SmtpSink {
         if (open > 0) sink.openByAddress.set(session.remoteAddress, open)
         else sink.openByAddress.delete(session.remoteAddress)
       },
-      onRcptTo (address: SMTPServerAddress, _session, callback) {
+      onRcptTo (address: SMTPServerAddress, session, callback) {
+        const own = opts.rcptReply?.(address.address, session.remoteAddress)
+        if (own !== undefined) {
+          sink.rcptLog.push(`${address.address} ${own.code}`)
+          callback(Object.assign(new Error(own.message), { responseCode: own.code })); return
+        }
         const local = address.address.slice(0, address.address.lastIndexOf('@')).toLowerCase()
         const permanent = PERMANENT.find(([prefix]) => local.startsWith(prefix))
         if (permanent !== undefined) {

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { poolKey, TransportCache, type Destination } from '../../../engine/actor/transports.ts'
+import { LANE_IDLE_MS, poolKey, TransportCache, type Destination } from '../../../engine/actor/transports.ts'
 
 const mx: Destination = { host: 'mx.example.com', connectTo: '192.0.2.10', port: 25, secure: false }
 
@@ -64,5 +64,26 @@ test('the idle sweep closes a pool unused for a minute, tells onClose, and spare
     pool.inFlight = 0
     t.mock.timers.tick(15_000)
     assert.deepEqual(closed, [poolKey(mx), poolKey(busy)])
+  } finally { cache.close() }
+})
+
+test('a lane\'s pool closes LANE_IDLE_MS after its last message is answered, giving its slots back; others wait for the sweep', (t) => {
+  t.mock.timers.enable({ apis: ['setInterval', 'setTimeout', 'Date'] })
+  const closed: string[] = []
+  const cache = new TransportCache(1, { onClose: (key) => closed.push(key) })
+  try {
+    const lane = { ...mx, localAddress: '198.51.100.7', lane: 'mta7|google' }
+    const pool = cache.get(lane)
+    assert.equal(cache.get(mx).onIdle, undefined, 'a pool of no lane keeps its connections for the sweep')
+    pool.onIdle!() // the last message in flight was answered
+    t.mock.timers.tick(LANE_IDLE_MS / 2)
+    cache.get(lane) // used again meanwhile: idle counts from then
+    pool.onIdle!()
+    t.mock.timers.tick(LANE_IDLE_MS / 2)
+    assert.deepEqual(closed, [], 'used within the idle time')
+    t.mock.timers.tick(LANE_IDLE_MS / 2)
+    assert.deepEqual(closed, [poolKey(lane)])
+    assert.deepEqual(cache.keys(), [poolKey(mx)])
+    assert.notEqual(cache.get(lane), pool, 'the next message gets a new pool')
   } finally { cache.close() }
 })
