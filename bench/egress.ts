@@ -9,7 +9,7 @@ import { streamSettings, type QueuedMessage } from '../protocol/mod.ts'
 import { createOrganization } from '../gateway/control/orgs.ts'
 import { spawnCli } from '../test/helpers/cli.ts'
 import { DnsServer } from '../test/helpers/dns_server.ts'
-import { publishQueued, queuedMessage } from '../test/helpers/engine_env.ts'
+import { EventWatcher, publishQueued, queuedMessage } from '../test/helpers/engine_env.ts'
 import type { TestOrg } from '../test/helpers/outbox.ts'
 import { freePort } from '../test/helpers/ports.ts'
 import { ServerProcess } from '../test/helpers/servers.ts'
@@ -34,6 +34,8 @@ const WINDOW = 1000
 const BATCH = 50
 /** A phase fails when no message arrived for this long. */
 const STALL_MS = 30_000
+/** A deferred recipient is tried again a second later, not after the default minute: a deferral is reported, not waited for. */
+const RETRY_SCHEDULE = '1,1,2,5,10'
 const PADDING = '<p>Thank you for your order. This paragraph pads the message to a realistic size for a transactional email.</p>'
 const HTML = `<html><body><h1>Your receipt</h1>${PADDING.repeat(44)}</body></html>`
 
@@ -62,6 +64,7 @@ interface World {
   env: Record<string, string>
   nc: NatsConnection
   arrivals: Arrivals
+  events: EventWatcher
 }
 
 /** What reached the sink, compacted as it arrives: per Message-ID how often, when first, from which address, over TLS. */
@@ -140,14 +143,16 @@ async function phase (w: World, mode: Mode, round: number, plan: typeof FULL, pr
   const nodeArgs = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, `${mode}-${round}`)}`]
   const run = spawnCli(['start'], env, nodeArgs)
   const engine: ChildProcess = run.child
+  let stderr = ''
+  engine.stderr!.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000) })
   const gone = run.done.then((r) => { throw new Error(`the ${mode} engine exited (${r.code ?? r.signal}): ${r.stderr.slice(-2000)}`) })
   gone.catch(() => {}) // observed by the bursts; after the measured one the exit is the benchmark's own SIGTERM
   try {
-    const warm = await burst(w, plan.warm, gone)
+    const warm = await burst(w, plan.warm, gone).catch((err: Error) => { throw withLog(err, mode, 'warm-up', stderr) })
     const connections0 = w.sink.connections
     const load0 = loadavg()[0]!
     const cpu = [engine.pid, w.redis.pid, w.nats.pid].map((pid) => cpuSnapshot([pid]))
-    const measured = await burst(w, plan.messages, gone)
+    const measured = await burst(w, plan.messages, gone).catch((err: Error) => { throw withLog(err, mode, 'measured burst', stderr) })
     const [engineUs, redisUs, natsUs] = cpu.map((c) => c()) as [number, number, number]
     const last = Math.max(...measured.ids.map((id) => w.arrivals.at.get(id)!))
     const seconds = (last - measured.t0) / 1000
@@ -164,6 +169,7 @@ async function phase (w: World, mode: Mode, round: number, plan: typeof FULL, pr
       newConnections: w.sink.connections - connections0,
       ids: all,
       fromAddresses: countBy(all.map((id) => w.arrivals.from.get(id) ?? '?')),
+      deferrals: [],
       insecure: all.filter((id) => w.arrivals.insecure.has(id)).length
     }
   } finally {
@@ -173,13 +179,17 @@ async function phase (w: World, mode: Mode, round: number, plan: typeof FULL, pr
   }
 }
 
+function withLog (err: Error, mode: Mode, what: string, stderr: string): Error {
+  return new Error(`shaping ${mode}, ${what}: ${err.message}${stderr === '' ? '' : `; the engine logged: ${stderr.trim()}`}`)
+}
+
 function countBy (xs: string[]): Record<string, number> {
   const out: Record<string, number> = {}
   for (const x of xs) out[x] = (out[x] ?? 0) + 1
   return out
 }
 
-async function startWorld (): Promise<Omit<World, 'arrivals'> & { close: () => Promise<void> }> {
+async function startWorld (): Promise<Omit<World, 'arrivals' | 'events'> & { close: () => Promise<void> }> {
   const [nats, redis] = await Promise.all([ServerProcess.nats(), ServerProcess.redis()])
   const sink = await SmtpSink.start({ keepRaw: false })
   const dns = await DnsServer.start({
@@ -197,7 +207,8 @@ async function startWorld (): Promise<Omit<World, 'arrivals'> & { close: () => P
     OB_DNS_SERVERS: dns.address,
     OB_SMTP_OUTBOUND_PORT: String(sink.port),
     OB_SMTP_ALLOW_PRIVATE: 'true',
-    OB_SMTP_POOL_CONNECTIONS: POOL_CONNECTIONS
+    OB_SMTP_POOL_CONNECTIONS: POOL_CONNECTIONS,
+    OB_DELIVERY_RETRY_SCHEDULE: RETRY_SCHEDULE
   }
   const config = loadConfig(env)
   const nc = await connectNats(config.nats.servers, 'bench-egress')
@@ -238,7 +249,8 @@ export async function runEgressBench (opts: BenchOptions): Promise<BenchResult> 
   const started = Date.now()
   opts.progress(0, 'starting NATS, Redis, DNS server and sink')
   const world = await startWorld()
-  const w: World = { ...world, arrivals: new Arrivals(world.sink) }
+  const events = await EventWatcher.start(world.nc, world.org.orgId)
+  const w: World = { ...world, arrivals: new Arrivals(world.sink), events }
   const phases: PhaseFigures[] = []
   const failures: string[] = []
   try {
@@ -253,8 +265,25 @@ export async function runEgressBench (opts: BenchOptions): Promise<BenchResult> 
   } catch (err) {
     failures.push((err as Error).message)
   } finally {
+    events.stop()
     await world.close()
   }
   w.arrivals.take()
-  return egressReport({ quick: opts.quick, started, plan, phases, failures, counts: w.arrivals.count, limits: HIGH_LIMITS })
+  const deferrals = deferralsOf(events)
+  for (const p of phases) p.deferrals = p.ids.map((id) => deferrals.get(id.slice(1, id.indexOf('@'))) ?? []).flat()
+  return egressReport({
+    quick: opts.quick, started, plan, phases, failures, counts: w.arrivals.count, limits: HIGH_LIMITS, retrySchedule: RETRY_SCHEDULE
+  })
+}
+
+/** Message id → the SMTP replies of its `deferred` events. */
+function deferralsOf (events: EventWatcher): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (const e of events.events) {
+    if (e.type !== 'deferred' || e.message_id === undefined) continue
+    const list = out.get(e.message_id) ?? []
+    list.push(String((e.data as { smtp_response?: unknown }).smtp_response ?? ''))
+    out.set(e.message_id, list)
+  }
+  return out
 }
