@@ -44,6 +44,8 @@ interface HostAddresses { ips: string[], family: 4 | 6 }
 export class MxResolver {
   private readonly resolver = new Resolver({ timeout: 5000, tries: 2 })
   private readonly cache = new Map<string, { at: number, hosts?: MailHost[], error?: MxLookupError }>()
+  /** Look-ups under way, by key: concurrent callers share one. */
+  private readonly asking = new Map<string, Promise<MailHost[]>>()
 
   constructor (servers: readonly string[], private readonly allowPrivate: boolean) {
     if (servers.length > 0) this.resolver.setServers([...servers])
@@ -61,6 +63,16 @@ export class MxResolver {
       if (hit.error !== undefined) throw hit.error
       return hit.hosts!
     }
+    // A burst to one new domain asks the resolver once: the others wait for the same answer.
+    let asked = this.asking.get(key)
+    if (asked === undefined) {
+      asked = this.ask(key, domain, family).finally(() => this.asking.delete(key))
+      this.asking.set(key, asked)
+    }
+    return await asked
+  }
+
+  private async ask (key: string, domain: string, family: 4 | 6 | undefined): Promise<MailHost[]> {
     try {
       const hosts = await this.lookup(domain, family)
       this.cache.set(key, { at: Date.now(), hosts })

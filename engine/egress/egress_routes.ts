@@ -47,10 +47,19 @@ export class EgressRoutes {
     private readonly port: number
   ) {}
 
+  /** The provider of each MX answer, kept as long as the answer is (the resolver hands out its cached list). */
+  private readonly providers = new WeakMap<readonly MailHost[], string>()
+
+  private providerOf (hosts: readonly MailHost[], domain: string): string {
+    let p = this.providers.get(hosts)
+    if (p === undefined) this.providers.set(hosts, p = providerOf(hosts.map((h) => h.host), domain))
+    return p
+  }
+
   /** Throws the MX look-up's errors (MxLookupError), which classify as today. */
   async route (domain: string, egress: TaskEgress, messageId: string): Promise<EgressRoute> {
     const named = await this.mx.route(domain)
-    const provider = providerOf(named.map((h) => h.host), domain)
+    const provider = this.providerOf(named, domain)
     const exclude = new Set<string>()
     for (;;) {
       const pick = await this.router.pick(provider, egress, exclude)
@@ -58,7 +67,10 @@ export class EgressRoutes {
         void this.state.noteWaiting(pick.lane, messageId)
         return { kind: 'wait', ms: pick.ms, reason: pick.reason }
       }
-      const hosts = pick.source.address === undefined ? named : await this.hostsFor(domain, pick.source.family)
+      // The host's own look-up (A first) already is an IPv4 source's when every host has an IPv4 address
+      const hosts = pick.source.address === undefined || (pick.source.family === 4 && named.every((h) => h.family === 4))
+        ? named
+        : await this.hostsFor(domain, pick.source.family)
       if (hosts === undefined) { exclude.add(pick.source.name); continue } // no MX host of this source's family
       void this.state.clearWaiting(pick.lane, messageId)
       const lane = {
