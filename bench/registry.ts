@@ -7,6 +7,7 @@ import { runSoakBench } from './soak.ts'
 import { runPoisonBench } from './poison.ts'
 import { runSubmissionBench } from './submission.ts'
 import { runE2eBench } from './e2e.ts'
+import { runEgressBench } from './egress.ts'
 
 /**
  * Every benchmark `npm run bench` knows, in the order a full run takes them.
@@ -27,5 +28,6 @@ export const BENCHMARKS: Record<string, { title: string, run: BenchFn, byNameInQ
     byNameInQuick: true
   },
   poison: { title: 'Healthy mail alone and with mail to a destination that always answers 451', run: runPoisonBench },
+  egress: { title: 'Egress shaping on and off: delivered/s and CPU per message to MX hosts', run: runEgressBench, byNameInQuick: true },
   soak: { title: 'Soak with injected faults', run: runSoakBench, byNameInQuick: true }
 }

@@ -4,6 +4,8 @@ import { CliError } from './binaries.ts'
 import { runStart } from './start.ts'
 import { runOrgCreate, ORG_CREATE_USAGE } from './org_create.ts'
 import { runVerpKeys, VERP_KEYS_USAGE } from './verp_keys.ts'
+import { runOperatorKey, OPERATOR_KEY_USAGE } from './operator_keys.ts'
+import { runEgress, EGRESS_USAGE } from './egress.ts'
 
 const HELP = `outbox: self-hosted transactional email
 
@@ -18,6 +20,15 @@ usage:
                                the keys that sign return paths (VERP): list them (ids, never
                                secrets), add one that signs from now on (the others keep
                                verifying), or retire an older one (its addresses stop working)
+  ${OPERATOR_KEY_USAGE.replace('usage: ', '')}
+                               keys of the operator API (/v1/operator/…): create prints
+                               {"id","key"} once; list shows ids and names, never secrets
+  ${EGRESS_USAGE.replace('usage: ', '').replace(/\n {7}/g, '\n  ')}
+                               the egress configuration: sources (an address and its EHLO
+                               name), pools of weighted sources, which pool an organisation
+                               or domain sends from, limit overrides per provider; lanes:
+                               each source × provider as it runs (limits, connections,
+                               throttle, waiting mail, warm-up)
   outbox --help                this text
 
 Settings come from environment variables (OB_*, NATS_URL, REDIS_URL); see docs/configuration.md.
@@ -38,6 +49,14 @@ async function main (argv: string[], env: Readonly<Record<string, string | undef
   if (command === 'org' && sub === 'create') {
     const created = await runOrgCreate(rest, env)
     process.stdout.write(JSON.stringify(created) + '\n')
+    return 0
+  }
+  if (command === 'operator' && sub === 'key') {
+    process.stdout.write(JSON.stringify(await runOperatorKey(rest, env)) + '\n')
+    return 0
+  }
+  if (command === 'egress') {
+    process.stdout.write(JSON.stringify(await runEgress(argv.slice(1), env)) + '\n')
     return 0
   }
   if (command === 'verp-keys') {

@@ -138,7 +138,9 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       relay: e.OB_SMTP_RELAY,
       outboundPort: e.OB_SMTP_OUTBOUND_PORT,
       allowPrivate: e.OB_SMTP_ALLOW_PRIVATE,
-      poolConnections: e.OB_SMTP_POOL_CONNECTIONS
+      poolConnections: e.OB_SMTP_POOL_CONNECTIONS,
+      egressShaping: e.OB_EGRESS_SHAPING === 'on',
+      egressRecoverEveryMs: e.OB_EGRESS_RECOVER_EVERY_MS
     },
     inbound: {
       eventMaxBytes: e.OB_INBOUND_EVENT_MAX_BYTES,

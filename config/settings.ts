@@ -77,6 +77,13 @@ export interface Config {
     readonly allowPrivate: boolean
     /** Pooled SMTP connections per destination host, per engine thread. */
     readonly poolConnections: number
+    /**
+     * Whether mail to MX hosts goes through the egress layer (sources, provider limits held cluster-wide, warm-up,
+     * throttling learned from replies; docs/egress.md). Mail through `relay` never does: the relay shapes its own.
+     */
+    readonly egressShaping: boolean
+    /** How long a lane slowed by a reply takes to double its rate back (stores/egress RECOVER_EVERY_MS by default). */
+    readonly egressRecoverEveryMs: number
   }
   readonly inbound: {
     /** The most an `inbound.received` event's `data` takes as JSON; past it excerpts and a reference to the message. */

@@ -20,6 +20,8 @@ import { MessageContentStore } from '../stores/message_content/mod.ts'
 import { ContentRecorder } from './content_recorder.ts'
 import { ShardActors } from './shards.ts'
 import { WorkQueueSweeper } from './work_queue_sweep.ts'
+import { EgressState } from '../stores/egress/mod.ts'
+import { LaneGauges } from './egress/lane_gauges.ts'
 import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
 
 export interface Engine {
@@ -52,6 +54,8 @@ export async function startEngine (
     dnsServers: [...config.dnsServers],
     poolConnections: config.smtp.poolConnections,
     hostRatePerS: config.delivery.hostRatePerS,
+    egressShaping: config.smtp.egressShaping,
+    egressRecoverEveryMs: config.smtp.egressRecoverEveryMs,
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret)
   }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry)
@@ -130,6 +134,9 @@ export async function startEngine (
     onError: (shard, err) => log.warn({ err, shard }, 'work-queue sweep failed; tried again later')
   })
   sweeper.start()
+  const laneGauges = config.smtp.egressShaping && config.smtp.relay === undefined
+    ? new LaneGauges(new EgressState(shared.redis), shared.cp, shared.metrics, log)
+    : undefined
   log.info({ owner: ownerId, shards: shards.length, held: leases.units(), threads, relay: config.smtp.relay ?? null }, 'engine started')
   let draining: Promise<void> | undefined
   return {
@@ -141,6 +148,7 @@ export async function startEngine (
         const deadline = Date.now() + timeoutMs
         sweeper.stop()
         epoch.stop()
+        laneGauges?.close()
         // drains every shard, then deletes its lease so the other engines take it over at their next renew
         await leases.close(deadline)
         await actors.close()

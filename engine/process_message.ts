@@ -68,6 +68,7 @@ export class MessageProcessor {
     this.attempts = new DeliveryAttempts({
       retryScheduleS: d.config.delivery.retryScheduleS,
       poolConnections: d.config.smtp.poolConnections,
+      egress: d.config.smtp.egressShaping && d.config.smtp.relay === undefined,
       publicUrl: d.config.http.publicUrl,
       cp: d.cp,
       actors: d.actors,

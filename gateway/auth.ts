@@ -1,5 +1,5 @@
-import type { ApiKeyRecord, DomainRecord, OrgRecord, Permission } from '../protocol/mod.ts'
-import type { ControlPlane } from '../stores/control_plane/mod.ts'
+import type { ApiKeyRecord, DomainRecord, OperatorKeyRecord, OrgRecord, Permission } from '../protocol/mod.ts'
+import { OPERATOR_KEY_SHAPE, type ControlPlane } from '../stores/control_plane/mod.ts'
 import { ApiError, REDIS_KEYS } from '../protocol/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
@@ -10,16 +10,21 @@ export interface AuthContext {
   domain: DomainRecord
 }
 
+/** Who calls an operator route: an operator key, which belongs to no organisation. */
+export interface OperatorContext {
+  key: OperatorKeyRecord
+}
+
 const BEARER = /^Bearer +(\S+)$/i
 const KEY_SHAPE = /^ob_(?:live|test)_[A-Za-z0-9]{16,64}$/
 const FAILED_AUTH_PER_MINUTE = 30
 /** A key's display prefix: `ob_live_` or `ob_test_` and 4 characters, what the key list shows (`ApiKeyRecord.prefix`). */
 export const KEY_PREFIX_LENGTH = 12
 
-/** The display prefix of the key an Authorization header presents, when it has the shape of a key. */
+/** The display prefix of the key an Authorization header presents, when it has the shape of a key (an operator key's too). */
 export function presentedKeyPrefix (authorization: string): string | undefined {
   const m = BEARER.exec(authorization)
-  return m !== null && KEY_SHAPE.test(m[1]!) ? m[1]!.slice(0, KEY_PREFIX_LENGTH) : undefined
+  return m !== null && (KEY_SHAPE.test(m[1]!) || OPERATOR_KEY_SHAPE.test(m[1]!)) ? m[1]!.slice(0, KEY_PREFIX_LENGTH) : undefined
 }
 
 /**
@@ -44,6 +49,29 @@ export function authenticate (cp: ControlPlane, authorization: string, nowMs: nu
   const domain = cp.domain(key.org_id, key.domain_id)
   if (org === undefined || domain === undefined) throw new ApiError('unauthorized', 'The API key is not valid.')
   return { key, org, domain }
+}
+
+/**
+ * Resolves the operator key of an operator route. A valid organisation key (whatever its permissions, `admin`
+ * included) is `403 operator_only`: it authenticated, it just may not do this. Anything else that is not a live
+ * operator key is `401 unauthorized`, a failed authentication like any other.
+ */
+export function authenticateOperator (cp: ControlPlane, authorization: string, nowMs: number): OperatorContext {
+  const m = BEARER.exec(authorization)
+  if (m === null) {
+    const why = authorization === '' ? 'The Authorization header is missing.' : 'The Authorization header must be "Bearer <operator key>".'
+    throw new ApiError('unauthorized', why)
+  }
+  const value = m[1]!
+  if (KEY_SHAPE.test(value)) {
+    authenticate(cp, authorization, nowMs) // an unknown or revoked organisation key fails here, as a 401
+    throw new ApiError('operator_only', 'This endpoint takes an operator key (ob_op_…); organisation keys, admin included, never reach it.')
+  }
+  if (!OPERATOR_KEY_SHAPE.test(value)) throw new ApiError('unauthorized', 'The key is malformed; operator keys start with ob_op_.')
+  const key = cp.operatorKeys.byValue(value)
+  if (key === undefined) throw new ApiError('unauthorized', 'The operator key is not valid.')
+  if (key.revoked_at !== undefined) throw new ApiError('unauthorized', 'The operator key has been revoked.')
+  return { key }
 }
 
 export function hasPermission (key: ApiKeyRecord, permission: Permission): boolean {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { RequestContext } from './http/route.ts'
+import type { OperatorRequestContext, RequestContext } from './http/route.ts'
 import { presentedKeyPrefix } from './auth.ts'
 
 /**
@@ -37,6 +37,20 @@ export interface ChangeTarget {
   match?: string
 }
 
+/** Changes the operator API makes to the egress configuration: which addresses mail leaves from. */
+export type EgressChange =
+  | 'source.created' | 'source.updated' | 'source.deleted' | 'pool.set' | 'pool.deleted' | 'limits.set'
+  | 'organization.pool_assigned' | 'domain.pool_assigned'
+
+/** What an egress change touched: names and ids only. */
+export interface EgressChangeTarget {
+  name?: string
+  org_id?: string
+  domain_id?: string
+  /** An assignment: the pool assigned, or null when the assignment was removed. */
+  pool?: string | null
+}
+
 export function actorOf (ctx: Pick<RequestContext, 'auth' | 'ip'>): SecurityActor {
   return { orgId: ctx.auth.org.id, keyId: ctx.auth.key.id, address: ctx.ip }
 }
@@ -67,5 +81,11 @@ export class SecurityLog {
 
   change (event: SecurityChange, actor: SecurityActor, target: ChangeTarget): void {
     this.log.info({ event, org_id: actor.orgId, actor_key_id: actor.keyId, address: actor.address, ...target }, event)
+  }
+
+  /** A change of the egress configuration through the operator API, with the operator key that made it. */
+  egressChanged (change: EgressChange, ctx: Pick<OperatorRequestContext, 'operator' | 'ip'>, target: EgressChangeTarget): void {
+    const event = 'operator.egress_changed'
+    this.log.info({ event, change, operator_key_id: ctx.operator.key.id, address: ctx.ip, ...target }, event)
   }
 }

@@ -3,23 +3,33 @@ import type { Logger } from 'pino'
 import { Value } from 'typebox/value'
 import { ApiError, isId, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../protocol/mod.ts'
 import type { GatewayDeps } from './deps.ts'
-import type { Reply, RequestContext, RouteDef } from './http/route.ts'
+import type { OperatorRequestContext, Reply, RequestContext, RouteDef } from './http/route.ts'
 import { RequestBody, parseJson } from './http/body.ts'
 import { compileValidator, assertValid, type Validator } from './http/validate.ts'
 import { statusLine } from './http/status_text.ts'
 import { unsafeHeader } from './http/header_guard.ts'
-import { authenticate, hasPermission, type AuthContext } from './auth.ts'
+import { authenticate, authenticateOperator, hasPermission, type AuthContext, type OperatorContext } from './auth.ts'
 import type { WhenStoreFull } from './rate_limit.ts'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const JSON_TYPE = 'application/json'
 const EMPTY: Buffer = Buffer.alloc(0)
 const NO_AUTH = undefined as unknown as AuthContext
+const NO_OPERATOR = undefined as unknown as OperatorContext
+/**
+ * Requests a minute per operator key: the operator API changes configuration, a person or a deploy script calls
+ * it, and 600 leaves room for a script that walks every organisation.
+ */
+export const OPERATOR_REQUESTS_PER_MINUTE = 600
 /** Shared by every request without a query string; handlers only read queries. */
 const EMPTY_QUERY = new URLSearchParams()
 
-/** The pipeline fills body, rawBody and auth in place: one object per request, no spread copies. */
-type MutableContext = { -readonly [K in keyof RequestContext]: RequestContext[K] }
+/**
+ * The pipeline fills body, rawBody and auth (or operator, on an operator route) in place: one object per request, no
+ * spread copies. A handler's type shows it only the one its route sets.
+ */
+type BothContexts = RequestContext & OperatorRequestContext
+type MutableContext = { -readonly [K in keyof BothContexts]: BothContexts[K] }
 
 export interface HttpServer {
   readonly app: uWS.TemplatedApp
@@ -33,6 +43,7 @@ interface Compiled {
   params: string[]
   body?: Validator
   query?: { schema: NonNullable<RouteDef['query']>, validator: Validator }
+  paramPatterns: Array<[string, RegExp]>
   label: string
   whenStoreFull: WhenStoreFull
 }
@@ -109,10 +120,41 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     params: [...def.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!),
     ...(def.body !== undefined ? { body: compileValidator(def.body) } : {}),
     ...(def.query !== undefined ? { query: { schema: def.query, validator: compileValidator(def.query) } } : {}),
+    paramPatterns: Object.entries(def.paramPatterns ?? {}).map(([name, pattern]) => [name, new RegExp(pattern)]),
     label: `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`,
     // Redis full: a read goes on under this process's own bucket, a change is refused (rate_limit.ts).
     whenStoreFull: def.whenStoreFull ?? (def.method === 'get' ? 'local' : 'refuse')
   }))
+
+  /** The per-key bucket of an authenticated request: `limit` requests a minute, answered with the RateLimit headers. */
+  async function meter (ctx: MutableContext, c: Compiled, keyId: string, limit: number): Promise<void> {
+    const d = await deps.limiter.take(REDIS_KEYS.rateLimit(keyId, limit), limit, limit, c.whenStoreFull)
+    deps.metrics.rateDecisions.api_key[d.allowed ? 'allowed' : 'limited'].inc()
+    ctx.responseHeaders['RateLimit-Limit'] = String(limit)
+    ctx.responseHeaders['RateLimit-Remaining'] = String(d.remaining)
+    ctx.responseHeaders['RateLimit-Reset'] = String(d.resetS)
+    if (!d.allowed) {
+      throw new ApiError('rate_limited', `Rate limit of ${limit} requests per minute exceeded.`, { retryAfter: d.retryAfterS })
+    }
+  }
+
+  /**
+   * An operator route's key. A failed authentication goes through the failed-authentication throttle like any other;
+   * an organisation key that authenticated is `403 operator_only`, not a failure.
+   */
+  async function authenticateOperatorRequest (ctx: MutableContext): Promise<OperatorContext> {
+    const now = Date.now()
+    try {
+      ctx.operator = authenticateOperator(deps.cp, ctx.headers.authorization, now)
+      return ctx.operator
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'operator_only') throw err
+      deps.security.authFailed({
+        transport: 'http', address: ctx.ip, credential: ctx.headers.authorization, reason: ApiError.from(err).message
+      })
+      throw await deps.authGuard.refusal(err, ctx.ip, ctx.headers.authorization, now)
+    }
+  }
 
   async function run (
     c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: MutableContext, body: RequestBody | undefined, start: number
@@ -121,7 +163,10 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     const bodyPromise = body?.whole
     try {
       if (server.draining) throw new ApiError('service_unavailable', 'The server is shutting down.', { retryAfter: 1 })
-      if (c.def.permission !== null) {
+      if (c.def.permission === 'operator') {
+        const operator = await authenticateOperatorRequest(ctx)
+        if (c.def.unmetered !== true) await meter(ctx, c, operator.key.id, OPERATOR_REQUESTS_PER_MINUTE)
+      } else if (c.def.permission !== null) {
         const now = Date.now()
         try {
           ctx.auth = authenticate(deps.cp, ctx.headers.authorization, now)
@@ -137,21 +182,14 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
             details: { required: c.def.permission, granted: auth.key.permissions }
           })
         }
-        if (c.def.unmetered !== true) {
-          const limit = planLimit(auth.org, deps.config.plans.enterpriseRateLimit)
-          const d = await deps.limiter.take(REDIS_KEYS.rateLimit(auth.key.id, limit), limit, limit, c.whenStoreFull)
-          deps.metrics.rateDecisions.api_key[d.allowed ? 'allowed' : 'limited'].inc()
-          ctx.responseHeaders['RateLimit-Limit'] = String(limit)
-          ctx.responseHeaders['RateLimit-Remaining'] = String(d.remaining)
-          ctx.responseHeaders['RateLimit-Reset'] = String(d.resetS)
-          if (!d.allowed) {
-            throw new ApiError('rate_limited', `Rate limit of ${limit} requests per minute exceeded.`, { retryAfter: d.retryAfterS })
-          }
-        }
+        if (c.def.unmetered !== true) await meter(ctx, c, auth.key.id, planLimit(auth.org, deps.config.plans.enterpriseRateLimit))
       }
       if (c.def.idPrefix !== undefined && !isId(c.def.idPrefix, ctx.params.id ?? '')) {
         throw new ApiError('not_found', `Nothing has this id: ids here are ${c.def.idPrefix}_ ` +
           'followed by 26 lower-case letters and digits.')
+      }
+      for (const [name, re] of c.paramPatterns) {
+        if (!re.test(ctx.params[name] ?? '')) throw new ApiError('not_found', `Nothing has this ${name}: it must match ${re.source}.`)
       }
       if (bodyPromise !== undefined) {
         ctx.rawBody = await bodyPromise
@@ -162,7 +200,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         for (const [k, v] of ctx.query) q[k] = v
         assertValid(c.query.validator, Value.Convert(c.query.schema, q))
       }
-      reply = await c.def.handler(ctx)
+      reply = c.def.permission === 'operator' ? await c.def.handler(ctx) : await c.def.handler(ctx)
     } catch (err) {
       const apiErr = ApiError.from(err)
       if (apiErr.code === 'internal_error' && !aborted.v) {
@@ -216,6 +254,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         body: undefined,
         rawBody: EMPTY,
         auth: NO_AUTH,
+        operator: NO_OPERATOR,
         responseHeaders: {}
       }
       void run(c, res, aborted, ctx, body, start)

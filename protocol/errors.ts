@@ -10,9 +10,12 @@ export const ERRORS = {
   validation_error: { status: 400, message: 'The request is invalid.' },
   unauthorized: { status: 401, message: 'Missing or invalid API key.' },
   forbidden: { status: 403, message: 'This API key may not do that.' },
+  operator_only: { status: 403, message: 'Only an operator key (ob_op_…) may call this endpoint.' },
   not_found: { status: 404, message: 'The resource does not exist.' },
   method_not_allowed: { status: 405, message: 'The method is not allowed on this path.' },
   conflict: { status: 409, message: 'The resource already exists or is being changed.' },
+  egress_source_in_use: { status: 409, message: 'The source is the last one of a pool; change or delete the pool first.' },
+  egress_pool_in_use: { status: 409, message: 'The pool is assigned to organisations or domains; assign them another pool first.' },
   payload_too_large: { status: 413, message: 'The request body is larger than 10 MB.' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with a different request body.' },
   recipient_suppressed: { status: 422, message: 'Every recipient is on the suppression list.' },
@@ -47,7 +50,8 @@ export const INTERNAL_ERRORS = {
   verp_key_unknown: 'No return-path (VERP) key has this id, or none exists yet.',
   verp_key_in_use: 'The return-path (VERP) key to retire is the newest, which signs new mail.',
   engine_thread_failed: 'A worker thread failed (not an error class: the code of the log line).',
-  webhook_jobs_full: 'The webhook job stream is at its admission limit; the event is fanned out again later.'
+  webhook_jobs_full: 'The webhook job stream is at its admission limit; the event is fanned out again later.',
+  egress_busy: 'Every connection an egress lane may have is open in the cluster; the recipient waits, no attempt is counted.'
 } as const satisfies Record<string, string>
 
 export type InternalErrorCode = keyof typeof INTERNAL_ERRORS

@@ -2,7 +2,7 @@ import { isIP } from 'node:net'
 
 /**
  * Which addresses are never a public destination: loopback, private, link-local, carrier-grade NAT, multicast,
- * reserved and unspecified ranges, in IPv4 and IPv6 (IPv4-mapped, IPv4-compatible and NAT64 forms are judged by
+ * reserved and unspecified ranges, in IPv4 and IPv6 (IPv4-mapped, IPv4-compatible, NAT64 and 6to4 forms are judged by
  * the IPv4 address they carry). Every outbound connection a tenant can aim (webhook targets, the MX hosts of
  * recipient domains) is checked against it unless the operator allows such addresses.
  */
@@ -66,6 +66,9 @@ function v6Blocked (ip: string): boolean {
   if (zeros(0, 5) && g[5] === 0xffff) return v4Blocked(embeddedV4()) // ::ffff:a.b.c.d IPv4-mapped
   if (zeros(0, 6)) return true // ::a.b.c.d IPv4-compatible (deprecated): never a real endpoint
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4Blocked(embeddedV4()) // NAT64 64:ff9b::/96
+  // 6to4 2002::/16 carries its relay's IPv4 address in groups 1–2: 2002:7f00:1:: reaches 127.0.0.1 through a relay
+  if (g[0] === 0x2002) return v4Blocked(`${g[1]! >> 8}.${g[1]! & 255}.${g[2]! >> 8}.${g[2]! & 255}`)
+  if (g[0] === 0x100 && zeros(1, 4)) return true // 100::/64 discard-only
   if ((g[0]! & 0xffc0) === 0xfe80) return true // fe80::/10 link-local
   if ((g[0]! & 0xffc0) === 0xfec0) return true // fec0::/10 site-local (deprecated)
   if ((g[0]! & 0xfe00) === 0xfc00) return true // fc00::/7 unique-local

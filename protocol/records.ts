@@ -14,6 +14,8 @@ export const OrgRecord = Type.Object({
   plan: Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro'), Type.Literal('enterprise')]),
   /** Only for `enterprise`; the operator sets it. */
   rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** The egress pool its mail leaves from (absent: `default`); only an operator sets it (protocol/egress/records.ts). */
+  egress_pool: Type.Optional(Type.String()),
   created_at: Type.String()
 })
 export type OrgRecord = Static<typeof OrgRecord>
@@ -52,7 +54,9 @@ export const DomainRecord = Type.Object({
   dkim_retired: Type.Optional(Type.Array(Type.Object({ record: DnsRecord, listed_until: Type.String() }))),
   records: Type.Array(DnsRecord),
   created_at: Type.String(),
-  verified_at: Type.Optional(Type.String())
+  verified_at: Type.Optional(Type.String()),
+  /** Overrides its organisation's egress pool for mail from this domain; only an operator sets it. */
+  egress_pool: Type.Optional(Type.String())
 })
 export type DomainRecord = Static<typeof DomainRecord>
 
@@ -74,6 +78,21 @@ export const ApiKeyRecord = Type.Object({
   replaced_by: Type.Optional(Type.String())
 })
 export type ApiKeyRecord = Static<typeof ApiKeyRecord>
+
+/**
+ * A key of the operator role (`ob_op_…`): it reaches only the operator API (`/v1/operator/…`), no organisation's
+ * data, and organisation keys never reach the operator API. Made and revoked with the CLI.
+ */
+export const OperatorKeyRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  /** SHA-256 of the key value, hex; the value itself is never stored. */
+  hash: Type.String(),
+  prefix: Type.String(),
+  created_at: Type.String(),
+  revoked_at: Type.Optional(Type.String())
+})
+export type OperatorKeyRecord = Static<typeof OperatorKeyRecord>
 
 export const WEBHOOK_EVENT_TYPES = [
   'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'

@@ -35,6 +35,8 @@ export const STORE_SHARES_PER_MILLE: Readonly<Record<string, number>> = {
   [`KV_${KV_BUCKETS.routes}`]: 3,
   [`KV_${KV_BUCKETS.settings}`]: 3,
   [`KV_${KV_BUCKETS.verpKeys}`]: 3,
+  [`KV_${KV_BUCKETS.operatorKeys}`]: 3,
+  [`KV_${KV_BUCKETS.egress}`]: 3,
   [`KV_${KV_SHARD_LEASES}`]: 10,
   [`KV_${KV_IDEMPOTENCY}`]: 20,
   [`KV_${KV_SCHEDULE_DECISIONS}`]: 5

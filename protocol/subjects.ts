@@ -56,7 +56,14 @@ export const KV_BUCKETS = {
   suppressions: 'ob_suppressions',
   settings: 'ob_settings',
   /** Return-path (VERP) keys: `<key_id>` → `{id, secret, created_at}` (stores/control_plane/verp_keys.ts). */
-  verpKeys: 'ob_verp_keys'
+  verpKeys: 'ob_verp_keys',
+  /** Operator keys: `<key_id>` → OperatorKeyRecord (stores/control_plane/operator_keys.ts); only their SHA-256 is kept. */
+  operatorKeys: 'ob_operator_keys',
+  /**
+   * The operator's egress configuration (stores/control_plane/egress_config.ts): `source.<name>`, `pool.<name>` and
+   * `settings` (protocol/egress/records.ts).
+   */
+  egress: 'ob_egress'
 } as const
 
 /**

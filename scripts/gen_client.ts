@@ -124,6 +124,8 @@ function collect (doc: OpenApi): Method[] {
   for (const [path, ops] of Object.entries(doc.paths)) {
     // Tracking links are followed by recipients' mail clients, never called by a sender's code.
     if (path.startsWith('/t/')) continue
+    // The operator API takes operator keys, which no sender holds: operators use the CLI (or plain HTTP).
+    if (path.startsWith('/v1/operator/')) continue
     for (const [method, op] of Object.entries(ops)) {
       if (op.responses['101'] !== undefined) continue // WebSocket: not an HTTP call
       const { group, action } = naming(path, method, op)

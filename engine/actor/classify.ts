@@ -4,17 +4,20 @@ import type { FailureCategory } from '../../protocol/mod.ts'
  * The one place that turns what happened to an SMTP transaction into an outcome. Pure: it reads only the
  * fields nodemailer (and our MX look-up) put on errors — `responseCode`, `response`, `code`, `command`.
  *
- * | what happened                                      | outcome                          |
- * |----------------------------------------------------|----------------------------------|
- * | server answered 2xx to DATA                        | delivered, smtp_response = reply |
- * | 5xx at any step (MAIL, RCPT, DATA)                 | bounced hard, bounce_code = code |
- * | recipient domain has no mail host (NXDOMAIN/no A)  | bounced hard, 550 5.1.2          |
- * | recipient domain publishes a null MX (RFC 7505)    | bounced hard, 556 5.1.10         |
- * | every mail host is on a non-public address         | bounced hard, 550 5.4.4, no suppression |
- * | 4xx at any step                                    | deferred                         |
- * | connection refused/reset/timeout, TLS, DNS failure | deferred                         |
- * | message cannot be built (bad address, file access) | failed                           |
- * | anything unrecognised                              | deferred (retrying is the safe side) |
+ * | what happened                                          | outcome                                  |
+ * |--------------------------------------------------------|------------------------------------------|
+ * | server answered 2xx to DATA                            | delivered, smtp_response = reply         |
+ * | 5xx at any step (MAIL, RCPT, DATA)                     | bounced hard, bounce_code = code         |
+ * | recipient domain has no mail host (NXDOMAIN/no A/AAAA) | bounced hard, 550 5.1.2                  |
+ * | recipient domain publishes a null MX (RFC 7505)        | bounced hard, 556 5.1.10                 |
+ * | every mail host is on a non-public address             | bounced hard, 550 5.4.4, no suppression  |
+ * | no mail host of the bound source's address family      | deferred (a source of the other family can send) |
+ * | 4xx at any step                                        | deferred                                 |
+ * | STARTTLS refused or failed (TLS required)              | deferred, whatever the reply             |
+ * | connection refused/reset/timeout, TLS, DNS failure     | deferred                                 |
+ * | local address cannot be bound (EADDRNOTAVAIL)          | deferred                                 |
+ * | message cannot be built (bad address, file access)     | failed                                   |
+ * | anything unrecognised                                  | deferred (retrying is the safe side)     |
  */
 export type RecipientOutcome =
   | { kind: 'delivered', response: string }
@@ -41,6 +44,11 @@ export const NO_MAIL_HOST = 'ENOMAILHOST'
 export const NULL_MX = 'ENULLMX'
 /** Every mail host of the domain is `localhost` or on a loopback, private, link-local or other non-public address. */
 export const NON_PUBLIC_MAIL_HOST = 'ENONPUBLICMAILHOST'
+/**
+ * A source bound to one address family found mail hosts of the other family only. Nothing is wrong with the domain:
+ * the router sends from a source of the other family instead; should it reach classification, it is deferred.
+ */
+export const NO_HOST_FOR_FAMILY = 'ENOHOSTFORFAMILY'
 
 const BUILD_ERRORS = new Set(['EFILEACCESS', 'EURLACCESS', 'ECONFIG', 'EMAXRECIPIENTS'])
 
@@ -58,12 +66,17 @@ export function classifyError (err: SmtpErrorLike): RecipientOutcome {
   const reply = typeof err.responseCode === 'number' ? err.responseCode : Number.NaN
   const response = text(err.response)
   const message = text(err.message)
+  // A refused or failed STARTTLS (TLS required and not offered) speaks of the connection, not of the recipient
+  if (code === 'ETLS' || err.command === 'STARTTLS') {
+    return { kind: 'deferred', response: `ETLS: STARTTLS failed: ${response || message}` }
+  }
   if (reply >= 500 && reply < 600) return { kind: 'bounced', code: String(reply), message: response || message }
   if (reply >= 400 && reply < 500) return { kind: 'deferred', response: response || `${reply} ${message}` }
   if (code === NO_MAIL_HOST) return { kind: 'bounced', code: '550', message: `5.1.2 ${message}` }
   if (code === NULL_MX) return { kind: 'bounced', code: '556', message: `5.1.10 ${message}` }
   // X.4.4 "unable to route": a `domain` bounce
   if (code === NON_PUBLIC_MAIL_HOST) return { kind: 'bounced', code: '550', message: `5.4.4 ${message}`, suppress: false }
+  if (code === NO_HOST_FOR_FAMILY) return { kind: 'deferred', response: `${code}: ${message}` }
   if (BUILD_ERRORS.has(code) || (code === 'EENVELOPE' && Number.isNaN(reply))) {
     return { kind: 'failed', category: 'unbuildable', reason: message || code }
   }

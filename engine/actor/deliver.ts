@@ -10,6 +10,10 @@ import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult, SmtpAt
 import { destinationClass, type DestinationClass } from '../../stores/metrics/mod.ts'
 import type { Redis } from 'ioredis'
 import { DeliveryStateChanges, DeliveryStateWriter } from '../delivery_state_layout.ts'
+import { EgressState } from '../../stores/egress/mod.ts'
+import { BUSY_RETRY_MS, EgressRoutes, type EgressNote, type LaneRef } from '../egress/egress_routes.ts'
+import { EgressBusyError, LaneSockets } from '../egress/lane_sockets.ts'
+import { EgressRouter } from '../egress/router.ts'
 
 const MAX_MX_TRIED = 3
 const MAX_CLASSED_HOSTS = 10_000
@@ -41,6 +45,8 @@ export class Deliverer {
   /** The return-path key of the last task; a new one arrives only when the keys rotate. */
   private verpKey?: { id: string, secret: Buffer }
   private readonly state: DeliveryStateWriter
+  private readonly egress?: EgressRoutes
+  private readonly sockets?: LaneSockets
 
   constructor (
     private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle,
@@ -50,6 +56,18 @@ export class Deliverer {
     if (settings.relay !== undefined) this.relay = relayDestination(settings.relay)
     this.secret = Buffer.from(settings.secret)
     this.state = new DeliveryStateWriter(redis)
+    // Mail through the relay is the relay's to shape; with shaping off, mail to MX hosts goes as it did before it.
+    if (settings.egressShaping && this.relay === undefined) {
+      const egress = new EgressState(redis, Date.now,
+        settings.egressRecoverEveryMs !== undefined ? { recoverEveryMs: settings.egressRecoverEveryMs } : {})
+      this.sockets = new LaneSockets(egress)
+      this.egress = new EgressRoutes(this.mx, egress, this.sockets, new EgressRouter(egress), settings.outboundPort)
+    }
+  }
+
+  /** Stops renewing connection slots (the pools' close gives them back). */
+  close (): void {
+    this.sockets?.close()
   }
 
   async run (task: DeliverTask): Promise<DeliverResult> {
@@ -78,8 +96,9 @@ export class Deliverer {
     }
     const unrecorded: UnrecordedReply[] = []
     const attempts: SmtpAttemptSample[] = []
+    const notes: EgressNote[] = []
     const results = await Promise.all(task.recipients.map(async (rcpt): Promise<RecipientResult> => {
-      const outcome = await this.one(message, rcpt, attempts)
+      const outcome = await this.one(message, rcpt, attempts, task, notes)
       const result = { rcpt, outcome, at: new Date().toISOString() }
       if (outcome.kind === 'delivered' || outcome.kind === 'bounced') {
         const code = await this.recordSent(task.message.id, result)
@@ -87,13 +106,23 @@ export class Deliverer {
       }
       return result
     }))
-    return unrecorded.length > 0 ? { results, unrecorded, attempts } : { results, attempts }
+    return {
+      results, attempts, ...(unrecorded.length > 0 ? { unrecorded } : {}), ...(notes.length > 0 ? { egress: notes } : {})
+    }
   }
 
-  private async one (message: ComposedMessage | SubmittedMessage, rcpt: string, attempts: SmtpAttemptSample[]): Promise<RecipientOutcome> {
+  private async one (message: ComposedMessage | SubmittedMessage, rcpt: string, attempts: SmtpAttemptSample[], task: DeliverTask,
+    notes: EgressNote[]): Promise<RecipientOutcome> {
     let dests: Destination[]
+    let lane: LaneRef | undefined
     try {
-      dests = this.relay !== undefined ? [this.relay] : await this.mxDestinations(addressDomain(rcpt))
+      if (this.relay !== undefined) dests = [this.relay]
+      else if (this.egress !== undefined && task.egress !== undefined) {
+        const route = await this.egress.route(addressDomain(rcpt), task.egress, task.message.id)
+        if (route.kind === 'wait') return { kind: 'throttled', retryAfterMs: route.ms }
+        dests = route.dests
+        lane = route.lane
+      } else dests = await this.mxDestinations(addressDomain(rcpt))
     } catch (err) {
       return classifyError(err as Error)
     }
@@ -112,7 +141,13 @@ export class Deliverer {
         // one envelope recipient per transaction: resolving means it was accepted
         return this.measured(attempts, dest, sentAt, classifyAccepted(info))
       } catch (err) {
+        // every connection of the lane is open elsewhere in the cluster: not an attempt, the recipient waits
+        if (err instanceof EgressBusyError) {
+          if (lane !== undefined) await this.egress!.notSent(lane)
+          return { kind: 'throttled', retryAfterMs: BUSY_RETRY_MS }
+        }
         outcome = classifyError(err as Error)
+        if (lane !== undefined) outcome = await this.egress!.afterReply(lane, outcome, notes)
         if (sentAt > 0) this.measured(attempts, dest, sentAt, outcome)
         if (!tryNextHost(err as Error)) return outcome
       }
@@ -144,10 +179,15 @@ export class Deliverer {
     return err === undefined ? undefined : redisErrorCode(err)
   }
 
-  /** Up to MAX_MX_TRIED hosts in preference order; the next is tried only when no server answered. */
-  private async mxDestinations (domain: string): Promise<Destination[]> {
-    const hosts = await this.mx.route(domain)
-    return hosts.slice(0, MAX_MX_TRIED).map((h) => ({ host: h.host, connectTo: h.ip, port: this.settings.outboundPort, secure: false }))
+  /**
+   * Up to MAX_MX_TRIED hosts in preference order; the next is tried only when no server answered. `family`: that of
+   * the source sending (unset: the host's own address, which reaches an IPv6-only host over IPv6).
+   */
+  private async mxDestinations (domain: string, family?: 4 | 6): Promise<Destination[]> {
+    const hosts = await this.mx.route(domain, family)
+    return hosts.slice(0, MAX_MX_TRIED).map((h) => ({
+      host: h.host, connectTo: h.ip, port: this.settings.outboundPort, secure: false, family: h.family
+    }))
   }
 
   private dkimKey (domainId: string, selector: string, privateKey: string): KeyObject {

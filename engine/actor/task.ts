@@ -1,5 +1,7 @@
 import type { RedisTarget } from '../../config/mod.ts'
 import type { RecipientOutcome } from './classify.ts'
+import type { EgressNote } from '../egress/egress_routes.ts'
+import type { TaskEgress } from '../egress/task_egress.ts'
 import type { DestinationClass, SmtpResult } from '../../stores/metrics/mod.ts'
 
 /** What the dispatcher hands a shard's thread, and what comes back. Plain data: it crosses a thread boundary. */
@@ -14,6 +16,10 @@ export interface ActorSettings {
   dnsServers: string[]
   poolConnections: number
   hostRatePerS: number
+  /** Mail to MX hosts goes through the egress layer (engine/egress/); never mail through the relay. */
+  egressShaping: boolean
+  /** How long a lane slowed by a reply takes to double its rate back; unset: stores/egress RECOVER_EVERY_MS. */
+  egressRecoverEveryMs?: number
   publicUrl: string
   /** Tracking-token key (installationSecret). */
   secret: Uint8Array
@@ -48,6 +54,8 @@ export interface DeliverTask {
   domain: { id: string, name: string, selector: string, privateKey: string, ed25519?: { selector: string, privateKey: string } }
   /** The return-path key that signs this run's VERP addresses (the newest when the run was handed over). */
   verpKey: { id: string, secret: Uint8Array }
+  /** The sources of the message's pool, resolved when the run was handed over; none with shaping off or a relay. */
+  egress?: TaskEgress
 }
 
 export interface CloseTask { kind: 'close' }
@@ -67,4 +75,10 @@ export interface UnrecordedReply { rcpt: string, code: string }
 /** One SMTP transaction the thread made, for `outbox_smtp_attempt_duration_seconds` (counted by the main thread). */
 export interface SmtpAttemptSample { destination: DestinationClass, result: SmtpResult, seconds: number }
 
-export interface DeliverResult { results: RecipientResult[], unrecorded?: UnrecordedReply[], attempts?: SmtpAttemptSample[] }
+export interface DeliverResult {
+  results: RecipientResult[]
+  unrecorded?: UnrecordedReply[]
+  attempts?: SmtpAttemptSample[]
+  /** Lanes whose state a reply changed in this run. */
+  egress?: EgressNote[]
+}

@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import { Readable } from 'node:stream'
 import { domainToASCII } from 'node:url'
 import SMTPPool from 'nodemailer/lib/smtp-pool'
+import type { GetSocket } from '../egress/lane_sockets.ts'
 
 /** What a pool sends: the envelope and the finished, signed bytes of one recipient's copy. */
 export interface RawMail { envelope: { from: string, to: string[] }, raw: Buffer, messageId: string }
@@ -49,50 +50,110 @@ function asciiDomain (address: string): string {
 
 /** One destination's pool, sending raw messages. */
 export class PooledDestination {
+  /** Messages handed to the pool and not yet answered: a pool with any is not idle, however long its DATA takes. */
+  inFlight = 0
+
+  /** Called each time the last message in flight is answered (the pool's connections are all idle then). */
+  onIdle?: () => void
+
   constructor (readonly pool: SMTPPool) {}
 
   async sendMail (mail: RawMail): Promise<SentInfo> {
-    return await new Promise((resolve, reject) => {
-      this.pool.send(new RawMessage(mail) as unknown as Parameters<SMTPPool['send']>[0], (err, info) => {
-        if (err !== null && err !== undefined) reject(err)
-        else resolve(info ?? {})
+    this.inFlight++
+    try {
+      return await new Promise((resolve, reject) => {
+        this.pool.send(new RawMessage(mail) as unknown as Parameters<SMTPPool['send']>[0], (err, info) => {
+          if (err !== null && err !== undefined) reject(err)
+          else resolve(info ?? {})
+        })
       })
-    })
+    } finally {
+      if (--this.inFlight === 0) this.onIdle?.()
+    }
   }
 
   close (): void { this.pool.close() }
 }
 
 /**
- * Pooled SMTP transports, one per destination (MX host and port, or the relay), owned by one thread.
- * A pool keeps up to `maxConnections` sockets open and sends up to MAX_MESSAGES_PER_CONNECTION messages on
- * each before reconnecting; a destination unused for IDLE_MS has its pool closed.
+ * Pooled SMTP transports, one per destination (MX host and port, or the relay, from one local address saying one
+ * EHLO name), owned by one thread. A pool keeps up to `maxConnections` sockets open and sends up to `maxMessages`
+ * messages on each before reconnecting (the destination's own numbers, else the thread's); a destination unused for
+ * IDLE_MS has its pool closed, and the cache's `onClose` is told its key.
  */
 const MAX_MESSAGES_PER_CONNECTION = 100
 const IDLE_MS = 60_000 // 1 min
+/**
+ * A pool of an egress lane is closed after this long without a message in flight: each of its connections holds one
+ * of the lane's slots, counted across every thread of every engine, and an idle connection kept here would keep
+ * another thread's mail for the lane waiting for as long as it is kept. Postfix keeps an idle connection 2 s
+ * (smtp_connection_cache_time_limit) for the same reason: to reuse it for a burst, not to hold the receiver's slots.
+ */
+export const LANE_IDLE_MS = 2_000
 const SWEEP_MS = 15_000
 
 export interface Destination {
-  /** Pool key and throttle key: the MX host name or the relay host. */
+  /** Throttle key: the MX host name or the relay host. */
   host: string
   /** Address to connect to (the MX host resolved by us; the relay host as configured). */
   connectTo: string
   port: number
   secure: boolean
   auth?: { user: string, pass: string }
+  /**
+   * Local address the connections are bound to (an egress source's IPv4 or IPv6 literal); unset: whatever the host's
+   * routing picks. It must be of the family of `connectTo`: a socket bound to one family cannot reach the other.
+   * An address this host does not have fails each connection with `EADDRNOTAVAIL`, which classifies as deferred.
+   */
+  localAddress?: string
+  /** The name said in EHLO (the source's reverse DNS name); unset: the host's name. */
+  ehlo?: string
+  /** Sockets this destination's pool keeps open at most; unset: the thread's `maxConnections`. */
+  maxConnections?: number
+  /** Messages sent on one connection before it is replaced; unset: MAX_MESSAGES_PER_CONNECTION. */
+  maxMessages?: number
+  /** The address family of `connectTo`, for the caller's information (not part of the pool key). */
+  family?: 4 | 6
+  /** The egress lane (source × provider) whose limits and connection slots this pool's connections count against. */
+  lane?: string
+  /** Opens the pool's sockets (nodemailer's `getSocket` hook): the egress lane's, which hold cluster-wide slots. */
+  getSocket?: GetSocket
+  /** No message goes without STARTTLS (a provider's `tls: required`): a server that does not offer it defers the mail. */
+  requireTLS?: boolean
+}
+
+export interface TransportCacheOptions {
+  /**
+   * Told the key (`poolKey`) of each pool the cache closes: one idle for IDLE_MS, and every pool on `close()`.
+   * A caller holding resources per pool (cluster-wide connection slots) releases them here. Called from a timer:
+   * it must not throw (an asynchronous release handles its own failure).
+   */
+  onClose?: (key: string) => void
+}
+
+/**
+ * The pool a destination's mail goes through. Two sources sending to one MX host are two pools, and so are two sets
+ * of limits: a destination whose `maxConnections` or `maxMessages` changes gets a new pool at once (the old one is
+ * closed when idle) instead of keeping the old numbers for as long as mail keeps it busy.
+ */
+export function poolKey (d: Destination): string {
+  return `${d.host}|${d.connectTo}:${d.port}|${d.localAddress ?? ''}|${d.ehlo ?? ''}|${d.maxConnections ?? ''}/${d.maxMessages ?? ''}` +
+    `|${d.lane ?? ''}|${d.requireTLS === true ? 'tls' : ''}`
 }
 
 export class TransportCache {
-  private readonly pools = new Map<string, { transport: PooledDestination, lastUsed: number }>()
+  private readonly pools = new Map<string, { transport: PooledDestination, lastUsed: number, idleTimer?: NodeJS.Timeout | undefined }>()
   private readonly sweeper: NodeJS.Timeout
+  private readonly onClose?: (key: string) => void
 
-  constructor (private readonly maxConnections: number) {
+  constructor (private readonly maxConnections: number, opts: TransportCacheOptions = {}) {
+    if (opts.onClose !== undefined) this.onClose = opts.onClose
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS)
     this.sweeper.unref()
   }
 
   get (d: Destination): PooledDestination {
-    const key = `${d.host}|${d.connectTo}:${d.port}`
+    const key = poolKey(d)
     const hit = this.pools.get(key)
     if (hit !== undefined) {
       hit.lastUsed = Date.now()
@@ -105,34 +166,62 @@ export class TransportCache {
       secure: d.secure,
       // TLS certificate names of MX hosts are rarely checkable; opportunistic STARTTLS must not fail on them
       tls: { rejectUnauthorized: false, ...(isIP(d.host) === 0 ? { servername: d.host } : {}) },
-      maxConnections: this.maxConnections,
-      maxMessages: MAX_MESSAGES_PER_CONNECTION,
+      maxConnections: d.maxConnections ?? this.maxConnections,
+      maxMessages: d.maxMessages ?? MAX_MESSAGES_PER_CONNECTION,
       connectionTimeout: 30_000,
       greetingTimeout: 30_000,
       socketTimeout: 300_000, // RFC 5321 §4.5.3.2 allows a server 10 min for DATA; 5 min is what large MTAs wait
       disableFileAccess: true,
       disableUrlAccess: true,
+      ...(d.localAddress !== undefined ? { localAddress: d.localAddress } : {}),
+      ...(d.ehlo !== undefined ? { name: d.ehlo } : {}),
+      ...(d.getSocket !== undefined ? { getSocket: d.getSocket } : {}),
+      ...(d.requireTLS === true ? { requireTLS: true } : {}),
       ...(d.auth !== undefined ? { auth: d.auth } : {})
     }
     const transport = new PooledDestination(new SMTPPool(options))
     this.pools.set(key, { transport, lastUsed: Date.now() })
+    if (d.lane !== undefined) transport.onIdle = () => { this.closeWhenIdle(key, transport) }
     return transport
   }
+
+  /**
+   * Closes a lane's pool once it has had nothing in flight for LANE_IDLE_MS, giving its connection slots back. One
+   * timer per pool at a time: when it fires early (the pool was used meanwhile) it waits for the rest.
+   */
+  private closeWhenIdle (key: string, transport: PooledDestination): void {
+    const entry = this.pools.get(key)
+    if (entry === undefined || entry.transport !== transport || entry.idleTimer !== undefined) return
+    const check = (): void => {
+      entry.idleTimer = undefined
+      if (this.pools.get(key) !== entry || transport.inFlight > 0) return
+      const left = entry.lastUsed + LANE_IDLE_MS - Date.now()
+      if (left > 0) { entry.idleTimer = setTimeout(check, left).unref(); return }
+      this.closePool(key, transport)
+    }
+    entry.idleTimer = setTimeout(check, LANE_IDLE_MS).unref()
+  }
+
+  /** Keys of the pools open now. */
+  keys (): string[] { return [...this.pools.keys()] }
 
   private sweep (): void {
     const now = Date.now()
     for (const [key, p] of this.pools) {
-      if (now - p.lastUsed > IDLE_MS) {
-        p.transport.close()
-        this.pools.delete(key)
-      }
+      if (now - p.lastUsed > IDLE_MS && p.transport.inFlight === 0) this.closePool(key, p.transport)
     }
+  }
+
+  private closePool (key: string, transport: PooledDestination): void {
+    clearTimeout(this.pools.get(key)?.idleTimer)
+    transport.close()
+    this.pools.delete(key)
+    this.onClose?.(key)
   }
 
   close (): void {
     clearInterval(this.sweeper)
-    for (const p of this.pools.values()) p.transport.close()
-    this.pools.clear()
+    for (const [key, p] of this.pools) this.closePool(key, p.transport)
   }
 }
 

@@ -26,6 +26,7 @@ const deliverer = new Deliverer(settings, transports, new DestinationThrottle(re
 
 export default async function actor (task: ActorTask): Promise<DeliverResult | undefined> {
   if (task.kind === 'close') {
+    deliverer.close()
     transports.close()
     redis.disconnect()
     return undefined

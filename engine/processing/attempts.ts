@@ -9,11 +9,15 @@ import type { ShardActors } from '../shards.ts'
 import { signingDomain } from '../signing_keys.ts'
 import { unadmittedResult } from './delivery_plan.ts'
 import { verdictOf } from './outcomes.ts'
+import type { EgressNote } from '../egress/egress_routes.ts'
+import { PoolResolver } from '../egress/pool_resolver.ts'
 
 export interface AttemptDeps {
   /** The retry schedule (s) and the SMTP pool size, which size the destinations' backoff. */
   retryScheduleS: readonly number[]
   poolConnections: number
+  /** Mail to MX hosts goes through the egress layer: each run carries its pool's sources. */
+  egress: boolean
   publicUrl: string
   cp: ControlPlane
   actors: ShardActors
@@ -44,9 +48,11 @@ export class DeliveryAttempts {
   /** One per process, shared by all its shards: a destination's mail is spread over every shard. */
   private readonly backoff: DestinationBackoff
   private signingKey?: DeliverTask['verpKey']
+  private readonly pools?: PoolResolver
 
   constructor (private readonly d: AttemptDeps) {
     this.backoff = new DestinationBackoff(backoffSettings(d.retryScheduleS, d.poolConnections))
+    if (d.egress) this.pools = new PoolResolver(d.cp)
     d.metrics.read('outbox_destinations_suspended', (set) => { set(this.backoff.suspendedCount()) })
   }
 
@@ -75,12 +81,14 @@ export class DeliveryAttempts {
       message: a.message,
       recipients: attempt,
       domain: signingDomain(a.domain),
-      verpKey: this.verpKey()
+      verpKey: this.verpKey(),
+      ...(this.pools !== undefined ? { egress: this.pools.of(this.d.cp.orgs.get(a.message.org_id), a.domain) } : {})
     }
     let sent: RecipientResult[]
     try {
       const attempted = await this.d.actors.deliver(a.shard, task)
       sent = attempted.results
+      for (const n of attempted.egress ?? []) this.laneChanged(n)
       for (const u of attempted.unrecorded ?? []) {
         this.d.log.warn({ message_id: a.message.id, recipient: u.rcpt, code: u.code },
           'SMTP reply not recorded when it arrived; a crash before the delivery state is saved would send again')
@@ -125,6 +133,17 @@ export class DeliveryAttempts {
       }
     }
     return { attempt, notAttempted }
+  }
+
+  /** A reply slowed, paused or took out an egress lane: one metric and one log line per change. */
+  private laneChanged (n: EgressNote): void {
+    this.d.metrics.egressLaneChanges[n.action].inc()
+    const t = n.throttle
+    this.d.log.warn({
+      source: n.source, provider: n.provider, rule: n.rule, action: n.action, rate_factor: t.factor,
+      ...(t.pausedUntil > 0 ? { paused_until: new Date(t.pausedUntil).toISOString() } : {}),
+      ...(t.outUntil > 0 ? { out_until: new Date(t.outUntil).toISOString() } : {})
+    }, 'egress lane throttled by a reply')
   }
 
   /**

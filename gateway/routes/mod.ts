@@ -19,6 +19,8 @@ import { messageSendRoutes } from './messages_v1.ts'
 import { messageScheduleRoutes } from './messages_schedule_v1.ts'
 import { trackingRoutes } from './tracking.ts'
 import { analyzeRoutes } from './analyze_v1.ts'
+import { operatorEgressRoutes } from './operator_egress_v1.ts'
+import { operatorLaneRoutes } from './operator_lanes_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -41,5 +43,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...messageSendRoutes,
   ...messageScheduleRoutes,
   ...trackingRoutes,
-  ...analyzeRoutes
+  ...analyzeRoutes,
+  ...operatorEgressRoutes,
+  ...operatorLaneRoutes
 ]

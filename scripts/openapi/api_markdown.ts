@@ -61,7 +61,12 @@ function endpoint (def: RouteDef): string[] {
   const method = httpMethod(def.method).toUpperCase()
   const out = [`### ${method} ${openApiPath(def.path)}`, '', def.summary + '.', '']
   if (def.description !== undefined) out.push(def.description, '')
-  out.push(`Permission: ${def.permission === null ? 'none (no API key)' : `\`${def.permission}\` (or \`admin\`)`}`, '')
+  const permission = def.permission === null
+    ? 'none (no API key)'
+    : def.permission === 'operator'
+      ? 'an operator key (`ob_op_…`); organisation keys get 403 `operator_only`'
+      : `\`${def.permission}\` (or \`admin\`)`
+  out.push(`Permission: ${permission}`, '')
   if (def.query !== undefined) out.push('Query parameters:', '', ...fieldTable(toJsonSchema(def.query)))
   if (def.body !== undefined) out.push('Request body (`application/json`):', '', ...fieldTable(toJsonSchema(def.body)))
   out.push('Responses:', '')

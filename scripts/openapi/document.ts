@@ -71,13 +71,22 @@ function responseHeaders (def: RouteDef, status: number): Record<string, unknown
   return headers
 }
 
+/** What the description says about the key a route takes. */
+export function permissionText (def: RouteDef): string {
+  if (def.permission === null) return 'No API key needed.'
+  if (def.permission === 'operator') {
+    return 'Requires an operator key (`ob_op_…`); organisation keys, `admin` included, get 403 `operator_only`.'
+  }
+  return `Requires the \`${def.permission}\` permission (or \`admin\`).`
+}
+
 function operation (def: RouteDef): Record<string, unknown> {
   const op: Record<string, unknown> = {
     operationId: operationId(def.method, def.path),
     summary: def.summary,
     tags: [def.tag]
   }
-  const permissionNote = def.permission === null ? 'No API key needed.' : `Requires the \`${def.permission}\` permission (or \`admin\`).`
+  const permissionNote = permissionText(def)
   op.description = def.description === undefined ? permissionNote : `${def.description}\n\n${permissionNote}`
   op.security = def.permission === null ? [] : [{ bearer: [] }]
   op['x-permission'] = def.permission
@@ -89,7 +98,15 @@ function operation (def: RouteDef): Record<string, unknown> {
         schema: { type: 'string', pattern: `^${def.idPrefix}_[0-9a-z]{26}$` },
         description: 'Any other shape is 404 `not_found`.'
       }
-    : { name, in: 'path', required: true, schema: { type: 'string' } })
+    : def.paramPatterns?.[name] !== undefined
+      ? {
+          name,
+          in: 'path',
+          required: true,
+          schema: { type: 'string', pattern: def.paramPatterns[name] },
+          description: 'Any other shape is 404 `not_found`.'
+        }
+      : { name, in: 'path', required: true, schema: { type: 'string' } })
   if (def.query !== undefined) {
     const q = toJsonSchema(def.query) as { properties?: Record<string, JsonSchema>, required?: string[] }
     for (const [name, schema] of Object.entries(q.properties ?? {})) {
@@ -143,13 +160,18 @@ export function buildOpenApi (routes: readonly RouteDef[], version: string): Rec
     components: {
       securitySchemes: {
         bearer: {
-          type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer ob_live_…` (or `ob_test_…` for sandbox keys)'
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key: `Authorization: Bearer ob_live_…` (or `ob_test_…` for sandbox keys); ' +
+            'on the operator API (`/v1/operator/…`) an operator key, `ob_op_…`'
         }
       },
       schemas: { Error: errorSchema() },
       headers: {
         'X-Request-Id': { description: 'Request identifier; a valid incoming X-Request-Id is echoed', schema: { type: 'string' } },
-        'RateLimit-Limit': { description: 'Requests per minute allowed for this key (the plan value)', schema: { type: 'integer' } },
+        'RateLimit-Limit': {
+          description: 'Requests per minute allowed for this key (the plan value; 600 for an operator key)', schema: { type: 'integer' }
+        },
         'RateLimit-Remaining': { description: 'Requests that may be made right now', schema: { type: 'integer' } },
         'RateLimit-Reset': { description: 'Seconds until the bucket is full again', schema: { type: 'integer' } },
         'Retry-After': { description: 'Seconds to wait before retrying (at least 1)', schema: { type: 'integer', minimum: 1 } }

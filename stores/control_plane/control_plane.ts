@@ -4,14 +4,17 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import { DEFAULT_NATS_STORE_MB } from '../../config/mod.ts'
 import { ensureStoreShare } from '../clients/mod.ts'
 import {
-  KV_BUCKETS, kvBucketOptions, kvShareBytes, type ApiKeyRecord, type DomainRecord, type OrgRecord, type RouteRecord,
-  type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex
+  KV_BUCKETS, kvBucketOptions, kvShareBytes, type ApiKeyRecord, type DomainRecord, type OperatorKeyRecord, type OrgRecord,
+  type RouteRecord, type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex
 } from '../../protocol/mod.ts'
 import { KvMirror } from './kv_mirror.ts'
 import { VerpKeyRing, type VerpKeyRecord } from './verp_keys.ts'
+import { OperatorKeys } from './operator_keys.ts'
+import { EgressConfig, type EgressEntry } from './egress_config.ts'
 
 /**
- * Organisations, domains, keys, webhooks, templates, inbound routes, suppressions and return-path keys, stored in NATS KV
+ * Organisations, domains, keys, webhooks, templates, inbound routes, suppressions, return-path keys, operator keys and
+ * the operator's egress configuration, stored in NATS KV
  * (replicated in a cluster) and mirrored in every process. Keys of org-owned records are `<org_id>.<id>`.
  */
 /** How many presented key values' digests a process remembers. */
@@ -34,13 +37,21 @@ export class ControlPlane {
     readonly routes: KvMirror<RouteRecord>,
     readonly suppressions: KvMirror<SuppressionRecord>,
     readonly settings: KV,
-    private readonly verpKeyMirror: KvMirror<VerpKeyRecord>
+    private readonly verpKeyMirror: KvMirror<VerpKeyRecord>,
+    private readonly operatorKeyMirror: KvMirror<OperatorKeyRecord>,
+    private readonly egressMirror: KvMirror<EgressEntry>
   ) {
     this.verpKeys = new VerpKeyRing(verpKeyMirror)
+    this.operatorKeys = new OperatorKeys(operatorKeyMirror)
+    this.egress = new EgressConfig(egressMirror, orgs, domains)
   }
 
   /** Return-path (VERP) keys: the newest signs, every listed one verifies. */
   readonly verpKeys: VerpKeyRing
+  /** Keys of the operator role (`ob_op_…`), which reach only the operator API. */
+  readonly operatorKeys: OperatorKeys
+  /** Egress sources, pools and limit overrides (`cp.egress.pool(name)`, …), and the one writer of them. */
+  readonly egress: EgressConfig
 
   /** `storeBytes`: OB_NATS_STORE_MB in bytes, of which each bucket gets its share (protocol/store_budget.ts). */
   static async open (nc: NatsConnection, opts: { replicas: number, storeBytes?: number }): Promise<ControlPlane> {
@@ -52,10 +63,12 @@ export class ControlPlane {
       await ensureStoreShare(jsm, `KV_${name}`, kvShareBytes(storeBytes, name))
       return kv
     }
-    const [orgs, domains, domainNames, apiKeys, webhooks, templates, routes, suppressions, settings, verpKeys] = await Promise.all([
+    const [
+      orgs, domains, domainNames, apiKeys, webhooks, templates, routes, suppressions, settings, verpKeys, operatorKeys, egress
+    ] = await Promise.all([
       bucket(KV_BUCKETS.orgs), bucket(KV_BUCKETS.domains), bucket(KV_BUCKETS.domainNames), bucket(KV_BUCKETS.apiKeys),
       bucket(KV_BUCKETS.webhooks), bucket(KV_BUCKETS.templates), bucket(KV_BUCKETS.routes), bucket(KV_BUCKETS.suppressions),
-      bucket(KV_BUCKETS.settings), bucket(KV_BUCKETS.verpKeys)
+      bucket(KV_BUCKETS.settings), bucket(KV_BUCKETS.verpKeys), bucket(KV_BUCKETS.operatorKeys), bucket(KV_BUCKETS.egress)
     ])
     const mirrors = await Promise.all([
       KvMirror.open<OrgRecord>(orgs),
@@ -67,7 +80,12 @@ export class ControlPlane {
       KvMirror.open<RouteRecord>(routes, { id: (r) => r.id }),
       KvMirror.open<SuppressionRecord>(suppressions)
     ])
-    const cp = new ControlPlane(...mirrors, settings, await KvMirror.open<VerpKeyRecord>(verpKeys))
+    const [verpKeyMirror, operatorKeyMirror, egressMirror] = await Promise.all([
+      KvMirror.open<VerpKeyRecord>(verpKeys),
+      KvMirror.open<OperatorKeyRecord>(operatorKeys, { hash: (k) => k.hash }),
+      KvMirror.open<EgressEntry>(egress)
+    ])
+    const cp = new ControlPlane(...mirrors, settings, verpKeyMirror, operatorKeyMirror, egressMirror)
     await cp.verpKeys.ensure()
     return cp
   }
@@ -108,7 +126,7 @@ export class ControlPlane {
   close (): void {
     const mirrors = [
       this.orgs, this.domains, this.domainNames, this.apiKeys, this.webhooks, this.templates, this.routes, this.suppressions,
-      this.verpKeyMirror
+      this.verpKeyMirror, this.operatorKeyMirror, this.egressMirror
     ]
     for (const m of mirrors) m.stop()
   }

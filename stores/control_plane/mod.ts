@@ -1,4 +1,9 @@
-/** Tenants, keys, templates, webhooks, suppressions and return-path keys in NATS KV, mirrored in memory. */
+/**
+ * Tenants, keys, templates, webhooks, suppressions, return-path keys, operator keys and the egress configuration in NATS
+ * KV, mirrored in memory.
+ */
 export { KvMirror, KvConflictError } from './kv_mirror.ts'
 export { ControlPlane, suppressionKey } from './control_plane.ts'
 export { VerpKeyRing, VerpKeyError, type VerpKeyRecord } from './verp_keys.ts'
+export { OperatorKeys, OPERATOR_KEY_PREFIX, OPERATOR_KEY_SHAPE, operatorKeyView, type OperatorKeyView } from './operator_keys.ts'
+export { EgressConfig, type EgressEntry } from './egress_config.ts'

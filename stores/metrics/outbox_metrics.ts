@@ -73,6 +73,8 @@ export class OutboxMetrics {
     'outbox_destination_suspensions_total', 'Times a destination was suspended after answering only 4xx.', this.registry
   ).child()
 
+  readonly egressLaneChanges: Children<'slow' | 'pause' | 'out', CounterChild>
+
   readonly webhookAttempts: Children<WebhookResult, HistogramChild>
   readonly webhookRepeatsSkipped = new CounterFamily(
     'outbox_webhook_repeats_skipped_total',
@@ -127,6 +129,10 @@ export class OutboxMetrics {
     )
     this.smtpAttempts = childrenOf(DESTINATION_CLASSES, (destination) =>
       childrenOf(SMTP_RESULTS, (result) => smtp.child({ destination, result })))
+    const lanes = new CounterFamily(
+      'outbox_egress_lane_changes_total', 'Egress lanes (source × provider) slowed, paused or taken out by a reply rule.', this.registry
+    )
+    this.egressLaneChanges = childrenOf(['slow', 'pause', 'out'] as const, (action) => lanes.child({ action }))
     const webhooks = new HistogramFamily(
       'outbox_webhook_attempt_duration_seconds',
       'Webhook delivery attempts by result, with their duration.',
@@ -175,6 +181,15 @@ export class OutboxMetrics {
     this.readGauge('outbox_redis_connected', 'Whether the connection to Redis is ready (1) or not (0).')
     this.readGauge('outbox_redis_noeviction', 'Whether Redis runs with maxmemory-policy noeviction (1) or another policy (0).')
     this.readGauge('outbox_role', 'The parts this process runs (1 per role).', ['role'])
+    const lane = ['source', 'provider']
+    this.readGauge('outbox_egress_lane_connections', 'Connections open from a source to a provider, across the cluster.', lane)
+    this.readGauge('outbox_egress_lane_messages_per_minute', 'A lane\'s rate now: its limit times its throttle factor.', lane)
+    this.readGauge('outbox_egress_lane_rate_factor', 'A lane\'s throttle factor: 1 at full rate, below 1 slowed by a reply.', lane)
+    this.readGauge('outbox_egress_lane_stopped', 'Whether a lane is paused or out for its provider (1) or not (0).', lane)
+    this.readGauge('outbox_egress_lane_waiting', 'Messages waiting for a lane (its rate, a pause, warm-up or connections).', lane)
+    this.readGauge('outbox_egress_lane_oldest_waiting_seconds', 'How long the oldest message waiting for a lane has waited.', lane)
+    this.readGauge('outbox_egress_warmup_sent_today', 'Messages a warming source sent to a provider today (UTC).', lane)
+    this.readGauge('outbox_egress_warmup_allowance_today', 'A warming source\'s allowance per provider today.', lane)
   }
 
   /** Counts one HTTP request; the route is a route-table label, the status a number. */

@@ -1,20 +1,35 @@
 import { createSocket, type Socket } from 'node:dgram'
 
 /**
- * A small authoritative DNS server over UDP for tests: answers A, MX and TXT from a table, NXDOMAIN otherwise.
+ * A small authoritative DNS server over UDP for tests: answers A, AAAA, MX and TXT from a table, NXDOMAIN for a name
+ * in no table, and an empty answer (NODATA) for a known name without records of the type asked.
  * Point `OB_DNS_SERVERS=127.0.0.1:<port>` at it.
  */
 export interface DnsTable {
   A?: Record<string, string[]>
+  /** IPv6 literals in hex groups (`::1`, `2001:db8::25`); no embedded dotted quad. */
+  AAAA?: Record<string, string[]>
   MX?: Record<string, Array<{ exchange: string, priority: number }>>
   TXT?: Record<string, string[]>
 }
 
-const TYPE = { A: 1, MX: 15, TXT: 16 } as const
+const TYPE = { A: 1, MX: 15, TXT: 16, AAAA: 28 } as const
 
 function encodeName (name: string): Buffer {
   const parts = name.replace(/\.$/, '').split('.').filter(Boolean)
   return Buffer.concat([...parts.map((p) => Buffer.concat([Buffer.from([p.length]), Buffer.from(p)])), Buffer.from([0])])
+}
+
+/** The 16 bytes of an IPv6 address written in hex groups, `::` standing for the zero groups left out. */
+function ipv6Bytes (ip: string): Buffer {
+  const [head, tail] = ip.includes('::') ? ip.split('::') as [string, string] : [ip, undefined]
+  const h = head === '' ? [] : head.split(':')
+  const t = tail === undefined || tail === '' ? [] : tail.split(':')
+  const groups = tail === undefined ? h : [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t]
+  if (groups.length !== 8) throw new Error(`dns_server: not an IPv6 address in hex groups: ${ip}`)
+  const out = Buffer.alloc(16)
+  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2))
+  return out
 }
 
 function readName (buf: Buffer, offset: number): { name: string, end: number } {
@@ -74,6 +89,8 @@ export class DnsServer {
     const answers: Buffer[] = []
     if (qtype === TYPE.A) {
       for (const ip of this.table.A?.[name] ?? []) answers.push(rr(TYPE.A, Buffer.from(ip.split('.').map(Number))))
+    } else if (qtype === TYPE.AAAA) {
+      for (const ip of this.table.AAAA?.[name] ?? []) answers.push(rr(TYPE.AAAA, ipv6Bytes(ip)))
     } else if (qtype === TYPE.MX) {
       for (const mx of this.table.MX?.[name] ?? []) {
         const pref = Buffer.alloc(2)
@@ -90,7 +107,7 @@ export class DnsServer {
         answers.push(rr(TYPE.TXT, Buffer.concat(chunks)))
       }
     }
-    const known = [this.table.A, this.table.MX, this.table.TXT].some((t) => t !== undefined && name in t)
+    const known = [this.table.A, this.table.AAAA, this.table.MX, this.table.TXT].some((t) => t !== undefined && name in t)
     const header = Buffer.alloc(12)
     header.writeUInt16BE(query.readUInt16BE(0), 0) // id
     header.writeUInt16BE(0x8400 | (known ? 0 : 3), 2) // response, authoritative, NXDOMAIN when unknown

@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net'
 import { SMTPServer, type SMTPServerAddress } from 'smtp-server'
 
 /**
@@ -6,7 +7,8 @@ import { SMTPServer, type SMTPServerAddress } from 'smtp-server'
  *   tempfail… → 451 at RCPT the first `tempfailTimes` times (per address), then accepted;
  *   tempfail<N>times… → the same the first N times, whatever `tempfailTimes` says;
  *   slow…     → the reply to DATA comes after `slowMs`; anything else → 250.
- * Accepted messages are recorded with their envelope, raw bytes and headers.
+ * Accepted messages are recorded with their envelope, raw bytes and headers, and with the client's address and EHLO
+ * name; connections are counted per client address (how many, and how many open at once at most).
  */
 export interface SinkMessage {
   mailFrom: string
@@ -18,19 +20,31 @@ export interface SinkMessage {
   secure: boolean
   /** When the data of the message had arrived (ms since the epoch). */
   receivedAt: number
+  /** The address the client connected from (`127.0.0.2`, `::1`; an IPv4-mapped address as its IPv4 address). */
+  remoteAddress: string
+  /** The name the client said in EHLO (or HELO); '' when it said none. */
+  ehlo: string
 }
 
 export interface SinkOptions {
   tempfailTimes?: number
   slowMs?: number
   hideStartTls?: boolean
+  /** Refuse STARTTLS altogether (hideStartTls only leaves it out of the EHLO answer; a client may still ask). */
+  noStartTls?: boolean
   /** Keep each message's raw bytes (default true). */
   keepRaw?: boolean
   /** Record messages at all (default true); false only counts them, for benchmarks. */
   record?: boolean
-  /** Listen address and port (default 127.0.0.1 and a free port). */
+  /** Listen address (an IPv4 or IPv6 literal, e.g. `::1`) and port (default 127.0.0.1 and a free port). */
   host?: string
   port?: number
+  /**
+   * A reply of the test's own to RCPT, chosen by the recipient and the client's address (a receiver that throttles or
+   * blocks one sending address): `{ code, message }` answers `<code> <message>` (a 421 closes the session, as
+   * receivers do), undefined goes on with the local-part rules above.
+   */
+  rcptReply?: (rcpt: string, remoteAddress: string) => { code: number, message: string } | undefined
 }
 
 function parseHeaders (raw: Buffer): Map<string, string> {
@@ -61,6 +75,12 @@ export class SmtpSink {
   accepted = 0
   /** SMTP sessions opened with the sink, whatever became of them. */
   connections = 0
+  /** Sessions opened per client address. */
+  readonly connectionsByAddress = new Map<string, number>()
+  /** Sessions open now per client address. */
+  readonly openByAddress = new Map<string, number>()
+  /** The most sessions open at once per client address (for connection caps). */
+  readonly peakOpenByAddress = new Map<string, number>()
   /**
    * The client ports of the sessions open now. Once a killed client's sessions have closed here, the sink has
    * recorded every message whose data it had received.
@@ -69,7 +89,7 @@ export class SmtpSink {
   private readonly tempfails = new Map<string, number>()
   private waiters: Array<() => void> = []
 
-  private constructor (private readonly server: SMTPServer, readonly port: number) {}
+  private constructor (private readonly server: SMTPServer, readonly port: number, readonly host: string) {}
 
   static async start (opts: SinkOptions = {}): Promise<SmtpSink> {
     let sink!: SmtpSink
@@ -79,7 +99,7 @@ export class SmtpSink {
     const record = opts.record ?? true
     const server = new SMTPServer({
       authOptional: true,
-      disabledCommands: ['AUTH'],
+      disabledCommands: opts.noStartTls === true ? ['AUTH', 'STARTTLS'] : ['AUTH'],
       disableReverseLookup: true,
       hideSTARTTLS: opts.hideStartTls ?? false,
       logger: false,
@@ -87,12 +107,25 @@ export class SmtpSink {
       onConnect (session, callback) {
         sink.connections++
         sink.openSessions.add(session.remotePort)
+        const from = session.remoteAddress
+        sink.connectionsByAddress.set(from, (sink.connectionsByAddress.get(from) ?? 0) + 1)
+        const open = (sink.openByAddress.get(from) ?? 0) + 1
+        sink.openByAddress.set(from, open)
+        if (open > (sink.peakOpenByAddress.get(from) ?? 0)) sink.peakOpenByAddress.set(from, open)
         callback()
       },
       onClose (session) {
         sink.openSessions.delete(session.remotePort)
+        const open = (sink.openByAddress.get(session.remoteAddress) ?? 1) - 1
+        if (open > 0) sink.openByAddress.set(session.remoteAddress, open)
+        else sink.openByAddress.delete(session.remoteAddress)
       },
-      onRcptTo (address: SMTPServerAddress, _session, callback) {
+      onRcptTo (address: SMTPServerAddress, session, callback) {
+        const own = opts.rcptReply?.(address.address, session.remoteAddress)
+        if (own !== undefined) {
+          sink.rcptLog.push(`${address.address} ${own.code}`)
+          callback(Object.assign(new Error(own.message), { responseCode: own.code })); return
+        }
         const local = address.address.slice(0, address.address.lastIndexOf('@')).toLowerCase()
         const permanent = PERMANENT.find(([prefix]) => local.startsWith(prefix))
         if (permanent !== undefined) {
@@ -132,7 +165,9 @@ export class SmtpSink {
                 headers,
                 messageId: headers.get('message-id') ?? '',
                 secure: session.secure,
-                receivedAt
+                receivedAt,
+                remoteAddress: session.remoteAddress,
+                ehlo: typeof session.hostNameAppearsAs === 'string' ? session.hostNameAppearsAs : ''
               })
             }
             sink.accepted++
@@ -146,17 +181,18 @@ export class SmtpSink {
         })
       }
     })
+    const host = opts.host ?? '127.0.0.1'
     const port = await new Promise<number>((resolve, reject) => {
       server.once('error', reject)
-      server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve((server.server.address() as { port: number }).port))
+      server.listen(opts.port ?? 0, host, () => resolve((server.server.address() as { port: number }).port))
     })
     server.on('error', () => {})
-    sink = new SmtpSink(server, port)
+    sink = new SmtpSink(server, port, host)
     return sink
   }
 
   get url (): string {
-    return `smtp://127.0.0.1:${this.port}`
+    return `smtp://${isIPv6(this.host) ? `[${this.host}]` : this.host}:${this.port}`
   }
 
   /** Messages accepted for `rcpt` (envelope recipient, case-insensitive). */

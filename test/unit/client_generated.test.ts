@@ -16,6 +16,7 @@ test('every HTTP operation of openapi.json has a generated method', () => {
   const src = generateClient(doc)
   for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
     if (path.startsWith('/t/')) continue // tracking links are for recipients' mail clients, not for senders' code
+    if (path.startsWith('/v1/operator/')) continue // the operator API takes operator keys, which no sender holds
     for (const [method, op] of Object.entries(ops)) {
       if (op.responses['101'] !== undefined) continue
       assert.match(src, new RegExp(`/\\*\\* ${method.toUpperCase()} ${path.replace(/[{}]/g, '\\$&')}:`), `${method} ${path}`)

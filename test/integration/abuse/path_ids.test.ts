@@ -12,9 +12,11 @@ import { eventually } from '../../helpers/waiting.ts'
  */
 let ob: TestOutbox
 let org: TestOrg
+let operatorKey: string
 before(async () => {
   ob = await TestOutbox.start()
   org = await ob.org()
+  operatorKey = (await ob.proc.cp.operatorKeys.create('path ids')).value
 })
 after(async () => { await ob.close() })
 
@@ -44,7 +46,7 @@ test('every route with an id answers 404 not_found for an id of the wrong shape'
       const method = def.method === 'del' ? 'DELETE' : def.method.toUpperCase()
       const path = def.path.replace(':id', id)
       const body = def.method === 'get' || def.method === 'del' ? {} : { body: {} }
-      const r = await ob.request(method, path, { key: org.adminKey, ...body })
+      const r = await ob.request(method, path, { key: def.permission === 'operator' ? operatorKey : org.adminKey, ...body })
       assert.equal(r.status, 404, `${method} ${path}: ${r.status} ${r.text}`)
       assert.equal(r.body.error.code, 'not_found', `${method} ${path}`)
     }

@@ -33,6 +33,17 @@ test('connection level failures are deferred', () => {
   assert.equal(classifyError({ message: 'Greeting never received', code: 'ETIMEDOUT', command: 'CONN' }).kind, 'deferred')
 })
 
+test('no mail host of a bound source\'s address family is deferred, never a bounce', () => {
+  const o = classifyError({ code: 'ENOHOSTFORFAMILY', message: 'no mail host of v4only.example has an IPv6 address' })
+  assert.deepEqual(o, { kind: 'deferred', response: 'ENOHOSTFORFAMILY: no mail host of v4only.example has an IPv6 address' })
+})
+
+test('a local address the host does not have (an unbound source) is deferred', () => {
+  // how nodemailer reports a socket that could not be bound: ESOCKET, the system's code in `originalCode`, no reply
+  const o = classifyError({ code: 'ESOCKET', message: 'bind EADDRNOTAVAIL 192.0.2.7', command: 'CONN' })
+  assert.deepEqual(o, { kind: 'deferred', response: 'ESOCKET: bind EADDRNOTAVAIL 192.0.2.7' })
+})
+
 test('a domain without mail host and a null MX are hard bounces', () => {
   assert.deepEqual(classifyError({ code: 'ENOMAILHOST', message: 'nope.invalid has no MX or A record' }),
     { kind: 'bounced', code: '550', message: '5.1.2 nope.invalid has no MX or A record' })
@@ -62,4 +73,11 @@ test('only a host that did not answer sends the attempt on to the next MX host',
   assert.equal(tryNextHost({ code: 'EENVELOPE', responseCode: 451, response: '451 later' }), false)
   assert.equal(tryNextHost({ code: 'EENVELOPE', responseCode: 550, response: '550 no' }), false)
   assert.equal(tryNextHost({ code: 'EFILEACCESS', message: 'x' }), false)
+})
+
+test('a refused or failed STARTTLS is deferred whatever the reply: it speaks of the connection, not of the recipient', () => {
+  const refused = classifyError({ code: 'ETLS', responseCode: 502, response: '502 5.5.1 command not recognized', command: 'STARTTLS' })
+  assert.equal(refused.kind, 'deferred')
+  assert.match((refused as { response: string }).response, /^ETLS: STARTTLS failed: 502/)
+  assert.equal(classifyError({ code: 'ETLS', message: 'Error initiating TLS - handshake' }).kind, 'deferred')
 })

@@ -1,0 +1,125 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { DEFAULT_POOL, egressPoolOf, parseLimitAssignments } from '../protocol/mod.ts'
+import type { ControlPlane } from '../stores/control_plane/mod.ts'
+import { CliError } from './binaries.ts'
+import { withControlPlane } from './control_plane_session.ts'
+import { loadConfig } from '../config/mod.ts'
+import { newRedis } from '../stores/clients/mod.ts'
+import { EgressState, laneViews } from '../stores/egress/mod.ts'
+
+export const EGRESS_USAGE = `usage: outbox egress source add <name> --address <ip> --ehlo <host> [--warmup]
+       outbox egress source list | source remove <name>
+       outbox egress pool set <name> <source>[:<weight>]... | pool list | pool remove <name>
+       outbox egress assign --org <org_id> [--domain <domain_id>] (--pool <name>|default | --inherit)
+       outbox egress limits set <provider>|default <key>=<value>... | limits show
+       outbox egress lanes`
+
+type Env = Readonly<Record<string, string | undefined>>
+
+function usage (why: string): CliError {
+  return new CliError(`outbox: ${why}\n${EGRESS_USAGE}`, 2)
+}
+
+type Parsed = { values: Record<string, string | boolean | undefined>, positionals: string[] }
+
+function options (args: string[], opts: NonNullable<ParseArgsConfig['options']>, positionals = 0): Parsed {
+  try {
+    const parsed = parseArgs({ args, options: opts, strict: true, allowPositionals: true }) as Parsed
+    if (parsed.positionals.length !== positionals) throw new Error(`expected ${positionals} name(s), got "${parsed.positionals.join(' ')}"`)
+    return parsed
+  } catch (err) {
+    throw usage((err as Error).message)
+  }
+}
+
+/**
+ * `outbox egress …`: the operator's egress configuration, written through the same control-plane writer as the
+ * operator API (stores/control_plane/egress_config.ts), so both refuse the same input with the same words.
+ */
+export async function runEgress (args: string[], env: Env): Promise<unknown> {
+  const [what, action, ...rest] = args
+  const run = async <T>(work: (cp: ControlPlane) => Promise<T> | T): Promise<T> =>
+    await withControlPlane(env, EGRESS_USAGE, async (cp) => await work(cp))
+  if (what === 'source') {
+    if (action === 'add') {
+      const { values, positionals } = options(rest, {
+        address: { type: 'string' }, ehlo: { type: 'string' }, warmup: { type: 'boolean' }
+      }, 1)
+      if (values.address === undefined || values.ehlo === undefined) throw usage('source add needs --address and --ehlo')
+      const input = {
+        name: positionals[0]!, address: String(values.address), ehlo: String(values.ehlo).toLowerCase(),
+        ...(values.warmup === true ? { warmup: {} } : {})
+      }
+      return await run((cp) => cp.egress.addSource(input))
+    }
+    if (action === 'list' && rest.length === 0) return await run((cp) => cp.egress.sources())
+    if (action === 'remove' && rest.length === 1) return await run((cp) => cp.egress.removeSource(rest[0]!))
+  }
+  if (what === 'pool') {
+    if (action === 'set' && rest.length >= 2) {
+      const [name, ...members] = rest
+      const sources = members.map((m) => {
+        const colon = m.lastIndexOf(':')
+        if (colon < 0) return { source: m }
+        const weight = m.slice(colon + 1)
+        return { source: m.slice(0, colon), weight: /^\d+$/.test(weight) ? Number(weight) : Number.NaN }
+      })
+      return await run((cp) => cp.egress.putPool(name!, sources))
+    }
+    if (action === 'list' && rest.length === 0) return await run((cp) => cp.egress.pools())
+    if (action === 'remove' && rest.length === 1) {
+      return await run(async (cp) => {
+        if (cp.egress.pool(rest[0]!) === undefined) throw new CliError(`outbox: no pool named ${rest[0]!}`)
+        await cp.egress.removePool(rest[0]!)
+        return { removed: rest[0]! }
+      })
+    }
+  }
+  if (what === 'assign') return await assign(args.slice(1), run)
+  if (what === 'lanes' && action === undefined) return await run(async (cp) => ({ data: await lanes(cp, env) }))
+  if (what === 'limits') {
+    if (action === 'show' && rest.length === 0) return await run((cp) => ({ limits: cp.egress.settings().limits ?? {} }))
+    if (action === 'set' && rest.length >= 2) {
+      const [provider, ...words] = rest
+      const parsed = parseLimitAssignments(words)
+      if (parsed.errors.length > 0) throw usage(parsed.errors.map((e) => `${e.field} ${e.message}`).join('; '))
+      return await run(async (cp) => ({ limits: (await cp.egress.setProviderLimits(provider!, parsed.set, parsed.unset)).limits ?? {} }))
+    }
+  }
+  throw usage(what === undefined ? 'say what to change: source, pool, assign or limits' : `unknown arguments "${args.join(' ')}"`)
+}
+
+async function assign (
+  args: string[], run: <T>(work: (cp: ControlPlane) => Promise<T> | T) => Promise<T>
+): Promise<Record<string, unknown>> {
+  const { values } = options(args, {
+    org: { type: 'string' }, domain: { type: 'string' }, pool: { type: 'string' }, inherit: { type: 'boolean' }
+  })
+  if (values.org === undefined) throw usage('assign needs --org')
+  if ((values.pool === undefined) === (values.inherit !== true)) throw usage('assign needs either --pool or --inherit')
+  if (values.inherit === true && values.domain === undefined) throw usage('--inherit applies to a domain (--domain)')
+  const orgId = String(values.org)
+  const pool = values.inherit === true ? null : String(values.pool)
+  return await run(async (cp) => {
+    if (values.domain === undefined) {
+      const org = await cp.egress.assignOrg(orgId, pool === DEFAULT_POOL ? null : pool)
+      return { organization_id: org.id, egress_pool: org.egress_pool ?? DEFAULT_POOL }
+    }
+    const domain = await cp.egress.assignDomain(orgId, String(values.domain), pool)
+    const org = cp.orgs.get(orgId)!
+    return {
+      organization_id: orgId, domain_id: domain.id, egress_pool: domain.egress_pool ?? null, effective_pool: egressPoolOf(org, domain)
+    }
+  })
+}
+
+/** Every egress lane as it runs (the operator API's GET /v1/operator/egress/lanes), read from the shared Redis. */
+async function lanes (cp: ControlPlane, env: Env): Promise<unknown[]> {
+  const redis = newRedis(loadConfig(env).redis.target, { connectionName: 'outbox-cli', maxRetriesPerRequest: 1, commandTimeout: 5000 })
+  redis.on('error', () => {})
+  try {
+    return await laneViews(new EgressState(redis), (name) => cp.egress.source(name), cp.egress.settings())
+  } finally {
+    redis.disconnect()
+  }
+}

@@ -1,0 +1,76 @@
+import { connect, type Socket } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import type { EgressGates } from './egress_types.ts'
+
+/** A connection a lane cannot open now: every connection the lane may have is open somewhere in the cluster. */
+export class EgressBusyError extends Error {
+  readonly code = 'egress_busy'
+  constructor (readonly lane: string) {
+    super(`every connection of egress lane ${lane} is in use`)
+    this.name = 'EgressBusyError'
+  }
+}
+
+/** How long a connection's hold on its lane lasts without renewal: a killed engine's connections free their slots by then. */
+export const HOLD_TTL_MS = 60_000
+const RENEW_EVERY_MS = HOLD_TTL_MS / 3
+const CONNECT_TIMEOUT_MS = 30_000
+
+/** What nodemailer's `getSocket` hook is given and answers (its proxy extension point). */
+type GetSocketOptions = { host?: string, port?: number | string }
+type GetSocketCallback = (err: Error | null, socketOptions?: { connection: Socket } | false) => void
+export type GetSocket = (options: GetSocketOptions, callback: GetSocketCallback) => void
+
+/**
+ * The sockets of egress lanes, opened for nodemailer's pools through their `getSocket` hook. Each socket holds one
+ * of its lane's connection slots, counted in Redis across every thread of every engine, for as long as it is open:
+ * the slot is taken before the socket is opened and given back when it closes, and held slots are renewed while
+ * open, so a lane's connections stay at its limit cluster-wide and a killed engine's slots lapse after HOLD_TTL_MS.
+ * A pool that cannot get a slot fails that send with EgressBusyError, which the deliverer turns into a wait.
+ * The socket is bound to the source's address, so the slot, the address and the connection are one thing.
+ */
+export class LaneSockets {
+  private readonly held = new Map<string, { lane: string, holder: string }>()
+  private readonly renewer: NodeJS.Timeout
+
+  constructor (private readonly gates: EgressGates) {
+    this.renewer = setInterval(() => { void this.renew() }, RENEW_EVERY_MS)
+    this.renewer.unref()
+  }
+
+  /** The hook for one pool: connections to its host from `localAddress` that hold slots of `lane` (at most `max`). */
+  hook (lane: string, max: number, localAddress: string | undefined, family: 4 | 6): GetSocket {
+    return (options, callback) => { void this.open(lane, max, localAddress, family, options, callback) }
+  }
+
+  private async open (lane: string, max: number, localAddress: string | undefined, family: 4 | 6, options: GetSocketOptions,
+    callback: GetSocketCallback): Promise<void> {
+    const holder = randomBytes(9).toString('base64url')
+    if (!(await this.gates.acquireConnection(lane, holder, max, HOLD_TTL_MS))) { callback(new EgressBusyError(lane)); return }
+    this.held.set(holder, { lane, holder })
+    const release = (): void => {
+      if (!this.held.delete(holder)) return
+      void this.gates.releaseConnection(lane, holder)
+    }
+    const socket = connect({
+      host: options.host ?? '', port: Number(options.port ?? 25), family, ...(localAddress !== undefined ? { localAddress } : {})
+    })
+    socket.once('close', release)
+    const timer = setTimeout(() => {
+      socket.destroy(Object.assign(new Error(`connection to ${options.host ?? '?'} timed out`), { code: 'ETIMEDOUT' }))
+    }, CONNECT_TIMEOUT_MS)
+    socket.once('connect', () => { clearTimeout(timer); socket.removeListener('error', failed); callback(null, { connection: socket }) })
+    const failed = (err: Error): void => { clearTimeout(timer); release(); callback(err) }
+    socket.once('error', failed)
+  }
+
+  private async renew (): Promise<void> {
+    if (this.held.size === 0) return
+    await this.gates.renewConnections([...this.held.values()], HOLD_TTL_MS).catch(() => {})
+  }
+
+  /** Stops renewing; the pools' own close ends the sockets, which gives their slots back. */
+  close (): void {
+    clearInterval(this.renewer)
+  }
+}

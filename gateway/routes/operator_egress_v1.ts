@@ -1,0 +1,293 @@
+import { Type } from 'typebox'
+import {
+  ApiError, EGRESS_NAME_PATTERN, IMPLICIT_DEFAULT_POOL, egressPoolOf, type EgressPoolRecord, type LimitOverride, type SourceInput
+} from '../../protocol/mod.ts'
+import { operatorRoute } from '../http/route.ts'
+import { errorResponses } from '../schemas/control.ts'
+import {
+  CreatePoolBody, CreateSourceBody, DomainAssignmentView, LimitsBody, OrgAssignmentView, PatchSourceBody, PoolAssignmentBody, PoolView,
+  PutPoolBody, RemovedSource, SourceView
+} from '../schemas/egress.ts'
+
+/**
+ * The operator's egress API: sources (local addresses and their EHLO names), pools of them, limit overrides per
+ * provider, and which pool an organisation or one of its domains sends from. Only operator keys reach it. Every
+ * write goes through `cp.egress` (stores/control_plane/egress_config.ts), which the CLI calls too.
+ */
+
+const TAG = 'Operator'
+const NAME = { name: EGRESS_NAME_PATTERN }
+const FORBIDDEN = 'operator_only: an organisation key, admin included'
+const UNAUTHORIZED = 'Missing, malformed, unknown or revoked operator key'
+const NO_SOURCE = 'No source with this name (or a name of another shape)'
+const NO_POOL = 'No pool with this name (or a name of another shape)'
+
+/** Errors of an operator route: 401 and 403 mean the operator key, not an organisation's. */
+function operatorErrors (reasons: Parameters<typeof errorResponses>[0]): ReturnType<typeof errorResponses> {
+  return errorResponses({
+    unauthorized: UNAUTHORIZED, operator_only: FORBIDDEN, rate_limited: 'Per-key limit of 600 requests a minute exceeded', ...reasons
+  })
+}
+
+const list = <T>(data: T[]): { data: T[] } => ({ data })
+const listOf = <T extends ReturnType<typeof Type.Object>>(item: T) => Type.Object({ data: Type.Array(item) })
+
+function poolView (p: EgressPoolRecord): Record<string, unknown> {
+  return p === IMPLICIT_DEFAULT_POOL ? { name: p.name, sources: p.sources, implicit: true } : { ...p, implicit: false }
+}
+
+export const operatorEgressRoutes = [
+  operatorRoute({
+    method: 'get',
+    path: '/v1/operator/egress/sources',
+    permission: 'operator',
+    summary: 'List the egress sources (local addresses with their EHLO names), by name',
+    tag: TAG,
+    responses: { 200: { description: 'Every source', schema: listOf(SourceView) }, ...operatorErrors({}) },
+    handler: ({ deps }) => ({ status: 200, body: list(deps.cp.egress.sources()) })
+  }),
+  operatorRoute<SourceInput & { name: string }>({
+    method: 'post',
+    path: '/v1/operator/egress/sources',
+    permission: 'operator',
+    summary: 'Add a source: an address this host owns and the host name its reverse DNS gives',
+    description: 'A `warmup` object starts a warm-up at `started_at` (default now), by `steps` or the built-in curve.',
+    tag: TAG,
+    body: CreateSourceBody,
+    responses: {
+      201: { description: 'The source', schema: SourceView },
+      ...operatorErrors({
+        validation_error: 'Name not [a-z0-9][a-z0-9-]{0,31}, address not an IPv4/IPv6 literal, ehlo not a host name, bad warm-up steps',
+        conflict: 'A source with this name exists'
+      })
+    },
+    handler: async (ctx) => {
+      const source = await ctx.deps.cp.egress.addSource(ctx.body)
+      ctx.deps.security.egressChanged('source.created', ctx, { name: source.name })
+      return { status: 201, body: source }
+    }
+  }),
+  operatorRoute({
+    method: 'get',
+    path: '/v1/operator/egress/sources/:name',
+    paramPatterns: NAME,
+    permission: 'operator',
+    summary: 'Read one source',
+    tag: TAG,
+    responses: { 200: { description: 'The source', schema: SourceView }, ...operatorErrors({ not_found: NO_SOURCE }) },
+    handler: ({ deps, params }) => {
+      const s = deps.cp.egress.source(params.name!)
+      if (s === undefined) throw new ApiError('not_found', `No source named ${params.name!}.`)
+      return { status: 200, body: s }
+    }
+  }),
+  operatorRoute<SourceInput>({
+    method: 'patch',
+    path: '/v1/operator/egress/sources/:name',
+    paramPatterns: NAME,
+    permission: 'operator',
+    summary: 'Change a source\'s address, EHLO name or warm-up (`warmup: null` ends it)',
+    tag: TAG,
+    body: PatchSourceBody,
+    responses: {
+      200: { description: 'The source after the change', schema: SourceView },
+      ...operatorErrors({ validation_error: 'Empty body, bad address, host name or warm-up', not_found: NO_SOURCE })
+    },
+    handler: async (ctx) => {
+      const source = await ctx.deps.cp.egress.changeSource(ctx.params.name!, ctx.body)
+      ctx.deps.security.egressChanged('source.updated', ctx, { name: source.name })
+      return { status: 200, body: source }
+    }
+  }),
+  operatorRoute({
+    method: 'del',
+    path: '/v1/operator/egress/sources/:name',
+    paramPatterns: NAME,
+    permission: 'operator',
+    summary: 'Delete a source, taking it out of every pool first',
+    description: 'Mail of those pools leaves over their other sources from its next attempt. A source that is the last of a pool ' +
+      'is refused (409 `egress_source_in_use`): change or delete the pool first.',
+    tag: TAG,
+    responses: {
+      200: { description: 'Deleted; the pools it was taken out of', schema: RemovedSource },
+      ...operatorErrors({ not_found: NO_SOURCE, egress_source_in_use: 'The source is the last one of a pool (`details.pools`)' })
+    },
+    handler: async (ctx) => {
+      const removed = await ctx.deps.cp.egress.removeSource(ctx.params.name!)
+      ctx.deps.security.egressChanged('source.deleted', ctx, { name: removed.name })
+      return { status: 200, body: removed }
+    }
+  }),
+  operatorRoute({
+    method: 'get',
+    path: '/v1/operator/egress/pools',
+    permission: 'operator',
+    summary: 'List the pools, default included, by name',
+    tag: TAG,
+    responses: { 200: { description: 'Every pool', schema: listOf(PoolView) }, ...operatorErrors({}) },
+    handler: ({ deps }) => ({
+      status: 200, body: list(deps.cp.egress.pools().map((p) => poolView(p)))
+    })
+  }),
+  operatorRoute<{ name: string, sources: Array<{ source: string, weight?: number }> }>({
+    method: 'post',
+    path: '/v1/operator/egress/pools',
+    permission: 'operator',
+    summary: 'Create a pool of sources with weights (1 to 100, default 100)',
+    tag: TAG,
+    body: CreatePoolBody,
+    responses: {
+      201: { description: 'The pool', schema: PoolView },
+      ...operatorErrors({
+        validation_error: 'Bad name, no sources, a source named twice, weight outside 1..100',
+        conflict: 'A pool with this name exists (default always does: PUT it)',
+        unprocessable: 'A source it names does not exist (`details.unknown_sources`)'
+      })
+    },
+    handler: async (ctx) => {
+      const { deps, body } = ctx
+      if (deps.cp.egress.pool(body.name) !== undefined) {
+        throw new ApiError('conflict', `A pool named ${body.name} exists already; PUT /v1/operator/egress/pools/${body.name} replaces it.`)
+      }
+      const pool = await deps.cp.egress.putPool(body.name, body.sources)
+      deps.security.egressChanged('pool.set', ctx, { name: pool.name })
+      return { status: 201, body: poolView(pool) }
+    }
+  }),
+  operatorRoute({
+    method: 'get',
+    path: '/v1/operator/egress/pools/:name',
+    paramPatterns: NAME,
+    permission: 'operator',
+    summary: 'Read one pool (default always exists)',
+    tag: TAG,
+    responses: { 200: { description: 'The pool', schema: PoolView }, ...operatorErrors({ not_found: NO_POOL }) },
+    handler: ({ deps, params }) => {
+      const p = deps.cp.egress.pool(params.name!)
+      if (p === undefined) throw new ApiError('not_found', `No pool named ${params.name!}.`)
+      return { status: 200, body: poolView(p) }
+    }
+  }),
+  operatorRoute<{ sources: Array<{ source: string, weight?: number }> }>({
+    method: 'put',
+    path: '/v1/operator/egress/pools/:name',
+    paramPatterns: NAME,
+    permission: 'operator',
+    summary: 'Create or replace a pool\'s sources (idempotent); applies to mail from its next attempt',
+    tag: TAG,
+    body: PutPoolBody,
+    responses: {
+      200: { description: 'The pool', schema: PoolView },
+      ...operatorErrors({
+        validation_error: 'No sources (allowed only for default), a source named twice, weight outside 1..100',
+        unprocessable: 'A source it names does not exist (`details.unknown_sources`)'
+      })
+    },
+    handler: async (ctx) => {
+      const pool = await ctx.deps.cp.egress.putPool(ctx.params.name!, ctx.body.sources)
+      ctx.deps.security.egressChanged('pool.set', ctx, { name: pool.name })
+      return { status: 200, body: poolView(pool) }
+    }
+  }),
+  operatorRoute({
+    method: 'del',
+    path: '/v1/operator/egress/pools/:name',
+    paramPatterns: NAME,
+    permission: 'operator',
+    summary: 'Delete a pool nobody is assigned to; deleting default forgets its sources (the host\'s own address again)',
+    tag: TAG,
+    responses: {
+      204: { description: 'Deleted' },
+      ...operatorErrors({
+        not_found: NO_POOL,
+        egress_pool_in_use: 'Organisations or domains are assigned to it (`details` names up to 20 of each, with the counts)'
+      })
+    },
+    handler: async (ctx) => {
+      await ctx.deps.cp.egress.removePool(ctx.params.name!)
+      ctx.deps.security.egressChanged('pool.deleted', ctx, { name: ctx.params.name! })
+      return { status: 204 }
+    }
+  }),
+  operatorRoute({
+    method: 'get',
+    path: '/v1/operator/egress/limits',
+    permission: 'operator',
+    summary: 'The limit overrides per provider (what replaces the built-in shaping)',
+    tag: TAG,
+    responses: { 200: { description: 'The overrides', schema: LimitsBody }, ...operatorErrors({}) },
+    handler: ({ deps }) => ({ status: 200, body: { limits: deps.cp.egress.settings().limits ?? {} } })
+  }),
+  operatorRoute<{ limits: Record<string, LimitOverride> }>({
+    method: 'put',
+    path: '/v1/operator/egress/limits',
+    permission: 'operator',
+    summary: 'Replace the limit overrides (idempotent; `{}` removes them all)',
+    tag: TAG,
+    body: LimitsBody,
+    responses: {
+      200: { description: 'The overrides', schema: LimitsBody },
+      ...operatorErrors({
+        validation_error: 'Unknown provider key shape or field, a number outside its bounds, tls not opportunistic|required'
+      })
+    },
+    handler: async (ctx) => {
+      const settings = await ctx.deps.cp.egress.putLimits(ctx.body.limits)
+      ctx.deps.security.egressChanged('limits.set', ctx, {})
+      return { status: 200, body: { limits: settings.limits ?? {} } }
+    }
+  }),
+  operatorRoute<{ pool: string | null }>({
+    method: 'put',
+    path: '/v1/operator/organizations/:id/egress-pool',
+    idPrefix: 'org',
+    permission: 'operator',
+    summary: 'Assign the pool an organisation\'s mail leaves from (null: default)',
+    tag: TAG,
+    body: PoolAssignmentBody,
+    responses: {
+      200: { description: 'The assignment', schema: OrgAssignmentView },
+      ...operatorErrors({ validation_error: 'pool not a name or null', not_found: 'No such organisation', unprocessable: 'No such pool' })
+    },
+    handler: async (ctx) => {
+      const { deps, params, body } = ctx
+      const org = await deps.cp.egress.assignOrg(params.id!, body.pool)
+      deps.security.egressChanged('organization.pool_assigned', ctx, { org_id: org.id, pool: org.egress_pool ?? null })
+      return { status: 200, body: { organization_id: org.id, egress_pool: org.egress_pool ?? 'default' } }
+    }
+  }),
+  operatorRoute<{ pool: string | null }>({
+    method: 'put',
+    path: '/v1/operator/organizations/:id/domains/:domain_id/egress-pool',
+    idPrefix: 'org',
+    paramPatterns: { domain_id: '^dom_[0-9a-z]{26}$' },
+    permission: 'operator',
+    summary: 'Assign a domain its own pool over its organisation\'s (null: its organisation\'s applies)',
+    tag: TAG,
+    body: PoolAssignmentBody,
+    responses: {
+      200: { description: 'The assignment', schema: DomainAssignmentView },
+      ...operatorErrors({
+        validation_error: 'pool not a name or null',
+        not_found: 'No such organisation, or the domain is not one of its domains',
+        unprocessable: 'No such pool'
+      })
+    },
+    handler: async (ctx) => {
+      const { deps, params, body } = ctx
+      const domain = await deps.cp.egress.assignDomain(params.id!, params.domain_id!, body.pool)
+      const target = { org_id: domain.org_id, domain_id: domain.id, pool: domain.egress_pool ?? null }
+      deps.security.egressChanged('domain.pool_assigned', ctx, target)
+      const org = deps.cp.orgs.get(params.id!)!
+      return {
+        status: 200,
+        body: {
+          organization_id: org.id,
+          domain_id: domain.id,
+          egress_pool: domain.egress_pool ?? null,
+          effective_pool: egressPoolOf(org, domain)
+        }
+      }
+    }
+  })
+]
