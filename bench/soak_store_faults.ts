@@ -1,9 +1,10 @@
 import {
-  jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager
+  jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager
 } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
 import { Redis } from 'ioredis'
 import { STREAM_OUTBOUND, admissionLimitBytes } from '../protocol/mod.ts'
+import { deleteIfStored } from '../stores/clients/mod.ts'
 import type { ServerProcess } from '../test/helpers/servers.ts'
 import { sleep } from '../test/integration/faults/fault_env.ts'
 
@@ -87,10 +88,9 @@ export class SoakServers {
       for (const seq of filler) {
         for (let tries = 0; ; tries++) {
           try {
-            await jsm.streams.deleteMessage(STREAM_OUTBOUND, seq, false)
+            await deleteIfStored(jsm, STREAM_OUTBOUND, seq)
             break
           } catch (err) {
-            if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.NoMessageFound) break
             if (tries >= 120) throw new Error(`filler message ${seq} could not be removed from OB_OUTBOUND: ${String(err)}`)
             await sleep(500)
           }

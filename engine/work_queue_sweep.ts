@@ -1,5 +1,5 @@
-import { JetStreamApiCodes, JetStreamApiError, type ConsumerInfo, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream'
-import { releaseGhosts, type SweepIo } from '../stores/clients/mod.ts'
+import { type ConsumerInfo, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream'
+import { deleteIfStored, releaseGhosts, type SweepIo } from '../stores/clients/mod.ts'
 
 /**
  * What a killed nats-server can leave behind in a work-queue stream, and how the engine clears it.
@@ -95,13 +95,7 @@ async function removeUnindexed (jsm: JetStreamManager, t: SweepTarget, c: Consum
 
 /** 1 when the message was removed, 0 when it was gone already (acknowledged meanwhile). */
 async function remove (jsm: JetStreamManager, stream: string, seq: number): Promise<number> {
-  try {
-    await jsm.streams.deleteMessage(stream, seq, false)
-    return 1
-  } catch (err) {
-    if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.NoMessageFound) return 0
-    throw err
-  }
+  return (await deleteIfStored(jsm, stream, seq)) ? 1 : 0
 }
 
 async function storedFrom (jsm: JetStreamManager, stream: string, subject: string, seq: number): Promise<StoredMsg | null> {

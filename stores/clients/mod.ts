@@ -10,3 +10,4 @@ export {
   assertNoEviction, redisEvictionPolicy, EvictionPolicyWatch, RedisEvictionPolicyError, REQUIRED_EVICTION_POLICY, type EvictionPolicyState
 } from './redis_policy.ts'
 export { releaseGhosts, releaseUnstored, type GhostTarget, type SweepIo } from './ghost_entries.ts'
+export { deleteIfStored } from './delete_message.ts'
