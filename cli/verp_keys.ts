@@ -1,8 +1,6 @@
-import { loadConfig } from '../config/mod.ts'
-import { ControlPlane, VerpKeyError, type VerpKeyRecord } from '../stores/control_plane/mod.ts'
-import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
-import { streamSettings } from '../protocol/mod.ts'
+import { VerpKeyError, type VerpKeyRecord } from '../stores/control_plane/mod.ts'
 import { CliError } from './binaries.ts'
+import { withControlPlane } from './control_plane_session.ts'
 
 export const VERP_KEYS_USAGE = 'usage: outbox verp-keys list | rotate | retire <key_id>'
 
@@ -19,24 +17,16 @@ export async function runVerpKeys (
   const valid = extra.length === 0 &&
     ((action === 'list' || action === 'rotate') ? id === undefined : action === 'retire' && id !== undefined)
   if (!valid) throw new CliError(`outbox: ${VERP_KEYS_USAGE}`, 2)
-  const config = loadConfig(env)
-  const nc = await connectNats(config.nats.servers, 'outbox-cli').catch(() => {
-    throw new CliError(`outbox: no NATS server answers at ${config.nats.servers.join(',')}; start Outbox first (npm start) or set NATS_URL`)
+  return await withControlPlane(env, VERP_KEYS_USAGE, async (cp) => {
+    try {
+      const view = (k: VerpKeyRecord): VerpKeyView => ({ id: k.id, created_at: k.created_at })
+      if (action === 'list') return cp.verpKeys.list().map(view)
+      if (action === 'rotate') return await cp.verpKeys.rotate()
+      await cp.verpKeys.retire(id!)
+      return { retired: id! }
+    } catch (err) {
+      if (err instanceof VerpKeyError) throw new CliError(`outbox: ${err.message}`)
+      throw err
+    }
   })
-  let cp: ControlPlane | undefined
-  try {
-    await ensureStreams(nc, streamSettings(config))
-    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes })
-    const view = (k: VerpKeyRecord): VerpKeyView => ({ id: k.id, created_at: k.created_at })
-    if (action === 'list') return cp.verpKeys.list().map(view)
-    if (action === 'rotate') return await cp.verpKeys.rotate()
-    await cp.verpKeys.retire(id!)
-    return { retired: id! }
-  } catch (err) {
-    if (err instanceof VerpKeyError) throw new CliError(`outbox: ${err.message}`)
-    throw err
-  } finally {
-    cp?.close()
-    await nc.drain().catch(() => {})
-  }
 }
