@@ -17,7 +17,8 @@ async function waitHealthy (base: string, exited: () => boolean): Promise<void> 
   await eventually(async () => {
     if (exited()) throw new Error('outbox exited before it became healthy')
     return (await fetch(base + '/healthz').catch(() => undefined))?.status === 200
-  }, 'outbox to become healthy')
+  // a process start (config, NATS, Redis, streams, buckets, threads) takes seconds; on a loaded machine, more
+  }, 'outbox to become healthy', 60_000)
 }
 
 test('start serves /healthz and /readyz, creates orgs whose key authenticates, and exits 0 on SIGTERM', async () => {
