@@ -123,8 +123,9 @@ for (const width of [1280, 390]) {
     await row.waitFor()
     const cell = (label: string): ReturnType<Page['locator']> => row.locator(`td[data-label="${label}"]`)
     assert.equal(await cell('Provider').textContent(), 'google')
-    assert.equal(await cell('Connections').textContent(), `${lane.connections} of ${lane.limits.maxConnections}`)
-    assert.equal(await cell('Rate (messages/min)').textContent(), `${lane.messages_per_minute_now} of ${lane.limits.messagesPerMinute}`)
+    // connections open and close with the traffic: the count of now, of the lane's limit
+    assert.match(await cell('Connections').textContent() ?? '', new RegExp(`^\\d+ of ${lane.limits.maxConnections}$`))
+    assert.equal(await cell('Rate per minute').textContent(), `${lane.messages_per_minute_now} of ${lane.limits.messagesPerMinute}`)
     assert.equal(await cell('Throttle').getByTestId('throttle-state').textContent(), 'full rate')
     assert.match(await cell('Throttle').textContent() ?? '', /Factor1/)
     assert.equal(await cell('Waiting').textContent(), '0')
@@ -138,6 +139,9 @@ for (const width of [1280, 390]) {
     const hour = page.getByRole('progressbar', { name: `This hour: ${sent} of ${lane.warmup.per_hour}` })
     assert.equal(await hour.evaluate((p: HTMLProgressElement) => `${p.value}/${p.max}`), `${sent}/${lane.warmup.per_hour}`)
     await assertInView(page, width, 'the provider', await cell('Provider').boundingBox())
+    // on narrow screens a cell is its column's name beside one value: a cell of several nodes would spill under the name
+    const split = await page.locator('main td').evaluateAll((tds) => tds.filter((td) => td.childNodes.length > 1).map((td) => td.outerHTML))
+    assert.deepEqual(split, [])
     assert.deepEqual(await axeProblems(page), [])
     await screenshot(page, width === 1280 ? 'operator-egress' : 'operator-egress-390')
     await page.close()

@@ -17,9 +17,9 @@ function pairs (entries: Array<[string, Child | null]>): HTMLElement {
 }
 
 /** The throttle in words (never by colour alone): out of its pools, paused, slowed by a reply, or at full rate. */
-function throttleCell (t: LaneView['throttle']): Child {
+function throttleCell (t: LaneView['throttle']): HTMLElement {
   const state = t.out_until !== null ? 'out' : t.paused_until !== null ? 'paused' : t.factor < 1 ? 'slowed' : 'full rate'
-  return [
+  return h('div', null,
     h('span', { class: `badge s-${state.replace(/ /g, '')}`, 'data-testid': 'throttle-state' }, state),
     pairs([
       ['Factor', String(t.factor)],
@@ -27,8 +27,7 @@ function throttleCell (t: LaneView['throttle']): Child {
       ['Out until', t.out_until === null ? null : timeEl(t.out_until)],
       ['Rule', t.reason === null ? null : h('code', null, t.reason)],
       ['Changed', t.changed_at === null ? null : timeEl(t.changed_at)]
-    ])
-  ]
+    ]))
 }
 
 /** A count against its allowance: the words, and a <progress> bar named by them (its label). */
@@ -46,18 +45,18 @@ function warmupCell (w: LaneView['warmup'], index: number): Child {
     meter(`warmup-hour-${index}`, 'This hour', w.sent_this_hour, w.per_hour, 'warmup-hour'))
 }
 
+// Every cell holds one node: on narrow screens a cell is a grid of its column's name and its value (style.css).
 function lanesTable (lanes: LaneView[]): HTMLElement {
-  const headers = ['Source', 'Provider', 'Connections', 'Rate (messages/min)', 'Throttle', 'Waiting', 'Warm-up']
+  const headers = ['Source', 'Provider', 'Connections', 'Rate per minute', 'Throttle', 'Waiting', 'Warm-up']
   const rows = lanes.map((l, i): Child[] => [
     h('strong', null, l.source),
     h('code', { class: 'wrap' }, l.provider),
     `${l.connections} of ${l.limits.maxConnections}`,
     `${l.messages_per_minute_now} of ${l.limits.messagesPerMinute}`,
     throttleCell(l.throttle),
-    [
+    h('span', null,
       String(l.waiting.messages),
-      l.waiting.oldest_seconds !== null && h('span', { class: 'help' }, ` · oldest ${duration(l.waiting.oldest_seconds)}`)
-    ],
+      l.waiting.oldest_seconds !== null && h('span', { class: 'help' }, ` · oldest ${duration(l.waiting.oldest_seconds)}`)),
     warmupCell(l.warmup, i)
   ])
   return table('Egress lanes: each source toward each provider', headers, rows,
@@ -71,7 +70,8 @@ function sourcesTable (sources: SourceView[]): HTMLElement {
     h('code', { class: 'wrap' }, s.ehlo),
     s.warmup === undefined
       ? 'none'
-      : ['since ', timeEl(s.warmup.started_at), s.warmup.steps === undefined ? ', built-in curve' : `, ${s.warmup.steps.length} steps`],
+      : h('span', null, 'since ', timeEl(s.warmup.started_at),
+        s.warmup.steps === undefined ? ', built-in curve' : `, ${s.warmup.steps.length} steps`),
     timeEl(s.updated_at)
   ]), 'No sources: mail leaves from the host\'s own address.')
 }
@@ -81,7 +81,7 @@ function poolsTable (pools: PoolView[]): HTMLElement {
     h('strong', null, p.name),
     p.sources.length === 0
       ? 'none: the host\'s own address'
-      : p.sources.map((m, i) => [i > 0 && ', ', h('code', null, m.source), ` (${m.weight})`])
+      : h('span', null, p.sources.map((m, i) => [i > 0 && ', ', h('code', null, m.source), ` (${m.weight})`]))
   ]), 'No pools.')
 }
 
