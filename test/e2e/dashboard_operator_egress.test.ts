@@ -103,6 +103,10 @@ test('before any mail, the operator key opens Egress with no lane yet, and the s
   assert.deepEqual(await page.locator('#nav a').allTextContents(), ['Egress'], 'only the operator view')
   assert.match(await page.getByTestId('whoami').textContent() ?? '', /^Operator key ob_op_\w{6}…$/)
   assert.equal(await page.locator('#who .badge').textContent(), 'operator')
+  assert.equal((await ob.request('GET', '/v1/whoami', { key: operatorKey })).status, 401, 'whoami knows no operator key')
+  // read-only: no form, and no button but Refresh
+  assert.equal(await page.locator('main form').count(), 0)
+  assert.deepEqual(await page.locator('main button').allTextContents(), ['Refresh'])
   assert.equal(await page.evaluate(() => location.hash), '#/egress')
   assert.match(await page.getByTestId('lanes').textContent() ?? '', /No lane has been used yet/)
   const source = page.getByTestId('sources').locator('tr', { hasText: 'fresh' })
@@ -114,7 +118,7 @@ test('before any mail, the operator key opens Egress with no lane yet, and the s
   await page.close()
 })
 
-for (const width of [1280, 390]) {
+for (const width of [1280, 390, 360]) {
   test(`at ${width} px the lane of a warming source shows its provider, limits, throttle and warm-up progress`, {
     skip: missing
   }, async () => {
@@ -146,7 +150,9 @@ for (const width of [1280, 390]) {
     const split = await page.locator('main td').evaluateAll((tds) => tds.filter((td) => td.childNodes.length > 1).map((td) => td.outerHTML))
     assert.deepEqual(split, [])
     assert.deepEqual(await axeProblems(page), [])
-    await screenshot(page, width === 1280 ? 'operator-egress' : 'operator-egress-390')
+    // below 720 px the rows are cards
+    assert.equal(await row.evaluate((tr) => getComputedStyle(tr).display), width < 720 ? 'block' : 'table-row')
+    if (width !== 360) await screenshot(page, width === 1280 ? 'operator-egress' : 'operator-egress-390')
     await page.close()
   })
 }
@@ -183,6 +189,12 @@ test('an organisation admin key keeps the organisation views and cannot open Egr
   assert.equal(await operator.locator('main table').count(), 0)
   await operator.close()
 })
+
+/** The lane row of the source fresh toward `provider`. */
+function rowOf (page: Page, provider: string): ReturnType<Page['locator']> {
+  const cell = page.locator('td[data-label="Provider"]', { hasText: new RegExp(`^${provider}$`) })
+  return page.getByTestId('lanes').locator('tr').filter({ has: cell })
+}
 
 /** Signs in with `key` on a fresh page and returns the alert's message, after checking it is the API's own. */
 async function refusedSignIn (key: string, width: number): Promise<string> {
@@ -229,6 +241,8 @@ test('a lane a reply slowed, paused and took out shows it in words, with the rul
     await state.applyReply('fresh|google', { kind: 'pause', ms: 600_000 }, 'google-ip-rate-limited')
     await state.applyReply('fresh|google', { kind: 'out', ms: 3_600_000 }, 'google-ip-blocked')
     await state.noteWaiting('fresh|google', 'waiting-message-1')
+    await state.applyReply('fresh|yahoo', { kind: 'pause', ms: 600_000 }, 'yahoo-deferred')
+    await state.applyReply('fresh|microsoft', { kind: 'slow' }, 'microsoft-ip-reputation-rate')
   } finally {
     redis.disconnect()
   }
@@ -237,7 +251,7 @@ test('a lane a reply slowed, paused and took out shows it in words, with the rul
   assert.ok(lane.throttle.factor < 1 && lane.throttle.paused_until !== null && lane.throttle.out_until !== null, JSON.stringify(lane))
   for (const width of [1280, 390]) {
     const page = await operatorPage(width)
-    const row = page.getByTestId('lanes').locator('tr', { hasText: 'fresh' })
+    const row = rowOf(page, 'google')
     const throttle = row.locator('td[data-label="Throttle"]')
     assert.equal(await throttle.getByTestId('throttle-state').textContent(), 'out')
     const text = await throttle.textContent() ?? ''
@@ -247,6 +261,10 @@ test('a lane a reply slowed, paused and took out shows it in words, with the rul
       new RegExp(`^${lane.messages_per_minute_now} of ${lane.limits.messagesPerMinute}$`))
     assert.match(await row.locator('td[data-label="Waiting"]').textContent() ?? '', /^1 · oldest \d+ s$/)
     await assertInView(page, width, 'the throttle', await throttle.boundingBox())
+    assert.equal(await rowOf(page, 'yahoo').getByTestId('throttle-state').textContent(), 'paused')
+    assert.match(await rowOf(page, 'yahoo').locator('td[data-label="Throttle"]').textContent() ?? '', /Paused until.+Ruleyahoo-deferred/)
+    assert.equal(await rowOf(page, 'microsoft').getByTestId('throttle-state').textContent(), 'slowed')
+    assert.match(await rowOf(page, 'microsoft').locator('td[data-label="Throttle"]').textContent() ?? '', /Factor0\.5Rule/)
     assert.deepEqual(await axeProblems(page), [])
     await page.close()
   }
