@@ -101,7 +101,7 @@ async function assertInView (page: Page, width: number, what: string, box: { x: 
 test('before any mail, the operator key opens Egress with no lane yet, and the sources and pools', { skip: missing }, async () => {
   const page = await operatorPage(1280)
   assert.deepEqual(await page.locator('#nav a').allTextContents(), ['Egress'], 'only the operator view')
-  assert.match(await page.getByTestId('whoami').textContent() ?? '', /^Operator key ob_op_\w{6}…$/)
+  assert.equal(await page.getByTestId('whoami').textContent(), `Operator key ${operatorKey.slice(0, 12)}…`)
   assert.equal(await page.locator('#who .badge').textContent(), 'operator')
   assert.equal((await ob.request('GET', '/v1/whoami', { key: operatorKey })).status, 401, 'whoami knows no operator key')
   // read-only: no form, and no button but Refresh
@@ -111,6 +111,8 @@ test('before any mail, the operator key opens Egress with no lane yet, and the s
   assert.match(await page.getByTestId('lanes').textContent() ?? '', /No lane has been used yet/)
   const source = page.getByTestId('sources').locator('tr', { hasText: 'fresh' })
   assert.match(await source.textContent() ?? '', /127\.0\.0\.4.*fresh\.outbox\.test.*since .*built-in curve/)
+  const record = (await ob.request('GET', '/v1/operator/egress/sources', { key: operatorKey })).body.data[0]
+  assert.equal(await source.locator('td[data-label="Updated"] time').getAttribute('datetime'), record.updated_at)
   const pools = page.getByTestId('pools')
   assert.match(await pools.locator('tr', { hasText: 'warming' }).textContent() ?? '', /fresh \(100\)/)
   assert.match(await pools.locator('tr', { hasText: 'default' }).textContent() ?? '', /none: the host's own address/)
