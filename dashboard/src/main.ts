@@ -15,10 +15,11 @@ import { inboundView } from './views/inbound.ts'
 import { suppressionsView } from './views/suppressions.ts'
 import { reconnectingView } from './views/reconnecting.ts'
 import { templatesView, templateView } from './views/templates.ts'
+import { egressView } from './views/egress.ts'
 
 const VIEWS: ViewDef[] = [
   activityView, messageView, statsView, webhooksView, webhookView, keysView, templatesView, templateView, domainsView, inboundView,
-  suppressionsView
+  suppressionsView, egressView
 ]
 
 const main = document.getElementById('main')!
@@ -50,7 +51,15 @@ async function navigate (): Promise<void> {
 }
 
 function landing (s: Session): string {
+  if (s.operator) return '#/egress'
   return s.can('read') ? '#/activity' : '#/keys'
+}
+
+/** Why the key may not open a view: an operator key sees only the operator views, organisation keys never see them. */
+function refusal (s: Session, view: ViewDef): string {
+  if (s.operator) return 'An operator key belongs to no organisation: it opens the operator views only.'
+  if (view.permission === 'operator') return 'This page needs an operator key (ob_op_…); organisation keys, admin included, cannot open it.'
+  return `This API key lacks the ${view.permission} permission needed for this page.`
 }
 
 function renderChrome (s: Session): void {
@@ -65,8 +74,11 @@ function renderChrome (s: Session): void {
     liveState.dataset.state = state
   })
   if (unsubscribe !== undefined) leave.push(unsubscribe)
+  document.querySelector<HTMLAnchorElement>('a.brand')?.setAttribute('href', landing(s))
   fill(who,
-    h('span', { class: 'key-name', 'data-testid': 'whoami' }, `${s.me.key_name} · ${s.me.domain} · ${s.me.permissions.join(', ')}`),
+    h('span', { class: 'key-name', 'data-testid': 'whoami' },
+      s.operator ? s.me.key_name : `${s.me.key_name} · ${s.me.domain} · ${s.me.permissions.join(', ')}`),
+    s.operator && h('span', { class: 'badge s-operator' }, 'operator'),
     s.me.environment === 'test' && h('span', { class: 'badge s-test' }, 'sandbox'),
     s.can('read') && liveState,
     h('button', {
@@ -99,6 +111,7 @@ async function route (): Promise<void> {
   if (session === undefined) {
     nav.replaceChildren()
     who.replaceChildren()
+    document.querySelector<HTMLAnchorElement>('a.brand')?.setAttribute('href', '#/activity')
     main.replaceChildren(signInView(async (key) => {
       session = await signIn(key)
       start(session)
@@ -120,8 +133,7 @@ async function route (): Promise<void> {
   }
   document.title = `${view.title} · Outbox`
   if (!s.can(view.permission)) {
-    main.replaceChildren(h('h1', null, view.title),
-      h('p', { class: 'notice' }, `This API key lacks the ${view.permission} permission needed for this page.`))
+    main.replaceChildren(h('h1', null, view.title), h('p', { class: 'notice' }, refusal(s, view)))
     focusView()
     return
   }

@@ -17,6 +17,7 @@ export interface ViewDef {
   title: string
   /** Shown in the navigation under this label (omitted: not in the navigation). */
   nav?: string
-  permission: 'read' | 'manage'
+  /** `operator`: only an operator key (ob_op_…) sees the view, and such a key sees no other. */
+  permission: 'read' | 'manage' | 'operator'
   render: (ctx: ViewContext) => Promise<Node>
 }
