@@ -22,8 +22,9 @@ const logs: Array<Record<string, unknown>> = []
 before(async () => {
   sink = await SmtpSink.start()
   const stream = new Writable({ write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() } })
-  engineStartedAt = Date.now()
   ob = await TestOutbox.start({ env: { OB_SMTP_RELAY: sink.url, OB_ROLE: 'engine' }, log: { level: 'warn', stream } })
+  // taken once the engine has started (its connection epoch began before this), however long the start took
+  engineStartedAt = Date.now()
   org = await ob.org()
   events = await EventWatcher.start(ob.proc.nc, org.orgId)
 })
