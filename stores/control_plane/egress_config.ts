@@ -175,10 +175,12 @@ export class EgressConfig {
   /** Replaces the whole override table (idempotent). */
   async putLimits (limits: Record<string, LimitOverride>): Promise<EgressSettingsRecord> {
     invalid(limitsErrors(limits))
-    return await this.upsert(EGRESS_KEYS.settings, (cur) => {
+    const stored = await this.upsert(EGRESS_KEYS.settings, (cur) => {
       const settings = isSettings(cur) ? cur : {}
       return JSON.stringify(settings.limits ?? {}) === JSON.stringify(limits) ? undefined : { ...settings, limits }
-    }) as EgressSettingsRecord
+    })
+    // Nothing stored yet and nothing to store (`{}` on a fresh installation): the settings are the empty ones.
+    return isSettings(stored) ? stored : {}
   }
 
   /** Sets some keys of one provider's override and removes others (the CLI's `limits set`); an emptied entry goes. */

@@ -161,6 +161,8 @@ test('assignments: an unknown pool is 422, a domain of another organisation 404;
 
 test('limit overrides: validated, replaced whole, idempotent, mirrored', async () => {
   assert.deepEqual((await call('GET', '/egress/limits')).body, { limits: {} })
+  // nothing stored yet and nothing to store: the empty overrides, not an error
+  assert.deepEqual((await call('PUT', '/egress/limits', { limits: {} })).body, { limits: {} })
   const bad = await call('PUT', '/egress/limits', { limits: { google: { maxConnections: 0, tls: 'always' }, 'Bad Key': {} } })
   assertError(bad, 400, 'validation_error')
   assertError(await call('PUT', '/egress/limits', { limits: { google: { messagesPerMinute: 2_000_000 } } }), 400, 'validation_error')
