@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { STREAM_EVENTS, eventSubject, type EventRecord } from '../protocol/mod.ts'
+import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, eventSubject, type EventRecord } from '../protocol/mod.ts'
 import { HttpsReceiver } from '../test/helpers/https_receiver.ts'
 import { sleep } from '../test/integration/faults/fault_env.ts'
 import type { Received } from './soak_checks.ts'
@@ -27,11 +27,15 @@ export const REPLACED_EVENTS = ['delivered', 'bounced'] as const
 /** How long a replaced webhook lives before it is deleted and another one created. */
 const REPLACE_EVERY_MS = 5000
 /**
- * At most this long waiting for a webhook to receive every event it is owed before replacing it anyway (what it
- * has not received by then counts as lost). A user who deletes a webhook gives up its pending deliveries and
- * retries, as documented; waiting for them first keeps the check about loss, not about that choice.
+ * A user who deletes a webhook gives up its pending deliveries and retries, as documented, and an event the
+ * fan-out has not reached yet is one of them. Waiting for them first keeps the check about loss, not about that
+ * choice. So before a deletion the replacer waits, at most FANOUT_WAIT_MS, for the fan-out to have acknowledged
+ * every event owed (a store fault holds it back for the fault's length plus its backoff), then at most
+ * DELIVERED_WAIT_MS for the webhook to receive them (the soak's webhook retry schedule, 145 s in all, and a
+ * request timeout). What it has not received by then counts as lost.
  */
-const DELIVERED_WAIT_MS = 60_000
+const FANOUT_WAIT_MS = 600_000
+const DELIVERED_WAIT_MS = 180_000
 
 export class WebhookReplacer {
   readonly spans: WebhookSpan[] = []
@@ -66,6 +70,9 @@ export class WebhookReplacer {
       // Before the deletion is asked for: everything up to here is owed, and the webhook should have it all
       current.toSeq = await this.retry(async () => await this.lastEventSeq())
       const owed = await this.retry(async () => await this.owedIds(current))
+      const fannedOutBy = Date.now() + FANOUT_WAIT_MS
+      while (this.running && Date.now() < fannedOutBy && !this.hasAll(current, owed) &&
+        (await this.fanOutFloor()) < current.toSeq) await sleep(500)
       const deadline = Date.now() + DELIVERED_WAIT_MS
       while (this.running && Date.now() < deadline && !this.hasAll(current, owed)) await sleep(200)
       // Load over while it waits: it is not deleted (that would give up what it is still owed), it stays as the last.
@@ -115,6 +122,15 @@ export class WebhookReplacer {
 
   private async lastEventSeq (): Promise<number> {
     return (await this.jsm.streams.info(STREAM_EVENTS)).state.last_seq
+  }
+
+  /** The last event sequence up to which the fan-out has acknowledged everything (0 while NATS does not answer). */
+  private async fanOutFloor (): Promise<number> {
+    try {
+      return (await this.jsm.consumers.info(STREAM_EVENTS, CONSUMER_WEBHOOK_FANOUT)).ack_floor.stream_seq
+    } catch {
+      return 0
+    }
   }
 
   /** Ids of the events of the organisation and of `w`'s types with a sequence in (fromSeq, toSeq]. */
