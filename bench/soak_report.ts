@@ -206,8 +206,9 @@ export function soakReport (
         'descriptors are read from /proc every second. The engine series restarts after each SIGKILL.',
       'Senders retry 503 and connection errors with the same Idempotency-Key, as the client library does; only the final 202 ' +
         'counts as accepted.',
-      'A second webhook is deleted and created again through the API while mail flows, once it has lived 5 s and the fan-out has ' +
-        'passed the last event it is owed (at most 60 s more), with a new URL each time on a receiver that stays up. Each webhook is ' +
+      'A second webhook is deleted and created again through the API while mail flows, once it has lived 5 s and received every ' +
+        'event it is owed (waiting at most 10 min for the fan-out to reach them, then 3 min for their deliveries and retries: a ' +
+        'deleted webhook gives up what is still pending, as documented), with a new URL each time on a receiver that stays up. Each webhook is ' +
         'owed every event of its types whose OB_EVENTS sequence is after the one read when its 201 arrived and not after the one ' +
         'read before its deletion was asked for; events published while a create or delete was in flight are not counted.',
       `Drain waited for every accepted message at the sink and every owed event at its webhook; it took ${checks.drainS} s.`
