@@ -36,7 +36,7 @@ import type { BenchOptions, BenchResult } from './types.ts'
  * that last a minute: the outbound queue at its share of JetStream's store and Redis at its maxmemory
  * (soak_store_faults.ts); meanwhile a second webhook is replaced
  * (deleted and created again through the API) every few seconds. Mail that waits in the engine (deferred,
- * scheduled) is sent throughout, with real delays, while work-queue sweeps run every 5 s (soak_waiting.ts).
+ * scheduled, scheduled then canceled) is sent throughout, with real delays, while work-queue sweeps run every 5 s (soak_waiting.ts).
  * Reports lost, duplicated and stuck messages, webhook events lost per webhook, p99 latencies, RSS and open
  * descriptors over time. Uses NATS and Redis of its own (it kills them).
  */
@@ -49,7 +49,7 @@ const QUICK = {
   store: { firstS: 4, everyS: 13, holdS: 8 }, large: { everyMs: 3000, bytes: 3 * 1024 * 1024 }
 }
 const FULL = {
-  durationS: 600, cycleS: 60, senders: 4, poisonHealthy: 600, poisonCount: 200, waitingEveryMs: 5000,
+  durationS: 600, cycleS: 60, senders: 4, poisonHealthy: 600, poisonCount: 200, waitingEveryMs: 3500,
   store: { firstS: 90, everyS: 120, holdS: 60 }, large: { everyMs: 10_000, bytes: 5 * 1024 * 1024 }
 }
 type Plan = typeof FULL
@@ -332,7 +332,7 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     const left = pending.outboundMessages > 0 ? await leftovers(world) : []
     // which job consumer still owes work, and the jobs it holds, decoded
     const stuckJobs = pending.webhookJobs > 0 ? await stuckWebhookJobs(nats.url) : []
-    const waited = await checkWaitingMail(world, waiting.sent, soakStart)
+    const waited = await checkWaitingMail(world, waiting.sent, waiting.cancelRefused(), soakStart)
     const exitsAt = exits.map(({ at, ...x }) => ({ ...x, t_s: Math.round((at - soakStart) / 1000) }))
     return soakReport(
       opts.quick, started, plan.durationS, tallies, checks, pending, samples, faults, sendLat, readLat, poison, left, waited, kills,

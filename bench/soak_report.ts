@@ -49,6 +49,10 @@ export function soakReport (
     failures.push(`deferred or scheduled mail: ${waited.lost} lost, ${waited.duplicated} delivered twice, ` +
       `${waited.early} before its scheduled_at, ${waited.notDelivered} not \`delivered\``)
   }
+  if (waited.canceledSent + waited.canceledWrongStatus + waited.cancelRefused > 0) {
+    failures.push(`canceled mail: ${waited.canceledSent} sent anyway, ${waited.canceledWrongStatus} not \`canceled\`, ` +
+      `${waited.cancelRefused} cancels refused a minute or more ahead`)
+  }
   // The outbound queue filled to its admission limit must have refused sends, or the fault tested nothing.
   const queueFull = tallies.refusals.get('503 queue_full') ?? 0
   if (fillerBytes > 0 && queueFull === 0) {
@@ -108,6 +112,7 @@ export function soakReport (
       `duplicated SMTP ${checks.duplicated} (${dups.beyond} beyond the attempts in flight at engine kills), stuck ${stuck}, ` +
       `delivered but still stored ${residue}; ` +
       `deferred ${waited.deferred} and scheduled ${waited.scheduled}, of them wrong ${waitedWrong}; ` +
+      `canceled ${waited.canceled}, of them sent ${waited.canceledSent}; ` +
       `sends refused with queue_full ${queueFull}; send p99 ${send.p99} ms; ` +
       `poison traffic slowed healthy delivery by ${poison.slowdownPct} %`,
     tables: [
@@ -123,6 +128,9 @@ export function soakReport (
           ['  of them by the last fault before the second copy', counted(checks.duplicatesByFault)],
           ['stuck (waiting in OB_OUTBOUND or webhook jobs)', stuck],
           ['deferred (451 four times) / scheduled (65 s to 3 min ahead) among them', `${waited.deferred} / ${waited.scheduled}`],
+          ['scheduled as far ahead and canceled at once (not among the accepted)', waited.canceled],
+          ['canceled: sent anyway / not `canceled` in the record / cancel refused (409)',
+            `${waited.canceledSent} / ${waited.canceledWrongStatus} / ${waited.cancelRefused}`],
           [
             'deferred or scheduled: lost / delivered twice / before scheduled_at / not delivered',
             `${waited.lost} / ${waited.duplicated} / ${waited.early} / ${waited.notDelivered}`
@@ -187,7 +195,7 @@ export function soakReport (
         })
       },
       {
-        title: 'Deferred or scheduled mail that ended wrong (seconds since the load started)',
+        title: 'Deferred, scheduled or canceled mail that ended wrong (seconds since the load started)',
         columns: ['message id', 'kind', 'accepted at', 'due at', 'copies at the sink', 'status'],
         rows: waited.wrong.map((x) => [x.id, x.kind, x.accepted_s, x.due_s, x.at_sink, x.status])
       },
@@ -208,9 +216,12 @@ export function soakReport (
         'counts as accepted.',
       'A second webhook is deleted and created again through the API while mail flows, once it has lived 5 s and received every ' +
         'event it is owed (waiting at most 10 min for the fan-out to reach them, then 3 min for their deliveries and retries: a ' +
-        'deleted webhook gives up what is still pending, as documented), with a new URL each time on a receiver that stays up. Each webhook is ' +
-        'owed every event of its types whose OB_EVENTS sequence is after the one read when its 201 arrived and not after the one ' +
-        'read before its deletion was asked for; events published while a create or delete was in flight are not counted.',
+        'deleted webhook gives up what is still pending, as documented), with a new URL each time on a receiver that stays up. ' +
+        'Each webhook is owed every event of its types whose OB_EVENTS sequence is after the one read when its 201 arrived and ' +
+        'not after the one read before its deletion was asked for; events published while a create or delete was in flight are ' +
+        'not counted.',
+      'A third of the waiting mail is scheduled a minute or more ahead and canceled at once, the cancel retried through the ' +
+        'faults until answered; the check runs 20 s after the last canceled message\'s time.',
       `Drain waited for every accepted message at the sink and every owed event at its webhook; it took ${checks.drainS} s.`
     ],
     failures,
