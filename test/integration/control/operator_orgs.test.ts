@@ -7,6 +7,9 @@ import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { freePort } from '../../helpers/ports.ts'
 import { submissionClient } from '../../helpers/submission.ts'
 import { createOrganization } from '../../../gateway/control/orgs.ts'
+import { EventReader } from '../../helpers/events.ts'
+import { eventually } from '../../helpers/waiting.ts'
+import { MessageStore } from '../../../stores/read_model/mod.ts'
 
 /**
  * The operator's organisation API against a running Outbox (all roles, SMTP submission on, mail relayed to a sink):
@@ -153,6 +156,7 @@ test('a suspended organisation\'s keys: 403 on every route, refused by SMTP; que
   assert.equal(resumed.status, 200, resumed.text)
   assert.equal(resumed.body.status, 'active')
   assert.equal(resumed.body.suspended_at, undefined)
+  assert.equal((await call('POST', `/${org.orgId}/resume`)).body.status, 'active', 'resuming twice changes nothing')
   assert.equal((await ob.request('GET', '/v1/whoami', { key: org.adminKey })).status, 200)
   const sent = await submissionClient(port, send).sendMail(mail(org, 'after@dest.example'))
   assert.match(sent.response, /^250 /)
@@ -213,6 +217,13 @@ test('reset-admin-key: a new admin key shown once, every old admin key refused, 
   const listed = keys.body.data.find((k: { id: string }) => k.id === res.body.api_key_id)
   assert.deepEqual({ name: listed.name, permissions: listed.permissions }, { name: 'admin', permissions: ['admin'] })
   assert.ok(!JSON.stringify((await call('GET', `/${org.orgId}`)).body).includes(res.body.api_key), 'the value is shown once')
+  // on a suspended organisation the new key is refused like the others until it is resumed
+  await call('POST', `/${org.orgId}/suspend`)
+  const whileSuspended = await call('POST', `/${org.orgId}/reset-admin-key`)
+  assert.equal(whileSuspended.status, 201, whileSuspended.text)
+  assertError(await ob.request('GET', '/v1/whoami', { key: whileSuspended.body.api_key }), 403, 'organization_suspended')
+  await call('POST', `/${org.orgId}/resume`)
+  assert.equal((await ob.request('GET', '/v1/whoami', { key: whileSuspended.body.api_key })).status, 200)
 })
 
 test('delete: keys refused at once, the domain name free again, the organisation gone from the API', async () => {
@@ -234,6 +245,25 @@ test('delete: keys refused at once, the domain name free again, the organisation
   assert.equal(ob.proc.cp.webhooks.list(`${org.orgId}.`).length, 0)
   const again = await createOrganization(ob.proc.cp, ob.proc.config, { name: 'next', domain: org.domain, plan: 'free' })
   assert.notEqual(again.organization_id, org.orgId)
+})
+
+test('delete: mail it had queued fails without an attempt (domain_removed); its messages stay in the read model', async () => {
+  const org = await ob.org()
+  const events = await EventReader.open(ob.proc.nc, org.orgId)
+  try {
+    const queued = await ob.request('POST', '/v1/messages/send', {
+      key: org.adminKey, body: { ...mail(org, 'orphan@dest.example'), scheduled_at: new Date(Date.now() + 2000).toISOString() }
+    })
+    assert.equal(queued.status, 202, queued.text)
+    assert.equal((await call('DELETE', `/${org.orgId}`)).status, 200)
+    const [failed] = await events.waitFor('failed', 1, 20_000)
+    assert.equal((failed!.data as { failure_category: string }).failure_category, 'domain_removed')
+    assert.equal(sink.to('orphan@dest.example').length, 0)
+    const store = new MessageStore(ob.proc.redis)
+    await eventually(async () => (await store.getMessage(org.orgId, queued.body.id as string)).status === 'failed', 'the read model')
+  } finally {
+    events.close()
+  }
 })
 
 test('an organisation admin may lower its plan, never raise it (403 forbidden); the operator may', async () => {
