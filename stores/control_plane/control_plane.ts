@@ -44,8 +44,8 @@ export class ControlPlane {
   ) {
     this.verpKeys = new VerpKeyRing(verpKeyMirror)
     this.operatorKeys = new OperatorKeys(operatorKeyMirror)
-    this.egress = new EgressConfig(egressMirror, orgs, domains)
     this.organizations = new Organizations(orgs)
+    this.egress = new EgressConfig(egressMirror, orgs, domains, this.organizations)
   }
 
   /** The one writer of organisation records: creation, plan, suspension, removal (`orgs` is their mirror, to read). */

@@ -19,8 +19,8 @@ export function planRank (plan: PlanName): number {
 
 /**
  * The one writer of organisation records (`ob_orgs`, keyed by id): creating one, its plan, suspending and resuming
- * it, and removing the record when the organisation is deleted. The egress pool field is the egress configuration's
- * (`egress_config.ts`). Every write is a compare-and-set on the revision read, so two operators changing one
+ * it, its egress pool (for `egress_config.ts`, which checks the pool), and removing the record when the organisation is
+ * deleted. Every write is a compare-and-set on the revision read, so two operators changing one
  * organisation at once never lose a field of the other's change.
  */
 export class Organizations {
@@ -77,6 +77,15 @@ export class Organizations {
       if (cur.status !== 'suspended') return undefined
       const { suspended_at: _at, ...rest } = cur
       return { ...rest, status: 'active' }
+    }))
+  }
+
+  /** The egress pool its mail leaves from (undefined: `default`); EgressConfig checks the pool and calls this. */
+  async setEgressPool (id: string, pool: string | undefined): Promise<OrgRecord> {
+    return this.found(id, await this.mirror.modify(id, (cur) => {
+      if (cur.egress_pool === pool) return undefined
+      const { egress_pool: _old, ...rest } = cur
+      return pool === undefined ? rest : { ...rest, egress_pool: pool }
     }))
   }
 
