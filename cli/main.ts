@@ -6,6 +6,8 @@ import { runOrgCreate, ORG_CREATE_USAGE } from './org_create.ts'
 import { runVerpKeys, VERP_KEYS_USAGE } from './verp_keys.ts'
 import { runOperatorKey, OPERATOR_KEY_USAGE } from './operator_keys.ts'
 import { runEgress, EGRESS_USAGE } from './egress.ts'
+import { runOrgAdmin, ORG_ADMIN_USAGE } from './org_admin.ts'
+import { runNats, NATS_USAGE } from './nats_inspect.ts'
 
 const HELP = `outbox: self-hosted transactional email
 
@@ -16,6 +18,14 @@ usage:
   ${ORG_CREATE_USAGE.replace('usage: ', '')}
                                create an organisation with a verified domain and an admin key;
                                prints {"organization_id","domain_id","api_key"}
+  ${ORG_ADMIN_USAGE.replace('usage: ', '').replace(/\n {7}/g, '\n  ')}
+                               the organisations: list them (plan, status, counts), show one,
+                               set its plan, suspend it (its keys are refused) and resume it,
+                               give it a new admin key (the old ones stop), or delete it
+                               with its keys, domains and webhooks
+  ${NATS_USAGE.replace('usage: ', '')}
+                               the JetStream streams (messages, bytes, limits) and their
+                               consumers (pending, ack pending, redelivered); read-only
   ${VERP_KEYS_USAGE.replace('usage: ', '')}
                                the keys that sign return paths (VERP): list them (ids, never
                                secrets), add one that signs from now on (the others keep
@@ -49,6 +59,14 @@ async function main (argv: string[], env: Readonly<Record<string, string | undef
   if (command === 'org' && sub === 'create') {
     const created = await runOrgCreate(rest, env)
     process.stdout.write(JSON.stringify(created) + '\n')
+    return 0
+  }
+  if (command === 'org') {
+    process.stdout.write(JSON.stringify(await runOrgAdmin(argv.slice(1), env)) + '\n')
+    return 0
+  }
+  if (command === 'nats') {
+    process.stdout.write(JSON.stringify(await runNats(argv.slice(1), env)) + '\n')
     return 0
   }
   if (command === 'operator' && sub === 'key') {

@@ -1,6 +1,6 @@
 import type { ApiKeyRecord, DomainRecord, OperatorKeyRecord, OrgRecord, Permission } from '../protocol/mod.ts'
 import { OPERATOR_KEY_SHAPE, type ControlPlane } from '../stores/control_plane/mod.ts'
-import { ApiError, REDIS_KEYS } from '../protocol/mod.ts'
+import { ApiError, REDIS_KEYS, isSuspended } from '../protocol/mod.ts'
 import type { RateLimiter } from './rate_limit.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
@@ -48,7 +48,18 @@ export function authenticate (cp: ControlPlane, authorization: string, nowMs: nu
   const org = cp.orgs.get(key.org_id)
   const domain = cp.domain(key.org_id, key.domain_id)
   if (org === undefined || domain === undefined) throw new ApiError('unauthorized', 'The API key is not valid.')
+  if (isSuspended(org)) throw suspendedError(org.id)
   return { key, org, domain }
+}
+
+/**
+ * A valid key of a suspended organisation: it authenticated, it may just do nothing until the operator resumes it,
+ * so callers answer it as a refusal (403), never count it as a failed authentication.
+ */
+export function suspendedError (orgId: string): ApiError {
+  return new ApiError('organization_suspended', 'The organisation of this API key is suspended by the operator of this installation.', {
+    details: { organization_id: orgId }
+  })
 }
 
 /**
@@ -64,7 +75,12 @@ export function authenticateOperator (cp: ControlPlane, authorization: string, n
   }
   const value = m[1]!
   if (KEY_SHAPE.test(value)) {
-    authenticate(cp, authorization, nowMs) // an unknown or revoked organisation key fails here, as a 401
+    try {
+      authenticate(cp, authorization, nowMs) // an unknown or revoked organisation key fails here, as a 401
+    } catch (err) {
+      // a suspended organisation's key is still an organisation key: what it may not do here is the operator's part
+      if (!(err instanceof ApiError && err.code === 'organization_suspended')) throw err
+    }
     throw new ApiError('operator_only', 'This endpoint takes an operator key (ob_op_…); organisation keys, admin included, never reach it.')
   }
   if (!OPERATOR_KEY_SHAPE.test(value)) throw new ApiError('unauthorized', 'The key is malformed; operator keys start with ob_op_.')

@@ -51,6 +51,19 @@ export interface EgressChangeTarget {
   pool?: string | null
 }
 
+/** What the operator API did to an organisation as a whole. */
+export type OrganizationChange = 'plan_set' | 'suspended' | 'resumed' | 'deleted' | 'admin_key_reset'
+
+/** Ids and the plan only. */
+export interface OrganizationChangeTarget {
+  org_id: string
+  plan?: string
+  /** `admin_key_reset`: the new admin key. */
+  api_key_id?: string
+  /** `admin_key_reset`: the admin keys revoked. */
+  revoked_api_key_ids?: readonly string[]
+}
+
 export function actorOf (ctx: Pick<RequestContext, 'auth' | 'ip'>): SecurityActor {
   return { orgId: ctx.auth.org.id, keyId: ctx.auth.key.id, address: ctx.ip }
 }
@@ -86,6 +99,14 @@ export class SecurityLog {
   /** A change of the egress configuration through the operator API, with the operator key that made it. */
   egressChanged (change: EgressChange, ctx: Pick<OperatorRequestContext, 'operator' | 'ip'>, target: EgressChangeTarget): void {
     const event = 'operator.egress_changed'
+    this.log.info({ event, change, operator_key_id: ctx.operator.key.id, address: ctx.ip, ...target }, event)
+  }
+
+  /** A change the operator API made to an organisation: its plan, suspension, deletion or admin key. */
+  organizationChanged (
+    change: OrganizationChange, ctx: Pick<OperatorRequestContext, 'operator' | 'ip'>, target: OrganizationChangeTarget
+  ): void {
+    const event = 'operator.organization_changed'
     this.log.info({ event, change, operator_key_id: ctx.operator.key.id, address: ctx.ip, ...target }, event)
   }
 }

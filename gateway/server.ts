@@ -1,7 +1,8 @@
 import uWS from 'uWebSockets.js'
 import type { Logger } from 'pino'
 import { Value } from 'typebox/value'
-import { ApiError, isId, newId, REDIS_KEYS, PLAN_RATE_LIMITS, type OrgRecord } from '../protocol/mod.ts'
+import { ApiError, isId, newId, REDIS_KEYS } from '../protocol/mod.ts'
+import { planLimit } from '../stores/control_plane/mod.ts'
 import type { GatewayDeps } from './deps.ts'
 import type { OperatorRequestContext, Reply, RequestContext, RouteDef } from './http/route.ts'
 import { RequestBody, parseJson } from './http/body.ts'
@@ -48,9 +49,8 @@ interface Compiled {
   whenStoreFull: WhenStoreFull
 }
 
-export function planLimit (org: OrgRecord, enterpriseDefault: number): number {
-  return org.plan === 'enterprise' ? (org.rate_limit_per_minute ?? enterpriseDefault) : PLAN_RATE_LIMITS[org.plan]
-}
+/** The per-key limit of an organisation's plan (stores/control_plane/organizations.ts, which the CLI shares). */
+export { planLimit }
 
 /**
  * Every HTTP answer of the route table goes out here; a header holding CR, LF or NUL turns it into a 500. Writes
@@ -171,6 +171,8 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         try {
           ctx.auth = authenticate(deps.cp, ctx.headers.authorization, now)
         } catch (err) {
+          // a suspended organisation's key authenticated: its 403 is no failed authentication to count
+          if (err instanceof ApiError && err.code === 'organization_suspended') throw err
           deps.security.authFailed({
             transport: 'http', address: ctx.ip, credential: ctx.headers.authorization, reason: ApiError.from(err).message
           })

@@ -11,6 +11,7 @@ export const ERRORS = {
   unauthorized: { status: 401, message: 'Missing or invalid API key.' },
   forbidden: { status: 403, message: 'This API key may not do that.' },
   operator_only: { status: 403, message: 'Only an operator key (ob_op_…) may call this endpoint.' },
+  organization_suspended: { status: 403, message: 'The organisation of this API key is suspended by the operator.' },
   not_found: { status: 404, message: 'The resource does not exist.' },
   method_not_allowed: { status: 405, message: 'The method is not allowed on this path.' },
   conflict: { status: 409, message: 'The resource already exists or is being changed.' },

@@ -16,9 +16,21 @@ export const OrgRecord = Type.Object({
   rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
   /** The egress pool its mail leaves from (absent: `default`); only an operator sets it (protocol/egress/records.ts). */
   egress_pool: Type.Optional(Type.String()),
+  /**
+   * `suspended`: every key of the organisation is refused (403 `organization_suspended`, SMTP `525 5.7.13`) until an
+   * operator resumes it; absent means active (records written before suspension existed have no status).
+   */
+  status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('suspended')])),
+  /** When the operator suspended it; absent while active. */
+  suspended_at: Type.Optional(Type.String()),
   created_at: Type.String()
 })
 export type OrgRecord = Static<typeof OrgRecord>
+
+/** Whether an organisation's keys are refused: only an operator suspends and resumes (stores/control_plane/organizations.ts). */
+export function isSuspended (org: Pick<OrgRecord, 'status'>): boolean {
+  return org.status === 'suspended'
+}
 
 export const DnsRecord = Type.Object({
   type: Type.String(),

@@ -471,7 +471,7 @@ export type GetBillingResponse = {
 
 /** Request body of PATCH /v1/billing. */
 export type PatchBillingBody = {
-  /** free 60, starter 300, pro 1000 requests per minute per key; enterprise as set by the operator */
+  /** free 60, starter 300, pro 1000 requests per minute per key; enterprise as set by the operator. The current plan or a lower one */
   plan: "free" | "starter" | "pro" | "enterprise"
 }
 
@@ -1080,7 +1080,7 @@ export function operations (call: Call) {
   billing: {
     /** GET /v1/billing: The organisation's plan and per-key rate limit. */
     get: async (options?: RequestOptions): Promise<GetBillingResponse> => await call<GetBillingResponse>({ method: 'GET', path: '/v1/billing' }, options),
-    /** PATCH /v1/billing: Change the plan; the new rate limit applies from the next request. */
+    /** PATCH /v1/billing: Lower the plan; raising it is the operator's (PUT /v1/operator/organizations/{id}/plan). */
     update: async (body: PatchBillingBody, options?: RequestOptions): Promise<PatchBillingResponse> => await call<PatchBillingResponse>({ method: 'PATCH', path: '/v1/billing', body }, options)
   },
   suppressions: {

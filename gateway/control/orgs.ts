@@ -1,5 +1,5 @@
 import type { Config, Plan } from '../../config/mod.ts'
-import { ApiError, newId, randomToken, sha256Hex, type ApiKeyRecord, type OrgRecord, type Permission } from '../../protocol/mod.ts'
+import { ApiError, newId, randomToken, sha256Hex, type ApiKeyRecord, type Permission } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { buildDomain } from './domains.ts'
 import { KEY_PREFIX_LENGTH } from '../auth.ts'
@@ -43,11 +43,11 @@ export interface CreatedOrganization { organization_id: string, domain_id: strin
 export async function createOrganization (
   cp: ControlPlane, config: Config, input: { name: string, domain: string, plan: Plan, adminKey?: string }
 ): Promise<CreatedOrganization> {
-  const org: OrgRecord = { id: newId('org'), name: input.name, plan: input.plan, created_at: new Date().toISOString() }
-  const domain = await buildDomain(config, org.id, input.domain, true)
+  const orgId = newId('org')
+  const domain = await buildDomain(config, orgId, input.domain, true)
   // The operator vouches for the name: it is taken unless verified elsewhere, and other pending claims lapse.
   await takeDomainName(cp, domain, 'domain')
-  await cp.orgs.put(org.id, org)
+  const org = await cp.organizations.create({ id: orgId, name: input.name, plan: input.plan })
   await cp.domains.put(`${org.id}.${domain.id}`, domain)
   const key = buildApiKey({
     orgId: org.id,

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server'
 import {
-  ADDRESS_PATTERN, ApiError, MAX_RECIPIENTS, REDIS_KEYS, addressDomain, bareAddress, clientIdentity, newId
+  ADDRESS_PATTERN, ApiError, MAX_RECIPIENTS, REDIS_KEYS, addressDomain, bareAddress, clientIdentity, isSuspended, newId
 } from '../../protocol/mod.ts'
 import { authenticate, hasPermission, type AuthContext } from '../auth.ts'
 import type { GatewayDeps } from '../deps.ts'
@@ -70,6 +70,15 @@ export async function readData (stream: Readable, max: number, budget: DataBudge
   }
 }
 
+/**
+ * A suspended organisation's key: `525 5.7.13` (RFC 4954, "user account disabled") at AUTH, `550 5.7.13` for a
+ * transaction of a session that authenticated before the suspension. Permanent: retrying does not help until the
+ * operator resumes the organisation.
+ */
+function suspendedReply (code: 525 | 550): SmtpReply {
+  return new SmtpReply(code, 'The organisation of this API key is suspended by the operator', { enhanced: '5.7.13' })
+}
+
 /** The submission server's smtp-server, hooks and all; `listen` is main's. */
 export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls): { server: SMTPServer, limits: SessionLimits } {
   const { config, cp, log } = deps
@@ -89,6 +98,7 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     try {
       ctx = authenticate(cp, credential, now)
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'organization_suspended') throw suspendedReply(525)
       deps.security.authFailed({ transport: 'smtp', address, credential, reason: ApiError.from(err).message })
       const refusal = await deps.authGuard.refusal(err, address, credential, now)
       if (refusal instanceof ApiError && refusal.code === 'rate_limited') {
@@ -102,6 +112,12 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
 
   async function onMailFrom (sender: string, session: SMTPServerSession): Promise<void> {
     const auth = authOf(session)
+    // Read again at every transaction: a session opened before the operator suspended or deleted the organisation
+    // (or changed its plan) sends nothing more under the old record.
+    const org = cp.orgs.get(auth.org.id)
+    if (org === undefined) throw new SmtpReply(550, 'The organisation of this API key no longer exists', { enhanced: '5.7.1' })
+    if (isSuspended(org)) throw suspendedReply(550)
+    auth.org = org
     const domain = auth.domain
     if (sender === '' || addressDomain(sender) !== domain.name.toLowerCase()) {
       throw new SmtpReply(553, `The sender must be an address on ${domain.name}, the domain of this API key`, { enhanced: '5.7.1' })

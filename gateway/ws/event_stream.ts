@@ -1,6 +1,6 @@
 import uWS from 'uWebSockets.js'
 import type { Subscription } from '@nats-io/transport-node'
-import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, type EventRecord } from '../../protocol/mod.ts'
+import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, isSuspended, type EventRecord, type OrgRecord } from '../../protocol/mod.ts'
 import { authenticate, hasPermission } from '../auth.ts'
 import type { GatewayDeps } from '../deps.ts'
 import { SocketCounter } from './socket_caps.ts'
@@ -27,6 +27,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024
 const MAX_CLIENT_MESSAGE_BYTES = 4096
 const IDLE_TIMEOUT_S = 60 // pings keep a healthy socket alive
 const TYPE_NAMES = new Set<string>([...EVENT_TYPES, 'inbound'])
+const SUSPENDED = 'the organisation is suspended'
 
 interface SocketState {
   ip: string
@@ -98,6 +99,17 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     for (const ws of [...sockets]) enforceKey(ws, ws.getUserData(), now)
   })
 
+  /** A suspended organisation's sockets close with 4403 as soon as the control plane shows it; a deleted one's with 4401. */
+  const stopWatchingOrgs = deps.cp.orgs.onChange((id, record) => {
+    if (record !== undefined && !isSuspended(record)) return
+    for (const ws of [...(feeds.get(id)?.sockets ?? [])]) endForOrg(ws, record)
+  })
+
+  function endForOrg (ws: Socket, org: OrgRecord | undefined): void {
+    if (org === undefined) ws.end(CLOSE_CODES.unauthorized, 'the API key is no longer valid')
+    else ws.end(CLOSE_CODES.forbidden, SUSPENDED)
+  }
+
   function keyStillValid (st: SocketState, now: number): boolean {
     const key = deps.cp.apiKeys.get(st.keyId!)
     return key !== undefined && key.revoked_at === undefined && (key.expires_at === undefined || Date.parse(key.expires_at) > now)
@@ -114,6 +126,8 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
       if (st.environment !== env) continue
       if (st.types !== undefined && !st.types.has(e.type)) continue
       if (!keyStillValid(st, now)) { ws.end(CLOSE_CODES.unauthorized, 'the API key is no longer valid'); continue }
+      const org = deps.cp.orgs.get(st.orgId!)
+      if (org === undefined || isSuspended(org)) { endForOrg(ws, org); continue }
       if (ws.getBufferedAmount() > MAX_BUFFERED_BYTES) { ws.end(CLOSE_CODES.tooSlow, 'reading too slowly'); continue }
       let status = 1
       ws.cork(() => { status = ws.send(text) })
@@ -149,6 +163,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
       auth = authenticate(deps.cp, authorization, now)
     } catch (err) {
       if (!(err instanceof ApiError)) throw err
+      if (err.code === 'organization_suspended') { ws.end(CLOSE_CODES.forbidden, SUSPENDED); return }
       st.refusing = true
       deps.security.authFailed({ transport: 'websocket', address: st.ip, credential: authorization, reason: err.message })
       void deps.authGuard.refusal(err, st.ip, authorization, now).catch((e: unknown) => e).then((refusal) => {
@@ -291,6 +306,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     close () {
       stopped = true
       stopWatchingKeys()
+      stopWatchingOrgs()
       for (const ws of [...all]) ws.end(CLOSE_CODES.goingAway, 'server shutting down')
     }
   }

@@ -65,7 +65,7 @@ function endpoint (def: RouteDef): string[] {
     ? 'none (no API key)'
     : def.permission === 'operator'
       ? 'an operator key (`ob_op_…`); organisation keys get 403 `operator_only`'
-      : `\`${def.permission}\` (or \`admin\`)`
+      : `\`${def.permission}\` (or \`admin\`); a key of a suspended organisation gets 403 \`organization_suspended\``
   out.push(`Permission: ${permission}`, '')
   if (def.query !== undefined) out.push('Query parameters:', '', ...fieldTable(toJsonSchema(def.query)))
   if (def.body !== undefined) out.push('Request body (`application/json`):', '', ...fieldTable(toJsonSchema(def.body)))

@@ -77,7 +77,8 @@ export function permissionText (def: RouteDef): string {
   if (def.permission === 'operator') {
     return 'Requires an operator key (`ob_op_…`); organisation keys, `admin` included, get 403 `operator_only`.'
   }
-  return `Requires the \`${def.permission}\` permission (or \`admin\`).`
+  return `Requires the \`${def.permission}\` permission (or \`admin\`); a key of a suspended organisation gets 403 ` +
+    '`organization_suspended`.'
 }
 
 function operation (def: RouteDef): Record<string, unknown> {

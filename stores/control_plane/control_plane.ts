@@ -11,6 +11,7 @@ import { KvMirror } from './kv_mirror.ts'
 import { VerpKeyRing, type VerpKeyRecord } from './verp_keys.ts'
 import { OperatorKeys } from './operator_keys.ts'
 import { EgressConfig, type EgressEntry } from './egress_config.ts'
+import { Organizations } from './organizations.ts'
 
 /**
  * Organisations, domains, keys, webhooks, templates, inbound routes, suppressions, return-path keys, operator keys and
@@ -43,8 +44,12 @@ export class ControlPlane {
   ) {
     this.verpKeys = new VerpKeyRing(verpKeyMirror)
     this.operatorKeys = new OperatorKeys(operatorKeyMirror)
-    this.egress = new EgressConfig(egressMirror, orgs, domains)
+    this.organizations = new Organizations(orgs)
+    this.egress = new EgressConfig(egressMirror, orgs, domains, this.organizations)
   }
+
+  /** The one writer of organisation records: creation, plan, suspension, removal (`orgs` is their mirror, to read). */
+  readonly organizations: Organizations
 
   /** Return-path (VERP) keys: the newest signs, every listed one verifies. */
   readonly verpKeys: VerpKeyRing

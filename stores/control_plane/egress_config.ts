@@ -4,6 +4,7 @@ import {
   type FieldError, type LimitOverride, type OrgRecord, type PoolMember, type SourceInput
 } from '../../protocol/mod.ts'
 import { KvConflictError, type KvMirror } from './kv_mirror.ts'
+import type { Organizations } from './organizations.ts'
 
 /** What the `ob_egress` bucket holds; the key says which (protocol/egress/records.ts EGRESS_KEYS). */
 export type EgressEntry = EgressSourceRecord | EgressPoolRecord | EgressSettingsRecord
@@ -34,7 +35,9 @@ export class EgressConfig {
   constructor (
     private readonly mirror: KvMirror<EgressEntry>,
     private readonly orgs: KvMirror<OrgRecord>,
-    private readonly domains: KvMirror<DomainRecord>
+    private readonly domains: KvMirror<DomainRecord>,
+    /** The one writer of organisation records, which stores the organisation's pool for this class. */
+    private readonly organizations: Organizations
   ) {}
 
   /** Every source, by name. */
@@ -197,14 +200,7 @@ export class EgressConfig {
   /** An organisation's pool; `null` (or `default`) puts it back on `default`. */
   async assignOrg (orgId: string, pool: string | null): Promise<OrgRecord> {
     this.assertAssignable(pool)
-    const next = await this.orgs.modify(orgId, (cur) => {
-      const want = pool === null || pool === DEFAULT_POOL ? undefined : pool
-      if (cur.egress_pool === want) return undefined
-      const { egress_pool: _old, ...rest } = cur
-      return want === undefined ? rest : { ...rest, egress_pool: want }
-    })
-    if (next === undefined) throw new ApiError('not_found', `No organisation with id ${orgId}.`)
-    return next
+    return await this.organizations.setEgressPool(orgId, pool === null || pool === DEFAULT_POOL ? undefined : pool)
   }
 
   /** A domain's own pool, over its organisation's; `null` removes it (the organisation's applies). */

@@ -52,6 +52,12 @@ test('a key from `outbox operator key create` works on the operator API at once;
 
 test('an organisation admin key is 403 operator_only on every operator route of the table', async () => {
   assert.ok(operatorRoutes.length >= 14)
+  const walked = new Set(operatorRoutes.map((r) => `${method(r)} ${r.path}`))
+  for (const r of ['GET /v1/operator/organizations', 'GET /v1/operator/organizations/:id', 'PUT /v1/operator/organizations/:id/plan',
+    'POST /v1/operator/organizations/:id/suspend', 'POST /v1/operator/organizations/:id/resume',
+    'POST /v1/operator/organizations/:id/reset-admin-key', 'DELETE /v1/operator/organizations/:id']) {
+    assert.ok(walked.has(r), `${r} is walked`)
+  }
   for (const r of operatorRoutes) {
     const hasBody = r.method === 'post' || r.method === 'patch' || r.method === 'put'
     const res = await ob.request(method(r), pathOf(r), { key: org.adminKey, ...(hasBody ? { body: {} } : {}) })
