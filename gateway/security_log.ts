@@ -51,6 +51,19 @@ export interface EgressChangeTarget {
   pool?: string | null
 }
 
+/** What operators do to waiting mail (protocol/queues.ts). */
+export type QueueAction = 'hold' | 'release' | 'retry' | 'bounce'
+
+/** What a queue action touched: the selector, and for an order its id and what it woke. */
+export interface QueueActionTarget {
+  by: string
+  value: string
+  order_id?: string
+  only_held?: boolean
+  woken?: number
+  reason?: string
+}
+
 export function actorOf (ctx: Pick<RequestContext, 'auth' | 'ip'>): SecurityActor {
   return { orgId: ctx.auth.org.id, keyId: ctx.auth.key.id, address: ctx.ip }
 }
@@ -87,5 +100,13 @@ export class SecurityLog {
   egressChanged (change: EgressChange, ctx: Pick<OperatorRequestContext, 'operator' | 'ip'>, target: EgressChangeTarget): void {
     const event = 'operator.egress_changed'
     this.log.info({ event, change, operator_key_id: ctx.operator.key.id, address: ctx.ip, ...target }, event)
+  }
+
+  /** An operator's hold, release, retry or bounce of waiting mail, with the operator key (id and name) that did it. */
+  queueChanged (action: QueueAction, ctx: Pick<OperatorRequestContext, 'operator' | 'ip'>, target: QueueActionTarget): void {
+    const event = 'operator.queue_changed'
+    this.log.info({
+      event, action, operator_key_id: ctx.operator.key.id, operator_key_name: ctx.operator.key.name, address: ctx.ip, ...target
+    }, event)
   }
 }

@@ -21,6 +21,7 @@ import { trackingRoutes } from './tracking.ts'
 import { analyzeRoutes } from './analyze_v1.ts'
 import { operatorEgressRoutes } from './operator_egress_v1.ts'
 import { operatorLaneRoutes } from './operator_lanes_v1.ts'
+import { operatorQueueRoutes } from './operator_queues_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -45,5 +46,6 @@ export const ROUTES: readonly RouteDef[] = [
   ...trackingRoutes,
   ...analyzeRoutes,
   ...operatorEgressRoutes,
-  ...operatorLaneRoutes
+  ...operatorLaneRoutes,
+  ...operatorQueueRoutes
 ]
