@@ -183,6 +183,19 @@ test('bounce held mail: each recipient\'s bounced event says operator, in the ev
   assert.equal((await op('POST', '/release', { by: 'domain', value: 'gone.example' })).status, 200)
 })
 
+test('bounce deferred mail: it is woken and bounced now, not at its next attempt 10 minutes later', async () => {
+  const id = await sent(org, key, ['tempfail-late@late.example'])
+  await events.until(() => events.of(id, 'deferred').length === 1)
+  await eventually(async () => await queue('domain', 'late.example'), 'late.example listed')
+  const bounced = await op('POST', '/bounce', { by: 'domain', value: 'late.example' })
+  assert.equal(bounced.status, 200, bounced.text)
+  assert.equal(bounced.body.woken, 1)
+  await events.until(() => events.of(id, 'bounced').length === 1)
+  assert.equal(events.of(id, 'bounced')[0]!.data.bounce_category, 'operator')
+  assert.equal(sink.to('tempfail-late@late.example').length, 0, 'the one attempt was the 451')
+  await eventually(async () => await queue('domain', 'late.example') === undefined, 'late.example leaves the list')
+})
+
 test('organisation keys get 403 on every queue route, no key 401; bad selectors are 400', async () => {
   const routes: Array<[string, string, unknown?]> = [
     ['GET', ''], ['GET', '/holds'], ['POST', '/hold', { by: 'domain', value: 'x.example' }],
