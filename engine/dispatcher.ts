@@ -107,11 +107,12 @@ export class ShardDispatcher {
     const keepAlive = setInterval(() => { for (const c of entry.copies) c.working() }, Math.max(300, Math.floor(this.ackWaitMs / 3)))
     let fate: Fate
     try {
-      // A copy an operator woke (stores/queues/wake.ts) replaces a message that was delivered before: its state is read,
-      // and its wake applies on its first delivery only.
-      const wake = m.info.deliveryCount === 1 ? m.headers?.get(WAKE_HEADER) : undefined
+      // A copy an operator woke (stores/queues/wake.ts) replaces a message that was delivered before: its state is read.
+      // A retry applies on the copy's first delivery only; a bounce on each (it only brings forward what its order does).
+      const header = m.headers?.get(WAKE_HEADER) ?? ''
+      const wake = header !== '' && (m.info.deliveryCount === 1 || header.startsWith('bounce;')) ? header : undefined
       // A first delivery that may repeat one a killed NATS server forgot counts as a redelivery: its state is read.
-      const repeat = (wake !== undefined && wake !== '') ||
+      const repeat = header !== '' ||
         (this.epoch?.mayBeRepeat(m.info.deliveryCount, m.info.timestampNanos / 1e6) ?? m.info.deliveryCount > 1)
       fate = await this.processor.process(this.shard, m.data, repeat ? Math.max(2, m.info.deliveryCount) : 1, m.seq, wake)
     } catch (err) {

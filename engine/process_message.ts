@@ -121,7 +121,7 @@ export class MessageProcessor {
    * `deliveryCount` is 1 only when the message cannot have been handed out before (the dispatcher judges by JetStream's count
    * and engine/connection_epoch.ts): then there is no state to read. `seq` is
    * the stream sequence of this copy of the message (a rescheduled message may have several; one is sent). `wake`: what
-   * an operator's wake-up of this copy asks (queue_holds.ts), on its first delivery.
+   * an operator's wake-up of this copy asks (queue_holds.ts).
    */
   async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0, wake?: string): Promise<Fate> {
     const msg = decodeQueued(data)
@@ -154,11 +154,12 @@ export class MessageProcessor {
     const now = Date.now()
     const loaded = await this.planOf(msg, now, deliveryCount > 1)
     if (loaded === undefined) return nak(STATE_RETRY_MS)
-    const plan = this.queues.woken(msg, loaded, recipientsOf(msg), wakeOf(wake), now)
+    const woke = wakeOf(wake)
+    const plan = this.queues.woken(msg, loaded, recipientsOf(msg), woke, now)
     await this.publishRecorded(msg.id, plan)
     const next = messageStep(plan)
     if (next.kind === 'done') return { kind: 'ack' }
-    if (next.kind === 'wait') return nak(next.until - now)
+    if (next.kind === 'wait') return nak(this.queues.nextLook(woke, plan !== loaded, deliveryCount, next.until, now) - now)
     // the operator's holds and bounces (queue_holds.ts): the recipients they take out get their results here
     const gated = this.queues.check(msg, plan, now)
 

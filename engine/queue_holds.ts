@@ -9,7 +9,11 @@ import type { RecipientResult } from './actor/task.ts'
 import type { DeliveryStateChanges, RecipientState } from './delivery_state_layout.ts'
 import { planRecipients, type RecipientPlan } from './processing/delivery_plan.ts'
 
-/** What a woken copy of a message asks (its WAKE_HEADER, read on the copy's first delivery only). */
+/** A bounce wake whose order is not mirrored yet looks again every second for its first deliveries (about 10 s). */
+const BOUNCE_WAKE_LOOKS = 10
+const BOUNCE_WAKE_LOOK_MS = 1000
+
+/** What a woken copy of a message asks (its WAKE_HEADER: a retry on the copy's first delivery, a bounce on each). */
 export interface Wake { action: QueueOrderAction, selector: QueueSelector }
 
 export function wakeOf (header: string | undefined): Wake | undefined {
@@ -53,6 +57,16 @@ export class QueueGate {
       changed = true
     }
     return changed ? planRecipients(recipients, states, now) : plan
+  }
+
+  /**
+   * When a woken message that nothing made due comes back: a bounce's order was written a moment ago and may not be in
+   * this engine's mirror yet (the copy can arrive first), so it looks again in a second, for its first deliveries;
+   * otherwise at `until`, its own next attempt.
+   */
+  nextLook (wake: Wake | undefined, changed: boolean, deliveryCount: number, until: number, now: number): number {
+    if (wake?.action !== 'bounce' || changed || deliveryCount > BOUNCE_WAKE_LOOKS) return until
+    return Math.min(until, now + BOUNCE_WAKE_LOOK_MS)
   }
 
   /**

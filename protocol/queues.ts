@@ -56,7 +56,7 @@ export const HOLD_RECHECK_MS = 5_000
 
 /**
  * The header of a copy of a queued message published to wake it (stores/queues/wake.ts): `retry;<by>=<value>` or
- * `bounce;<by>=<value>`. The engine reads it on the copy's first delivery only.
+ * `bounce;<by>=<value>`. The engine reads a retry on the copy's first delivery only, a bounce on each.
  */
 export const WAKE_HEADER = 'Ob-Queue-Wake'
 

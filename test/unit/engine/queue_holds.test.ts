@@ -86,3 +86,15 @@ test('a woken retry makes the selected waiting recipients due; finals and other 
   const known = controls([], [{ selector: { by: 'domain', value: 'open.example' } }])
   assert.deepEqual(gate(known).woken(MSG, plan, RCPTS, bounceWake, NOW).due, ['b@open.example'])
 })
+
+test('a bounce wake that made nothing due looks again in a second for its first deliveries; a retry wake does not', () => {
+  const bounce = wakeOf(wakeHeaderValue('bounce', { by: 'domain', value: 'open.example' }))
+  const retry = wakeOf(wakeHeaderValue('retry', { by: 'domain', value: 'open.example' }))
+  const g = gate(controls([]))
+  const until = NOW + 600_000
+  assert.equal(g.nextLook(bounce, false, 2, until, NOW), NOW + 1000)
+  assert.equal(g.nextLook(bounce, false, 11, until, NOW), until, 'not for ever')
+  assert.equal(g.nextLook(bounce, true, 2, until, NOW), until)
+  assert.equal(g.nextLook(retry, false, 2, until, NOW), until)
+  assert.equal(g.nextLook(undefined, false, 2, until, NOW), until)
+})
