@@ -8,6 +8,7 @@ import { runOperatorKey, OPERATOR_KEY_USAGE } from './operator_keys.ts'
 import { runEgress, EGRESS_USAGE } from './egress.ts'
 import { runOrgAdmin, ORG_ADMIN_USAGE } from './org_admin.ts'
 import { runNats, NATS_USAGE } from './nats_inspect.ts'
+import { runQueue, QUEUE_USAGE } from './queues.ts'
 
 const HELP = `outbox: self-hosted transactional email
 
@@ -39,6 +40,12 @@ usage:
                                or domain sends from, limit overrides per provider; lanes:
                                each source × provider as it runs (limits, connections,
                                throttle, waiting mail, warm-up)
+  ${QUEUE_USAGE.replace('usage: ', '').replace(/\n {7}/g, '\n  ')}
+                               waiting mail by recipient domain, provider or organisation
+                               (depth, oldest, next attempt, last reply); hold it without
+                               spending retries, release it (attempted within 5 s), retry it
+                               now, or bounce it (each recipient's bounced event, category
+                               operator); hold, release, retry and bounce name the local user
   outbox --help                this text
 
 Settings come from environment variables (OB_*, NATS_URL, REDIS_URL); see docs/configuration.md.
@@ -75,6 +82,10 @@ async function main (argv: string[], env: Readonly<Record<string, string | undef
   }
   if (command === 'egress') {
     process.stdout.write(JSON.stringify(await runEgress(argv.slice(1), env)) + '\n')
+    return 0
+  }
+  if (command === 'queue') {
+    process.stdout.write(JSON.stringify(await runQueue(argv.slice(1), env)) + '\n')
     return 0
   }
   if (command === 'verp-keys') {

@@ -11,6 +11,7 @@ import type { RecipientResult } from './actor/task.ts'
  *   p:<rcpt>  "1" once those events were published      — a redelivery re-publishes them when missing
  *   a:<rcpt>  attempts that ended deferred
  *   n:<rcpt>  not before (epoch ms): the next attempt's time (retry schedule or destination throttle)
+ *   v:<rcpt>  the mailbox provider of its domain, once an attempt looked it up (engine/queue_holds.ts)
  *
  * Only this module names the key and the fields. It is plain data and functions, so the shard threads use it
  * too; each thread writes on its own Redis connection (the main thread through `DeliveryState`).
@@ -28,6 +29,8 @@ export interface RecipientState {
   published: boolean
   attempts: number
   notBefore: number
+  /** The provider an attempt found for its domain (docs/egress.md), for the operator's holds and queues. */
+  provider?: string
 }
 
 /** The state of a recipient nothing was recorded for. */
@@ -40,6 +43,7 @@ const FINAL = 'd:'
 const PUBLISHED = 'p:'
 const ATTEMPTS = 'a:'
 const NOT_BEFORE = 'n:'
+const PROVIDER = 'v:'
 
 /** The hash's fields read back per recipient (a recipient without fields has none). */
 export function parseDeliveryState (raw: Readonly<Record<string, string>>): Map<string, RecipientState> {
@@ -57,6 +61,7 @@ export function parseDeliveryState (raw: Readonly<Record<string, string>>): Map<
       case PUBLISHED: get(rcpt).published = true; break
       case ATTEMPTS: get(rcpt).attempts = Number(value); break
       case NOT_BEFORE: get(rcpt).notBefore = Number(value); break
+      case PROVIDER: get(rcpt).provider = value; break
     }
   }
   return out
@@ -96,6 +101,12 @@ export class DeliveryStateChanges {
   /** The recipient waits until `at` (epoch ms) without an attempt used up (a throttle). */
   notBefore (rcpt: string, at: number): this {
     this.out[NOT_BEFORE + rcpt] = String(at)
+    return this
+  }
+
+  /** The provider an attempt found for the recipient's domain. */
+  provider (rcpt: string, provider: string): this {
+    this.out[PROVIDER + rcpt] = provider
     return this
   }
 

@@ -2,6 +2,7 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream'
 import type { Logger } from 'pino'
 import type { ConnectionEpoch } from './connection_epoch.ts'
 import type { Fate, MessageProcessor } from './process_message.ts'
+import { WAKE_HEADER } from '../protocol/mod.ts'
 
 const HANDBACK_RETRY_MS = 5_000 // an unexpected error: the message comes back in 5 s
 const FETCH_EXPIRES_MS = 5_000 // an idle shard renews its pull request every 5 s
@@ -106,9 +107,14 @@ export class ShardDispatcher {
     const keepAlive = setInterval(() => { for (const c of entry.copies) c.working() }, Math.max(300, Math.floor(this.ackWaitMs / 3)))
     let fate: Fate
     try {
+      // A copy an operator woke (stores/queues/wake.ts) replaces a message that was delivered before: its state is read.
+      // A retry applies on the copy's first delivery only; a bounce on each (it only brings forward what its order does).
+      const header = m.headers?.get(WAKE_HEADER) ?? ''
+      const wake = header !== '' && (m.info.deliveryCount === 1 || header.startsWith('bounce;')) ? header : undefined
       // A first delivery that may repeat one a killed NATS server forgot counts as a redelivery: its state is read.
-      const repeat = this.epoch?.mayBeRepeat(m.info.deliveryCount, m.info.timestampNanos / 1e6) ?? m.info.deliveryCount > 1
-      fate = await this.processor.process(this.shard, m.data, repeat ? Math.max(2, m.info.deliveryCount) : 1, m.seq)
+      const repeat = header !== '' ||
+        (this.epoch?.mayBeRepeat(m.info.deliveryCount, m.info.timestampNanos / 1e6) ?? m.info.deliveryCount > 1)
+      fate = await this.processor.process(this.shard, m.data, repeat ? Math.max(2, m.info.deliveryCount) : 1, m.seq, wake)
     } catch (err) {
       this.log.error({ err, shard: this.shard, seq: m.seq }, 'message processing failed; handed back')
       fate = { kind: 'nak', delayMs: HANDBACK_RETRY_MS }

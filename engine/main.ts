@@ -23,6 +23,7 @@ import { WorkQueueSweeper } from './work_queue_sweep.ts'
 import { EgressState } from '../stores/egress/mod.ts'
 import { LaneGauges } from './egress/lane_gauges.ts'
 import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
+import { QueueIndex } from '../stores/queues/mod.ts'
 
 export interface Engine {
   /** This process's id in the shard lease bucket. */
@@ -80,7 +81,8 @@ export async function startEngine (
     schedule,
     actors,
     log,
-    metrics: shared.metrics
+    metrics: shared.metrics,
+    queueIndex: new QueueIndex(shared.redis)
   }, await openContentStore(shared.nc, config))
   const epoch = new ConnectionEpoch(shared.nc)
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))

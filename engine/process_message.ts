@@ -25,6 +25,8 @@ import { classifyOutcomes, resumeAt, retryScheduleOf, type OutcomeCount, type Ou
 import { renderedContent, withContent } from './processing/rendered_content.ts'
 import { DeliveryAttempts } from './processing/attempts.ts'
 import { MessageIntake } from './processing/intake.ts'
+import { QueueGate, wakeOf } from './queue_holds.ts'
+import type { QueueIndex } from '../stores/queues/mod.ts'
 
 export { MAX_NAK_MS, type Fate }
 
@@ -49,6 +51,8 @@ export interface ProcessorDeps {
   actors: ShardActors
   log: Logger
   metrics: OutboxMetrics
+  /** The index of waiting mail the operator's queue API lists (stores/queues/). */
+  queueIndex: QueueIndex
 }
 
 /**
@@ -62,9 +66,11 @@ export interface ProcessorDeps {
 export class MessageProcessor {
   private readonly intake: MessageIntake
   private readonly attempts: DeliveryAttempts
+  private readonly queues: QueueGate
 
   constructor (private readonly d: ProcessorDeps) {
     this.intake = new MessageIntake(d)
+    this.queues = new QueueGate(d.cp.queues, d.queueIndex, d.log)
     this.attempts = new DeliveryAttempts({
       retryScheduleS: d.config.delivery.retryScheduleS,
       poolConnections: d.config.smtp.poolConnections,
@@ -108,15 +114,16 @@ export class MessageProcessor {
     await this.publishRecorded(msg.id, plan)
     if (plan.pending.length === 0) return { kind: 'ack' }
     const results = unsendableResults(plan, { category, reason }, new Date().toISOString())
-    return await this.record(msg, new EventFactory(msg, renderedContent(msg).subject), results, plan, new Map(), undefined)
+    return await this.record(msg, new EventFactory(msg, renderedContent(msg).subject), results, plan, new Map(), undefined, seq)
   }
 
   /**
    * `deliveryCount` is 1 only when the message cannot have been handed out before (the dispatcher judges by JetStream's count
    * and engine/connection_epoch.ts): then there is no state to read. `seq` is
-   * the stream sequence of this copy of the message (a rescheduled message may have several; one is sent).
+   * the stream sequence of this copy of the message (a rescheduled message may have several; one is sent). `wake`: what
+   * an operator's wake-up of this copy asks (queue_holds.ts).
    */
-  async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0): Promise<Fate> {
+  async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0, wake?: string): Promise<Fate> {
     const msg = decodeQueued(data)
     if (typeof msg === 'string') return this.unreadable(seq, msg)
     // The content view (content_recorder.ts) is recorded beside the delivery, never ahead of it: a slow JetStream
@@ -125,7 +132,7 @@ export class MessageProcessor {
     // content is recorded or the recording failed and was logged (record never throws).
     const content = this.d.content?.record(msg, deliveryCount)
     try {
-      return await this.processReadable(shard, msg, deliveryCount, seq)
+      return await this.processReadable(shard, msg, deliveryCount, seq, wake)
     } finally {
       await content
     }
@@ -141,22 +148,26 @@ export class MessageProcessor {
     return { kind: 'nak', delayMs: MAX_NAK_MS }
   }
 
-  private async processReadable (shard: number, msg: QueuedMessage, deliveryCount: number, seq: number): Promise<Fate> {
+  private async processReadable (shard: number, msg: QueuedMessage, deliveryCount: number, seq: number, wake?: string): Promise<Fate> {
     const step = await this.intake.takeUp(msg, seq)
     if (!step.go) return step.fate
     const now = Date.now()
-    const plan = await this.planOf(msg, now, deliveryCount > 1)
-    if (plan === undefined) return nak(STATE_RETRY_MS)
+    const loaded = await this.planOf(msg, now, deliveryCount > 1)
+    if (loaded === undefined) return nak(STATE_RETRY_MS)
+    const woke = wakeOf(wake)
+    const plan = this.queues.woken(msg, loaded, recipientsOf(msg), woke, now)
     await this.publishRecorded(msg.id, plan)
     const next = messageStep(plan)
     if (next.kind === 'done') return { kind: 'ack' }
-    if (next.kind === 'wait') return nak(next.until - now)
+    if (next.kind === 'wait') return nak(this.queues.nextLook(woke, plan !== loaded, deliveryCount, next.until, now) - now)
+    // the operator's holds and bounces (queue_holds.ts): the recipients they take out get their results here
+    const gated = this.queues.check(msg, plan, now)
 
     // rendered once for the whole delivery: the events' subject, the sandbox's click, the thread's MIME
     const content = renderedContent(msg)
     const events = new EventFactory(msg, content.subject)
-    const route = attemptRoute(msg, this.d.cp.domain(msg.org_id, msg.domain_id), plan)
-    let results: RecipientResult[] = []
+    const route = attemptRoute(msg, this.d.cp.domain(msg.org_id, msg.domain_id), gated.plan)
+    let results: RecipientResult[] = gated.results
     let followUps = new Map<string, SandboxResult['followUp']>()
     switch (route.kind) {
       case 'fail':
@@ -164,23 +175,26 @@ export class MessageProcessor {
         break
       case 'none': // only recovered replies to record
         break
-      case 'sandbox':
-        ({ results, followUps } = this.attempts.sandbox(plan.due, content.html))
+      case 'sandbox': {
+        const simulated = this.attempts.sandbox(gated.plan.due, content.html)
+        results = [...results, ...simulated.results]
+        followUps = simulated.followUps
         break
+      }
       case 'smtp': {
         const giveUp = giveUpAt(msg, this.d.config.delivery.retryScheduleS, step.dueAt)
-        results = await this.attempts.smtp({
+        results = [...results, ...await this.attempts.smtp({
           shard,
           message: withContent(msg, content),
           domain: route.domain,
-          due: plan.due,
+          due: gated.plan.due,
           overdue: spanPassed(Date.now(), giveUp),
           tried: (r) => plan.state(r).attempts > 0
-        })
+        })]
         break
       }
     }
-    return await this.record(msg, events, [...plan.recovered, ...results], plan, followUps, step.dueAt)
+    return await this.record(msg, events, [...plan.recovered, ...results], plan, followUps, step.dueAt, seq)
   }
 
   /**
@@ -205,7 +219,7 @@ export class MessageProcessor {
    * earliest one is due.
    */
   private async record (msg: QueuedMessage, events: EventFactory, results: RecipientResult[], plan: RecipientPlan,
-    followUps: Map<string, SandboxResult['followUp']>, dueAt: number | undefined): Promise<Fate> {
+    followUps: Map<string, SandboxResult['followUp']>, dueAt: number | undefined, seq: number): Promise<Fate> {
     const schedule = retryScheduleOf(msg, this.d.config.delivery.retryScheduleS)
     const effects = classifyOutcomes(results, {
       events,
@@ -216,6 +230,7 @@ export class MessageProcessor {
       now: Date.now()
     })
     this.count(msg, effects.counts)
+    this.queues.noteProviders(results, plan, effects.changes)
     try {
       await this.d.state.save(msg.id, effects.changes)
     } catch (err) {
@@ -224,6 +239,7 @@ export class MessageProcessor {
     }
     await this.suppress(msg, effects.suppress)
     await this.publish(effects.events)
+    await this.queues.indexed(msg, seq, plan, results, effects.waits, effects.finals)
     const resume = resumeAt(plan.pending, effects, (r) => plan.state(r).notBefore)
     // once acknowledged the message is not delivered again, so only a message that comes back needs the mark
     if (resume === undefined) return { kind: 'ack' }

@@ -17,9 +17,9 @@ export class StoredContentProcessor extends MessageProcessor {
     super(d)
   }
 
-  override async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0): Promise<Fate> {
+  override async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0, wake?: string): Promise<Fate> {
     const msg = withReference(data)
-    if (msg === undefined) return await super.process(shard, data, deliveryCount, seq)
+    if (msg === undefined) return await super.process(shard, data, deliveryCount, seq, wake)
     const stored = await this.content.get(msg.id)
     if (stored === null) {
       // deleted by a delivery that ended before its acknowledgement, or expired: never deliver without content
@@ -37,7 +37,7 @@ export class StoredContentProcessor extends MessageProcessor {
     }
     const fate = joined === undefined
       ? await this.endUnsendable(msg, seq, 'content_unavailable', 'the stored content of the message does not match its reference')
-      : await super.process(shard, enc.encode(JSON.stringify(joined)), deliveryCount, seq)
+      : await super.process(shard, enc.encode(JSON.stringify(joined)), deliveryCount, seq, wake)
     // only once the message is done with: a dropped copy of a rescheduled message leaves it to the copy that goes on
     if (fate.kind === 'ack') await this.content.delete(msg.id)
     return fate

@@ -64,7 +64,7 @@ export function suspendedError (orgId: string): ApiError {
 
 /**
  * Resolves the operator key of an operator route. A valid organisation key (whatever its permissions, `admin`
- * included) is `403 operator_only`: it authenticated, it just may not do this. Anything else that is not a live
+ * included) is `403 forbidden`: it authenticated, it just may not do this. Anything else that is not a live
  * operator key is `401 unauthorized`, a failed authentication like any other.
  */
 export function authenticateOperator (cp: ControlPlane, authorization: string, nowMs: number): OperatorContext {
@@ -81,7 +81,9 @@ export function authenticateOperator (cp: ControlPlane, authorization: string, n
       // a suspended organisation's key is still an organisation key: what it may not do here is the operator's part
       if (!(err instanceof ApiError && err.code === 'organization_suspended')) throw err
     }
-    throw new ApiError('operator_only', 'This endpoint takes an operator key (ob_op_…); organisation keys, admin included, never reach it.')
+    throw new ApiError('forbidden', 'This endpoint takes an operator key (ob_op_…); organisation keys, admin included, never reach it.', {
+      details: { required: 'operator' }
+    })
   }
   if (!OPERATOR_KEY_SHAPE.test(value)) throw new ApiError('unauthorized', 'The key is malformed; operator keys start with ob_op_.')
   const key = cp.operatorKeys.byValue(value)

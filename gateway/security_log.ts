@@ -64,6 +64,19 @@ export interface OrganizationChangeTarget {
   revoked_api_key_ids?: readonly string[]
 }
 
+/** What operators do to waiting mail (protocol/queues.ts). */
+export type QueueAction = 'hold' | 'release' | 'retry' | 'bounce'
+
+/** What a queue action touched: the selector, and for an order its id and what it woke. */
+export interface QueueActionTarget {
+  by: string
+  value: string
+  order_id?: string
+  only_held?: boolean
+  woken?: number
+  reason?: string
+}
+
 export function actorOf (ctx: Pick<RequestContext, 'auth' | 'ip'>): SecurityActor {
   return { orgId: ctx.auth.org.id, keyId: ctx.auth.key.id, address: ctx.ip }
 }
@@ -108,5 +121,13 @@ export class SecurityLog {
   ): void {
     const event = 'operator.organization_changed'
     this.log.info({ event, change, operator_key_id: ctx.operator.key.id, address: ctx.ip, ...target }, event)
+  }
+
+  /** An operator's hold, release, retry or bounce of waiting mail, with the operator key (id and name) that did it. */
+  queueChanged (action: QueueAction, ctx: Pick<OperatorRequestContext, 'operator' | 'ip'>, target: QueueActionTarget): void {
+    const event = 'operator.queue_changed'
+    this.log.info({
+      event, action, operator_key_id: ctx.operator.key.id, operator_key_name: ctx.operator.key.name, address: ctx.ip, ...target
+    }, event)
   }
 }

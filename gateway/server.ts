@@ -140,7 +140,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
 
   /**
    * An operator route's key. A failed authentication goes through the failed-authentication throttle like any other;
-   * an organisation key that authenticated is `403 operator_only`, not a failure.
+   * an organisation key that authenticated is `403 forbidden`, not a failure.
    */
   async function authenticateOperatorRequest (ctx: MutableContext): Promise<OperatorContext> {
     const now = Date.now()
@@ -148,7 +148,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
       ctx.operator = authenticateOperator(deps.cp, ctx.headers.authorization, now)
       return ctx.operator
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'operator_only') throw err
+      if (err instanceof ApiError && err.code === 'forbidden') throw err
       deps.security.authFailed({
         transport: 'http', address: ctx.ip, credential: ctx.headers.authorization, reason: ApiError.from(err).message
       })

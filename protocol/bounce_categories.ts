@@ -15,9 +15,12 @@ import type { BounceCategory } from './events.ts'
  * | X.1.x (but X.1.7, X.1.8), X.2.1| user unknown, no such user, does not exist, disabled      | `mailbox`      |
  * | anything else (X.1.7 and X.1.8 are about the sender) |                                     | `other`        |
  *
- * Only `mailbox` and `domain` say the address cannot receive mail (see `suppresses`).
+ * Only `mailbox` and `domain` say the address cannot receive mail (see `suppresses`). `operator` is no reply's: an
+ * operator bounced waiting mail (protocol/queues.ts), and the text rules never give it.
  */
-export const BOUNCE_CATEGORIES: readonly BounceCategory[] = ['mailbox', 'domain', 'policy', 'content', 'size', 'mailbox_full', 'other']
+export const BOUNCE_CATEGORIES: readonly BounceCategory[] = [
+  'mailbox', 'domain', 'policy', 'content', 'size', 'mailbox_full', 'other', 'operator'
+]
 
 /** The enhanced status code at the start of a reply (`550 5.1.1 …`, `550-5.1.1 …`, `5.1.2 …`), or ''. */
 export function enhancedStatus (reply: string): string {

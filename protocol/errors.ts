@@ -10,7 +10,6 @@ export const ERRORS = {
   validation_error: { status: 400, message: 'The request is invalid.' },
   unauthorized: { status: 401, message: 'Missing or invalid API key.' },
   forbidden: { status: 403, message: 'This API key may not do that.' },
-  operator_only: { status: 403, message: 'Only an operator key (ob_op_…) may call this endpoint.' },
   organization_suspended: { status: 403, message: 'The organisation of this API key is suspended by the operator.' },
   not_found: { status: 404, message: 'The resource does not exist.' },
   method_not_allowed: { status: 405, message: 'The method is not allowed on this path.' },

@@ -20,8 +20,11 @@ export const MESSAGE_STATUSES = [
 ] as const
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 
-/** How a bounce reads, from the reply's codes and text; only `mailbox` and `domain` suppress the address. */
-export type BounceCategory = 'mailbox' | 'domain' | 'policy' | 'content' | 'size' | 'mailbox_full' | 'other'
+/**
+ * How a bounce reads, from the reply's codes and text; only `mailbox` and `domain` suppress the address. `operator`:
+ * no reply at all, an operator bounced the waiting mail (protocol/queues.ts).
+ */
+export type BounceCategory = 'mailbox' | 'domain' | 'policy' | 'content' | 'size' | 'mailbox_full' | 'other' | 'operator'
 /**
  * Why a message was never sent to a recipient (`failed`): it could not be built (a bad address, a deleted template
  * for a message queued without its copy), its sending domain was deleted, or its stored content was lost.

@@ -61,7 +61,8 @@ export const KV_BUCKETS = {
   operatorKeys: 'ob_operator_keys',
   /**
    * The operator's egress configuration (stores/control_plane/egress_config.ts): `source.<name>`, `pool.<name>` and
-   * `settings` (protocol/egress/records.ts).
+   * `settings` (protocol/egress/records.ts); and the holds and orders on waiting mail, `queue.hold.<digest>` and
+   * `queue.order.<id>` (stores/control_plane/queue_holds.ts, protocol/queues.ts).
    */
   egress: 'ob_egress'
 } as const

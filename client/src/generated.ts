@@ -675,7 +675,7 @@ export type GetMessagesByIdResponse = {
     id: string
     type: string
     timestamp: string
-    /** The fields of the event type (docs/webhooks.md). `bounced`: `bounce_type` (`hard` or `soft`), `bounce_code`, `bounce_message`, `bounce_category` (`mailbox`, `domain`, `policy`, `content`, `size`, `mailbox_full` or `other`; only `mailbox` and `domain` suppress the address) and `bounced_at`. */
+    /** The fields of the event type (docs/webhooks.md). `bounced`: `bounce_type` (`hard` or `soft`), `bounce_code`, `bounce_message`, `bounce_category` (`mailbox`, `domain`, `policy`, `content`, `size`, `mailbox_full`, `other` or `operator`; only `mailbox` and `domain` suppress the address) and `bounced_at`. */
     data: {
       [key: string]: unknown
     }
@@ -745,7 +745,7 @@ export type GetEventsResponse = {
     id: string
     type: string
     timestamp: string
-    /** The fields of the event type (docs/webhooks.md). `bounced`: `bounce_type` (`hard` or `soft`), `bounce_code`, `bounce_message`, `bounce_category` (`mailbox`, `domain`, `policy`, `content`, `size`, `mailbox_full` or `other`; only `mailbox` and `domain` suppress the address) and `bounced_at`. */
+    /** The fields of the event type (docs/webhooks.md). `bounced`: `bounce_type` (`hard` or `soft`), `bounce_code`, `bounce_message`, `bounce_category` (`mailbox`, `domain`, `policy`, `content`, `size`, `mailbox_full`, `other` or `operator`; only `mailbox` and `domain` suppress the address) and `bounced_at`. */
     data: {
       [key: string]: unknown
     }

@@ -23,9 +23,10 @@ export type RecipientOutcome =
   | { kind: 'delivered', response: string }
   /**
    * `suppress: false`: Outbox refused the destination itself (no server answered), which says nothing about the
-   * address, so the bounce does not put it on the suppression list whatever its category.
+   * address, so the bounce does not put it on the suppression list whatever its category. `operator`: no reply, an
+   * operator bounced the waiting recipient (engine/queue_holds.ts): its category is `operator`.
    */
-  | { kind: 'bounced', code: string, message: string, suppress?: false }
+  | { kind: 'bounced', code: string, message: string, suppress?: false, operator?: true }
   | { kind: 'deferred', response: string }
   | { kind: 'throttled', retryAfterMs: number }
   | { kind: 'failed', category: FailureCategory, reason: string }

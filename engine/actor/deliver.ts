@@ -12,6 +12,7 @@ import type { Redis } from 'ioredis'
 import { DeliveryStateChanges, DeliveryStateWriter } from '../delivery_state_layout.ts'
 import { EgressState } from '../../stores/egress/mod.ts'
 import { BUSY_RETRY_MS, EgressRoutes, type EgressNote, type LaneRef } from '../egress/egress_routes.ts'
+import { HOLD_RECHECK_MS } from '../../protocol/mod.ts'
 import { EgressBusyError, LaneSockets } from '../egress/lane_sockets.ts'
 import { EgressRouter } from '../egress/router.ts'
 
@@ -97,9 +98,11 @@ export class Deliverer {
     const unrecorded: UnrecordedReply[] = []
     const attempts: SmtpAttemptSample[] = []
     const notes: EgressNote[] = []
+    const providers = new Map<string, string>()
     const results = await Promise.all(task.recipients.map(async (rcpt): Promise<RecipientResult> => {
-      const outcome = await this.one(message, rcpt, attempts, task, notes)
-      const result = { rcpt, outcome, at: new Date().toISOString() }
+      const outcome = await this.one(message, rcpt, attempts, task, notes, providers)
+      const provider = providers.get(rcpt)
+      const result = { rcpt, outcome, at: new Date().toISOString(), ...(provider !== undefined ? { provider } : {}) }
       if (outcome.kind === 'delivered' || outcome.kind === 'bounced') {
         const code = await this.recordSent(task.message.id, result)
         if (code !== undefined) unrecorded.push({ rcpt, code })
@@ -112,13 +115,16 @@ export class Deliverer {
   }
 
   private async one (message: ComposedMessage | SubmittedMessage, rcpt: string, attempts: SmtpAttemptSample[], task: DeliverTask,
-    notes: EgressNote[]): Promise<RecipientOutcome> {
+    notes: EgressNote[], providers: Map<string, string>): Promise<RecipientOutcome> {
     let dests: Destination[]
     let lane: LaneRef | undefined
     try {
       if (this.relay !== undefined) dests = [this.relay]
       else if (this.egress !== undefined && task.egress !== undefined) {
-        const route = await this.egress.route(addressDomain(rcpt), task.egress, task.message.id)
+        const route = await this.egress.route(addressDomain(rcpt), task.egress, task.message.id, task.heldProviders)
+        providers.set(rcpt, route.kind === 'go' ? route.lane.provider : route.provider)
+        // an operator's hold of the provider: the recipient waits for the hold's next look, no attempt counted
+        if (route.kind === 'held') return { kind: 'throttled', retryAfterMs: HOLD_RECHECK_MS }
         if (route.kind === 'wait') return { kind: 'throttled', retryAfterMs: route.ms }
         dests = route.dests
         lane = route.lane

@@ -56,6 +56,8 @@ export interface DeliverTask {
   verpKey: { id: string, secret: Uint8Array }
   /** The sources of the message's pool, resolved when the run was handed over; none with shaping off or a relay. */
   egress?: TaskEgress
+  /** Providers an operator holds (engine/queue_holds.ts): a recipient found to be at one waits, unattempted. */
+  heldProviders?: readonly string[]
 }
 
 export interface CloseTask { kind: 'close' }
@@ -67,6 +69,8 @@ export interface RecipientResult {
   outcome: RecipientOutcome
   /** When the outcome happened (ISO 8601). */
   at: string
+  /** The provider of the recipient's domain, when this run looked its MX hosts up for the egress layer. */
+  provider?: string
 }
 
 /** A final SMTP reply the thread could not write to the delivery state at once, with the failure's code. */

@@ -29,7 +29,9 @@ export interface EgressNote {
 
 export type EgressRoute =
   | { kind: 'go', dests: Destination[], lane: LaneRef }
-  | { kind: 'wait', ms: number, reason: WaitReason }
+  | { kind: 'wait', ms: number, reason: WaitReason, provider: string }
+  /** An operator holds the provider (engine/queue_holds.ts): nothing was counted against any lane. */
+  | { kind: 'held', provider: string }
 
 /**
  * The egress of mail to MX hosts, in the shard's thread: the recipient's provider from its domain's MX hosts, a
@@ -56,16 +58,17 @@ export class EgressRoutes {
     return p
   }
 
-  /** Throws the MX look-up's errors (MxLookupError), which classify as today. */
-  async route (domain: string, egress: TaskEgress, messageId: string): Promise<EgressRoute> {
+  /** Throws the MX look-up's errors (MxLookupError), which classify as today. `held`: providers an operator holds. */
+  async route (domain: string, egress: TaskEgress, messageId: string, held?: readonly string[]): Promise<EgressRoute> {
     const named = await this.mx.route(domain)
     const provider = this.providerOf(named, domain)
+    if (held !== undefined && held.includes(provider)) return { kind: 'held', provider }
     const exclude = new Set<string>()
     for (;;) {
       const pick = await this.router.pick(provider, egress, exclude)
       if (pick.kind === 'wait') {
         void this.state.noteWaiting(pick.lane, messageId)
-        return { kind: 'wait', ms: pick.ms, reason: pick.reason }
+        return { kind: 'wait', ms: pick.ms, reason: pick.reason, provider }
       }
       // The host's own look-up (A first) already is an IPv4 source's when every host has an IPv4 address
       const hosts = pick.source.address === undefined || (pick.source.family === 4 && named.every((h) => h.family === 4))

@@ -82,7 +82,8 @@ export class DeliveryAttempts {
       recipients: attempt,
       domain: signingDomain(a.domain),
       verpKey: this.verpKey(),
-      ...(this.pools !== undefined ? { egress: this.pools.of(this.d.cp.orgs.get(a.message.org_id), a.domain) } : {})
+      ...(this.pools !== undefined ? { egress: this.pools.of(this.d.cp.orgs.get(a.message.org_id), a.domain) } : {}),
+      ...(this.pools !== undefined ? this.heldProviders() : {})
     }
     let sent: RecipientResult[]
     try {
@@ -133,6 +134,12 @@ export class DeliveryAttempts {
       }
     }
     return { attempt, notAttempted }
+  }
+
+  /** The providers an operator holds, for the thread to hold their recipients before any lane counts them. */
+  private heldProviders (): Pick<DeliverTask, 'heldProviders'> {
+    const held = this.d.cp.queues.heldProviders()
+    return held.length > 0 ? { heldProviders: held } : {}
   }
 
   /** A reply slowed, paused or took out an egress lane: one metric and one log line per change. */

@@ -15,7 +15,7 @@ import { SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from '../sandbox.ts'
  * | outcome   | when            | events                                | delivery state       | suppresses     | counted      |
  * |-----------|-----------------|---------------------------------------|----------------------|----------------|--------------|
  * | delivered |                 | delivered (+ the sandbox's follow-up) | final                | a complaint²   | delivered    |
- * | bounced   |                 | bounced hard, with its category       | final                | mailbox/domain¹| bounced hard |
+ * | bounced   |                 | bounced hard, with its category³      | final                | mailbox/domain¹| bounced hard |
  * | failed    |                 | failed, with its failure_category     | final                |                | failed       |
  * | deferred  | span not passed | deferred, attempt n, next_attempt_at  | attempts, not before |                | deferred     |
  * | deferred  | span passed     | bounced soft, the reply's code or 421 | final                |                | bounced soft |
@@ -24,6 +24,7 @@ import { SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from '../sandbox.ts'
  * ¹ a hard bounce of the mailbox or domain category, unless Outbox refused the destination itself (`suppress: false`).
  * ² a simulated one, and the shell applies no suppression of a test message: the sandbox simulates events, not list
  *   state. "span": the message's retry span (retry_schedule.ts).
+ * ³ `operator` for an operator's bounce of waiting mail (engine/queue_holds.ts), which has no reply to read.
  */
 
 export type SuppressionReason = 'hard_bounce' | 'complaint'
@@ -90,7 +91,7 @@ export function classifyOutcomes (results: readonly RecipientResult[], ctx: Outc
         break
       }
       case 'bounced': {
-        const category = bounceCategory({ code: outcome.code, text: outcome.message })
+        const category = outcome.operator === true ? 'operator' : bounceCategory({ code: outcome.code, text: outcome.message })
         final = [events.make('bounced', rcpt, at, {
           bounce_type: 'hard', bounce_code: outcome.code, bounce_message: outcome.message, bounce_category: category, bounced_at: at
         })]

@@ -27,8 +27,8 @@ export const EventEnvelopeSchema = Type.Object({
   timestamp: Type.String({ format: 'date-time' }),
   data: Type.Record(Type.String(), Type.Unknown(), {
     description: 'The fields of the event type (docs/webhooks.md). `bounced`: `bounce_type` (`hard` or `soft`), `bounce_code`, ' +
-      '`bounce_message`, `bounce_category` (`mailbox`, `domain`, `policy`, `content`, `size`, `mailbox_full` or `other`; only ' +
-      '`mailbox` and `domain` suppress the address) and `bounced_at`.'
+      '`bounce_message`, `bounce_category` (`mailbox`, `domain`, `policy`, `content`, `size`, `mailbox_full`, `other` or ' +
+      '`operator`; only `mailbox` and `domain` suppress the address) and `bounced_at`.'
   })
 })
 

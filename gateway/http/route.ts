@@ -75,7 +75,7 @@ export interface OrgRouteDef<B = any> extends RouteBase {
 
 /**
  * An endpoint of the operator API (`/v1/operator/…`): only an operator key reaches it; an organisation key, admin
- * included, is `403 operator_only`.
+ * included, is `403 forbidden`.
  */
 export interface OperatorRouteDef<B = any> extends RouteBase {
   permission: 'operator'

@@ -22,6 +22,7 @@ import { analyzeRoutes } from './analyze_v1.ts'
 import { operatorEgressRoutes } from './operator_egress_v1.ts'
 import { operatorLaneRoutes } from './operator_lanes_v1.ts'
 import { operatorOrganizationRoutes } from './operator_orgs_v1.ts'
+import { operatorQueueRoutes } from './operator_queues_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -47,5 +48,6 @@ export const ROUTES: readonly RouteDef[] = [
   ...analyzeRoutes,
   ...operatorEgressRoutes,
   ...operatorLaneRoutes,
-  ...operatorOrganizationRoutes
+  ...operatorOrganizationRoutes,
+  ...operatorQueueRoutes
 ]

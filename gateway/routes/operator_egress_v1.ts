@@ -17,7 +17,7 @@ import {
 
 const TAG = 'Operator'
 const NAME = { name: EGRESS_NAME_PATTERN }
-const FORBIDDEN = 'operator_only: an organisation key, admin included'
+const FORBIDDEN = 'An organisation key, admin included'
 const UNAUTHORIZED = 'Missing, malformed, unknown or revoked operator key'
 const NO_SOURCE = 'No source with this name (or a name of another shape)'
 const NO_POOL = 'No pool with this name (or a name of another shape)'
@@ -25,7 +25,7 @@ const NO_POOL = 'No pool with this name (or a name of another shape)'
 /** Errors of an operator route: 401 and 403 mean the operator key, not an organisation's. */
 function operatorErrors (reasons: Parameters<typeof errorResponses>[0]): ReturnType<typeof errorResponses> {
   return errorResponses({
-    unauthorized: UNAUTHORIZED, operator_only: FORBIDDEN, rate_limited: 'Per-key limit of 600 requests a minute exceeded', ...reasons
+    unauthorized: UNAUTHORIZED, forbidden: FORBIDDEN, rate_limited: 'Per-key limit of 600 requests a minute exceeded', ...reasons
   })
 }
 

@@ -32,7 +32,7 @@ export const operatorLaneRoutes = [
       },
       ...errorResponses({
         unauthorized: 'Missing, malformed, unknown or revoked operator key',
-        operator_only: 'operator_only: an organisation key, admin included',
+        forbidden: 'An organisation key, admin included',
         rate_limited: 'Per-key limit of 600 requests a minute exceeded',
         service_unavailable: 'Redis cannot be read now'
       })

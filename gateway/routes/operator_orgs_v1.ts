@@ -20,7 +20,7 @@ const NO_ORG = 'No organisation with this id'
 function operatorErrors (reasons: Parameters<typeof errorResponses>[0]): ReturnType<typeof errorResponses> {
   return errorResponses({
     unauthorized: 'Missing, malformed, unknown or revoked operator key',
-    operator_only: 'operator_only: an organisation key, admin included',
+    forbidden: 'An organisation key, admin included',
     rate_limited: 'Per-key limit of 600 requests a minute exceeded',
     ...reasons
   })

@@ -64,7 +64,7 @@ function endpoint (def: RouteDef): string[] {
   const permission = def.permission === null
     ? 'none (no API key)'
     : def.permission === 'operator'
-      ? 'an operator key (`ob_op_…`); organisation keys get 403 `operator_only`'
+      ? 'an operator key (`ob_op_…`); organisation keys get 403 `forbidden`'
       : `\`${def.permission}\` (or \`admin\`); a key of a suspended organisation gets 403 \`organization_suspended\``
   out.push(`Permission: ${permission}`, '')
   if (def.query !== undefined) out.push('Query parameters:', '', ...fieldTable(toJsonSchema(def.query)))

@@ -75,7 +75,7 @@ function responseHeaders (def: RouteDef, status: number): Record<string, unknown
 export function permissionText (def: RouteDef): string {
   if (def.permission === null) return 'No API key needed.'
   if (def.permission === 'operator') {
-    return 'Requires an operator key (`ob_op_…`); organisation keys, `admin` included, get 403 `operator_only`.'
+    return 'Requires an operator key (`ob_op_…`); organisation keys, `admin` included, get 403 `forbidden`.'
   }
   return `Requires the \`${def.permission}\` permission (or \`admin\`); a key of a suspended organisation gets 403 ` +
     '`organization_suspended`.'

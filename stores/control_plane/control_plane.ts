@@ -12,6 +12,8 @@ import { VerpKeyRing, type VerpKeyRecord } from './verp_keys.ts'
 import { OperatorKeys } from './operator_keys.ts'
 import { EgressConfig, type EgressEntry } from './egress_config.ts'
 import { Organizations } from './organizations.ts'
+import { QueueControls } from './queue_holds.ts'
+import type { QueueControlRecord } from '../../protocol/mod.ts'
 
 /**
  * Organisations, domains, keys, webhooks, templates, inbound routes, suppressions, return-path keys, operator keys and
@@ -46,6 +48,8 @@ export class ControlPlane {
     this.operatorKeys = new OperatorKeys(operatorKeyMirror)
     this.organizations = new Organizations(orgs)
     this.egress = new EgressConfig(egressMirror, orgs, domains, this.organizations)
+    // the holds and orders live in the same bucket under `queue.` keys, which the egress reader never lists
+    this.queues = new QueueControls(egressMirror as unknown as KvMirror<QueueControlRecord>)
   }
 
   /** The one writer of organisation records: creation, plan, suspension, removal (`orgs` is their mirror, to read). */
@@ -57,6 +61,8 @@ export class ControlPlane {
   readonly operatorKeys: OperatorKeys
   /** Egress sources, pools and limit overrides (`cp.egress.pool(name)`, …), and the one writer of them. */
   readonly egress: EgressConfig
+  /** The operator's holds and orders on waiting mail (`cp.queues.heldBy(…)`, …), and the one writer of them. */
+  readonly queues: QueueControls
 
   /** `storeBytes`: OB_NATS_STORE_MB in bytes, of which each bucket gets its share (protocol/store_budget.ts). */
   static async open (nc: NatsConnection, opts: { replicas: number, storeBytes?: number }): Promise<ControlPlane> {

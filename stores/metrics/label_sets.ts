@@ -23,7 +23,7 @@ export const BOUNCE_TYPES = ['hard', 'soft'] as const
 export type BounceType = typeof BOUNCE_TYPES[number]
 
 /** The `bounce_category` values of `bounced` events (docs/delivery.md). */
-export const BOUNCE_CATEGORY_LABELS = ['mailbox', 'domain', 'policy', 'content', 'size', 'mailbox_full', 'other'] as const
+export const BOUNCE_CATEGORY_LABELS = ['mailbox', 'domain', 'policy', 'content', 'size', 'mailbox_full', 'other', 'operator'] as const
 export type BounceCategoryLabel = typeof BOUNCE_CATEGORY_LABELS[number]
 
 export const SUPPRESSION_REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual'] as const

@@ -7,7 +7,7 @@ import { eventually } from '../../helpers/waiting.ts'
 
 /**
  * The operator role: a key made with the CLI reaches the operator API; organisation keys, admin included, never do
- * (403 operator_only on every operator route of the table), and an operator key is nobody on organisation routes.
+ * (403 forbidden on every operator route of the table), and an operator key is nobody on organisation routes.
  */
 let ob: TestOutbox
 let org: TestOrg
@@ -50,7 +50,7 @@ test('a key from `outbox operator key create` works on the operator API at once;
   assert.equal(typeof row.created_at, 'string')
 })
 
-test('an organisation admin key is 403 operator_only on every operator route of the table', async () => {
+test('an organisation admin key is 403 forbidden on every operator route of the table', async () => {
   assert.ok(operatorRoutes.length >= 14)
   const walked = new Set(operatorRoutes.map((r) => `${method(r)} ${r.path}`))
   for (const r of ['GET /v1/operator/organizations', 'GET /v1/operator/organizations/:id', 'PUT /v1/operator/organizations/:id/plan',
@@ -62,7 +62,7 @@ test('an organisation admin key is 403 operator_only on every operator route of 
     const hasBody = r.method === 'post' || r.method === 'patch' || r.method === 'put'
     const res = await ob.request(method(r), pathOf(r), { key: org.adminKey, ...(hasBody ? { body: {} } : {}) })
     assert.equal(res.status, 403, `${method(r)} ${r.path}: ${res.text}`)
-    assert.equal(res.body.error.code, 'operator_only', r.path)
+    assert.equal(res.body.error.code, 'forbidden', r.path)
   }
   // and no key at all is the 401 of any authenticated route
   const none = await ob.request('GET', '/v1/operator/egress/sources')

@@ -67,7 +67,7 @@ test('a lane shows its limits, its throttle, what waits for it and the warm-up p
   assert.deepEqual((JSON.parse(cli.stdout) as { data: Array<Record<string, unknown>> }).data.map(steady), lanes.map(steady))
   const refused = await ob.request('GET', '/v1/operator/egress/lanes', { key: org.adminKey })
   assert.equal(refused.status, 403)
-  assert.equal((refused.body as { error: { code: string } }).error.code, 'operator_only')
+  assert.equal((refused.body as { error: { code: string } }).error.code, 'forbidden')
 })
 
 test('/metrics shows the lanes of known providers, read from Redis every 15 s', async () => {

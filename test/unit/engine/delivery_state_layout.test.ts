@@ -65,3 +65,9 @@ test('no changes are empty; a later change of the same field replaces the earlie
 test('fields of an unknown kind are ignored', () => {
   assert.equal(parseDeliveryState({ 'x:a@example.com': '1' }).size, 0)
 })
+
+test('the provider an attempt found reads back; an engine that does not know the field ignores it', () => {
+  const fields = new DeliveryStateChanges().notBefore('a@example.com', 1000).provider('a@example.com', 'google').fields()
+  assert.deepEqual(fields, { 'n:a@example.com': '1000', 'v:a@example.com': 'google' })
+  assert.deepEqual(parseDeliveryState(fields).get('a@example.com'), { ...freshRecipientState(), notBefore: 1000, provider: 'google' })
+})
