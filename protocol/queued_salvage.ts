@@ -1,3 +1,4 @@
+import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Address } from './send.ts'
 import { QueuedMessage } from './queued_message.ts'
@@ -22,7 +23,7 @@ function fieldChecks (): Map<string, Check> {
   if (checks === undefined) {
     checks = new Map()
     for (const [key, schema] of Object.entries(QueuedMessage.properties)) {
-      const compiled = Compile(schema)
+      const compiled = Compile(schema as TSchema)
       checks.set(key, (value) => compiled.Check(value))
     }
   }

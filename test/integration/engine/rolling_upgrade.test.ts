@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
-import { fetch } from 'undici'
+import { Agent, fetch } from 'undici'
 import { KV_SHARD_LEASES, STREAM_OUTBOUND, shardOf } from '../../../protocol/mod.ts'
 import { ENGINE_CHILD, spawnChild, stopChild, type Child } from '../../helpers/children.ts'
 import { EventWatcher } from '../../helpers/engine_env.ts'
@@ -23,6 +23,7 @@ import { eventually } from '../../helpers/waiting.ts'
 const SHARDS = 4
 const FIELD = { name: 'upgrade_probe', value: 'written by the next release' }
 const dec = new TextDecoder()
+const agent = new Agent({ keepAliveTimeout: 1000 })
 
 let nats: ServerProcess
 let redis: ServerProcess
@@ -44,7 +45,6 @@ before(async () => {
   // today's gateway, in this process: it writes the organisation, and sends as a not yet upgraded gateway does
   admin = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'gateway', OB_ENGINE_SHARDS: String(SHARDS) } })
   org = await admin.org()
-  events = await EventWatcher.start(admin.proc.nc, org.orgId)
   next = newerBuild(FIELD)
   ;[oldMetricsPort, newMetricsPort] = [await freePort(), await freePort()]
   const env = {
@@ -62,10 +62,12 @@ before(async () => {
   oldEngine = await spawnChild(ENGINE_CHILD, { ...env, OB_METRICS_PORT: String(oldMetricsPort) })
   newEngine = await spawnChild(next.engineChild, { ...env, OB_METRICS_PORT: String(newMetricsPort) })
   newGateway = await spawnChild(next.gatewayChild, env)
+  events = await EventWatcher.start(admin.proc.nc, org.orgId)
 })
 after(async () => {
   events?.stop()
   await Promise.all([oldEngine, newEngine, newGateway].filter((c) => c !== undefined).map(async (c) => await stopChild(c)))
+  await agent.close().catch(() => {})
   await admin?.close()
   await sink?.close()
   next?.dispose()
@@ -74,7 +76,7 @@ after(async () => {
 })
 
 async function newerFormatHandedBack (port: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { dispatcher: agent })).text()
   const m = /^outbox_outbound_newer_format_total (\d+)$/m.exec(text)
   assert.ok(m !== null, 'the engine serves outbox_outbound_newer_format_total')
   return Number(m[1])
@@ -99,6 +101,7 @@ async function shardsOf (pid: number): Promise<number[]> {
 async function sendThrough (baseUrl: string, to: string): Promise<string> {
   const res = await fetch(`${baseUrl}/v1/messages/send`, {
     method: 'POST',
+    dispatcher: agent,
     headers: { authorization: `Bearer ${org.adminKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ from: `App <hello@${org.domain}>`, to, subject: 'Upgrade', text: 'hello', track_opens: false, track_clicks: false })
   })
