@@ -56,6 +56,9 @@ before(async () => {
     OB_SMTP_RELAY: sink.url,
     OB_ENGINE_SHARDS: String(SHARDS),
     OB_SHARD_LEASE_MS: '3000',
+    // a hand-back the server sent to the stopping engine's last pull comes back after ack_wait (the window in which
+    // any message in flight at a lease's move waits, docs/scaling.md); short here so the test need not wait a minute
+    OB_ENGINE_ACK_WAIT_MS: '3000',
     // the first retry step is also how long an engine hands a newer message back for
     OB_DELIVERY_RETRY_SCHEDULE: '1'
   }

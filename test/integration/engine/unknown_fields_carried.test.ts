@@ -20,7 +20,7 @@ let scenario: RelayScenario
 const enc = new TextEncoder()
 
 before(async () => {
-  ({ sink, ob, org, events } = scenario = await startRelayScenario({ env: { OB_DELIVERY_RETRY_SCHEDULE: '2,2' } }))
+  ({ sink, ob, org, events } = scenario = await startRelayScenario({ env: { OB_DELIVERY_RETRY_SCHEDULE: '5,5' } }))
 })
 after(async () => { await scenario.close() })
 
