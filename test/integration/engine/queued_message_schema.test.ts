@@ -77,7 +77,9 @@ test('malformed queued messages end failed with their first problem, or wait whe
     () => `${nobody.length} messages handed back for an hour and one newer; log: ${JSON.stringify(logs).slice(0, 2000)}`)
 
   const reasons = handedBack()
-  for (const b of nobody) assert.ok(reasons.some((r) => b.reason.test(r)), `a reason matching ${String(b.reason)} in ${JSON.stringify(reasons)}`)
+  for (const b of nobody) {
+    assert.ok(reasons.some((r) => b.reason.test(r)), `a reason matching ${String(b.reason)} in ${JSON.stringify(reasons)}`)
+  }
   for (const r of reasons) assert.ok(r.length < 500, r)
   for (const f of failing) {
     const [e, ...more] = events.events.filter((x) => x.type === 'failed' && x.data.to === f.to)

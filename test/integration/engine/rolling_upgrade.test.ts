@@ -106,7 +106,9 @@ async function sendThrough (baseUrl: string, to: string): Promise<string> {
     method: 'POST',
     dispatcher: agent,
     headers: { authorization: `Bearer ${org.adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ from: `App <hello@${org.domain}>`, to, subject: 'Upgrade', text: 'hello', track_opens: false, track_clicks: false })
+    body: JSON.stringify({
+      from: `App <hello@${org.domain}>`, to, subject: 'Upgrade', text: 'hello', track_opens: false, track_clicks: false
+    })
   })
   const body = await res.json() as { id: string }
   assert.equal(res.status, 202, JSON.stringify(body))

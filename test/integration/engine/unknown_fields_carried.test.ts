@@ -24,7 +24,8 @@ before(async () => {
 })
 after(async () => { await scenario.close() })
 
-test('unknown fields are carried through a deferral and the message is delivered; a message without a format version is delivered', async () => {
+test('unknown fields are carried through a deferral and the message is delivered; a message without a format version is ' +
+  'delivered', async () => {
   const msg = Object.assign(queuedMessage(org, { to: ['tempfail1times@dest.example'], track_opens: false, track_clicks: false }), {
     priority_hint: 'high', routing: { lane: 'b', weights: [1, 2] }
   })

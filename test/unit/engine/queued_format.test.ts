@@ -55,7 +55,9 @@ test('a newer format is never read further, whatever it holds', () => {
 })
 
 test('a broken message of a readable format is salvaged for its ending when it names its message, organisation and a recipient', () => {
-  const msg = message({ track_opens: 'yes', to: 'b@example.net', cc: ['not an address', 'c@example.net'], subject: 7, scheduled_at: 'soon' })
+  const msg = message({
+    track_opens: 'yes', to: 'b@example.net', cc: ['not an address', 'c@example.net'], subject: 7, scheduled_at: 'soon'
+  })
   const r = read(msg)
   assert.equal(r.kind, 'broken')
   if (r.kind !== 'broken') return
@@ -80,7 +82,10 @@ test('newer messages are handed back with the delay, each counted, the log at mo
   const lines: Array<Record<string, unknown>> = []
   let counted = 0
   const h = new NewerFormatHandback({
-    delayMs: 60_000, now: () => now, counter: { inc: () => { counted++ } }, log: { warn: (o: object) => { lines.push(o as Record<string, unknown>) } } as never
+    delayMs: 60_000,
+    now: () => now,
+    counter: { inc: () => { counted++ } },
+    log: { warn: (o: object) => { lines.push(o as Record<string, unknown>) } } as never
   })
   assert.deepEqual(h.handBack(2, 10), { kind: 'nak', delayMs: 60_000 })
   for (let i = 0; i < 500; i++) h.handBack(2, 11 + i)
