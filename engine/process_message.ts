@@ -6,7 +6,7 @@ import { publishEvent, suppressAddress } from '../stores/events/mod.ts'
 import type { EventRecord, FailedData, QueuedMessage } from '../protocol/mod.ts'
 import type { RecipientResult } from './actor/task.ts'
 import { giveUpAt, spanPassed } from './retry_schedule.ts'
-import { decodeQueued } from './queued_ingress.ts'
+import { decodeQueued, readQueued, type QueuedIntake } from './queued_ingress.ts'
 import type { DeliveryState } from './delivery_state.ts'
 import type { MessageStore } from '../stores/read_model/mod.ts'
 import type { RecipientState } from './delivery_state_layout.ts'
@@ -27,6 +27,7 @@ import { DeliveryAttempts } from './processing/attempts.ts'
 import { MessageIntake } from './processing/intake.ts'
 import { QueueGate, wakeOf } from './queue_holds.ts'
 import type { QueueIndex } from '../stores/queues/mod.ts'
+import { NewerFormatHandback } from './processing/newer_format.ts'
 
 export { MAX_NAK_MS, type Fate }
 
@@ -67,10 +68,16 @@ export class MessageProcessor {
   private readonly intake: MessageIntake
   private readonly attempts: DeliveryAttempts
   private readonly queues: QueueGate
+  private readonly newer: NewerFormatHandback
 
   constructor (private readonly d: ProcessorDeps) {
     this.intake = new MessageIntake(d)
     this.queues = new QueueGate(d.cp.queues, d.queueIndex, d.log)
+    this.newer = new NewerFormatHandback({
+      delayMs: Math.max(1000, (d.config.delivery.retryScheduleS[0] ?? 60) * 1000),
+      log: d.log,
+      counter: d.metrics.outboundNewerFormat
+    })
     this.attempts = new DeliveryAttempts({
       retryScheduleS: d.config.delivery.retryScheduleS,
       poolConnections: d.config.smtp.poolConnections,
@@ -124,8 +131,9 @@ export class MessageProcessor {
    * an operator's wake-up of this copy asks (queue_holds.ts).
    */
   async process (shard: number, data: Uint8Array, deliveryCount = 2, seq = 0, wake?: string): Promise<Fate> {
-    const msg = decodeQueued(data)
-    if (typeof msg === 'string') return this.unreadable(seq, msg)
+    const read = readQueued(data)
+    if (read.kind !== 'readable') return await this.unreadable(read, seq)
+    const msg = read.msg
     // The content view (content_recorder.ts) is recorded beside the delivery, never ahead of it: a slow JetStream
     // (a restart, say) must not hold the SMTP send past the consumer's ack_wait, where a second copy of the message
     // would be sent. It is awaited before the message's fate is given, so a message is acknowledged only once its
@@ -139,12 +147,19 @@ export class MessageProcessor {
   }
 
   /**
-   * A stream message this engine cannot read is never ended here: it may come from a newer engine (a format this
-   * one does not know), or its owner cannot be told. It is handed back for an hour, counted and logged each time.
+   * A stream message this engine does not deliver. One of a newer format waits for a newer engine
+   * (processing/newer_format.ts). A broken one of a format it reads ends `failed` (`unbuildable`, the first problem
+   * as the reason) for every recipient it names, never silently. One that names no message, organisation or
+   * recipient has nobody to tell: it is never ended, but handed back for an hour, counted and logged each time.
    */
-  private unreadable (seq: number, problem: string): Fate {
+  private async unreadable (read: Exclude<QueuedIntake, { kind: 'readable' }>, seq: number): Promise<Fate> {
+    if (read.kind === 'newer') return this.newer.handBack(read.format, seq)
+    if (read.salvaged !== undefined) {
+      this.d.log.warn({ seq, message_id: read.salvaged.id, problem: read.problem }, 'queued message malformed; it ends failed')
+      return await this.endUnsendable(read.salvaged, seq, 'unbuildable', `the queued message is malformed: ${read.problem}`)
+    }
     this.d.metrics.outboundUnreadable.inc()
-    this.d.log.error({ seq, problem }, 'outbound message this engine cannot read; handed back for a newer engine')
+    this.d.log.error({ seq, problem: read.problem }, 'outbound message this engine cannot read; handed back for an hour')
     return { kind: 'nak', delayMs: MAX_NAK_MS }
   }
 

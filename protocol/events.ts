@@ -27,7 +27,8 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 export type BounceCategory = 'mailbox' | 'domain' | 'policy' | 'content' | 'size' | 'mailbox_full' | 'other' | 'operator'
 /**
  * Why a message was never sent to a recipient (`failed`): it could not be built (a bad address, a deleted template
- * for a message queued without its copy), its sending domain was deleted, or its stored content was lost.
+ * for a message queued without its copy, a queued message that breaks its schema), its sending domain was deleted,
+ * or its stored content was lost.
  */
 export type FailureCategory = 'unbuildable' | 'domain_removed' | 'content_unavailable'
 export type AuthResult = 'pass' | 'fail' | 'softfail' | 'neutral' | 'none' | 'temperror' | 'permerror'

@@ -6,7 +6,14 @@ import { renderContent } from './templates.ts'
 /**
  * What the gateway publishes to `ob.out.<shard>`; the engine reads nothing else to deliver, and decodes every
  * message against this schema before it reads a field (engine/queued_ingress.ts). A message that fails is never
- * delivered: the engine terminates it and logs the first problem.
+ * delivered: it ends `failed` for the recipients it names, with the first problem as the reason.
+ *
+ * The schema is open at the top level and in `submitted` and `content_ref` (the objects it shares with the send
+ * request, such as attachments and headers, stay closed): a field this build does not know is accepted and carried
+ * untouched (the engine never publishes a changed queued message; a deferral hands the same bytes back), so a
+ * newer gateway may add an optional field that older engines ignore. A change an older engine must not ignore
+ * raises `v` (QUEUED_FORMAT_VERSION); an engine hands a message of a newer format back for a newer engine instead
+ * of reading it.
  *
  * The content travels in the message: `html` or `text` (or both) is always present, or, for a message too large
  * for the NATS server's `max_payload`, `content_ref` names the one object where it is stored (queued_content.ts). A message sent with a
@@ -14,6 +21,14 @@ import { renderContent } from './templates.ts'
  * accepted it, `{{var}}` placeholders still in them; the engine renders them with `variables`, HTML-escaping
  * values in `html`, and never reads the template, so editing or deleting it later changes nothing already queued.
  */
+
+/**
+ * The queued message's format: the `v` this build's gateways write, and the newest its engines read (a message
+ * without `v` is of format 1, the first). Raise it with any change an engine of the previous format would get
+ * wrong by ignoring or misreading a field: a new field that changes what is sent, a field whose type or meaning
+ * changes. A new optional field that an older engine may safely leave unread needs no new format.
+ */
+export const QUEUED_FORMAT_VERSION = 1
 
 const idOf = (prefix: string): ReturnType<typeof Type.String> => Type.String({ pattern: `^${prefix}_[0-9a-z]{26}$` })
 const ISO_TIME = Type.String({ format: 'date-time', maxLength: 40 })
@@ -32,7 +47,7 @@ export const SubmittedMime = Type.Object({
    * (latin1): 7-bit MIME travels as itself, so a 10 MB message fits a 12 MB NATS message where base64 would not.
    */
   raw: Type.String({ minLength: 1 })
-}, { additionalProperties: false })
+}) // open, like the message: a newer gateway's field here is carried
 
 /**
  * Where the content of a large message is: `html`, `text`, `attachments` and `submitted` are then absent (or
@@ -43,10 +58,11 @@ export const ContentRef = Type.Object({
   size: Type.Integer({ minimum: 1 }),
   /** SHA-256 of the stored object, base64url without padding. */
   sha256: Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' })
-}, { additionalProperties: false })
+}) // open, like the message
 
 export const QueuedMessage = Type.Object({
-  v: Type.Literal(1),
+  /** The format (QUEUED_FORMAT_VERSION when written); absent: 1. A newer one is never decoded with this schema. */
+  v: Type.Optional(Type.Integer({ minimum: 1, maximum: QUEUED_FORMAT_VERSION })),
   id: idOf('msg'),
   org_id: idOf('org'),
   domain_id: idOf('dom'),
@@ -77,7 +93,7 @@ export const QueuedMessage = Type.Object({
   submitted: Type.Optional(SubmittedMime),
   content_ref: Type.Optional(ContentRef)
 }, {
-  additionalProperties: false,
+  // No `additionalProperties: false`: fields of a newer gateway are carried, not refused (see above).
   // The body is in the message, or (large messages) in the one object `content_ref` names.
   anyOf: [{ required: ['html'] }, { required: ['text'] }, { required: ['submitted'] }, { required: ['content_ref'] }]
 })
@@ -93,6 +109,17 @@ export function isQueuedMessage (value: unknown): value is QueuedMessage {
 }
 
 /**
+ * The format a decoded stream message claims: its `v`, or 1 when it has none; undefined when it is not an object,
+ * or its `v` is not a whole number from 1 (damaged: the schema check says where).
+ */
+export function queuedFormatOf (value: unknown): number | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
+  const v = (value as { v?: unknown }).v
+  if (v === undefined) return 1
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 ? v : undefined
+}
+
+/**
  * Where `value` first departs from the schema (`/to/0 must match pattern ...`), for a value isQueuedMessage
  * refused. The gateway asks it before publishing a message it built from outside input (SMTP submission); the
  * engine before reading a field.
@@ -100,7 +127,7 @@ export function isQueuedMessage (value: unknown): value is QueuedMessage {
 export function queuedMessageProblem (value: unknown): string {
   const first = checker.Errors(value)[0]
   if (first === undefined) return 'not a queued message'
-  // `additionalProperties: false` reports an unknown field as the schema `false` at the field's own path
+  // `additionalProperties: false` (of a nested object) reports an unknown field as the schema `false` at its path
   const problem = first.keyword === 'boolean' ? 'is not a field of the queued message' : first.message
   return `${first.instancePath === '' ? 'message' : first.instancePath} ${problem}`
 }

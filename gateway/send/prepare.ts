@@ -1,6 +1,6 @@
 import {
-  ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, addressDomain, bareAddress, isReservedHeader, newId, spoofedDisplayAddress,
-  type FieldError, type QueuedMessage, type SendRequest, uniqueTags
+  ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, QUEUED_FORMAT_VERSION, addressDomain, bareAddress, isReservedHeader, newId,
+  spoofedDisplayAddress, type FieldError, type QueuedMessage, type SendRequest, uniqueTags
 } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import type { AuthContext } from '../auth.ts'
@@ -162,7 +162,7 @@ export function prepareMessage (
   if (toKept.length + ccKept.length + bccKept.length === 0) return { suppressed }
 
   const msg: QueuedMessage = {
-    v: 1,
+    v: QUEUED_FORMAT_VERSION,
     id: id ?? newId('msg', nowMs),
     org_id: orgId,
     domain_id: domain.id,

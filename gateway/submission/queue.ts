@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { ApiError, isQueuedMessage, newId, queuedMessageProblem, uniqueTags, type QueuedMessage } from '../../protocol/mod.ts'
+import {
+  ApiError, QUEUED_FORMAT_VERSION, isQueuedMessage, newId, queuedMessageProblem, uniqueTags, type QueuedMessage
+} from '../../protocol/mod.ts'
 import type { AuthContext } from '../auth.ts'
 import type { SendService } from '../send/service.ts'
 import type { IdempotencyStore, RetryState } from '../idempotency/mod.ts'
@@ -65,7 +67,7 @@ export class SubmissionQueue {
     const bcc: string[] = []
     for (const r of envelope) (mail.to.has(r) ? to : mail.cc.has(r) ? cc : bcc).push(r)
     const msg: QueuedMessage = {
-      v: 1,
+      v: QUEUED_FORMAT_VERSION,
       id,
       org_id: auth.org.id,
       domain_id: auth.domain.id,

@@ -65,7 +65,13 @@ export class OutboxMetrics {
   readonly smtpAttempts: Children<DestinationClass, Children<SmtpResult, HistogramChild>>
   readonly outboundUnreadable = new CounterFamily(
     'outbox_outbound_unreadable_total',
-    'Queued messages this engine could not read (a newer format, or damaged), handed back for an hour.',
+    'Queued messages this engine could not read that name nobody to tell (damaged), handed back for an hour.',
+    this.registry
+  ).child()
+
+  readonly outboundNewerFormat = new CounterFamily(
+    'outbox_outbound_newer_format_total',
+    'Queued messages of a newer format than this engine reads, handed back for a newer engine (each hand-back once).',
     this.registry
   ).child()
 
