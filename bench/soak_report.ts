@@ -44,9 +44,11 @@ export function soakReport (
     /no (NATS server|Redis) answers/.test(x.tail) || (/outbox: timeout$/.test(x.tail) && natsGone(x.t_s))
   const crashes = exits.filter((x) => !refusedStart(x))
   if (crashes.length > 0) failures.push(`${crashes.length} process exit(s) on their own: ${JSON.stringify(crashes.slice(0, 3))}`)
-  const waitedWrong = waited.lost + waited.duplicated + waited.early + waited.notDelivered
+  // A second delivery is within the documented bound only as an attempt in flight at an engine kill, as for all mail.
+  const waitedDupBeyond = kills.split(waited.duplicatedIds).beyond
+  const waitedWrong = waited.lost + waitedDupBeyond + waited.early + waited.notDelivered
   if (waitedWrong > 0) {
-    failures.push(`deferred or scheduled mail: ${waited.lost} lost, ${waited.duplicated} delivered twice, ` +
+    failures.push(`deferred or scheduled mail: ${waited.lost} lost, ${waitedDupBeyond} delivered twice beyond the engine-kill bound, ` +
       `${waited.early} before its scheduled_at, ${waited.notDelivered} not \`delivered\``)
   }
   if (waited.canceledSent + waited.canceledWrongStatus + waited.cancelRefused > 0) {
@@ -132,8 +134,8 @@ export function soakReport (
           ['canceled: sent anyway / not `canceled` in the record / cancel refused (409)',
             `${waited.canceledSent} / ${waited.canceledWrongStatus} / ${waited.cancelRefused}`],
           [
-            'deferred or scheduled: lost / delivered twice / before scheduled_at / not delivered',
-            `${waited.lost} / ${waited.duplicated} / ${waited.early} / ${waited.notDelivered}`
+            'deferred or scheduled: lost / delivered twice (beyond the engine-kill bound) / before scheduled_at / not delivered',
+            `${waited.lost} / ${waited.duplicated} (${waitedDupBeyond}) / ${waited.early} / ${waited.notDelivered}`
           ],
           ['delivered but still stored in OB_OUTBOUND', residue],
           ['webhooks (one for the whole run, the others replaced during it)', checks.webhooks],

@@ -37,6 +37,8 @@ export interface WaitingChecks {
   cancelRefused: number
   lost: number
   duplicated: number
+  /** Message-IDs of the ones delivered twice, to hold against the engine-kill bound (soak_duplicates.ts). */
+  duplicatedIds: string[]
   early: number
   notDelivered: number
   wrong: WaitingWrong[]
@@ -160,6 +162,7 @@ export async function checkWaitingMail (
     cancelRefused,
     lost: sent.filter((s) => at(s.id) === 0).length,
     duplicated: sent.filter((s) => at(s.id) > 1).length,
+    duplicatedIds: sent.filter((s) => at(s.id) > 1).map((s) => `<${s.id}@${w.domain}>`),
     early: sent.filter((s) => s.kind === 'scheduled' && (deliveredAt.get(s.id) ?? Infinity) < s.dueMs - 250).length,
     notDelivered,
     wrong
