@@ -136,6 +136,13 @@ export class Net {
     }
   }
 
+  /** Packets the loss rule of host `name` dropped so far (read before the rule is removed). */
+  droppedPackets (name: string): number {
+    const out = execFileSync(binary('ip'), ['netns', 'exec', this.host(name).ns, binary('nft'), 'list', 'table', 'inet', 'obloss'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    return Number(/counter packets (\d+)/.exec(out)?.[1] ?? 0)
+  }
+
   /**
    * Drops `percent` % of the packets the host receives, chosen at random per packet (an nft `numgen random`
    * rule in the host's own namespace); 0 removes the rule.
@@ -150,7 +157,7 @@ export class Net {
     nft([
       'table inet obloss {',
       '  chain input { type filter hook input priority 0; policy accept;',
-      `    numgen random mod 100 < ${percent} drop`,
+      `    numgen random mod 100 < ${percent} counter drop`,
       '  }',
       '}',
       ''
