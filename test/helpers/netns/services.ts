@@ -12,6 +12,8 @@ import type { Host } from './net.ts'
 
 export const NATS_PORT = 4222
 const NATS_ROUTE_PORT = 6222
+/** Each node's monitoring port (`/connz` tells which clients a node serves). */
+export const NATS_MONITOR_PORT = 8222
 export const REDIS_PORT = 6379
 export const SENTINEL_PORT = 26379
 
@@ -37,7 +39,8 @@ export async function startNatsCluster (hosts: Host[], name: string): Promise<Ho
     const conf = join(dir, 'nats.conf')
     writeFileSync(conf, 'max_payload: 12MB\n') // as Outbox's own server: 10 MB send bodies
     return await HostProcess.start(h, 'nats-server', binary('nats-server'), [
-      '-c', conf, '-js', '-sd', dir, '-a', h.address, '-p', String(NATS_PORT), '--server_name', `n${i + 1}`,
+      '-c', conf, '-js', '-sd', dir, '-a', h.address, '-p', String(NATS_PORT), '-m', String(NATS_MONITOR_PORT),
+      '--server_name', `n${i + 1}`,
       '--cluster_name', name, '--cluster', `nats://${h.address}:${NATS_ROUTE_PORT}`, '--routes', routes
     ], { ready: NATS_PORT })
   }))
@@ -67,6 +70,13 @@ async function jetStreamReady (url: string, replicas: number, timeoutMs = 30_000
   } finally {
     await nc.close()
   }
+}
+
+/** The addresses of the clients connected to the NATS node on `host` (its monitoring endpoint). */
+export async function natsClients (host: Host): Promise<string[]> {
+  const res = await fetch(`http://${host.address}:${NATS_MONITOR_PORT}/connz?limit=1000`, { signal: AbortSignal.timeout(5000) })
+  const body = await res.json() as { connections?: Array<{ ip: string }> }
+  return [...new Set((body.connections ?? []).map((c) => c.ip))].sort()
 }
 
 function redisArgs (host: Host, dir: string, extra: string[]): string[] {

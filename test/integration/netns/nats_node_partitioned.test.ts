@@ -4,6 +4,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { netnsUnavailable } from '../../helpers/netns/net.ts'
 import { openSessions, runFlowFault } from '../../helpers/netns/flow_fault.ts'
 import { retrying } from '../../helpers/netns/lab.ts'
+import { natsClients } from '../../helpers/netns/services.ts'
 import { eventually } from '../../helpers/waiting.ts'
 import { STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 
@@ -23,7 +24,12 @@ test('a NATS node partitioned from the other two, then healed: nothing accepted 
     lab: { env: { OB_SHARD_LEASE_MS: '3000', OB_ENGINE_ACK_WAIT_MS: '6000' } },
     outageMs: 30_000,
     take: (lab) => { lab.net.partition('n3', ['n1', 'n2']) },
-    during: async (lab) => {
+    during: async (lab, t) => {
+      // which processes sit in the minority with n3: their JetStream writes wait for the partition to end
+      const minority = await natsClients(lab.net.host('n3')).catch(() => [])
+      const names = new Map([...lab.net.hosts.values()].map((h) => [h.address, h.name]))
+      names.set(lab.net.rootAddress, 'root (admin)')
+      t.diagnostic(`clients of n3: ${minority.map((a) => names.get(a) ?? a).join(', ') || 'none'}`)
       // the majority elects a leader for the outbound stream among n1 and n2
       const jsm = await retrying(async () => await jetstreamManager(lab.admin.proc.nc, { timeout: 2000 }), 10)
       await eventually(async () => {
