@@ -1,6 +1,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { Redis, type RedisOptions } from 'ioredis'
 import type { RedisTarget } from '../../config/mod.ts'
+import { watchMaster } from './redis_watchdog.ts'
 
 /** NATS client settings shared by every process: reconnect forever, a name that shows in `nats server report`. */
 export async function connectNats (servers: readonly string[], name: string): Promise<NatsConnection> {
@@ -41,10 +42,16 @@ export function redisOptions (target: RedisTarget | string, options: RedisOption
   }
 }
 
-/** A client for `target` (a URL string is one node); `options` are ioredis' own. */
+/**
+ * A client for `target` (a URL string is one node); `options` are ioredis' own. Through Sentinel it also watches
+ * that the master answers (redis_watchdog.ts), so a master cut off from the network is left for the promoted replica.
+ */
 export function newRedis (target: RedisTarget | string, options: RedisOptions): Redis {
   const o = redisOptions(target, options)
-  return o.url !== undefined ? new Redis(o.url, o.options) : new Redis(o.options)
+  if (o.url !== undefined) return new Redis(o.url, o.options)
+  const redis = new Redis(o.options)
+  watchMaster(redis)
+  return redis
 }
 
 /**
