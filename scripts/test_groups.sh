@@ -2,8 +2,11 @@
 # Runs the compiled test files (dist/test, after `npx tsc -p .`) as two `node --test` processes started together:
 #   main       every test file not marked otherwise, two at a time (the CPU-bound bulk of the suite);
 #   long-wait  files whose source has a line `// test-group: long-wait` (scenarios that sleep through real
-#              minute-scale retry and schedule timings and use little CPU), OB_TEST_LONG_CONCURRENCY at a time (3).
-# The main run reports as it goes; the long-wait run's report follows it as one block. Exits non-zero when
+#              minute-scale retry and schedule timings and use little CPU), OB_TEST_LONG_CONCURRENCY at a time (3);
+#   multi-host files with a line `// test-group: multi-host` (several hosts in network namespaces, each a whole
+#              cluster of processes: CPU-heavy), one at a time, after the long-wait run in the same background slot,
+#              so that beside the main run there is only ever one of them.
+# The main run reports as it goes; the other runs' reports follow it as one block each. Exits non-zero when
 # either run fails. `scripts/test.sh` runs this under c8: both processes inherit NODE_V8_COVERAGE, so the coverage
 # summary covers both. `bash scripts/test_groups.sh --list` prints each file with its group and runs nothing;
 # `bash scripts/test_groups.sh dist/test/a.test.js …` runs only the files given, grouped the same way.
@@ -11,43 +14,59 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MARKER='^// test-group: long-wait'
+MULTI_HOST_MARKER='^// test-group: multi-host'
 long_concurrency="${OB_TEST_LONG_CONCURRENCY:-3}"
 node_test=(node --test --test-timeout=600000)
 
 list=''
 if [ "${1:-}" = --list ]; then list=1; shift; fi
 if [ $# -gt 0 ]; then all=("${@#./}"); else mapfile -t all < <(find dist/test -name '*.test.js' | sort); fi
-declare -A is_long=()
+declare -A is_long=() is_multi=()
 while IFS= read -r src; do
   [ -n "$src" ] && is_long["dist/${src%.ts}.js"]=1
 done < <(grep -rlE --include='*.test.ts' "$MARKER" test || true)
-main=() long=()
+while IFS= read -r src; do
+  [ -n "$src" ] && is_multi["dist/${src%.ts}.js"]=1
+done < <(grep -rlE --include='*.test.ts' "$MULTI_HOST_MARKER" test || true)
+main=() long=() multi=()
 for f in "${all[@]}"; do
-  if [ -n "${is_long[$f]:-}" ]; then long+=("$f"); else main+=("$f"); fi
+  if [ -n "${is_long[$f]:-}" ]; then long+=("$f")
+  elif [ -n "${is_multi[$f]:-}" ]; then multi+=("$f")
+  else main+=("$f"); fi
 done
 if [ $# -eq 0 ]; then
-  for f in "${!is_long[@]}"; do
-    [ -e "$f" ] || { echo "outbox: $f is marked long-wait but was not built (run npx tsc -p . first)" >&2; exit 2; }
+  for f in "${!is_long[@]}" "${!is_multi[@]}"; do
+    [ -e "$f" ] || { echo "outbox: $f is marked for a test group but was not built (run npx tsc -p . first)" >&2; exit 2; }
   done
 fi
 
 if [ -n "$list" ]; then
   for f in "${main[@]}"; do echo "main       $f"; done
   for f in "${long[@]}"; do echo "long-wait  $f"; done
+  for f in "${multi[@]}"; do echo "multi-host $f"; done
   exit 0
 fi
 
 long_log="$(mktemp -t outbox-long-wait.XXXXXX)"
+multi_log="$(mktemp -t outbox-multi-host.XXXXXX)"
+long_rc_file="$(mktemp -t outbox-long-rc.XXXXXX)"
 long_pid='' main_pid=''
 stop () {
   for p in $main_pid $long_pid; do kill -TERM "$p" 2>/dev/null || true; done
 }
-trap 'stop; rm -f "$long_log"; exit 130' INT TERM
-trap 'rm -f "$long_log"' EXIT
+trap 'stop; rm -f "$long_log" "$multi_log" "$long_rc_file"; exit 130' INT TERM
+trap 'rm -f "$long_log" "$multi_log" "$long_rc_file"' EXIT
 
-echo "outbox: ${#main[@]} test files two at a time; beside them ${#long[@]} long-wait files ${long_concurrency} at a time (their report follows)"
-if [ ${#long[@]} -gt 0 ]; then
-  "${node_test[@]}" --test-concurrency="$long_concurrency" "${long[@]}" >"$long_log" 2>&1 &
+echo "outbox: ${#main[@]} test files two at a time; beside them ${#long[@]} long-wait files ${long_concurrency} at a time," \
+  "then ${#multi[@]} multi-host files one at a time (their reports follow)"
+if [ $(( ${#long[@]} + ${#multi[@]} )) -gt 0 ]; then
+  # one background slot: the long-wait run, then the multi-host run; each exit code is kept apart
+  (
+    lrc=0 mrc=0
+    if [ ${#long[@]} -gt 0 ]; then "${node_test[@]}" --test-concurrency="$long_concurrency" "${long[@]}" >"$long_log" 2>&1 || lrc=$?; fi
+    if [ ${#multi[@]} -gt 0 ]; then "${node_test[@]}" --test-concurrency=1 "${multi[@]}" >"$multi_log" 2>&1 || mrc=$?; fi
+    echo "$lrc $mrc" >"$long_rc_file"
+  ) &
   long_pid=$!
 fi
 main_rc=0 long_rc=0
@@ -56,12 +75,22 @@ if [ ${#main[@]} -gt 0 ]; then
   main_pid=$!
   wait "$main_pid" || main_rc=$?
 fi
+multi_rc=0
 if [ -n "$long_pid" ]; then
-  wait "$long_pid" || long_rc=$?
-  echo
-  echo "──── long-wait group: ${#long[@]} files, run beside the main group (exit ${long_rc}) ────"
-  cat "$long_log"
-  echo "──── end of long-wait group ────"
+  wait "$long_pid" || true
+  read -r long_rc multi_rc <"$long_rc_file" || { long_rc=1; multi_rc=1; }
+  if [ ${#long[@]} -gt 0 ]; then
+    echo
+    echo "──── long-wait group: ${#long[@]} files, run beside the main group (exit ${long_rc}) ────"
+    cat "$long_log"
+    echo "──── end of long-wait group ────"
+  fi
+  if [ ${#multi[@]} -gt 0 ]; then
+    echo
+    echo "──── multi-host group: ${#multi[@]} files, one at a time after the long-wait group (exit ${multi_rc}) ────"
+    cat "$multi_log"
+    echo "──── end of multi-host group ────"
+  fi
 fi
-echo "outbox: main group exit ${main_rc}, long-wait group exit ${long_rc}"
-[ "$main_rc" -eq 0 ] && [ "$long_rc" -eq 0 ]
+echo "outbox: main group exit ${main_rc}, long-wait group exit ${long_rc}, multi-host group exit ${multi_rc}"
+[ "$main_rc" -eq 0 ] && [ "$long_rc" -eq 0 ] && [ "$multi_rc" -eq 0 ]

@@ -1,4 +1,4 @@
-// test-group: long-wait — the engine is cut off for 30 s, past its 3 s lease and its messages' 6 s ack_wait
+// test-group: multi-host — the engine is cut off for 30 s, past its 3 s lease and its messages' 6 s ack_wait
 import { test } from 'node:test'
 import { netnsUnavailable } from '../../helpers/netns/net.ts'
 import { runEngineFault } from '../../helpers/netns/engine_fault.ts'

@@ -1,4 +1,4 @@
-// test-group: long-wait — a gateway's link drops 30 % of its packets and its clients' traffic is delayed for 40 s
+// test-group: multi-host — a gateway's link drops 30 % of its packets and its clients' traffic is delayed for 40 s
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { netnsUnavailable, nftUnavailable } from '../../helpers/netns/net.ts'

@@ -1,4 +1,4 @@
-// test-group: long-wait — one NATS node is partitioned from the other two for 30 s, past the 3 s shard lease and 6 s ack_wait
+// test-group: multi-host — one NATS node is partitioned from the other two for 30 s, past the 3 s shard lease and 6 s ack_wait
 import { test } from 'node:test'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { netnsUnavailable } from '../../helpers/netns/net.ts'

@@ -1,4 +1,4 @@
-// test-group: long-wait — the Redis master is cut off for 30 s (Sentinel fails over after 1 s), then comes back
+// test-group: multi-host — the Redis master is cut off for 30 s (Sentinel fails over after 1 s), then comes back
 import { test } from 'node:test'
 import { netnsUnavailable } from '../../helpers/netns/net.ts'
 import { openSessions, runFlowFault } from '../../helpers/netns/flow_fault.ts'

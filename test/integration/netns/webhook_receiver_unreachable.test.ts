@@ -1,4 +1,4 @@
-// test-group: long-wait — the webhook receiver's host is unreachable for 2 minutes, then retries bring every owed event
+// test-group: multi-host — the webhook receiver's host is unreachable for 2 minutes, then retries bring every owed event
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { netnsUnavailable } from '../../helpers/netns/net.ts'
