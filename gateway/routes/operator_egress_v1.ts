@@ -3,7 +3,7 @@ import {
   ApiError, EGRESS_NAME_PATTERN, IMPLICIT_DEFAULT_POOL, egressPoolOf, type EgressPoolRecord, type LimitOverride, type SourceInput
 } from '../../protocol/mod.ts'
 import { operatorRoute } from '../http/route.ts'
-import { errorResponses } from '../schemas/control.ts'
+import { operatorErrorResponses } from '../schemas/control.ts'
 import {
   CreatePoolBody, CreateSourceBody, DomainAssignmentView, LimitsBody, OrgAssignmentView, PatchSourceBody, PoolAssignmentBody, PoolView,
   PutPoolBody, RemovedSource, SourceView
@@ -17,17 +17,8 @@ import {
 
 const TAG = 'Operator'
 const NAME = { name: EGRESS_NAME_PATTERN }
-const FORBIDDEN = 'An organisation key, admin included'
-const UNAUTHORIZED = 'Missing, malformed, unknown or revoked operator key'
 const NO_SOURCE = 'No source with this name (or a name of another shape)'
 const NO_POOL = 'No pool with this name (or a name of another shape)'
-
-/** Errors of an operator route: 401 and 403 mean the operator key, not an organisation's. */
-function operatorErrors (reasons: Parameters<typeof errorResponses>[0]): ReturnType<typeof errorResponses> {
-  return errorResponses({
-    unauthorized: UNAUTHORIZED, forbidden: FORBIDDEN, rate_limited: 'Per-key limit of 600 requests a minute exceeded', ...reasons
-  })
-}
 
 const list = <T>(data: T[]): { data: T[] } => ({ data })
 const listOf = <T extends ReturnType<typeof Type.Object>>(item: T) => Type.Object({ data: Type.Array(item) })
@@ -43,7 +34,7 @@ export const operatorEgressRoutes = [
     permission: 'operator',
     summary: 'List the egress sources (local addresses with their EHLO names), by name',
     tag: TAG,
-    responses: { 200: { description: 'Every source', schema: listOf(SourceView) }, ...operatorErrors({}) },
+    responses: { 200: { description: 'Every source', schema: listOf(SourceView) }, ...operatorErrorResponses({}) },
     handler: ({ deps }) => ({ status: 200, body: list(deps.cp.egress.sources()) })
   }),
   operatorRoute<SourceInput & { name: string }>({
@@ -56,7 +47,7 @@ export const operatorEgressRoutes = [
     body: CreateSourceBody,
     responses: {
       201: { description: 'The source', schema: SourceView },
-      ...operatorErrors({
+      ...operatorErrorResponses({
         validation_error: 'Name not [a-z0-9][a-z0-9-]{0,31}, address not an IPv4/IPv6 literal, ehlo not a host name, bad warm-up steps',
         conflict: 'A source with this name exists'
       })
@@ -74,7 +65,7 @@ export const operatorEgressRoutes = [
     permission: 'operator',
     summary: 'Read one source',
     tag: TAG,
-    responses: { 200: { description: 'The source', schema: SourceView }, ...operatorErrors({ not_found: NO_SOURCE }) },
+    responses: { 200: { description: 'The source', schema: SourceView }, ...operatorErrorResponses({ not_found: NO_SOURCE }) },
     handler: ({ deps, params }) => {
       const s = deps.cp.egress.source(params.name!)
       if (s === undefined) throw new ApiError('not_found', `No source named ${params.name!}.`)
@@ -91,7 +82,7 @@ export const operatorEgressRoutes = [
     body: PatchSourceBody,
     responses: {
       200: { description: 'The source after the change', schema: SourceView },
-      ...operatorErrors({ validation_error: 'Empty body, bad address, host name or warm-up', not_found: NO_SOURCE })
+      ...operatorErrorResponses({ validation_error: 'Empty body, bad address, host name or warm-up', not_found: NO_SOURCE })
     },
     handler: async (ctx) => {
       const source = await ctx.deps.cp.egress.changeSource(ctx.params.name!, ctx.body)
@@ -110,7 +101,7 @@ export const operatorEgressRoutes = [
     tag: TAG,
     responses: {
       200: { description: 'Deleted; the pools it was taken out of', schema: RemovedSource },
-      ...operatorErrors({ not_found: NO_SOURCE, egress_source_in_use: 'The source is the last one of a pool (`details.pools`)' })
+      ...operatorErrorResponses({ not_found: NO_SOURCE, egress_source_in_use: 'The source is the last one of a pool (`details.pools`)' })
     },
     handler: async (ctx) => {
       const removed = await ctx.deps.cp.egress.removeSource(ctx.params.name!)
@@ -124,7 +115,7 @@ export const operatorEgressRoutes = [
     permission: 'operator',
     summary: 'List the pools, default included, by name',
     tag: TAG,
-    responses: { 200: { description: 'Every pool', schema: listOf(PoolView) }, ...operatorErrors({}) },
+    responses: { 200: { description: 'Every pool', schema: listOf(PoolView) }, ...operatorErrorResponses({}) },
     handler: ({ deps }) => ({
       status: 200, body: list(deps.cp.egress.pools().map((p) => poolView(p)))
     })
@@ -138,7 +129,7 @@ export const operatorEgressRoutes = [
     body: CreatePoolBody,
     responses: {
       201: { description: 'The pool', schema: PoolView },
-      ...operatorErrors({
+      ...operatorErrorResponses({
         validation_error: 'Bad name, no sources, a source named twice, weight outside 1..100',
         conflict: 'A pool with this name exists (default always does: PUT it)',
         unprocessable: 'A source it names does not exist (`details.unknown_sources`)'
@@ -161,7 +152,7 @@ export const operatorEgressRoutes = [
     permission: 'operator',
     summary: 'Read one pool (default always exists)',
     tag: TAG,
-    responses: { 200: { description: 'The pool', schema: PoolView }, ...operatorErrors({ not_found: NO_POOL }) },
+    responses: { 200: { description: 'The pool', schema: PoolView }, ...operatorErrorResponses({ not_found: NO_POOL }) },
     handler: ({ deps, params }) => {
       const p = deps.cp.egress.pool(params.name!)
       if (p === undefined) throw new ApiError('not_found', `No pool named ${params.name!}.`)
@@ -178,7 +169,7 @@ export const operatorEgressRoutes = [
     body: PutPoolBody,
     responses: {
       200: { description: 'The pool', schema: PoolView },
-      ...operatorErrors({
+      ...operatorErrorResponses({
         validation_error: 'No sources (allowed only for default), a source named twice, weight outside 1..100',
         unprocessable: 'A source it names does not exist (`details.unknown_sources`)'
       })
@@ -198,7 +189,7 @@ export const operatorEgressRoutes = [
     tag: TAG,
     responses: {
       204: { description: 'Deleted' },
-      ...operatorErrors({
+      ...operatorErrorResponses({
         not_found: NO_POOL,
         egress_pool_in_use: 'Organisations or domains are assigned to it (`details` names up to 20 of each, with the counts)'
       })
@@ -215,7 +206,7 @@ export const operatorEgressRoutes = [
     permission: 'operator',
     summary: 'The limit overrides per provider (what replaces the built-in shaping)',
     tag: TAG,
-    responses: { 200: { description: 'The overrides', schema: LimitsBody }, ...operatorErrors({}) },
+    responses: { 200: { description: 'The overrides', schema: LimitsBody }, ...operatorErrorResponses({}) },
     handler: ({ deps }) => ({ status: 200, body: { limits: deps.cp.egress.settings().limits ?? {} } })
   }),
   operatorRoute<{ limits: Record<string, LimitOverride> }>({
@@ -227,7 +218,7 @@ export const operatorEgressRoutes = [
     body: LimitsBody,
     responses: {
       200: { description: 'The overrides', schema: LimitsBody },
-      ...operatorErrors({
+      ...operatorErrorResponses({
         validation_error: 'Unknown provider key shape or field, a number outside its bounds, tls not opportunistic|required'
       })
     },
@@ -247,7 +238,9 @@ export const operatorEgressRoutes = [
     body: PoolAssignmentBody,
     responses: {
       200: { description: 'The assignment', schema: OrgAssignmentView },
-      ...operatorErrors({ validation_error: 'pool not a name or null', not_found: 'No such organisation', unprocessable: 'No such pool' })
+      ...operatorErrorResponses({
+        validation_error: 'pool not a name or null', not_found: 'No such organisation', unprocessable: 'No such pool'
+      })
     },
     handler: async (ctx) => {
       const { deps, params, body } = ctx
@@ -267,7 +260,7 @@ export const operatorEgressRoutes = [
     body: PoolAssignmentBody,
     responses: {
       200: { description: 'The assignment', schema: DomainAssignmentView },
-      ...operatorErrors({
+      ...operatorErrorResponses({
         validation_error: 'pool not a name or null',
         not_found: 'No such organisation, or the domain is not one of its domains',
         unprocessable: 'No such pool'

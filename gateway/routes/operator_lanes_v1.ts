@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { ApiError } from '../../protocol/mod.ts'
 import { operatorRoute } from '../http/route.ts'
-import { errorResponses } from '../schemas/control.ts'
+import { operatorErrorResponses } from '../schemas/control.ts'
 import { LaneView } from '../schemas/egress.ts'
 import { EgressState, laneViews } from '../../stores/egress/mod.ts'
 
@@ -30,12 +30,7 @@ export const operatorLaneRoutes = [
       200: {
         description: 'Every lane used in the last 7 days, by source then provider', schema: Type.Object({ data: Type.Array(LaneView) })
       },
-      ...errorResponses({
-        unauthorized: 'Missing, malformed, unknown or revoked operator key',
-        forbidden: 'An organisation key, admin included',
-        rate_limited: 'Per-key limit of 600 requests a minute exceeded',
-        service_unavailable: 'Redis cannot be read now'
-      })
+      ...operatorErrorResponses({ service_unavailable: 'Redis cannot be read now' })
     },
     handler: async ({ deps }) => {
       let data

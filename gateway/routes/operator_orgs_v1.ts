@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { isSuspended, type PlanName } from '../../protocol/mod.ts'
 import { operatorRoute } from '../http/route.ts'
 import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
-import { errorResponses } from '../schemas/control.ts'
+import { operatorErrorResponses } from '../schemas/control.ts'
 import {
   DeletedOrganization, OrganizationDetail, OrganizationView, PutPlanBody, ResetAdminKeyResult
 } from '../schemas/organizations.ts'
@@ -16,15 +16,6 @@ import { countsByOrg, deleteOrganization, orgDetail, orgView, requireOrg, resetA
 
 const TAG = 'Operator'
 const NO_ORG = 'No organisation with this id'
-
-function operatorErrors (reasons: Parameters<typeof errorResponses>[0]): ReturnType<typeof errorResponses> {
-  return errorResponses({
-    unauthorized: 'Missing, malformed, unknown or revoked operator key',
-    forbidden: 'An organisation key, admin included',
-    rate_limited: 'Per-key limit of 600 requests a minute exceeded',
-    ...reasons
-  })
-}
 
 const ListQuery = Type.Object({
   ...PageQuery.properties,
@@ -43,7 +34,7 @@ export const operatorOrganizationRoutes = [
     query: ListQuery,
     responses: {
       200: { description: 'A page of organisations', schema: pageSchema(OrganizationView) },
-      ...operatorErrors({ validation_error: 'Bad limit, cursor or status' })
+      ...operatorErrorResponses({ validation_error: 'Bad limit, cursor or status' })
     },
     handler: ({ deps, query }) => {
       const status = query.get('status')
@@ -60,7 +51,7 @@ export const operatorOrganizationRoutes = [
     permission: 'operator',
     summary: 'Read one organisation, with its domains',
     tag: TAG,
-    responses: { 200: { description: 'The organisation', schema: OrganizationDetail }, ...operatorErrors({ not_found: NO_ORG }) },
+    responses: { 200: { description: 'The organisation', schema: OrganizationDetail }, ...operatorErrorResponses({ not_found: NO_ORG }) },
     handler: ({ deps, params }) => ({ status: 200, body: orgDetail(deps.cp, deps.config, requireOrg(deps.cp, params.id!)) })
   }),
   operatorRoute<{ plan: PlanName, rate_limit_per_minute?: number }>({
@@ -74,7 +65,7 @@ export const operatorOrganizationRoutes = [
     body: PutPlanBody,
     responses: {
       200: { description: 'The organisation after the change', schema: OrganizationDetail },
-      ...operatorErrors({
+      ...operatorErrorResponses({
         validation_error: 'plan not one of free, starter, pro, enterprise; rate_limit_per_minute not 1 to 1000000, or given ' +
           'with another plan than enterprise',
         not_found: NO_ORG
@@ -97,7 +88,7 @@ export const operatorOrganizationRoutes = [
       'session opened before), the live event stream closes with 4403. Suspending a suspended organisation changes nothing.',
     tag: TAG,
     responses: {
-      200: { description: 'The organisation, suspended', schema: OrganizationDetail }, ...operatorErrors({ not_found: NO_ORG })
+      200: { description: 'The organisation, suspended', schema: OrganizationDetail }, ...operatorErrorResponses({ not_found: NO_ORG })
     },
     handler: async (ctx) => {
       const org = await ctx.deps.cp.organizations.suspend(ctx.params.id!)
@@ -112,7 +103,9 @@ export const operatorOrganizationRoutes = [
     permission: 'operator',
     summary: 'Resume a suspended organisation: its keys work again from the next request',
     tag: TAG,
-    responses: { 200: { description: 'The organisation, active', schema: OrganizationDetail }, ...operatorErrors({ not_found: NO_ORG }) },
+    responses: {
+      200: { description: 'The organisation, active', schema: OrganizationDetail }, ...operatorErrorResponses({ not_found: NO_ORG })
+    },
     handler: async (ctx) => {
       const org = await ctx.deps.cp.organizations.resume(ctx.params.id!)
       ctx.deps.security.organizationChanged('resumed', ctx, { org_id: org.id })
@@ -128,7 +121,7 @@ export const operatorOrganizationRoutes = [
     tag: TAG,
     responses: {
       201: { description: 'The new admin key', schema: ResetAdminKeyResult },
-      ...operatorErrors({ not_found: NO_ORG, unprocessable: 'The organisation has no domain to bind a key to' })
+      ...operatorErrorResponses({ not_found: NO_ORG, unprocessable: 'The organisation has no domain to bind a key to' })
     },
     handler: async (ctx) => {
       const reset = await resetAdminKey(ctx.deps.cp, ctx.params.id!)
@@ -147,7 +140,7 @@ export const operatorOrganizationRoutes = [
     description: 'Its keys stop working at once; its domain names are free for other organisations. Mail it had queued ' +
       'fails without an attempt (`domain_removed`); no webhook of it is left to be told.',
     tag: TAG,
-    responses: { 200: { description: 'What was deleted', schema: DeletedOrganization }, ...operatorErrors({ not_found: NO_ORG }) },
+    responses: { 200: { description: 'What was deleted', schema: DeletedOrganization }, ...operatorErrorResponses({ not_found: NO_ORG }) },
     handler: async (ctx) => {
       const deleted = await deleteOrganization(ctx.deps.cp, ctx.params.id!)
       ctx.deps.security.organizationChanged('deleted', ctx, { org_id: deleted.organization_id })

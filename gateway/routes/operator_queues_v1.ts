@@ -5,7 +5,7 @@ import {
 } from '../../protocol/mod.ts'
 import { QueueIndex, wakeWaiting, type WakeResult } from '../../stores/queues/mod.ts'
 import { operatorRoute, type OperatorRequestContext } from '../http/route.ts'
-import { errorResponses } from '../schemas/control.ts'
+import { operatorErrorResponses } from '../schemas/control.ts'
 import { HoldView, OrderResult, QueueBounceBody, QueueListQuery, QueuePage, QueueSelectorBody } from '../schemas/queues.ts'
 import type { GatewayDeps } from '../deps.ts'
 
@@ -25,15 +25,6 @@ function indexOf (redis: Redis): QueueIndex {
   let i = indexes.get(redis)
   if (i === undefined) indexes.set(redis, i = new QueueIndex(redis))
   return i
-}
-
-function operatorErrors (reasons: Parameters<typeof errorResponses>[0]): ReturnType<typeof errorResponses> {
-  return errorResponses({
-    unauthorized: 'Missing, malformed, unknown or revoked operator key',
-    forbidden: 'An organisation key, admin included',
-    rate_limited: 'Per-key limit of 600 requests a minute exceeded',
-    ...reasons
-  })
 }
 
 const BAD_SELECTOR = 'by not domain, provider or organization; value not of that kind'
@@ -84,7 +75,7 @@ export const operatorQueueRoutes = [
     query: QueueListQuery,
     responses: {
       200: { description: 'A page of queues', schema: QueuePage },
-      ...operatorErrors({ validation_error: 'Bad by, limit or cursor', service_unavailable: 'Redis cannot be read now' })
+      ...operatorErrorResponses({ validation_error: 'Bad by, limit or cursor', service_unavailable: 'Redis cannot be read now' })
     },
     handler: async ({ deps, query }) => {
       const by = (query.get('by') ?? 'domain') as QueueSelectorKind
@@ -113,7 +104,7 @@ export const operatorQueueRoutes = [
     permission: 'operator',
     summary: 'The holds in force, oldest first',
     tag: TAG,
-    responses: { 200: { description: 'Every hold', schema: Type.Object({ data: Type.Array(HoldView) }) }, ...operatorErrors({}) },
+    responses: { 200: { description: 'Every hold', schema: Type.Object({ data: Type.Array(HoldView) }) }, ...operatorErrorResponses({}) },
     handler: ({ deps }) => ({ status: 200, body: { data: deps.cp.queues.holds().map(({ kind: _k, ...h }) => h) } })
   }),
   operatorRoute<{ by: string, value: string, reason?: string }>({
@@ -129,7 +120,7 @@ export const operatorQueueRoutes = [
     responses: {
       201: { description: 'Held', schema: HoldView },
       200: { description: 'Held already: the hold in force', schema: HoldView },
-      ...operatorErrors({ validation_error: BAD_SELECTOR })
+      ...operatorErrorResponses({ validation_error: BAD_SELECTOR })
     },
     handler: async (ctx) => {
       const selector = selectorOf(ctx.body)
@@ -148,7 +139,7 @@ export const operatorQueueRoutes = [
     body: QueueSelectorBody,
     responses: {
       200: { description: 'Released: the hold that was in force', schema: HoldView },
-      ...operatorErrors({ validation_error: BAD_SELECTOR, not_found: 'No hold on this selector' })
+      ...operatorErrorResponses({ validation_error: BAD_SELECTOR, not_found: 'No hold on this selector' })
     },
     handler: async (ctx) => {
       const selector = selectorOf(ctx.body)
@@ -169,7 +160,7 @@ export const operatorQueueRoutes = [
     body: QueueSelectorBody,
     responses: {
       200: { description: 'The order and what it woke', schema: OrderResult },
-      ...operatorErrors({ validation_error: BAD_SELECTOR, service_unavailable: 'Redis or JetStream unavailable; repeat the call' })
+      ...operatorErrorResponses({ validation_error: BAD_SELECTOR, service_unavailable: 'Redis or JetStream unavailable; repeat the call' })
     },
     handler: async (ctx) => await order(ctx, 'retry', false)
   }),
@@ -185,7 +176,7 @@ export const operatorQueueRoutes = [
     body: QueueBounceBody,
     responses: {
       200: { description: 'The order and what it woke', schema: OrderResult },
-      ...operatorErrors({ validation_error: BAD_SELECTOR, service_unavailable: 'Redis or JetStream unavailable; repeat the call' })
+      ...operatorErrorResponses({ validation_error: BAD_SELECTOR, service_unavailable: 'Redis or JetStream unavailable; repeat the call' })
     },
     handler: async (ctx) => await order(ctx, 'bounce', ctx.body.only_held === true)
   })

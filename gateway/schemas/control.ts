@@ -35,6 +35,16 @@ export function errorResponses (reasons: Partial<Record<ErrorCode, string>>): Re
   return out
 }
 
+/** Error responses of an operator route (`/v1/operator/…`): 401 and 403 are about the operator key, not an organisation's. */
+export function operatorErrorResponses (reasons: Partial<Record<ErrorCode, string>>): Record<number, ResponseDoc> {
+  return errorResponses({
+    unauthorized: 'Missing, malformed, unknown or revoked operator key',
+    forbidden: 'An organisation key, admin included',
+    rate_limited: 'Per-key limit of 600 requests a minute exceeded',
+    ...reasons
+  })
+}
+
 export const FORBIDDEN_PERMISSION = 'The key lacks the permission this endpoint needs'
 export const FORBIDDEN_OTHER_ORG = 'The key lacks the permission, or the resource belongs to another organisation'
 
