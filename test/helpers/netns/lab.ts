@@ -90,6 +90,8 @@ export class Lab {
       REDIS_URL: this.redisUrl,
       OB_NATS_REPLICAS: '3',
       OB_ENGINE_SHARDS: String(this.shards),
+      // one shard thread per engine: three engines and a whole cluster share the two cores with the main test group
+      OB_ENGINE_THREADS: '1',
       OB_DOMAIN_VERIFICATION: 'off',
       OB_SHUTDOWN_TIMEOUT_MS: '2000'
     }
