@@ -15,5 +15,7 @@ rm -rf dist
 npx tsc -p .
 npm run --silent build:dashboard
 # every dist/test/**/*.test.js: the long-wait files in a second node --test process beside the main one
-# (scripts/test_groups.sh, test/README.md); c8 covers both, as both inherit its NODE_V8_COVERAGE
-exec npx c8 --reporter=text-summary --exclude 'dist/test/**' --exclude 'test/**' bash scripts/test_groups.sh
+# (scripts/test_groups.sh, test/README.md); c8 covers both, as both inherit its NODE_V8_COVERAGE. --merge-async merges
+# the per-process reports one at a time: the multi-host scenarios alone start hundreds of processes, and holding
+# every report in memory at once exhausts the heap.
+exec npx c8 --merge-async --reporter=text-summary --exclude 'dist/test/**' --exclude 'test/**' bash scripts/test_groups.sh

@@ -18,6 +18,20 @@ export async function cpuMs (work: () => Promise<void>, runs = 3): Promise<numbe
 }
 
 /**
+ * Below this many ms of CPU a figure for size n says more about the machine than about the work (a busy 2-core
+ * host has measured 7 ms for an input that takes 28 ms when quiet), so growth is judged against at least this.
+ */
+const GROWTH_FLOOR_MS = 30
+
+/**
+ * True when the work for 8n (`large`) grew about linearly from the work for n (`small`): under 20 times, where
+ * quadratic work would be about 64 times. The figure for n counts as at least GROWTH_FLOOR_MS.
+ */
+export function grewAboutLinearly (small: number, large: number): boolean {
+  return large / Math.max(small, GROWTH_FLOOR_MS) < 20
+}
+
+/**
  * CPU time (ms) used so far by this process's main thread alone, the thread the gateway's event loop runs on:
  * utime plus stime in /proc/self/task/<pid>/stat (Linux), counted in clock ticks of 10 ms.
  */
