@@ -5,7 +5,7 @@ import { retrying, type Lab } from './lab.ts'
 
 /**
  * A free-plan key (60 requests a minute, burst 60) held at its limit through a fault: one loop asks
- * `GET /v1/whoami` through the gateways in turn, one request at a time, a dozen or more a second — far above the
+ * `GET /v1/whoami` through the gateways in turn, one request at a time 50 ms apart (about ten a second) — far above the
  * limit, so once the burst is spent every token the bucket gains is taken at once. The gateways keep the bucket in
  * Redis (one GCRA per key, shared by all of them), so the 200s the key gets show how far the limit strays while the
  * fault lasts: more than one a second means a bucket lost or kept twice, fewer means requests refused for want of
