@@ -211,3 +211,11 @@ test('without html an attachment with content_id is an ordinary attachment: noth
   const p = await simpleParser(raw)
   assert.deepEqual(p.attachments.map((a) => [a.filename, a.contentDisposition]), [['logo.png', 'attachment']])
 })
+
+test('a message carrying its domain\'s return-path host goes out with the VERP address at that host', () => {
+  const own = new ComposedMessage(message({ return_path_host: 'rp.sender.example' }), message(), ctx()).forRecipient('bob@dest.example')
+  assert.match(own.envelope.from, /^bounces\+msg_[0-9a-z]{26}-k1[0-9a-z]{16}@rp\.sender\.example$/)
+  assert.match(own.raw.toString('latin1'), /<mailto:bounces\+[^@]+@rp\.sender\.example\?subject=unsubscribe>/)
+  const plain = new ComposedMessage(message(), message(), ctx()).forRecipient('bob@dest.example')
+  assert.match(plain.envelope.from, /@bounces\.sender\.example$/, 'without it, the default')
+})
