@@ -1,16 +1,18 @@
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
-import type { RouteRecord } from '../protocol/mod.ts'
-import { decodeVerp, type VerpAddress } from '../protocol/mod.ts'
+import type { DomainRecord, RouteRecord } from '../protocol/mod.ts'
+import { decodeVerp, dmarcAddressDomain, type VerpAddress } from '../protocol/mod.ts'
 
 /** What a RCPT TO address is to us. */
 export type Recipient =
   | { kind: 'route', routes: RouteRecord[] }
   | { kind: 'verp', verp: VerpAddress, orgId: string }
+  /** The DMARC report address of a verified domain (`dmarc@bounces.<domain>`, inbound/dmarc_intake.ts). */
+  | { kind: 'dmarc', domain: DomainRecord }
   | { kind: 'reject', reason: 'unknown_mailbox' | 'relay' | 'syntax' }
 
 /**
  * Accepts an address only when a route matches it (exact `addr@domain` first, else `*@domain`) or it is a VERP
- * bounce address of a domain verified here. Everything else is refused, so the server is never an open relay.
+ * bounce address or the DMARC report address of a domain verified here. Everything else is refused, so the server is never an open relay.
  * A VERP address is accepted on its shape; its tag is checked against the message when the mail is processed
  * (report_checks.ts), where a forged one is dropped and counted.
  */
@@ -25,6 +27,11 @@ export function resolveRecipient (cp: ControlPlane, address: string): Recipient 
     // Only a verified domain sends, so bounces belong to the organisation whose claim verified the name.
     const owner = cp.domainOwner(verp.domain)
     if (owner !== undefined) return { kind: 'verp', verp, orgId: owner.org_id }
+  }
+  const reported = dmarcAddressDomain(addr)
+  if (reported !== undefined) {
+    const owner = cp.domainOwner(reported)
+    if (owner !== undefined) return { kind: 'dmarc', domain: owner }
   }
   const routes = matchRoutes(cp, addr, domain)
   if (routes.length > 0) return { kind: 'route', routes }

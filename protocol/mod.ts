@@ -21,6 +21,7 @@ export {
   renderContent, renderTemplate, templateVariables, type MessageContent, type TemplateContent, type TemplateVariables
 } from './templates.ts'
 export * from './verp.ts'
+export * from './dmarc_address.ts'
 export * from './content_rules/mod.ts'
 export { clientIdentity } from './client_identity.ts'
 export { isBlockedAddress, isLocalhostName } from './public_address.ts'
