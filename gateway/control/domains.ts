@@ -1,5 +1,5 @@
 import type { Config } from '../../config/mod.ts'
-import { newId, VERP_SUBDOMAIN, type DomainRecord } from '../../protocol/mod.ts'
+import { dmarcRecordValue, newId, VERP_SUBDOMAIN, type DomainRecord } from '../../protocol/mod.ts'
 import { dkimRecordName, ed25519Key, ed25519Selector, extraDkimRecords, rsaKey, type DnsRecordListed } from './dkim_keys.ts'
 
 /** Host part of the public URL, as SPF and the bounce MX need it. */
@@ -26,8 +26,9 @@ export type ShownRecord = DnsRecordListed & { verified: boolean, warning?: strin
 
 /**
  * The DNS records a domain owner publishes: SPF for the domain, DKIM, SPF and MX for the return-path domain, and
- * DMARC. SPF is checked on the envelope sender (`bounces.<domain>`), so its record there is what makes SPF pass;
- * it aligns with the From domain under DMARC's relaxed rule (same organisational domain).
+ * DMARC, whose `rua` is the domain's report address here (protocol/dmarc_address.ts). SPF is checked on the
+ * envelope sender (`bounces.<domain>`), so its record there is what makes SPF pass; it aligns with the From domain
+ * under DMARC's relaxed rule (same organisational domain).
  */
 export function dnsRecords (config: Config, name: string, selector: string, publicKeyB64: string): DomainRecord['records'] {
   const host = publicHost(config)
@@ -37,7 +38,7 @@ export function dnsRecords (config: Config, name: string, selector: string, publ
     { type: 'TXT', name: `${selector}._domainkey.${name}`, value: `v=DKIM1; k=rsa; p=${publicKeyB64}` },
     { type: 'TXT', name: returnPathDomain(name), value: `v=spf1 ${spfMechanism} ~all` },
     { type: 'MX', name: returnPathDomain(name), value: mxValue(config) },
-    { type: 'TXT', name: `_dmarc.${name}`, value: `v=DMARC1; p=none; rua=mailto:dmarc-reports@${name}` }
+    { type: 'TXT', name: `_dmarc.${name}`, value: dmarcRecordValue(name) }
   ]
 }
 
@@ -64,7 +65,9 @@ export function requestedRecords (config: Config, domain: DomainRecord, nowMs = 
   const checked = new Set(domain.records.filter((r) => r.verified === true).map((r) => `${r.type} ${r.name} ${r.value}`))
   return records.map((r): ShownRecord => {
     const isMx = r.type === 'MX' && r.name === returnPath
-    const value = isMx ? mxValue(config) : r.value
+    // A domain added when the suggested rua was the domain's own mailbox is shown the report address read here.
+    const isDmarc = r.type === 'TXT' && r.name === `_dmarc.${domain.name}` && r.value.includes('rua=mailto:dmarc-reports@')
+    const value = isMx ? mxValue(config) : isDmarc ? dmarcRecordValue(domain.name) : r.value
     const shown: ShownRecord = { type: r.type, name: r.name, value, verified: value !== '' && checked.has(`${r.type} ${r.name} ${value}`) }
     if (r.listed_until !== undefined) shown.listed_until = r.listed_until
     if (isMx && value === '') shown.warning = MX_HOST_WARNING
