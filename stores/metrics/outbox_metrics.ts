@@ -1,10 +1,11 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { CounterFamily, HistogramFamily, type CounterChild, type HistogramChild } from './fast_series.ts'
 import {
-  BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS, RATE_SCOPES,
-  REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_JOB_DROP_REASONS, WEBHOOK_RESULTS,
-  type BounceCategoryLabel, type BounceType, type DeliveryOutcome, type DestinationClass, type Environment, type RateScope,
-  type InboundQuota, type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookJobDropReason, type WebhookResult
+  BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DMARC_REPORT_RESULTS, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS,
+  RATE_SCOPES, REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_JOB_DROP_REASONS, WEBHOOK_RESULTS,
+  type BounceCategoryLabel, type BounceType, type DmarcReportResult, type DeliveryOutcome, type DestinationClass, type Environment,
+  type RateScope, type InboundQuota, type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookJobDropReason,
+  type WebhookResult
 } from './label_sets.ts'
 
 /** One child per label value, made once: the hot path increments it without building a label key. */
@@ -102,6 +103,7 @@ export class OutboxMetrics {
   readonly suppressionsAdded: Children<SuppressionReason, CounterChild>
   readonly reportsDropped: Children<ReportDropReason, CounterChild>
   readonly inboundQuotaRefusals: Children<InboundQuota, CounterChild>
+  readonly dmarcReports: Children<DmarcReportResult, CounterChild>
   readonly inboundEventsCut = new CounterFamily(
     'outbox_inbound_events_cut_total',
     'inbound.received events cut to OB_INBOUND_EVENT_MAX_BYTES, whose message is kept for the API.',
@@ -165,6 +167,10 @@ export class OutboxMetrics {
       this.registry
     )
     this.inboundQuotaRefusals = childrenOf(INBOUND_QUOTAS, (quota) => quotas.child({ quota }))
+    const dmarc = new CounterFamily(
+      'outbox_dmarc_reports_total', 'DMARC aggregate reports mailed to a domain\'s report address, by what became of them.', this.registry
+    )
+    this.dmarcReports = childrenOf(DMARC_REPORT_RESULTS, (result) => dmarc.child({ result }))
 
     this.readGauge('outbox_http_in_flight', 'HTTP requests being answered.')
     this.readGauge('outbox_event_stream_sockets', 'Open WebSocket event-stream connections.')

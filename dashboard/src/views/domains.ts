@@ -47,7 +47,8 @@ async function render (ctx: ViewContext): Promise<Node> {
         class: 'rows records'
       }),
       h('p', { class: 'help' }, 'Last check: whether Verify found the record in DNS; "not found" until the first check.'),
-      h('p', { class: 'row-actions' }, d.status === 'pending' && verify, del))
+      h('p', { class: 'row-actions' }, d.status === 'pending' && verify,
+        d.status === 'verified' && h('a', { href: `#/domains/${d.id}/dmarc` }, `DMARC reports of ${d.name}`), del))
   }
 
   async function load (): Promise<void> {
