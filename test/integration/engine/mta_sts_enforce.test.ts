@@ -16,19 +16,21 @@ import { MtaStsServer, stsPolicy } from '../../helpers/mta_sts_server.ts'
  */
 let trusted: SmtpSink
 let untrusted: SmtpSink
+let plain: SmtpSink
 let dns: DnsServer
 let policies: MtaStsServer
 let ob: TestOutbox
 let org: TestOrg
 let events: EventWatcher
 
-const DOMAINS = ['sts-good.test', 'sts-mismatch.test', 'sts-badcert.test', 'sts-nocert.test', 'sts-second.test']
+const DOMAINS = ['sts-good.test', 'sts-mismatch.test', 'sts-badcert.test', 'sts-nocert.test', 'sts-second.test', 'sts-plain.test']
 
 before(async () => {
   trusted = await SmtpSink.start({ tls: issueCert(['mx1.sts-good.test', 'mx.sts-mismatch.test', 'mx2.sts-second.test']) })
   untrusted = await SmtpSink.start({
     host: '127.0.0.2', port: trusted.port, tls: selfSignedCert(['mx.sts-badcert.test', 'mx1.sts-second.test'])
   })
+  plain = await SmtpSink.start({ host: '127.0.0.3', port: trusted.port, noStartTls: true })
   policies = await MtaStsServer.start({
     'sts-good.test': stsPolicy('enforce', ['*.sts-good.test']),
     // the domain's MX host is not among the policy's
@@ -36,7 +38,8 @@ before(async () => {
     'sts-badcert.test': stsPolicy('enforce', ['mx.sts-badcert.test']),
     // the trusted sink's certificate does not name mx.sts-nocert.test
     'sts-nocert.test': stsPolicy('enforce', ['mx.sts-nocert.test']),
-    'sts-second.test': stsPolicy('enforce', ['*.sts-second.test'])
+    'sts-second.test': stsPolicy('enforce', ['*.sts-second.test']),
+    'sts-plain.test': stsPolicy('enforce', ['mx.sts-plain.test'])
   })
   dns = await DnsServer.start({
     MX: {
@@ -51,6 +54,7 @@ before(async () => {
       'mx.sts-nocert.test': ['127.0.0.1'],
       'mx1.sts-second.test': ['127.0.0.2'],
       'mx2.sts-second.test': ['127.0.0.1'],
+      'mx.sts-plain.test': ['127.0.0.3'], // offers no STARTTLS
       ...Object.fromEntries(DOMAINS.map((d) => [`mta-sts.${d}`, ['127.0.0.1']]))
     },
     TXT: Object.fromEntries(DOMAINS.map((d) => [`_mta-sts.${d}`, ['v=STSv1; id=20261128']]))
@@ -74,6 +78,7 @@ after(async () => {
   await ob.close()
   await trusted.close()
   await untrusted.close()
+  await plain.close()
   await policies.close()
   await dns.close()
 })
@@ -118,6 +123,12 @@ test('a certificate that does not verify (untrusted, or not naming the MX host) 
     /requires TLS with a valid certificate for mx\.sts-nocert\.test: the certificate does not name the MX host/)
   assert.equal(untrusted.to('user@sts-badcert.test').length, 0)
   assert.equal(trusted.to('user@sts-nocert.test').length, 0)
+})
+
+test('a matching host that offers no STARTTLS gets nothing in clear', async () => {
+  const id = await send('user@sts-plain.test')
+  assert.match(await reasonOf(id), /requires TLS with a valid certificate for mx\.sts-plain\.test: the server does not offer STARTTLS/)
+  assert.equal(plain.to('user@sts-plain.test').length, 0)
 })
 
 test('when a matching host\'s certificate does not verify, the next matching host is tried in the same attempt', async () => {

@@ -34,19 +34,25 @@ before(async () => {
   dns = await DnsServer.start({
     MX: {
       'rpt-testing.test': [{ exchange: 'mx.rpt-testing.test', priority: 10 }],
-      'rpt-good.test': [{ exchange: 'mx.rpt-good.test', priority: 10 }]
+      'rpt-good.test': [{ exchange: 'mx.rpt-good.test', priority: 10 }],
+      'rpt-nopolicy.test': [{ exchange: 'mx.rpt-nopolicy.test', priority: 10 }]
     },
     A: {
       'mx.rpt-testing.test': ['127.0.0.2'], // self-signed: fails verification
       'mx.rpt-good.test': ['127.0.0.1'],
       'mta-sts.rpt-testing.test': ['127.0.0.1'],
-      'mta-sts.rpt-good.test': ['127.0.0.1']
+      'mta-sts.rpt-good.test': ['127.0.0.1'],
+      // publishes MTA-STS, but the policy server has no certificate for it: no policy can be had
+      'mx.rpt-nopolicy.test': ['127.0.0.1'],
+      'mta-sts.rpt-nopolicy.test': ['127.0.0.1']
     },
     TXT: {
       '_mta-sts.rpt-testing.test': ['v=STSv1; id=1'],
       '_mta-sts.rpt-good.test': ['v=STSv1; id=1'],
       '_smtp._tls.rpt-testing.test': [`v=TLSRPTv1; rua=mailto:tlsrpt@rpt-testing.test,${rua.url('/tlsrpt/testing')}`],
-      '_smtp._tls.rpt-good.test': [`v=TLSRPTv1; rua=${rua.url('/tlsrpt/good')}`]
+      '_smtp._tls.rpt-good.test': [`v=TLSRPTv1; rua=${rua.url('/tlsrpt/good')}`],
+      '_mta-sts.rpt-nopolicy.test': ['v=STSv1; id=1'],
+      '_smtp._tls.rpt-nopolicy.test': [`v=TLSRPTv1; rua=${rua.url('/tlsrpt/nopolicy')}`]
     }
   })
   ob = await TestOutbox.start({
@@ -100,6 +106,12 @@ test('a testing policy only reports: a certificate that does not verify still ge
   assert.equal(events.of(a, 'deferred').length, 0)
 })
 
+test('a policy that cannot be fetched: delivered as without a policy, the failure counted', async () => {
+  const id = await send('user@rpt-nopolicy.test')
+  await events.until(() => events.of(id, 'delivered').length === 1)
+  assert.equal(trusted.to('user@rpt-nopolicy.test').length, 1)
+})
+
 test('the day\'s TLS report goes to the https rua as gzipped JSON in RFC 8460\'s shape, once', async () => {
   await new Promise((resolve) => setTimeout(resolve, 1500)) // the threads flush their counters every second
   const day = new Date().toISOString().slice(0, 10)
@@ -108,6 +120,7 @@ test('the day\'s TLS report goes to the https rua as gzipped JSON in RFC 8460\'s
   assert.equal(run?.locked, true)
   const [good] = await rua.waitFor(1, { path: '/tlsrpt/good' })
   const [testing] = await rua.waitFor(1, { path: '/tlsrpt/testing' })
+  const [nopolicy] = await rua.waitFor(1, { path: '/tlsrpt/nopolicy' })
   for (const r of [good!, testing!]) {
     assert.equal(r.method, 'POST')
     assert.equal(r.headers['content-type'], 'application/tlsrpt+gzip')
@@ -134,6 +147,11 @@ test('the day\'s TLS report goes to the https rua as gzipped JSON in RFC 8460\'s
   assert.equal(detail['receiving-ip'], '127.0.0.2')
   assert.equal(detail['failed-session-count'], 1)
 
+  const n = JSON.parse(gunzipSync(nopolicy!.rawBody).toString()) as Report
+  assert.deepEqual(n.policies[0]!.policy, { 'policy-type': 'sts', 'policy-domain': 'rpt-nopolicy.test' })
+  assert.deepEqual(n.policies[0]!.summary, { 'total-successful-session-count': 0, 'total-failure-session-count': 1 })
+  assert.equal(n.policies[0]!['failure-details']![0]!['result-type'], 'sts-webpki-invalid')
+
   // the day's counters are kept 8 days
   const ttl = await ob.proc.redis.ttl(`ob:tlsrpt:{${day}}:d:rpt-good.test`)
   assert.ok(ttl > 7 * 86_400 && ttl <= 8 * 86_400, `ttl ${ttl}`)
@@ -141,7 +159,7 @@ test('the day\'s TLS report goes to the https rua as gzipped JSON in RFC 8460\'s
   // a second run (another engine, or the next hour) sends nothing again
   const again = await ob.proc.engine!.sendTlsReports(tomorrow)
   assert.deepEqual(again?.sent, [])
-  assert.equal(rua.on().length, 2)
+  assert.equal(rua.on().length, 3)
 })
 
 test('today\'s counters are not reported before the day is over', async () => {
