@@ -113,6 +113,10 @@ export const EnvSchema = Type.Object({
     minimum: 1000, maximum: 3_600_000, default: DEFAULT_SUBMISSION_SESSION_DEADLINE_MS
   }),
   OB_SMTP_RELAY: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$' })),
+  OB_SMTP_RELAY_TLS: Type.Union([Type.Literal('verify'), Type.Literal('insecure')], { default: 'verify' }),
+  OB_SMTP_CA_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  OB_MTA_STS_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 443 }),
+  OB_TLSRPT_CHECK_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 3_600_000 }),
   OB_SMTP_OUTBOUND_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 25 }),
   OB_SMTP_ALLOW_PRIVATE: Type.Boolean({ default: false }),
   OB_SMTP_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),

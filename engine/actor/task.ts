@@ -10,6 +10,12 @@ export interface ActorSettings {
   /** One node or a Sentinel set (plain data, so it crosses into the thread). */
   redis: RedisTarget
   relay?: string
+  /** `verify`: a relay with credentials (or `smtps://`) only over TLS with a verified certificate; `insecure`: no checks. */
+  relayTls: 'verify' | 'insecure'
+  /** PEM of the extra CAs verified outbound TLS trusts (`OB_SMTP_CA_FILE`), read once by the main thread. */
+  caPem?: string
+  /** Port of MTA-STS policy servers (443; tests point it at their own). */
+  stsPort: number
   outboundPort: number
   /** MX hosts on non-public addresses are delivered to (else refused: a `domain` bounce that does not suppress). */
   allowPrivate: boolean
