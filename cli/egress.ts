@@ -139,10 +139,13 @@ async function assign (
 
 /** Every egress lane as it runs (the operator API's GET /v1/operator/egress/lanes), read from the shared Redis. */
 async function lanes (cp: ControlPlane, env: Env): Promise<unknown[]> {
-  const redis = newRedis(loadConfig(env).redis.target, { connectionName: 'outbox-cli', maxRetriesPerRequest: 1, commandTimeout: 5000 })
+  const config = loadConfig(env)
+  const redis = newRedis(config.redis.target, { connectionName: 'outbox-cli', maxRetriesPerRequest: 1, commandTimeout: 5000 })
   redis.on('error', () => {})
   try {
-    return await laneViews(new EgressState(redis), (name) => cp.egress.source(name), cp.egress.settings())
+    // the engines' recovery period; no listener, so it claims no recovery step (the engines log and count those)
+    const state = new EgressState(redis, Date.now, { recoverEveryMs: config.smtp.egressRecoverEveryMs })
+    return await laneViews(state, (name) => cp.egress.source(name), cp.egress.settings())
   } finally {
     redis.disconnect()
   }

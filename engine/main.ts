@@ -22,6 +22,7 @@ import { ShardActors } from './shards.ts'
 import { WorkQueueSweeper } from './work_queue_sweep.ts'
 import { EgressState } from '../stores/egress/mod.ts'
 import { LaneGauges } from './egress/lane_gauges.ts'
+import { reportRecovery } from './egress/lane_recoveries.ts'
 import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
 import { QueueIndex } from '../stores/queues/mod.ts'
 
@@ -137,7 +138,11 @@ export async function startEngine (
   })
   sweeper.start()
   const laneGauges = config.smtp.egressShaping && config.smtp.relay === undefined
-    ? new LaneGauges(new EgressState(shared.redis), shared.cp, shared.metrics, log)
+    ? new LaneGauges(new EgressState(shared.redis, Date.now, {
+      // the engines' own recovery period, and the recovery steps of lanes no mail used meanwhile: claimed here
+      recoverEveryMs: config.smtp.egressRecoverEveryMs,
+      onRecovery: (r) => { reportRecovery(shared.metrics, log, r) }
+    }), shared.cp, shared.metrics, log)
     : undefined
   log.info({ owner: ownerId, shards: shards.length, held: leases.units(), threads, relay: config.smtp.relay ?? null }, 'engine started')
   let draining: Promise<void> | undefined

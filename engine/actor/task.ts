@@ -1,6 +1,7 @@
 import type { RedisTarget } from '../../config/mod.ts'
 import type { RecipientOutcome } from './classify.ts'
 import type { EgressNote } from '../egress/egress_routes.ts'
+import type { LaneRecovery } from '../../stores/egress/mod.ts'
 import type { TaskEgress } from '../egress/task_egress.ts'
 import type { DestinationClass, SmtpResult } from '../../stores/metrics/mod.ts'
 
@@ -85,4 +86,6 @@ export interface DeliverResult {
   attempts?: SmtpAttemptSample[]
   /** Lanes whose state a reply changed in this run. */
   egress?: EgressNote[]
+  /** Recovery steps of slowed lanes the thread's gates claimed since its last result (each once across the cluster). */
+  recovered?: LaneRecovery[]
 }
