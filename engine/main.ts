@@ -58,6 +58,7 @@ export async function startEngine (
     hostRatePerS: config.delivery.hostRatePerS,
     egressShaping: config.smtp.egressShaping,
     egressRecoverEveryMs: config.smtp.egressRecoverEveryMs,
+    egressConnectionHoldMs: config.smtp.egressConnectionHoldMs,
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret)
   }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry)

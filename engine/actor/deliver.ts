@@ -70,7 +70,7 @@ export class Deliverer {
         ...(settings.egressRecoverEveryMs !== undefined ? { recoverEveryMs: settings.egressRecoverEveryMs } : {}),
         onRecovery: (r) => { if (this.recoveries.length < MAX_PENDING_RECOVERIES) this.recoveries.push(r) }
       })
-      this.sockets = new LaneSockets(egress)
+      this.sockets = new LaneSockets(egress, settings.egressConnectionHoldMs)
       this.egress = new EgressRoutes(this.mx, egress, this.sockets, new EgressRouter(egress), settings.outboundPort)
     }
   }

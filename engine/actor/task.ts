@@ -21,6 +21,8 @@ export interface ActorSettings {
   egressShaping: boolean
   /** How long a lane slowed by a reply takes to double its rate back; unset: stores/egress RECOVER_EVERY_MS. */
   egressRecoverEveryMs?: number
+  /** How long a connection's slot lasts without renewal; unset: engine/egress HOLD_TTL_MS. */
+  egressConnectionHoldMs?: number
   publicUrl: string
   /** Tracking-token key (installationSecret). */
   secret: Uint8Array
