@@ -5,6 +5,7 @@ import { eventually } from '../../helpers/waiting.ts'
 import { stopChild } from '../../helpers/children.ts'
 import { DeliveryState } from '../../../engine/delivery_state.ts'
 import { copiesAtSink, messageIdOf, startEgressCluster, type EgressCluster } from './egress_cluster.ts'
+import { sleep } from './engine_clients.ts'
 
 // Two engine processes send through one source (127.0.0.2) to Google, whose limits the operator lowered. Mid-run one
 // engine is SIGKILLed and another started: the lane's connection cap and rate, kept in Redis, hold across the change,
@@ -44,7 +45,9 @@ test('an engine killed and another started mid-run: the lane\'s cap and rate hol
   await stopChild(c.engines[0]!, 'SIGKILL')
   const killedAt = c.sink.messages.length
   const killTime = Date.now()
-  // a message the sink took whose reply the killed engine had not recorded yet may be sent again (docs/reliability.md)
+  // a message the sink took whose reply the killed engine had not recorded yet may be sent again (docs/reliability.md);
+  // the sink runs in this process and may take the last data the engine wrote just after its exit is seen
+  await sleep(300)
   const state = new DeliveryState(c.ob.proc.redis)
   const unrecorded = new Set<string>()
   for (const m of c.sink.messages) {
