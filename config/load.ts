@@ -159,7 +159,8 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       allowPrivate: e.OB_SMTP_ALLOW_PRIVATE,
       poolConnections: e.OB_SMTP_POOL_CONNECTIONS,
       egressShaping: e.OB_EGRESS_SHAPING === 'on',
-      egressRecoverEveryMs: e.OB_EGRESS_RECOVER_EVERY_MS
+      egressRecoverEveryMs: e.OB_EGRESS_RECOVER_EVERY_MS,
+      egressConnectionHoldMs: e.OB_EGRESS_CONNECTION_HOLD_MS
     },
     inbound: {
       eventMaxBytes: e.OB_INBOUND_EVENT_MAX_BYTES,

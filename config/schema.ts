@@ -123,6 +123,7 @@ export const EnvSchema = Type.Object({
   OB_DELIVERY_HOST_RATE: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
   OB_EGRESS_SHAPING: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   OB_EGRESS_RECOVER_EVERY_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 600_000 }),
+  OB_EGRESS_CONNECTION_HOLD_MS: Type.Integer({ minimum: 3000, maximum: 600_000, default: 60_000 }),
   OB_ENGINE_ACK_WAIT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   OB_ENGINE_SHARD_CAPACITY: Type.Integer({ minimum: 1, maximum: 10_000, default: 64 }),
   OB_ENGINE_SWEEP_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),

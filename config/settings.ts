@@ -101,6 +101,11 @@ export interface Config {
     readonly egressShaping: boolean
     /** How long a lane slowed by a reply takes to double its rate back (stores/egress RECOVER_EVERY_MS by default). */
     readonly egressRecoverEveryMs: number
+    /**
+     * How long an egress connection's cluster-wide slot lasts without renewal (renewed every third of it while open):
+     * the slots of a killed engine's connections are free again by then. @default 60_000
+     */
+    readonly egressConnectionHoldMs: number
   }
   readonly inbound: {
     /** The most an `inbound.received` event's `data` takes as JSON; past it excerpts and a reference to the message. */

@@ -22,6 +22,7 @@ import { ShardActors } from './shards.ts'
 import { WorkQueueSweeper } from './work_queue_sweep.ts'
 import { EgressState } from '../stores/egress/mod.ts'
 import { LaneGauges } from './egress/lane_gauges.ts'
+import { reportRecovery } from './egress/lane_recoveries.ts'
 import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
 import { QueueIndex } from '../stores/queues/mod.ts'
 import { TlsReportStore } from '../stores/tls_reports/mod.ts'
@@ -75,6 +76,7 @@ export async function startEngine (
     hostRatePerS: config.delivery.hostRatePerS,
     egressShaping: config.smtp.egressShaping,
     egressRecoverEveryMs: config.smtp.egressRecoverEveryMs,
+    egressConnectionHoldMs: config.smtp.egressConnectionHoldMs,
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret)
   }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry)
@@ -155,7 +157,11 @@ export async function startEngine (
   })
   sweeper.start()
   const laneGauges = config.smtp.egressShaping && config.smtp.relay === undefined
-    ? new LaneGauges(new EgressState(shared.redis), shared.cp, shared.metrics, log)
+    ? new LaneGauges(new EgressState(shared.redis, Date.now, {
+      // the engines' own recovery period, and the recovery steps of lanes no mail used meanwhile: claimed here
+      recoverEveryMs: config.smtp.egressRecoverEveryMs,
+      onRecovery: (r) => { reportRecovery(shared.metrics, log, r) }
+    }), shared.cp, shared.metrics, log)
     : undefined
   const reporter = config.smtp.relay === undefined ? tlsReporter(config, shared.redis, caPem, log) : undefined
   reporter?.start(config.smtp.tlsReportCheckMs)

@@ -10,7 +10,7 @@ import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult, SmtpAt
 import { destinationClass, type DestinationClass } from '../../stores/metrics/mod.ts'
 import type { Redis } from 'ioredis'
 import { DeliveryStateChanges, DeliveryStateWriter } from '../delivery_state_layout.ts'
-import { EgressState } from '../../stores/egress/mod.ts'
+import { EgressState, type LaneRecovery } from '../../stores/egress/mod.ts'
 import { BUSY_RETRY_MS, EgressRoutes, type EgressNote, type LaneRef } from '../egress/egress_routes.ts'
 import { HOLD_RECHECK_MS } from '../../protocol/mod.ts'
 import { EgressBusyError, LaneSockets } from '../egress/lane_sockets.ts'
@@ -22,6 +22,8 @@ import { TlsCounterBatch } from '../../stores/tls_reports/mod.ts'
 
 const MAX_MX_TRIED = 3
 const MAX_CLASSED_HOSTS = 10_000
+/** Claimed recovery steps kept for the next task's result; a lane claims at most six per slow, so this is never reached. */
+const MAX_PENDING_RECOVERIES = 10_000
 
 /**
  * A stable code for a failed Redis command: the socket's (`ECONNREFUSED`, `ECONNRESET`…), else the kind of a
@@ -55,6 +57,11 @@ export class Deliverer {
   /** MTA-STS and TLS-RPT for mail to MX hosts; none through the relay (the relay's own TLS is the relay's to choose). */
   private readonly sts?: StsDelivery
   private readonly counters?: TlsCounterBatch
+  /**
+   * Recovery steps this thread's gates claimed (once across the cluster), for the main thread to log and count: they
+   * go back with the next task that ends, which is at latest the one whose gate claimed them.
+   */
+  private recoveries: LaneRecovery[] = []
 
   constructor (
     private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle,
@@ -73,9 +80,11 @@ export class Deliverer {
     this.state = new DeliveryStateWriter(redis)
     // Mail through the relay is the relay's to shape; with shaping off, mail to MX hosts goes as it did before it.
     if (settings.egressShaping && this.relay === undefined) {
-      const egress = new EgressState(redis, Date.now,
-        settings.egressRecoverEveryMs !== undefined ? { recoverEveryMs: settings.egressRecoverEveryMs } : {})
-      this.sockets = new LaneSockets(egress)
+      const egress = new EgressState(redis, Date.now, {
+        ...(settings.egressRecoverEveryMs !== undefined ? { recoverEveryMs: settings.egressRecoverEveryMs } : {}),
+        onRecovery: (r) => { if (this.recoveries.length < MAX_PENDING_RECOVERIES) this.recoveries.push(r) }
+      })
+      this.sockets = new LaneSockets(egress, settings.egressConnectionHoldMs)
       this.egress = new EgressRoutes(this.mx, egress, this.sockets, new EgressRouter(egress), settings.outboundPort)
     }
   }
@@ -126,8 +135,14 @@ export class Deliverer {
       }
       return result
     }))
+    const recovered = this.recoveries
+    if (recovered.length > 0) this.recoveries = []
     return {
-      results, attempts, ...(unrecorded.length > 0 ? { unrecorded } : {}), ...(notes.length > 0 ? { egress: notes } : {})
+      results,
+      attempts,
+      ...(unrecorded.length > 0 ? { unrecorded } : {}),
+      ...(notes.length > 0 ? { egress: notes } : {}),
+      ...(recovered.length > 0 ? { recovered } : {})
     }
   }
 

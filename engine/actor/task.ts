@@ -1,6 +1,7 @@
 import type { RedisTarget } from '../../config/mod.ts'
 import type { RecipientOutcome } from './classify.ts'
 import type { EgressNote } from '../egress/egress_routes.ts'
+import type { LaneRecovery } from '../../stores/egress/mod.ts'
 import type { TaskEgress } from '../egress/task_egress.ts'
 import type { DestinationClass, SmtpResult } from '../../stores/metrics/mod.ts'
 
@@ -26,6 +27,8 @@ export interface ActorSettings {
   egressShaping: boolean
   /** How long a lane slowed by a reply takes to double its rate back; unset: stores/egress RECOVER_EVERY_MS. */
   egressRecoverEveryMs?: number
+  /** How long a connection's slot lasts without renewal; unset: engine/egress HOLD_TTL_MS. */
+  egressConnectionHoldMs?: number
   publicUrl: string
   /** Tracking-token key (installationSecret). */
   secret: Uint8Array
@@ -95,4 +98,6 @@ export interface DeliverResult {
   attempts?: SmtpAttemptSample[]
   /** Lanes whose state a reply changed in this run. */
   egress?: EgressNote[]
+  /** Recovery steps of slowed lanes the thread's gates claimed since its last result (each once across the cluster). */
+  recovered?: LaneRecovery[]
 }

@@ -21,6 +21,7 @@ import { messageScheduleRoutes } from './messages_schedule_v1.ts'
 import { trackingRoutes } from './tracking.ts'
 import { analyzeRoutes } from './analyze_v1.ts'
 import { operatorEgressRoutes } from './operator_egress_v1.ts'
+import { operatorEgressLimitRoutes } from './operator_egress_limits_v1.ts'
 import { operatorLaneRoutes } from './operator_lanes_v1.ts'
 import { operatorOrganizationRoutes } from './operator_orgs_v1.ts'
 import { operatorQueueRoutes } from './operator_queues_v1.ts'
@@ -49,6 +50,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...trackingRoutes,
   ...analyzeRoutes,
   ...operatorEgressRoutes,
+  ...operatorEgressLimitRoutes,
   ...operatorLaneRoutes,
   ...operatorOrganizationRoutes,
   ...operatorQueueRoutes

@@ -81,6 +81,7 @@ export class OutboxMetrics {
   ).child()
 
   readonly egressLaneChanges: Children<'slow' | 'pause' | 'out', CounterChild>
+  readonly egressLaneRecoveries: Children<'doubled' | 'full', CounterChild>
 
   readonly webhookAttempts: Children<WebhookResult, HistogramChild>
   readonly webhookRepeatsSkipped = new CounterFamily(
@@ -141,6 +142,11 @@ export class OutboxMetrics {
       'outbox_egress_lane_changes_total', 'Egress lanes (source × provider) slowed, paused or taken out by a reply rule.', this.registry
     )
     this.egressLaneChanges = childrenOf(['slow', 'pause', 'out'] as const, (action) => lanes.child({ action }))
+    const recoveries = new CounterFamily(
+      'outbox_egress_lane_recoveries_total',
+      'Recovery steps of egress lanes a reply slowed: rate doubled, or back at full rate (each counted by one engine).', this.registry
+    )
+    this.egressLaneRecoveries = childrenOf(['doubled', 'full'] as const, (step) => recoveries.child({ step }))
     const webhooks = new HistogramFamily(
       'outbox_webhook_attempt_duration_seconds',
       'Webhook delivery attempts by result, with their duration.',
