@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs'
-import type { Readable } from 'node:stream'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
 import { headers as natsHeaders } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
@@ -15,7 +14,7 @@ import type { RedisHealth } from '../stores/clients/mod.ts'
 import type { InboundQuotas } from './quotas.ts'
 import type { DmarcIntake } from './dmarc_intake.ts'
 import { DMARC_LIMITS } from './dmarc_mail.ts'
-import { readWhole } from './dmarc_data.ts'
+import { readUpTo, readWhole, webStreamOf } from './data_stream.ts'
 import type { DomainRecord } from '../protocol/mod.ts'
 import { isJetStreamFull } from '../stores/clients/mod.ts'
 
@@ -41,68 +40,6 @@ const REJECTIONS = {
 
 /** A DMARC report address shares its transaction with no other recipient: the reply to DATA is about the report alone. */
 const DMARC_ALONE_TEXT = 'DMARC reports are taken in a transaction of their own, send to this address separately'
-
-/**
- * Reads DATA until its end or until more than `max` bytes arrived; in the second case the stream is left paused
- * with what was read so far, for `webStreamOf` to continue from.
- */
-function readUpTo (stream: Readable, max: number): Promise<{ chunks: Buffer[], bytes: number, ended: boolean }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let bytes = 0
-    const onData = (chunk: Buffer): void => {
-      chunks.push(chunk)
-      bytes += chunk.length
-      if (bytes <= max) return
-      stream.pause()
-      settle()
-      resolve({ chunks, bytes, ended: false })
-    }
-    const onEnd = (): void => { settle(); resolve({ chunks, bytes, ended: true }) }
-    const onError = (err: Error): void => { settle(); reject(err) }
-    const settle = (): void => {
-      stream.off('data', onData)
-      stream.off('end', onEnd)
-      stream.off('error', onError)
-    }
-    stream.on('data', onData)
-    stream.once('end', onEnd)
-    stream.once('error', onError)
-  })
-}
-
-/**
- * The DATA stream as a web ReadableStream for the object store, with backpressure: the socket is paused while the
- * store has not taken the chunks already handed over. (Readable.toWeb costs about 3 ms more per message here.)
- * `head` is what `readUpTo` already read.
- */
-function webStreamOf (stream: Readable, limit: number, head: { chunks: Buffer[], bytes: number }): ReadableStream<Uint8Array> {
-  let open = true
-  let bytes = head.bytes
-  return new ReadableStream<Uint8Array>({
-    start (controller) {
-      for (const chunk of head.chunks) controller.enqueue(chunk)
-      stream.on('data', (chunk: Buffer) => {
-        // After the store gave up (cancel) or the limit was passed, the rest of DATA is only drained so smtp-server
-        // can answer (552 past the limit); an endless DATA never fills the bucket.
-        if (!open) return
-        bytes += chunk.length
-        if (bytes > limit) {
-          open = false
-          controller.close()
-          stream.resume()
-          return
-        }
-        controller.enqueue(chunk)
-        if ((controller.desiredSize ?? 1) <= 0) stream.pause()
-      })
-      stream.once('end', () => { if (open) { open = false; controller.close() } })
-      stream.once('error', (err) => { if (open) { open = false; controller.error(err) } })
-    },
-    pull () { stream.resume() },
-    cancel () { open = false; stream.resume() }
-  }, { highWaterMark: 16 })
-}
 
 /** The routes a stored message's recipients reach, as the quotas count them. */
 function routesOf (cp: ControlPlane, session: SMTPServerSession): Set<string> {
