@@ -1,12 +1,14 @@
-import { gunzip, inflateRaw } from 'node:zlib'
+import type { Readable } from 'node:stream'
+import { gunzip } from 'node:zlib'
 import { promisify } from 'node:util'
+import yauzl from 'yauzl'
 
 /**
  * The XML of a DMARC aggregate report, out of the attachment it came in: plain XML, gzip (Google, Yahoo) or zip
  * (Microsoft), RFC 7489 §7.2.1.1. The attachment is untrusted input from the internet: decompression stops as soon
  * as the output passes `maxXmlBytes` (a zip bomb costs at most that much work and memory), a zip archive is read
- * through its central directory with every offset and length checked against the buffer, and what is not a plain
- * single report (encrypted entries, ZIP64, other methods than stored and deflate) is refused rather than guessed at.
+ * with yauzl, which checks its structure, and what is not a plain report (encrypted entries, more than a few
+ * entries, other methods than stored and deflate) is refused rather than guessed at.
  */
 
 /** Why a report was refused; each is an SMTP reply and a metric label (`outbox_dmarc_reports_total{result}`). */
@@ -21,12 +23,9 @@ export class DmarcRefusal extends Error {
 }
 
 const gunzipAsync = promisify(gunzip)
-const inflateRawAsync = promisify(inflateRaw)
 
 /** A zip archive with more entries than this is not a DMARC report (they hold one XML file). */
 const MAX_ZIP_ENTRIES = 16
-/** The end-of-central-directory record is in the last 22 bytes plus at most a 65535-byte comment. */
-const EOCD_SEARCH = 22 + 0xffff
 
 export type ReportPacking = 'xml' | 'gzip' | 'zip'
 
@@ -44,15 +43,13 @@ function tooLarge (maxXmlBytes: number): DmarcRefusal {
   return new DmarcRefusal('too_large', `DMARC report XML larger than ${maxXmlBytes} bytes once decompressed`)
 }
 
-/** Inflates with the output bounded: past `max` bytes zlib stops and the report is refused as too large. */
-async function inflateBounded (data: Uint8Array, packing: 'gzip' | 'deflate', max: number): Promise<Buffer> {
+/** Gunzips with the output bounded: past `max` bytes zlib stops and the report is refused as too large. */
+async function gunzipBounded (data: Uint8Array, max: number): Promise<Buffer> {
   try {
-    return packing === 'gzip'
-      ? await gunzipAsync(data, { maxOutputLength: max })
-      : await inflateRawAsync(data, { maxOutputLength: max })
+    return await gunzipAsync(data, { maxOutputLength: max })
   } catch (err) {
     if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(max)
-    throw new DmarcRefusal('malformed', `DMARC report ${packing === 'gzip' ? 'gzip' : 'zip'} data is damaged`, { cause: err })
+    throw new DmarcRefusal('malformed', 'DMARC report gzip data is damaged', { cause: err })
   }
 }
 
@@ -64,64 +61,69 @@ export async function unpackReport (data: Uint8Array, maxXmlBytes: number): Prom
     if (data.length > maxXmlBytes) throw tooLarge(maxXmlBytes)
     return Buffer.from(data.buffer, data.byteOffset, data.byteLength)
   }
-  if (packing === 'gzip') return await inflateBounded(data, 'gzip', maxXmlBytes)
+  if (packing === 'gzip') return await gunzipBounded(data, maxXmlBytes)
   return await unzipReport(Buffer.from(data.buffer, data.byteOffset, data.byteLength), maxXmlBytes)
 }
 
-interface ZipEntry { name: string, flags: number, method: number, compressed: number, size: number, local: number }
-
-function damaged (what: string): DmarcRefusal {
-  return new DmarcRefusal('malformed', `DMARC report zip archive is damaged or unsupported: ${what}`)
+function damaged (what: string, cause?: unknown): DmarcRefusal {
+  return new DmarcRefusal('malformed', `DMARC report zip archive is damaged or unsupported: ${what}`, { cause })
 }
 
+const zipFromBuffer = promisify<Buffer, yauzl.Options, yauzl.ZipFile>(yauzl.fromBuffer)
+
 /**
- * The first `.xml` entry of a zip archive (else its first entry), found through the central directory (the local
- * headers' sizes may be left out, bit 3). Sizes are taken from the central directory and checked against the buffer.
+ * The first `.xml` entry of a zip archive (else its first entry), read with yauzl, which checks the archive's
+ * structure; reading stops once the output passes `maxXmlBytes`, whatever the archive declares.
  */
 async function unzipReport (zip: Buffer, maxXmlBytes: number): Promise<Buffer> {
-  let eocd = -1
-  for (let i = zip.length - 22; i >= Math.max(0, zip.length - EOCD_SEARCH); i--) {
-    if (zip.readUInt32LE(i) === 0x06054b50) { eocd = i; break }
+  let archive: yauzl.ZipFile
+  try {
+    // sizes are not taken on trust either way: the read is bounded by the limit (an entry past it is too large)
+    archive = await zipFromBuffer(zip, { lazyEntries: true, validateEntrySizes: false, strictFileNames: false })
+  } catch (err) {
+    throw damaged((err as Error).message, err)
   }
-  if (eocd < 0) throw damaged('no end of central directory')
-  const entries = zip.readUInt16LE(eocd + 10)
-  const cdSize = zip.readUInt32LE(eocd + 12)
-  const cdOffset = zip.readUInt32LE(eocd + 16)
-  if (entries === 0xffff || cdOffset === 0xffffffff) throw damaged('ZIP64 archives are not read')
-  if (entries === 0 || entries > MAX_ZIP_ENTRIES) throw damaged(`${entries} entries`)
-  if (cdOffset + cdSize > eocd) throw damaged('central directory outside the archive')
-  let chosen: ZipEntry | undefined
-  let at = cdOffset
-  for (let n = 0; n < entries; n++) {
-    if (at + 46 > cdOffset + cdSize || zip.readUInt32LE(at) !== 0x02014b50) throw damaged('bad central directory entry')
-    const nameLength = zip.readUInt16LE(at + 28)
-    const next = at + 46 + nameLength + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32)
-    if (next > cdOffset + cdSize) throw damaged('bad central directory entry')
-    const name = zip.toString('latin1', at + 46, at + 46 + nameLength)
-    const entry: ZipEntry = {
-      name,
-      flags: zip.readUInt16LE(at + 8),
-      method: zip.readUInt16LE(at + 10),
-      compressed: zip.readUInt32LE(at + 20),
-      size: zip.readUInt32LE(at + 24),
-      local: zip.readUInt32LE(at + 42)
+  try {
+    if (archive.entryCount === 0 || archive.entryCount > MAX_ZIP_ENTRIES) throw damaged(`${archive.entryCount} entries`)
+    const entry = await chosenEntry(archive)
+    if (entry.isEncrypted()) throw damaged('encrypted entry')
+    // The declared size is only a first answer: the read below is bounded by the limit whatever it says.
+    if (entry.uncompressedSize > maxXmlBytes) throw tooLarge(maxXmlBytes)
+    return await readBounded(archive, entry, maxXmlBytes)
+  } finally {
+    archive.close()
+  }
+}
+
+async function chosenEntry (archive: yauzl.ZipFile): Promise<yauzl.Entry> {
+  return await new Promise((resolve, reject) => {
+    let chosen: yauzl.Entry | undefined
+    archive.on('entry', (e: yauzl.Entry) => {
+      if (chosen === undefined || (/\.xml$/i.test(e.fileName) && !/\.xml$/i.test(chosen.fileName))) chosen = e
+      archive.readEntry()
+    })
+    archive.once('end', () => { chosen === undefined ? reject(damaged('no entry')) : resolve(chosen) })
+    archive.once('error', (err: Error) => { reject(damaged(err.message, err)) })
+    archive.readEntry()
+  })
+}
+
+async function readBounded (archive: yauzl.ZipFile, entry: yauzl.Entry, max: number): Promise<Buffer> {
+  const stream = await new Promise<Readable>((resolve, reject) => {
+    archive.openReadStream(entry, (err, s) => { err === null ? resolve(s) : reject(damaged(err.message, err)) })
+  })
+  const chunks: Buffer[] = []
+  let bytes = 0
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      bytes += chunk.length
+      if (bytes > max) throw tooLarge(max)
+      chunks.push(chunk)
     }
-    if (chosen === undefined || (/\.xml$/i.test(name) && !/\.xml$/i.test(chosen.name))) chosen = entry
-    at = next
+  } catch (err) {
+    stream.destroy()
+    if (err instanceof DmarcRefusal) throw err
+    throw damaged((err as Error).message, err)
   }
-  const e = chosen!
-  if ((e.flags & 0x1) !== 0) throw damaged('encrypted entry')
-  if (e.compressed === 0xffffffff || e.size === 0xffffffff) throw damaged('ZIP64 entry')
-  // The declared size is only a first answer: inflating is bounded by the limit whatever it says.
-  if (e.size > maxXmlBytes) throw tooLarge(maxXmlBytes)
-  if (e.local + 30 > zip.length || zip.readUInt32LE(e.local) !== 0x04034b50) throw damaged('bad local header')
-  const start = e.local + 30 + zip.readUInt16LE(e.local + 26) + zip.readUInt16LE(e.local + 28)
-  if (start + e.compressed > zip.length) throw damaged('entry outside the archive')
-  const body = zip.subarray(start, start + e.compressed)
-  if (e.method === 0) {
-    if (body.length > maxXmlBytes) throw tooLarge(maxXmlBytes)
-    return body
-  }
-  if (e.method !== 8) throw damaged(`compression method ${e.method}`)
-  return await inflateBounded(body, 'deflate', maxXmlBytes)
+  return Buffer.concat(chunks, bytes)
 }
