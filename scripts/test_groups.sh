@@ -5,7 +5,10 @@
 #              minute-scale retry and schedule timings and use little CPU), OB_TEST_LONG_CONCURRENCY at a time (3);
 #   multi-host files with a line `// test-group: multi-host` (several hosts in network namespaces, each a whole
 #              cluster of processes: CPU-heavy), one at a time, after the long-wait run in the same background slot,
-#              so that beside the main run there is only ever one of them.
+#              so that beside the main run there is only ever one of them;
+#   main-late  every OB_TEST_LATE_EVERY-th file of the main group in sorted order (6: about a sixth; 0: none), two at
+#              a time after the multi-host run in the background slot, which is otherwise done long before the main
+#              run: the two runs then end at about the same time.
 # The main run reports as it goes; the other runs' reports follow it as one block each. Exits non-zero when
 # either run fails. `scripts/test.sh` runs this under c8: both processes inherit NODE_V8_COVERAGE, so the coverage
 # summary covers both. `bash scripts/test_groups.sh --list` prints each file with its group and runs nothing;
@@ -16,6 +19,7 @@ cd "$(dirname "$0")/.."
 MARKER='^// test-group: long-wait'
 MULTI_HOST_MARKER='^// test-group: multi-host'
 long_concurrency="${OB_TEST_LONG_CONCURRENCY:-3}"
+late_every="${OB_TEST_LATE_EVERY:-6}"
 node_test=(node --test --test-timeout=600000)
 
 list=''
@@ -28,11 +32,15 @@ done < <(grep -rlE --include='*.test.ts' "$MARKER" test || true)
 while IFS= read -r src; do
   [ -n "$src" ] && is_multi["dist/${src%.ts}.js"]=1
 done < <(grep -rlE --include='*.test.ts' "$MULTI_HOST_MARKER" test || true)
-main=() long=() multi=()
+main=() long=() multi=() late=()
+n_main=0
 for f in "${all[@]}"; do
   if [ -n "${is_long[$f]:-}" ]; then long+=("$f")
   elif [ -n "${is_multi[$f]:-}" ]; then multi+=("$f")
-  else main+=("$f"); fi
+  else
+    n_main=$((n_main + 1))
+    if [ "$late_every" -gt 0 ] && [ $((n_main % late_every)) -eq 0 ]; then late+=("$f"); else main+=("$f"); fi
+  fi
 done
 if [ $# -eq 0 ]; then
   for f in "${!is_long[@]}" "${!is_multi[@]}"; do
@@ -44,32 +52,35 @@ if [ -n "$list" ]; then
   for f in "${main[@]}"; do echo "main       $f"; done
   for f in "${long[@]}"; do echo "long-wait  $f"; done
   for f in "${multi[@]}"; do echo "multi-host $f"; done
+  for f in "${late[@]}"; do echo "main-late  $f"; done
   exit 0
 fi
 
 long_log="$(mktemp -t outbox-long-wait.XXXXXX)"
 multi_log="$(mktemp -t outbox-multi-host.XXXXXX)"
+late_log="$(mktemp -t outbox-main-late.XXXXXX)"
 long_rc_file="$(mktemp -t outbox-long-rc.XXXXXX)"
 long_pid='' main_pid=''
 stop () {
   for p in $main_pid $long_pid; do kill -TERM "$p" 2>/dev/null || true; done
 }
-trap 'stop; rm -f "$long_log" "$multi_log" "$long_rc_file"; exit 130' INT TERM
-trap 'rm -f "$long_log" "$multi_log" "$long_rc_file"' EXIT
+trap 'stop; rm -f "$long_log" "$multi_log" "$late_log" "$long_rc_file"; exit 130' INT TERM
+trap 'rm -f "$long_log" "$multi_log" "$late_log" "$long_rc_file"' EXIT
 
 echo "outbox: ${#main[@]} test files two at a time; beside them ${#long[@]} long-wait files ${long_concurrency} at a time," \
-  "then ${#multi[@]} multi-host files one at a time (their reports follow)"
-if [ $(( ${#long[@]} + ${#multi[@]} )) -gt 0 ]; then
-  # one background slot: the long-wait run, then the multi-host run; each exit code is kept apart
+  "then ${#multi[@]} multi-host files one at a time, then ${#late[@]} more main files two at a time (their reports follow)"
+if [ $(( ${#long[@]} + ${#multi[@]} + ${#late[@]} )) -gt 0 ]; then
+  # one background slot: the long-wait run, the multi-host run, then the late main files; each exit code is kept apart
   (
-    lrc=0 mrc=0
+    lrc=0 mrc=0 trc=0
     if [ ${#long[@]} -gt 0 ]; then "${node_test[@]}" --test-concurrency="$long_concurrency" "${long[@]}" >"$long_log" 2>&1 || lrc=$?; fi
     if [ ${#multi[@]} -gt 0 ]; then "${node_test[@]}" --test-concurrency=1 "${multi[@]}" >"$multi_log" 2>&1 || mrc=$?; fi
-    echo "$lrc $mrc" >"$long_rc_file"
+    if [ ${#late[@]} -gt 0 ]; then "${node_test[@]}" --test-concurrency=2 "${late[@]}" >"$late_log" 2>&1 || trc=$?; fi
+    echo "$lrc $mrc $trc" >"$long_rc_file"
   ) &
   long_pid=$!
 fi
-main_rc=0 long_rc=0
+main_rc=0 long_rc=0 late_rc=0
 if [ ${#main[@]} -gt 0 ]; then
   "${node_test[@]}" --test-concurrency=2 "${main[@]}" &
   main_pid=$!
@@ -78,7 +89,7 @@ fi
 multi_rc=0
 if [ -n "$long_pid" ]; then
   wait "$long_pid" || true
-  read -r long_rc multi_rc <"$long_rc_file" || { long_rc=1; multi_rc=1; }
+  read -r long_rc multi_rc late_rc <"$long_rc_file" || { long_rc=1; multi_rc=1; late_rc=1; }
   if [ ${#long[@]} -gt 0 ]; then
     echo
     echo "──── long-wait group: ${#long[@]} files, run beside the main group (exit ${long_rc}) ────"
@@ -91,6 +102,12 @@ if [ -n "$long_pid" ]; then
     cat "$multi_log"
     echo "──── end of multi-host group ────"
   fi
+  if [ ${#late[@]} -gt 0 ]; then
+    echo
+    echo "──── main-late group: ${#late[@]} files of the main group, two at a time after the multi-host group (exit ${late_rc}) ────"
+    cat "$late_log"
+    echo "──── end of main-late group ────"
+  fi
 fi
-echo "outbox: main group exit ${main_rc}, long-wait group exit ${long_rc}, multi-host group exit ${multi_rc}"
-[ "$main_rc" -eq 0 ] && [ "$long_rc" -eq 0 ] && [ "$multi_rc" -eq 0 ]
+echo "outbox: main group exit ${main_rc}, long-wait group exit ${long_rc}, multi-host group exit ${multi_rc}, main-late group exit ${late_rc}"
+[ "$main_rc" -eq 0 ] && [ "$long_rc" -eq 0 ] && [ "$multi_rc" -eq 0 ] && [ "$late_rc" -eq 0 ]

@@ -69,6 +69,25 @@ test('--list puts the marked file in long-wait and every other file, a new one t
   } finally { rmSync(dir, { recursive: true, force: true }) }
 })
 
+test('every OB_TEST_LATE_EVERY-th main file runs late in the background slot, reports there, and its failure fails the run', async () => {
+  const dir = fixture()
+  try {
+    const listed = await run(dir, ['--list'], { OB_TEST_LATE_EVERY: '2' })
+    assert.deepEqual(listed.out.trim().split('\n').map((l) => l.split(/\s+/)), [
+      ['main', 'dist/test/unit/a_main.test.js'],
+      ['long-wait', 'dist/test/unit/b_long.test.js'],
+      ['main-late', 'dist/test/unit/c_new.test.js']
+    ])
+    const passed = await run(dir, [], { OB_TEST_LATE_EVERY: '2' })
+    assert.equal(passed.code, 0, passed.out)
+    assert.ok(passed.out.indexOf('ok 1 - c_new') > passed.out.indexOf('──── main-late group: 1 files'), passed.out)
+    assert.match(passed.out, /main-late group exit 0/)
+    const failed = await run(dir, [], { OB_TEST_LATE_EVERY: '2', FAIL_GROUP_FILE: 'c_new' })
+    assert.notEqual(failed.code, 0, failed.out)
+    assert.match(failed.out, /main group exit 0, long-wait group exit 0, multi-host group exit 0, main-late group exit 1/)
+  } finally { rmSync(dir, { recursive: true, force: true }) }
+})
+
 test('the two groups run side by side; both report, main first, and the run passes when both pass', async () => {
   const dir = fixture()
   try {
