@@ -134,6 +134,12 @@ export interface Config {
   }
   readonly domainVerification: 'dns' | 'off'
   readonly dnsServers: readonly string[]
+  readonly domainHealth: {
+    /** DNS blocklist zones asked about each egress source (OB_DNSBL_ZONES). */
+    readonly dnsblZones: readonly string[]
+    /** How often the cluster checks every verified domain again (one process per period). */
+    readonly intervalMs: number
+  }
   readonly engine: {
     readonly shards: number
     readonly threads: number

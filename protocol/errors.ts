@@ -51,7 +51,8 @@ export const INTERNAL_ERRORS = {
   verp_key_in_use: 'The return-path (VERP) key to retire is the newest, which signs new mail.',
   engine_thread_failed: 'A worker thread failed (not an error class: the code of the log line).',
   webhook_jobs_full: 'The webhook job stream is at its admission limit; the event is fanned out again later.',
-  egress_busy: 'Every connection an egress lane may have is open in the cluster; the recipient waits, no attempt is counted.'
+  egress_busy: 'Every connection an egress lane may have is open in the cluster; the recipient waits, no attempt is counted.',
+  health_lookup_failed: 'A DNS look-up of a domain health check failed or timed out; its item is not_checked.'
 } as const satisfies Record<string, string>
 
 export type InternalErrorCode = keyof typeof INTERNAL_ERRORS

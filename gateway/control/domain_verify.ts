@@ -44,7 +44,7 @@ async function mx (resolver: Resolver, name: string): Promise<string[]> {
 const squash = (s: string): string => s.replace(/\s+/g, '')
 
 /** Whether one published record satisfies what we asked the owner to publish. */
-function found (expected: DomainRecord['records'][number], published: string[]): boolean {
+export function found (expected: DomainRecord['records'][number], published: string[]): boolean {
   if (expected.type === 'MX') return published.includes(expected.value.toLowerCase())
   if (expected.value.startsWith('v=DKIM1')) {
     const key = /p=([^;\s]+)/.exec(expected.value)?.[1] ?? ''
