@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { Browser } from 'playwright-core'
+import { AxeBuilder } from '@axe-core/playwright'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
 import { HttpsReceiver, testCa } from '../helpers/https_receiver.ts'
@@ -103,6 +104,16 @@ test('add a domain, see its DNS records, verify it', { skip: missing }, async ()
   await screenshot(page, 'domains')
   await card.getByRole('button', { name: 'Verify' }).click()
   await card.getByRole('heading').getByText('verified', { exact: true }).waitFor()
+  // its health: a notice with the overall status and what it means, then every item (what DNS answers depends on
+  // the machine's resolvers: nothing is published, or nothing answers)
+  await card.getByRole('button', { name: 'Check health' }).click()
+  const health = card.getByRole('table', { name: `Health of ${name}` })
+  await health.waitFor({ timeout: 15_000 })
+  assert.match(await card.getByRole('status').innerText(), /^Health: (error|not_checked)\. (Mail fails|Nothing could be checked)/)
+  const dkim = health.locator('tr', { hasText: `._domainkey.${name}` }).first()
+  assert.match(await dkim.innerText(), /dkim/)
+  const axe = await new AxeBuilder({ page }).include(`article[data-domain="${name}"]`).analyze()
+  assert.deepEqual(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id), [])
   await page.close()
 })
 

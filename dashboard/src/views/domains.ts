@@ -1,10 +1,28 @@
-import type { GetDomainsResponse } from '../../../client/src/mod.ts'
+import type { GetDomainsByIdHealthResponse, GetDomainsResponse } from '../../../client/src/mod.ts'
 import { copyButton, h, statusBadge, table, timeEl } from '../dom.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
 type Domain = GetDomainsResponse['data'][number]
 type DnsRecord = Domain['records'][number]
+type Health = GetDomainsByIdHealthResponse
+
+const HEALTH_SAYS: Record<string, string> = {
+  ok: 'Every item checked is as it should be.',
+  warning: 'Mail passes, but something needs a look.',
+  error: 'Mail fails a check at receivers, or is refused: fix the items marked error.',
+  not_checked: 'Nothing could be checked; try again shortly.'
+}
+
+/** The health check's answer: a notice saying what the overall status means, then every item. */
+function healthPanel (d: Domain, health: Health): HTMLElement {
+  const rows = health.items.map((i) =>
+    [h('span', null, i.check), h('code', { class: 'wrap' }, i.subject), statusBadge(i.status), i.message])
+  return h('div', { 'data-testid': 'health' },
+    h('p', { class: health.status === 'ok' ? 'notice' : 'warning', role: 'status' },
+      h('strong', null, `Health: ${health.status}. `), HEALTH_SAYS[health.status] ?? '', ' Checked ', timeEl(health.checked_at), '.'),
+    table(`Health of ${d.name}`, ['Check', 'Subject', 'Status', 'Message'], rows, 'No items.', { class: 'rows' }))
+}
 
 /** A record's value with a copy button, or, when it cannot be published as listed, the API's warning. */
 function valueCell (r: DnsRecord): HTMLElement {
@@ -31,6 +49,11 @@ async function render (ctx: ViewContext): Promise<Node> {
   function card (d: Domain): HTMLElement {
     const verify = h('button', { type: 'button', class: 'small' }, 'Verify')
     verify.onclick = () => { void act(verify, slot, async () => { await client.domains.verify(d.id); await load() }) }
+    const healthSlot = h('div')
+    const check = h('button', { type: 'button', class: 'small' }, 'Check health')
+    check.onclick = () => {
+      void act(check, slot, async () => { healthSlot.replaceChildren(healthPanel(d, await client.domains.health(d.id))) })
+    }
     const del = h('button', { type: 'button', class: 'small danger' }, 'Delete')
     del.onclick = () => {
       if (!confirm(`Delete ${d.name}? Keys bound to it can no longer send.`)) return
@@ -47,7 +70,8 @@ async function render (ctx: ViewContext): Promise<Node> {
         class: 'rows records'
       }),
       h('p', { class: 'help' }, 'Last check: whether Verify found the record in DNS; "not found" until the first check.'),
-      h('p', { class: 'row-actions' }, d.status === 'pending' && verify, del))
+      healthSlot,
+      h('p', { class: 'row-actions' }, d.status === 'pending' && verify, check, del))
   }
 
   async function load (): Promise<void> {
