@@ -6,6 +6,7 @@ import { EventReader } from '../../helpers/events.ts'
 import { eventually } from '../../helpers/waiting.ts'
 import type { HealthChangedData } from '../../../protocol/mod.ts'
 import { sampleEventData } from '../../../stores/webhooks/mod.ts'
+import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
 import { ApiError } from '../../../protocol/mod.ts'
 import { jetstream } from '@nats-io/jetstream'
 import { pino } from 'pino'
@@ -20,6 +21,7 @@ import { HealthStore } from '../../../gateway/control/health_state.ts'
 const INTERVAL_MS = 400
 let ob: TestOutbox
 let dns: DnsServer
+let receiver: HttpsReceiver
 let sourceCount = 0
 
 interface Item { check: string, subject: string, status: string, message: string }
@@ -27,8 +29,11 @@ interface Rec { type: string, name: string, value: string }
 
 before(async () => {
   dns = await DnsServer.start({ TXT: {}, A: {}, MX: {}, PTR: {} })
+  receiver = await HttpsReceiver.start()
   ob = await TestOutbox.start({
     env: {
+      OB_WEBHOOK_ALLOW_PRIVATE: 'true',
+      OB_WEBHOOK_CA_FILE: testCa().caFile,
       OB_DNS_SERVERS: dns.address,
       OB_MX_HOST: 'mx.outbox.test',
       OB_DNSBL_ZONES: 'bl.outbox.test,clean.outbox.test',
@@ -39,6 +44,7 @@ before(async () => {
 after(async () => {
   await ob.close()
   await dns.close()
+  await receiver.close()
 })
 
 /**
@@ -167,6 +173,10 @@ test('a webhook may subscribe to domain.health_changed', async () => {
 
 test('the periodic check publishes domain.health_changed once when a record disappears, not on every round after', async () => {
   const { org, records } = await healthyOrg()
+  const hook = await ob.request('POST', '/v1/webhooks', {
+    key: org.adminKey, body: { url: receiver.url('/health-hook'), events: ['domain.health_changed'] }
+  })
+  assert.equal(hook.status, 201, hook.text)
   const events = await EventReader.open(ob.proc.nc, org.orgId)
   try {
     const state = async (): Promise<Record<string, string> | undefined> => {
@@ -187,6 +197,10 @@ test('the periodic check publishes domain.health_changed once when a record disa
     assert.deepEqual(data.worsened.map((w) => [w.check, w.subject, w.status, w.previous_status]), [['dkim', rsa!.name, 'error', 'ok']])
     assert.equal(event!.message_id, undefined)
     assert.ok(!('metadata' in data) && !('tags' in data) && !('message_id' in data))
+    // the subscribed webhook receives it, as it was published
+    const [request] = await receiver.waitFor(1, { path: '/health-hook', timeoutMs: 10_000 })
+    const body = JSON.parse(request!.rawBody.toString()) as { id: string, type: string, data: unknown }
+    assert.deepEqual(body, { id: event!.id, type: 'domain.health_changed', timestamp: event!.timestamp, data: event!.data })
     // the rounds of the next 2 s (about five) see the same missing record: no new event
     await events.settle(5 * INTERVAL_MS)
     assert.equal(events.of('domain.health_changed').length, 1)
