@@ -14,6 +14,23 @@ const HEALTH_SAYS: Record<string, string> = {
   not_checked: 'Nothing could be checked; try again shortly.'
 }
 
+/** A `domain.health_changed` event's data, as far as the notice reads it (docs/webhooks.md). */
+interface HealthChanged {
+  domain_id: string
+  worsened: Array<{ check: string, subject: string, status: string, previous_status: string | null }>
+}
+
+/** A change for the worse is shown on its domain for this many days. */
+const NOTICE_DAYS = 7
+
+/** The notice of a domain whose health got worse: when, and each item with what it was before. */
+function worsenedNotice (at: string, change: HealthChanged): HTMLElement {
+  const items = change.worsened.map((w) =>
+    `${w.check} ${w.subject} is ${w.status}${w.previous_status === null ? '' : ` (was ${w.previous_status})`}`)
+  return h('p', { class: 'warning', role: 'note', 'data-testid': 'health-changed' },
+    h('strong', null, 'Health got worse '), timeEl(at), ': ', items.join('; '), '. Check health for what to do.')
+}
+
 /** The health check's answer: a notice saying what the overall status means, then every item. */
 function healthPanel (d: Domain, health: Health): HTMLElement {
   const rows = health.items.map((i) =>
@@ -46,7 +63,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   const slot = h('div')
   const list = h('div', { 'data-testid': 'domains' })
 
-  function card (d: Domain): HTMLElement {
+  function card (d: Domain, changed: Map<string, { at: string, change: HealthChanged }>): HTMLElement {
     const verify = h('button', { type: 'button', class: 'small' }, 'Verify')
     verify.onclick = () => { void act(verify, slot, async () => { await client.domains.verify(d.id); await load() }) }
     const healthSlot = h('div')
@@ -70,13 +87,26 @@ async function render (ctx: ViewContext): Promise<Node> {
         class: 'rows records'
       }),
       h('p', { class: 'help' }, 'Last check: whether Verify found the record in DNS; "not found" until the first check.'),
+      changed.has(d.id) && worsenedNotice(changed.get(d.id)!.at, changed.get(d.id)!.change),
       healthSlot,
       h('p', { class: 'row-actions' }, d.status === 'pending' && verify, check, del))
   }
 
+  /** Newest first, so the first event of a domain is its latest; a key without `read` simply shows no notice. */
+  async function changes (): Promise<Map<string, { at: string, change: HealthChanged }>> {
+    const out = new Map<string, { at: string, change: HealthChanged }>()
+    const since = Date.now() - NOTICE_DAYS * 86_400_000
+    const events = await client.events.list({ type: 'domain.health_changed', limit: 100 }).catch(() => ({ data: [] }))
+    for (const e of events.data) {
+      const change = e.data as unknown as HealthChanged
+      if (Date.parse(e.timestamp) >= since && !out.has(change.domain_id)) out.set(change.domain_id, { at: e.timestamp, change })
+    }
+    return out
+  }
+
   async function load (): Promise<void> {
-    const page = await client.domains.list({ limit: 100 })
-    list.replaceChildren(...(page.data.length === 0 ? [h('p', { class: 'empty' }, 'No domains.')] : page.data.map(card)))
+    const [page, changed] = await Promise.all([client.domains.list({ limit: 100 }), changes()])
+    list.replaceChildren(...(page.data.length === 0 ? [h('p', { class: 'empty' }, 'No domains.')] : page.data.map((d) => card(d, changed))))
   }
 
   const name = h('input', { id: 'domain-name', required: true, placeholder: 'mail.example.com' })
