@@ -5,7 +5,7 @@ import { ComposedMessage, DKIM_SIGNED_HEADERS, type ComposeContext } from '../en
 import { buildLayout } from '../engine/actor/mime.ts'
 import { rewriteHtml } from '../engine/actor/tracking.ts'
 import type { TaskMessage } from '../engine/actor/task.ts'
-import { encodeVerp, signToken } from '../protocol/mod.ts'
+import { defaultReturnPathHost, encodeVerp, signToken } from '../protocol/mod.ts'
 
 /**
  * CPU per recipient of building and signing a message, without SMTP: nodemailer's per-recipient MIME stream and
@@ -51,7 +51,7 @@ async function viaNodemailer (msg: TaskMessage): Promise<number> {
   let bytes = 0
   for (const rcpt of msg.to) {
     const claims = { o: msg.org_id, m: msg.id, r: rcpt }
-    const returnPath = encodeVerp(msg.id, rcpt, ctx.domain, ctx.verpKey)
+    const returnPath = encodeVerp(msg.id, rcpt, defaultReturnPathHost(ctx.domain), ctx.verpKey)
     const html = msg.track_opens
       ? rewriteHtml(msg.html!, {
         openUrl: `${ctx.publicUrl}/t/o/${signToken(ctx.secret, { k: 'o', ...claims })}`,

@@ -329,7 +329,8 @@ export async function runSoakBench (opts: BenchOptions): Promise<BenchResult> {
     let pending: PendingState | undefined
     const pnc = await connect({ servers: nats.url })
     try { pending = await pendingState(pnc) } finally { await pnc.close() }
-    const left = pending.outboundMessages > 0 ? await leftovers(world) : []
+    const canceledIds = new Set(waiting.sent.filter((x) => x.kind === 'canceled').map((x) => x.id))
+    const left = pending.outboundMessages > 0 ? await leftovers(world, canceledIds) : []
     // which job consumer still owes work, and the jobs it holds, decoded
     const stuckJobs = pending.webhookJobs > 0 ? await stuckWebhookJobs(nats.url) : []
     const waited = await checkWaitingMail(world, waiting.sent, waiting.cancelRefused(), soakStart)

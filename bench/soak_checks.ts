@@ -189,13 +189,19 @@ export async function drain (w: SoakWorld, replacer: WebhookReplacer, t: SoakTal
   }
 }
 
-export interface Leftover { seq: number, id: string, at_sink: boolean }
+export interface Leftover {
+  seq: number
+  id: string
+  at_sink: boolean
+  /** Canceled, so never sent: still stored only because a NATS restart lost its removal (the engine's sweep clears it). */
+  canceled?: boolean
+}
 
 /**
  * What is still in OB_OUTBOUND, read by sequence, with whether each message already reached the sink: one at the
  * sink that is still stored was delivered, and only its removal from the work queue did not happen.
  */
-export async function leftovers (w: SoakWorld, limit = 100_000): Promise<Leftover[]> {
+export async function leftovers (w: SoakWorld, canceled: ReadonlySet<string>, limit = 100_000): Promise<Leftover[]> {
   const nc = await connect({ servers: w.nats.url })
   try {
     const jsm = await jetstreamManager(nc)
@@ -208,7 +214,7 @@ export async function leftovers (w: SoakWorld, limit = 100_000): Promise<Leftove
       const m = await jsm.streams.getMessage(STREAM_OUTBOUND, { seq }).catch(() => null)
       if (m === null) continue
       const id = (m.json<{ id: string }>()).id
-      out.push({ seq, id, at_sink: at.has(`<${id}@${w.domain}>`) })
+      out.push({ seq, id, at_sink: at.has(`<${id}@${w.domain}>`), canceled: canceled.has(id) })
     }
     return out
   } finally {

@@ -21,8 +21,10 @@ export function soakReport (
   // A message still stored although it reached the sink was delivered; only its removal from the work queue was
   // lost (NATS killed before it wrote it). Counted apart from mail that is really waiting.
   const residue = left.filter((l) => l.at_sink).length
+  const canceledResidue = left.filter((l) => l.canceled === true && !l.at_sink).length
   const unacked = pending === undefined ? 0 : pending.consumers.reduce((n, c) => n + c.pending + c.ackPending, 0)
-  const stuck = pending === undefined ? -1 : Math.max(0, pending.outboundMessages - residue) + pending.webhookJobs + unacked
+  const waitingLeft = pending === undefined ? 0 : Math.max(0, pending.outboundMessages - residue - canceledResidue)
+  const stuck = pending === undefined ? -1 : waitingLeft + pending.webhookJobs + unacked
   const failures: string[] = []
   if (checks.lost > 0) failures.push(`${checks.lost} accepted message(s) never reached the SMTP sink`)
   if (checks.webhookLost > 0) {
@@ -112,7 +114,7 @@ export function soakReport (
     passed: failures.length === 0,
     summary: `${durationS} s with ${faults.length} faults: ${tallies.accepted.length} accepted, lost ${checks.lost}, ` +
       `duplicated SMTP ${checks.duplicated} (${dups.beyond} beyond the attempts in flight at engine kills), stuck ${stuck}, ` +
-      `delivered but still stored ${residue}; ` +
+      `delivered but still stored ${residue}, canceled but still stored ${canceledResidue}; ` +
       `deferred ${waited.deferred} and scheduled ${waited.scheduled}, of them wrong ${waitedWrong}; ` +
       `canceled ${waited.canceled}, of them sent ${waited.canceledSent}; ` +
       `sends refused with queue_full ${queueFull}; send p99 ${send.p99} ms; ` +
@@ -138,6 +140,7 @@ export function soakReport (
             `${waited.lost} / ${waited.duplicated} (${waitedDupBeyond}) / ${waited.early} / ${waited.notDelivered}`
           ],
           ['delivered but still stored in OB_OUTBOUND', residue],
+          ['canceled (never sent) but still stored in OB_OUTBOUND', canceledResidue],
           ['webhooks (one for the whole run, the others replaced during it)', checks.webhooks],
           ['webhook events owed (summed per webhook)', checks.webhookExpected],
           ['webhook events lost', checks.webhookLost],
@@ -181,8 +184,8 @@ export function soakReport (
       },
       {
         title: 'Messages left in OB_OUTBOUND after the drain',
-        columns: ['stream seq', 'message id', 'already at the sink'],
-        rows: left.map((l) => [l.seq, l.id, l.at_sink ? 'yes' : 'no'])
+        columns: ['stream seq', 'message id', 'already at the sink', 'canceled'],
+        rows: left.map((l) => [l.seq, l.id, l.at_sink ? 'yes' : 'no', l.canceled === true ? 'yes' : 'no'])
       },
       {
         title: 'Webhook job consumers that still owe work after the drain, and their first job messages (times relative to the end)',

@@ -1,6 +1,6 @@
 import { Value } from 'typebox/value'
 import { EnvSchema, LIST_ITEM_HEADROOM, MxHostPattern, type Env } from './schema.ts'
-import type { Config } from './settings.ts'
+import type { Config, SpfSetting } from './settings.ts'
 import { parseCidrList, type CidrRange } from './cidr.ts'
 import { parseRedisUrl, RedisUrlError, type RedisTarget } from './redis_target.ts'
 import type { InternalErrorCode } from '../protocol/mod.ts'
@@ -42,6 +42,20 @@ function mxHostOf (configured: string | undefined, publicUrl: string): string | 
     if (!MX_HOST.test(host)) return undefined
   }
   return host.toLowerCase().replace(/\.$/, '')
+}
+
+/**
+ * `OB_SPF`: `sources` (the egress sources' addresses), or `include:<host name>` (an SPF record published for all the
+ * installation's sources, or the relay's). Anything else is refused, as a wrong SPF record fails every sender's mail.
+ */
+function spfOf (value: string): SpfSetting {
+  if (value === 'sources') return { kind: 'sources' }
+  const m = /^include:(.+)$/i.exec(value)
+  if (m !== null && MX_HOST.test(m[1]!) && m[1]!.includes('.')) return { kind: 'include', domain: m[1]!.toLowerCase().replace(/\.$/, '') }
+  throw new ConfigError([{
+    variable: 'OB_SPF',
+    message: 'must be sources, or include: followed by a host name (include:spf.outbox.example.com, include:amazonses.com)'
+  }])
 }
 
 /**
@@ -97,6 +111,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       variable: 'OB_API_LIST_MAX_BYTES', message: `must be at least OB_INBOUND_EVENT_MAX_BYTES + ${LIST_ITEM_HEADROOM} (the largest event)`
     }])
   }
+  const spf = spfOf(e.OB_SPF)
   const publicUrl = (e.OB_PUBLIC_URL ?? `http://127.0.0.1:${e.OB_HTTP_PORT}`).replace(/\/+$/, '')
   const mxHost = mxHostOf(e.OB_MX_HOST, publicUrl)
   const redisUrl = e.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -175,6 +190,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     },
     delivery: { retryScheduleS: seconds(e.OB_DELIVERY_RETRY_SCHEDULE), hostRatePerS: e.OB_DELIVERY_HOST_RATE },
     domainVerification: e.OB_DOMAIN_VERIFICATION,
+    spf,
     dnsServers: e.OB_DNS_SERVERS === undefined ? [] : e.OB_DNS_SERVERS.split(','),
     domainHealth: {
       dnsblZones: e.OB_DNSBL_ZONES === 'none' ? [] : e.OB_DNSBL_ZONES.split(','),

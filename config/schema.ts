@@ -146,6 +146,8 @@ export const EnvSchema = Type.Object({
   OB_WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 30_000 }),
   OB_WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 16 }),
   OB_DELIVERY_RETRY_SCHEDULE: Type.String({ pattern: SecondsList, default: DEFAULT_DELIVERY_RETRY_SCHEDULE }),
+  // `sources` or `include:<host name>`; load.ts checks the name (MxHostPattern) and explains what it refuses.
+  OB_SPF: Type.String({ pattern: '^[^\\s]+$', default: 'sources' }),
   OB_DOMAIN_VERIFICATION: Type.Union([Type.Literal('dns'), Type.Literal('off')], { default: 'dns' }),
   OB_DNS_SERVERS: Type.Optional(Type.String({ pattern: '^[^\\s,]+(,[^\\s,]+)*$' })),
   /** DNS blocklists asked about each egress source by the domain health check; `none`: no blocklist. */

@@ -1,6 +1,12 @@
 import type { CidrRange } from './cidr.ts'
 import type { RedisTarget } from './redis_target.ts'
 
+/**
+ * `sources`: the addresses of the egress sources (docs/egress.md), and the host of the public URL while the pool
+ * `default` has none. `include`: one SPF record the operator publishes (for all sources, or the relay's own).
+ */
+export type SpfSetting = { readonly kind: 'sources' } | { readonly kind: 'include', readonly domain: string }
+
 export type Role = 'gateway' | 'engine' | 'inbound' | 'all'
 export type Plan = 'free' | 'starter' | 'pro' | 'enterprise'
 
@@ -133,6 +139,8 @@ export interface Config {
     readonly hostRatePerS: number
   }
   readonly domainVerification: 'dns' | 'off'
+  /** How this installation's mail leaves, as the SPF records domains are told to publish name it (`OB_SPF`). */
+  readonly spf: SpfSetting
   readonly dnsServers: readonly string[]
   readonly domainHealth: {
     /** DNS blocklist zones asked about each egress source (OB_DNSBL_ZONES). */

@@ -18,8 +18,7 @@ import type { ScheduleState } from '../stores/schedule/mod.ts'
 import type { ContentRecorder } from './content_recorder.ts'
 import { MAX_NAK_MS, STATE_RETRY_MS, nak, type Fate } from './processing/fate.ts'
 import {
-  attemptRoute, failedResults, messageStep, planRecipients, recipientsOf, unsendableResults,
-  type RecipientPlan
+  attemptRoute, failedResults, messageStep, planRecipients, recipientsOf, unsendableResults, type RecipientPlan
 } from './processing/delivery_plan.ts'
 import { classifyOutcomes, resumeAt, retryScheduleOf, type OutcomeCount, type OutcomeEffects } from './processing/outcomes.ts'
 import { renderedContent, withContent } from './processing/rendered_content.ts'
@@ -91,13 +90,14 @@ export class MessageProcessor {
   }
 
   /**
-   * For the work-queue sweep (work_queue_sweep.ts): whether every recipient of a stored message has its final
-   * outcome. If so, the final events not yet marked published are published again, as a redelivery would do
-   * before its acknowledgement (their ids make JetStream drop copies it already has), and the message may go.
+   * For the work-queue sweep (work_queue_sweep.ts): whether a stored message is done: canceled (the cancel ends it)
+   * or every recipient has its final outcome, whose events not yet marked published are then published again, as a
+   * redelivery would before its acknowledgement (their ids make JetStream drop copies it has), and it may go.
    */
   async settleIfFinal (data: Uint8Array): Promise<boolean> {
     const msg = decodeQueued(data)
     if (typeof msg === 'string') return false
+    if (msg.scheduled_at !== undefined && await this.d.schedule.isCanceled(msg.id)) return true
     const recipients = recipientsOf(msg)
     const states = await this.d.state.load(msg.id)
     if (!recipients.every((r) => states.get(r)?.final !== undefined)) return false

@@ -251,7 +251,8 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
           authorization: req.getHeader('authorization'),
           contentType: req.getHeader('content-type'),
           idempotencyKey: req.getHeader('idempotency-key'),
-          userAgent: req.getHeader('user-agent')
+          userAgent: req.getHeader('user-agent'),
+          host: req.getHeader('host')
         },
         body: undefined,
         rawBody: EMPTY,

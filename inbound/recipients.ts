@@ -1,6 +1,6 @@
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import type { RouteRecord } from '../protocol/mod.ts'
-import { decodeVerp, type VerpAddress } from '../protocol/mod.ts'
+import { decodeVerp, domainOfHost, type VerpAddress } from '../protocol/mod.ts'
 
 /** What a RCPT TO address is to us. */
 export type Recipient =
@@ -10,7 +10,8 @@ export type Recipient =
 
 /**
  * Accepts an address only when a route matches it (exact `addr@domain` first, else `*@domain`) or it is a VERP
- * bounce address of a domain verified here. Everything else is refused, so the server is never an open relay.
+ * bounce address of a domain verified here (at `bounces.<domain>` or at the domain's verified return-path host).
+ * Everything else is refused, so the server is never an open relay.
  * A VERP address is accepted on its shape; its tag is checked against the message when the mail is processed
  * (report_checks.ts), where a forged one is dropped and counted.
  */
@@ -22,8 +23,11 @@ export function resolveRecipient (cp: ControlPlane, address: string): Recipient 
   const domain = addr.slice(at + 1)
   const verp = decodeVerp(addr)
   if (verp !== undefined) {
-    // Only a verified domain sends, so bounces belong to the organisation whose claim verified the name.
-    const owner = cp.domainOwner(verp.domain)
+    // Only a verified domain sends, so bounces belong to the organisation whose claim verified the name: the one of
+    // `bounces.<domain>`, or the domain whose verified return-path host this is.
+    const owner = verp.domain !== undefined
+      ? cp.domainOwner(verp.domain)
+      : domainOfHost((name) => cp.domainOwner(name), verp.host, 'return_path')
     if (owner !== undefined) return { kind: 'verp', verp, orgId: owner.org_id }
   }
   const routes = matchRoutes(cp, addr, domain)

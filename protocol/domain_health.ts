@@ -9,7 +9,7 @@ export type HealthStatus = (typeof HEALTH_STATUSES)[number]
 
 /** What each item looks at (docs/domain-health.md lists them). */
 export const HEALTH_CHECKS = [
-  'spf', 'dkim', 'dmarc', 'return_path_spf', 'return_path_mx', 'cname', 'tracking_cname', 'mta_sts', 'tls_rpt', 'reverse_dns',
+  'spf', 'dkim', 'dmarc', 'return_path_spf', 'return_path_mx', 'tracking_cname', 'mta_sts', 'tls_rpt', 'reverse_dns',
   'blocklist', 'record'
 ] as const
 export type HealthCheck = (typeof HEALTH_CHECKS)[number]

@@ -17,6 +17,7 @@ export const ERRORS = {
   egress_source_in_use: { status: 409, message: 'The source is the last one of a pool; change or delete the pool first.' },
   egress_pool_in_use: { status: 409, message: 'The pool is assigned to organisations or domains; assign them another pool first.' },
   payload_too_large: { status: 413, message: 'The request body is larger than 10 MB.' },
+  misdirected_request: { status: 421, message: 'This host serves no tracking links.' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with a different request body.' },
   recipient_suppressed: { status: 422, message: 'Every recipient is on the suppression list.' },
   unprocessable: { status: 422, message: 'The request is well-formed but cannot be carried out.' },

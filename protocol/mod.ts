@@ -22,6 +22,7 @@ export {
   renderContent, renderTemplate, templateVariables, type MessageContent, type TemplateContent, type TemplateVariables
 } from './templates.ts'
 export * from './verp.ts'
+export * from './domain_hosts.ts'
 export * from './content_rules/mod.ts'
 export { clientIdentity } from './client_identity.ts'
 export { isBlockedAddress, isLocalhostName } from './public_address.ts'

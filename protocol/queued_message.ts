@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, Tags, TemplateId, Variables } from './send.ts'
 import { renderContent } from './templates.ts'
+import { DOMAIN_HOST_PATTERN } from './domain_hosts.ts'
 
 /**
  * What the gateway publishes to `ob.out.<shard>`; the engine reads nothing else to deliver, and decodes every
@@ -91,7 +92,15 @@ export const QueuedMessage = Type.Object({
   suppressed: Type.Array(Type.String({ maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
   created_at: ISO_TIME,
   submitted: Type.Optional(SubmittedMime),
-  content_ref: Type.Optional(ContentRef)
+  content_ref: Type.Optional(ContentRef),
+  /**
+   * The sending domain's own return-path host, when verified as the gateway accepted the message: the envelope
+   * sender is `bounces+…@<return_path_host>` instead of `…@bounces.<domain>`. Absent: the default. An older engine
+   * that ignores it sends with the default, which keeps working (its records stay listed).
+   */
+  return_path_host: Type.Optional(Type.String({ pattern: DOMAIN_HOST_PATTERN })),
+  /** The sending domain's own host for open, click and unsubscribe links, when verified; absent: OB_PUBLIC_URL's. */
+  tracking_host: Type.Optional(Type.String({ pattern: DOMAIN_HOST_PATTERN }))
 }, {
   // No `additionalProperties: false`: fields of a newer gateway are carried, not refused (see above).
   // The body is in the message, or (large messages) in the one object `content_ref` names.

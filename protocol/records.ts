@@ -48,6 +48,10 @@ export type DkimKeyRecord = Static<typeof DkimKeyRecord>
 export const DkimKeyPair = Type.Object({ rsa: DkimKeyRecord, ed25519: DkimKeyRecord, created_at: Type.String() })
 export type DkimKeyPair = Static<typeof DkimKeyPair>
 
+/** A host under the domain that its owner chose, and when its DNS record was first found. */
+export const DomainHost = Type.Object({ host: Type.String(), verified_at: Type.Optional(Type.String()) })
+export type DomainHost = Static<typeof DomainHost>
+
 export const DomainRecord = Type.Object({
   id: Type.String(),
   org_id: Type.String(),
@@ -68,7 +72,11 @@ export const DomainRecord = Type.Object({
   created_at: Type.String(),
   verified_at: Type.Optional(Type.String()),
   /** Overrides its organisation's egress pool for mail from this domain; only an operator sets it. */
-  egress_pool: Type.Optional(Type.String())
+  egress_pool: Type.Optional(Type.String()),
+  /** The domain's own return-path host (protocol/domain_hosts.ts); used once `verified_at` is set. */
+  return_path: Type.Optional(DomainHost),
+  /** The domain's own host for open, click and unsubscribe links; used once `verified_at` is set. */
+  tracking: Type.Optional(DomainHost)
 })
 export type DomainRecord = Static<typeof DomainRecord>
 

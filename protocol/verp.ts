@@ -5,6 +5,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
  * bounce (a DSN sent to the return path days later) names the message and the recipient it is about.
  *
  *   bounces+<message_id>-<key_id><mac>@bounces.<sending domain>
+ *   bounces+<message_id>-<key_id><mac>@<the sending domain's own return-path host> (protocol/domain_hosts.ts)
  *
  * `mac` is HMAC-SHA256 under the return-path key `key_id` over the message id and the recipient's bare,
  * lower-cased address, its first 10 bytes in lower-case Crockford base32 (16 characters). Only the holder of
@@ -30,8 +31,10 @@ export interface VerpAddress {
   messageId: string
   keyId: string
   mac: string
-  /** The sending domain (without the `bounces.` label). */
-  domain: string
+  /** The host after the `@`, lower case. */
+  host: string
+  /** The sending domain when the host is the default `bounces.<domain>`; undefined for a domain's own return-path host. */
+  domain?: string
 }
 
 function base32 (bytes: Buffer): string {
@@ -56,8 +59,14 @@ export function verpMac (secret: Buffer, messageId: string, recipient: string): 
   return base32(mac.subarray(0, MAC_BYTES)).slice(0, MAC_CHARS)
 }
 
-export function encodeVerp (messageId: string, recipient: string, domain: string, key: VerpKey): string {
-  return `${VERP_LOCAL_PREFIX}${messageId}-${key.id}${verpMac(key.secret, messageId, recipient)}@${VERP_SUBDOMAIN}${domain.toLowerCase()}`
+/** The default return-path host of a sending domain. */
+export function defaultReturnPathHost (domain: string): string {
+  return `${VERP_SUBDOMAIN}${domain.toLowerCase()}`
+}
+
+/** The VERP address at `host`: `bounces.<domain>` (defaultReturnPathHost) or the domain's own return-path host. */
+export function encodeVerp (messageId: string, recipient: string, host: string, key: VerpKey): string {
+  return `${VERP_LOCAL_PREFIX}${messageId}-${key.id}${verpMac(key.secret, messageId, recipient)}@${host.toLowerCase()}`
 }
 
 /** The parts of a VERP address, or undefined when `address` is not one (case-insensitive, `<…>` allowed). */
@@ -67,8 +76,10 @@ export function decodeVerp (address: string): VerpAddress | undefined {
   if (at <= 0) return undefined
   const local = LOCAL_PATTERN.exec(bare.slice(0, at))
   const host = bare.slice(at + 1)
-  if (local === null || !host.startsWith(VERP_SUBDOMAIN) || host.length <= VERP_SUBDOMAIN.length) return undefined
-  return { messageId: local[1]!, keyId: local[2]!, mac: local[3]!, domain: host.slice(VERP_SUBDOMAIN.length) }
+  if (local === null || !host.includes('.') || host.startsWith('.') || host.endsWith('.')) return undefined
+  const verp: VerpAddress = { messageId: local[1]!, keyId: local[2]!, mac: local[3]!, host }
+  if (host.startsWith(VERP_SUBDOMAIN) && host.length > VERP_SUBDOMAIN.length) verp.domain = host.slice(VERP_SUBDOMAIN.length)
+  return verp
 }
 
 /** True when the address was issued for `recipient` (its MAC verifies under `key`). */

@@ -144,7 +144,7 @@ export type PostDomainsResponse = {
     value: string
     /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
     verified: boolean
-    /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+    /** Why the record cannot be published as listed (an MX or CNAME without a host name to name: its value is then empty), why an SPF record cannot be right (mail leaves through a relay OB_SPF does not name), or that a verified domain's SPF record changed since it was found */
     warning?: string
     /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
     listed_until?: string
@@ -163,6 +163,18 @@ export type PostDomainsResponse = {
   }
   created_at: string
   verified_at?: string
+  /** The domain's own return-path host (PATCH /v1/domains/{id}); absent: bounces.<domain> */
+  return_path_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
+  /** The domain's own tracking host (PATCH /v1/domains/{id}); absent: the host of OB_PUBLIC_URL */
+  tracking_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
 }
 
 /** Query parameters of GET /v1/domains. */
@@ -185,7 +197,7 @@ export type GetDomainsResponse = {
       value: string
       /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
       verified: boolean
-      /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+      /** Why the record cannot be published as listed (an MX or CNAME without a host name to name: its value is then empty), why an SPF record cannot be right (mail leaves through a relay OB_SPF does not name), or that a verified domain's SPF record changed since it was found */
       warning?: string
       /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
       listed_until?: string
@@ -204,6 +216,18 @@ export type GetDomainsResponse = {
     }
     created_at: string
     verified_at?: string
+    /** The domain's own return-path host (PATCH /v1/domains/{id}); absent: bounces.<domain> */
+    return_path_host?: {
+      host: string
+      /** Its DNS records were found: mail uses it from now on */
+      verified: boolean
+    }
+    /** The domain's own tracking host (PATCH /v1/domains/{id}); absent: the host of OB_PUBLIC_URL */
+    tracking_host?: {
+      host: string
+      /** Its DNS records were found: mail uses it from now on */
+      verified: boolean
+    }
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -221,7 +245,7 @@ export type GetDomainsByIdResponse = {
     value: string
     /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
     verified: boolean
-    /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+    /** Why the record cannot be published as listed (an MX or CNAME without a host name to name: its value is then empty), why an SPF record cannot be right (mail leaves through a relay OB_SPF does not name), or that a verified domain's SPF record changed since it was found */
     warning?: string
     /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
     listed_until?: string
@@ -240,6 +264,71 @@ export type GetDomainsByIdResponse = {
   }
   created_at: string
   verified_at?: string
+  /** The domain's own return-path host (PATCH /v1/domains/{id}); absent: bounces.<domain> */
+  return_path_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
+  /** The domain's own tracking host (PATCH /v1/domains/{id}); absent: the host of OB_PUBLIC_URL */
+  tracking_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
+}
+
+/** Request body of PATCH /v1/domains/{id}. */
+export type PatchDomainsByIdBody = {
+  /** A host name under the domain (rp.example.com) for the envelope sender, instead of bounces.<domain>; null: the default */
+  return_path_host?: string | null
+  /** A host name under the domain (links.example.com) for open, click and unsubscribe links, instead of the host of OB_PUBLIC_URL; null: the default */
+  tracking_host?: string | null
+}
+
+/** Response of PATCH /v1/domains/{id}. */
+export type PatchDomainsByIdResponse = {
+  id: string
+  name: string
+  /** lapsed: another organisation verified this name first; this claim cannot verify */
+  status: "pending" | "verified" | "lapsed"
+  records: {
+    type: string
+    name: string
+    value: string
+    /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
+    verified: boolean
+    /** Why the record cannot be published as listed (an MX or CNAME without a host name to name: its value is then empty), why an SPF record cannot be right (mail leaves through a relay OB_SPF does not name), or that a verified domain's SPF record changed since it was found */
+    warning?: string
+    /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
+    listed_until?: string
+  }[]
+  dkim: {
+    /** The keys outbound mail is signed with now: the RSA key always, the ed25519 key once its TXT record was found */
+    signing: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+    /** Keys waiting for their TXT records: they sign from the verification that finds them (a rotation's pair once both are found) */
+    pending: {
+      selector: string
+      algorithm: "rsa-sha256" | "ed25519-sha256"
+    }[]
+  }
+  created_at: string
+  verified_at?: string
+  /** The domain's own return-path host (PATCH /v1/domains/{id}); absent: bounces.<domain> */
+  return_path_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
+  /** The domain's own tracking host (PATCH /v1/domains/{id}); absent: the host of OB_PUBLIC_URL */
+  tracking_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
 }
 
 /** Response of POST /v1/domains/{id}/verify. */
@@ -254,7 +343,7 @@ export type PostDomainsByIdVerifyResponse = {
     value: string
     /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
     verified: boolean
-    /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+    /** Why the record cannot be published as listed (an MX or CNAME without a host name to name: its value is then empty), why an SPF record cannot be right (mail leaves through a relay OB_SPF does not name), or that a verified domain's SPF record changed since it was found */
     warning?: string
     status: "verified" | "missing"
     /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
@@ -274,6 +363,18 @@ export type PostDomainsByIdVerifyResponse = {
   }
   created_at: string
   verified_at?: string
+  /** The domain's own return-path host (PATCH /v1/domains/{id}); absent: bounces.<domain> */
+  return_path_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
+  /** The domain's own tracking host (PATCH /v1/domains/{id}); absent: the host of OB_PUBLIC_URL */
+  tracking_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
 }
 
 /** Response of POST /v1/domains/{id}/dkim/rotate. */
@@ -288,7 +389,7 @@ export type PostDomainsByIdDkimRotateResponse = {
     value: string
     /** Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked */
     verified: boolean
-    /** Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty) */
+    /** Why the record cannot be published as listed (an MX or CNAME without a host name to name: its value is then empty), why an SPF record cannot be right (mail leaves through a relay OB_SPF does not name), or that a verified domain's SPF record changed since it was found */
     warning?: string
     /** Only on the DKIM record of a key a rotation replaced: listed until then (7 days), after which it may be removed from DNS */
     listed_until?: string
@@ -307,6 +408,18 @@ export type PostDomainsByIdDkimRotateResponse = {
   }
   created_at: string
   verified_at?: string
+  /** The domain's own return-path host (PATCH /v1/domains/{id}); absent: bounces.<domain> */
+  return_path_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
+  /** The domain's own tracking host (PATCH /v1/domains/{id}); absent: the host of OB_PUBLIC_URL */
+  tracking_host?: {
+    host: string
+    /** Its DNS records were found: mail uses it from now on */
+    verified: boolean
+  }
 }
 
 /** Response of GET /v1/domains/{id}/health. */
@@ -319,7 +432,7 @@ export type GetDomainsByIdHealthResponse = {
   checked_at: string
   items: {
     /** What the item looks at (docs/domain-health.md) */
-    check: "spf" | "dkim" | "dmarc" | "return_path_spf" | "return_path_mx" | "cname" | "tracking_cname" | "mta_sts" | "tls_rpt" | "reverse_dns" | "blocklist" | "record"
+    check: "spf" | "dkim" | "dmarc" | "return_path_spf" | "return_path_mx" | "tracking_cname" | "mta_sts" | "tls_rpt" | "reverse_dns" | "blocklist" | "record"
     /** The DNS name looked up, or the egress source's address (reverse_dns, blocklist) */
     subject: string
     /** ok; warning (works, but a receiver may judge it); error (mail fails a check at receivers); not_checked (a look-up failed or there is nothing to look up) */
@@ -1056,6 +1169,8 @@ export function operations (call: Call) {
     list: async (query?: GetDomainsQuery, options?: RequestOptions): Promise<GetDomainsResponse> => await call<GetDomainsResponse>({ method: 'GET', path: '/v1/domains', query }, options),
     /** GET /v1/domains/{id}: Read one domain. */
     get: async (id: string, options?: RequestOptions): Promise<GetDomainsByIdResponse> => await call<GetDomainsByIdResponse>({ method: 'GET', path: `/v1/domains/${encodeURIComponent(id)}` }, options),
+    /** PATCH /v1/domains/{id}: Choose the domain's own return-path and tracking hosts (subdomains of it); each is used once a verification finds its records. */
+    update: async (id: string, body: PatchDomainsByIdBody, options?: RequestOptions): Promise<PatchDomainsByIdResponse> => await call<PatchDomainsByIdResponse>({ method: 'PATCH', path: `/v1/domains/${encodeURIComponent(id)}`, body }, options),
     /** DELETE /v1/domains/{id}: Delete a domain and free its name. */
     delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/domains/${encodeURIComponent(id)}` }, options),
     /** POST /v1/domains/{id}/verify: Check the domain's DNS records (or, with OB_DOMAIN_VERIFICATION=off, mark it verified). */

@@ -1,5 +1,5 @@
 import { foldLines } from 'nodemailer/lib/mime-funcs'
-import { signToken, encodeVerp, isReservedHeader, type VerpKey } from '../../protocol/mod.ts'
+import { signToken, encodeVerp, defaultReturnPathHost, isReservedHeader, type VerpKey } from '../../protocol/mod.ts'
 import { dkimBodyHash, dkimSignatures, type DkimKey } from './dkim.ts'
 import { buildLayout, encodeHtml, HTML_SLOT, type HtmlEncoding } from './mime.ts'
 import { applyTracking, cachedTrackingPlan, type TrackingPlan } from './tracking.ts'
@@ -9,9 +9,10 @@ import type { RawMail } from './transports.ts'
 export { DKIM_SIGNED_HEADERS } from './dkim.ts'
 
 export interface ComposeContext {
+  /** Where the open, click and unsubscribe links point: OB_PUBLIC_URL, on the domain's tracking host when it has one. */
   publicUrl: string
   secret: Buffer
-  /** The sending domain: Message-ID and return path. */
+  /** The sending domain: Message-ID, and the return path unless the message carries its own host. */
   domain: string
   /** One DKIM signature per key, in order. */
   dkim: readonly DkimKey[]
@@ -76,7 +77,7 @@ export class ComposedMessage {
   forRecipient (rcpt: string): RawMail {
     const { msg, ctx } = this
     const claims = { o: msg.org_id, m: msg.id, r: rcpt }
-    const returnPath = encodeVerp(msg.id, rcpt, ctx.domain, ctx.verpKey)
+    const returnPath = encodeVerp(msg.id, rcpt, msg.return_path_host ?? defaultReturnPathHost(ctx.domain), ctx.verpKey)
     const unsubscribe = `${ctx.publicUrl}/t/u/${signToken(ctx.secret, { k: 'u', ...claims })}`
     // RFC 2369: the https link answers the one-click POST; the mailto reaches our inbound server
     const listUnsubscribe = foldLines(`List-Unsubscribe: <${unsubscribe}>, <mailto:${returnPath}?subject=unsubscribe>`, 76)

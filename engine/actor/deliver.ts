@@ -1,5 +1,5 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto'
-import { addressDomain } from '../../protocol/mod.ts'
+import { addressDomain, trackingBaseUrl } from '../../protocol/mod.ts'
 import { classifyAccepted, classifyError, tryNextHost, type RecipientOutcome } from './classify.ts'
 import { ComposedMessage, type Content, type RecipientMail } from './compose.ts'
 import { SubmittedMessage } from './raw_submission.ts'
@@ -82,7 +82,9 @@ export class Deliverer {
       if (ed !== undefined) {
         dkim.push({ domain: domain.name, selector: ed.selector, key: this.dkimKey(domain.id, ed.selector, ed.privateKey) })
       }
-      const ctx = { publicUrl: this.settings.publicUrl, secret: this.secret, domain: domain.name, dkim, verpKey: this.verpKey }
+      // The message carries the domain's own tracking host when it had a verified one at acceptance: no look-up here.
+      const publicUrl = trackingBaseUrl(this.settings.publicUrl, task.message.tracking_host)
+      const ctx = { publicUrl, secret: this.secret, domain: domain.name, dkim, verpKey: this.verpKey }
       const submitted = task.message.submitted
       message = submitted !== undefined
         ? new SubmittedMessage(task.message, submitted.raw, ctx)

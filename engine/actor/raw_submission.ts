@@ -1,4 +1,4 @@
-import { encodeVerp, signToken } from '../../protocol/mod.ts'
+import { defaultReturnPathHost, encodeVerp, signToken } from '../../protocol/mod.ts'
 import { messageIdOf, type ComposeContext } from './compose.ts'
 import { dkimBodyHash, dkimSignatures } from './dkim.ts'
 import type { TaskMessage } from './task.ts'
@@ -31,7 +31,7 @@ export class SubmittedMessage {
   forRecipient (rcpt: string): RawMail {
     const { msg, ctx } = this
     const unsubscribe = signToken(ctx.secret, { k: 'u', o: msg.org_id, m: msg.id, r: rcpt })
-    const returnPath = encodeVerp(msg.id, rcpt, ctx.domain, ctx.verpKey)
+    const returnPath = encodeVerp(msg.id, rcpt, msg.return_path_host ?? defaultReturnPathHost(ctx.domain), ctx.verpKey)
     // RFC 2369 + RFC 8058; folded before the mailto only, so the https link stays on the header's first line
     const added = `List-Unsubscribe: <${ctx.publicUrl}/t/u/${unsubscribe}>,\r\n <mailto:${returnPath}?subject=unsubscribe>\r\n` +
       'List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n'

@@ -40,6 +40,10 @@ export interface TaskMessage {
   variables?: Record<string, string | number | boolean>
   track_opens: boolean
   track_clicks: boolean
+  /** The domain's own return-path host (the envelope sender's), when it had a verified one at acceptance. */
+  return_path_host?: string
+  /** The domain's own host for the tracking and unsubscribe links, when it had a verified one at acceptance. */
+  tracking_host?: string
   /** Mail submitted by SMTP: sent as this MIME (raw_submission.ts) instead of composed from the fields above. */
   submitted?: { raw: string }
 }

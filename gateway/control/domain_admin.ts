@@ -1,7 +1,8 @@
 import type { Config } from '../../config/mod.ts'
-import { ApiError, type DomainRecord } from '../../protocol/mod.ts'
+import { ApiError, DOMAIN_HOST_KINDS, type DomainRecord } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { buildDomain, requestedRecords } from './domains.ts'
+import { spfPolicy } from './spf.ts'
 import { dkimView } from './dkim_keys.ts'
 import { claimStatus, releaseDomainName, verifiedElsewhere } from './domain_claims.ts'
 import { isLive } from './api_keys.ts'
@@ -19,11 +20,15 @@ export function domainView (cp: ControlPlane, config: Config, d: DomainRecord): 
     id: d.id,
     name: d.name,
     status: claimStatus(cp, d),
-    records: requestedRecords(config, d),
+    records: requestedRecords(config, d, spfPolicy(config, cp.egress)),
     dkim: dkimView(d),
     created_at: d.created_at
   }
   if (d.verified_at !== undefined) v.verified_at = d.verified_at
+  for (const kind of DOMAIN_HOST_KINDS) {
+    const chosen = d[kind]
+    if (chosen !== undefined) v[`${kind}_host`] = { host: chosen.host, verified: chosen.verified_at !== undefined }
+  }
   return v
 }
 
@@ -41,7 +46,7 @@ export async function addDomain (cp: ControlPlane, config: Config, orgId: string
   if (cp.domains.list(`${orgId}.`).some((d) => d.name === name)) {
     throw new ApiError('conflict', `This organisation already has a claim on ${name}.`, { field: 'name' })
   }
-  const domain = await buildDomain(config, orgId, name, false)
+  const domain = await buildDomain(config, orgId, name, false, spfPolicy(config, cp.egress).value)
   await cp.domains.put(`${orgId}.${domain.id}`, domain)
   return domain
 }

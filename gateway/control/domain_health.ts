@@ -4,6 +4,7 @@ import type { ControlPlane } from '../../stores/control_plane/mod.ts'
 import { requestedRecords, returnPathDomain, type ShownRecord } from './domains.ts'
 import { found } from './domain_verify.ts'
 import { dkimRecordName } from './dkim_keys.ts'
+import { spfPolicy } from './spf.ts'
 import { LookupFailedError, type HealthDns } from './health_lookups.ts'
 import { blocklistItem, domainSources, reverseDnsItem, spfCoverage, type HealthSource } from './health_sources.ts'
 
@@ -49,14 +50,17 @@ async function published (dns: HealthDns, r: ShownRecord): Promise<string[]> {
   return await dns.txt(r.name)
 }
 
-/** Which item a requested record is: SPF of the domain or its return path, DKIM, DMARC, the return-path MX, a CNAME. */
+/**
+ * Which item a requested record is: SPF of the domain or of a return-path host (`bounces.<domain>` or the domain's
+ * own), DKIM, DMARC, a return-path MX, the tracking host's CNAME, or another record.
+ */
 function checkOf (domain: DomainRecord, r: ShownRecord): Item['check'] {
   const spfRecord = r.type === 'TXT' && r.value.startsWith('v=spf1')
   if (spfRecord) return r.name === domain.name ? 'spf' : 'return_path_spf'
   if (r.type === 'TXT' && r.value.startsWith('v=DKIM1')) return 'dkim'
   if (r.type === 'TXT' && r.name === `_dmarc.${domain.name}`) return 'dmarc'
-  if (r.type === 'MX' && r.name === returnPathDomain(domain.name)) return 'return_path_mx'
-  if (r.type === 'CNAME') return 'cname'
+  if (r.type === 'MX' && (r.name === returnPathDomain(domain.name) || r.name === domain.return_path?.host)) return 'return_path_mx'
+  if (r.type === 'CNAME' && r.name === domain.tracking?.host) return 'tracking_cname'
   return 'record'
 }
 
@@ -74,8 +78,7 @@ const MISSING: Record<Item['check'], (r: ShownRecord) => string> = {
   dkim: (r) => `The DKIM record at ${r.name} is missing: receivers cannot verify mail signed with this key. Publish ${r.value}`,
   dmarc: (r) => `No DMARC record at ${r.name}: Gmail and Yahoo require one of bulk senders. Publish ${r.value}`,
   return_path_mx: (r) => `No MX record ${r.value} at ${r.name}: bounces that arrive later do not reach Outbox.`,
-  cname: (r) => `The CNAME record ${r.name} → ${r.value} is missing: that host does not reach this installation.`,
-  tracking_cname: (r) => `The CNAME record ${r.name} → ${r.value} is missing.`,
+  tracking_cname: (r) => `The CNAME record ${r.name} → ${r.value} is missing: links on this tracking host do not reach Outbox.`,
   mta_sts: (r) => `${r.name} is missing.`,
   tls_rpt: (r) => `${r.name} is missing.`,
   reverse_dns: (r) => `${r.name} is missing.`,
@@ -160,7 +163,7 @@ export async function checkDomainHealth (
   deps: HealthCheckDeps, domain: DomainRecord, zones: readonly string[], now = new Date()
 ): Promise<DomainHealth> {
   const dns = memoized(deps.dns)
-  const expected = requestedRecords(deps.config, domain, now.getTime())
+  const expected = requestedRecords(deps.config, domain, spfPolicy(deps.config, deps.cp.egress), now.getTime())
   const egress = domainSources(deps.cp, deps.config, domain)
   const sources = 'sources' in egress ? egress.sources : undefined
   const signing = signingDkimNames(domain)
@@ -172,7 +175,7 @@ export async function checkDomainHealth (
     presenceItem(dns, 'mta_sts', `_mta-sts.${domain.name}`),
     presenceItem(dns, 'tls_rpt', `_smtp._tls.${domain.name}`)
   ]
-  if (!expected.some((r) => r.type === 'CNAME')) {
+  if (domain.tracking === undefined) {
     extra.push(Promise.resolve<Item>({
       check: 'tracking_cname', subject: domain.name, status: 'not_checked', message: 'No custom tracking domain is set for this domain.'
     }))

@@ -2,6 +2,7 @@ import type { Config, Plan } from '../../config/mod.ts'
 import { ApiError, newId, randomToken, sha256Hex, type ApiKeyRecord, type Permission } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import { buildDomain } from './domains.ts'
+import { spfPolicy } from './spf.ts'
 import { KEY_PREFIX_LENGTH } from '../auth.ts'
 import { takeDomainName } from './domain_claims.ts'
 
@@ -44,7 +45,7 @@ export async function createOrganization (
   cp: ControlPlane, config: Config, input: { name: string, domain: string, plan: Plan, adminKey?: string }
 ): Promise<CreatedOrganization> {
   const orgId = newId('org')
-  const domain = await buildDomain(config, orgId, input.domain, true)
+  const domain = await buildDomain(config, orgId, input.domain, true, spfPolicy(config, cp.egress).value)
   // The operator vouches for the name: it is taken unless verified elsewhere, and other pending claims lapse.
   await takeDomainName(cp, domain, 'domain')
   const org = await cp.organizations.create({ id: orgId, name: input.name, plan: input.plan })

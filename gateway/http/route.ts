@@ -13,7 +13,7 @@ interface RequestBase<B> {
   readonly ip: string
   readonly params: Readonly<Record<string, string>>
   readonly query: URLSearchParams
-  readonly headers: Readonly<{ authorization: string, contentType: string, idempotencyKey: string, userAgent: string }>
+  readonly headers: Readonly<{ authorization: string, contentType: string, idempotencyKey: string, userAgent: string, host: string }>
   readonly body: B
   readonly rawBody: Buffer
   /** Headers the pipeline already decided on (rate limit); a handler may add its own. */

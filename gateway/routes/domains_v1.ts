@@ -4,12 +4,24 @@ import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageById, pageSchema, withinBytes } from '../http/pagination.ts'
 import { addDomain, domainView, removeDomain } from '../control/domain_admin.ts'
 import { verifyDomain } from '../control/domain_verify.ts'
+import { setDomainHosts, type DomainHostsInput } from '../control/domain_hosts.ts'
 import { ensureEd25519, startRotation } from '../control/dkim_keys.ts'
 import { DomainView, FORBIDDEN_OTHER_ORG, VerifiedDomainView, errorResponses } from '../schemas/control.ts'
 
 const CreateDomainBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 253, description: 'The domain to send from, e.g. mail.example.com' })
 }, { additionalProperties: false })
+
+const HostName = Type.String({ minLength: 1, maxLength: 253 })
+const PatchDomainBody = Type.Object({
+  return_path_host: Type.Optional(Type.Union([HostName, Type.Null()], {
+    description: 'A host name under the domain (rp.example.com) for the envelope sender, instead of bounces.<domain>; null: the default'
+  })),
+  tracking_host: Type.Optional(Type.Union([HostName, Type.Null()], {
+    description: 'A host name under the domain (links.example.com) for open, click and unsubscribe links, instead of the host of ' +
+      'OB_PUBLIC_URL; null: the default'
+  }))
+}, { additionalProperties: false, minProperties: 1 })
 
 const TAG = 'Domains'
 const NOT_FOUND = 'No domain with this id'
@@ -66,6 +78,32 @@ export const domainRoutes = [
     handler: async ({ deps, auth, params }) => {
       const domain = await ensureEd25519(deps.cp, ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain'))
       return { status: 200, body: domainView(deps.cp, deps.config, domain) }
+    }
+  }),
+  route<DomainHostsInput>({
+    method: 'patch',
+    path: '/v1/domains/:id',
+    idPrefix: 'dom',
+    permission: 'manage',
+    summary: 'Choose the domain\'s own return-path and tracking hosts (subdomains of it); each is used once a verification finds ' +
+      'its records',
+    description: 'A new host is listed with its DNS records (SPF and MX at the return-path host, a CNAME to the installation at ' +
+      'the tracking host) and is not used until `POST /v1/domains/{id}/verify` finds them; the default stays in use until then. ' +
+      'See docs/domains.md.',
+    tag: TAG,
+    body: PatchDomainBody,
+    responses: {
+      200: { description: 'The domain with its hosts and their records', schema: DomainView },
+      ...errorResponses({
+        validation_error: 'A host is not a host name under the domain, is bounces.<domain>, or is the domain\'s other host',
+        forbidden: FORBIDDEN_OTHER_ORG,
+        not_found: NOT_FOUND,
+        conflict: 'The host is in a domain another organisation verified'
+      })
+    },
+    handler: async ({ deps, auth, params, body }) => {
+      const domain = ownedRecord(deps.cp.domains, auth.org.id, params.id!, 'domain')
+      return { status: 200, body: domainView(deps.cp, deps.config, await setDomainHosts(deps.cp, domain, body)) }
     }
   }),
   route({

@@ -1,6 +1,8 @@
-import { ApiError, REDIS_KEYS, type TokenClaims } from '../../protocol/mod.ts'
+import { Type } from 'typebox'
+import { ApiError, REDIS_KEYS, normalHost, type TokenClaims } from '../../protocol/mod.ts'
 import { type TrackingRecorder, type TrackingRequest } from '../../stores/events/mod.ts'
 import { route, type RequestContext } from '../http/route.ts'
+import { servesCertificateFor, trackingHostOf } from '../http/tracking_host.ts'
 
 /** The smallest transparent 1×1 GIF (43 bytes). */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64')
@@ -37,12 +39,19 @@ async function meter (ctx: RequestContext): Promise<void> {
   }
 }
 
+/** The same words for every refused host; the host itself is never written back. */
+const MISDIRECTED = 'This host serves no tracking links: it is neither this installation\'s public host nor a verified tracking host.'
+
 async function claimsOf (ctx: RequestContext, kind: TokenClaims['k']): Promise<{ rec: TrackingRecorder, claims: TokenClaims }> {
   await meter(ctx)
+  const host = trackingHostOf(ctx.deps.cp, ctx.deps.config.http.publicUrl, ctx.headers.host)
+  if (host === undefined) throw new ApiError('misdirected_request', MISDIRECTED)
   const rec = ctx.deps.tracking
   const claims = rec.verify(ctx.params.token ?? '', kind)
   // The same answer for every bad token, so a forger learns nothing about which part was wrong.
   if (claims === undefined) throw new ApiError('not_found', 'This link is not valid.')
+  // A domain's tracking host serves its own organisation's links only: no other customer's redirects under its name.
+  if (host !== 'public' && host.org_id !== claims.o) throw new ApiError('misdirected_request', MISDIRECTED)
   return { rec, claims }
 }
 
@@ -81,9 +90,35 @@ function unsubscribedPage (email: string): string {
 }
 
 const tokenParam = 'Signed token from the message; a forged, altered or (open and click) expired one is 404 `not_found`. ' +
-  'Metered per client address (`OB_TRACKING_RATE_LIMIT`, 429 `rate_limited` with `Retry-After` over it).'
+  'Metered per client address (`OB_TRACKING_RATE_LIMIT`, 429 `rate_limited` with `Retry-After` over it). Answered only on the ' +
+  'host of OB_PUBLIC_URL (or an address) and on the verified tracking host of the link\'s organisation; any other `Host` is 421 ' +
+  '`misdirected_request`.'
 
 export const trackingRoutes = [
+  route({
+    method: 'get',
+    path: '/t/host',
+    permission: null,
+    unmetered: true,
+    summary: 'Whether this installation serves a host name: for a reverse proxy that obtains certificates on demand',
+    description: 'Answers an empty 200 when `domain` is the host of OB_PUBLIC_URL or the verified tracking host of a verified ' +
+      'domain, and 421 `misdirected_request` otherwise (addresses and `localhost` included: no certificate is issued for ' +
+      'them). Caddy\'s `on_demand_tls { ask … }` calls it so. Metered per client address as the tracking endpoints are.',
+    tag: 'Tracking',
+    query: Type.Object({ domain: Type.String({ minLength: 1, maxLength: 253, description: 'The host name a certificate is asked for' }) }),
+    responses: {
+      200: { description: 'Served: a certificate may be obtained for it' },
+      400: { description: 'validation_error: domain missing or empty' },
+      421: { description: 'misdirected_request' },
+      429: { description: 'rate_limited' }
+    },
+    handler: async (ctx) => {
+      await meter(ctx)
+      const host = normalHost(ctx.query.get('domain') ?? '')
+      if (!servesCertificateFor(ctx.deps.cp, ctx.deps.config.http.publicUrl, host)) throw new ApiError('misdirected_request', MISDIRECTED)
+      return { status: 200, headers: NO_STORE }
+    }
+  }),
   route({
     method: 'get',
     path: '/t/o/:token',
@@ -95,6 +130,7 @@ export const trackingRoutes = [
     responses: {
       200: { description: 'image/gif, 43 bytes, Cache-Control: no-store' },
       404: { description: 'not_found' },
+      421: { description: 'misdirected_request' },
       429: { description: 'rate_limited' }
     },
     handler: async (ctx) => {
@@ -115,6 +151,7 @@ export const trackingRoutes = [
     responses: {
       302: { description: 'Location: the original URL' },
       404: { description: 'not_found' },
+      421: { description: 'misdirected_request' },
       429: { description: 'rate_limited' }
     },
     handler: async (ctx) => {
@@ -135,6 +172,7 @@ export const trackingRoutes = [
     responses: {
       200: { description: 'text/html confirmation page with a form' },
       404: { description: 'not_found' },
+      421: { description: 'misdirected_request' },
       429: { description: 'rate_limited' }
     },
     handler: async (ctx) => {
@@ -155,6 +193,7 @@ export const trackingRoutes = [
     responses: {
       200: { description: 'Unsubscribed: a text/html page for the page\'s button, else an empty body' },
       404: { description: 'not_found' },
+      421: { description: 'misdirected_request' },
       429: { description: 'rate_limited' },
       503: { description: 'service_unavailable: try again' }
     },

@@ -86,7 +86,9 @@ export const RotatedApiKey = Type.Object({
 
 const RecordVerified = Type.Boolean({ description: 'Found in DNS at the last check (POST /v1/domains/{id}/verify); false until checked' })
 const RecordWarning = Type.Optional(Type.String({
-  description: 'Why the record cannot be published as listed (the return-path MX when no host name is configured: its value is then empty)'
+  description: 'Why the record cannot be published as listed (an MX or CNAME without a host name to name: its value is then empty), ' +
+    'why an SPF record cannot be right (mail leaves through a relay OB_SPF does not name), or that a verified domain\'s SPF ' +
+    'record changed since it was found'
 }))
 const ListedUntil = Type.Optional(Type.String({
   format: 'date-time',
@@ -123,6 +125,17 @@ const DomainStatus = Type.Enum(['pending', 'verified', 'lapsed'], {
   description: 'lapsed: another organisation verified this name first; this claim cannot verify'
 })
 
+const ChosenHostFields = {
+  host: Type.String(),
+  verified: Type.Boolean({ description: 'Its DNS records were found: mail uses it from now on' })
+}
+const ReturnPathHost = Type.Optional(Type.Object(ChosenHostFields, {
+  description: 'The domain\'s own return-path host (PATCH /v1/domains/{id}); absent: bounces.<domain>'
+}))
+const TrackingHost = Type.Optional(Type.Object(ChosenHostFields, {
+  description: 'The domain\'s own tracking host (PATCH /v1/domains/{id}); absent: the host of OB_PUBLIC_URL'
+}))
+
 export const DomainView = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -130,7 +143,9 @@ export const DomainView = Type.Object({
   records: Type.Array(DnsRecordView),
   dkim: DkimState,
   created_at: Timestamp,
-  verified_at: Type.Optional(Timestamp)
+  verified_at: Type.Optional(Timestamp),
+  return_path_host: ReturnPathHost,
+  tracking_host: TrackingHost
 })
 
 export const VerifiedDomainView = Type.Object({
@@ -140,7 +155,9 @@ export const VerifiedDomainView = Type.Object({
   records: Type.Array(CheckedDnsRecord),
   dkim: DkimState,
   created_at: Timestamp,
-  verified_at: Type.Optional(Timestamp)
+  verified_at: Type.Optional(Timestamp),
+  return_path_host: ReturnPathHost,
+  tracking_host: TrackingHost
 })
 
 const WebhookStatus = Type.Enum(['active', 'paused', 'failed'])

@@ -1,6 +1,6 @@
 import {
   ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, QUEUED_FORMAT_VERSION, addressDomain, bareAddress, isReservedHeader, newId,
-  spoofedDisplayAddress, type FieldError, type QueuedMessage, type SendRequest, uniqueTags
+  spoofedDisplayAddress, type FieldError, type QueuedMessage, type SendRequest, uniqueTags, queuedHosts
 } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import type { AuthContext } from '../auth.ts'
@@ -180,7 +180,8 @@ export function prepareMessage (
     track_opens: req.track_opens ?? true,
     track_clicks: req.track_clicks ?? true,
     suppressed,
-    created_at: createdAt
+    created_at: createdAt,
+    ...queuedHosts(domain)
   }
   if (req.reply_to !== undefined) msg.reply_to = req.reply_to
   if (html !== undefined) msg.html = html

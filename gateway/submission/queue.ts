@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import {
-  ApiError, QUEUED_FORMAT_VERSION, isQueuedMessage, newId, queuedMessageProblem, uniqueTags, type QueuedMessage
+  ApiError, QUEUED_FORMAT_VERSION, isQueuedMessage, newId, queuedMessageProblem, uniqueTags, queuedHosts, type QueuedMessage
 } from '../../protocol/mod.ts'
 import type { AuthContext } from '../auth.ts'
 import type { SendService } from '../send/service.ts'
@@ -87,7 +87,8 @@ export class SubmissionQueue {
       track_clicks: false,
       suppressed,
       created_at: createdAt,
-      submitted: { raw: mail.mime.toString('latin1') }
+      submitted: { raw: mail.mime.toString('latin1') },
+      ...queuedHosts(auth.domain)
     }
     // The engine delivers only what its schema accepts: refuse here, before the 250, anything it would not.
     if (!isQueuedMessage(msg)) throw new SmtpReply(554, `Message refused: ${queuedMessageProblem(msg)}`, { enhanced: '5.6.0' })

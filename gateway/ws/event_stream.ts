@@ -1,52 +1,17 @@
 import uWS from 'uWebSockets.js'
 import type { Subscription } from '@nats-io/transport-node'
-import { ApiError, EVENT_TYPES, envelopeOf, eventSubject, isSuspended, type EventRecord, type OrgRecord } from '../../protocol/mod.ts'
+import { ApiError, envelopeOf, eventSubject, isSuspended, type EventRecord, type OrgRecord } from '../../protocol/mod.ts'
 import { authenticate, hasPermission } from '../auth.ts'
 import type { GatewayDeps } from '../deps.ts'
 import { SocketCounter } from './socket_caps.ts'
-import { ENVIRONMENT_MESSAGE, isEnvironment, refuseEnvironment, refuseUpgrade, type Environment } from './upgrade_refusals.ts'
+import { isEnvironment, refuseEnvironment, refuseUpgrade, type Environment } from './upgrade_refusals.ts'
+import { applyFilter } from './stream_filter.ts'
+import {
+  AUTH_TIMEOUT_MS, CLOSE_CODES, IDLE_TIMEOUT_S, MAX_BUFFERED_BYTES, MAX_CLIENT_MESSAGE_BYTES, send, SUSPENDED, type Socket, type SocketState
+} from './stream_socket.ts'
 
 export const EVENT_STREAM_PATH = '/v1/events/stream'
-
-/** Close codes of the live feed, as documented in docs/reading.md. */
-export const CLOSE_CODES = {
-  goingAway: 1001,
-  badMessage: 1008,
-  tooSlow: 1013,
-  unauthorized: 4401,
-  forbidden: 4403,
-  rateLimited: 4429
-} as const
-
-const AUTH_TIMEOUT_MS = 5000 // 5 s for the first message
-/**
- * A socket whose unsent backlog passes this is closed with 1013 rather than buffered further: one slow
- * reader must not grow the gateway's memory. 1 MiB is several thousand events.
- */
-const MAX_BUFFERED_BYTES = 1024 * 1024
-const MAX_CLIENT_MESSAGE_BYTES = 4096
-const IDLE_TIMEOUT_S = 60 // pings keep a healthy socket alive
-const TYPE_NAMES = new Set<string>([...EVENT_TYPES, 'inbound'])
-const SUSPENDED = 'the organisation is suspended'
-
-interface SocketState {
-  ip: string
-  open: boolean
-  /** A failed authentication is being counted; the socket closes once it is, and reads nothing more meanwhile. */
-  refusing?: boolean
-  /** Set once the socket counts toward its address's cap (from `open` to `close`). */
-  countedForAddress?: boolean
-  orgId?: string
-  keyId?: string
-  /** Event types to forward; undefined: all. */
-  types?: Set<string>
-  /** Live or sandbox events: the socket forwards one environment's (`live` unless asked). */
-  environment: Environment
-  timer?: NodeJS.Timeout
-  /** Closes the socket when its key's grace period (after a rotation) ends. */
-  expiry?: NodeJS.Timeout
-}
-type Socket = uWS.WebSocket<SocketState>
+export { CLOSE_CODES }
 
 interface OrgFeed { sub: Subscription, sockets: Set<Socket> }
 
@@ -54,10 +19,6 @@ export interface EventStream {
   readonly sockets: number
   /** Closes every socket with 1001 and refuses new ones. */
   close: () => void
-}
-
-function send (ws: Socket, payload: Record<string, unknown>): void {
-  ws.cork(() => { ws.send(JSON.stringify(payload)) })
 }
 
 /**
@@ -196,28 +157,6 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     send(ws, { type: 'ready', organization_id: st.orgId })
   }
 
-  /**
-   * `types` and `environment` each replace what the socket had when given; one of them must be. A bad value of
-   * either is an error message (the socket stays, its filter unchanged).
-   */
-  function onFilter (ws: Socket, st: SocketState, types: unknown, environment: unknown): void {
-    if (types !== undefined || environment === undefined) {
-      const known = (t: unknown): boolean => typeof t === 'string' && TYPE_NAMES.has(t)
-      if (!Array.isArray(types) || types.length === 0 || types.length > TYPE_NAMES.size || !types.every(known)) {
-        const message = `types must be a non-empty array of: ${[...TYPE_NAMES].join(', ')}`
-        send(ws, { type: 'error', code: 'validation_error', field: 'types', message })
-        return
-      }
-    }
-    if (environment !== undefined && !isEnvironment(environment)) {
-      send(ws, { type: 'error', code: 'validation_error', field: 'environment', message: ENVIRONMENT_MESSAGE })
-      return
-    }
-    if (Array.isArray(types)) st.types = new Set(types.map((t: string) => t === 'inbound' ? 'inbound.received' : t))
-    if (environment !== undefined) st.environment = environment
-    send(ws, { type: 'filter', types: [...(st.types ?? EVENT_TYPES)], environment: st.environment })
-  }
-
   app.ws<SocketState>(EVENT_STREAM_PATH, {
     maxPayloadLength: MAX_CLIENT_MESSAGE_BYTES,
     idleTimeout: IDLE_TIMEOUT_S,
@@ -279,7 +218,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
         else ws.end(CLOSE_CODES.unauthorized, 'the first message must be {"type":"auth","key":"ob_…"}')
         return
       }
-      if (msg.type === 'filter') onFilter(ws, st, msg.types, msg.environment)
+      if (msg.type === 'filter') send(ws, applyFilter(st, msg.types, msg.environment))
       else send(ws, { type: 'error', code: 'validation_error', field: 'type', message: 'expected "filter"' })
     },
     close: (ws) => {

@@ -62,6 +62,15 @@ export class ScheduleState {
     return { kind: kind as 'canceled' | 'duplicate' }
   }
 
+  /**
+   * Sweep: whether a cancel of the message won, as the ledger or Redis holds it. Reads only: a canceled message is
+   * never sent, so a stored copy of it is done, whether or not its time has come.
+   */
+  async isCanceled (messageId: string): Promise<boolean> {
+    if (await this.ledger.read(messageId) === 'canceled') return true
+    return await this.r.hget(scheduleStateKey(messageId), 'state') === 'canceled'
+  }
+
   /** Gateway: cancels unless the engine took the message up already. Cancelling twice is `ok` both times. */
   async cancel (messageId: string): Promise<ChangeVerdict> {
     const [kind] = await this.r.ob_schedule(1, scheduleStateKey(messageId), 'cancel', SCHEDULE_STATE_TTL_MS)

@@ -87,14 +87,19 @@ function tableDns (txt: Record<string, string[]>, more: Tables = {}): HealthDns 
 }
 
 const config = loadConfig({ OB_MX_HOST: 'mx.outbox.test' })
+/** The SPF record while no egress source exists: the host of OB_PUBLIC_URL. */
+const HOST_SPF = 'v=spf1 ip4:127.0.0.1 ~all'
 /** A control plane with no organisation records and no egress sources: mail leaves from the host's own address. */
-const cp = { orgs: { get: () => undefined }, egress: { pool: () => undefined, source: () => undefined } } as unknown as ControlPlane
+const cp = {
+  orgs: { get: () => undefined }, egress: { pool: () => undefined, source: () => undefined, sources: () => [] }
+} as unknown as ControlPlane
 /** One whose `default` pool has one source, 192.0.2.10 saying EHLO mta.outbox.test. */
 const cpWithSource = {
   orgs: { get: () => undefined },
   egress: {
     pool: (name: string) => ({ name, sources: [{ source: 's1', weight: 100 }] }),
-    source: () => ({ name: 's1', address: '192.0.2.10', ehlo: 'mta.outbox.test' })
+    source: () => ({ name: 's1', address: '192.0.2.10', ehlo: 'mta.outbox.test' }),
+    sources: () => [{ name: 's1', address: '192.0.2.10', ehlo: 'mta.outbox.test' }]
   }
 } as unknown as ControlPlane
 
@@ -107,7 +112,7 @@ async function checked (domain: DomainRecord, dns: HealthDns, opts: CheckOpts = 
 const find = (items: HealthItem[], check: string): HealthItem => items.find((i) => i.check === check)!
 
 test('DMARC: one record with a policy is ok and says what the policy does; none, two or no p= is an error', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   const dmarc = async (records: string[]): Promise<HealthItem> =>
     find(await checked(d, tableDns({ '_dmarc.example.org': records })), 'dmarc')
   assert.match((await dmarc(['v=DMARC1; p=reject'])).message, /policy reject: receivers reject mail that fails DMARC/)
@@ -118,7 +123,7 @@ test('DMARC: one record with a policy is ok and says what the policy does; none,
 })
 
 test('MTA-STS and TLS-RPT are reported for presence: absent is ok, malformed a warning', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   const none = await checked(d, tableDns({}))
   assert.equal(find(none, 'mta_sts').status, 'ok')
   assert.match(find(none, 'mta_sts').message, /No MTA-STS policy/)
@@ -133,7 +138,7 @@ test('MTA-STS and TLS-RPT are reported for presence: absent is ok, malformed a w
 })
 
 test('a failed look-up is not_checked; without known sources reverse DNS and blocklists are not_checked with the reason', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   const items = await checked(d, tableDns({}, { failing: ['_dmarc.example.org'] }))
   assert.equal(find(items, 'dmarc').status, 'not_checked')
   assert.match(find(items, 'dmarc').message, /ETIMEOUT/)
@@ -145,16 +150,20 @@ test('a failed look-up is not_checked; without known sources reverse DNS and blo
   assert.equal(find(items, 'spf').status, 'error')
 })
 
-test('a CNAME the domain is asked to publish is checked; without one the tracking CNAME is not_checked', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
+test('the tracking host\'s CNAME is checked; without a tracking host it is not_checked', async () => {
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   assert.equal(find(await checked(d, tableDns({})), 'tracking_cname').status, 'not_checked')
-  const cname = { type: 'CNAME', name: 'links.example.org', value: 'track.outbox.test' }
-  const withCname: DomainRecord = { ...d, records: [...d.records, cname] }
-  const missing = await checked(withCname, tableDns({}))
-  assert.equal(find(missing, 'cname').status, 'error')
-  assert.equal(missing.find((i) => i.check === 'tracking_cname'), undefined)
-  const there = await checked(withCname, tableDns({}, { cname: { 'links.example.org': ['track.outbox.test'] } }))
-  assert.equal(find(there, 'cname').status, 'ok')
+  const publicHost = loadConfig({ OB_MX_HOST: 'mx.outbox.test', OB_PUBLIC_URL: 'https://track.outbox.test' })
+  const withTracking: DomainRecord = { ...d, tracking: { host: 'links.example.org' } }
+  const check = async (dns: HealthDns): Promise<HealthItem> =>
+    find((await checkDomainHealth({ config: publicHost, cp, dns }, withTracking, [])).items, 'tracking_cname')
+  const missing = await check(tableDns({}))
+  assert.equal(missing.status, 'error')
+  assert.equal(missing.subject, 'links.example.org')
+  assert.equal((await check(tableDns({}, { cname: { 'links.example.org': ['track.outbox.test'] } }))).status, 'ok')
+  // OB_PUBLIC_URL naming an address: there is nothing a CNAME could name
+  const byAddress = (await checkDomainHealth({ config, cp, dns: tableDns({}) }, withTracking, [])).items
+  assert.equal(find(byAddress, 'tracking_cname').status, 'not_checked')
 })
 
 test('a look-up that gets no answer gives up after its timeout', async () => {
@@ -166,7 +175,7 @@ test('a look-up that gets no answer gives up after its timeout', async () => {
 })
 
 test('DKIM: a signing key\'s record missing or holding another key is an error; a key that does not sign yet is a warning', async () => {
-  const verified = await buildDomain(config, 'org_1', 'example.org', true)
+  const verified = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   const rsa = verified.records.find((r) => r.value.startsWith('v=DKIM1'))
   const dkim = (items: HealthItem[], name: string): HealthItem => items.find((i) => i.check === 'dkim' && i.subject === name)!
   const other = rsa!.value.replace(/p=.{8}/, 'p=AAAAAAAA')
@@ -175,13 +184,13 @@ test('DKIM: a signing key\'s record missing or holding another key is an error; 
   const edName = `${verified.dkim_ed25519!.selector}._domainkey.example.org`
   assert.equal(dkim(await checked(verified, tableDns({})), edName).status, 'error')
   // a domain not verified yet: its ed25519 key does not sign, so its record missing is a warning
-  const pending = await buildDomain(config, 'org_1', 'example.org', false)
+  const pending = await buildDomain(config, 'org_1', 'example.org', false, HOST_SPF)
   const pendingEd = `${pending.dkim_ed25519!.selector}._domainkey.example.org`
   assert.equal(dkim(await checked(pending, tableDns({})), pendingEd).status, 'warning')
 })
 
 test('return-path MX: missing is a warning; without OB_MX_HOST it is not_checked', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   const mx = (items: HealthItem[]): HealthItem => find(items, 'return_path_mx')
   assert.equal(mx(await checked(d, tableDns({}))).status, 'warning')
   assert.equal(mx(await checked(d, tableDns({}, { mx: { 'bounces.example.org': ['10 mx.outbox.test'] } }))).status, 'ok')
@@ -191,20 +200,20 @@ test('return-path MX: missing is a warning; without OB_MX_HOST it is not_checked
 })
 
 test('MTA-STS or TLS-RPT published twice is a warning', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   const items = await checked(d, tableDns({ '_mta-sts.example.org': ['v=STSv1; id=1', 'v=STSv1; id=2'], '_smtp._tls.example.org': [] }))
   assert.equal(find(items, 'mta_sts').status, 'warning')
 })
 
 test('another record the domain is asked to publish is a warning when missing', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
-  const withTxt: DomainRecord = { ...d, records: [...d.records, { type: 'TXT', name: 'x.example.org', value: 'hello' }] }
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
+  const withTxt: DomainRecord = { ...d, records: [...d.records, { type: 'TXT', name: 'example.org', value: 'site-verification=1' }] }
   assert.equal(find(await checked(withTxt, tableDns({})), 'record').status, 'warning')
-  assert.equal(find(await checked(withTxt, tableDns({ 'x.example.org': ['hello'] })), 'record').status, 'ok')
+  assert.equal(find(await checked(withTxt, tableDns({ 'example.org': ['site-verification=1'] })), 'record').status, 'ok')
 })
 
 test('reverse DNS: no PTR is an error; a name that does not resolve back is a warning; PTR and A agreeing is ok', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   const rdns = async (t: Tables): Promise<HealthItem> => find(await checked(d, tableDns({}, t), { cp: cpWithSource }), 'reverse_dns')
   assert.equal((await rdns({})).status, 'error')
   const ptr = { '192.0.2.10': ['mta.outbox.test'] }
@@ -214,7 +223,7 @@ test('reverse DNS: no PTR is an error; a name that does not resolve back is a wa
 })
 
 test('blocklists: none answering is not_checked; no zones configured is not_checked; not listed is ok', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   const bl = async (t: Tables, zones: string[]): Promise<HealthItem> =>
     find(await checked(d, tableDns({}, t), { cp: cpWithSource, zones }), 'blocklist')
   assert.equal((await bl({ a: { '10.2.0.192.bl.example': ['127.255.255.254'] } }, ['bl.example'])).status, 'not_checked')
@@ -223,10 +232,10 @@ test('blocklists: none answering is not_checked; no zones configured is not_chec
   assert.equal((await bl({}, ['bl.example'])).status, 'ok')
 })
 
-test('SPF with a known source is evaluated for its address; the record\'s mechanism alone does not make it pass', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
-  const spf = d.records.find((r) => r.name === 'example.org' && r.value.startsWith('v=spf1'))!
-  const asked = await checked(d, tableDns({ 'example.org': [spf.value] }), { cp: cpWithSource })
+test('SPF with a known source is evaluated for its address, however the record names it', async () => {
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
+  // the record asked for before the source existed: it holds the host's address, not the source's
+  const asked = await checked(d, tableDns({ 'example.org': [HOST_SPF] }), { cp: cpWithSource })
   assert.equal(find(asked, 'spf').status, 'error')
   assert.match(find(asked, 'spf').message, /192\.0\.2\.10 \(softfail\)/)
   const covering = await checked(d, tableDns({ 'example.org': ['v=spf1 ip4:192.0.2.0/24 -all'] }), { cp: cpWithSource })
@@ -234,7 +243,7 @@ test('SPF with a known source is evaluated for its address; the record\'s mechan
 })
 
 test('with OB_EGRESS_SHAPING=off or OB_SMTP_RELAY the sources are not known, and the item says why', async () => {
-  const d = await buildDomain(config, 'org_1', 'example.org', true)
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
   const off = await checked(d, tableDns({}), { cp: cpWithSource, env: { OB_EGRESS_SHAPING: 'off' } })
   assert.match(find(off, 'reverse_dns').message, /OB_EGRESS_SHAPING=off/)
   assert.equal(find(off, 'blocklist').subject, 'host')
@@ -275,4 +284,13 @@ test('the docs list every item, the limits and the defaults', () => {
   assert.ok(doc.includes('An answer is reused for a minute'))
   assert.ok(doc.includes(`start ${LIVE_CHECKS_PER_MINUTE} live checks a minute`))
   for (const zone of DEFAULT_DNSBL_ZONES.split(',')) assert.ok(doc.includes(`\`${zone}\``))
+})
+
+test('a domain\'s own return-path host is checked as the return path: its SPF and its MX', async () => {
+  const d = await buildDomain(config, 'org_1', 'example.org', true, HOST_SPF)
+  const own: DomainRecord = { ...d, return_path: { host: 'rp.example.org' } }
+  const items = await checked(own, tableDns({ 'rp.example.org': [HOST_SPF] }, { mx: { 'rp.example.org': ['10 mx.outbox.test'] } }))
+  const at = (check: string): HealthItem | undefined => items.find((i) => i.check === check && i.subject === 'rp.example.org')
+  assert.equal(at('return_path_spf')?.status, 'ok')
+  assert.equal(at('return_path_mx')?.status, 'ok')
 })

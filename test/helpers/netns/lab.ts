@@ -129,15 +129,20 @@ export class Lab {
 
   /** Shard → the address of the host whose engine holds its lease now (null: nobody, or expired). */
   async shardOwners (): Promise<Array<string | null>> {
-    const byPid = new Map(this.engines.map((e) => [e.pid, e.host.address]))
     const out: Array<string | null> = []
     for (let s = 0; s < this.shards; s++) {
       const e = await this.leases.get(`outbound.shard.${s}`).catch(() => null)
       const rec = e === null || e.operation !== 'PUT' ? undefined : JSON.parse(dec.decode(e.value)) as LeaseRecord
-      // owner ids are `<host>-<pid>-<random>`
-      out.push(rec === undefined || rec.expires_at < Date.now() ? null : byPid.get(Number(rec.owner.split('-').at(-2))) ?? rec.owner)
+      out.push(rec === undefined || rec.expires_at < Date.now() ? null : this.ownerAddress(rec.owner))
     }
     return out
+  }
+
+  /** The address of the host whose engine writes leases as `owner` (the id itself for an engine not of this lab). */
+  ownerAddress (owner: string): string {
+    // owner ids are `<host>-<pid>-<random>`
+    const pid = Number(owner.split('-').at(-2))
+    return this.engines.find((e) => e.pid === pid)?.host.address ?? owner
   }
 
   /** Ends every process (Outbox's first, then the servers), the sink and the admin, and deletes the hosts. */

@@ -6,7 +6,9 @@ import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { readMessage } from '../../helpers/read_after_write.ts'
 import { eventually, nothingHappensFor, sleepUntil } from '../../helpers/waiting.ts'
 import { engineHoldsBack, type EventWatcher, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
+import { jetstreamManager } from '@nats-io/jetstream'
 import { scheduleStateKey } from '../../../stores/schedule/mod.ts'
+import { STREAM_OUTBOUND } from '../../../protocol/mod.ts'
 
 let sink: SmtpSink
 let ob: TestOutbox
@@ -144,4 +146,25 @@ test('another organisation\'s message is 403 as for GET; an unknown id 404; send
   }
   assert.equal((await ob.request('GET', `/v1/messages/${id}`, { key })).body.status, 'scheduled')
   assert.equal((await cancel(id)).status, 200)
+})
+
+test('a canceled message the engine holds for its time is done for the work-queue sweep; one not canceled stays', async () => {
+  // A nats-server killed between an acknowledgement and its removal leaves a message stored; the sweep removes such
+  // leftovers once they are done. A canceled message never gets a delivery outcome: its cancel is what ends it.
+  const later = new Date(Date.now() + 10 * 60_000)
+  const canceled = await sendAt('canceled-held@dest.example', later)
+  const kept = await sendAt('kept-held@dest.example', later)
+  await eventually(async () => await engineHoldsBack(ob, canceled) && await engineHoldsBack(ob, kept), 'the engine holding both back')
+  const seqOf = async (id: string): Promise<number> => Number(await ob.proc.redis.hget(scheduleStateKey(id), 'seq'))
+  const [canceledSeq, keptSeq] = [await seqOf(canceled), await seqOf(kept)]
+  assert.equal((await cancel(canceled)).status, 200)
+  await ob.proc.engine!.sweep(true)
+  const jsm = await jetstreamManager(ob.proc.nc)
+  const stored = async (seq: number): Promise<boolean> =>
+    await jsm.streams.getMessage(STREAM_OUTBOUND, { seq }).then((m) => m !== null, () => false)
+  assert.equal(await stored(canceledSeq), false, 'the canceled message is no longer stored')
+  assert.equal(await stored(keptSeq), true, 'the message still waiting for its time is')
+  const read = await ob.request('GET', `/v1/messages/${canceled}`, { key })
+  assert.equal(read.body.status, 'canceled')
+  assert.equal((await cancel(kept)).status, 200)
 })

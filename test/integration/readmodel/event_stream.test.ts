@@ -5,7 +5,7 @@ import { once } from 'node:events'
 import { WebSocket } from 'undici'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { event, publish } from './fixtures.ts'
-import { EVENTUALLY_TIMEOUT_MS } from '../../helpers/waiting.ts'
+import { EVENTUALLY_TIMEOUT_MS, eventually, heldWithin } from '../../helpers/waiting.ts'
 
 let ob: TestOutbox
 let org: TestOrg
@@ -21,7 +21,6 @@ after(async () => { await ob.close() })
 class Client {
   readonly ws: WebSocket
   private readonly inbox: any[] = []
-  private waiter?: () => void
   readonly closed: Promise<{ code: number, reason: string }>
   readonly opened: Promise<void>
 
@@ -31,22 +30,20 @@ class Client {
       this.ws.addEventListener('open', () => resolve())
       this.ws.addEventListener('error', () => reject(new Error('socket error')))
     })
-    this.ws.addEventListener('message', (m) => { this.inbox.push(JSON.parse(String(m.data))); this.waiter?.() })
+    this.ws.addEventListener('message', (m) => { this.inbox.push(JSON.parse(String(m.data))) })
     this.closed = new Promise((resolve) => this.ws.addEventListener('close', (e) => {
       resolve({ code: e.code, reason: e.reason })
-      this.waiter?.()
     }))
   }
 
   send (msg: unknown): void { this.ws.send(JSON.stringify(msg)) }
 
   async next (timeoutMs = 5000): Promise<any> {
-    const deadline = Date.now() + timeoutMs
-    while (this.inbox.length === 0) {
+    await eventually(() => {
+      if (this.inbox.length > 0) return true
       if (this.ws.readyState === WebSocket.CLOSED) throw new Error('closed while waiting for a message')
-      if (Date.now() > deadline) throw new Error('no message')
-      await new Promise<void>((resolve) => { this.waiter = resolve; setTimeout(resolve, 100) })
-    }
+      return false
+    }, 'a message on the socket', timeoutMs)
     return this.inbox.shift()
   }
 
@@ -196,10 +193,8 @@ test('a socket that does not read is closed with 1013 instead of buffering witho
   // Far more than the kernel's socket buffers plus the 1 MiB allowance.
   for (let i = 0; i < 150; i++) await publish(ob, event(org, 'msg_00000000000000000000000005', 'opened', new Date(), { i, big }))
   socket.resume()
-  const deadline = Date.now() + 10_000
-  while (closeCode(received) === undefined && Date.now() < deadline && !socket.destroyed) {
-    await Promise.race([once(socket, 'data'), once(socket, 'close'), new Promise((resolve) => setTimeout(resolve, 200))])
-  }
+  // the close frame follows the backlog the socket drains; a socket the gateway ended early ends the wait too
+  await heldWithin(() => closeCode(received) !== undefined || socket.destroyed, 10_000)
   socket.destroy()
   assert.equal(closeCode(received), 1013)
 })

@@ -4,6 +4,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto'
 import { authenticate } from 'mailauth'
 import { simpleParser, type AddressObject } from 'mailparser'
 import { ComposedMessage, type ComposeContext } from '../../../engine/actor/compose.ts'
+import { SubmittedMessage } from '../../../engine/actor/raw_submission.ts'
 import type { TaskMessage } from '../../../engine/actor/task.ts'
 import { verifyToken } from '../../../protocol/mod.ts'
 
@@ -210,4 +211,21 @@ test('without html an attachment with content_id is an ordinary attachment: noth
   assert.ok(!raw.toString('latin1').includes('multipart/related'))
   const p = await simpleParser(raw)
   assert.deepEqual(p.attachments.map((a) => [a.filename, a.contentDisposition]), [['logo.png', 'attachment']])
+})
+
+test('a message carrying its domain\'s return-path host goes out with the VERP address at that host', () => {
+  const own = new ComposedMessage(message({ return_path_host: 'rp.sender.example' }), message(), ctx()).forRecipient('bob@dest.example')
+  assert.match(own.envelope.from, /^bounces\+msg_[0-9a-z]{26}-k1[0-9a-z]{16}@rp\.sender\.example$/)
+  assert.match(own.raw.toString('latin1'), /<mailto:bounces\+[^@]+@rp\.sender\.example\?subject=unsubscribe>/)
+  const plain = new ComposedMessage(message(), message(), ctx()).forRecipient('bob@dest.example')
+  assert.match(plain.envelope.from, /@bounces\.sender\.example$/, 'without it, the default')
+})
+
+test('mail submitted by SMTP goes out with the return-path host it carries, and its unsubscribe link on the context\'s base', () => {
+  const raw = 'From: sender@sender.example\r\nTo: bob@dest.example\r\nSubject: hi\r\n\r\nHello\r\n'
+  const own = new SubmittedMessage(message({ return_path_host: 'rp.sender.example', submitted: { raw } }), raw,
+    { ...ctx(), publicUrl: 'https://links.sender.example' }).forRecipient('bob@dest.example')
+  assert.match(own.envelope.from, /@rp\.sender\.example$/)
+  const head = own.raw.toString('latin1')
+  assert.match(head, /List-Unsubscribe: <https:\/\/links\.sender\.example\/t\/u\/[^>]+>,\r\n <mailto:bounces\+[^@]+@rp\.sender\.example\?/)
 })
