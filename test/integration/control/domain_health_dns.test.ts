@@ -227,3 +227,12 @@ test('one process at a time holds the period\'s lease', async () => {
   await eventually(async () => await store.takeLease('test-a', 2000), 'the lease free', 10_000)
   assert.equal(await store.takeLease('test-b', 2000), false)
 })
+
+test('the periodic check looks at verified domains only', async () => {
+  const org = await ob.org()
+  const pending = await ob.request('POST', '/v1/domains', { key: org.adminKey, body: { name: `pending${process.pid}.example.net` } })
+  assert.equal(pending.status, 201)
+  await eventually(async () => await ob.proc.redis.hexists('ob:dh:state', org.domainId) === 1, 'a round over the verified domain', 10_000)
+  await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_MS))
+  assert.equal(await ob.proc.redis.hexists('ob:dh:state', pending.body.id), 0)
+})
