@@ -11,7 +11,7 @@ export const EGRESS_USAGE = `usage: outbox egress source add <name> --address <i
        outbox egress source list | source remove <name>
        outbox egress pool set <name> <source>[:<weight>]... | pool list | pool remove <name>
        outbox egress assign --org <org_id> [--domain <domain_id>] (--pool <name>|default | --inherit)
-       outbox egress limits set <provider>|default <key>=<value>... | limits show
+       outbox egress limits set <provider>|default [--source <name>] <key>=<value>... | limits show [--source <name>]
        outbox egress lanes`
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -77,16 +77,40 @@ export async function runEgress (args: string[], env: Env): Promise<unknown> {
   }
   if (what === 'assign') return await assign(args.slice(1), run)
   if (what === 'lanes' && action === undefined) return await run(async (cp) => ({ data: await lanes(cp, env) }))
-  if (what === 'limits') {
-    if (action === 'show' && rest.length === 0) return await run((cp) => ({ limits: cp.egress.settings().limits ?? {} }))
-    if (action === 'set' && rest.length >= 2) {
-      const [provider, ...words] = rest
-      const parsed = parseLimitAssignments(words)
-      if (parsed.errors.length > 0) throw usage(parsed.errors.map((e) => `${e.field} ${e.message}`).join('; '))
-      return await run(async (cp) => ({ limits: (await cp.egress.setProviderLimits(provider!, parsed.set, parsed.unset)).limits ?? {} }))
-    }
-  }
+  if (what === 'limits') return await limits(action, rest, run)
   throw usage(what === undefined ? 'say what to change: source, pool, assign or limits' : `unknown arguments "${args.join(' ')}"`)
+}
+
+/**
+ * `limits show|set`: the installation's overrides, or with `--source <name>` one source's own (over the installation's).
+ * `set` changes the keys it names of one provider's entry (`key=` removes one).
+ */
+async function limits (
+  action: string | undefined, args: string[], run: <T>(work: (cp: ControlPlane) => Promise<T> | T) => Promise<T>
+): Promise<unknown> {
+  const at = args.indexOf('--source')
+  const source = at < 0 ? undefined : args[at + 1]
+  if (at >= 0 && (source === undefined || source.startsWith('--'))) throw usage('--source needs a source name')
+  const words = at < 0 ? args : [...args.slice(0, at), ...args.slice(at + 2)]
+  if (action === 'show' && words.length === 0) {
+    return await run((cp) => {
+      if (source === undefined) return { limits: cp.egress.settings().limits ?? {} }
+      const s = cp.egress.source(source)
+      if (s === undefined) throw new CliError(`outbox: no source named ${source}`)
+      return { source: s.name, limits: s.limits ?? {} }
+    })
+  }
+  if (action === 'set' && words.length >= 2) {
+    const [provider, ...assignments] = words
+    const parsed = parseLimitAssignments(assignments)
+    if (parsed.errors.length > 0) throw usage(parsed.errors.map((e) => `${e.field} ${e.message}`).join('; '))
+    return await run(async (cp) => {
+      if (source === undefined) return { limits: (await cp.egress.setProviderLimits(provider!, parsed.set, parsed.unset)).limits ?? {} }
+      const s = await cp.egress.setSourceProviderLimits(source, provider!, parsed.set, parsed.unset)
+      return { source: s.name, limits: s.limits ?? {} }
+    })
+  }
+  throw usage(`unknown arguments "limits ${[action, ...args].join(' ')}"`)
 }
 
 async function assign (
@@ -115,10 +139,13 @@ async function assign (
 
 /** Every egress lane as it runs (the operator API's GET /v1/operator/egress/lanes), read from the shared Redis. */
 async function lanes (cp: ControlPlane, env: Env): Promise<unknown[]> {
-  const redis = newRedis(loadConfig(env).redis.target, { connectionName: 'outbox-cli', maxRetriesPerRequest: 1, commandTimeout: 5000 })
+  const config = loadConfig(env)
+  const redis = newRedis(config.redis.target, { connectionName: 'outbox-cli', maxRetriesPerRequest: 1, commandTimeout: 5000 })
   redis.on('error', () => {})
   try {
-    return await laneViews(new EgressState(redis), (name) => cp.egress.source(name), cp.egress.settings())
+    // the engines' recovery period; no listener, so it claims no recovery step (the engines log and count those)
+    const state = new EgressState(redis, Date.now, { recoverEveryMs: config.smtp.egressRecoverEveryMs })
+    return await laneViews(state, (name) => cp.egress.source(name), cp.egress.settings())
   } finally {
     redis.disconnect()
   }

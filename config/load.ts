@@ -151,11 +151,16 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       inboundMaxConnectionsPerAddress: e.OB_SMTP_INBOUND_MAX_CONNECTIONS_PER_ADDRESS,
       inboundSessionDeadlineMs: e.OB_SMTP_INBOUND_SESSION_DEADLINE_MS,
       relay: e.OB_SMTP_RELAY,
+      relayTls: e.OB_SMTP_RELAY_TLS,
+      caFile: e.OB_SMTP_CA_FILE,
+      mtaStsPort: e.OB_MTA_STS_PORT,
+      tlsReportCheckMs: e.OB_TLSRPT_CHECK_MS,
       outboundPort: e.OB_SMTP_OUTBOUND_PORT,
       allowPrivate: e.OB_SMTP_ALLOW_PRIVATE,
       poolConnections: e.OB_SMTP_POOL_CONNECTIONS,
       egressShaping: e.OB_EGRESS_SHAPING === 'on',
-      egressRecoverEveryMs: e.OB_EGRESS_RECOVER_EVERY_MS
+      egressRecoverEveryMs: e.OB_EGRESS_RECOVER_EVERY_MS,
+      egressConnectionHoldMs: e.OB_EGRESS_CONNECTION_HOLD_MS
     },
     inbound: {
       eventMaxBytes: e.OB_INBOUND_EVENT_MAX_BYTES,

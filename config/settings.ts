@@ -74,6 +74,17 @@ export interface Config {
     /** An inbound session is closed with 421 this long after it connected. */
     readonly inboundSessionDeadlineMs: number
     readonly relay?: string
+    /**
+     * `verify`: a relay given credentials (or `smtps://`) is spoken to only over TLS with a certificate that verifies
+     * for its host, before AUTH; `insecure`: no certificate check and AUTH without TLS (warned at start).
+     */
+    readonly relayTls: 'verify' | 'insecure'
+    /** PEM file of extra CAs that verified outbound TLS trusts besides Node's roots (relay, MTA-STS, TLS reports). */
+    readonly caFile?: string | undefined
+    /** Port of the MTA-STS policy servers (`https://mta-sts.<domain>`): 443; tests point it at their own server. */
+    readonly mtaStsPort: number
+    /** How often an engine looks for TLS reports of finished days to send (the sending runs on one engine at a time). */
+    readonly tlsReportCheckMs: number
     /** Port of recipients' MX hosts (25 in production; tests point it at a sink). */
     readonly outboundPort: number
     /**
@@ -90,6 +101,11 @@ export interface Config {
     readonly egressShaping: boolean
     /** How long a lane slowed by a reply takes to double its rate back (stores/egress RECOVER_EVERY_MS by default). */
     readonly egressRecoverEveryMs: number
+    /**
+     * How long an egress connection's cluster-wide slot lasts without renewal (renewed every third of it while open):
+     * the slots of a killed engine's connections are free again by then. @default 60_000
+     */
+    readonly egressConnectionHoldMs: number
   }
   readonly inbound: {
     /** The most an `inbound.received` event's `data` takes as JSON; past it excerpts and a reference to the message. */

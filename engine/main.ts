@@ -22,8 +22,13 @@ import { ShardActors } from './shards.ts'
 import { WorkQueueSweeper } from './work_queue_sweep.ts'
 import { EgressState } from '../stores/egress/mod.ts'
 import { LaneGauges } from './egress/lane_gauges.ts'
+import { reportRecovery } from './egress/lane_recoveries.ts'
 import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
 import { QueueIndex } from '../stores/queues/mod.ts'
+import { TlsReportStore } from '../stores/tls_reports/mod.ts'
+import { TlsReporter, type TlsReportRun } from './tls/tls_reporter.ts'
+import { trustedCas } from './tls/outbound_tls.ts'
+import { readFileSync } from 'node:fs'
 
 export interface Engine {
   /** This process's id in the shard lease bucket. */
@@ -34,6 +39,11 @@ export interface Engine {
   sweep: (full: boolean) => Promise<void>
   /** Stops taking work, finishes or hands back what is in flight, within `timeoutMs`. */
   drain: (timeoutMs: number) => Promise<void>
+  /**
+   * One run of the TLS-RPT sender now (it also runs every OB_TLSRPT_CHECK_MS), as if the time were `now`; undefined
+   * when mail goes through the relay (no MX host, no report).
+   */
+  sendTlsReports: (now?: number) => Promise<TlsReportRun | undefined>
 }
 
 export async function startEngine (
@@ -47,9 +57,18 @@ export async function startEngine (
   const secret = await installationSecret(shared.cp.settings, config.secret)
   // threads are sized for every shard: leases move shards between processes at any time
   const threads = Math.min(config.engine.threads, shards.length)
+  // read once: the shard threads get the PEM, not the path
+  const caPem = config.smtp.caFile !== undefined ? readFileSync(config.smtp.caFile, 'utf8') : undefined
+  if (config.smtp.relay !== undefined && config.smtp.relayTls === 'insecure') {
+    log.warn({ relay: new URL(config.smtp.relay).host }, 'OB_SMTP_RELAY_TLS=insecure: the relay\'s certificate is not checked and ' +
+      'its credentials may be sent without TLS, to anyone in the path')
+  }
   const actors = new ShardActors({
     redis: config.redis.target,
     ...(config.smtp.relay !== undefined ? { relay: config.smtp.relay } : {}),
+    relayTls: config.smtp.relayTls,
+    ...(caPem !== undefined ? { caPem } : {}),
+    stsPort: config.smtp.mtaStsPort,
     outboundPort: config.smtp.outboundPort,
     allowPrivate: config.smtp.allowPrivate,
     dnsServers: [...config.dnsServers],
@@ -57,6 +76,7 @@ export async function startEngine (
     hostRatePerS: config.delivery.hostRatePerS,
     egressShaping: config.smtp.egressShaping,
     egressRecoverEveryMs: config.smtp.egressRecoverEveryMs,
+    egressConnectionHoldMs: config.smtp.egressConnectionHoldMs,
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret)
   }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry)
@@ -137,18 +157,26 @@ export async function startEngine (
   })
   sweeper.start()
   const laneGauges = config.smtp.egressShaping && config.smtp.relay === undefined
-    ? new LaneGauges(new EgressState(shared.redis), shared.cp, shared.metrics, log)
+    ? new LaneGauges(new EgressState(shared.redis, Date.now, {
+      // the engines' own recovery period, and the recovery steps of lanes no mail used meanwhile: claimed here
+      recoverEveryMs: config.smtp.egressRecoverEveryMs,
+      onRecovery: (r) => { reportRecovery(shared.metrics, log, r) }
+    }), shared.cp, shared.metrics, log)
     : undefined
+  const reporter = config.smtp.relay === undefined ? tlsReporter(config, shared.redis, caPem, log) : undefined
+  reporter?.start(config.smtp.tlsReportCheckMs)
   log.info({ owner: ownerId, shards: shards.length, held: leases.units(), threads, relay: config.smtp.relay ?? null }, 'engine started')
   let draining: Promise<void> | undefined
   return {
     ownerId,
     get ownedShards () { return leases.units() },
     async sweep (full) { await sweeper.sweep(full) },
+    async sendTlsReports (now) { return await reporter?.run(now) },
     drain (timeoutMs) {
       draining ??= (async () => {
         const deadline = Date.now() + timeoutMs
         sweeper.stop()
+        reporter?.stop()
         epoch.stop()
         laneGauges?.close()
         // drains every shard, then deletes its lease so the other engines take it over at their next renew
@@ -160,6 +188,20 @@ export async function startEngine (
       return draining
     }
   }
+}
+
+/** The reports name this installation by the host of its public URL; their contact is that host's postmaster. */
+function tlsReporter (config: Config, redis: Redis, caPem: string | undefined, log: Logger): TlsReporter {
+  const host = new URL(config.http.publicUrl).hostname
+  return new TlsReporter({
+    store: new TlsReportStore(redis),
+    dnsServers: config.dnsServers,
+    allowPrivate: config.smtp.allowPrivate,
+    ca: trustedCas(caPem),
+    organization: host,
+    contact: `postmaster@${config.http.mxHost ?? host}`,
+    log
+  })
 }
 
 async function * reconnectsOf (nc: NatsConnection): AsyncIterable<void> {

@@ -2,6 +2,7 @@ import { simpleParser, type ParsedMail, type AddressObject } from 'mailparser'
 import { analyzeContent, scanHtml } from '../protocol/mod.ts'
 import { checkAuthentication, type Authentication, type DnsResolve } from './authenticate.ts'
 import { readReport, type Report } from './reports.ts'
+import { readDmarcMail, type DmarcRead } from './dmarc_mail.ts'
 import type { InboundJob } from './job.ts'
 
 /**
@@ -20,6 +21,8 @@ export interface MessageAnalysis {
   spamScore?: number
   /** `skipped` when the HTML went past a parsing limit: no text was derived from it and its rules did not run. */
   contentAnalysis?: 'complete' | 'skipped'
+  /** A DMARC aggregate report mail (asked for with `dmarc`): the report read, or why it is refused. */
+  dmarc?: DmarcRead
 }
 
 export interface AnalysisRequest {
@@ -31,6 +34,8 @@ export interface AnalysisRequest {
   withContent: boolean
   /** A report may be expected (VERP recipient or routed mail). */
   reports: boolean
+  /** Mail to a DMARC report address: only the aggregate report is read (nothing else is done with the message). */
+  dmarc?: boolean
 }
 
 function headerMap (parsed: ParsedMail): Record<string, string> {
@@ -51,6 +56,9 @@ function addressText (a: AddressObject | AddressObject[] | undefined): string {
 
 export async function analyzeMessage (req: AnalysisRequest, resolver: DnsResolve, mta: string): Promise<MessageAnalysis> {
   const raw = Buffer.from(req.raw.buffer, req.raw.byteOffset, req.raw.byteLength)
+  if (req.dmarc === true) {
+    return { from: '', subject: '', text: '', html: '', headers: {}, attachments: [], dmarc: await readDmarcMail(raw) }
+  }
   // textAsHtml is not part of the payload, and its linkify pass costs more than the rest of the parse.
   const options = { keepDeliveryStatus: true, skipTextLinks: true, skipTextToHtml: true }
   // mailparser turns an HTML-only body into text with html-to-text, whose parse takes time growing with nesting

@@ -13,6 +13,8 @@ import { AnalysisPool } from './analysis_pool.ts'
 import { JustStored } from './raw_store.ts'
 import { ReportDrops } from './report_checks.ts'
 import { InboundQuotas } from './quotas.ts'
+import { DmarcIntake } from './dmarc_intake.ts'
+import { DmarcSummaries } from '../stores/dmarc/mod.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { RedisHealthWatch, StreamRoomWatch } from '../stores/clients/mod.ts'
 
@@ -67,7 +69,10 @@ export async function startInbound (
   const quotas = new InboundQuotas(config, shared.redis, shared.metrics, log)
   // Mail is taken only below the inbound entries' admission limit (protocol/store_budget.ts says why).
   const room = await new StreamRoomWatch(shared.nc, [STREAM_INBOUND, `OBJ_${OBJ_INBOUND_RAW}`], 0).start()
-  const smtp = await startSmtpListener(config, { cp: shared.cp, stores, log, justStored, maxPayload, redis: redisHealth, quotas, room })
+  const dmarc = new DmarcIntake({ cp: shared.cp, analysis, summaries: new DmarcSummaries(shared.redis), metrics: shared.metrics, log })
+  const smtp = await startSmtpListener(config, {
+    cp: shared.cp, stores, log, justStored, maxPayload, redis: redisHealth, quotas, room, dmarc
+  })
   return {
     port: smtp.port,
     async drain (timeoutMs) {

@@ -1,17 +1,19 @@
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
-import type { RouteRecord } from '../protocol/mod.ts'
-import { decodeVerp, domainOfHost, type VerpAddress } from '../protocol/mod.ts'
+import type { DomainRecord, RouteRecord } from '../protocol/mod.ts'
+import { decodeVerp, dmarcAddressDomain, domainOfHost, type VerpAddress } from '../protocol/mod.ts'
 
 /** What a RCPT TO address is to us. */
 export type Recipient =
   | { kind: 'route', routes: RouteRecord[] }
   | { kind: 'verp', verp: VerpAddress, orgId: string }
+  /** The DMARC report address of a verified domain (`dmarc@bounces.<domain>`, inbound/dmarc_intake.ts). */
+  | { kind: 'dmarc', domain: DomainRecord }
   | { kind: 'reject', reason: 'unknown_mailbox' | 'relay' | 'syntax' }
 
 /**
  * Accepts an address only when a route matches it (exact `addr@domain` first, else `*@domain`) or it is a VERP
- * bounce address of a domain verified here (at `bounces.<domain>` or at the domain's verified return-path host).
- * Everything else is refused, so the server is never an open relay.
+ * bounce address of a domain verified here (at `bounces.<domain>` or at the domain's verified return-path host), or
+ * its DMARC report address. Everything else is refused, so the server is never an open relay.
  * A VERP address is accepted on its shape; its tag is checked against the message when the mail is processed
  * (report_checks.ts), where a forged one is dropped and counted.
  */
@@ -29,6 +31,11 @@ export function resolveRecipient (cp: ControlPlane, address: string): Recipient 
       ? cp.domainOwner(verp.domain)
       : domainOfHost((name) => cp.domainOwner(name), verp.host, 'return_path')
     if (owner !== undefined) return { kind: 'verp', verp, orgId: owner.org_id }
+  }
+  const reported = dmarcAddressDomain(addr)
+  if (reported !== undefined) {
+    const owner = cp.domainOwner(reported)
+    if (owner !== undefined) return { kind: 'dmarc', domain: owner }
   }
   const routes = matchRoutes(cp, addr, domain)
   if (routes.length > 0) return { kind: 'route', routes }

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs'
-import type { Readable } from 'node:stream'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
 import { headers as natsHeaders } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
@@ -13,6 +12,10 @@ import { encodeJob, type InboundJob } from './job.ts'
 import { SessionLimits, SmtpReply } from '../stores/smtp_server/mod.ts'
 import type { RedisHealth } from '../stores/clients/mod.ts'
 import type { InboundQuotas } from './quotas.ts'
+import type { DmarcIntake } from './dmarc_intake.ts'
+import { DMARC_LIMITS } from './dmarc_mail.ts'
+import { readUpTo, readWhole, webStreamOf } from './data_stream.ts'
+import type { DomainRecord } from '../protocol/mod.ts'
 import { isJetStreamFull } from '../stores/clients/mod.ts'
 
 /** 25 MB, the documented limit; smtp-server advertises it (SIZE) and answers 552 past it. */
@@ -35,67 +38,8 @@ const REJECTIONS = {
   unknown_mailbox: 'No such mailbox here'
 } as const
 
-/**
- * Reads DATA until its end or until more than `max` bytes arrived; in the second case the stream is left paused
- * with what was read so far, for `webStreamOf` to continue from.
- */
-function readUpTo (stream: Readable, max: number): Promise<{ chunks: Buffer[], bytes: number, ended: boolean }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let bytes = 0
-    const onData = (chunk: Buffer): void => {
-      chunks.push(chunk)
-      bytes += chunk.length
-      if (bytes <= max) return
-      stream.pause()
-      settle()
-      resolve({ chunks, bytes, ended: false })
-    }
-    const onEnd = (): void => { settle(); resolve({ chunks, bytes, ended: true }) }
-    const onError = (err: Error): void => { settle(); reject(err) }
-    const settle = (): void => {
-      stream.off('data', onData)
-      stream.off('end', onEnd)
-      stream.off('error', onError)
-    }
-    stream.on('data', onData)
-    stream.once('end', onEnd)
-    stream.once('error', onError)
-  })
-}
-
-/**
- * The DATA stream as a web ReadableStream for the object store, with backpressure: the socket is paused while the
- * store has not taken the chunks already handed over. (Readable.toWeb costs about 3 ms more per message here.)
- * `head` is what `readUpTo` already read.
- */
-function webStreamOf (stream: Readable, limit: number, head: { chunks: Buffer[], bytes: number }): ReadableStream<Uint8Array> {
-  let open = true
-  let bytes = head.bytes
-  return new ReadableStream<Uint8Array>({
-    start (controller) {
-      for (const chunk of head.chunks) controller.enqueue(chunk)
-      stream.on('data', (chunk: Buffer) => {
-        // After the store gave up (cancel) or the limit was passed, the rest of DATA is only drained so smtp-server
-        // can answer (552 past the limit); an endless DATA never fills the bucket.
-        if (!open) return
-        bytes += chunk.length
-        if (bytes > limit) {
-          open = false
-          controller.close()
-          stream.resume()
-          return
-        }
-        controller.enqueue(chunk)
-        if ((controller.desiredSize ?? 1) <= 0) stream.pause()
-      })
-      stream.once('end', () => { if (open) { open = false; controller.close() } })
-      stream.once('error', (err) => { if (open) { open = false; controller.error(err) } })
-    },
-    pull () { stream.resume() },
-    cancel () { open = false; stream.resume() }
-  }, { highWaterMark: 16 })
-}
+/** A DMARC report address shares its transaction with no other recipient: the reply to DATA is about the report alone. */
+const DMARC_ALONE_TEXT = 'DMARC reports are taken in a transaction of their own, send to this address separately'
 
 /** The routes a stored message's recipients reach, as the quotas count them. */
 function routesOf (cp: ControlPlane, session: SMTPServerSession): Set<string> {
@@ -122,7 +66,8 @@ export interface SmtpListener {
  */
 export async function startSmtpListener (config: Config, deps: {
   cp: ControlPlane, stores: InboundStores, log: Logger, justStored: JustStored, maxPayload: number,
-  redis: { readonly health: RedisHealth }, quotas: InboundQuotas, room: { readonly full: boolean, noteWritten: (bytes: number) => void }
+  redis: { readonly health: RedisHealth }, quotas: InboundQuotas, room: { readonly full: boolean, noteWritten: (bytes: number) => void },
+  dmarc: DmarcIntake
 }): Promise<SmtpListener> {
   const { cp, stores, log, justStored, quotas } = deps
   const inlineMax = Math.min(INBOUND_JOB_MAX_BYTES, deps.maxPayload)
@@ -130,18 +75,42 @@ export async function startSmtpListener (config: Config, deps: {
     ? { key: readFileSync(config.smtp.inboundTlsKey), cert: readFileSync(config.smtp.inboundTlsCert) }
     : undefined
 
+  const jobFor = (id: string, session: SMTPServerSession, size: number): InboundJob => ({
+    id,
+    received_at: new Date().toISOString(),
+    mail_from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
+    rcpt_to: session.envelope.rcptTo.map((r) => r.address),
+    remote_ip: session.remoteAddress,
+    helo: session.hostNameAppearsAs ?? '',
+    size
+  })
+
+  /** The domain whose DMARC report address the transaction is for (then its only recipient), else undefined. */
+  const dmarcDomain = (session: SMTPServerSession): DomainRecord | undefined => {
+    const first = session.envelope.rcptTo[0]
+    const r = first === undefined ? undefined : resolveRecipient(cp, first.address)
+    return r?.kind === 'dmarc' ? r.domain : undefined
+  }
+
+  /**
+   * A DMARC report: read whole (at most DMARC_LIMITS.messageBytes, else 552 once DATA ended), then parsed and added
+   * by the intake before the reply, which says what became of it. Nothing is stored for later processing.
+   */
+  async function takeDmarc (stream: SMTPServerDataStream, session: SMTPServerSession, domain: DomainRecord): Promise<string> {
+    const { data, bytes } = await readWhole(stream, DMARC_LIMITS.messageBytes)
+    try {
+      if (data === undefined) throw deps.dmarc.tooLarge(domain)
+      return await deps.dmarc.take(data, domain, jobFor(newId('msg'), session, bytes))
+    } finally {
+      // refused reports count too: the sending address's quota bounds how often anyone may make us read one
+      await quotas.count(session.remoteAddress, new Set(), bytes)
+    }
+  }
+
   /** The message's id, and its size when it was stored (a message over the size limit is not). */
   async function store (stream: SMTPServerDataStream, session: SMTPServerSession): Promise<{ id: string, size?: number }> {
     const id = newId('msg')
-    const jobOf = (size: number): InboundJob => ({
-      id,
-      received_at: new Date().toISOString(),
-      mail_from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
-      rcpt_to: session.envelope.rcptTo.map((r) => r.address),
-      remote_ip: session.remoteAddress,
-      helo: session.hostNameAppearsAs ?? '',
-      size
-    })
+    const jobOf = (size: number): InboundJob => jobFor(id, session, size)
     let stored = false
     try {
       const head = await readUpTo(stream, RAW_CHUNK_BYTES)
@@ -210,6 +179,13 @@ export async function startSmtpListener (config: Config, deps: {
       }
       const r = resolveRecipient(cp, address.address)
       if (r.kind === 'reject') return callback(new SmtpReply(550, REJECTIONS[r.reason]))
+      if (session.envelope.rcptTo.length > 0 && (r.kind === 'dmarc' || dmarcDomain(session) !== undefined)) {
+        return callback(new SmtpReply(452, DMARC_ALONE_TEXT, { enhanced: '4.5.3' }))
+      }
+      if (r.kind === 'dmarc') {
+        deps.dmarc.admit(r.domain).then((refused) => callback(refused), () => callback())
+        return
+      }
       if (r.kind !== 'route') return callback()
       // A route past its quota of the window: this recipient is deferred (452), the sender keeps the mail for later.
       quotas.routeOver(r.routes.map((route) => route.id)).then((over) => {
@@ -221,6 +197,19 @@ export async function startSmtpListener (config: Config, deps: {
         // Redis filled up since MAIL FROM: the message is read to its end and dropped, and the sender comes back.
         stream.on('end', () => { callback(new SmtpReply(451, STORE_FULL_TEXT)) })
         stream.resume()
+        return
+      }
+      const reported = dmarcDomain(session)
+      if (reported !== undefined) {
+        // DATA has ended whenever this settles (readWhole reads it to its end), so the reply can go at once.
+        const taken = takeDmarc(stream, session, reported).then((text) => callback(null, text), (err: unknown) => {
+          const reply = err instanceof SmtpReply
+            ? err
+            : new SmtpReply(451, 'Temporary local problem reading the DMARC report, try again later', { enhanced: '4.3.0', cause: err })
+          if (reply.responseCode < 500) log.warn({ err: reply.cause ?? reply }, 'DMARC report not taken for now')
+          callback(reply)
+        })
+        stream.once('end', () => { limits.deferWhile(session.id, taken) })
         return
       }
       const stored = store(stream, session).then(

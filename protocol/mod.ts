@@ -23,6 +23,7 @@ export {
 } from './templates.ts'
 export * from './verp.ts'
 export * from './domain_hosts.ts'
+export * from './dmarc_address.ts'
 export * from './content_rules/mod.ts'
 export { clientIdentity } from './client_identity.ts'
 export { isBlockedAddress, isLocalhostName } from './public_address.ts'

@@ -442,6 +442,85 @@ export type GetDomainsByIdHealthResponse = {
   }[]
 }
 
+/** Query parameters of GET /v1/domains/{id}/dmarc. */
+export type GetDomainsByIdDmarcQuery = {
+  /** A UTC day, YYYY-MM-DD */
+  from?: string
+  /** A UTC day, YYYY-MM-DD, included; default today */
+  to?: string
+}
+
+/** Response of GET /v1/domains/{id}/dmarc. */
+export type GetDomainsByIdDmarcResponse = {
+  domain_id: string
+  domain: string
+  /** The address to name in the DMARC record's rua=, mailto: included */
+  rua: string
+  /** First day of the range, YYYY-MM-DD */
+  from: string
+  /** Last day of the range, YYYY-MM-DD, included */
+  to: string
+  /** The days of the range that have reports, oldest first */
+  days: {
+    /** The UTC day the reports' date ranges begin on, YYYY-MM-DD */
+    date: string
+    /** Reports received about the day */
+    reports: number
+    /** Who reported, most reports first (the 50 first reporters of a day by name, the rest as `other`) */
+    reporters: {
+      /** org_name of the report */
+      name: string
+      /** Its reports */
+      reports: number
+    }[]
+    /** Messages the reports count */
+    messages: number
+    spf: {
+      /** Messages whose SPF check passed */
+      pass: number
+      /** Messages whose SPF passed and aligned with From */
+      aligned: number
+    }
+    dkim: {
+      /** Messages with at least one DKIM signature that verified */
+      pass: number
+      /** Messages whose DKIM passed and aligned with From */
+      aligned: number
+    }
+    dmarc: {
+      /** Messages that passed DMARC (aligned SPF or aligned DKIM) */
+      pass: number
+      /** Messages that did not */
+      fail: number
+    }
+    /** What the receivers did with the messages (policy_evaluated disposition) */
+    disposition: {
+      /** Messages delivered with no action */
+      none: number
+      /** Messages sent to spam */
+      quarantine: number
+      /** Messages refused */
+      reject: number
+    }
+    /** Sending addresses, most messages first (at most 200 a day) */
+    sources: {
+      /** The sending address the receivers saw (row source_ip) */
+      ip: string
+      /** Messages from it */
+      messages: number
+      /** Of them, messages that passed DMARC (aligned SPF or aligned DKIM) */
+      dmarc_pass: number
+    }[]
+    /** The sources past the 200 kept for the day, added up */
+    other_sources?: {
+      /** Messages */
+      messages: number
+      /** Of them, DMARC passes */
+      dmarc_pass: number
+    }
+  }[]
+}
+
 /** Request body of POST /v1/webhooks. */
 export type PostWebhooksBody = {
   /** An https:// URL without credentials */
@@ -1178,7 +1257,9 @@ export function operations (call: Call) {
     /** POST /v1/domains/{id}/dkim/rotate: Add a new DKIM key pair (RSA-2048 and ed25519, each under a new selector); it signs from the verification that finds both its TXT records, and the replaced keys' records stay listed for 7 days. */
     dkimRotate: async (id: string, options?: RequestOptions): Promise<PostDomainsByIdDkimRotateResponse> => await call<PostDomainsByIdDkimRotateResponse>({ method: 'POST', path: `/v1/domains/${encodeURIComponent(id)}/dkim/rotate` }, options),
     /** GET /v1/domains/{id}/health: Look up the domain's DNS now: SPF for every egress source, DKIM, DMARC, return path, CNAMEs, MTA-STS and TLS-RPT, and the sources' reverse DNS and blocklist listings. */
-    health: async (id: string, options?: RequestOptions): Promise<GetDomainsByIdHealthResponse> => await call<GetDomainsByIdHealthResponse>({ method: 'GET', path: `/v1/domains/${encodeURIComponent(id)}/health` }, options)
+    health: async (id: string, options?: RequestOptions): Promise<GetDomainsByIdHealthResponse> => await call<GetDomainsByIdHealthResponse>({ method: 'GET', path: `/v1/domains/${encodeURIComponent(id)}/health` }, options),
+    /** GET /v1/domains/{id}/dmarc: The DMARC aggregate reports received about the domain, summarised per UTC day. */
+    dmarc: async (id: string, query?: GetDomainsByIdDmarcQuery, options?: RequestOptions): Promise<GetDomainsByIdDmarcResponse> => await call<GetDomainsByIdDmarcResponse>({ method: 'GET', path: `/v1/domains/${encodeURIComponent(id)}/dmarc`, query }, options)
   },
   webhooks: {
     /** POST /v1/webhooks: Register a webhook; its signing secret is returned only in this response. */

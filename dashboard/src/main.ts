@@ -11,6 +11,7 @@ import { statsView } from './views/stats.ts'
 import { webhooksView, webhookView } from './views/webhooks.ts'
 import { keysView } from './views/keys.ts'
 import { domainsView } from './views/domains.ts'
+import { domainDmarcView } from './views/domain_dmarc.ts'
 import { inboundView } from './views/inbound.ts'
 import { suppressionsView } from './views/suppressions.ts'
 import { reconnectingView } from './views/reconnecting.ts'
@@ -19,7 +20,7 @@ import { egressView } from './views/egress.ts'
 
 const VIEWS: ViewDef[] = [
   activityView, messageView, statsView, webhooksView, webhookView, keysView, templatesView, templateView, domainsView, inboundView,
-  suppressionsView, egressView
+  suppressionsView, egressView, domainDmarcView
 ]
 
 const main = document.getElementById('main')!

@@ -5,19 +5,25 @@ import { ComposedMessage, type Content, type RecipientMail } from './compose.ts'
 import { SubmittedMessage } from './raw_submission.ts'
 import { MxResolver } from './mx.ts'
 import type { DestinationThrottle } from './throttle.ts'
-import { relayDestination, type Destination, type TransportCache } from './transports.ts'
+import { relayDestination, type Destination, type SentInfo, type TransportCache } from './transports.ts'
 import type { ActorSettings, DeliverResult, DeliverTask, RecipientResult, SmtpAttemptSample, UnrecordedReply } from './task.ts'
 import { destinationClass, type DestinationClass } from '../../stores/metrics/mod.ts'
 import type { Redis } from 'ioredis'
 import { DeliveryStateChanges, DeliveryStateWriter } from '../delivery_state_layout.ts'
-import { EgressState } from '../../stores/egress/mod.ts'
+import { EgressState, type LaneRecovery } from '../../stores/egress/mod.ts'
 import { BUSY_RETRY_MS, EgressRoutes, type EgressNote, type LaneRef } from '../egress/egress_routes.ts'
 import { HOLD_RECHECK_MS } from '../../protocol/mod.ts'
 import { EgressBusyError, LaneSockets } from '../egress/lane_sockets.ts'
 import { EgressRouter } from '../egress/router.ts'
+import { StsDelivery, type StsPlan } from '../tls/sts_delivery.ts'
+import { StsPolicies } from '../tls/sts_policies.ts'
+import { TLS_FAILURE_TEXT, tlsFailureType, trustedCas, type TlsResultType } from '../tls/outbound_tls.ts'
+import { TlsCounterBatch } from '../../stores/tls_reports/mod.ts'
 
 const MAX_MX_TRIED = 3
 const MAX_CLASSED_HOSTS = 10_000
+/** Claimed recovery steps kept for the next task's result; a lane claims at most six per slow, so this is never reached. */
+const MAX_PENDING_RECOVERIES = 10_000
 
 /**
  * A stable code for a failed Redis command: the socket's (`ECONNREFUSED`, `ECONNRESET`…), else the kind of a
@@ -48,27 +54,45 @@ export class Deliverer {
   private readonly state: DeliveryStateWriter
   private readonly egress?: EgressRoutes
   private readonly sockets?: LaneSockets
+  /** MTA-STS and TLS-RPT for mail to MX hosts; none through the relay (the relay's own TLS is the relay's to choose). */
+  private readonly sts?: StsDelivery
+  private readonly counters?: TlsCounterBatch
+  /**
+   * Recovery steps this thread's gates claimed (once across the cluster), for the main thread to log and count: they
+   * go back with the next task that ends, which is at latest the one whose gate claimed them.
+   */
+  private recoveries: LaneRecovery[] = []
 
   constructor (
     private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle,
     redis: Redis
   ) {
     this.mx = new MxResolver(settings.dnsServers, settings.allowPrivate)
-    if (settings.relay !== undefined) this.relay = relayDestination(settings.relay)
+    if (settings.relay !== undefined) this.relay = relayDestination(settings.relay, settings.relayTls)
+    else {
+      this.counters = new TlsCounterBatch(redis)
+      const policies = new StsPolicies({
+        dnsServers: settings.dnsServers, allowPrivate: settings.allowPrivate, ca: trustedCas(settings.caPem), port: settings.stsPort
+      })
+      this.sts = new StsDelivery(policies, this.counters)
+    }
     this.secret = Buffer.from(settings.secret)
     this.state = new DeliveryStateWriter(redis)
     // Mail through the relay is the relay's to shape; with shaping off, mail to MX hosts goes as it did before it.
     if (settings.egressShaping && this.relay === undefined) {
-      const egress = new EgressState(redis, Date.now,
-        settings.egressRecoverEveryMs !== undefined ? { recoverEveryMs: settings.egressRecoverEveryMs } : {})
-      this.sockets = new LaneSockets(egress)
+      const egress = new EgressState(redis, Date.now, {
+        ...(settings.egressRecoverEveryMs !== undefined ? { recoverEveryMs: settings.egressRecoverEveryMs } : {}),
+        onRecovery: (r) => { if (this.recoveries.length < MAX_PENDING_RECOVERIES) this.recoveries.push(r) }
+      })
+      this.sockets = new LaneSockets(egress, settings.egressConnectionHoldMs)
       this.egress = new EgressRoutes(this.mx, egress, this.sockets, new EgressRouter(egress), settings.outboundPort)
     }
   }
 
   /** Stops renewing connection slots (the pools' close gives them back). */
-  close (): void {
+  async close (): Promise<void> {
     this.sockets?.close()
+    await this.counters?.flush()
   }
 
   async run (task: DeliverTask): Promise<DeliverResult> {
@@ -111,8 +135,14 @@ export class Deliverer {
       }
       return result
     }))
+    const recovered = this.recoveries
+    if (recovered.length > 0) this.recoveries = []
     return {
-      results, attempts, ...(unrecorded.length > 0 ? { unrecorded } : {}), ...(notes.length > 0 ? { egress: notes } : {})
+      results,
+      attempts,
+      ...(unrecorded.length > 0 ? { unrecorded } : {}),
+      ...(notes.length > 0 ? { egress: notes } : {}),
+      ...(recovered.length > 0 ? { recovered } : {})
     }
   }
 
@@ -120,19 +150,31 @@ export class Deliverer {
     notes: EgressNote[], providers: Map<string, string>): Promise<RecipientOutcome> {
     let dests: Destination[]
     let lane: LaneRef | undefined
+    let plan: StsPlan | undefined
+    const domain = addressDomain(rcpt)
+    // the policy look-up runs beside the MX one; both answer from their caches almost always
+    const policy = this.sts?.lookup(domain)
     try {
       if (this.relay !== undefined) dests = [this.relay]
       else if (this.egress !== undefined && task.egress !== undefined) {
-        const route = await this.egress.route(addressDomain(rcpt), task.egress, task.message.id, task.heldProviders)
+        const route = await this.egress.route(domain, task.egress, task.message.id, task.heldProviders)
         providers.set(rcpt, route.kind === 'go' ? route.lane.provider : route.provider)
         // an operator's hold of the provider: the recipient waits for the hold's next look, no attempt counted
         if (route.kind === 'held') return { kind: 'throttled', retryAfterMs: HOLD_RECHECK_MS }
         if (route.kind === 'wait') return { kind: 'throttled', retryAfterMs: route.ms }
         dests = route.dests
         lane = route.lane
-      } else dests = await this.mxDestinations(addressDomain(rcpt))
+      } else dests = await this.mxDestinations(domain)
     } catch (err) {
       return classifyError(err as Error)
+    }
+    if (policy !== undefined) {
+      plan = this.sts!.plan(domain, await policy, dests)
+      if (plan.blocked !== undefined) {
+        if (lane !== undefined) await this.egress!.notSent(lane)
+        return { kind: 'deferred', response: plan.blocked }
+      }
+      dests = plan.dests
     }
     let outcome: RecipientOutcome = { kind: 'deferred', response: 'no mail host tried' }
     // built and signed once, whichever host takes it
@@ -145,7 +187,7 @@ export class Deliverer {
         if (wait > 0) return { kind: 'throttled', retryAfterMs: wait }
         mail ??= message.forRecipient(rcpt)
         sentAt = performance.now()
-        const info = await this.transports.get(dest).sendMail(mail)
+        const info = await this.send(dest, mail, plan)
         // one envelope recipient per transaction: resolving means it was accepted
         return this.measured(attempts, dest, sentAt, classifyAccepted(info))
       } catch (err) {
@@ -154,6 +196,14 @@ export class Deliverer {
           if (lane !== undefined) await this.egress!.notSent(lane)
           return { kind: 'throttled', retryAfterMs: BUSY_RETRY_MS }
         }
+        // (a `testing` host's second, unverified, try failing is an ordinary failure)
+        const tls = dest.tlsVerify === true && plan?.fallback.has(dest) !== true ? tlsFailureType(err as Error) : undefined
+        if (tls !== undefined) {
+          // our own refusal to go on without verified TLS, not the server's reply about the sender: the next host is tried
+          outcome = { kind: 'deferred', response: this.tlsRefusal(dest, plan, tls, err as Error) }
+          if (sentAt > 0) this.measured(attempts, dest, sentAt, outcome)
+          continue
+        }
         outcome = classifyError(err as Error)
         if (lane !== undefined) outcome = await this.egress!.afterReply(lane, outcome, notes)
         if (sentAt > 0) this.measured(attempts, dest, sentAt, outcome)
@@ -161,6 +211,32 @@ export class Deliverer {
       }
     }
     return outcome
+  }
+
+  /**
+   * One SMTP transaction with a host. Under an MTA-STS policy a verified session is counted for TLS-RPT; in
+   * `testing` mode a host whose verified session fails TLS gets the message again as without a policy (the failure
+   * is only reported).
+   */
+  private async send (dest: Destination, mail: RecipientMail, plan: StsPlan | undefined): Promise<SentInfo> {
+    if (plan === undefined || dest.tlsVerify !== true) return await this.transports.get(dest).sendMail(mail)
+    try {
+      const info = await this.transports.get(dest).sendMail(mail)
+      this.sts!.ok(plan, dest)
+      return info
+    } catch (err) {
+      const tls = tlsFailureType(err as Error)
+      if (tls === undefined || !plan.fallback.has(dest)) throw err
+      this.sts!.failed(plan, dest, tls, (err as Error).message)
+      return await this.transports.get({ ...dest, tlsVerify: false }).sendMail(mail)
+    }
+  }
+
+  /** The reason a recipient waits when a session that must be verified TLS was not. */
+  private tlsRefusal (dest: Destination, plan: StsPlan | undefined, type: TlsResultType, err: Error): string {
+    if (plan !== undefined) return this.sts!.failed(plan, dest, type, err.message)
+    return `relay ${dest.host}: ${TLS_FAILURE_TEXT[type]} (${err.message}); nothing sent, credentials withheld ` +
+      '(OB_SMTP_RELAY_TLS=verify)'
   }
 
   /** Notes one SMTP transaction for the main thread's metrics; the class of a host is worked out once. */

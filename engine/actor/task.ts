@@ -1,6 +1,7 @@
 import type { RedisTarget } from '../../config/mod.ts'
 import type { RecipientOutcome } from './classify.ts'
 import type { EgressNote } from '../egress/egress_routes.ts'
+import type { LaneRecovery } from '../../stores/egress/mod.ts'
 import type { TaskEgress } from '../egress/task_egress.ts'
 import type { DestinationClass, SmtpResult } from '../../stores/metrics/mod.ts'
 
@@ -10,6 +11,12 @@ export interface ActorSettings {
   /** One node or a Sentinel set (plain data, so it crosses into the thread). */
   redis: RedisTarget
   relay?: string
+  /** `verify`: a relay with credentials (or `smtps://`) only over TLS with a verified certificate; `insecure`: no checks. */
+  relayTls: 'verify' | 'insecure'
+  /** PEM of the extra CAs verified outbound TLS trusts (`OB_SMTP_CA_FILE`), read once by the main thread. */
+  caPem?: string
+  /** Port of MTA-STS policy servers (443; tests point it at their own). */
+  stsPort: number
   outboundPort: number
   /** MX hosts on non-public addresses are delivered to (else refused: a `domain` bounce that does not suppress). */
   allowPrivate: boolean
@@ -20,6 +27,8 @@ export interface ActorSettings {
   egressShaping: boolean
   /** How long a lane slowed by a reply takes to double its rate back; unset: stores/egress RECOVER_EVERY_MS. */
   egressRecoverEveryMs?: number
+  /** How long a connection's slot lasts without renewal; unset: engine/egress HOLD_TTL_MS. */
+  egressConnectionHoldMs?: number
   publicUrl: string
   /** Tracking-token key (installationSecret). */
   secret: Uint8Array
@@ -89,4 +98,6 @@ export interface DeliverResult {
   attempts?: SmtpAttemptSample[]
   /** Lanes whose state a reply changed in this run. */
   egress?: EgressNote[]
+  /** Recovery steps of slowed lanes the thread's gates claimed since its last result (each once across the cluster). */
+  recovered?: LaneRecovery[]
 }

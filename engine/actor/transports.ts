@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import type { ConnectionOptions } from 'node:tls'
 import { Readable } from 'node:stream'
 import { domainToASCII } from 'node:url'
 import SMTPPool from 'nodemailer/lib/smtp-pool'
@@ -120,6 +121,11 @@ export interface Destination {
   getSocket?: GetSocket
   /** No message goes without STARTTLS (a provider's `tls: required`): a server that does not offer it defers the mail. */
   requireTLS?: boolean
+  /**
+   * TLS is required and the peer's certificate must verify for `host` (trusted CAs, name, dates): the relay holding
+   * credentials, an MX host under an MTA-STS policy. A failure ends the session before MAIL FROM or AUTH.
+   */
+  tlsVerify?: boolean
 }
 
 export interface TransportCacheOptions {
@@ -129,6 +135,8 @@ export interface TransportCacheOptions {
    * it must not throw (an asynchronous release handles its own failure).
    */
   onClose?: (key: string) => void
+  /** The CAs a verified session trusts (engine/tls/outbound_tls.ts trustedCas); unset: Node's bundled roots. */
+  ca?: string[]
 }
 
 /**
@@ -138,16 +146,18 @@ export interface TransportCacheOptions {
  */
 export function poolKey (d: Destination): string {
   return `${d.host}|${d.connectTo}:${d.port}|${d.localAddress ?? ''}|${d.ehlo ?? ''}|${d.maxConnections ?? ''}/${d.maxMessages ?? ''}` +
-    `|${d.lane ?? ''}|${d.requireTLS === true ? 'tls' : ''}`
+    `|${d.lane ?? ''}|${d.requireTLS === true ? 'tls' : ''}|${d.tlsVerify === true ? 'verify' : ''}`
 }
 
 export class TransportCache {
   private readonly pools = new Map<string, { transport: PooledDestination, lastUsed: number, idleTimer?: NodeJS.Timeout | undefined }>()
   private readonly sweeper: NodeJS.Timeout
   private readonly onClose?: (key: string) => void
+  private readonly ca?: string[]
 
   constructor (private readonly maxConnections: number, opts: TransportCacheOptions = {}) {
     if (opts.onClose !== undefined) this.onClose = opts.onClose
+    if (opts.ca !== undefined) this.ca = opts.ca
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS)
     this.sweeper.unref()
   }
@@ -164,8 +174,7 @@ export class TransportCache {
       host: d.connectTo,
       port: d.port,
       secure: d.secure,
-      // TLS certificate names of MX hosts are rarely checkable; opportunistic STARTTLS must not fail on them
-      tls: { rejectUnauthorized: false, ...(isIP(d.host) === 0 ? { servername: d.host } : {}) },
+      tls: this.tlsOptions(d),
       maxConnections: d.maxConnections ?? this.maxConnections,
       maxMessages: d.maxMessages ?? MAX_MESSAGES_PER_CONNECTION,
       connectionTimeout: 30_000,
@@ -176,13 +185,21 @@ export class TransportCache {
       ...(d.localAddress !== undefined ? { localAddress: d.localAddress } : {}),
       ...(d.ehlo !== undefined ? { name: d.ehlo } : {}),
       ...(d.getSocket !== undefined ? { getSocket: d.getSocket } : {}),
-      ...(d.requireTLS === true ? { requireTLS: true } : {}),
+      ...(d.requireTLS === true || d.tlsVerify === true ? { requireTLS: true } : {}),
       ...(d.auth !== undefined ? { auth: d.auth } : {})
     }
     const transport = new PooledDestination(new SMTPPool(options))
     this.pools.set(key, { transport, lastUsed: Date.now() })
     if (d.lane !== undefined) transport.onIdle = () => { this.closeWhenIdle(key, transport) }
     return transport
+  }
+
+  private tlsOptions (d: Destination): ConnectionOptions {
+    const sni = isIP(d.host) === 0 ? { servername: d.host } : {}
+    // TLS certificate names of MX hosts without a policy are rarely checkable; opportunistic STARTTLS must not fail on them
+    if (d.tlsVerify !== true) return { rejectUnauthorized: false, ...sni }
+    // the name checked is `servername` (else the host connected to, for a relay given as an address)
+    return { rejectUnauthorized: true, minVersion: 'TLSv1.2', ...sni, ...(this.ca !== undefined ? { ca: this.ca } : {}) }
   }
 
   /**
@@ -225,12 +242,17 @@ export class TransportCache {
   }
 }
 
-/** The smart host of `OB_SMTP_RELAY` (`smtp://[user:pass@]host:port`, `smtps://` for implicit TLS). */
-export function relayDestination (relay: string): Destination {
+/**
+ * The smart host of `OB_SMTP_RELAY` (`smtp://[user:pass@]host:port`, `smtps://` for implicit TLS). `tls` `verify`:
+ * a relay given credentials, or `smtps://`, is spoken to only over TLS with a certificate that verifies for its host,
+ * so the credentials never go in clear or to whoever sits in the path; `insecure`: as opportunistic as MX hosts.
+ */
+export function relayDestination (relay: string, tls: 'verify' | 'insecure' = 'verify'): Destination {
   const u = new URL(relay)
   const secure = u.protocol === 'smtps:'
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1')
   const d: Destination = { host, connectTo: host, port: u.port === '' ? (secure ? 465 : 25) : Number(u.port), secure }
   if (u.username !== '') d.auth = { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) }
+  if (tls === 'verify' && (d.auth !== undefined || secure)) d.tlsVerify = true
   return d
 }

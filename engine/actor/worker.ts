@@ -3,6 +3,7 @@ import { newRedis } from '../../stores/clients/mod.ts'
 import { Deliverer } from './deliver.ts'
 import { DestinationThrottle } from './throttle.ts'
 import { TransportCache } from './transports.ts'
+import { trustedCas } from '../tls/outbound_tls.ts'
 import type { ActorSettings, ActorTask, DeliverResult } from './task.ts'
 
 /**
@@ -21,12 +22,13 @@ const redis = newRedis(settings.redis, {
 // An outage surfaces as failed commands, which the deliverer turns into deferrals, and the main thread logs it
 // once; without a listener ioredis would print every reconnect attempt as an unhandled error.
 redis.on('error', () => {})
-const transports = new TransportCache(settings.poolConnections)
+const ca = trustedCas(settings.caPem)
+const transports = new TransportCache(settings.poolConnections, ca !== undefined ? { ca } : {})
 const deliverer = new Deliverer(settings, transports, new DestinationThrottle(redis, settings.hostRatePerS), redis)
 
 export default async function actor (task: ActorTask): Promise<DeliverResult | undefined> {
   if (task.kind === 'close') {
-    deliverer.close()
+    await deliverer.close()
     transports.close()
     redis.disconnect()
     return undefined

@@ -11,9 +11,11 @@ export class EgressBusyError extends Error {
   }
 }
 
-/** How long a connection's hold on its lane lasts without renewal: a killed engine's connections free their slots by then. */
+/**
+ * How long a connection's hold on its lane lasts without renewal, by default (OB_EGRESS_CONNECTION_HOLD_MS): a killed
+ * engine's connections free their slots by then. Renewed every third of it, so two renewals may fail in a row.
+ */
 export const HOLD_TTL_MS = 60_000
-const RENEW_EVERY_MS = HOLD_TTL_MS / 3
 const CONNECT_TIMEOUT_MS = 30_000
 
 /** What nodemailer's `getSocket` hook is given and answers (its proxy extension point). */
@@ -25,7 +27,7 @@ export type GetSocket = (options: GetSocketOptions, callback: GetSocketCallback)
  * The sockets of egress lanes, opened for nodemailer's pools through their `getSocket` hook. Each socket holds one
  * of its lane's connection slots, counted in Redis across every thread of every engine, for as long as it is open:
  * the slot is taken before the socket is opened and given back when it closes, and held slots are renewed while
- * open, so a lane's connections stay at its limit cluster-wide and a killed engine's slots lapse after HOLD_TTL_MS.
+ * open, so a lane's connections stay at its limit cluster-wide and a killed engine's slots lapse after `holdMs`.
  * A pool that cannot get a slot fails that send with EgressBusyError, which the deliverer turns into a wait.
  * The socket is bound to the source's address, so the slot, the address and the connection are one thing.
  */
@@ -33,8 +35,8 @@ export class LaneSockets {
   private readonly held = new Map<string, { lane: string, holder: string }>()
   private readonly renewer: NodeJS.Timeout
 
-  constructor (private readonly gates: EgressGates) {
-    this.renewer = setInterval(() => { void this.renew() }, RENEW_EVERY_MS)
+  constructor (private readonly gates: EgressGates, private readonly holdMs: number = HOLD_TTL_MS) {
+    this.renewer = setInterval(() => { void this.renew() }, holdMs / 3)
     this.renewer.unref()
   }
 
@@ -46,7 +48,7 @@ export class LaneSockets {
   private async open (lane: string, max: number, localAddress: string | undefined, family: 4 | 6, options: GetSocketOptions,
     callback: GetSocketCallback): Promise<void> {
     const holder = randomBytes(9).toString('base64url')
-    if (!(await this.gates.acquireConnection(lane, holder, max, HOLD_TTL_MS))) { callback(new EgressBusyError(lane)); return }
+    if (!(await this.gates.acquireConnection(lane, holder, max, this.holdMs))) { callback(new EgressBusyError(lane)); return }
     this.held.set(holder, { lane, holder })
     const release = (): void => {
       if (!this.held.delete(holder)) return
@@ -66,7 +68,7 @@ export class LaneSockets {
 
   private async renew (): Promise<void> {
     if (this.held.size === 0) return
-    await this.gates.renewConnections([...this.held.values()], HOLD_TTL_MS).catch(() => {})
+    await this.gates.renewConnections([...this.held.values()], this.holdMs).catch(() => {})
   }
 
   /** Stops renewing; the pools' own close ends the sockets, which gives their slots back. */

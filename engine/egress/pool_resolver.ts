@@ -57,6 +57,7 @@ function taskSource (s: EgressSourceRecord, weight: number): TaskSource {
     ehlo: s.ehlo,
     weight,
     family: isIP(s.address) === 6 ? 6 : 4,
+    ...(s.limits !== undefined && Object.keys(s.limits).length > 0 ? { limits: s.limits } : {}),
     ...(warmup !== undefined ? { warmup } : {})
   }
 }

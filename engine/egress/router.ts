@@ -14,9 +14,10 @@ const MAX_KNOWN_STOPS = 10_000
 /**
  * Chooses the source of a message's pool for one recipient's provider, in the shard's thread. Sources are tried in
  * an order drawn by weight (each draw a weighted shuffle, so traffic splits by weight); a source goes when its
- * warm-up allowance for the provider has room and the lane's rate (its limit times the throttle factor the replies
- * set) admits the message now. A source that cannot take it is passed over for the next; when none can, the
- * message waits for the earliest of them. Nothing here is an attempt: a wait spends nothing of the retry schedule.
+ * warm-up allowance for the provider has room and the lane's rate (its limit, the source's own override if it has
+ * one, times the throttle factor the replies set) admits the message now. A source that cannot take it is passed
+ * over for the next; when none can, the message waits for the earliest of them. Nothing here is an attempt: a wait
+ * spends nothing of the retry schedule.
  */
 export class EgressRouter {
   /** lane → until (ms) it is paused or out: learned from the gates, so a stopped lane costs no round trip. */
@@ -29,7 +30,8 @@ export class EgressRouter {
   ) {}
 
   async pick (provider: string, egress: TaskEgress, exclude?: ReadonlySet<string>): Promise<EgressPick> {
-    const limits = limitsFor(provider, egress.limits)
+    // the installation's limits for the provider, worked out once; a source with overrides of its own gets its own
+    const shared = limitsFor(provider, egress.limits)
     let wait: { ms: number, reason: WaitReason, lane: string } | undefined
     const note = (ms: number, reason: WaitReason, lane: string): void => {
       if (wait === undefined || ms < wait.ms) wait = { ms, reason, lane }
@@ -43,6 +45,7 @@ export class EgressRouter {
         if (known.until > now) { note(known.until - now, known.reason, lane); continue }
         this.stopped.delete(lane)
       }
+      const limits = source.limits === undefined ? shared : limitsFor(provider, egress.limits, source.limits)
       const gate = await this.admit(source, provider, lane, limits)
       if (gate.kind === 'go') return { kind: 'go', source, lane, provider, limits, warmupCounted: gate.warmupCounted }
       if (gate.reason === 'paused' || gate.reason === 'out') this.remember(lane, now + gate.ms, gate.reason)

@@ -21,6 +21,8 @@ export interface TaskSource {
   ehlo?: string
   weight: number
   family: 4 | 6
+  /** The operator's limit overrides for this source only, per provider, over `TaskEgress.limits`. */
+  limits?: LimitOverrides
   /** Warm-up in progress: its start (ms) and its own curve, if not the default one. */
   warmup?: { startedAtMs: number, steps?: readonly WarmupStep[] }
 }

@@ -10,6 +10,7 @@ import { signingDomain } from '../signing_keys.ts'
 import { unadmittedResult } from './delivery_plan.ts'
 import { verdictOf } from './outcomes.ts'
 import type { EgressNote } from '../egress/egress_routes.ts'
+import { reportRecovery } from '../egress/lane_recoveries.ts'
 import { PoolResolver } from '../egress/pool_resolver.ts'
 
 export interface AttemptDeps {
@@ -90,6 +91,7 @@ export class DeliveryAttempts {
       const attempted = await this.d.actors.deliver(a.shard, task)
       sent = attempted.results
       for (const n of attempted.egress ?? []) this.laneChanged(n)
+      for (const r of attempted.recovered ?? []) reportRecovery(this.d.metrics, this.d.log, r)
       for (const u of attempted.unrecorded ?? []) {
         this.d.log.warn({ message_id: a.message.id, recipient: u.rcpt, code: u.code },
           'SMTP reply not recorded when it arrived; a crash before the delivery state is saved would send again')

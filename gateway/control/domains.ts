@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import type { Config } from '../../config/mod.ts'
-import { defaultReturnPathHost, newId, type DomainRecord } from '../../protocol/mod.ts'
+import { defaultReturnPathHost, dmarcRecordValue, newId, type DomainRecord } from '../../protocol/mod.ts'
 import type { SpfPolicy } from './spf.ts'
 import { dkimRecordName, ed25519Key, ed25519Selector, extraDkimRecords, rsaKey, type DnsRecordListed } from './dkim_keys.ts'
 
@@ -42,8 +42,9 @@ export type ShownRecord = DnsRecordListed & { verified: boolean, warning?: strin
 
 /**
  * The DNS records a domain owner publishes: SPF for the domain, DKIM, SPF and MX for the return-path domain, and
- * DMARC. SPF is checked on the envelope sender (`bounces.<domain>`), so its record there is what makes SPF pass;
- * it aligns with the From domain under DMARC's relaxed rule (same organisational domain).
+ * DMARC, whose `rua` is the domain's report address here (protocol/dmarc_address.ts). SPF is checked on the
+ * envelope sender (`bounces.<domain>`), so its record there is what makes SPF pass; it aligns with the From domain
+ * under DMARC's relaxed rule (same organisational domain).
  */
 export function dnsRecords (config: Config, name: string, selector: string, publicKeyB64: string, spf: string): DomainRecord['records'] {
   return [
@@ -51,7 +52,7 @@ export function dnsRecords (config: Config, name: string, selector: string, publ
     { type: 'TXT', name: `${selector}._domainkey.${name}`, value: `v=DKIM1; k=rsa; p=${publicKeyB64}` },
     { type: 'TXT', name: returnPathDomain(name), value: spf },
     { type: 'MX', name: returnPathDomain(name), value: mxValue(config) },
-    { type: 'TXT', name: `_dmarc.${name}`, value: `v=DMARC1; p=none; rua=mailto:dmarc-reports@${name}` }
+    { type: 'TXT', name: `_dmarc.${name}`, value: dmarcRecordValue(name) }
   ]
 }
 
@@ -95,7 +96,11 @@ export function requestedRecords (config: Config, domain: DomainRecord, spf: Spf
   const checked = new Set(domain.records.filter((r) => r.verified === true).map(key))
   const foundBefore = new Set(domain.records.filter((r) => r.verified === true && isSpf(r)).map((r) => r.name))
   return records.map((r): ShownRecord => {
-    const value = isSpf(r) ? spf.value : r.type === 'MX' ? mxValue(config) : r.type === 'CNAME' ? cnameValue(config) : r.value
+    // A domain added when the suggested rua was the domain's own mailbox is shown the report address read here.
+    const isDmarc = r.type === 'TXT' && r.name === `_dmarc.${domain.name}` && r.value.includes('rua=mailto:dmarc-reports@')
+    const value = isSpf(r)
+      ? spf.value
+      : r.type === 'MX' ? mxValue(config) : r.type === 'CNAME' ? cnameValue(config) : isDmarc ? dmarcRecordValue(domain.name) : r.value
     const shown: ShownRecord = { type: r.type, name: r.name, value, verified: value !== '' && checked.has(key({ ...r, value })) }
     if (r.listed_until !== undefined) shown.listed_until = r.listed_until
     if (r.type === 'MX' && value === '') shown.warning = MX_HOST_WARNING

@@ -3,6 +3,7 @@ import { healthRoutes } from './health_v1.ts'
 import { apiKeyRoutes } from './api_keys_v1.ts'
 import { domainRoutes } from './domains_v1.ts'
 import { domainHealthRoutes } from './domain_health_v1.ts'
+import { domainDmarcRoutes } from './domain_dmarc_v1.ts'
 import { webhookRoutes } from './webhooks_v1.ts'
 import { templateRoutes } from './templates_v1.ts'
 import { billingRoutes } from './billing_v1.ts'
@@ -21,6 +22,7 @@ import { messageScheduleRoutes } from './messages_schedule_v1.ts'
 import { trackingRoutes } from './tracking.ts'
 import { analyzeRoutes } from './analyze_v1.ts'
 import { operatorEgressRoutes } from './operator_egress_v1.ts'
+import { operatorEgressLimitRoutes } from './operator_egress_limits_v1.ts'
 import { operatorLaneRoutes } from './operator_lanes_v1.ts'
 import { operatorOrganizationRoutes } from './operator_orgs_v1.ts'
 import { operatorQueueRoutes } from './operator_queues_v1.ts'
@@ -31,6 +33,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...apiKeyRoutes,
   ...domainRoutes,
   ...domainHealthRoutes,
+  ...domainDmarcRoutes,
   ...webhookRoutes,
   ...templateRoutes,
   ...billingRoutes,
@@ -49,6 +52,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...trackingRoutes,
   ...analyzeRoutes,
   ...operatorEgressRoutes,
+  ...operatorEgressLimitRoutes,
   ...operatorLaneRoutes,
   ...operatorOrganizationRoutes,
   ...operatorQueueRoutes

@@ -1,17 +1,17 @@
 import { Type } from 'typebox'
 import {
-  ApiError, EGRESS_NAME_PATTERN, IMPLICIT_DEFAULT_POOL, egressPoolOf, type EgressPoolRecord, type LimitOverride, type SourceInput
+  ApiError, EGRESS_NAME_PATTERN, IMPLICIT_DEFAULT_POOL, egressPoolOf, type EgressPoolRecord, type SourceInput
 } from '../../protocol/mod.ts'
 import { operatorRoute } from '../http/route.ts'
 import { operatorErrorResponses } from '../schemas/control.ts'
 import {
-  CreatePoolBody, CreateSourceBody, DomainAssignmentView, LimitsBody, OrgAssignmentView, PatchSourceBody, PoolAssignmentBody, PoolView,
+  CreatePoolBody, CreateSourceBody, DomainAssignmentView, OrgAssignmentView, PatchSourceBody, PoolAssignmentBody, PoolView,
   PutPoolBody, RemovedSource, SourceView
 } from '../schemas/egress.ts'
 
 /**
- * The operator's egress API: sources (local addresses and their EHLO names), pools of them, limit overrides per
- * provider, and which pool an organisation or one of its domains sends from. Only operator keys reach it. Every
+ * The operator's egress API: sources (local addresses and their EHLO names), pools of them, and which pool an
+ * organisation or one of its domains sends from (limit overrides: operator_egress_limits_v1.ts). Only operator keys reach it. Every
  * write goes through `cp.egress` (stores/control_plane/egress_config.ts), which the CLI calls too.
  */
 
@@ -198,34 +198,6 @@ export const operatorEgressRoutes = [
       await ctx.deps.cp.egress.removePool(ctx.params.name!)
       ctx.deps.security.egressChanged('pool.deleted', ctx, { name: ctx.params.name! })
       return { status: 204 }
-    }
-  }),
-  operatorRoute({
-    method: 'get',
-    path: '/v1/operator/egress/limits',
-    permission: 'operator',
-    summary: 'The limit overrides per provider (what replaces the built-in shaping)',
-    tag: TAG,
-    responses: { 200: { description: 'The overrides', schema: LimitsBody }, ...operatorErrorResponses({}) },
-    handler: ({ deps }) => ({ status: 200, body: { limits: deps.cp.egress.settings().limits ?? {} } })
-  }),
-  operatorRoute<{ limits: Record<string, LimitOverride> }>({
-    method: 'put',
-    path: '/v1/operator/egress/limits',
-    permission: 'operator',
-    summary: 'Replace the limit overrides (idempotent; `{}` removes them all)',
-    tag: TAG,
-    body: LimitsBody,
-    responses: {
-      200: { description: 'The overrides', schema: LimitsBody },
-      ...operatorErrorResponses({
-        validation_error: 'Unknown provider key shape or field, a number outside its bounds, tls not opportunistic|required'
-      })
-    },
-    handler: async (ctx) => {
-      const settings = await ctx.deps.cp.egress.putLimits(ctx.body.limits)
-      ctx.deps.security.egressChanged('limits.set', ctx, {})
-      return { status: 200, body: { limits: settings.limits ?? {} } }
     }
   }),
   operatorRoute<{ pool: string | null }>({

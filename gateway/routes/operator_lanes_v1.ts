@@ -5,11 +5,14 @@ import { operatorErrorResponses } from '../schemas/control.ts'
 import { LaneView } from '../schemas/egress.ts'
 import { EgressState, laneViews } from '../../stores/egress/mod.ts'
 
-/** One reader of the egress state per Redis client (it defines its scripts on the client once). */
+/**
+ * One reader of the egress state per Redis client (it defines its scripts on the client once), recovering lanes with
+ * the engines' period. It claims no recovery step: those are the engines' to log and count.
+ */
 const states = new WeakMap<object, EgressState>()
-function stateOf (redis: ConstructorParameters<typeof EgressState>[0]): EgressState {
+function stateOf (redis: ConstructorParameters<typeof EgressState>[0], recoverEveryMs: number): EgressState {
   let s = states.get(redis)
-  if (s === undefined) states.set(redis, s = new EgressState(redis))
+  if (s === undefined) states.set(redis, s = new EgressState(redis, Date.now, { recoverEveryMs }))
   return s
 }
 
@@ -35,7 +38,8 @@ export const operatorLaneRoutes = [
     handler: async ({ deps }) => {
       let data
       try {
-        data = await laneViews(stateOf(deps.redis), (name) => deps.cp.egress.source(name), deps.cp.egress.settings())
+        const state = stateOf(deps.redis, deps.config.smtp.egressRecoverEveryMs)
+        data = await laneViews(state, (name) => deps.cp.egress.source(name), deps.cp.egress.settings())
       } catch {
         throw new ApiError('service_unavailable', 'The egress state in Redis cannot be read now; delivery goes on meanwhile.')
       }

@@ -34,6 +34,20 @@ export const Warmup = Type.Object({
 const Address = Type.String({ minLength: 2, maxLength: 45, description: 'An IPv4 or IPv6 literal this host owns' })
 const Ehlo = Type.String({ minLength: 3, maxLength: MAX_EHLO_LENGTH, description: 'The host name the address\'s reverse DNS gives' })
 
+const Limit = (k: keyof typeof LIMIT_BOUNDS) => Type.Optional(Type.Integer({ minimum: LIMIT_BOUNDS[k].min, maximum: LIMIT_BOUNDS[k].max }))
+
+export const LimitOverride = Type.Object({
+  maxConnections: Limit('maxConnections'),
+  messagesPerConnection: Limit('messagesPerConnection'),
+  messagesPerMinute: Limit('messagesPerMinute'),
+  tls: Type.Optional(Type.Enum([...TLS_MODES]))
+}, { additionalProperties: false })
+
+export const Limits = Type.Record(Type.String({ pattern: PROVIDER_KEY_PATTERN }), LimitOverride, {
+  maxProperties: MAX_LIMIT_ENTRIES,
+  description: 'Provider id (google, microsoft, …), site (site:<mx names>) or default → limits replacing the built-in ones'
+})
+
 export const CreateSourceBody = Type.Object({
   name: EgressName, address: Address, ehlo: Ehlo, warmup: Type.Optional(Warmup)
 }, { additionalProperties: false })
@@ -49,6 +63,9 @@ export const SourceView = Type.Object({
   address: Type.String(),
   ehlo: Type.String(),
   warmup: Type.Optional(Type.Object({ started_at: Timestamp, steps: Type.Optional(Type.Array(WarmupStep)) })),
+  limits: Type.Optional(Type.Record(Type.String(), LimitOverride, {
+    description: 'The source\'s own limit overrides per provider, over the installation\'s (PUT …/sources/{name}/limits)'
+  })),
   created_at: Timestamp,
   updated_at: Timestamp
 })
@@ -76,21 +93,14 @@ export const PoolView = Type.Object({
   updated_at: Type.Optional(Timestamp)
 })
 
-const Limit = (k: keyof typeof LIMIT_BOUNDS) => Type.Optional(Type.Integer({ minimum: LIMIT_BOUNDS[k].min, maximum: LIMIT_BOUNDS[k].max }))
-
-export const LimitOverride = Type.Object({
-  maxConnections: Limit('maxConnections'),
-  messagesPerConnection: Limit('messagesPerConnection'),
-  messagesPerMinute: Limit('messagesPerMinute'),
-  tls: Type.Optional(Type.Enum([...TLS_MODES]))
-}, { additionalProperties: false })
-
-export const Limits = Type.Record(Type.String({ pattern: PROVIDER_KEY_PATTERN }), LimitOverride, {
-  maxProperties: MAX_LIMIT_ENTRIES,
-  description: 'Provider id (google, microsoft, …), site (site:<mx names>) or default → limits replacing the built-in ones'
-})
-
 export const LimitsBody = Type.Object({ limits: Limits }, { additionalProperties: false })
+
+export const SourceLimitsView = Type.Object({
+  source: Type.String(),
+  limits: Type.Record(Type.String(), LimitOverride, {
+    description: 'Provider id, site or default (sites) → limits for this source\'s lanes only, over the installation\'s overrides'
+  })
+})
 
 export const PoolAssignmentBody = Type.Object({
   pool: Type.Union([EgressName, Type.Null()], { description: 'A pool name (default included), or null to remove the assignment' })

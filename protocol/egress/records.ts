@@ -55,6 +55,11 @@ export interface EgressSourceRecord {
   ehlo: string
   /** Present while the address warms up: counted from `started_at`, by `steps` or the default curve. */
   warmup?: { started_at: string, steps?: WarmupStep[] }
+  /**
+   * The operator's limit overrides for this source only, by provider id, site or `default` (sites), over the
+   * installation's (EgressSettingsRecord.limits): one address may be held lower (or higher) than its pool's others.
+   */
+  limits?: Record<string, LimitOverride>
   created_at: string
   updated_at: string
 }

@@ -103,13 +103,16 @@ export type LimitOverrides = Readonly<Record<string, Partial<LaneLimits>>>
 /**
  * The limits of a lane to `provider`: for a provider of PROVIDERS, its defaults with `overrides[provider]` over them
  * (`overrides.default` does not apply: it is about sites, and a provider's own numbers are more specific); for a
- * site (or an id no provider has), DEFAULT_LIMITS.default, then `overrides.default`, then `overrides[site]`.
+ * site (or an id no provider has), DEFAULT_LIMITS.default, then `overrides.default`, then `overrides[site]`. A
+ * source's own overrides (`sourceOverrides`, the lane's source) go over all of that by the same rule: its entry for
+ * the provider, or for a site its `default` entry and then its entry for the site.
  */
-export function limitsFor (provider: string, overrides?: LimitOverrides): LaneLimits {
+export function limitsFor (provider: string, overrides?: LimitOverrides, sourceOverrides?: LimitOverrides): LaneLimits {
   const known = isKnownProvider(provider) && DEFAULT_LIMITS[provider] !== undefined
-  const layers: Array<Partial<LaneLimits> | undefined> = known
-    ? [DEFAULT_LIMITS[provider], own(overrides, provider)]
-    : [DEFAULT_LIMITS.default, own(overrides, 'default'), provider === 'default' ? undefined : own(overrides, provider)]
+  const layersOf = (table: LimitOverrides | undefined): Array<Partial<LaneLimits> | undefined> => known
+    ? [own(table, provider)]
+    : [own(table, 'default'), provider === 'default' ? undefined : own(table, provider)]
+  const layers = [known ? DEFAULT_LIMITS[provider] : DEFAULT_LIMITS.default, ...layersOf(overrides), ...layersOf(sourceOverrides)]
   const out = { ...DEFAULT }
   for (const layer of layers) {
     if (layer === undefined) continue

@@ -189,12 +189,32 @@ export class EgressConfig {
   /** Sets some keys of one provider's override and removes others (the CLI's `limits set`); an emptied entry goes. */
   async setProviderLimits (provider: string, set: LimitOverride, unset: readonly string[]): Promise<EgressSettingsRecord> {
     if (!isProviderKey(provider)) invalid([{ field: 'provider', message: 'is not a provider id, site or default' }])
-    const limits = { ...this.settings().limits }
-    const entry: Record<string, unknown> = { ...limits[provider], ...set }
-    for (const k of unset) delete entry[k]
-    if (Object.keys(entry).length === 0) delete limits[provider]
-    else limits[provider] = entry as LimitOverride
-    return await this.putLimits(limits)
+    return await this.putLimits(withEntry(this.settings().limits ?? {}, provider, set, unset))
+  }
+
+  /**
+   * Replaces one source's own override table (idempotent; `{}` removes it): limits for the lanes of this source only,
+   * over the installation's. 404 for a source that does not exist.
+   */
+  async putSourceLimits (name: string, limits: Record<string, LimitOverride>, now = new Date()): Promise<EgressSourceRecord> {
+    invalid(limitsErrors(limits))
+    const next = await this.mirror.modify(EGRESS_KEYS.source(name), (cur) => {
+      if (!isSource(cur) || JSON.stringify(cur.limits ?? {}) === JSON.stringify(limits)) return undefined
+      const { limits: _old, ...rest } = cur
+      const updated = { ...rest, updated_at: now.toISOString() }
+      return Object.keys(limits).length === 0 ? updated : { ...updated, limits }
+    })
+    if (!isSource(next)) throw new ApiError('not_found', `No source named ${name}.`)
+    return next
+  }
+
+  /** Sets some keys of one provider's override of a source and removes others (the CLI's `limits set --source`). */
+  async setSourceProviderLimits (name: string, provider: string, set: LimitOverride, unset: readonly string[]):
+  Promise<EgressSourceRecord> {
+    if (!isProviderKey(provider)) invalid([{ field: 'provider', message: 'is not a provider id, site or default' }])
+    const source = this.source(name)
+    if (source === undefined) throw new ApiError('not_found', `No source named ${name}.`)
+    return await this.putSourceLimits(name, withEntry(source.limits ?? {}, provider, set, unset))
   }
 
   /** An organisation's pool; `null` (or `default`) puts it back on `default`. */
@@ -246,4 +266,15 @@ export class EgressConfig {
 function warmupOf (w: NonNullable<SourceInput['warmup']>, at: string): NonNullable<EgressSourceRecord['warmup']> {
   const started = w.started_at === undefined ? at : new Date(w.started_at).toISOString()
   return w.steps === undefined ? { started_at: started } : { started_at: started, steps: w.steps }
+}
+
+/** The table with one provider's entry changed: `set` keys over it, `unset` keys removed, an emptied entry gone. */
+function withEntry (table: Record<string, LimitOverride>, provider: string, set: LimitOverride, unset: readonly string[]):
+Record<string, LimitOverride> {
+  const limits = { ...table }
+  const entry: Record<string, unknown> = { ...limits[provider], ...set }
+  for (const k of unset) delete entry[k]
+  if (Object.keys(entry).length === 0) delete limits[provider]
+  else limits[provider] = entry as LimitOverride
+  return limits
 }

@@ -1,10 +1,12 @@
 import type { Redis } from 'ioredis'
 import {
-  LANES_KEY, connKey, laneId, normalizeLane, normalizeMember, rateKey, throttleKey, waitKey, warmupKey, warmupPeriod
+  LANES_KEY, connKey, laneId, normalizeLane, normalizeMember, parseLane, rateKey, throttleKey, waitKey, warmupKey, warmupPeriod
 } from './keys.ts'
 import { MAX_INDEXED_LANES, readSnapshot, throttleFrom } from './snapshot.ts'
 import { withEgressScripts, type EgressPipeline, type EgressRedis } from './scripts.ts'
-import { GO, clearThrottle, type LaneGate, type LaneSnapshot, type LaneThrottle, type ReplyAction, type WaitReason } from './types.ts'
+import {
+  GO, clearThrottle, type LaneGate, type LaneRecovery, type LaneSnapshot, type LaneThrottle, type ReplyAction, type WaitReason
+} from './types.ts'
 
 /** How long a slowed lane takes to double its factor back (a lane at 1/64 is whole again after six): 10 min. */
 export const RECOVER_EVERY_MS = 600_000
@@ -34,6 +36,13 @@ export interface EgressStateOptions {
   slowQuietMs?: number
   /** Hears every Redis failure the state answered around (it fails open); logging and metrics belong to the caller. */
   onError?: (err: unknown) => void
+  /**
+   * Hears the recovery steps of slowed lanes this instance claims: given, its sends, replies and snapshots claim the
+   * steps a lane took since they were last claimed (in the same script, no extra round trip), so each step is heard
+   * by one instance across the cluster, which logs and counts it. Without it, nothing is claimed (a reader for
+   * operators, which must not take a step from the engines that report it).
+   */
+  onRecovery?: (recovery: LaneRecovery) => void
 }
 
 /**
@@ -61,6 +70,9 @@ export class EgressState {
   private readonly recoverEveryMs: number
   private readonly slowQuietMs: number
   private readonly onError: (err: unknown) => void
+  private readonly onRecovery?: (recovery: LaneRecovery) => void
+  /** '1' when this instance claims recovery steps (it has someone to tell), as the scripts take it. */
+  private readonly claim: '0' | '1'
   /** When this instance last marked each lane as seen (its clock), so the index is written once a minute per lane. */
   private readonly indexed = new Map<string, number>()
 
@@ -70,6 +82,8 @@ export class EgressState {
     if (!(this.recoverEveryMs > 0)) throw new RangeError('recoverEveryMs must be above 0')
     this.slowQuietMs = Math.max(0, options.slowQuietMs ?? SLOW_QUIET_MS)
     this.onError = options.onError ?? (() => {})
+    if (options.onRecovery !== undefined) this.onRecovery = options.onRecovery
+    this.claim = options.onRecovery !== undefined ? '1' : '0'
   }
 
   /**
@@ -123,7 +137,9 @@ export class EgressState {
     const l = this.seen(lane)
     const rate = Number.isFinite(perMinute) && perMinute > 0 ? perMinute : 0
     try {
-      const [ms, reason] = await this.r.ob_eg_send(throttleKey(l), rateKey(l, rate), rate, this.recoverEveryMs) as [number, string]
+      const [ms, reason, from, to] = await this.r.ob_eg_send(throttleKey(l), rateKey(l, rate), rate, this.recoverEveryMs, this.claim) as
+        [number, string, string?, string?]
+      this.recovered(l, from, to)
       return ms === 0 ? GO : { kind: 'wait', ms, reason: reason as WaitReason }
     } catch (err) {
       this.onError(err)
@@ -179,9 +195,11 @@ export class EgressState {
     const ms = action.kind === 'slow' ? 0 : Math.max(0, Math.floor(action.ms))
     try {
       const r = await this.r.ob_eg_reply(
-        throttleKey(l), action.kind, ms, rule.slice(0, 100), this.recoverEveryMs, this.slowQuietMs, THROTTLE_KEEP_MS
+        throttleKey(l), action.kind, ms, rule.slice(0, 100), this.recoverEveryMs, this.slowQuietMs, THROTTLE_KEEP_MS, this.claim
       ) as unknown[]
-      return { changed: r[0] === 1, throttle: throttleFrom(r.slice(1)) }
+      // steps the lane recovered before this reply came are told first, in the order they happened
+      this.recovered(l, r[6], r[7])
+      return { changed: r[0] === 1, throttle: throttleFrom(r.slice(1, 6)) }
     } catch (err) {
       this.onError(err)
       return { changed: false, throttle: clearThrottle() }
@@ -210,7 +228,20 @@ export class EgressState {
 
   /** Every lane seen (at most MAX_INDEXED_LANES, sorted by id), in one pipeline. Rejects when Redis does not answer. */
   async snapshot (): Promise<LaneSnapshot[]> {
-    return await readSnapshot(this.r, this.clock(), this.recoverEveryMs, WAITING_MAX_AGE_MS)
+    const lanes = await readSnapshot(this.r, this.clock(), this.recoverEveryMs, WAITING_MAX_AGE_MS, this.claim)
+    for (const l of lanes) if (l.recoveredFrom !== undefined) this.recovered(l.lane, String(l.recoveredFrom), String(l.throttle.factor))
+    return lanes
+  }
+
+  /** Tells onRecovery of steps a script claimed (`from` '0' or absent: none). */
+  private recovered (lane: string, from: unknown, to: unknown): void {
+    const before = Number(from ?? 0)
+    if (!(before > 0) || this.onRecovery === undefined) return
+    try {
+      this.onRecovery({ lane, ...parseLane(lane), from: before, to: Number(to) })
+    } catch (err) {
+      this.onError(err)
+    }
   }
 
   /** The normalized lane; marks it as seen in the index when this instance has not for a minute (not awaited). */

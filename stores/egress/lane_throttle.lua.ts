@@ -15,9 +15,11 @@ local MIN_FACTOR = 1 / 64
 
 -- A lane's throttle (the HASH at key) as it stands at now, recovery applied: the factor doubles for every whole
 -- recovery period (every, ms) since the last slow, up to 1. Recovery is computed on read, never written, so an
--- idle lane recovers without anyone touching it. full_at is when the stored factor is back to 1 (0: it is).
+-- idle lane recovers without anyone touching it. full_at is when the stored factor is back to 1 (0: it is). seen is
+-- the factor last made visible (a slow, or a recovery step claimed below); a hash from before it was kept counts
+-- its stored factor as seen.
 local function read_throttle (key, now, every)
-  local h = redis.call('HMGET', key, 'factor', 'paused_until', 'out_until', 'changed_at', 'reason', 'slowed_at')
+  local h = redis.call('HMGET', key, 'factor', 'paused_until', 'out_until', 'changed_at', 'reason', 'slowed_at', 'seen')
   local stored = tonumber(h[1]) or 1
   if stored ~= stored or stored > 1 then stored = 1 end
   if stored < MIN_FACTOR then stored = MIN_FACTOR end
@@ -31,10 +33,25 @@ local function read_throttle (key, now, every)
     while f < 1 do f = f * 2; needed = needed + 1 end
     full_at = slowed_at + needed * every
   end
+  local seen = tonumber(h[7]) or stored
+  if seen ~= seen then seen = stored end
   return {
     factor = factor, paused_until = tonumber(h[2]) or 0, out_until = tonumber(h[3]) or 0,
-    changed_at = tonumber(h[4]) or 0, reason = h[5] or '', slowed_at = slowed_at, full_at = full_at
+    changed_at = tonumber(h[4]) or 0, reason = h[5] or '', slowed_at = slowed_at, full_at = full_at, seen = seen
   }
+end
+
+-- Claims the recovery steps the lane took since the factor was last made visible, when claim is '1'. Recovery
+-- writes nothing, so no script sees a step happen; the first one to read the lane after it records the factor as
+-- seen, in the same atomic step, so each step is claimed by exactly one caller across the cluster (its caller logs
+-- and counts it). Only a lane whose factor rose writes, into its existing hash (its expiry unchanged). Returns the
+-- factor seen before, as a string ('0' when nothing is claimed).
+local function claim_recovery (key, th, claim)
+  if claim ~= '1' or th.factor <= th.seen then return '0' end
+  local before = th.seen
+  redis.call('HSET', key, 'seen', tostring(th.factor))
+  th.seen = th.factor
+  return tostring(before)
 end
 
 -- The throttle as scripts answer it: factor, paused_until, out_until, changed_at, reason (all strings).

@@ -42,7 +42,7 @@ export async function laneViews (state: EgressState, sources: (name: string) => 
 }
 
 function view (l: LaneSnapshot, source: EgressSourceRecord | undefined, settings: EgressSettingsRecord, now: number): LaneView {
-  const limits = limitsFor(l.provider, settings.limits)
+  const limits = limitsFor(l.provider, settings.limits, source?.limits)
   const t = l.throttle
   const out: LaneView = {
     lane: l.lane,

@@ -6,4 +6,5 @@ export {
 export { MAX_INDEXED_LANES } from './snapshot.ts'
 export { laneViews, type LaneView } from './lane_views.ts'
 export { laneId, parseLane, normalizeLane, MAX_LANE_ID_LENGTH } from './keys.ts'
-export type { ReplyAction, LaneGate, LaneThrottle, LaneSnapshot, WaitReason } from './types.ts'
+export type { ReplyAction, LaneGate, LaneThrottle, LaneSnapshot, LaneRecovery, WaitReason } from './types.ts'
+export { recoverySteps } from './types.ts'

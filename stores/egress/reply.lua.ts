@@ -5,10 +5,15 @@ export const REPLY_LUA = LANE_THROTTLE_LUA + String.raw`
 -- What a reply rule says about a lane. KEYS[1] = the lane's throttle.
 -- ARGV[1] = slow | pause | out, ARGV[2] = how long a pause or out lasts (ms), ARGV[3] = the rule's name,
 -- ARGV[4] = recovery period (ms), ARGV[5] = quiet time after a slow (ms), ARGV[6] = how long the state is kept after
--- its effect ends (ms). Returns { changed (0|1), factor, paused_until, out_until, changed_at, reason }.
+-- its effect ends (ms), ARGV[7] = '1' to claim the recovery steps taken before this reply (claim_recovery).
+-- Returns { changed (0|1), factor, paused_until, out_until, changed_at, reason, factor seen before a claimed
+-- recovery ('0': none), the factor it had recovered to }.
 local now = now_ms()
 local key = KEYS[1]
 local th = read_throttle(key, now, tonumber(ARGV[4]))
+local before = claim_recovery(key, th, ARGV[7])
+local recovered = ''
+if before ~= '0' then recovered = tostring(th.factor) end
 local kind = ARGV[1]
 local changed = false
 if kind == 'slow' then
@@ -19,7 +24,8 @@ if kind == 'slow' then
     local needed, f = 0, th.factor
     while f < 1 do f = f * 2; needed = needed + 1 end
     th.full_at = now + needed * tonumber(ARGV[4])
-    redis.call('HSET', key, 'factor', tostring(th.factor), 'slowed_at', tostring(now))
+    -- the new factor is seen (this reply is logged): recovery is claimed from it, whoever claimed before
+    redis.call('HSET', key, 'factor', tostring(th.factor), 'slowed_at', tostring(now), 'seen', tostring(th.factor))
     changed = true
   end
 elseif kind == 'pause' or kind == 'out' then
@@ -43,5 +49,7 @@ if changed then
 end
 local out = throttle_reply(th)
 table.insert(out, 1, changed and 1 or 0)
+out[#out + 1] = before
+out[#out + 1] = recovered
 return out
 `

@@ -19,9 +19,10 @@ export function throttleFrom (fields: readonly unknown[]): LaneThrottle {
 /**
  * Every indexed lane, read in one pipeline after the index itself: two round trips whatever the number of lanes.
  * Warm-up counts are those of the UTC day and hour at `now`. Sorted by lane id. Rejects when Redis does not answer.
+ * `claim` '1': each lane's script claims the recovery steps it took (`recoveredFrom`: the factor seen before).
  */
 export async function readSnapshot (
-  redis: EgressRedis, now: number, recoverEveryMs: number, waitingMaxAgeMs: number
+  redis: EgressRedis, now: number, recoverEveryMs: number, waitingMaxAgeMs: number, claim: '0' | '1' = '0'
 ): Promise<LaneSnapshot[]> {
   const lanes = (await redis.zrevrange(LANES_KEY, 0, MAX_INDEXED_LANES - 1)).sort()
   if (lanes.length === 0) return []
@@ -30,7 +31,7 @@ export async function readSnapshot (
   for (const lane of lanes) {
     pipe.ob_eg_view(
       connKey(lane), throttleKey(lane), waitKey(lane), warmupKey(lane, period.day), warmupKey(lane, period.hour),
-      recoverEveryMs, waitingMaxAgeMs
+      recoverEveryMs, waitingMaxAgeMs, claim
     )
   }
   const results = await pipe.exec()
@@ -48,7 +49,8 @@ export async function readSnapshot (
       throttle: throttleFrom(r.slice(1, 6)),
       waiting: Number(r[6]),
       oldestWaitingMs: oldest === undefined ? undefined : Math.max(0, redisNow - oldest),
-      warmup: { day: period.day, sentToday: Number(r[8]), hour: period.hour, sentThisHour: Number(r[9]) }
+      warmup: { day: period.day, sentToday: Number(r[8]), hour: period.hour, sentThisHour: Number(r[9]) },
+      ...(Number(r[11] ?? 0) > 0 ? { recoveredFrom: Number(r[11]) } : {})
     }
   })
 }

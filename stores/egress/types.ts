@@ -24,6 +24,8 @@ export interface LaneSnapshot {
   waiting: number
   oldestWaitingMs: number | undefined
   warmup: { day: string, sentToday: number, hour: string, sentThisHour: number }
+  /** Set when this read claimed recovery steps of the lane: the factor seen before them (the factor now is throttle's). */
+  recoveredFrom?: number
 }
 
 export const GO: LaneGate = Object.freeze({ kind: 'go' })
@@ -31,4 +33,17 @@ export const GO: LaneGate = Object.freeze({ kind: 'go' })
 /** A lane nothing has throttled, and what every throttle read answers while Redis is unreachable. */
 export function clearThrottle (): LaneThrottle {
   return { factor: 1, pausedUntil: 0, outUntil: 0, changedAt: 0, reason: '' }
+}
+
+/**
+ * Recovery steps of a slowed lane, claimed once across the cluster by the one reader that first saw them: its rate
+ * factor went from `from` to `to` (one step per doubling; `to` 1: back at full rate).
+ */
+export interface LaneRecovery { lane: string, source: string, provider: string, from: number, to: number }
+
+/** The doublings from one factor to another, each as the factor after it (0.25 → 1: [0.5, 1]). */
+export function recoverySteps (from: number, to: number): number[] {
+  const steps: number[] = []
+  for (let f = from * 2; f <= to * 1.0001 && from > 0; f *= 2) steps.push(Math.min(1, f))
+  return steps
 }

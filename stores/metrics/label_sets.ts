@@ -35,6 +35,12 @@ export const REPORT_DROP_REASONS = [
 ] as const
 export type ReportDropReason = typeof REPORT_DROP_REASONS[number]
 
+/** What became of a DMARC aggregate report mailed to a domain's report address (inbound/dmarc_intake.ts). */
+export const DMARC_REPORT_RESULTS = [
+  'accepted', 'duplicate', 'other_organisation', 'rate_limited', 'too_large', 'too_many_records', 'malformed', 'busy'
+] as const
+export type DmarcReportResult = typeof DMARC_REPORT_RESULTS[number]
+
 /** Which inbound quota refused mail at SMTP time (inbound/quotas.ts): a route's or a sending address's. */
 export const INBOUND_QUOTAS = ['route_messages', 'route_bytes', 'sender_messages', 'sender_bytes'] as const
 export type InboundQuota = typeof INBOUND_QUOTAS[number]

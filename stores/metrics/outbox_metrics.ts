@@ -1,10 +1,11 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { CounterFamily, HistogramFamily, type CounterChild, type HistogramChild } from './fast_series.ts'
 import {
-  BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS, RATE_SCOPES,
-  REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_JOB_DROP_REASONS, WEBHOOK_RESULTS,
-  type BounceCategoryLabel, type BounceType, type DeliveryOutcome, type DestinationClass, type Environment, type RateScope,
-  type InboundQuota, type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookJobDropReason, type WebhookResult
+  BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DMARC_REPORT_RESULTS, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS,
+  RATE_SCOPES, REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_JOB_DROP_REASONS, WEBHOOK_RESULTS,
+  type BounceCategoryLabel, type BounceType, type DmarcReportResult, type DeliveryOutcome, type DestinationClass, type Environment,
+  type RateScope, type InboundQuota, type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookJobDropReason,
+  type WebhookResult
 } from './label_sets.ts'
 
 /** One child per label value, made once: the hot path increments it without building a label key. */
@@ -80,6 +81,7 @@ export class OutboxMetrics {
   ).child()
 
   readonly egressLaneChanges: Children<'slow' | 'pause' | 'out', CounterChild>
+  readonly egressLaneRecoveries: Children<'doubled' | 'full', CounterChild>
 
   readonly webhookAttempts: Children<WebhookResult, HistogramChild>
   readonly webhookRepeatsSkipped = new CounterFamily(
@@ -102,6 +104,7 @@ export class OutboxMetrics {
   readonly suppressionsAdded: Children<SuppressionReason, CounterChild>
   readonly reportsDropped: Children<ReportDropReason, CounterChild>
   readonly inboundQuotaRefusals: Children<InboundQuota, CounterChild>
+  readonly dmarcReports: Children<DmarcReportResult, CounterChild>
   readonly inboundEventsCut = new CounterFamily(
     'outbox_inbound_events_cut_total',
     'inbound.received events cut to OB_INBOUND_EVENT_MAX_BYTES, whose message is kept for the API.',
@@ -139,6 +142,11 @@ export class OutboxMetrics {
       'outbox_egress_lane_changes_total', 'Egress lanes (source × provider) slowed, paused or taken out by a reply rule.', this.registry
     )
     this.egressLaneChanges = childrenOf(['slow', 'pause', 'out'] as const, (action) => lanes.child({ action }))
+    const recoveries = new CounterFamily(
+      'outbox_egress_lane_recoveries_total',
+      'Recovery steps of egress lanes a reply slowed: rate doubled, or back at full rate (each counted by one engine).', this.registry
+    )
+    this.egressLaneRecoveries = childrenOf(['doubled', 'full'] as const, (step) => recoveries.child({ step }))
     const webhooks = new HistogramFamily(
       'outbox_webhook_attempt_duration_seconds',
       'Webhook delivery attempts by result, with their duration.',
@@ -165,6 +173,10 @@ export class OutboxMetrics {
       this.registry
     )
     this.inboundQuotaRefusals = childrenOf(INBOUND_QUOTAS, (quota) => quotas.child({ quota }))
+    const dmarc = new CounterFamily(
+      'outbox_dmarc_reports_total', 'DMARC aggregate reports mailed to a domain\'s report address, by what became of them.', this.registry
+    )
+    this.dmarcReports = childrenOf(DMARC_REPORT_RESULTS, (result) => dmarc.child({ result }))
 
     this.readGauge('outbox_http_in_flight', 'HTTP requests being answered.')
     this.readGauge('outbox_event_stream_sockets', 'Open WebSocket event-stream connections.')

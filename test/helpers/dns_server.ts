@@ -61,6 +61,8 @@ function rr (type: number, rdata: Buffer): Buffer {
 export class DnsServer {
   /** Every answer is sent this long after its query (a slow or distant name server); 0 answers at once. */
   delayMs = 0
+  /** Every question asked, `<TYPE> <name>` (`TXT _mta-sts.example.test`), in order. */
+  readonly queries: string[] = []
 
   private constructor (private readonly socket: Socket, readonly port: number, public table: DnsTable) {}
 
@@ -91,6 +93,7 @@ export class DnsServer {
   private answer (query: Buffer): Buffer {
     const { name, end } = readName(query, 12)
     const qtype = query.readUInt16BE(end)
+    this.queries.push(`${Object.entries(TYPE).find(([, v]) => v === qtype)?.[0] ?? String(qtype)} ${name}`)
     const answers: Buffer[] = []
     if (qtype === TYPE.A) {
       for (const ip of this.table.A?.[name] ?? []) answers.push(rr(TYPE.A, Buffer.from(ip.split('.').map(Number))))

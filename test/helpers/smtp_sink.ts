@@ -45,7 +45,16 @@ export interface SinkOptions {
    * receivers do), undefined goes on with the local-part rules above.
    */
   rcptReply?: (rcpt: string, remoteAddress: string) => { code: number, message: string } | undefined
+  /** The certificate STARTTLS presents (default: smtp-server's own self-signed one, which nothing trusts). */
+  tls?: { key: Buffer, cert: Buffer }
+  /**
+   * Offer AUTH, even without TLS, and accept any credentials: every attempt is recorded in `authAttempts` (a relay
+   * test checks which credentials reached the server, and over what).
+   */
+  auth?: boolean
 }
+
+export interface AuthAttempt { username: string, password: string, secure: boolean }
 
 function parseHeaders (raw: Buffer): Map<string, string> {
   const end = raw.indexOf('\r\n\r\n')
@@ -72,6 +81,10 @@ export class SmtpSink {
   readonly messages: SinkMessage[] = []
   /** Every RCPT reply the sink gave, in order: `<address> <code>`. */
   readonly rcptLog: string[] = []
+  /** AUTH attempts (with `auth: true`), with whether the session was encrypted. */
+  readonly authAttempts: AuthAttempt[] = []
+  /** STARTTLS handshakes that completed. */
+  tlsSessions = 0
   accepted = 0
   /** SMTP sessions opened with the sink, whatever became of them. */
   connections = 0
@@ -99,7 +112,17 @@ export class SmtpSink {
     const record = opts.record ?? true
     const server = new SMTPServer({
       authOptional: true,
-      disabledCommands: opts.noStartTls === true ? ['AUTH', 'STARTTLS'] : ['AUTH'],
+      disabledCommands: [...(opts.auth === true ? [] : ['AUTH']), ...(opts.noStartTls === true ? ['STARTTLS'] : [])],
+      ...(opts.auth === true ? { allowInsecureAuth: true, authMethods: ['PLAIN', 'LOGIN'] } : {}),
+      ...(opts.tls !== undefined ? { key: opts.tls.key, cert: opts.tls.cert } : {}),
+      onAuth (auth, session, callback) {
+        sink.authAttempts.push({ username: auth.username ?? '', password: auth.password ?? '', secure: session.secure })
+        callback(null, { user: auth.username })
+      },
+      onSecure (_socket, _session, callback) {
+        sink.tlsSessions++
+        callback()
+      },
       disableReverseLookup: true,
       hideSTARTTLS: opts.hideStartTls ?? false,
       logger: false,

@@ -89,7 +89,8 @@ async function render (ctx: ViewContext): Promise<Node> {
       h('p', { class: 'help' }, 'Last check: whether Verify found the record in DNS; "not found" until the first check.'),
       changed.has(d.id) && worsenedNotice(changed.get(d.id)!.at, changed.get(d.id)!.change),
       healthSlot,
-      h('p', { class: 'row-actions' }, d.status === 'pending' && verify, check, del))
+      h('p', { class: 'row-actions' }, d.status === 'pending' && verify, check,
+        d.status === 'verified' && h('a', { href: `#/domains/${d.id}/dmarc` }, `DMARC reports of ${d.name}`), del))
   }
 
   /** Newest first, so the first event of a domain is its latest; a key without `read` simply shows no notice. */

@@ -175,6 +175,36 @@ test('limit overrides: validated, replaced whole, idempotent, mirrored', async (
   assert.deepEqual((await call('PUT', '/egress/limits', { limits: {} })).body, { limits: {} })
 })
 
+test('a source\'s own limit overrides: validated, replaced whole, shown with the source, mirrored, logged with its name', async () => {
+  assert.equal((await call('POST', '/egress/sources', { name: 'own1', address: '192.0.2.61', ehlo: 'own1.example.com' })).status, 201)
+  assert.deepEqual((await call('GET', '/egress/sources/own1/limits')).body, { source: 'own1', limits: {} })
+  assertError(await call('GET', '/egress/sources/ghost/limits'), 404, 'not_found')
+  assertError(await call('PUT', '/egress/sources/ghost/limits', { limits: {} }), 404, 'not_found')
+  assertError(await call('PUT', '/egress/sources/own1/limits', { limits: { gmail: { maxConnections: 1 } } }), 400, 'validation_error')
+  assertError(await call('PUT', '/egress/sources/own1/limits', { limits: { google: { maxConnections: 0 } } }), 400, 'validation_error')
+  const limits = { google: { maxConnections: 1, messagesPerMinute: 60 }, default: { tls: 'required' } }
+  const put = await call('PUT', '/egress/sources/own1/limits', { limits })
+  assert.equal(put.status, 200, put.text)
+  assert.deepEqual(put.body, { source: 'own1', limits })
+  assert.deepEqual((await call('GET', '/egress/sources/own1')).body.limits, limits)
+  await eventually(() => other.egress.source('own1')?.limits?.google?.maxConnections === 1, 'the overrides in another process\'s mirror')
+  // a change of the source keeps its overrides; `{}` removes them
+  assert.deepEqual((await call('PATCH', '/egress/sources/own1', { ehlo: 'own1b.example.com' })).body.limits, limits)
+  const cleared = await call('PUT', '/egress/sources/own1/limits', { limits: {} })
+  assert.deepEqual(cleared.body, { source: 'own1', limits: {} })
+  assert.equal('limits' in (await call('GET', '/egress/sources/own1')).body, false)
+  const line = await eventually(() => logs.flatMap((l) => l.split('\n')).filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, any>)
+    .find((l) => l.event === 'operator.egress_changed' && l.change === 'limits.set' && l.name === 'own1'), 'the security line')
+  assert.equal(line.operator_key_id, keyId)
+  // kept with the source: a source made again under the name starts without them
+  await call('PUT', '/egress/sources/own1/limits', { limits })
+  assert.equal((await call('DELETE', '/egress/sources/own1')).status, 200)
+  assert.equal((await call('POST', '/egress/sources', { name: 'own1', address: '192.0.2.61', ehlo: 'own1.example.com' })).status, 201)
+  assert.deepEqual((await call('GET', '/egress/sources/own1/limits')).body, { source: 'own1', limits: {} })
+  assert.equal((await call('DELETE', '/egress/sources/own1')).status, 200)
+})
+
 test('every change is one security line naming the operator key and what changed; no key value is logged', async () => {
   const changes = (): Array<Record<string, any>> => logs.flatMap((l) => l.split('\n')).filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.kind === 'security' && l.event === 'operator.egress_changed')

@@ -36,6 +36,8 @@ export interface EgressCluster {
   events: EventWatcher
   redis: Redis
   engines: Child[]
+  /** Starts one more engine process, with the same settings as the first ones (added to `engines`). */
+  addEngine: () => Promise<Child>
   publish: (m: QueuedMessage) => Promise<void>
   close: () => Promise<void>
 }
@@ -72,6 +74,11 @@ export async function startEgressCluster (opts: {
     events,
     redis,
     engines,
+    async addEngine () {
+      const e = await spawnChild(ENGINE_CHILD, childEnv)
+      engines.push(e)
+      return e
+    },
     publish: async (m) => { await publishQueued(ob.proc.nc, ob.proc.config, m) },
     async close () {
       events.stop()

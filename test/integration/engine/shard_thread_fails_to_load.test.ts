@@ -51,7 +51,7 @@ async function actorsOn (t: TestContext, entry: string): Promise<{ actors: Shard
     write (chunk, _enc, cb) { logs.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() }
   }))
   const redis = await ServerProcess.redis()
-  const settings = { redis: { kind: 'node' as const, url: redis.url }, outboundPort: 25, allowPrivate: false, dnsServers: [], poolConnections: 1, hostRatePerS: 10, egressShaping: false, publicUrl: 'http://127.0.0.1', secret: new Uint8Array(32) }
+  const settings = { redis: { kind: 'node' as const, url: redis.url }, relayTls: 'verify' as const, stsPort: 443, outboundPort: 25, allowPrivate: false, dnsServers: [], poolConnections: 1, hostRatePerS: 10, egressShaping: false, publicUrl: 'http://127.0.0.1', secret: new Uint8Array(32) }
   const actors = new ShardActors(settings, 1, 1, 1, new OutboxMetrics(), log, new URL(entry, import.meta.url))
   t.after(async () => { await actors.close(); await redis.dispose() })
   return { actors, logs }

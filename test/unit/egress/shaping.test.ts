@@ -31,6 +31,17 @@ test('shaping: a provider gets its own defaults, and its own override over them;
   assert.deepEqual(limitsFor('no-such-provider'), DEFAULT_LIMITS.default, 'an unknown id is treated as a site')
 })
 
+test('shaping: a source\'s own overrides go over the installation\'s, by the same rule', () => {
+  const installation = { google: { maxConnections: 4, messagesPerMinute: 600 }, default: { maxConnections: 3 } }
+  const source = { google: { maxConnections: 1 }, default: { tls: 'required' as const }, 'site:mx.example.org': { maxConnections: 2 } }
+  assert.deepEqual(limitsFor('google', installation, source), { ...DEFAULT_LIMITS.google, maxConnections: 1, messagesPerMinute: 600 })
+  assert.deepEqual(limitsFor('google', installation, {}), { ...DEFAULT_LIMITS.google, maxConnections: 4, messagesPerMinute: 600 })
+  assert.deepEqual(limitsFor('yahoo', installation, source), DEFAULT_LIMITS.yahoo, 'the source\'s default entry is for sites')
+  assert.deepEqual(limitsFor('site:mx.example.org', installation, source),
+    { ...DEFAULT_LIMITS.default, maxConnections: 2, tls: 'required' }, 'a site: the source\'s default, then its entry for the site')
+  assert.deepEqual(limitsFor('site:other.example', installation, source), { ...DEFAULT_LIMITS.default, maxConnections: 3, tls: 'required' })
+})
+
 test('shaping: an override field left undefined keeps the value below it; the result is a fresh object', () => {
   const limits = limitsFor('microsoft', { microsoft: { maxConnections: undefined, messagesPerConnection: 20 } })
   assert.deepEqual(limits, { ...DEFAULT_LIMITS.microsoft, messagesPerConnection: 20 })
