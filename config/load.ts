@@ -197,6 +197,10 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     domainVerification: e.OB_DOMAIN_VERIFICATION,
     spf,
     dnsServers: e.OB_DNS_SERVERS === undefined ? [] : e.OB_DNS_SERVERS.split(','),
+    domainHealth: {
+      dnsblZones: e.OB_DNSBL_ZONES === 'none' ? [] : e.OB_DNSBL_ZONES.split(','),
+      intervalMs: e.OB_DOMAIN_HEALTH_INTERVAL_MS
+    },
     engine: {
       shards: e.OB_ENGINE_SHARDS,
       threads: e.OB_ENGINE_THREADS,

@@ -14,6 +14,11 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '60,300,1800,7200,18000,36000,3600
 export const DEFAULT_DELIVERY_RETRY_SCHEDULE = '60,300,900,3600,14400,28800,28800,28800,28800,28800,28800,28800,28800'
 
 /** JetStream file store Outbox divides among its streams and buckets (MB of 1024² bytes, as nats-server counts). */
+/**
+ * The blocklists a domain health check asks about each egress source: Spamhaus ZEN (SBL, XBL, PBL together) and
+ * SpamCop, the two the big receivers' rejections cite most. Spamhaus refuses queries sent through public resolvers.
+ */
+export const DEFAULT_DNSBL_ZONES = 'zen.spamhaus.org,bl.spamcop.net'
 export const DEFAULT_NATS_STORE_MB = 10 * 1024
 /** Below this the smallest shares (a control-plane bucket, the lease bucket) would not hold a working installation. */
 export const MIN_NATS_STORE_MB = 16
@@ -150,6 +155,11 @@ export const EnvSchema = Type.Object({
   OB_SPF: Type.String({ pattern: '^[^\\s]+$', default: 'sources' }),
   OB_DOMAIN_VERIFICATION: Type.Union([Type.Literal('dns'), Type.Literal('off')], { default: 'dns' }),
   OB_DNS_SERVERS: Type.Optional(Type.String({ pattern: '^[^\\s,]+(,[^\\s,]+)*$' })),
+  /** DNS blocklists asked about each egress source by the domain health check; `none`: no blocklist. */
+  OB_DNSBL_ZONES: Type.String({
+    pattern: '^[a-z0-9][a-z0-9.-]*[a-z0-9](,[a-z0-9][a-z0-9.-]*[a-z0-9])*$', default: DEFAULT_DNSBL_ZONES
+  }),
+  OB_DOMAIN_HEALTH_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 7 * 86_400_000, default: 3_600_000 }),
   OB_ROLE: Type.Union([Type.Literal('gateway'), Type.Literal('engine'), Type.Literal('inbound'), Type.Literal('all')], { default: 'all' }),
   OB_SHARD_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000 }),
   OB_ENGINE_SHARDS: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),

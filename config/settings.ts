@@ -158,6 +158,12 @@ export interface Config {
   /** How this installation's mail leaves, as the SPF records domains are told to publish name it (`OB_SPF`). */
   readonly spf: SpfSetting
   readonly dnsServers: readonly string[]
+  readonly domainHealth: {
+    /** DNS blocklist zones asked about each egress source (OB_DNSBL_ZONES). */
+    readonly dnsblZones: readonly string[]
+    /** How often the cluster checks every verified domain again (one process per period). */
+    readonly intervalMs: number
+  }
   readonly engine: {
     readonly shards: number
     readonly threads: number

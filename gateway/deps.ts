@@ -16,6 +16,7 @@ import type { SendService } from './send/service.ts'
 import type { ScheduleState } from '../stores/schedule/mod.ts'
 import type { IdempotencyStore } from './idempotency/mod.ts'
 import type { MessageContentStore } from '../stores/message_content/mod.ts'
+import type { DomainHealthService } from './control/health_watch.ts'
 
 /** What every handler may use; built once in `main.ts` (which also closes what needs closing) and passed down. */
 export interface GatewayDeps {
@@ -47,4 +48,6 @@ export interface GatewayDeps {
   readonly schedule: ScheduleState
   /** Messages as rendered for sending (GET /v1/messages/{id}/content); the engine records them. */
   readonly messageContent: MessageContentStore
+  /** Live domain health checks (GET /v1/domains/{id}/health) and the periodic round that reports changes for the worse. */
+  readonly domainHealth: DomainHealthService
 }

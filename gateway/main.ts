@@ -1,6 +1,6 @@
 import uWS from 'uWebSockets.js'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { jetstreamManager } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import type { Config } from '../config/mod.ts'
@@ -24,6 +24,7 @@ import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
 import { startSubmission, type SubmissionListener } from './submission/mod.ts'
 import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS } from './idempotency/mod.ts'
+import { DomainHealthService } from './control/health_watch.ts'
 
 export interface Gateway {
   readonly port: number
@@ -70,7 +71,8 @@ export async function startGateway (
     schedule: new ScheduleState(
       shared.redis, await ScheduleLedger.open(shared.nc, config.nats.replicas, SCHEDULE_STATE_TTL_MS, config.nats.storeBytes)
     ),
-    messageContent: new MessageContentStore(await jetstreamManager(shared.nc))
+    messageContent: new MessageContentStore(await jetstreamManager(shared.nc)),
+    domainHealth: new DomainHealthService({ ...base, js: jetstream(shared.nc) })
   }
   const server = createHttpServer(deps, ROUTES)
   const eventStream = registerEventStream(server.app, deps)
@@ -87,6 +89,7 @@ export async function startGateway (
     throw err
   })
   const port = uWS.us_socket_local_port(socket)
+  deps.domainHealth.start()
   deps.log.info({ host: config.http.host, port }, 'HTTP API listening')
   let submission: SubmissionListener | undefined
   if (config.submission.enabled) {
@@ -107,6 +110,7 @@ export async function startGateway (
       // SMTP sessions finish their transaction (or get 421 at the deadline) while HTTP drains alongside.
       const submissionClosed = submission?.close(timeoutMs)
       eventStream.close()
+      const healthStopped = deps.domainHealth.stop()
       // New connections are refused at once (a load balancer moves on); requests on open connections are
       // still answered, each with `Connection: close`, so keep-alive clients reconnect elsewhere.
       uWS.us_listen_socket_close(socket)
@@ -122,6 +126,7 @@ export async function startGateway (
       // (`close` exists in this uWS build but not in its type declarations.)
       ;(server.app as unknown as { close?: () => void }).close?.()
       await submissionClosed
+      await healthStopped
       await deps.analyzer.close()
       deps.send.close()
     }

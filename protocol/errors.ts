@@ -53,6 +53,7 @@ export const INTERNAL_ERRORS = {
   engine_thread_failed: 'A worker thread failed (not an error class: the code of the log line).',
   webhook_jobs_full: 'The webhook job stream is at its admission limit; the event is fanned out again later.',
   egress_busy: 'Every connection an egress lane may have is open in the cluster; the recipient waits, no attempt is counted.',
+  health_lookup_failed: 'A DNS look-up of a domain health check failed or timed out; its item is not_checked.',
   sts_fetch_failed: 'A recipient domain\'s MTA-STS policy could not be fetched or is not valid; its mail goes as without a ' +
     'policy and the failure is reported (TLS-RPT).'
 } as const satisfies Record<string, string>

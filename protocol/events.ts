@@ -1,17 +1,20 @@
 import { createHash } from 'node:crypto'
+import type { HealthChangedData } from './domain_health.ts'
 
 /**
  * The closed set of event types. Every one of them is published to `ob.evt.<org_id>.<type>` as an
  * EventRecord; webhooks, the read model and the live stream all read that one stream.
  */
 export const EVENT_TYPES = [
-  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound.received', 'failed'
+  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound.received', 'failed',
+  'domain.health_changed'
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** Types a webhook may subscribe to (`inbound` is an alias of `inbound.received`); `failed` is internal. */
 export const SUBSCRIBABLE_EVENT_TYPES = [
-  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'
+  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received',
+  'domain.health_changed'
 ] as const
 
 /** Message status as the read API shows it. */
@@ -89,9 +92,9 @@ export type InboundReceivedData = {
   processing_error?: string
 }
 
-/** The `data` of each event type. */
-export type EventDataOf =
-  { [T in RecipientEventType]: RecipientEventBase & RecipientEventFields[T] } & { 'inbound.received': InboundReceivedData }
+/** The `data` of each event type. `domain.health_changed` is about a sending domain, not a message. */
+export type EventDataOf = { [T in RecipientEventType]: RecipientEventBase & RecipientEventFields[T] } &
+  { 'inbound.received': InboundReceivedData, 'domain.health_changed': HealthChangedData }
 
 /**
  * What is stored on the event stream. A webhook receives `{id, type, timestamp, data}` of it; `org_id`

@@ -115,7 +115,8 @@ export const OperatorKeyRecord = Type.Object({
 export type OperatorKeyRecord = Static<typeof OperatorKeyRecord>
 
 export const WEBHOOK_EVENT_TYPES = [
-  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received'
+  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received',
+  'domain.health_changed'
 ] as const
 
 export const WebhookRecord = Type.Object({

@@ -422,6 +422,26 @@ export type PostDomainsByIdDkimRotateResponse = {
   }
 }
 
+/** Response of GET /v1/domains/{id}/health. */
+export type GetDomainsByIdHealthResponse = {
+  domain_id: string
+  domain: string
+  /** The worst item's status; not_checked only when no item could be checked */
+  status: "ok" | "warning" | "error" | "not_checked"
+  /** When the look-ups were made (answers are reused for up to a minute) */
+  checked_at: string
+  items: {
+    /** What the item looks at (docs/domain-health.md) */
+    check: "spf" | "dkim" | "dmarc" | "return_path_spf" | "return_path_mx" | "tracking_cname" | "mta_sts" | "tls_rpt" | "reverse_dns" | "blocklist" | "record"
+    /** The DNS name looked up, or the egress source's address (reverse_dns, blocklist) */
+    subject: string
+    /** ok; warning (works, but a receiver may judge it); error (mail fails a check at receivers); not_checked (a look-up failed or there is nothing to look up) */
+    status: "ok" | "warning" | "error" | "not_checked"
+    /** What was found, and what to do about it */
+    message: string
+  }[]
+}
+
 /** Query parameters of GET /v1/domains/{id}/dmarc. */
 export type GetDomainsByIdDmarcQuery = {
   /** A UTC day, YYYY-MM-DD */
@@ -506,7 +526,7 @@ export type PostWebhooksBody = {
   /** An https:// URL without credentials */
   url: string
   /** `inbound` and `inbound.received` both subscribe to inbound.received events */
-  events: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received">
+  events: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received" | "domain.health_changed">
 }
 
 /** Response of POST /v1/webhooks. */
@@ -555,7 +575,7 @@ export type GetWebhooksByIdResponse = {
 /** Request body of PATCH /v1/webhooks/{id}. */
 export type PatchWebhooksByIdBody = {
   /** `inbound` and `inbound.received` both subscribe to inbound.received events */
-  events?: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received">
+  events?: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received" | "domain.health_changed">
   /** `active` also revives a failed webhook */
   status?: "active" | "paused"
 }
@@ -923,7 +943,7 @@ export type GetEventsQuery = {
   limit?: number
   cursor?: string
   message_id?: string
-  type?: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound.received" | "failed"
+  type?: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound.received" | "failed" | "domain.health_changed"
   /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
   environment?: "live" | "test"
   /** 1 to 64 of A-Z a-z 0-9 _ - */
@@ -993,7 +1013,7 @@ export type GetStatsResponse = {
 /** Request body of POST /v1/webhooks/{id}/test. */
 export type PostWebhooksByIdTestBody = {
   /** `inbound` sends an `inbound.received` event */
-  type: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received"
+  type: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received" | "domain.health_changed"
 }
 
 /** Response of POST /v1/webhooks/{id}/test. */
@@ -1236,6 +1256,8 @@ export function operations (call: Call) {
     verify: async (id: string, options?: RequestOptions): Promise<PostDomainsByIdVerifyResponse> => await call<PostDomainsByIdVerifyResponse>({ method: 'POST', path: `/v1/domains/${encodeURIComponent(id)}/verify` }, options),
     /** POST /v1/domains/{id}/dkim/rotate: Add a new DKIM key pair (RSA-2048 and ed25519, each under a new selector); it signs from the verification that finds both its TXT records, and the replaced keys' records stay listed for 7 days. */
     dkimRotate: async (id: string, options?: RequestOptions): Promise<PostDomainsByIdDkimRotateResponse> => await call<PostDomainsByIdDkimRotateResponse>({ method: 'POST', path: `/v1/domains/${encodeURIComponent(id)}/dkim/rotate` }, options),
+    /** GET /v1/domains/{id}/health: Look up the domain's DNS now: SPF for every egress source, DKIM, DMARC, return path, CNAMEs, MTA-STS and TLS-RPT, and the sources' reverse DNS and blocklist listings. */
+    health: async (id: string, options?: RequestOptions): Promise<GetDomainsByIdHealthResponse> => await call<GetDomainsByIdHealthResponse>({ method: 'GET', path: `/v1/domains/${encodeURIComponent(id)}/health` }, options),
     /** GET /v1/domains/{id}/dmarc: The DMARC aggregate reports received about the domain, summarised per UTC day. */
     dmarc: async (id: string, query?: GetDomainsByIdDmarcQuery, options?: RequestOptions): Promise<GetDomainsByIdDmarcResponse> => await call<GetDomainsByIdDmarcResponse>({ method: 'GET', path: `/v1/domains/${encodeURIComponent(id)}/dmarc`, query }, options)
   },

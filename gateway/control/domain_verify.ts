@@ -60,7 +60,7 @@ function withoutWarning (r: CheckedRecord): CheckedRecord {
 const squash = (s: string): string => s.replace(/\s+/g, '')
 
 /** Whether one published record satisfies what we asked the owner to publish. */
-function found (expected: DomainRecord['records'][number], published: string[]): boolean {
+export function found (expected: DomainRecord['records'][number], published: string[]): boolean {
   if (expected.type === 'MX' || expected.type === 'CNAME') return published.includes(expected.value.toLowerCase())
   if (expected.value.startsWith('v=DKIM1')) {
     const key = /p=([^;\s]+)/.exec(expected.value)?.[1] ?? ''

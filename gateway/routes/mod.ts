@@ -2,6 +2,7 @@ import type { RouteDef } from '../http/route.ts'
 import { healthRoutes } from './health_v1.ts'
 import { apiKeyRoutes } from './api_keys_v1.ts'
 import { domainRoutes } from './domains_v1.ts'
+import { domainHealthRoutes } from './domain_health_v1.ts'
 import { domainDmarcRoutes } from './domain_dmarc_v1.ts'
 import { webhookRoutes } from './webhooks_v1.ts'
 import { templateRoutes } from './templates_v1.ts'
@@ -31,6 +32,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...healthRoutes,
   ...apiKeyRoutes,
   ...domainRoutes,
+  ...domainHealthRoutes,
   ...domainDmarcRoutes,
   ...webhookRoutes,
   ...templateRoutes,

@@ -180,6 +180,21 @@ export function sampleEventData (type: string, now: number): Record<string, unkn
     case 'clicked': return { ...base, clicked_at: at, url: 'https://example.com/', user_agent: 'Mozilla/5.0', ip_address: '203.0.113.7' }
     case 'unsubscribed': return { ...base, unsubscribed_at: at, method: 'link' }
     case 'complained': return { ...base, complained_at: at, feedback_type: 'abuse' }
+    case 'domain.health_changed': return {
+      domain_id: 'dom_test0000000000000000000000',
+      domain: 'example.com',
+      status: 'error',
+      previous_status: 'ok',
+      checked_at: at,
+      worsened: [{
+        check: 'dkim',
+        subject: 'ob202601._domainkey.example.com',
+        status: 'error',
+        message: 'The DKIM record is missing: receivers cannot verify mail signed with this key.',
+        previous_status: 'ok'
+      }],
+      test: true
+    }
     default: return {
       message_id: base.message_id,
       route_id: 'rt_test0000000000000000000000',

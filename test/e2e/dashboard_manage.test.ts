@@ -1,6 +1,9 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { Browser } from 'playwright-core'
+import { AxeBuilder } from '@axe-core/playwright'
+import { jetstream } from '@nats-io/jetstream'
+import { eventId, eventRecord, eventSubject, type HealthChangedData } from '../../protocol/mod.ts'
 import { TestOutbox, type TestOrg } from '../helpers/outbox.ts'
 import { browserMissing, launchBrowser, screenshot, signedInPage } from '../helpers/browser.ts'
 import { HttpsReceiver, testCa } from '../helpers/https_receiver.ts'
@@ -103,6 +106,42 @@ test('add a domain, see its DNS records, verify it', { skip: missing }, async ()
   await screenshot(page, 'domains')
   await card.getByRole('button', { name: 'Verify' }).click()
   await card.getByRole('heading').getByText('verified', { exact: true }).waitFor()
+  // its health: a notice with the overall status and what it means, then every item (what DNS answers depends on
+  // the machine's resolvers: nothing is published, or nothing answers)
+  await card.getByRole('button', { name: 'Check health' }).click()
+  const health = card.getByRole('table', { name: `Health of ${name}` })
+  await health.waitFor({ timeout: 15_000 })
+  assert.match(await card.getByRole('status').innerText(), /^Health: (error|not_checked)\. (Mail fails|Nothing could be checked)/)
+  const dkim = health.locator('tr', { hasText: `._domainkey.${name}` }).first()
+  assert.match(await dkim.innerText(), /dkim/)
+  const axe = await new AxeBuilder({ page }).include(`article[data-domain="${name}"]`).analyze()
+  assert.deepEqual(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id), [])
+  await page.close()
+})
+
+test('a domain whose health got worse shows a notice naming the items', { skip: missing }, async () => {
+  const data: HealthChangedData = {
+    domain_id: org.domainId,
+    domain: org.domain,
+    status: 'error',
+    previous_status: 'ok',
+    checked_at: new Date().toISOString(),
+    worsened: [{
+      check: 'dkim', subject: `ob1._domainkey.${org.domain}`, status: 'error', previous_status: 'ok', message: 'The DKIM record is missing'
+    }]
+  }
+  const e = eventRecord(eventId('domain.health_changed', org.domainId, data.checked_at), 'domain.health_changed', org.orgId, data)
+  await jetstream(ob.proc.nc).publish(eventSubject(org.orgId, e.type), JSON.stringify(e), { msgID: e.id })
+  const projected = async (): Promise<boolean> =>
+    (await ob.request('GET', '/v1/events?type=domain.health_changed', { key: org.adminKey })).body.data.length === 1
+  await eventually(projected, 'the event in the read model')
+  const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
+  await page.goto(`${ob.baseUrl}/dashboard#/domains`)
+  const notice = page.locator(`article[data-domain="${org.domain}"]`).getByTestId('health-changed')
+  await notice.waitFor()
+  assert.match(await notice.innerText(), new RegExp(`^Health got worse .+: dkim ob1\\._domainkey\\.${org.domain.replace(/\./g, '\\.')} is error \\(was ok\\)`))
+  const axe = await new AxeBuilder({ page }).include(`article[data-domain="${org.domain}"]`).analyze()
+  assert.deepEqual(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id), [])
   await page.close()
 })
 

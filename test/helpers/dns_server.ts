@@ -1,8 +1,8 @@
 import { createSocket, type Socket } from 'node:dgram'
 
 /**
- * A small authoritative DNS server over UDP for tests: answers A, AAAA, MX, TXT and CNAME from a table (a CNAME is
- * answered to a CNAME query only, not followed for other types), NXDOMAIN for a name
+ * A small authoritative DNS server over UDP for tests: answers A, AAAA, MX, TXT, PTR and CNAME from a table (a CNAME
+ * is answered to a CNAME query only, not followed for other types), NXDOMAIN for a name
  * in no table, and an empty answer (NODATA) for a known name without records of the type asked.
  * Point `OB_DNS_SERVERS=127.0.0.1:<port>` at it.
  */
@@ -12,11 +12,13 @@ export interface DnsTable {
   AAAA?: Record<string, string[]>
   MX?: Record<string, Array<{ exchange: string, priority: number }>>
   TXT?: Record<string, string[]>
+  /** Reverse DNS, by the reversed name (`10.2.0.192.in-addr.arpa`) → host names. */
+  PTR?: Record<string, string[]>
   /** name → the one name it is an alias of. */
   CNAME?: Record<string, string>
 }
 
-const TYPE = { A: 1, CNAME: 5, MX: 15, TXT: 16, AAAA: 28 } as const
+const TYPE = { A: 1, CNAME: 5, PTR: 12, MX: 15, TXT: 16, AAAA: 28 } as const
 
 function encodeName (name: string): Buffer {
   const parts = name.replace(/\.$/, '').split('.').filter(Boolean)
@@ -103,6 +105,8 @@ export class DnsServer {
         pref.writeUInt16BE(mx.priority)
         answers.push(rr(TYPE.MX, Buffer.concat([pref, encodeName(mx.exchange)])))
       }
+    } else if (qtype === TYPE.PTR) {
+      for (const host of this.table.PTR?.[name] ?? []) answers.push(rr(TYPE.PTR, encodeName(host)))
     } else if (qtype === TYPE.CNAME) {
       const target = this.table.CNAME?.[name]
       if (target !== undefined) answers.push(rr(TYPE.CNAME, encodeName(target)))
@@ -116,7 +120,8 @@ export class DnsServer {
         answers.push(rr(TYPE.TXT, Buffer.concat(chunks)))
       }
     }
-    const known = [this.table.A, this.table.AAAA, this.table.MX, this.table.TXT, this.table.CNAME].some((t) => t !== undefined && name in t)
+    const known = [this.table.A, this.table.AAAA, this.table.MX, this.table.TXT, this.table.PTR, this.table.CNAME]
+      .some((t) => t !== undefined && name in t)
     const header = Buffer.alloc(12)
     header.writeUInt16BE(query.readUInt16BE(0), 0) // id
     header.writeUInt16BE(0x8400 | (known ? 0 : 3), 2) // response, authoritative, NXDOMAIN when unknown

@@ -1,10 +1,45 @@
-import type { GetDomainsResponse } from '../../../client/src/mod.ts'
+import type { GetDomainsByIdHealthResponse, GetDomainsResponse } from '../../../client/src/mod.ts'
 import { copyButton, h, statusBadge, table, timeEl } from '../dom.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
 type Domain = GetDomainsResponse['data'][number]
 type DnsRecord = Domain['records'][number]
+type Health = GetDomainsByIdHealthResponse
+
+const HEALTH_SAYS: Record<string, string> = {
+  ok: 'Every item checked is as it should be.',
+  warning: 'Mail passes, but something needs a look.',
+  error: 'Mail fails a check at receivers, or is refused: fix the items marked error.',
+  not_checked: 'Nothing could be checked; try again shortly.'
+}
+
+/** A `domain.health_changed` event's data, as far as the notice reads it (docs/webhooks.md). */
+interface HealthChanged {
+  domain_id: string
+  worsened: Array<{ check: string, subject: string, status: string, previous_status: string | null }>
+}
+
+/** A change for the worse is shown on its domain for this many days. */
+const NOTICE_DAYS = 7
+
+/** The notice of a domain whose health got worse: when, and each item with what it was before. */
+function worsenedNotice (at: string, change: HealthChanged): HTMLElement {
+  const items = change.worsened.map((w) =>
+    `${w.check} ${w.subject} is ${w.status}${w.previous_status === null ? '' : ` (was ${w.previous_status})`}`)
+  return h('p', { class: 'warning', role: 'note', 'data-testid': 'health-changed' },
+    h('strong', null, 'Health got worse '), timeEl(at), ': ', items.join('; '), '. Check health for what to do.')
+}
+
+/** The health check's answer: a notice saying what the overall status means, then every item. */
+function healthPanel (d: Domain, health: Health): HTMLElement {
+  const rows = health.items.map((i) =>
+    [h('span', null, i.check), h('code', { class: 'wrap' }, i.subject), statusBadge(i.status), i.message])
+  return h('div', { 'data-testid': 'health' },
+    h('p', { class: health.status === 'ok' ? 'notice' : 'warning', role: 'status' },
+      h('strong', null, `Health: ${health.status}. `), HEALTH_SAYS[health.status] ?? '', ' Checked ', timeEl(health.checked_at), '.'),
+    table(`Health of ${d.name}`, ['Check', 'Subject', 'Status', 'Message'], rows, 'No items.', { class: 'rows' }))
+}
 
 /** A record's value with a copy button, or, when it cannot be published as listed, the API's warning. */
 function valueCell (r: DnsRecord): HTMLElement {
@@ -28,9 +63,14 @@ async function render (ctx: ViewContext): Promise<Node> {
   const slot = h('div')
   const list = h('div', { 'data-testid': 'domains' })
 
-  function card (d: Domain): HTMLElement {
+  function card (d: Domain, changed: Map<string, { at: string, change: HealthChanged }>): HTMLElement {
     const verify = h('button', { type: 'button', class: 'small' }, 'Verify')
     verify.onclick = () => { void act(verify, slot, async () => { await client.domains.verify(d.id); await load() }) }
+    const healthSlot = h('div')
+    const check = h('button', { type: 'button', class: 'small' }, 'Check health')
+    check.onclick = () => {
+      void act(check, slot, async () => { healthSlot.replaceChildren(healthPanel(d, await client.domains.health(d.id))) })
+    }
     const del = h('button', { type: 'button', class: 'small danger' }, 'Delete')
     del.onclick = () => {
       if (!confirm(`Delete ${d.name}? Keys bound to it can no longer send.`)) return
@@ -47,13 +87,27 @@ async function render (ctx: ViewContext): Promise<Node> {
         class: 'rows records'
       }),
       h('p', { class: 'help' }, 'Last check: whether Verify found the record in DNS; "not found" until the first check.'),
-      h('p', { class: 'row-actions' }, d.status === 'pending' && verify,
+      changed.has(d.id) && worsenedNotice(changed.get(d.id)!.at, changed.get(d.id)!.change),
+      healthSlot,
+      h('p', { class: 'row-actions' }, d.status === 'pending' && verify, check,
         d.status === 'verified' && h('a', { href: `#/domains/${d.id}/dmarc` }, `DMARC reports of ${d.name}`), del))
   }
 
+  /** Newest first, so the first event of a domain is its latest; a key without `read` simply shows no notice. */
+  async function changes (): Promise<Map<string, { at: string, change: HealthChanged }>> {
+    const out = new Map<string, { at: string, change: HealthChanged }>()
+    const since = Date.now() - NOTICE_DAYS * 86_400_000
+    const events = await client.events.list({ type: 'domain.health_changed', limit: 100 }).catch(() => ({ data: [] }))
+    for (const e of events.data) {
+      const change = e.data as unknown as HealthChanged
+      if (Date.parse(e.timestamp) >= since && !out.has(change.domain_id)) out.set(change.domain_id, { at: e.timestamp, change })
+    }
+    return out
+  }
+
   async function load (): Promise<void> {
-    const page = await client.domains.list({ limit: 100 })
-    list.replaceChildren(...(page.data.length === 0 ? [h('p', { class: 'empty' }, 'No domains.')] : page.data.map(card)))
+    const [page, changed] = await Promise.all([client.domains.list({ limit: 100 }), changes()])
+    list.replaceChildren(...(page.data.length === 0 ? [h('p', { class: 'empty' }, 'No domains.')] : page.data.map((d) => card(d, changed))))
   }
 
   const name = h('input', { id: 'domain-name', required: true, placeholder: 'mail.example.com' })

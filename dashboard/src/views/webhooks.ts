@@ -3,8 +3,12 @@ import { h, secretBox, statusBadge, table, timeEl } from '../dom.ts'
 import { act, showError } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
-export const EVENT_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound'] as const
-const TEST_TYPES = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound.received']
+export const EVENT_TYPES = [
+  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'domain.health_changed'
+] as const
+const TEST_TYPES = [
+  'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound.received', 'domain.health_changed'
+]
 
 interface Delivery {
   id: string

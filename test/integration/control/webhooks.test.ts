@@ -36,7 +36,10 @@ test('creating a webhook: 201, active, secret shown once and never again', async
 })
 
 test('every subscribable event type is accepted', async () => {
-  const events = ['delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received']
+  const events = [
+    'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received',
+    'domain.health_changed'
+  ]
   const r = await create(org.adminKey, { url: 'https://hooks.example.com/all', events })
   assert.equal(r.status, 201)
   assert.deepEqual(r.body.events, events)
