@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { queuedMessage } from '../../helpers/engine_env.ts'
 import { eventually } from '../../helpers/waiting.ts'
-import { copiesAtSink, messageIdOf, startEgressCluster, type EgressCluster } from './egress_cluster.ts'
+import { copiesAtSink, DELIVERED_WITHIN_MS, messageIdOf, startEgressCluster, type EgressCluster } from './egress_cluster.ts'
 
 // Two engine processes of two shard threads each send through one source (127.0.0.2) to Google, whose limits the
 // operator lowered: every connection slot and every send of the lane is counted in the one Redis, so the cluster as
@@ -33,7 +33,8 @@ test('two engines of two threads each keep one lane\'s connection cap and rate c
   const msgs = Array.from({ length: COUNT },
     (_v, i) => queuedMessage(c.org, { to: [`user${i}@workspace.test`], track_opens: false, track_clicks: false }))
   for (const m of msgs) await c.publish(m)
-  await eventually(() => c.sink.messages.length >= COUNT, () => `${COUNT} messages at the sink (have ${c.sink.messages.length})`, 60_000)
+  await eventually(() => c.sink.messages.length >= COUNT,
+    () => `${COUNT} messages at the sink (have ${c.sink.messages.length})`, DELIVERED_WITHIN_MS)
 
   // all delivered, none twice, every one from the source
   const copies = copiesAtSink(c.sink)

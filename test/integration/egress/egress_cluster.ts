@@ -9,6 +9,13 @@ import type { QueuedMessage } from '../../../protocol/mod.ts'
 import { engineRedis } from './engine_clients.ts'
 
 /** Google's, Microsoft's and a site's MX hosts, all answered by the sink on 127.0.0.1. */
+/**
+ * How long the cluster tests wait for their mail: generous, as a timeout only ends a failing test. On a loaded machine
+ * an engine can miss its 2 s lease; a message it held then comes back to the other engine only after the 60 s ack
+ * wait (OB_ENGINE_ACK_WAIT_MS), so a wait of 60 s could end a passing test.
+ */
+export const DELIVERED_WITHIN_MS = 180_000
+
 export const EGRESS_DNS: DnsTable = {
   MX: {
     'workspace.test': [{ exchange: 'aspmx.l.google.com', priority: 1 }],

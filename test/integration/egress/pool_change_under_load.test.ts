@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { queuedMessage } from '../../helpers/engine_env.ts'
 import { eventually } from '../../helpers/waiting.ts'
-import { copiesAtSink, messageIdOf, startEgressCluster, type EgressCluster } from './egress_cluster.ts'
+import { copiesAtSink, DELIVERED_WITHIN_MS, messageIdOf, startEgressCluster, type EgressCluster } from './egress_cluster.ts'
 
 // The operator changes the egress configuration while mail flows to two providers: a source is removed (deleted),
 // another is added to the pool, then the organisation is assigned another pool. Routing is resolved per attempt, so
@@ -39,7 +39,7 @@ test('removing and adding sources and reassigning the pool under load delivers e
     queuedMessage(c.org, { to: [`u${i}@${i % 2 === 0 ? 'workspace' : 'small'}.test`], track_opens: false, track_clicks: false }))
   const publishing = (async () => { for (const m of msgs) await c.publish(m) })()
 
-  await eventually(() => c.sink.messages.length >= COUNT / 5, 'a fifth delivered', 60_000)
+  await eventually(() => c.sink.messages.length >= COUNT / 5, 'a fifth delivered', DELIVERED_WITHIN_MS)
   // mta2 leaves (taken out of `first` and deleted), mta4 joins
   await egress.removeSource('mta2')
   await egress.putPool('first', [{ source: 'mta3' }, { source: 'mta4' }])
@@ -47,7 +47,7 @@ test('removing and adding sources and reassigning the pool under load delivers e
   const mta2Sessions = sessions(ADDRESS.mta2)
   t.diagnostic(`change 1 seen at ${c.sink.messages.length} delivered; mta2 opened ${mta2Sessions} sessions`)
 
-  await eventually(() => c.sink.messages.length >= COUNT / 2, 'half delivered', 60_000)
+  await eventually(() => c.sink.messages.length >= COUNT / 2, 'half delivered', DELIVERED_WITHIN_MS)
   // the organisation moves to `second`
   await egress.assignOrg(c.org.orgId, 'second')
   await eventually(() => from(ADDRESS.mta5) > 0 && !open(ADDRESS.mta3) && !open(ADDRESS.mta4),
@@ -57,7 +57,7 @@ test('removing and adding sources and reassigning the pool under load delivers e
   t.diagnostic(`change 2 seen at ${c.sink.messages.length} delivered`)
 
   await publishing
-  await c.events.until(() => msgs.every((m) => c.events.of(m.id, 'delivered').length === 1), 60_000)
+  await c.events.until(() => msgs.every((m) => c.events.of(m.id, 'delivered').length === 1), DELIVERED_WITHIN_MS)
   const copies = copiesAtSink(c.sink)
   for (const m of msgs) assert.equal(copies.get(messageIdOf(c.org, m)), 1, `${m.id} arrived once`)
   assert.equal(c.sink.messages.length, COUNT)

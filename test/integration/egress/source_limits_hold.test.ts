@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { queuedMessage } from '../../helpers/engine_env.ts'
 import { eventually } from '../../helpers/waiting.ts'
-import { copiesAtSink, messageIdOf, startEgressCluster, type EgressCluster } from './egress_cluster.ts'
+import { copiesAtSink, DELIVERED_WITHIN_MS, messageIdOf, startEgressCluster, type EgressCluster } from './egress_cluster.ts'
 
 // One pool of two sources sends to Google. The operator lowered Google's limits for the whole installation, and
 // lowered them again for one source only (127.0.0.3): that source is held to its own, while the other source of the
@@ -48,7 +48,8 @@ test('a source with its own lower limits is held to them while the pool\'s other
   const msgs = Array.from({ length: COUNT },
     (_v, i) => queuedMessage(c.org, { to: [`user${i}@workspace.test`], track_opens: false, track_clicks: false }))
   for (const m of msgs) await c.publish(m)
-  await eventually(() => c.sink.messages.length >= COUNT, () => `${COUNT} messages at the sink (have ${c.sink.messages.length})`, 60_000)
+  await eventually(() => c.sink.messages.length >= COUNT,
+    () => `${COUNT} messages at the sink (have ${c.sink.messages.length})`, DELIVERED_WITHIN_MS)
 
   const copies = copiesAtSink(c.sink)
   for (const m of msgs) assert.equal(copies.get(messageIdOf(c.org, m)), 1, `${m.id} arrived once`)
