@@ -114,12 +114,17 @@ test('a full JetStream store refuses sends with 503 queue_full and not-ready, ke
   t.diagnostic(`queue at ${held.state.bytes} of ${held.config.max_bytes} bytes when sends were refused`)
   assert.ok(held.state.bytes <= admissionLimitBytes(held.config.max_bytes) + 4 * BODY.length, 'sends stop at the admission limit')
 
-  // SMTP submission of a message as large is refused with a temporary reply that says why.
+  // SMTP submission of a message as large is refused with a temporary reply that says why. The HTTP refusal above
+  // may have counted sends still in flight that then failed, leaving room for one more: a submission accepted into
+  // that room is delivered with the rest, and the next one is refused.
   const submission = submissionClient(submissionPort, key)
-  const refused = await submission.sendMail({ from: `hello@${org.domain}`, to: 'sub@dest.example', subject: 'Filler', text: BODY }).then(
-    () => undefined, (err: { response?: string }) => err.response)
+  let refused: string | undefined
+  for (let tries = 0; tries < 3 && refused === undefined; tries++) {
+    refused = await submission.sendMail({ from: `hello@${org.domain}`, to: 'sub@dest.example', subject: 'Filler', text: BODY }).then(
+      () => undefined, (err: { response?: string }) => err.response ?? String(err))
+  }
   submission.close()
-  assert.match(refused ?? 'accepted', /^452 4\.3\.1 .*store is full/)
+  assert.match(refused ?? 'accepted three times', /^452 4\.3\.1 .*store is full/)
 
   // Received mail has a share of its own: a full outbound queue does not refuse it.
   const inbound = inboundClient(ob)
