@@ -6,9 +6,9 @@
 #   multi-host files with a line `// test-group: multi-host` (several hosts in network namespaces, each a whole
 #              cluster of processes: CPU-heavy), one at a time, after the long-wait run in the same background slot,
 #              so that beside the main run there is only ever one of them;
-#   main-late  every OB_TEST_LATE_EVERY-th file of the main group in sorted order (6: about a sixth; 0: none), two at
-#              a time after the multi-host run in the background slot, which is otherwise done long before the main
-#              run: the two runs then end at about the same time.
+#   main-late  every OB_TEST_LATE_EVERY-th file of the main group in sorted order (7: about a seventh; 0: none), one
+#              at a time after the multi-host run in the background slot, which is otherwise done long before the main
+#              run: the two runs then end at about the same time, with never more than three files running at once.
 # The main run reports as it goes; the other runs' reports follow it as one block each. Exits non-zero when
 # either run fails. `scripts/test.sh` runs this under c8: both processes inherit NODE_V8_COVERAGE, so the coverage
 # summary covers both. `bash scripts/test_groups.sh --list` prints each file with its group and runs nothing;
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 MARKER='^// test-group: long-wait'
 MULTI_HOST_MARKER='^// test-group: multi-host'
 long_concurrency="${OB_TEST_LONG_CONCURRENCY:-3}"
-late_every="${OB_TEST_LATE_EVERY:-6}"
+late_every="${OB_TEST_LATE_EVERY:-7}"
 node_test=(node --test --test-timeout=600000)
 
 list=''
@@ -68,14 +68,14 @@ trap 'stop; rm -f "$long_log" "$multi_log" "$late_log" "$long_rc_file"; exit 130
 trap 'rm -f "$long_log" "$multi_log" "$late_log" "$long_rc_file"' EXIT
 
 echo "outbox: ${#main[@]} test files two at a time; beside them ${#long[@]} long-wait files ${long_concurrency} at a time," \
-  "then ${#multi[@]} multi-host files one at a time, then ${#late[@]} more main files two at a time (their reports follow)"
+  "then ${#multi[@]} multi-host files one at a time, then ${#late[@]} more main files one at a time (their reports follow)"
 if [ $(( ${#long[@]} + ${#multi[@]} + ${#late[@]} )) -gt 0 ]; then
   # one background slot: the long-wait run, the multi-host run, then the late main files; each exit code is kept apart
   (
     lrc=0 mrc=0 trc=0
     if [ ${#long[@]} -gt 0 ]; then "${node_test[@]}" --test-concurrency="$long_concurrency" "${long[@]}" >"$long_log" 2>&1 || lrc=$?; fi
     if [ ${#multi[@]} -gt 0 ]; then "${node_test[@]}" --test-concurrency=1 "${multi[@]}" >"$multi_log" 2>&1 || mrc=$?; fi
-    if [ ${#late[@]} -gt 0 ]; then "${node_test[@]}" --test-concurrency=2 "${late[@]}" >"$late_log" 2>&1 || trc=$?; fi
+    if [ ${#late[@]} -gt 0 ]; then "${node_test[@]}" --test-concurrency=1 "${late[@]}" >"$late_log" 2>&1 || trc=$?; fi
     echo "$lrc $mrc $trc" >"$long_rc_file"
   ) &
   long_pid=$!
@@ -104,7 +104,7 @@ if [ -n "$long_pid" ]; then
   fi
   if [ ${#late[@]} -gt 0 ]; then
     echo
-    echo "──── main-late group: ${#late[@]} files of the main group, two at a time after the multi-host group (exit ${late_rc}) ────"
+    echo "──── main-late group: ${#late[@]} files of the main group, one at a time after the multi-host group (exit ${late_rc}) ────"
     cat "$late_log"
     echo "──── end of main-late group ────"
   fi
