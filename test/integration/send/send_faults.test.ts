@@ -70,6 +70,7 @@ test('Redis down: 503 with Retry-After and nothing queued, then sending resumes'
 test('a free-plan key gets 60 requests a minute, then 429 with Retry-After and error.retry_after', async () => {
   const free = await ob.org('free')
   const k = await sendKey(ob, free)
+  const started = Date.now()
   for (let round = 0; round < 6; round++) {
     const rs = await Promise.all(Array.from({ length: 10 }, async () => await ob.request('POST', '/v1/messages/send', {
       key: k, body: body(free)
@@ -79,13 +80,17 @@ test('a free-plan key gets 60 requests a minute, then 429 with Retry-After and e
       assert.equal(r.headers.get('ratelimit-limit'), '60')
     }
   }
-  const r = await ob.request('POST', '/v1/messages/send', { key: k, body: body(free) })
+  // the bucket gains a token a second: on a busy machine the 60 sends may take longer, and earn one more each second
+  let r = await ob.request('POST', '/v1/messages/send', { key: k, body: body(free) })
+  let extra = 0
+  for (; r.status === 202 && extra < 10; extra++) r = await ob.request('POST', '/v1/messages/send', { key: k, body: body(free) })
+  assert.ok(extra <= Math.floor((Date.now() - started) / 1000), `${extra} sent past the burst in ${Date.now() - started} ms`)
   assert.equal(r.status, 429)
   assert.equal(r.body.error.code, 'rate_limited')
   assert.ok(Number.isInteger(r.body.error.retry_after) && r.body.error.retry_after >= 1)
   assert.equal(r.headers.get('retry-after'), String(r.body.error.retry_after))
   assert.equal(r.headers.get('ratelimit-remaining'), '0')
-  assert.equal((await outboundOf(ob, free)).length, 60)
+  assert.equal((await outboundOf(ob, free)).length, 60 + extra)
 })
 
 test('a batch that is partly stored answers 503 listing accepted and failed; the retry with the same key sends only the rest', async () => {

@@ -86,10 +86,16 @@ test('the 51st recipient is deferred 452 4.5.3 (RFC 5321: send it in another tra
 test('a message just under 10 MB is accepted and delivered whole', async () => {
   const client = submissionClient(s.port, await s.ob.key(s.org, ['send']))
   const text = 'z'.repeat(76).concat('\n').repeat(128_000) // 9.86 MB, 10.1 MB with CRLF line ends
-  const info = await client.sendMail({
+  const mail = {
     from: `a@${s.org.domain}`, to: 'large@dest.example', subject: 'large', text, headers: { 'Content-Transfer-Encoding': '7bit' }
-  })
+  }
+  // a temporary refusal (451: the limiter's Redis slow to answer on a busy machine) is tried again, as clients do
+  let info = await client.sendMail(mail).catch((err: SmtpFailure) => err)
+  for (let tries = 0; 'responseCode' in info && info.responseCode === 451 && tries < 3; tries++) {
+    info = await client.sendMail(mail).catch((err: SmtpFailure) => err)
+  }
   client.close()
+  if (!('accepted' in info)) assert.fail(`refused: ${info.response ?? ''}`)
   queuedId(info.response)
   await eventually(() => s.sink.to('large@dest.example').length === 1, 'delivery of the large message', 60_000)
   assert.ok(s.sink.to('large@dest.example')[0]!.raw.length > 9_900_000)
