@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:https'
 import type { Socket } from 'node:net'
 import { issueCert } from './test_certs.ts'
+import { testCa } from './https_receiver.ts'
 
 /**
  * An MTA-STS policy server for tests (RFC 8461 §3.3): HTTPS on 127.0.0.1 with a certificate from the test CA for
@@ -50,4 +51,19 @@ export class MtaStsServer {
 /** A policy file's text (RFC 8461 §3.2). */
 export function stsPolicy (mode: 'enforce' | 'testing' | 'none', mx: readonly string[], maxAgeS = 86_400): string {
   return ['version: STSv1', `mode: ${mode}`, ...mx.map((m) => `mx: ${m}`), `max_age: ${maxAgeS}`].join('\r\n') + '\r\n'
+}
+
+/**
+ * The settings of an engine that delivers to MX hosts on this machine through the local DNS server, fetches MTA-STS
+ * policies from `policies` and trusts the test CA, as a real engine trusts the public ones.
+ */
+export function stsEngineEnv (dnsAddress: string, outboundPort: number, policies: MtaStsServer): Record<string, string> {
+  return {
+    OB_DNS_SERVERS: dnsAddress,
+    OB_SMTP_OUTBOUND_PORT: String(outboundPort),
+    OB_SMTP_ALLOW_PRIVATE: 'true',
+    OB_MTA_STS_PORT: String(policies.port),
+    OB_SMTP_CA_FILE: testCa().caFile,
+    OB_ROLE: 'engine'
+  }
 }

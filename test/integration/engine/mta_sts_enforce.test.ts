@@ -4,9 +4,8 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
-import { testCa } from '../../helpers/https_receiver.ts'
 import { issueCert, selfSignedCert } from '../../helpers/test_certs.ts'
-import { MtaStsServer, stsPolicy } from '../../helpers/mta_sts_server.ts'
+import { MtaStsServer, stsEngineEnv, stsPolicy } from '../../helpers/mta_sts_server.ts'
 
 /**
  * MTA-STS `enforce` (docs/delivery.md, "MTA-STS"): mail goes only over TLS, with a certificate that verifies for
@@ -60,15 +59,7 @@ before(async () => {
     TXT: Object.fromEntries(DOMAINS.map((d) => [`_mta-sts.${d}`, ['v=STSv1; id=20261128']]))
   })
   ob = await TestOutbox.start({
-    env: {
-      OB_DNS_SERVERS: dns.address,
-      OB_SMTP_OUTBOUND_PORT: String(trusted.port),
-      OB_SMTP_ALLOW_PRIVATE: 'true',
-      OB_MTA_STS_PORT: String(policies.port),
-      OB_SMTP_CA_FILE: testCa().caFile,
-      OB_ROLE: 'engine',
-      OB_DELIVERY_RETRY_SCHEDULE: '1'
-    }
+    env: { ...stsEngineEnv(dns.address, trusted.port, policies), OB_DELIVERY_RETRY_SCHEDULE: '1' }
   })
   org = await ob.org()
   events = await EventWatcher.start(ob.proc.nc, org.orgId)

@@ -5,9 +5,9 @@ import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
 import { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventWatcher, publishQueued, queuedMessage } from '../../helpers/engine_env.ts'
-import { HttpsReceiver, testCa } from '../../helpers/https_receiver.ts'
+import { HttpsReceiver } from '../../helpers/https_receiver.ts'
 import { issueCert, selfSignedCert } from '../../helpers/test_certs.ts'
-import { MtaStsServer, stsPolicy } from '../../helpers/mta_sts_server.ts'
+import { MtaStsServer, stsEngineEnv, stsPolicy } from '../../helpers/mta_sts_server.ts'
 
 /**
  * MTA-STS `testing` only reports, and TLS-RPT (docs/delivery.md, "TLS reports"): the sessions with each policy
@@ -56,15 +56,7 @@ before(async () => {
     }
   })
   ob = await TestOutbox.start({
-    env: {
-      OB_DNS_SERVERS: dns.address,
-      OB_SMTP_OUTBOUND_PORT: String(trusted.port),
-      OB_SMTP_ALLOW_PRIVATE: 'true',
-      OB_MTA_STS_PORT: String(policies.port),
-      OB_SMTP_CA_FILE: testCa().caFile,
-      OB_PUBLIC_URL: 'https://outbox.example',
-      OB_ROLE: 'engine'
-    }
+    env: { ...stsEngineEnv(dns.address, trusted.port, policies), OB_PUBLIC_URL: 'https://outbox.example' }
   })
   org = await ob.org()
   events = await EventWatcher.start(ob.proc.nc, org.orgId)
