@@ -19,15 +19,18 @@ import { openContentStore } from '../stores/content/mod.ts'
 import { MessageContentStore } from '../stores/message_content/mod.ts'
 import { ContentRecorder } from './content_recorder.ts'
 import { ShardActors } from './shards.ts'
+import { STALLED_AFTER_MS } from './actor/fenced_sends.ts'
 import { WorkQueueSweeper } from './work_queue_sweep.ts'
 import { EgressState } from '../stores/egress/mod.ts'
 import { LaneGauges } from './egress/lane_gauges.ts'
 import { reportRecovery } from './egress/lane_recoveries.ts'
-import { LeaseTable, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
+import { LeaseTable, ShardFences, openLeaseBucket, processOwnerId, renewIntervalMs } from './leases/mod.ts'
 import { QueueIndex } from '../stores/queues/mod.ts'
 import { TlsReportStore } from '../stores/tls_reports/mod.ts'
 import { TlsReporter, type TlsReportRun } from './tls/tls_reporter.ts'
 import { trustedCas } from './tls/outbound_tls.ts'
+import { reportSender } from './tls/tls_report_mailer.ts'
+import { relayDestination } from './actor/transports.ts'
 import { readFileSync } from 'node:fs'
 
 export interface Engine {
@@ -39,11 +42,8 @@ export interface Engine {
   sweep: (full: boolean) => Promise<void>
   /** Stops taking work, finishes or hands back what is in flight, within `timeoutMs`. */
   drain: (timeoutMs: number) => Promise<void>
-  /**
-   * One run of the TLS-RPT sender now (it also runs every OB_TLSRPT_CHECK_MS), as if the time were `now`; undefined
-   * when mail goes through the relay (no MX host, no report).
-   */
-  sendTlsReports: (now?: number) => Promise<TlsReportRun | undefined>
+  /** One run of the TLS-RPT sender now (it also runs every OB_TLSRPT_CHECK_MS), as if the time were `now`. */
+  sendTlsReports: (now?: number) => Promise<TlsReportRun>
 }
 
 export async function startEngine (
@@ -59,10 +59,16 @@ export async function startEngine (
   const threads = Math.min(config.engine.threads, shards.length)
   // read once: the shard threads get the PEM, not the path
   const caPem = config.smtp.caFile !== undefined ? readFileSync(config.smtp.caFile, 'utf8') : undefined
+  const sender = reportSender(config.smtp.reportSender)
+  if (sender === undefined && config.smtp.relay === undefined) {
+    log.warn('TLS reports to mailto: addresses are not sent: no report sender (set OB_REPORT_FROM, OB_REPORT_DKIM_SELECTOR and ' +
+      'OB_REPORT_DKIM_KEY_FILE); https: ones are')
+  }
   if (config.smtp.relay !== undefined && config.smtp.relayTls === 'insecure') {
     log.warn({ relay: new URL(config.smtp.relay).host }, 'OB_SMTP_RELAY_TLS=insecure: the relay\'s certificate is not checked and ' +
       'its credentials may be sent without TLS, to anyone in the path')
   }
+  const fences = new ShardFences(shards.length)
   const actors = new ShardActors({
     redis: config.redis.target,
     ...(config.smtp.relay !== undefined ? { relay: config.smtp.relay } : {}),
@@ -78,7 +84,10 @@ export async function startEngine (
     egressRecoverEveryMs: config.smtp.egressRecoverEveryMs,
     egressConnectionHoldMs: config.smtp.egressConnectionHoldMs,
     publicUrl: config.http.publicUrl,
-    secret: new Uint8Array(secret)
+    secret: new Uint8Array(secret),
+    fences: fences.buffer,
+    // below the ack_wait after which the shard's new owner may have the message
+    stalledAfterMs: Math.min(STALLED_AFTER_MS, Math.floor(config.engine.ackWaitMs / 2))
   }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry)
   const js = jetstream(shared.nc)
   // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
@@ -96,13 +105,14 @@ export async function startEngine (
     js: events,
     cp: shared.cp,
     state: new DeliveryState(shared.redis),
-    readModel: new MessageStore(shared.redis),
+    readModel: new MessageStore(shared.redis, undefined, (org) => shared.cp.readModelRetention(org)),
     content,
     schedule,
     actors,
     log,
     metrics: shared.metrics,
-    queueIndex: new QueueIndex(shared.redis)
+    queueIndex: new QueueIndex(shared.redis),
+    fences
   }, await openContentStore(shared.nc, config))
   const epoch = new ConnectionEpoch(shared.nc)
   const consumers = await Promise.all(shards.map(async (shard) => await js.consumers.get(STREAM_OUTBOUND, outboundConsumer(shard))))
@@ -120,6 +130,7 @@ export async function startEngine (
     leaseMs: config.engine.leaseMs,
     renewMs: renewIntervalMs(config.engine.leaseMs),
     drainMs: config.engine.ackWaitMs,
+    fences,
     log,
     start (shard, fence) {
       const d = new ShardDispatcher(
@@ -163,20 +174,21 @@ export async function startEngine (
       onRecovery: (r) => { reportRecovery(shared.metrics, log, r) }
     }), shared.cp, shared.metrics, log)
     : undefined
-  const reporter = config.smtp.relay === undefined ? tlsReporter(config, shared.redis, caPem, log) : undefined
-  reporter?.start(config.smtp.tlsReportCheckMs)
+  // through the relay nothing is counted, but days counted before it was set are still reported
+  const reporter = tlsReporter(config, { redis: shared.redis, metrics: shared.metrics, log }, caPem, sender)
+  reporter.start(config.smtp.tlsReportCheckMs)
   log.info({ owner: ownerId, shards: shards.length, held: leases.units(), threads, relay: config.smtp.relay ?? null }, 'engine started')
   let draining: Promise<void> | undefined
   return {
     ownerId,
     get ownedShards () { return leases.units() },
     async sweep (full) { await sweeper.sweep(full) },
-    async sendTlsReports (now) { return await reporter?.run(now) },
+    async sendTlsReports (now) { return await reporter.run(now) },
     drain (timeoutMs) {
       draining ??= (async () => {
         const deadline = Date.now() + timeoutMs
         sweeper.stop()
-        reporter?.stop()
+        reporter.stop()
         epoch.stop()
         laneGauges?.close()
         // drains every shard, then deletes its lease so the other engines take it over at their next renew
@@ -190,17 +202,26 @@ export async function startEngine (
   }
 }
 
-/** The reports name this installation by the host of its public URL; their contact is that host's postmaster. */
-function tlsReporter (config: Config, redis: Redis, caPem: string | undefined, log: Logger): TlsReporter {
+/**
+ * The reports name this installation by the host of its public URL; their contact is that host's postmaster. Mailed
+ * reports go as the engine's mail does: through the relay when there is one, else to MX hosts.
+ */
+function tlsReporter (
+  config: Config, shared: { redis: Redis, metrics: OutboxMetrics, log: Logger }, caPem: string | undefined,
+  sender: ReturnType<typeof reportSender>
+): TlsReporter {
   const host = new URL(config.http.publicUrl).hostname
+  const relay = config.smtp.relay !== undefined ? relayDestination(config.smtp.relay, config.smtp.relayTls) : undefined
   return new TlsReporter({
-    store: new TlsReportStore(redis),
+    store: new TlsReportStore(shared.redis),
     dnsServers: config.dnsServers,
     allowPrivate: config.smtp.allowPrivate,
     ca: trustedCas(caPem),
     organization: host,
     contact: `postmaster@${config.http.mxHost ?? host}`,
-    log
+    log: shared.log,
+    ...(sender !== undefined ? { mail: { sender, port: config.smtp.outboundPort, ...(relay !== undefined ? { relay } : {}) } } : {}),
+    count: (transport, result) => { shared.metrics.tlsReports[transport][result].inc() }
   })
 }
 

@@ -20,13 +20,16 @@ import { MAX_NAK_MS, STATE_RETRY_MS, nak, type Fate } from './processing/fate.ts
 import {
   attemptRoute, failedResults, messageStep, planRecipients, recipientsOf, unsendableResults, type RecipientPlan
 } from './processing/delivery_plan.ts'
-import { classifyOutcomes, resumeAt, retryScheduleOf, type OutcomeCount, type OutcomeEffects } from './processing/outcomes.ts'
+import {
+  MOVED_RETRY_MS, classifyOutcomes, resumeAt, retryScheduleOf, type OutcomeCount, type OutcomeEffects
+} from './processing/outcomes.ts'
 import { renderedContent, withContent } from './processing/rendered_content.ts'
 import { DeliveryAttempts } from './processing/attempts.ts'
 import { MessageIntake } from './processing/intake.ts'
 import { QueueGate, wakeOf } from './queue_holds.ts'
 import type { QueueIndex } from '../stores/queues/mod.ts'
 import { NewerFormatHandback } from './processing/newer_format.ts'
+import type { ShardFences } from './leases/fences.ts'
 
 export { MAX_NAK_MS, type Fate }
 
@@ -40,7 +43,7 @@ export interface ProcessorDeps {
   cp: ControlPlane
   state: DeliveryState
   /** The read model, where every delivery makes sure its message is recorded (processing/intake.ts). */
-  readModel: Pick<MessageStore, 'recordQueued' | 'markCanceled'>
+  readModel: Pick<MessageStore, 'recordQueued' | 'markCanceled' | 'recordSent'>
   /**
    * Where the content view of each message is recorded, alongside its read-model record (content_recorder.ts);
    * none when the installation records no content (OB_MESSAGE_CONTENT_RETENTION_DAYS=0).
@@ -53,6 +56,8 @@ export interface ProcessorDeps {
   metrics: OutboxMetrics
   /** The index of waiting mail the operator's queue API lists (stores/queues/). */
   queueIndex: QueueIndex
+  /** Whether this process may still act for a shard (engine/leases/fences.ts); unset: always. */
+  fences?: Pick<ShardFences, 'open'>
 }
 
 /**
@@ -178,6 +183,8 @@ export class MessageProcessor {
     // the operator's holds and bounces (queue_holds.ts): the recipients they take out get their results here
     const gated = this.queues.check(msg, plan, now)
 
+    // the shard moved while this message waited in hand: its new owner decides every outcome (the thread checks again)
+    if (this.d.fences?.open(shard) === false) return nak(MOVED_RETRY_MS)
     // rendered once for the whole delivery: the events' subject, the sandbox's click, the thread's MIME
     const content = renderedContent(msg)
     const events = new EventFactory(msg, content.subject)

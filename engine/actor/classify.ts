@@ -30,6 +30,11 @@ export type RecipientOutcome =
   | { kind: 'deferred', response: string }
   | { kind: 'throttled', retryAfterMs: number }
   | { kind: 'failed', category: FailureCategory, reason: string }
+  /**
+   * No transaction, or one this process reset: the message's shard is no longer this process's to deliver (its lease
+   * term ended or another process holds it; engine/leases/fences.ts). The shard's owner carries the recipient on.
+   */
+  | { kind: 'moved' }
 
 /** The error fields classification reads; everything else about an error is ignored. */
 export interface SmtpErrorLike {

@@ -19,11 +19,13 @@ import { StsDelivery, type StsPlan } from '../tls/sts_delivery.ts'
 import { StsPolicies } from '../tls/sts_policies.ts'
 import { TLS_FAILURE_TEXT, tlsFailureType, trustedCas, type TlsResultType } from '../tls/outbound_tls.ts'
 import { TlsCounterBatch } from '../../stores/tls_reports/mod.ts'
+import { FencedSends } from './fenced_sends.ts'
 
 const MAX_MX_TRIED = 3
 const MAX_CLASSED_HOSTS = 10_000
 /** Claimed recovery steps kept for the next task's result; a lane claims at most six per slow, so this is never reached. */
 const MAX_PENDING_RECOVERIES = 10_000
+const MOVED: RecipientOutcome = Object.freeze({ kind: 'moved' })
 
 /**
  * A stable code for a failed Redis command: the socket's (`ECONNREFUSED`, `ECONNRESET`…), else the kind of a
@@ -62,6 +64,8 @@ export class Deliverer {
    * go back with the next task that ends, which is at latest the one whose gate claimed them.
    */
   private recoveries: LaneRecovery[] = []
+  /** Each transaction held to its shard's lease (engine/leases/fences.ts). */
+  private readonly fenced: FencedSends
 
   constructor (
     private readonly settings: ActorSettings, private readonly transports: TransportCache, private readonly throttle: DestinationThrottle,
@@ -78,6 +82,7 @@ export class Deliverer {
     }
     this.secret = Buffer.from(settings.secret)
     this.state = new DeliveryStateWriter(redis)
+    this.fenced = new FencedSends(settings.fences, transports, settings.stalledAfterMs)
     // Mail through the relay is the relay's to shape; with shaping off, mail to MX hosts goes as it did before it.
     if (settings.egressShaping && this.relay === undefined) {
       const egress = new EgressState(redis, Date.now, {
@@ -91,6 +96,7 @@ export class Deliverer {
 
   /** Stops renewing connection slots (the pools' close gives them back). */
   async close (): Promise<void> {
+    this.fenced.close()
     this.sockets?.close()
     await this.counters?.flush()
   }
@@ -186,11 +192,18 @@ export class Deliverer {
         const wait = await this.throttle.check(dest.host)
         if (wait > 0) return { kind: 'throttled', retryAfterMs: wait }
         mail ??= message.forRecipient(rcpt)
+        // the last moment to find the shard gone: a message held up past its lease (a cut link, a frozen process) is not sent
+        if (!this.fenced.mayStart(task.shard)) {
+          if (lane !== undefined) await this.egress!.notSent(lane)
+          return MOVED
+        }
         sentAt = performance.now()
-        const info = await this.send(dest, mail, plan)
+        const info = await this.send(dest, mail, plan, task.shard)
         // one envelope recipient per transaction: resolving means it was accepted
         return this.measured(attempts, dest, sentAt, classifyAccepted(info))
       } catch (err) {
+        // it failed after the shard moved (reset as stalled, or any other failure): its retry is the new owner's to make
+        if (sentAt > 0 && !this.fenced.mayStart(task.shard)) return MOVED
         // every connection of the lane is open elsewhere in the cluster: not an attempt, the recipient waits
         if (err instanceof EgressBusyError) {
           if (lane !== undefined) await this.egress!.notSent(lane)
@@ -218,17 +231,18 @@ export class Deliverer {
    * `testing` mode a host whose verified session fails TLS gets the message again as without a policy (the failure
    * is only reported).
    */
-  private async send (dest: Destination, mail: RecipientMail, plan: StsPlan | undefined): Promise<SentInfo> {
-    if (plan === undefined || dest.tlsVerify !== true) return await this.transports.get(dest).sendMail(mail)
+  private async send (dest: Destination, mail: RecipientMail, plan: StsPlan | undefined, shard: number): Promise<SentInfo> {
+    if (plan === undefined || dest.tlsVerify !== true) return await this.fenced.send(this.transports.get(dest), mail, shard)
     try {
-      const info = await this.transports.get(dest).sendMail(mail)
+      const info = await this.fenced.send(this.transports.get(dest), mail, shard)
       this.sts!.ok(plan, dest)
       return info
     } catch (err) {
       const tls = tlsFailureType(err as Error)
       if (tls === undefined || !plan.fallback.has(dest)) throw err
       this.sts!.failed(plan, dest, tls, (err as Error).message)
-      return await this.transports.get({ ...dest, tlsVerify: false }).sendMail(mail)
+      if (!this.fenced.mayStart(shard)) throw err
+      return await this.fenced.send(this.transports.get({ ...dest, tlsVerify: false }), mail, shard)
     }
   }
 
@@ -246,7 +260,9 @@ export class Deliverer {
       if (this.classes.size >= MAX_CLASSED_HOSTS) this.classes.clear()
       this.classes.set(dest.host, destination = destinationClass(dest.host))
     }
-    if (outcome.kind !== 'throttled') attempts.push({ destination, result: outcome.kind, seconds: (performance.now() - sentAt) / 1000 })
+    if (outcome.kind !== 'throttled' && outcome.kind !== 'moved') {
+      attempts.push({ destination, result: outcome.kind, seconds: (performance.now() - sentAt) / 1000 })
+    }
     return outcome
   }
 

@@ -32,6 +32,10 @@ export interface ActorSettings {
   publicUrl: string
   /** Tracking-token key (installationSecret). */
   secret: Uint8Array
+  /** The engine's shard fences (engine/leases/fences.ts), shared memory; unset: every shard's mail may always go. */
+  fences?: SharedArrayBuffer
+  /** How long a transaction whose fence closed may stay in flight before it is taken for stalled and reset. */
+  stalledAfterMs?: number
 }
 
 export interface TaskMessage {
@@ -59,6 +63,8 @@ export interface TaskMessage {
 
 export interface DeliverTask {
   kind: 'deliver'
+  /** The shard whose message this is: no transaction starts once its fence is closed. */
+  shard: number
   /** Its subject, html and text are the ones sent: a template message's are rendered already (the main thread renders once). */
   message: TaskMessage
   /** Bare addresses to attempt in this run; each gets its own SMTP transaction (own VERP return path). */

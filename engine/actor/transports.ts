@@ -1,4 +1,4 @@
-import { isIP } from 'node:net'
+import { connect, isIP, type Socket } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
 import { Readable } from 'node:stream'
 import { domainToASCII } from 'node:url'
@@ -57,7 +57,32 @@ export class PooledDestination {
   /** Called each time the last message in flight is answered (the pool's connections are all idle then). */
   onIdle?: () => void
 
+  /** The pool's open sockets (it opens them through `opened`), for `reset`. */
+  private readonly sockets = new Set<Socket>()
+
   constructor (readonly pool: SMTPPool) {}
+
+  /** A socket the pool now uses; forgotten when it closes. */
+  opened (socket: Socket): void {
+    this.sockets.add(socket)
+    socket.once('close', () => this.sockets.delete(socket))
+  }
+
+  /**
+   * Ends every connection at once with a TCP reset, whatever it was doing, and closes the pool: what the kernel still
+   * held to send is dropped, so a transaction stalled on a cut link cannot complete once the link is back. Its sends
+   * fail with the connection's error.
+   */
+  reset (): void {
+    for (const s of this.sockets) {
+      try {
+        s.resetAndDestroy()
+      } catch {
+        s.destroy() // a handle that is not TCP cannot be reset
+      }
+    }
+    this.pool.close({ force: true })
+  }
 
   async sendMail (mail: RawMail): Promise<SentInfo> {
     this.inFlight++
@@ -184,10 +209,17 @@ export class TransportCache {
       disableUrlAccess: true,
       ...(d.localAddress !== undefined ? { localAddress: d.localAddress } : {}),
       ...(d.ehlo !== undefined ? { name: d.ehlo } : {}),
-      ...(d.getSocket !== undefined ? { getSocket: d.getSocket } : {}),
+      // every socket is opened here (or by the egress lane's hook), so the pool knows its sockets and can reset them
+      getSocket: (o: Parameters<GetSocket>[0], callback: Parameters<GetSocket>[1]) => {
+        (d.getSocket ?? plainSocket(d))(o, (err, opened) => {
+          if (opened !== undefined && opened !== false) transport.opened(opened.connection)
+          callback(err, opened)
+        })
+      },
       ...(d.requireTLS === true || d.tlsVerify === true ? { requireTLS: true } : {}),
       ...(d.auth !== undefined ? { auth: d.auth } : {})
     }
+    // the pool's getSocket hook refers to `transport`; the pool opens no socket before its first send
     const transport = new PooledDestination(new SMTPPool(options))
     this.pools.set(key, { transport, lastUsed: Date.now() })
     if (d.lane !== undefined) transport.onIdle = () => { this.closeWhenIdle(key, transport) }
@@ -219,6 +251,21 @@ export class TransportCache {
     entry.idleTimer = setTimeout(check, LANE_IDLE_MS).unref()
   }
 
+  /**
+   * Resets `transport`'s connections (PooledDestination.reset) and forgets the pool: the next send to its destination
+   * opens a new one. For work whose right to send ended while its transaction was in flight.
+   */
+  reset (transport: PooledDestination): void {
+    for (const [key, p] of this.pools) {
+      if (p.transport === transport) {
+        clearTimeout(p.idleTimer)
+        this.pools.delete(key)
+        this.onClose?.(key)
+      }
+    }
+    transport.reset()
+  }
+
   /** Keys of the pools open now. */
   keys (): string[] { return [...this.pools.keys()] }
 
@@ -239,6 +286,32 @@ export class TransportCache {
   close (): void {
     clearInterval(this.sweeper)
     for (const [key, p] of this.pools) this.closePool(key, p.transport)
+  }
+}
+
+const CONNECT_TIMEOUT_MS = 30_000
+
+/**
+ * Opens a pool's socket as nodemailer would, bound to the destination's local address; nodemailer then speaks
+ * SMTP on it, and upgrades it to TLS itself for an implicit-TLS (`secure`) destination.
+ */
+function plainSocket (d: Destination): GetSocket {
+  return (options, callback) => {
+    const socket = connect({
+      host: options.host ?? d.connectTo,
+      port: Number(options.port ?? d.port),
+      ...(d.localAddress !== undefined ? { localAddress: d.localAddress } : {})
+    })
+    const timer = setTimeout(() => {
+      socket.destroy(Object.assign(new Error(`connection to ${d.connectTo} timed out`), { code: 'ETIMEDOUT' }))
+    }, CONNECT_TIMEOUT_MS)
+    const failed = (err: NodeJS.ErrnoException): void => {
+      clearTimeout(timer)
+      // as nodemailer reports a socket that fails to connect: the kind of failure, and the system's code beside it
+      callback(err.code === 'ETIMEDOUT' ? err : Object.assign(err, { code: 'ESOCKET', originalCode: err.code, command: 'CONN' }))
+    }
+    socket.once('error', failed)
+    socket.once('connect', () => { clearTimeout(timer); socket.removeListener('error', failed); callback(null, { connection: socket }) })
   }
 }
 

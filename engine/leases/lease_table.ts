@@ -1,6 +1,7 @@
 import type { KV, KvEntry } from '@nats-io/kv'
 import type { Logger } from 'pino'
 import { isWrongLastSequence } from '../../stores/clients/mod.ts'
+import type { ShardFences } from './fences.ts'
 
 /** The bucket, and a way to list its keys matching a subject filter such as `outbound.member.*`. */
 export interface LeaseBucket { kv: KV, keys: (filter: string) => Promise<string[]> }
@@ -24,6 +25,12 @@ export interface LeaseTableOptions {
   readonly stop: (unit: number, deadline: number) => Promise<void>
   /** How long a released or lost unit may take to finish its work in hand. */
   readonly drainMs: number
+  /**
+   * Where the work in hand learns until when it may still act (fences.ts): open to the end of each renewed term less
+   * one renew interval, closed the moment a unit is lost or its lease deleted. A unit being released stays open
+   * while it drains: its lease is still renewed.
+   */
+  readonly fences?: ShardFences
 }
 
 interface Held {
@@ -76,6 +83,8 @@ export class LeaseTable {
   private renewing?: Promise<void>
   private balancing?: Promise<void>
   private closed = false
+  /** Closing: no more claims or releases; renewals go on until the units have drained. */
+  private closing = false
   private readonly kv: KV
 
   constructor (private readonly bucket: LeaseBucket, private readonly opts: LeaseTableOptions) {
@@ -119,10 +128,10 @@ export class LeaseTable {
   }
 
   private async balanceRound (): Promise<void> {
-    if (this.closed) return
+    if (this.closing) return
     try {
       const members = await this.liveMembers(Date.now())
-      if (this.closed) return
+      if (this.closing) return
       const target = shareOf(this.opts.units, members, this.opts.ownerId)
       const active = [...this.held.entries()].filter(([, h]) => !h.releasing).map(([u]) => u)
       if (active.length > target) {
@@ -142,6 +151,7 @@ export class LeaseTable {
         h.revision = await this.kv.update(this.unitKey(unit), this.record(basis), h.revision)
         h.basis = basis
         h.doubtful = false
+        if (this.held.get(unit) === h) this.fence(unit, basis)
       } catch (err) {
         if (isWrongLastSequence(err)) {
           // a renew that timed out may still have been written: then the newer revision is our own
@@ -186,6 +196,7 @@ export class LeaseTable {
         else if (rec.expires_at < basis) revision = await this.kv.update(key, this.record(basis), e!.revision)
         else continue
         this.held.set(unit, { revision, basis, doubtful: false, releasing: false })
+        this.fence(unit, basis)
         wanted--
         this.opts.log.info({ unit, group: this.opts.group, previous: rec?.owner ?? null }, 'lease acquired')
         this.opts.start(unit, () => this.holds(unit))
@@ -196,8 +207,14 @@ export class LeaseTable {
     }
   }
 
+  /** Work on `unit` may act until one renew interval before the term that began at `basis` ends. */
+  private fence (unit: number, basis: number): void {
+    this.opts.fences?.openUntil(unit, basis + this.opts.leaseMs - this.opts.renewMs)
+  }
+
   private lose (unit: number, reason: string): void {
     this.held.delete(unit)
+    this.opts.fences?.close(unit)
     this.opts.log.warn({ unit, group: this.opts.group, reason }, 'lease lost; work in hand finishes, no more pulls')
     void this.opts.stop(unit, Date.now() + this.opts.drainMs)
   }
@@ -213,19 +230,26 @@ export class LeaseTable {
       const now = this.held.get(unit)
       if (now !== h) return // lost meanwhile
       this.held.delete(unit)
+      this.opts.fences?.close(unit)
       await this.kv.delete(this.unitKey(unit), { previousSeq: h.revision }).catch(() => {})
     })
   }
 
-  /** Stops claiming and renewing, drains every unit until `deadline`, then deletes its leases and presence. */
+  /**
+   * Stops claiming, drains every unit until `deadline` while still renewing its lease (so the work in hand may go on
+   * sending and no other process takes the unit meanwhile), then stops renewing and deletes the leases and presence.
+   */
   async close (deadline: number): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    clearInterval(this.timer)
-    await Promise.all([this.renewing, this.balancing])
+    if (this.closing) return
+    this.closing = true
+    await this.balancing
     const mine = [...this.held]
     await Promise.all(mine.map(async ([unit]) => await this.opts.stop(unit, deadline)))
+    this.closed = true
+    clearInterval(this.timer)
+    await this.renewing
     this.held.clear()
+    for (const [unit] of mine) this.opts.fences?.close(unit)
     await Promise.all(mine.map(async ([unit, h]) => await this.kv.delete(this.unitKey(unit), { previousSeq: h.revision }).catch(() => {})))
     await this.kv.delete(this.memberKey(this.opts.ownerId)).catch(() => {})
   }

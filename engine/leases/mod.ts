@@ -9,6 +9,7 @@ import { ensureStoreShare } from '../../stores/clients/mod.ts'
 import type { LeaseBucket } from './lease_table.ts'
 
 export { LeaseTable, type LeaseBucket, type LeaseRecord, type LeaseTableOptions } from './lease_table.ts'
+export { ShardFences } from './fences.ts'
 
 /**
  * The lease bucket (one revision per key: a lease is only compared with its latest value). Requests time out

@@ -20,12 +20,16 @@ import { SANDBOX_RETRY_SCHEDULE_S, type SandboxResult } from '../sandbox.ts'
  * | deferred  | span not passed | deferred, attempt n, next_attempt_at  | attempts, not before |                | deferred     |
  * | deferred  | span passed     | bounced soft, the reply's code or 421 | final                |                | bounced soft |
  * | throttled |                 |                                       | not before           |                |              |
+ * | moved     |                 |                                       |                      |                |              |
  *
  * ¹ a hard bounce of the mailbox or domain category, unless Outbox refused the destination itself (`suppress: false`).
  * ² a simulated one, and the shell applies no suppression of a test message: the sandbox simulates events, not list
  *   state. "span": the message's retry span (retry_schedule.ts).
  * ³ `operator` for an operator's bounce of waiting mail (engine/queue_holds.ts), which has no reply to read.
  */
+
+/** A message whose shard moved is handed back for this long: its new owner takes it from JetStream meanwhile. */
+export const MOVED_RETRY_MS = 5_000
 
 export type SuppressionReason = 'hard_bounce' | 'complaint'
 
@@ -127,6 +131,9 @@ export function classifyOutcomes (results: readonly RecipientResult[], ctx: Outc
         out.waits.set(rcpt, until)
         break
       }
+      case 'moved': // the state is the shard owner's to write: this process only hands the message back
+        out.waits.set(rcpt, ctx.now + MOVED_RETRY_MS)
+        break
     }
     if (final !== undefined) {
       out.changes.final(rcpt, final)

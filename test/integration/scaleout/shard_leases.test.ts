@@ -5,7 +5,7 @@ import { pino } from 'pino'
 import { ServerProcess } from '../../helpers/servers.ts'
 import { eventually } from '../../helpers/waiting.ts'
 import type { KV } from '@nats-io/kv'
-import { LeaseTable, openLeaseBucket, type LeaseBucket, type LeaseRecord } from '../../../engine/leases/mod.ts'
+import { LeaseTable, ShardFences, openLeaseBucket, type LeaseBucket, type LeaseRecord } from '../../../engine/leases/mod.ts'
 
 const UNITS = 4
 const LEASE_MS = 1500
@@ -27,21 +27,25 @@ class Participant {
   readonly started: number[] = []
   readonly stopped: number[] = []
   readonly fences = new Map<number, () => boolean>()
+  /** Until when work in hand may still send, as the shard threads read it. */
+  readonly sendFences = new ShardFences(UNITS)
   table!: LeaseTable
-  constructor (readonly id: string, readonly nc: NatsConnection, readonly bucket: LeaseBucket, group: string) {
+  /** `drain`: what stopping a unit waits for (its work in hand finishing). */
+  constructor (readonly id: string, readonly nc: NatsConnection, readonly bucket: LeaseBucket, group: string,
+    drain: () => Promise<void> = async () => {}) {
     this.table = new LeaseTable(bucket, {
-      group, units: UNITS, ownerId: id, leaseMs: LEASE_MS, renewMs: RENEW_MS, drainMs: 1000, log,
+      group, units: UNITS, ownerId: id, leaseMs: LEASE_MS, renewMs: RENEW_MS, drainMs: 1000, log, fences: this.sendFences,
       start: (unit, fence) => { this.started.push(unit); this.fences.set(unit, fence) },
-      stop: async (unit) => { this.stopped.push(unit) }
+      stop: async (unit) => { this.stopped.push(unit); await drain() }
     })
   }
 
   get kv (): KV { return this.bucket.kv }
 
-  static async join (id: string, group: string): Promise<Participant> {
+  static async join (id: string, group: string, drain?: () => Promise<void>): Promise<Participant> {
     const nc = await connect({ servers: nats.url })
     conns.push(nc)
-    const p = new Participant(id, nc, await openLeaseBucket(nc, 1, 1000), group)
+    const p = new Participant(id, nc, await openLeaseBucket(nc, 1, 1000), group, drain)
     await p.table.start()
     return p
   }
@@ -63,7 +67,10 @@ test('a lone engine claims every shard and renews the leases', async () => {
   const before = (await a.kv.get('g1.shard.0'))!.revision
   await eventually(async () => (await a.kv.get('g1.shard.0'))!.revision > before, 'a renew')
   assert.ok(a.fences.get(0)!(), 'the holder may pull')
+  assert.ok(a.sendFences.open(0), 'and send')
+  assert.ok(!a.sendFences.open(0, Date.now() + LEASE_MS), 'but not past its term: another may hold the lease by then')
   await a.table.close(Date.now() + 1000)
+  assert.ok([0, 1, 2, 3].every((u) => !a.sendFences.open(u)), 'closed: nothing more is sent')
 })
 
 test('a second engine joining gets half the shards; the first drains and releases its surplus', async () => {
@@ -76,6 +83,8 @@ test('a second engine joining gets half the shards; the first drains and release
   for (const u of b.table.units()) {
     assert.ok(a.stopped.includes(u), `shard ${u} was drained by a before b took it`)
     assert.equal(a.fences.get(u)!(), false, `a no longer pulls shard ${u}`)
+    assert.equal(a.sendFences.open(u), false, `nor sends its mail: ${u}`)
+    assert.equal(b.sendFences.open(u), true, `b does: ${u}`)
   }
   await a.table.close(Date.now() + 1000)
   await b.table.close(Date.now() + 1000)
@@ -95,6 +104,8 @@ test('a lease whose revision moved is lost at the next renew: the holder stops p
     e.revision)
   await eventually(() => !a.table.units().includes(1), 'a lost shard 1')
   assert.equal(a.fences.get(1)!(), false)
+  assert.equal(a.sendFences.open(1), false, 'the mail in hand of a lost shard is not sent')
+  assert.equal(a.sendFences.open(0), true)
   assert.ok(a.stopped.includes(1))
   assert.deepEqual(await owners(a.kv, 'g3'), ['a', 'intruder', 'a', 'a'])
   await a.table.close(Date.now() + 1000)
@@ -108,6 +119,7 @@ test('an engine that stops renewing fences itself; the survivor takes its shards
   await b.nc.close() // b is cut off: its renews fail from now on, as if it crashed or was partitioned
   const cutAt = Date.now()
   await eventually(() => bShards.every((u) => !b.fences.get(u)!()), 'b fenced')
+  await eventually(() => bShards.every((u) => !b.sendFences.open(u)), 'b sends none of its mail in hand')
   await eventually(() => a.table.units().length === 4, 'a holds all four', 10_000)
   const takeoverMs = Date.now() - cutAt
   assert.ok(takeoverMs >= LEASE_MS - RENEW_MS, `not before the lease term ran out (${takeoverMs} ms)`)
@@ -124,4 +136,21 @@ test('close drains every shard, deletes the leases, and another engine claims th
   const c = await Participant.join('c', 'g5')
   assert.deepEqual(c.table.units(), [0, 1, 2, 3], 'claimed in the first round, without waiting for an expiry')
   await c.table.close(Date.now() + 1000)
+})
+
+test('a closing engine renews its leases until its work in hand is done: nobody takes a shard meanwhile', async () => {
+  let finish!: () => void
+  const inHand = new Promise<void>((resolve) => { finish = resolve })
+  const a = await Participant.join('a', 'g7', async () => await inHand)
+  const closing = a.table.close(Date.now() + 60_000)
+  const b = await Participant.join('b', 'g7')
+  await new Promise((resolve) => setTimeout(resolve, 2 * LEASE_MS)) // two lease terms: unrenewed leases would have expired
+  assert.deepEqual(await owners(a.kv, 'g7'), ['a', 'a', 'a', 'a'], 'still a\'s')
+  assert.deepEqual(b.table.units(), [])
+  assert.ok([0, 1, 2, 3].every((u) => a.sendFences.open(u)), 'a\'s mail in hand may still be sent')
+  finish()
+  await closing
+  assert.ok([0, 1, 2, 3].every((u) => !a.sendFences.open(u)))
+  await eventually(() => b.table.units().length === UNITS, 'b takes every shard once a is done')
+  await b.table.close(Date.now() + 1000)
 })
