@@ -84,7 +84,7 @@ export interface E2eWorld {
   close: () => Promise<void>
 }
 
-async function untilReady (baseUrl: string, outbox: ChildProcess, timeoutMs = 60_000): Promise<void> {
+export async function untilReady (baseUrl: string, outbox: ChildProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     if (outbox.exitCode !== null) throw new Error(`outbox start exited with ${outbox.exitCode}`)

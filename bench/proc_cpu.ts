@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 
 /** Clock ticks per second of /proc/<pid>/stat times (100 on every common Linux). */
-const TICKS = (() => {
+export const TICKS = (() => {
   try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100 } catch { return 100 }
 })()
 
