@@ -19,7 +19,9 @@ export async function withControlPlane<T> (
   let cp: ControlPlane | undefined
   try {
     await ensureStreams(nc, streamSettings(config))
-    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes })
+    cp = await ControlPlane.open(nc, {
+      replicas: config.nats.replicas, storeBytes: config.nats.storeBytes, ...(config.secret !== undefined ? { secret: config.secret } : {})
+    })
     return await work(cp)
   } catch (err) {
     if (err instanceof ApiError && err.code === 'validation_error') {

@@ -10,7 +10,7 @@ import { EgressState, laneViews } from '../stores/egress/mod.ts'
 export const EGRESS_USAGE = `usage: outbox egress source add <name> --address <ip> --ehlo <host> [--warmup]
        outbox egress source list | source remove <name>
        outbox egress pool set <name> <source>[:<weight>]... | pool list | pool remove <name>
-       outbox egress assign --org <org_id> [--domain <domain_id>] (--pool <name>|default | --inherit)
+       outbox egress assign --org <org_id> [--domain <domain_id> | --stream <stream_id>] (--pool <name>|default | --inherit)
        outbox egress limits set <provider>|default [--source <name>] <key>=<value>... | limits show [--source <name>]
        outbox egress lanes`
 
@@ -117,14 +117,21 @@ async function assign (
   args: string[], run: <T>(work: (cp: ControlPlane) => Promise<T> | T) => Promise<T>
 ): Promise<Record<string, unknown>> {
   const { values } = options(args, {
-    org: { type: 'string' }, domain: { type: 'string' }, pool: { type: 'string' }, inherit: { type: 'boolean' }
+    org: { type: 'string' }, domain: { type: 'string' }, stream: { type: 'string' }, pool: { type: 'string' }, inherit: { type: 'boolean' }
   })
   if (values.org === undefined) throw usage('assign needs --org')
   if ((values.pool === undefined) === (values.inherit !== true)) throw usage('assign needs either --pool or --inherit')
-  if (values.inherit === true && values.domain === undefined) throw usage('--inherit applies to a domain (--domain)')
+  if (values.domain !== undefined && values.stream !== undefined) throw usage('assign takes --domain or --stream, not both')
+  if (values.inherit === true && values.domain === undefined && values.stream === undefined) {
+    throw usage('--inherit applies to a domain (--domain) or a stream (--stream)')
+  }
   const orgId = String(values.org)
   const pool = values.inherit === true ? null : String(values.pool)
   return await run(async (cp) => {
+    if (values.stream !== undefined) {
+      const stream = await cp.egress.assignStream(orgId, String(values.stream), pool)
+      return { organization_id: orgId, stream: stream.id, egress_pool: stream.egress_pool ?? null }
+    }
     if (values.domain === undefined) {
       const org = await cp.egress.assignOrg(orgId, pool === DEFAULT_POOL ? null : pool)
       return { organization_id: org.id, egress_pool: org.egress_pool ?? DEFAULT_POOL }

@@ -53,10 +53,24 @@ Settings come from environment variables (OB_*, NATS_URL, REDIS_URL); see docs/c
 
 const say = (line: string): void => { process.stderr.write(line + '\n') }
 
+/** `--help` after a command prints that command's usage (stdout, exit 0); elsewhere, and after `start`, the whole text. */
+function commandUsage (command: string | undefined, sub: string | undefined): string {
+  if (command === 'org') return sub === 'create' ? ORG_CREATE_USAGE : ORG_ADMIN_USAGE
+  const usages: Record<string, string> = {
+    nats: NATS_USAGE, 'verp-keys': VERP_KEYS_USAGE, operator: OPERATOR_KEY_USAGE, egress: EGRESS_USAGE, queue: QUEUE_USAGE
+  }
+  if (command === undefined || !Object.hasOwn(usages, command)) return HELP.trimEnd()
+  return usages[command]! + '\nSettings come from environment variables (OB_*, NATS_URL, REDIS_URL); see docs/configuration.md.'
+}
+
 async function main (argv: string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const [command, sub, ...rest] = argv
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(HELP)
+    return 0
+  }
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(commandUsage(command, sub) + '\n')
     return 0
   }
   if (command === 'start' && sub === undefined) {

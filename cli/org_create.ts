@@ -48,7 +48,9 @@ export async function runOrgCreate (args: string[], env: Readonly<Record<string,
   let cp: ControlPlane | undefined
   try {
     await ensureStreams(nc, streamSettings(config))
-    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes })
+    cp = await ControlPlane.open(nc, {
+      replicas: config.nats.replicas, storeBytes: config.nats.storeBytes, ...(config.secret !== undefined ? { secret: config.secret } : {})
+    })
     return await createOrganization(cp, config, input)
   } catch (err) {
     if (err instanceof ApiError && err.code === 'conflict') {

@@ -1,9 +1,11 @@
+import { jetstream } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { describeRedisTarget, type Config } from '../config/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
 import { startProjector } from '../stores/read_model/mod.ts'
+import { ReputationGuard } from '../stores/reputation/mod.ts'
 import { connectNats, connectRedis, redisReady, ensureStreams, assertNoEviction, EvictionPolicyWatch } from '../stores/clients/mod.ts'
 import { startGateway, type Gateway } from '../gateway/main.ts'
 import { bootstrap, type BootstrapOutcome } from '../gateway/control/orgs.ts'
@@ -77,7 +79,9 @@ export async function startOutbox (
   let bootstrapped: BootstrapOutcome
   try {
     await ensureStreams(nc, streamSettings(config))
-    cp = await ControlPlane.open(nc, { replicas: config.nats.replicas, storeBytes: config.nats.storeBytes })
+    cp = await ControlPlane.open(nc, {
+      replicas: config.nats.replicas, storeBytes: config.nats.storeBytes, ...(config.secret !== undefined ? { secret: config.secret } : {})
+    })
     bootstrapped = await bootstrap(cp, config)
   } catch (err) {
     cp?.close()
@@ -92,7 +96,10 @@ export async function startOutbox (
   watchConnections(metrics, nc, redis, (['gateway', 'engine', 'inbound'] as const).filter(runs))
   const evictionPolicy = watchEvictionPolicy(config, metrics, redis, log)
   const engine = runs('engine') ? await startEngine(config, shared, opts.shardThreadEntry) : undefined
-  const projector = runs('engine') ? await startProjector(config, shared) : undefined
+  const projector = runs('engine')
+    ? await startProjector(config, shared, new ReputationGuard(config, { ...shared, js: jetstream(nc) }),
+      (org) => shared.cp.readModelRetention(org))
+    : undefined
   const webhooks = runs('engine') ? await startWebhookDelivery(config, shared) : undefined
   const inbound = runs('inbound') ? await startInbound(config, shared, opts.inbound) : undefined
   const gateway = runs('gateway') ? await startGateway(config, shared) : undefined
@@ -137,17 +144,25 @@ export async function startOutbox (
       stopping ??= (async () => {
         const deadline = Date.now() + config.shutdownTimeoutMs
         const left = (): number => Math.max(100, deadline - Date.now())
-        await gateway?.drain(left())
-        await inbound?.drain(left())
-        await engine?.drain(left())
-        await projector?.stop()
-        await webhooks?.drain(left())
-        await poller?.stop()
-        evictionPolicy.stop()
-        await metricsServer?.close()
-        cp.close()
-        await nc.drain().catch(() => {})
+        // each part is ended even when one before it failed: a connection left open keeps reconnecting, and the
+        // process never exits
+        const failures: unknown[] = []
+        const step = async (end: () => unknown): Promise<void> => {
+          try { await end() } catch (err) { failures.push(err) }
+        }
+        await step(async () => await gateway?.drain(left()))
+        await step(async () => await inbound?.drain(left()))
+        await step(async () => await engine?.drain(left()))
+        await step(async () => await projector?.stop())
+        await step(async () => await webhooks?.drain(left()))
+        await step(async () => await poller?.stop())
+        await step(() => { evictionPolicy.stop() })
+        await step(async () => await metricsServer?.close())
+        await step(() => { cp.close() })
+        // a drain that cannot finish (the server gone, say) still closes the connection
+        await nc.drain().catch(async () => { await nc.close().catch(() => {}) })
         await closeRedis(redis)
+        if (failures.length > 0) throw new AggregateError(failures, 'parts of the process failed to stop cleanly')
       })()
       return stopping
     }

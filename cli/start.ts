@@ -31,10 +31,11 @@ export async function runStart (env: Readonly<Record<string, string | undefined>
       process.exit(1)
     }, config.shutdownTimeoutMs + CLOSE_GRACE_MS).unref()
     await starting.catch(() => {})
-    await proc?.stop()
-    await embedded?.stop()
+    let clean = true
+    await proc?.stop().catch((err: unknown) => { clean = false; log.error({ err }, 'a part failed to stop cleanly') })
+    await embedded?.stop().catch((err: unknown) => { clean = false; log.error({ err }, 'an embedded server failed to stop cleanly') })
     log.info('stopped')
-    process.exit(0)
+    process.exit(clean ? 0 : 1)
   }
   process.on('SIGTERM', () => { void shutdown('SIGTERM') })
   process.on('SIGINT', () => { void shutdown('SIGINT') })
@@ -52,6 +53,7 @@ export async function runStart (env: Readonly<Record<string, string | undefined>
     if (stopping) return
     proc = await startOutbox(config, log)
     log.info({ port: proc.gateway?.port }, 'outbox started')
+    if (proc.gateway !== undefined) for (const line of nextSteps(config.http.host, proc.gateway.port)) say(line)
   }
   starting = start()
   try {
@@ -60,4 +62,15 @@ export async function runStart (env: Readonly<Record<string, string | undefined>
     await embedded?.stop().catch(() => {})
     throw err
   }
+}
+
+/** What a new user does next, printed once the gateway listens (on stderr, beside the log lines on stdout). */
+export function nextSteps (host: string, port: number): string[] {
+  const shown = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+  const base = `http://${shown}:${port}`
+  return [
+    `outbox: listening on ${base}; the dashboard is at ${base}/dashboard/`,
+    'outbox: next, create an organisation with a domain and an admin key (sign in to the dashboard with the key):',
+    'outbox:   npx outbox org create --name Acme --domain acme.example --plan starter'
+  ]
 }

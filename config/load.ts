@@ -58,6 +58,29 @@ function spfOf (value: string): SpfSetting {
   }])
 }
 
+const REPORT_SENDER = ['OB_REPORT_FROM', 'OB_REPORT_DKIM_SELECTOR', 'OB_REPORT_DKIM_KEY_FILE'] as const
+
+/** The TLS reports' mail sender: all three settings, or none (a report mailed unsigned would be worthless, RFC 8460 §5.3). */
+function reportSenderOf (e: Env): NonNullable<Config['smtp']['reportSender']> | undefined {
+  const missing = REPORT_SENDER.filter((name) => e[name] === undefined)
+  if (missing.length === REPORT_SENDER.length) return undefined
+  if (missing.length > 0) {
+    throw new ConfigError(missing.map((variable) => ({
+      variable,
+      message: 'must be set together with OB_REPORT_FROM, OB_REPORT_DKIM_SELECTOR and OB_REPORT_DKIM_KEY_FILE, or none of them'
+    })))
+  }
+  const from = e.OB_REPORT_FROM!
+  const at = from.lastIndexOf('@')
+  const domain = from.slice(at + 1).toLowerCase()
+  return {
+    from: from.slice(0, at + 1) + domain,
+    domain,
+    dkimSelector: e.OB_REPORT_DKIM_SELECTOR!.toLowerCase(),
+    dkimKeyFile: e.OB_REPORT_DKIM_KEY_FILE!
+  }
+}
+
 /**
  * Reads the settings once. Only the variables the schema knows are taken from `env`;
  * empty strings count as unset so that `OB_X= npm start` falls back to the default.
@@ -111,6 +134,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       variable: 'OB_API_LIST_MAX_BYTES', message: `must be at least OB_INBOUND_EVENT_MAX_BYTES + ${LIST_ITEM_HEADROOM} (the largest event)`
     }])
   }
+  const reportSender = reportSenderOf(e)
   const spf = spfOf(e.OB_SPF)
   const publicUrl = (e.OB_PUBLIC_URL ?? `http://127.0.0.1:${e.OB_HTTP_PORT}`).replace(/\/+$/, '')
   const mxHost = mxHostOf(e.OB_MX_HOST, publicUrl)
@@ -134,6 +158,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     eventStream: { maxPerKey: e.OB_EVENT_STREAM_MAX_PER_KEY, maxPerAddress: e.OB_EVENT_STREAM_MAX_PER_ADDRESS },
     stuckAfterMs: e.OB_STUCK_AFTER_MS,
     messageContent: { retentionDays: e.OB_MESSAGE_CONTENT_RETENTION_DAYS },
+    audit: { retentionDays: e.OB_AUDIT_RETENTION_DAYS },
     nats: {
       servers: (e.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean),
       replicas: e.OB_NATS_REPLICAS,
@@ -155,6 +180,7 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
       caFile: e.OB_SMTP_CA_FILE,
       mtaStsPort: e.OB_MTA_STS_PORT,
       tlsReportCheckMs: e.OB_TLSRPT_CHECK_MS,
+      ...(reportSender !== undefined ? { reportSender } : {}),
       outboundPort: e.OB_SMTP_OUTBOUND_PORT,
       allowPrivate: e.OB_SMTP_ALLOW_PRIVATE,
       poolConnections: e.OB_SMTP_POOL_CONNECTIONS,
@@ -200,6 +226,15 @@ export function loadConfig (env: Readonly<Record<string, string | undefined>> = 
     domainHealth: {
       dnsblZones: e.OB_DNSBL_ZONES === 'none' ? [] : e.OB_DNSBL_ZONES.split(','),
       intervalMs: e.OB_DOMAIN_HEALTH_INTERVAL_MS
+    },
+    reputation: {
+      enabled: e.OB_REPUTATION_GUARD === 'on',
+      thresholds: {
+        complaintRate: e.OB_REPUTATION_MAX_COMPLAINT_PCT / 100,
+        bounceRate: e.OB_REPUTATION_MAX_BOUNCE_PCT / 100,
+        minVolume: e.OB_REPUTATION_MIN_VOLUME,
+        windowHours: e.OB_REPUTATION_WINDOW_HOURS
+      }
     },
     engine: {
       shards: e.OB_ENGINE_SHARDS,

@@ -7,6 +7,12 @@ import { Type, type Static } from 'typebox'
 const HostPattern = '^[A-Za-z0-9.:\\-\\[\\]]+$'
 /** A DNS host name whose last label starts with a letter, so an IPv4 or IPv6 address never matches. */
 export const MxHostPattern = '^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?$'
+const DnsLabel = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
+/** A plain mailbox at a DNS name: ASCII local part without quotes, spaces or angle brackets. */
+const ReportAddressPattern = `^[A-Za-z0-9.!#$%&'*+/=?^_\`{|}~-]{1,64}@(?=.{1,253}$)(${DnsLabel}\\.)+` +
+  '[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$'
+/** A DKIM selector: one or more DNS labels (RFC 6376 §3.1). */
+const SelectorPattern = `^${DnsLabel}(\\.${DnsLabel})*$`
 const SecondsList = '^\\s*\\d+(\\s*,\\s*\\d+)*\\s*$'
 
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '60,300,1800,7200,18000,36000,36000,36000,36000,36000'
@@ -22,6 +28,13 @@ export const DEFAULT_DNSBL_ZONES = 'zen.spamhaus.org,bl.spamcop.net'
 export const DEFAULT_NATS_STORE_MB = 10 * 1024
 /** Below this the smallest shares (a control-plane bucket, the lease bucket) would not hold a working installation. */
 export const MIN_NATS_STORE_MB = 16
+
+/** 0.3 %: the complaint rate the 2024 Gmail and Yahoo bulk-sender rules tell senders never to reach. */
+export const DEFAULT_MAX_COMPLAINT_PCT = 0.3
+/** 5 %: a hard-bounce rate well past what a maintained list shows (under 2 %), reached by a bought or stale list. */
+export const DEFAULT_MAX_BOUNCE_PCT = 5
+/** 1000 sends: at 0.3 % the first three complaints, so one angry recipient of a small sender pauses nothing. */
+export const DEFAULT_REPUTATION_MIN_VOLUME = 1000
 
 /** Inbound SMTP sessions open at once, all senders together. */
 export const DEFAULT_INBOUND_MAX_CONNECTIONS = 1000
@@ -49,6 +62,8 @@ export const DEFAULT_EVENT_STREAM_MAX_PER_ADDRESS = 50
  * (30 days), since the content is read only through the message.
  */
 export const MAX_MESSAGE_CONTENT_RETENTION_DAYS = 30
+/** The longest the audit log may be kept: ten years. */
+export const MAX_AUDIT_RETENTION_DAYS = 3650
 /**
  * 64 KB: the most an `inbound.received` event's `data` takes as JSON. Past it the event carries excerpts and a
  * reference to the full message (GET /v1/inbound/{id}/raw), so mail from strangers costs the event stream, the read
@@ -122,6 +137,10 @@ export const EnvSchema = Type.Object({
   OB_SMTP_CA_FILE: Type.Optional(Type.String({ minLength: 1 })),
   OB_MTA_STS_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 443 }),
   OB_TLSRPT_CHECK_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 3_600_000 }),
+  // The sender of TLS reports mailed to `mailto:` rua (RFC 8460 §5.3); the three are set together (load.ts).
+  OB_REPORT_FROM: Type.Optional(Type.String({ pattern: ReportAddressPattern })),
+  OB_REPORT_DKIM_SELECTOR: Type.Optional(Type.String({ pattern: SelectorPattern })),
+  OB_REPORT_DKIM_KEY_FILE: Type.Optional(Type.String({ minLength: 1 })),
   OB_SMTP_OUTBOUND_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 25 }),
   OB_SMTP_ALLOW_PRIVATE: Type.Boolean({ default: false }),
   OB_SMTP_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
@@ -137,6 +156,7 @@ export const EnvSchema = Type.Object({
   OB_MESSAGE_CONTENT_RETENTION_DAYS: Type.Integer({
     minimum: 0, maximum: MAX_MESSAGE_CONTENT_RETENTION_DAYS, default: MAX_MESSAGE_CONTENT_RETENTION_DAYS
   }),
+  OB_AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: MAX_AUDIT_RETENTION_DAYS, default: 365 }),
   OB_BOOTSTRAP_ADMIN_KEY: Type.Optional(Type.String({ pattern: '^ob_live_[A-Za-z0-9]{16,64}$' })),
   OB_BOOTSTRAP_DOMAIN: Type.String({
     pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$', default: 'example.com'
@@ -159,6 +179,12 @@ export const EnvSchema = Type.Object({
   OB_DNSBL_ZONES: Type.String({
     pattern: '^[a-z0-9][a-z0-9.-]*[a-z0-9](,[a-z0-9][a-z0-9.-]*[a-z0-9])*$', default: DEFAULT_DNSBL_ZONES
   }),
+  // Reputation guards (docs/reputation.md): percentages, so 0.3 reads as the 0.3 % of the Gmail and Yahoo rule.
+  OB_REPUTATION_GUARD: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  OB_REPUTATION_MAX_COMPLAINT_PCT: Type.Number({ exclusiveMinimum: 0, maximum: 100, default: DEFAULT_MAX_COMPLAINT_PCT }),
+  OB_REPUTATION_MAX_BOUNCE_PCT: Type.Number({ exclusiveMinimum: 0, maximum: 100, default: DEFAULT_MAX_BOUNCE_PCT }),
+  OB_REPUTATION_MIN_VOLUME: Type.Integer({ minimum: 1, maximum: 100_000_000, default: DEFAULT_REPUTATION_MIN_VOLUME }),
+  OB_REPUTATION_WINDOW_HOURS: Type.Integer({ minimum: 1, maximum: 168, default: 24 }),
   OB_DOMAIN_HEALTH_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 7 * 86_400_000, default: 3_600_000 }),
   OB_ROLE: Type.Union([Type.Literal('gateway'), Type.Literal('engine'), Type.Literal('inbound'), Type.Literal('all')], { default: 'all' }),
   OB_SHARD_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000 }),

@@ -1,5 +1,6 @@
 import type { CidrRange } from './cidr.ts'
 import type { RedisTarget } from './redis_target.ts'
+import type { ReputationThresholds } from '../protocol/mod.ts'
 
 /**
  * `sources`: the addresses of the egress sources (docs/egress.md), and the host of the public URL while the pool
@@ -49,6 +50,8 @@ export interface Config {
    * keeps it, 0 to MAX_MESSAGE_CONTENT_RETENTION_DAYS; 0 records none.
    */
   readonly messageContent: { readonly retentionDays: number }
+  /** The audit log (GET /v1/audit-log): whole days the stream OB_AUDIT keeps an entry, 1 to MAX_AUDIT_RETENTION_DAYS. */
+  readonly audit: { readonly retentionDays: number }
   /**
    * `publishTimeoutMs`: how long the gateway waits for JetStream's PubAck before answering 503. `storeBytes`: the
    * JetStream file store Outbox divides among its streams and buckets (protocol/store_budget.ts).
@@ -85,6 +88,18 @@ export interface Config {
     readonly mtaStsPort: number
     /** How often an engine looks for TLS reports of finished days to send (the sending runs on one engine at a time). */
     readonly tlsReportCheckMs: number
+    /**
+     * The installation's sender of TLS reports mailed to `mailto:` rua (RFC 8460 §5.3), DKIM-signed for the domain of
+     * `from`; unset: such reports are not sent (counted, warned at start).
+     */
+    readonly reportSender?: {
+      readonly from: string
+      /** The domain of `from`, lower case: the signing domain (`d=`). */
+      readonly domain: string
+      readonly dkimSelector: string
+      /** PEM private key (RSA or Ed25519), read once by the engine at start. */
+      readonly dkimKeyFile: string
+    }
     /** Port of recipients' MX hosts (25 in production; tests point it at a sink). */
     readonly outboundPort: number
     /**
@@ -163,6 +178,12 @@ export interface Config {
     readonly dnsblZones: readonly string[]
     /** How often the cluster checks every verified domain again (one process per period). */
     readonly intervalMs: number
+  }
+  /** Reputation guards (docs/reputation.md): pause a stream whose complaint or hard-bounce rate passes its threshold. */
+  readonly reputation: {
+    /** OB_REPUTATION_GUARD: `off` counts and shows the rates but never pauses. */
+    readonly enabled: boolean
+    readonly thresholds: ReputationThresholds
   }
   readonly engine: {
     readonly shards: number

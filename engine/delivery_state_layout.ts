@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import type { EventRecord } from '../protocol/mod.ts'
+import { deliveryStateKey, type EventRecord } from '../protocol/mod.ts'
 import { TurnBatch } from '../stores/batching/mod.ts'
 import type { RecipientResult } from './actor/task.ts'
 
@@ -18,9 +18,7 @@ import type { RecipientResult } from './actor/task.ts'
  */
 export const DELIVERY_STATE_TTL_S = 7 * 24 * 3600
 
-export function deliveryStateKey (messageId: string): string {
-  return `ob:done:${messageId}`
-}
+export { deliveryStateKey }
 
 export interface RecipientState {
   /** A final SMTP reply recorded by the thread whose events were not yet written (crash in between). */

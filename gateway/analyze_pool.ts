@@ -20,6 +20,7 @@ export class AnalyzePool {
       name: 'content analysis',
       entry: new URL('./analyze_thread.cjs', import.meta.url),
       maxThreads: threads,
+      lazy: true,
       // one analysis at a time per thread: each is CPU work from start to end
       concurrentTasksPerWorker: 1,
       maxQueue: ANALYZE_MAX_QUEUE,

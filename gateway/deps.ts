@@ -11,6 +11,7 @@ import type { AuthFailureGuard } from './auth.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import type { ClientAddresses } from './http/client_address.ts'
 import type { SecurityLog } from './security_log.ts'
+import type { AuditLog } from '../stores/audit/mod.ts'
 import type { AnalyzePool } from './analyze_pool.ts'
 import type { SendService } from './send/service.ts'
 import type { ScheduleState } from '../stores/schedule/mod.ts'
@@ -34,6 +35,8 @@ export interface GatewayDeps {
   /** The process's metrics (every role's), served at GET /metrics. */
   readonly metrics: OutboxMetrics
   readonly security: SecurityLog
+  /** Every change to configuration, recorded by the request pipeline for routes that declare `audit` (gateway/audit.ts). */
+  readonly audit: AuditLog
   /** Content analysis off the event loop (POST /v1/messages/analyze). */
   readonly analyzer: AnalyzePool
   /** The send path (POST /v1/messages/send and /batch). */

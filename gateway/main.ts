@@ -19,12 +19,17 @@ import { SecurityLog } from './security_log.ts'
 import { AnalyzePool } from './analyze_pool.ts'
 import type { GatewayDeps } from './deps.ts'
 import { MessageContentStore } from '../stores/message_content/mod.ts'
+import { AuditLog } from '../stores/audit/mod.ts'
+import { JsPublisher } from '../stores/clients/mod.ts'
 import { SendService } from './send/service.ts'
 import { registerEventStream } from './ws/event_stream.ts'
 import { registerStaticFiles } from './static_files.ts'
 import { startSubmission, type SubmissionListener } from './submission/mod.ts'
 import { IdempotencyLedger, IdempotencyStore, IDEMPOTENCY_TTL_MS } from './idempotency/mod.ts'
 import { DomainHealthService } from './control/health_watch.ts'
+
+/** How often expired suppressions are removed from the store (they stop suppressing at their expiry already). */
+export const SUPPRESSION_EXPIRY_SWEEP_MS = 60_000 // 1 min, documented
 
 export interface Gateway {
   readonly port: number
@@ -50,7 +55,7 @@ export async function startGateway (
     nc: shared.nc,
     redis: shared.redis,
     cp: shared.cp,
-    messages: new MessageStore(shared.redis, config.stuckAfterMs),
+    messages: new MessageStore(shared.redis, config.stuckAfterMs, (org) => shared.cp.readModelRetention(org)),
     idempotency,
     metrics: shared.metrics
   }
@@ -60,6 +65,7 @@ export async function startGateway (
     authGuard: new AuthFailureGuard(limiter, shared.metrics),
     clientAddresses: new ClientAddresses(config.http.trustedProxies),
     security: new SecurityLog(shared.log),
+    audit: new AuditLog(await jetstreamManager(shared.nc), new JsPublisher(shared.nc, config.nats.publishTimeoutMs)),
     analyzer: new AnalyzePool(base.log),
     tracking: await TrackingRecorder.open(
       shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)
@@ -90,6 +96,7 @@ export async function startGateway (
   })
   const port = uWS.us_socket_local_port(socket)
   deps.domainHealth.start()
+  const expirySweep = startExpirySweep(deps)
   deps.log.info({ host: config.http.host, port }, 'HTTP API listening')
   let submission: SubmissionListener | undefined
   if (config.submission.enabled) {
@@ -111,6 +118,7 @@ export async function startGateway (
       const submissionClosed = submission?.close(timeoutMs)
       eventStream.close()
       const healthStopped = deps.domainHealth.stop()
+      clearInterval(expirySweep)
       // New connections are refused at once (a load balancer moves on); requests on open connections are
       // still answered, each with `Connection: close`, so keep-alive clients reconnect elsewhere.
       uWS.us_listen_socket_close(socket)
@@ -131,4 +139,21 @@ export async function startGateway (
       deps.send.close()
     }
   }
+}
+
+/**
+ * Every SUPPRESSION_EXPIRY_SWEEP_MS, deletes the suppressions past their `expires_at` (NATS KV before 2.11 has no
+ * per-key expiry). An expired entry already suppresses nothing; the sweep only frees its key. Every gateway runs
+ * it: a delete holds only while the entry is the one that expired, so two sweeps at once delete it once.
+ */
+function startExpirySweep (deps: GatewayDeps): NodeJS.Timeout {
+  let running = false
+  return setInterval(() => {
+    if (running) return
+    running = true
+    deps.cp.suppressionLists.sweep()
+      .then((n) => { if (n > 0) deps.log.info({ deleted: n }, 'expired suppressions removed') })
+      .catch((err: unknown) => { deps.log.warn({ err }, 'expired suppressions not removed; tried again later') })
+      .finally(() => { running = false })
+  }, SUPPRESSION_EXPIRY_SWEEP_MS).unref()
 }

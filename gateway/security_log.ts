@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { OperatorRequestContext, RequestContext } from './http/route.ts'
+import type { OperatorRequestContext } from './http/route.ts'
 import { presentedKeyPrefix } from './auth.ts'
 
 /**
@@ -7,7 +7,8 @@ import { presentedKeyPrefix } from './auth.ts'
  * `kind: "security"` and an `event` name. Lines carry ids (organisation, the acting key, the record changed),
  * the client address and at most a key's 12-character display prefix (the one the API lists): never a key value,
  * a webhook secret or URL (a URL may carry a token), or a request body. This module is the only place the lines
- * are shaped; docs/security.md lists them.
+ * are shaped; docs/security.md lists them. The lines of configuration changes are written from the change's audit
+ * log entry (audit_security.ts), by the call that records it.
  */
 
 /** Changes to what can authenticate or where an organisation's data goes. */
@@ -31,7 +32,11 @@ export interface ChangeTarget {
   webhook_id?: string
   /** The webhook URL's host only. */
   host?: string
+  /** A webhook URL changed to another host: the host before (host only, like `host`). */
+  previous_host?: string
   events?: readonly string[]
+  /** A webhook's filters: tags, domain names and environment (no URL, nothing secret). */
+  filters?: Readonly<Record<string, unknown>>
   status?: string
   route_id?: string
   match?: string
@@ -40,13 +45,15 @@ export interface ChangeTarget {
 /** Changes the operator API makes to the egress configuration: which addresses mail leaves from. */
 export type EgressChange =
   | 'source.created' | 'source.updated' | 'source.deleted' | 'pool.set' | 'pool.deleted' | 'limits.set'
-  | 'organization.pool_assigned' | 'domain.pool_assigned'
+  | 'organization.pool_assigned' | 'domain.pool_assigned' | 'stream.pool_assigned'
 
 /** What an egress change touched: names and ids only. */
 export interface EgressChangeTarget {
   name?: string
   org_id?: string
   domain_id?: string
+  /** A broadcast stream's id (unique within its organisation, `org_id`). */
+  stream?: string
   /** An assignment: the pool assigned, or null when the assignment was removed. */
   pool?: string | null
 }
@@ -75,10 +82,6 @@ export interface QueueActionTarget {
   only_held?: boolean
   woken?: number
   reason?: string
-}
-
-export function actorOf (ctx: Pick<RequestContext, 'auth' | 'ip'>): SecurityActor {
-  return { orgId: ctx.auth.org.id, keyId: ctx.auth.key.id, address: ctx.ip }
 }
 
 export type AuthTransport = 'http' | 'websocket' | 'smtp'

@@ -1,22 +1,25 @@
 import uWS from 'uWebSockets.js'
 import type { Logger } from 'pino'
-import { Value } from 'typebox/value'
 import { ApiError, isId, newId, REDIS_KEYS } from '../protocol/mod.ts'
 import { planLimit } from '../stores/control_plane/mod.ts'
 import type { GatewayDeps } from './deps.ts'
-import type { OperatorRequestContext, Reply, RequestContext, RouteDef } from './http/route.ts'
+import type { AuditNote, OperatorRequestContext, Reply, RequestContext, RouteDef } from './http/route.ts'
 import { RequestBody, parseJson } from './http/body.ts'
 import { compileValidator, assertValid, type Validator } from './http/validate.ts'
+import { compileQuery, type QueryCheck } from './http/query.ts'
+import { allowedMethods, methodName } from './http/allow.ts'
 import { statusLine } from './http/status_text.ts'
 import { unsafeHeader } from './http/header_guard.ts'
 import { authenticate, authenticateOperator, hasPermission, type AuthContext, type OperatorContext } from './auth.ts'
 import type { WhenStoreFull } from './rate_limit.ts'
+import { emptyNote, recordChange, type AuditSink } from './audit.ts'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const JSON_TYPE = 'application/json'
 const EMPTY: Buffer = Buffer.alloc(0)
 const NO_AUTH = undefined as unknown as AuthContext
 const NO_OPERATOR = undefined as unknown as OperatorContext
+const NO_NOTE: AuditNote = Object.freeze({ changes: Object.freeze({}) }) as AuditNote
 /**
  * Requests a minute per operator key: the operator API changes configuration, a person or a deploy script calls
  * it, and 600 leaves room for a script that walks every organisation.
@@ -24,6 +27,10 @@ const NO_OPERATOR = undefined as unknown as OperatorContext
 export const OPERATOR_REQUESTS_PER_MINUTE = 600
 /** Shared by every request without a query string; handlers only read queries. */
 const EMPTY_QUERY = new URLSearchParams()
+/** One instance serves every refusal: it carries no state of a request. */
+const NO_BODY_TAKEN = new ApiError('validation_error', 'This endpoint takes no request body; send none.', {
+  field: 'body', errors: [{ field: 'body', message: 'is not taken by this endpoint' }]
+})
 
 /**
  * The pipeline fills body, rawBody and auth (or operator, on an operator route) in place: one object per request, no
@@ -43,7 +50,9 @@ interface Compiled {
   def: RouteDef
   params: string[]
   body?: Validator
-  query?: { schema: NonNullable<RouteDef['query']>, validator: Validator }
+  query: QueryCheck
+  /** A POST, PUT or PATCH that declares no body (`body`, `bodyDoc`): a body sent anyway is refused, not ignored. */
+  refusesBody: boolean
   paramPatterns: Array<[string, RegExp]>
   label: string
   whenStoreFull: WhenStoreFull
@@ -89,6 +98,58 @@ function writeReply (
   })
 }
 
+/** `v`: the client went away; `wake`: called then, so a stream waiting for the client to read stops waiting. */
+interface Aborted { v: boolean, wake?: () => void }
+
+/**
+ * Writes a streamed answer: the status and headers, then each chunk once the client has taken the last one
+ * (uWS buffers a chunk the socket did not take whole and calls `onWritable` when it has drained). Stops when the
+ * client goes away; a failure of the source after the headers closes the connection.
+ */
+async function writeStream (
+  res: uWS.HttpResponse, aborted: Aborted, reply: Reply, requestId: string, extra: Record<string, string>, log: Logger
+): Promise<void> {
+  const unsafe = unsafeHeader(extra, reply.headers)
+  if (unsafe !== undefined) {
+    log.error({ requestId, header: unsafe, status: reply.status }, 'response refused: a header holds CR, LF or NUL')
+    writeReply(res, errorReply(new ApiError('internal_error'), requestId), requestId, {}, false, false, log)
+    return
+  }
+  const stream = reply.stream!
+  res.cork(() => {
+    res.writeStatus(statusLine(reply.status))
+    res.writeHeader('X-Request-Id', requestId)
+    for (const k in extra) res.writeHeader(k, extra[k]!)
+    if (reply.headers !== undefined) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!)
+    res.writeHeader('Content-Type', stream.contentType)
+  })
+  const chunks = stream.chunks[Symbol.asyncIterator]()
+  try {
+    for (;;) {
+      const next = await chunks.next()
+      if (aborted.v) break
+      if (next.done === true) {
+        res.cork(() => { res.end() })
+        return
+      }
+      let taken = true
+      res.cork(() => { taken = res.write(next.value) })
+      if (!taken) {
+        await new Promise<void>((resolve) => {
+          aborted.wake = resolve
+          res.onWritable(() => { resolve(); return true })
+        })
+        aborted.wake = undefined
+        if (aborted.v) break
+      }
+    }
+    await chunks.return?.()
+  } catch (err) {
+    log.error({ err, requestId }, 'streamed answer failed; connection closed')
+    if (!aborted.v) res.close()
+  }
+}
+
 /** Answers a request whose body is still arriving, then ends the answer once the rest is read and dropped. */
 async function replyDuringUpload (
   res: uWS.HttpResponse, aborted: { v: boolean }, body: RequestBody, reply: Reply, requestId: string, extra: Record<string, string>,
@@ -115,13 +176,27 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
   const app = uWS.App()
   const server: HttpServer = { app, draining: false, inFlight: 0 }
   const clientAddresses = deps.clientAddresses
+  const auditSink: AuditSink = { audit: deps.audit, security: deps.security, unrecorded: deps.metrics.auditUnrecorded, log: deps.log }
+  const allowedOn = allowedMethods(routes)
+  /**
+   * A path value of the wrong shape for this route: 405 with `Allow` when other methods take this very path (`GET
+   * /v1/messages/send` reaches `GET /v1/messages/:id`, but only `POST` takes that path), else the 404 given.
+   */
+  const wrongShape = (c: Compiled, ctx: MutableContext, notFound: ApiError): ApiError => {
+    const path = c.def.path.replace(/:([A-Za-z_]+)/g, (_m, name: string) => encodeURIComponent(ctx.params[name] ?? ''))
+    const allowed = allowedOn(path)
+    if (allowed.length === 0) return notFound
+    ctx.responseHeaders.Allow = allowed.join(', ')
+    return new ApiError('method_not_allowed', `${methodName(c.def.method)} is not allowed on ${path}; use ${allowed.join(', ')}.`)
+  }
   const compiled: Compiled[] = routes.map((def) => ({
     def,
     params: [...def.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!),
     ...(def.body !== undefined ? { body: compileValidator(def.body) } : {}),
-    ...(def.query !== undefined ? { query: { schema: def.query, validator: compileValidator(def.query) } } : {}),
+    query: compileQuery(def),
+    refusesBody: def.method !== 'get' && def.method !== 'del' && def.body === undefined && def.bodyDoc === undefined,
     paramPatterns: Object.entries(def.paramPatterns ?? {}).map(([name, pattern]) => [name, new RegExp(pattern)]),
-    label: `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`,
+    label: `${methodName(def.method)} ${def.path}`,
     // Redis full: a read goes on under this process's own bucket, a change is refused (rate_limit.ts).
     whenStoreFull: def.whenStoreFull ?? (def.method === 'get' ? 'local' : 'refuse')
   }))
@@ -157,7 +232,7 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
   }
 
   async function run (
-    c: Compiled, res: uWS.HttpResponse, aborted: { v: boolean }, ctx: MutableContext, body: RequestBody | undefined, start: number
+    c: Compiled, res: uWS.HttpResponse, aborted: Aborted, ctx: MutableContext, body: RequestBody | undefined, start: number
   ): Promise<void> {
     let reply: Reply
     const bodyPromise = body?.whole
@@ -187,22 +262,22 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         if (c.def.unmetered !== true) await meter(ctx, c, auth.key.id, planLimit(auth.org, deps.config.plans.enterpriseRateLimit))
       }
       if (c.def.idPrefix !== undefined && !isId(c.def.idPrefix, ctx.params.id ?? '')) {
-        throw new ApiError('not_found', `Nothing has this id: ids here are ${c.def.idPrefix}_ ` +
-          'followed by 26 lower-case letters and digits.')
+        throw wrongShape(c, ctx, new ApiError('not_found', `Nothing has this id: ids here are ${c.def.idPrefix}_ ` +
+          'followed by 26 lower-case letters and digits.'))
       }
       for (const [name, re] of c.paramPatterns) {
-        if (!re.test(ctx.params[name] ?? '')) throw new ApiError('not_found', `Nothing has this ${name}: it must match ${re.source}.`)
+        if (!re.test(ctx.params[name] ?? '')) {
+          throw wrongShape(c, ctx, new ApiError('not_found', `Nothing has this ${name}: it must match ${re.source}.`))
+        }
       }
+      c.query(ctx.query)
       if (bodyPromise !== undefined) {
         ctx.rawBody = await bodyPromise
         if (c.body !== undefined) ctx.body = assertValid(c.body, parseJson(ctx.rawBody, ctx.headers.contentType))
-      }
-      if (c.query !== undefined) {
-        const q: Record<string, unknown> = {}
-        for (const [k, v] of ctx.query) q[k] = v
-        assertValid(c.query.validator, Value.Convert(c.query.schema, q))
+        else if (c.refusesBody && ctx.rawBody.length > 0) throw NO_BODY_TAKEN
       }
       reply = c.def.permission === 'operator' ? await c.def.handler(ctx) : await c.def.handler(ctx)
+      if (c.def.audit !== undefined) await recordChange(auditSink, c.def, ctx, reply)
     } catch (err) {
       const apiErr = ApiError.from(err)
       if (apiErr.code === 'internal_error' && !aborted.v) {
@@ -215,6 +290,10 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     if (aborted.v) return
     // While draining, every answer also closes its connection, so keep-alive clients move on instead of
     // sending their next request into a socket that is about to go away.
+    if (reply.stream !== undefined && (body === undefined || body.arrived)) {
+      await writeStream(res, aborted, reply, ctx.requestId, ctx.responseHeaders, deps.log)
+      return
+    }
     if (body === undefined || body.arrived) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, server.draining, false, deps.log)
     else await replyDuringUpload(res, aborted, body, reply, ctx.requestId, ctx.responseHeaders, server.draining, deps.log)
   }
@@ -223,12 +302,13 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
     const hasBody = c.def.method === 'post' || c.def.method === 'patch' || c.def.method === 'put'
     app[c.def.method](c.def.path, (res, req) => {
       const start = performance.now()
-      const aborted = { v: false }
+      const aborted: Aborted = { v: false }
       // The body must be taken as it streams in, before any await, or uWS drops it.
-      const body = hasBody ? new RequestBody(res, Number(req.getHeader('content-length') || 0)) : undefined
+      const body = hasBody ? new RequestBody(res, Number(req.getHeader('content-length') || 0), c.def.maxBodyBytes) : undefined
       res.onAborted(() => {
         aborted.v = true
         body?.abort()
+        aborted.wake?.()
       })
       server.inFlight++
       const incoming = req.getHeader('x-request-id')
@@ -258,23 +338,21 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         rawBody: EMPTY,
         auth: NO_AUTH,
         operator: NO_OPERATOR,
-        responseHeaders: {}
+        responseHeaders: {},
+        // only a route that records a change gets a note of its own: the send path allocates nothing for it
+        audit: c.def.audit !== undefined ? emptyNote() : NO_NOTE
       }
       void run(c, res, aborted, ctx, body, start)
     })
   }
 
-  const patterns = compiled.map((c) => ({
-    re: new RegExp('^' + c.def.path.replace(/:[A-Za-z_]+/g, '[^/]+') + '$'),
-    method: c.def.method === 'del' ? 'DELETE' : c.def.method.toUpperCase()
-  }))
   app.any('/*', (res, req) => {
     let aborted = false
     res.onAborted(() => { aborted = true })
     const incoming = req.getHeader('x-request-id')
     const requestId = REQUEST_ID.test(incoming) ? incoming : newId('req')
     const url = req.getUrl()
-    const allowed = patterns.filter((p) => p.re.test(url)).map((p) => p.method)
+    const allowed = allowedOn(url)
     const err = allowed.length > 0
       ? new ApiError('method_not_allowed', `${req.getCaseSensitiveMethod()} is not allowed on ${url}; use ${allowed.join(', ')}.`)
       : new ApiError('not_found', `No endpoint at ${url}.`)

@@ -33,10 +33,12 @@ const TYPES: Record<string, string> = {
  * The dashboard talks only to this origin; no inline script, no third parties. Inline styles are allowed because
  * the sandboxed frames that show a message's or a template's HTML (srcdoc) inherit this policy, and e-mail HTML is
  * styled inline; the dashboard's own markup is built with textContent, so no one can inject a style into it.
+ * Images from http(s) are allowed for the same frames: a message's remote images load once its reader asks for them,
+ * which the frame's own, stricter policy decides (dashboard/src/views/message_content.ts); the dashboard shows none.
  */
 const SECURITY_HEADERS: Record<string, string> = {
-  'Content-Security-Policy': "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
-    "script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'Content-Security-Policy': "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data: http: https:; " +
+    "style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY'
@@ -73,7 +75,7 @@ function reply (res: uWS.HttpResponse, status: string, headers: Record<string, s
 }
 
 /**
- * Serves the built dashboard at /dashboard (index.html) and /dashboard/* (its assets) from memory.
+ * Serves the built dashboard at /dashboard (index.html) and /dashboard/* (its assets) from memory, and sends `/` there.
  * Without a build, /dashboard answers 404 `not_found` saying how to build it.
  */
 export function registerStaticFiles (app: uWS.TemplatedApp, log: Logger, dir = defaultDashboardDir()): { files: number } {
@@ -96,5 +98,10 @@ export function registerStaticFiles (app: uWS.TemplatedApp, log: Logger, dir = d
   }
   app.get('/dashboard', serve)
   app.get('/dashboard/*', serve)
+  // the root has no API of its own: someone who opens the server's address in a browser wants the dashboard
+  app.get('/', (res) => {
+    reply(res, '302 Found', { Location: '/dashboard/', 'Content-Type': 'text/plain; charset=utf-8', 'X-Request-Id': newId('req') },
+      'The dashboard is at /dashboard/; the API under /v1/.\n')
+  })
   return { files: files.size }
 }

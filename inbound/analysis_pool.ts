@@ -48,6 +48,7 @@ export class AnalysisPool {
       entry: options.entry ?? new URL('./analysis_thread.cjs', import.meta.url),
       maxThreads: options.threads ?? Math.max(1, Math.min(4, availableParallelism() - 1)),
       concurrentTasksPerWorker: ANALYSIS_TASKS_PER_THREAD,
+      lazy: true,
       idleTimeout: IDLE_THREAD_MS,
       workerData: { dnsServers: [...dnsServers] },
       // an empty batch: it resolves once the thread has loaded its module, so closing does not end it mid-load

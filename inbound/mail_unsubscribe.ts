@@ -1,4 +1,4 @@
-import { eventId, eventRecord, tagsField } from '../protocol/mod.ts'
+import { eventId, eventRecord, isBroadcast, streamField, tagsField } from '../protocol/mod.ts'
 import { publishEvent, suppressAddress } from '../stores/events/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import { type JsPublish } from '../stores/clients/mod.ts'
@@ -24,13 +24,16 @@ export function isUnsubscribeRequest (m: Pick<MessageAnalysis, 'subject' | 'head
 export async function unsubscribeByMail (
   deps: { cp: ControlPlane, js: JsPublish, metrics: OutboxMetrics }, subject: ReportSubject, now = new Date()
 ): Promise<void> {
-  const { orgId, messageId, environment } = subject
+  const { orgId, messageId, environment, domain } = subject
+  // leaving broadcast mail stops that stream only; leaving transactional mail stops every stream
+  const only = isBroadcast(subject.stream) ? subject.stream : undefined
   for (const to of subject.recipients) {
-    if (environment === 'live' && await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId)) {
+    if (environment === 'live' && await suppressAddress(deps.cp, orgId, to, 'unsubscribe', messageId, only)) {
       deps.metrics.suppressionsAdded.unsubscribe.inc()
     }
     await publishEvent(deps.js, eventRecord(eventId('unsubscribed', orgId, messageId, to), 'unsubscribed', orgId, {
-      message_id: messageId, to, unsubscribed_at: now.toISOString(), method: 'mailto', ...tagsField(subject.tags)
-    }, messageId, now.toISOString(), environment))
+      message_id: messageId, to, unsubscribed_at: now.toISOString(), method: 'mailto', ...tagsField(subject.tags),
+      ...streamField(subject.stream)
+    }, messageId, now.toISOString(), environment, domain))
   }
 }

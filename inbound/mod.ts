@@ -53,7 +53,7 @@ export async function startInbound (
   const drops = new ReportDrops(log, shared.metrics)
   const processor = new InboundProcessor({
     cp: shared.cp,
-    messages: new MessageStore(shared.redis),
+    messages: new MessageStore(shared.redis, undefined, (org) => shared.cp.readModelRetention(org)),
     drops,
     metrics: shared.metrics,
     stores,

@@ -64,6 +64,10 @@ export interface ReportSubject {
    * mail is never sent) leads to sandbox events and never suppresses, like the sandbox's own simulated outcomes.
    */
   environment: 'live' | 'test'
+  /** The message's sending domain, carried by the events the report leads to (webhook filters). */
+  domain?: string
+  /** The message's stream: a complaint about broadcast mail suppresses the address for that stream only. */
+  stream?: string
 }
 
 export interface CheckDeps { cp: ControlPlane, messages: MessageLookup, drops: ReportDrops }
@@ -91,7 +95,8 @@ export async function checkVerp (deps: CheckDeps, verp: VerpAddress, orgId: stri
     deps.drops.drop('forged_tag', { id: inboundId, message_id: verp.messageId, org_id: orgId })
     return undefined
   }
-  return { orgId, messageId: verp.messageId, recipients: [recipient], tags: msg.tags, environment: msg.environment }
+  return { orgId, messageId: verp.messageId, recipients: [recipient], tags: msg.tags, environment: msg.environment, domain: msg.domain,
+    stream: msg.stream }
 }
 
 /** A report through a route: the original Message-ID must be one of ours, of the route's organisation. */
@@ -104,7 +109,9 @@ export async function checkRouted (deps: CheckDeps, report: Report, orgId: strin
   const msg = await messageOf(deps, own.messageId, orgId, inboundId)
   if (msg === undefined) return undefined
   const recipients = provenRecipients(deps, report, own.messageId, msg.recipients)
-  return { orgId, messageId: own.messageId, recipients, tags: msg.tags, environment: msg.environment }
+  return {
+    orgId, messageId: own.messageId, recipients, tags: msg.tags, environment: msg.environment, domain: msg.domain, stream: msg.stream
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { bounceCategory, eventId, eventRecord, suppresses, tagsField } from '../protocol/mod.ts'
+import { bounceCategory, eventId, eventRecord, isBroadcast, streamField, suppresses, tagsField } from '../protocol/mod.ts'
 import { publishEvent, suppressAddress } from '../stores/events/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import { type JsPublish } from '../stores/clients/mod.ts'
@@ -16,7 +16,7 @@ export interface ReportDeps { cp: ControlPlane, js: JsPublish, log: Logger, drop
  * counted: the report is either not about this mail or forged.
  */
 export async function emitReportEvents (deps: ReportDeps, report: Report, subject: ReportSubject, inboundId: string): Promise<number> {
-  const { orgId, messageId, environment } = subject
+  const { orgId, messageId, environment, domain } = subject
   const live = environment === 'live'
   const allowed = (a: string): boolean => subject.recipients.includes(a.toLowerCase())
   const mismatch = (named: string[]): void =>
@@ -46,8 +46,9 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
         bounce_message: r.diagnostic.replace(/^\s*smtp\s*;\s*/i, '') || `${r.action} ${r.status}`.trim(),
         bounce_category: category,
         bounced_at: now,
-        ...tagsField(subject.tags)
-      }, messageId, now, environment))
+        ...tagsField(subject.tags),
+        ...streamField(subject.stream)
+      }, messageId, now, environment, domain))
       emitted++
     }
     return emitted
@@ -55,10 +56,13 @@ export async function emitReportEvents (deps: ReportDeps, report: Report, subjec
   const candidates = [report.originalRecipient, report.originalTo].filter((a): a is string => a !== undefined)
   const to = candidates.find(allowed)
   if (to === undefined) { mismatch(candidates); return 0 }
-  if (live && await suppressAddress(deps.cp, orgId, to, 'complaint', messageId)) deps.metrics.suppressionsAdded.complaint.inc()
+  // a complaint about broadcast mail stops that stream only; one about transactional mail stops every stream
+  const only = isBroadcast(subject.stream) ? subject.stream : undefined
+  if (live && await suppressAddress(deps.cp, orgId, to, 'complaint', messageId, only)) deps.metrics.suppressionsAdded.complaint.inc()
   deps.metrics.complaints[environment].inc()
   await publishEvent(deps.js, eventRecord(eventId('complained', orgId, messageId, to), 'complained', orgId, {
-    message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType, ...tagsField(subject.tags)
-  }, messageId, now, environment))
+    message_id: messageId, to, complained_at: now, feedback_type: report.feedbackType, ...tagsField(subject.tags),
+    ...streamField(subject.stream)
+  }, messageId, now, environment, domain))
   return 1
 }

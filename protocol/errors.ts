@@ -15,12 +15,16 @@ export const ERRORS = {
   method_not_allowed: { status: 405, message: 'The method is not allowed on this path.' },
   conflict: { status: 409, message: 'The resource already exists or is being changed.' },
   egress_source_in_use: { status: 409, message: 'The source is the last one of a pool; change or delete the pool first.' },
-  egress_pool_in_use: { status: 409, message: 'The pool is assigned to organisations or domains; assign them another pool first.' },
+  egress_pool_in_use: {
+    status: 409, message: 'The pool is assigned to organisations, domains or message streams; assign them another pool first.'
+  },
   payload_too_large: { status: 413, message: 'The request body is larger than 10 MB.' },
   misdirected_request: { status: 421, message: 'This host serves no tracking links.' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was used with a different request body.' },
   recipient_suppressed: { status: 422, message: 'Every recipient is on the suppression list.' },
+  stream_not_found: { status: 422, message: 'The organisation has no message stream with this id.' },
   unprocessable: { status: 422, message: 'The request is well-formed but cannot be carried out.' },
+  stream_paused: { status: 423, message: 'Sending on this stream is paused: its bounce or complaint rate passed its threshold.' },
   rate_limited: { status: 429, message: 'Rate limit exceeded.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable.' },
@@ -46,6 +50,7 @@ export const INTERNAL_ERRORS = {
   request_aborted: 'The client closed the connection before its request body arrived; nothing is answered.',
   idempotency_store_unavailable: 'Redis did not answer an Idempotency-Key claim.',
   submission_tls_unavailable: 'SMTP submission has no certificate files and none could be made.',
+  thread_pool_closed: 'Work was handed to a thread pool after it closed; nothing ran.',
   ssrf_blocked: 'A webhook target resolves to a private, loopback, link-local or multicast address.',
   response_too_large: 'A webhook endpoint\'s response was larger than is read; its connection was closed.',
   verp_key_unknown: 'No return-path (VERP) key has this id, or none exists yet.',
@@ -55,7 +60,9 @@ export const INTERNAL_ERRORS = {
   egress_busy: 'Every connection an egress lane may have is open in the cluster; the recipient waits, no attempt is counted.',
   health_lookup_failed: 'A DNS look-up of a domain health check failed or timed out; its item is not_checked.',
   sts_fetch_failed: 'A recipient domain\'s MTA-STS policy could not be fetched or is not valid; its mail goes as without a ' +
-    'policy and the failure is reported (TLS-RPT).'
+    'policy and the failure is reported (TLS-RPT).',
+  answer_too_large: 'An HTTPS answer the engine reads (an MTA-STS policy, a TLS report endpoint\'s reply) was larger than is ' +
+    'read; its connection was closed.'
 } as const satisfies Record<string, string>
 
 export type InternalErrorCode = keyof typeof INTERNAL_ERRORS
@@ -70,7 +77,12 @@ export function isStoreFull (err: unknown): boolean {
   return m.startsWith('OOM ') || m.includes(' OOM command not allowed')
 }
 
-export interface FieldError { field: string, message: string }
+export interface FieldError {
+  field: string
+  message: string
+  /** A value outside an enum: the values the field allows. */
+  allowed?: unknown[]
+}
 
 export interface ApiErrorOptions extends ErrorOptions {
   field?: string

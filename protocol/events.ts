@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { HealthChangedData } from './domain_health.ts'
+import type { PauseReason, ReputationCounts, ReputationRates } from './reputation.ts'
 
 /**
  * The closed set of event types. Every one of them is published to `ob.evt.<org_id>.<type>` as an
@@ -7,14 +8,14 @@ import type { HealthChangedData } from './domain_health.ts'
  */
 export const EVENT_TYPES = [
   'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound.received', 'failed',
-  'domain.health_changed'
+  'domain.health_changed', 'stream.paused', 'stream.resumed'
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** Types a webhook may subscribe to (`inbound` is an alias of `inbound.received`); `failed` is internal. */
 export const SUBSCRIBABLE_EVENT_TYPES = [
   'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received',
-  'domain.health_changed'
+  'domain.health_changed', 'stream.paused', 'stream.resumed'
 ] as const
 
 /** Message status as the read API shows it. */
@@ -49,6 +50,11 @@ export type RecipientEventBase = {
   metadata?: Readonly<Record<string, string>>
   /** The message's tags; events from tracking links and reports carry them too (looked up by message id). */
   tags?: readonly string[]
+  /**
+   * The message stream the message was sent on (`transactional` or a broadcast stream's id); events from tracking
+   * links and reports carry it too, looked up by message id (absent when the message is no longer kept).
+   */
+  stream?: string
 }
 
 export type FailedData = { failed_at: string, failure_category: FailureCategory, reason: string }
@@ -92,9 +98,24 @@ export type InboundReceivedData = {
   processing_error?: string
 }
 
-/** The `data` of each event type. `domain.health_changed` is about a sending domain, not a message. */
+/** `stream.paused`: the reputation guard paused sending on a stream (protocol/reputation.ts, docs/reputation.md). */
+export type StreamPausedData = {
+  stream: string
+  reason: PauseReason
+  paused_at: string
+  counts: ReputationCounts
+  rates: ReputationRates
+}
+/** `stream.resumed`: an admin or the operator resumed a paused stream; its window starts again from zero. */
+export type StreamResumedData = { stream: string, resumed_at: string, resumed_by: 'admin' | 'operator', paused_at: string }
+
+/**
+ * The `data` of each event type. `domain.health_changed` is about a sending domain, `stream.paused` and
+ * `stream.resumed` about a stream of the organisation, not a message.
+ */
 export type EventDataOf = { [T in RecipientEventType]: RecipientEventBase & RecipientEventFields[T] } &
-  { 'inbound.received': InboundReceivedData, 'domain.health_changed': HealthChangedData }
+  { 'inbound.received': InboundReceivedData, 'domain.health_changed': HealthChangedData } &
+  { 'stream.paused': StreamPausedData, 'stream.resumed': StreamResumedData }
 
 /**
  * What is stored on the event stream. A webhook receives `{id, type, timestamp, data}` of it; `org_id`
@@ -112,11 +133,41 @@ export interface EventRecord {
    * the two apart without a lookup. Not part of the envelope.
    */
   environment?: 'test'
+  /**
+   * The sending domain (lower case) of the message the event is about, and the domain of a `domain.health_changed`
+   * event, so webhooks can filter by it without a lookup. Absent on events of no sending domain (inbound.received)
+   * and on those stored before it was added. Not part of the envelope.
+   */
+  domain?: string
 }
 
-/** The webhook envelope of an event, in the order users see it. */
+/**
+ * The envelope of an event as the event reads (`GET /v1/events`) and the live stream show it and the read model stores
+ * it, in the order users see it. Webhooks receive `webhookEnvelopeOf`, which adds `environment`.
+ */
 export function envelopeOf (e: EventRecord): { id: string, type: string, timestamp: string, data: Record<string, unknown> } {
   return { id: e.id, type: e.type, timestamp: e.timestamp, data: e.data }
+}
+
+/** What a webhook receives: the envelope with `environment` after `timestamp` (every event says which it is). */
+export interface WebhookEventEnvelope {
+  id: string
+  type: string
+  timestamp: string
+  environment: 'live' | 'test'
+  data: Record<string, unknown>
+}
+
+/** The webhook body of a stored envelope (read model, replay, recover) whose environment is known from elsewhere. */
+export function withEnvironment (
+  e: { id: string, type: string, timestamp: string, data: Record<string, unknown> }, environment: 'live' | 'test'
+): WebhookEventEnvelope {
+  return { id: e.id, type: e.type, timestamp: e.timestamp, environment, data: e.data }
+}
+
+/** The webhook body of an event record: `test` for a sandbox message's events, `live` for every other. */
+export function webhookEnvelopeOf (e: EventRecord): WebhookEventEnvelope {
+  return withEnvironment(e, e.environment === 'test' ? 'test' : 'live')
 }
 
 /**
@@ -135,11 +186,11 @@ export function eventId (...parts: Array<string | number>): string {
  * The one way an event record is made, so every publisher stores the same shape (key order included: the
  * stored JSON is what webhooks sign and receivers compare). `timestamp` is when the event happened; it
  * defaults to now. `environment`: the message's (a live event's record stays as it was before sandbox events were
- * marked).
+ * marked). `domain`: the sending domain, for webhook filters (see EventRecord).
  */
 export function eventRecord<T extends EventType> (
   id: string, type: T, orgId: string, data: EventDataOf[T], messageId?: string, timestamp = new Date().toISOString(),
-  environment: 'live' | 'test' = 'live'
+  environment: 'live' | 'test' = 'live', domain?: string
 ): EventRecord {
   return {
     id,
@@ -148,7 +199,8 @@ export function eventRecord<T extends EventType> (
     org_id: orgId,
     ...(messageId !== undefined ? { message_id: messageId } : {}),
     data,
-    ...(environment === 'test' ? { environment } : {})
+    ...(environment === 'test' ? { environment } : {}),
+    ...(domain !== undefined && domain !== '' ? { domain: domain.toLowerCase() } : {})
   }
 }
 
@@ -158,6 +210,11 @@ export function eventRecord<T extends EventType> (
  */
 export function tagsField (tags: readonly string[] | undefined): { tags?: readonly string[] } {
   return tags === undefined || tags.length === 0 ? {} : { tags }
+}
+
+/** The `stream` of an event's data: the message's stream when known, nothing when not. */
+export function streamField (stream: string | undefined): { stream?: string } {
+  return stream === undefined ? {} : { stream }
 }
 
 /** The status a message takes when an event of this type happens to it (undefined: no change). */

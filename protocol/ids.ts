@@ -4,7 +4,7 @@ import { randomBytes, randomFillSync, createHash } from 'node:crypto'
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz'
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 
-export type IdPrefix = 'org' | 'dom' | 'key' | 'msg' | 'evt' | 'wh' | 'rt' | 'tpl' | 'whd' | 'req' | 'opk'
+export type IdPrefix = 'org' | 'dom' | 'key' | 'msg' | 'evt' | 'wh' | 'rt' | 'tpl' | 'whd' | 'req' | 'opk' | 'aud' | 'era'
 
 // Random bytes for ids are drawn from a pool refilled 4 KB at a time: one `randomBytes` call per id cost about
 // 5 % of the gateway's CPU on the send path. Each byte is used once.

@@ -17,7 +17,12 @@ export interface StreamSettings {
   messageContentRetentionDays: number
   /** OB_NATS_STORE_MB in bytes: the store divided among the streams and buckets (store_budget.ts). */
   storeBytes: number
+  /** OB_AUDIT_RETENTION_DAYS: days OB_AUDIT keeps an entry; DEFAULT_AUDIT_RETENTION_DAYS when not given. */
+  auditRetentionDays?: number
 }
+
+/** The audit log's retention when the settings name none (the default of OB_AUDIT_RETENTION_DAYS). */
+export const DEFAULT_AUDIT_RETENTION_DAYS = 365
 
 /** What the table depends on: the few settings of the configuration that change stream or consumer settings. */
 export interface JetStreamSettings extends StreamSettings {
@@ -31,7 +36,10 @@ export interface JetStreamSettings extends StreamSettings {
 
 export function streamSettings (config: Config): StreamSettings {
   return {
-    replicas: config.nats.replicas, messageContentRetentionDays: config.messageContent.retentionDays, storeBytes: config.nats.storeBytes
+    replicas: config.nats.replicas,
+    messageContentRetentionDays: config.messageContent.retentionDays,
+    storeBytes: config.nats.storeBytes,
+    auditRetentionDays: config.audit.retentionDays
   }
 }
 

@@ -1,10 +1,10 @@
 import { DiscardPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream'
 import {
-  EVENT_SUBJECTS, INBOUND_SUBJECTS, MESSAGE_CONTENT_SUBJECTS, OUTBOUND_SUBJECTS, WEBHOOK_JOB_SUBJECTS,
+  AUDIT_SUBJECTS, STREAM_AUDIT, EVENT_SUBJECTS, INBOUND_SUBJECTS, MESSAGE_CONTENT_SUBJECTS, OUTBOUND_SUBJECTS, WEBHOOK_JOB_SUBJECTS,
   STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS
 } from './subjects.ts'
 import { storeShareBytes } from './store_budget.ts'
-import { NS_PER_MS, type StreamSettings, type StreamSpec } from './jetstream_specs.ts'
+import { DEFAULT_AUDIT_RETENTION_DAYS, NS_PER_MS, type StreamSettings, type StreamSpec } from './jetstream_specs.ts'
 
 /** The streams of the JetStream table (jetstream_table.ts), with the limits each is held to. */
 
@@ -28,6 +28,12 @@ export const WEBHOOK_JOBS_MAX_AGE_MS = 7 * 24 * 3600_000
 export const INBOUND_DUPLICATE_WINDOW_MS = 10 * 60_000 // 10 min
 /** Largest job message; a raw message that fits in it with its job travels inside the job (`storeInline`). */
 export const INBOUND_JOB_MAX_BYTES = 64 * 1024
+
+/**
+ * The most entries OB_AUDIT keeps of one organisation: past it that organisation's oldest go, so an organisation
+ * changing things in a loop shortens its own history, never another's.
+ */
+export const AUDIT_MAX_ENTRIES_PER_SCOPE = 100_000
 
 /** The `max_age` of OB_MESSAGE_CONTENT for a retention of `days` whole days. */
 export function messageContentMaxAgeMs (days: number): number {
@@ -86,6 +92,26 @@ export function streamTable (s: StreamSettings): StreamSpec[] {
         allow_direct: true,
         discard: DiscardPolicy.Old,
         max_bytes: storeShareBytes(s.storeBytes, STREAM_MESSAGE_CONTENT)
+      }
+    },
+    {
+      part: 'core',
+      purpose: 'the audit log: one entry per change to an organisation\'s configuration, one subject per organisation, ' +
+        'kept OB_AUDIT_RETENTION_DAYS days (365 by default) for GET /v1/audit-log',
+      config: {
+        name: STREAM_AUDIT,
+        subjects: [AUDIT_SUBJECTS],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+        num_replicas: s.replicas,
+        duplicate_window: EVENTS_DUPLICATE_WINDOW_MS * NS_PER_MS,
+        max_age: (s.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS) * DAY_MS * NS_PER_MS,
+        max_msgs_per_subject: AUDIT_MAX_ENTRIES_PER_SCOPE,
+        // reads walk one organisation's subject with direct gets
+        allow_direct: true,
+        // History: when full the oldest entries go, so recording a change never waits for room or refuses it.
+        discard: DiscardPolicy.Old,
+        max_bytes: storeShareBytes(s.storeBytes, STREAM_AUDIT)
       }
     },
     webhookJobStream(s.replicas, s.storeBytes),

@@ -14,12 +14,18 @@ export { salvageQueued } from './queued_salvage.ts'
 export * from './jetstream_table.ts'
 export * from './store_budget.ts'
 export * from './events.ts'
+export * from './webhook_filters.ts'
+export * from './message_streams.ts'
 export * from './domain_health.ts'
 export { BOUNCE_CATEGORIES, bounceCategory, enhancedStatus, suppresses } from './bounce_categories.ts'
 export * from './tracking_tokens.ts'
-export { STATUS_RANK, UNDELIVERED_STATUS_ORDER } from './message_status.ts'
+export * from './privacy.ts'
 export {
-  renderContent, renderTemplate, templateVariables, type MessageContent, type TemplateContent, type TemplateVariables
+  STATUS_RANK, RECIPIENT_STATUSES, FINAL_STATUS_ORDER, recipientStatusAfter, COUNTED_RECIPIENT_STATUSES, messageStatusOf, deliveredCount,
+  type RecipientStatus, type RecipientCounts, type CountedRecipientStatus
+} from './message_status.ts'
+export {
+  missingVariables, renderContent, renderTemplate, templateVariables, type MessageContent, type TemplateContent, type TemplateVariables
 } from './templates.ts'
 export * from './verp.ts'
 export * from './domain_hosts.ts'
@@ -32,3 +38,4 @@ export { ListBudget, itemsWithin, LIST_ENVELOPE_BYTES } from './list_budget.ts'
 export { SentAttachmentSchema, SentContentSchema, type SentAttachment, type SentContent } from './sent_content.ts'
 export * from './egress/mod.ts'
 export * from './queues.ts'
+export * from './reputation.ts'

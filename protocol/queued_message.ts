@@ -3,6 +3,7 @@ import { Compile } from 'typebox/compile'
 import { Address, Attachment, Headers, MAX_RECIPIENTS, Metadata, Subject, Tags, TemplateId, Variables } from './send.ts'
 import { renderContent } from './templates.ts'
 import { DOMAIN_HOST_PATTERN } from './domain_hosts.ts'
+import { STREAM_ID_PATTERN } from './message_streams.ts'
 
 /**
  * What the gateway publishes to `ob.out.<shard>`; the engine reads nothing else to deliver, and decodes every
@@ -90,6 +91,11 @@ export const QueuedMessage = Type.Object({
   track_clicks: Type.Boolean(),
   /** Recipients dropped at the gateway because they are suppressed (bare addresses). */
   suppressed: Type.Array(Type.String({ maxLength: 320 }), { maxItems: MAX_RECIPIENTS }),
+  /**
+   * Why each of `suppressed` is on the list, in the same order (the entry's reason when the send was accepted), for the
+   * message's record. Absent in messages queued before it existed: their record then says `suppressed` without a reason.
+   */
+  suppressed_reasons: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: MAX_RECIPIENTS })),
   created_at: ISO_TIME,
   submitted: Type.Optional(SubmittedMime),
   content_ref: Type.Optional(ContentRef),
@@ -100,7 +106,13 @@ export const QueuedMessage = Type.Object({
    */
   return_path_host: Type.Optional(Type.String({ pattern: DOMAIN_HOST_PATTERN })),
   /** The sending domain's own host for open, click and unsubscribe links, when verified; absent: OB_PUBLIC_URL's. */
-  tracking_host: Type.Optional(Type.String({ pattern: DOMAIN_HOST_PATTERN }))
+  tracking_host: Type.Optional(Type.String({ pattern: DOMAIN_HOST_PATTERN })),
+  /**
+   * The message stream, as the gateway accepted it; absent: `transactional`. Every event of the message carries it.
+   * Every message the engine sends carries one-click unsubscribe whatever its stream, so an older engine that
+   * leaves the field unread sends the same message (its events only lack the stream).
+   */
+  stream: Type.Optional(Type.String({ pattern: STREAM_ID_PATTERN }))
 }, {
   // No `additionalProperties: false`: fields of a newer gateway are carried, not refused (see above).
   // The body is in the message, or (large messages) in the one object `content_ref` names.

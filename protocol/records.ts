@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { WebhookFilters } from './webhook_filters.ts'
 
 /** Control-plane records as stored in NATS KV. Timestamps are ISO 8601 UTC strings. */
 
@@ -23,6 +24,15 @@ export const OrgRecord = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('suspended')])),
   /** When the operator suspended it; absent while active. */
   suspended_at: Type.Optional(Type.String()),
+  /**
+   * Whole days its messages, events and message content are kept, each at most the installation's maximum; absent (or
+   * a field absent): the maximum. Set by the organisation or the operator (docs/privacy.md#retention).
+   */
+  retention: Type.Optional(Type.Object({
+    messages_days: Type.Optional(Type.Integer({ minimum: 1 })),
+    events_days: Type.Optional(Type.Integer({ minimum: 1 })),
+    content_days: Type.Optional(Type.Integer({ minimum: 0 }))
+  })),
   created_at: Type.String()
 })
 export type OrgRecord = Static<typeof OrgRecord>
@@ -95,7 +105,9 @@ export const ApiKeyRecord = Type.Object({
   revoked_at: Type.Optional(Type.String()),
   /** Set on the old key of a rotation: it stops working at this time. */
   expires_at: Type.Optional(Type.String()),
-  replaced_by: Type.Optional(Type.String())
+  replaced_by: Type.Optional(Type.String()),
+  /** The message stream of sends that name none (HTTP `stream`, SMTP `X-Outbox-Stream`); absent: `transactional`. */
+  default_stream: Type.Optional(Type.String())
 })
 export type ApiKeyRecord = Static<typeof ApiKeyRecord>
 
@@ -116,7 +128,7 @@ export type OperatorKeyRecord = Static<typeof OperatorKeyRecord>
 
 export const WEBHOOK_EVENT_TYPES = [
   'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received',
-  'domain.health_changed'
+  'domain.health_changed', 'stream.paused', 'stream.resumed'
 ] as const
 
 export const WebhookRecord = Type.Object({
@@ -132,7 +144,9 @@ export const WebhookRecord = Type.Object({
   failed_at: Type.Optional(Type.String()),
   /** The secret before the last rotation: requests are signed with it as well until `previous_secret_expires_at`. */
   previous_secret: Type.Optional(Type.String()),
-  previous_secret_expires_at: Type.Optional(Type.String())
+  previous_secret_expires_at: Type.Optional(Type.String()),
+  /** What the webhook receives beyond its event types (webhook_filters.ts); absent: every event of those types. */
+  filters: Type.Optional(WebhookFilters)
 })
 export type WebhookRecord = Static<typeof WebhookRecord>
 
@@ -163,6 +177,13 @@ export const SuppressionRecord = Type.Object({
   email: Type.String(),
   reason: Type.Union([Type.Literal('hard_bounce'), Type.Literal('complaint'), Type.Literal('unsubscribe'), Type.Literal('manual')]),
   message_id: Type.Optional(Type.String()),
-  created_at: Type.String()
+  created_at: Type.String(),
+  /** After this instant (ISO 8601, UTC) the entry no longer suppresses; manual entries only. */
+  expires_at: Type.Optional(Type.String()),
+  /**
+   * The broadcast stream the entry applies to alone (an unsubscribe or complaint of its mail); absent: every stream
+   * of the organisation (hard bounces, manual entries, unsubscribes and complaints of transactional mail).
+   */
+  stream: Type.Optional(Type.String())
 })
 export type SuppressionRecord = Static<typeof SuppressionRecord>

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { StreamId } from './message_streams.ts'
 
 /**
  * The send request (POST /v1/messages/send and each item of /batch) and the queued message the gateway
@@ -104,12 +105,16 @@ export const SendRequest = Type.Object({
   attachments: Type.Optional(Type.Array(Attachment, { maxItems: 20 })),
   template_id: Type.Optional(TemplateId),
   variables: Type.Optional(Variables),
+  allow_missing_variables: Type.Optional(Type.Boolean({
+    description: 'Only with template_id: render placeholders the variables do not give as blanks instead of refusing the send (422)'
+  })),
   scheduled_at: Type.Optional(Type.String({
     format: 'date-time', errorMessage: 'must be an ISO 8601 date-time such as 2026-01-31T09:00:00Z'
   })),
   track_opens: Type.Optional(Type.Boolean({ default: true })),
   track_clicks: Type.Optional(Type.Boolean({ default: true })),
-  tags: Type.Optional(Tags)
+  tags: Type.Optional(Tags),
+  stream: Type.Optional(StreamId)
 }, { additionalProperties: false })
 export type SendRequest = Static<typeof SendRequest>
 

@@ -1,6 +1,6 @@
 import {
   KV_BUCKETS, KV_IDEMPOTENCY, KV_SCHEDULE_DECISIONS, KV_SHARD_LEASES, OBJ_INBOUND_RAW, OBJ_OUTBOUND_CONTENT, STREAM_EVENTS,
-  STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS
+  STREAM_AUDIT, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS
 } from './subjects.ts'
 
 /**
@@ -15,13 +15,14 @@ import {
  * Shares are in thousandths of the store; docs/operations.md lists the same figures and a unit test keeps them
  * equal. Entries holding work still owed (a queued message, an inbound job, a webhook attempt, content or a raw
  * message they need, a control-plane record) refuse new writes when full (`discard: new`); only the history
- * kept for the read API (events, sent content) drops its oldest when full (`discard: old`).
+ * kept for the read API (events, sent content, the audit log) drops its oldest when full (`discard: old`).
  */
 export const STORE_SHARES_PER_MILLE: Readonly<Record<string, number>> = {
   [STREAM_OUTBOUND]: 300,
   [`OBJ_${OBJ_OUTBOUND_CONTENT}`]: 150,
-  [STREAM_EVENTS]: 180,
+  [STREAM_EVENTS]: 170,
   [STREAM_MESSAGE_CONTENT]: 75,
+  [STREAM_AUDIT]: 10,
   [STREAM_WEBHOOK_JOBS]: 80,
   [STREAM_INBOUND]: 20,
   [`OBJ_${OBJ_INBOUND_RAW}`]: 50,
@@ -37,7 +38,8 @@ export const STORE_SHARES_PER_MILLE: Readonly<Record<string, number>> = {
   [`KV_${KV_BUCKETS.verpKeys}`]: 3,
   [`KV_${KV_BUCKETS.operatorKeys}`]: 3,
   [`KV_${KV_BUCKETS.egress}`]: 3,
-  [`KV_${KV_SHARD_LEASES}`]: 10,
+  [`KV_${KV_BUCKETS.streams}`]: 3,
+  [`KV_${KV_SHARD_LEASES}`]: 7,
   [`KV_${KV_IDEMPOTENCY}`]: 20,
   [`KV_${KV_SCHEDULE_DECISIONS}`]: 5
 }

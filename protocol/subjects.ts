@@ -64,7 +64,9 @@ export const KV_BUCKETS = {
    * `settings` (protocol/egress/records.ts); and the holds and orders on waiting mail, `queue.hold.<digest>` and
    * `queue.order.<id>` (stores/control_plane/queue_holds.ts, protocol/queues.ts).
    */
-  egress: 'ob_egress'
+  egress: 'ob_egress',
+  /** Broadcast message streams: `<org_id>.<stream_id>` → StreamRecord (stores/control_plane/message_streams.ts). */
+  streams: 'ob_streams'
 } as const
 
 /**
@@ -135,6 +137,14 @@ export const HDR_WEBHOOK_ID = 'webhook-id'
 export const HDR_WEBHOOK_TIMESTAMP = 'webhook-timestamp'
 export const HDR_WEBHOOK_SIGNATURE = 'webhook-signature'
 
+/**
+ * A message's delivery state, the Redis hash `ob:done:<msg_id>` (layout and sole writer: engine/delivery_state_layout.ts);
+ * named here so an erase can delete it without knowing the layout.
+ */
+export function deliveryStateKey (messageId: string): string {
+  return `ob:done:${messageId}`
+}
+
 /** Delivery attempts of one webhook, newest first (a capped Redis list). */
 export function webhookDeliveryLogKey (webhookId: string): string {
   return `ob:whd:${webhookId}`
@@ -166,4 +176,18 @@ export const MESSAGE_CONTENT_SUBJECTS = 'ob.content.>'
 /** The recorded content of one message (its first part, or all of it); `part` ≥ 1 names a further part. */
 export function messageContentSubject (id: string, part = 0): string {
   return part === 0 ? `ob.content.${id}` : `ob.content.${id}.${part}`
+}
+
+/**
+ * The audit log: one entry per change to an organisation's configuration, on the organisation's own subject, or
+ * on `ob.audit.operator` for an operator change that concerns no one organisation. Layout: stores/audit.
+ */
+export const STREAM_AUDIT = 'OB_AUDIT'
+export const AUDIT_SUBJECTS = 'ob.audit.>'
+/** The scope of operator changes that concern no organisation (egress sources, pools, limits). */
+export const AUDIT_OPERATOR_SCOPE = 'operator'
+
+/** The subject of one scope's entries: an organisation id, or AUDIT_OPERATOR_SCOPE. */
+export function auditSubject (scope: string): string {
+  return `ob.audit.${scope}`
 }

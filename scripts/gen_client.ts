@@ -95,7 +95,8 @@ function success (op: Operation): { schema?: Schema, text: boolean } {
   const code = Object.keys(op.responses).filter((c) => /^2\d\d$/.test(c)).sort()[0]
   if (code === undefined || code === '204') return { text: false }
   const content = op.responses[code]!.content
-  if (content === undefined) return { text: true }
+  // no JSON answer (none, or CSV): the call resolves with the text
+  if (content?.['application/json'] === undefined) return { text: true }
   return { schema: content['application/json']?.schema, text: false }
 }
 

@@ -6,12 +6,12 @@
 #   multi-host files with a line `// test-group: multi-host` (several hosts in network namespaces, each a whole
 #              cluster of processes: CPU-heavy), one at a time, after the long-wait run in the same background slot,
 #              so that beside the main run there is only ever one of them;
-#   main-late  every OB_TEST_LATE_EVERY-th file of the main group in sorted order (7: about a seventh; 0: none), one
+#   main-late  every OB_TEST_LATE_EVERY-th file of the main group in sorted order (5: about a fifth; 0: none), one
 #              at a time after the multi-host run in the background slot, which is otherwise done long before the main
 #              run: the two runs then end at about the same time, with never more than three files running at once.
 # The main run reports as it goes; the other runs' reports follow it as one block each. Exits non-zero when
-# either run fails. `scripts/test.sh` runs this under c8: both processes inherit NODE_V8_COVERAGE, so the coverage
-# summary covers both. `bash scripts/test_groups.sh --list` prints each file with its group and runs nothing;
+# either run fails. `scripts/test.sh --coverage` runs this under c8: every group inherits NODE_V8_COVERAGE, so the
+# coverage summary covers them all. `bash scripts/test_groups.sh --list` prints each file with its group and runs nothing;
 # `bash scripts/test_groups.sh dist/test/a.test.js …` runs only the files given, grouped the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 MARKER='^// test-group: long-wait'
 MULTI_HOST_MARKER='^// test-group: multi-host'
 long_concurrency="${OB_TEST_LONG_CONCURRENCY:-3}"
-late_every="${OB_TEST_LATE_EVERY:-7}"
+late_every="${OB_TEST_LATE_EVERY:-5}"
 node_test=(node --test --test-timeout=600000)
 
 list=''

@@ -70,7 +70,7 @@ export class AttemptSource {
 
   /** A job whose webhook URL does not parse: an attempt that fails as `invalid_url` without a request. */
   failInvalidUrl (settle: Settle, job: WebhookJob, webhook: WebhookRecord): void {
-    void this.outcomes.settle(settle, job, webhook, { statusCode: 0, durationMs: 0, error: 'invalid_url' }, new Date())
+    void this.outcomes.settle(settle, job, webhook, { statusCode: 0, durationMs: 0, responseBody: null, error: 'invalid_url' }, new Date())
   }
 
   /**
@@ -95,12 +95,21 @@ export class AttemptSource {
     const current = this.cp.webhooks.get(`${a.job.org_id}.${a.job.webhook_id}`)
     if (held(a.job, current)) { a.settle.nak(pausedWaitMs()); return }
     if (!deliverable(a.job, current)) { this.dropped(dropReason(current)); this.acks.add(a.settle); return }
+    // The URL changed while the attempt waited: it goes to the new URL, in that endpoint's queue (its slots, its pace).
+    if (current.url !== a.webhook.url) { this.retarget(a, current); return }
     // Asked here, in the endpoint's slot, so work handed out again waits and counts in the queue like any other.
     if (a.recheck === true && await this.alreadyAnswered(current.id, a.job)) { this.acks.add(a.settle); return }
     const at = new Date()
     const body = a.body ?? Buffer.from(JSON.stringify(a.job.event))
     const result = await this.http.post(current.org_id, a.url, body, signedHeaders(current, a.job.event.id, body, at.getTime()))
-    await this.outcomes.settle(a.settle, a.job, current, result, at)
+    await this.outcomes.settle(a.settle, a.job, current, result, at, body)
+  }
+
+  /** An attempt whose webhook's URL changed since it was queued, moved to the new URL's endpoint (see `make`). */
+  private retarget (a: Attempt, current: WebhookRecord): void {
+    const target = this.target(current)
+    if (target === undefined) { this.failInvalidUrl(a.settle, a.job, current); return }
+    this.offer(target, { ...a, webhook: current, url: target.url })
   }
 
   /**

@@ -31,8 +31,8 @@ export function handBackMs (q: Pick<EndpointQueue<unknown>, 'retryLaterMs'>, now
 export class Endpoints<T extends { settle: Settle }> {
   /** organisation id → endpoint origin → its queue. */
   private readonly byOrg = new Map<string, Map<string, EndpointQueue<T>>>()
-  /** webhook id → its endpoint's queue, for handing back a stalled endpoint's jobs without reading them. */
-  private readonly queueOf = new Map<string, EndpointQueue<T>>()
+  /** webhook id → its URL and endpoint's queue, for handing back a stalled endpoint's jobs without reading them. */
+  private readonly queueOf = new Map<string, { href: string, queue: EndpointQueue<T> }>()
   private readonly urls = new Map<string, { url: URL, origin: string } | null>()
   private backlogCheckedAt = 0
   private acceptedSinceCheck = 0
@@ -50,14 +50,19 @@ export class Endpoints<T extends { settle: Settle }> {
     const parsed = this.urlOf(webhook.url)
     if (parsed === undefined) return undefined
     const queue = this.queue(webhook.org_id, parsed.origin)
-    this.queueOf.set(webhook.id, queue)
+    this.queueOf.set(webhook.id, { href: webhook.url, queue })
     return { url: parsed.url, queue }
   }
 
-  /** The queue of the webhook's endpoint when it is known to be stalled: every slot busy, and not keeping pace. */
-  stalled (webhookId: string, now: number): EndpointQueue<T> | undefined {
+  /**
+   * The queue of the webhook's endpoint when it is known to be stalled: every slot busy, and not keeping pace. Not
+   * once the webhook's URL (`currentUrl`) is another than the one that queue was found for.
+   */
+  stalled (webhookId: string, currentUrl: string | undefined, now: number): EndpointQueue<T> | undefined {
     const known = this.queueOf.get(webhookId)
-    return known !== undefined && known.freeSlots === 0 && !known.keepsPace(now) ? known : undefined
+    if (known === undefined || known.href !== currentUrl) return undefined
+    const q = known.queue
+    return q.freeSlots === 0 && !q.keepsPace(now) ? q : undefined
   }
 
   /**
@@ -135,7 +140,7 @@ export class Endpoints<T extends { settle: Settle }> {
       if (ofOrg.size === 0) this.byOrg.delete(orgId)
     }
     // the same test as above, in the same turn: exactly the queues just removed
-    for (const [id, q] of this.queueOf) if (q.idle) this.queueOf.delete(id)
+    for (const [id, known] of this.queueOf) if (known.queue.idle) this.queueOf.delete(id)
   }
 
   /** Takes every waiting item out of every queue (shutdown hands them back to the stream). */

@@ -1,6 +1,6 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { STREAM_EVENTS, envelopeOf, type EventRecord } from '../protocol/mod.ts'
+import { STREAM_EVENTS, webhookEnvelopeOf, type EventRecord } from '../protocol/mod.ts'
 import { type WebhookJob, type WebhookJobRef } from '../stores/webhooks/mod.ts'
 
 /**
@@ -36,6 +36,6 @@ export class EventReader {
     }
     if (record?.id !== ref.event_id) return undefined
     const { event_id: _eventId, ...job } = ref
-    return { ...job, event: envelopeOf(record) }
+    return { ...job, event: webhookEnvelopeOf(record) }
   }
 }

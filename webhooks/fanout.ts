@@ -3,7 +3,10 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from 'pino'
 import type { WebhookDispatcher } from './dispatcher.ts'
 import type { AckBatch } from './ack_batch.ts'
-import { CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, envelopeOf, type EventRecord, type WebhookRecord } from '../protocol/mod.ts'
+import {
+  CONSUMER_WEBHOOK_FANOUT, STREAM_EVENTS, eventAttributes, matchesFilters, webhookEnvelopeOf, type EventAttributes, type EventRecord,
+  type WebhookRecord
+} from '../protocol/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
@@ -21,7 +24,8 @@ export function subscribes (events: readonly string[], type: string): boolean {
 }
 
 /**
- * Turns every event on OB_EVENTS into one delivery job per active, subscribed webhook of the event's org.
+ * Turns every event on OB_EVENTS into one delivery job per active, subscribed webhook of the event's org whose
+ * filters it passes (webhook_filters.ts: matched from the record alone, no read per event).
  * The status is read when the event is fanned out: an event that happens while a webhook is paused or failed
  * gets no job, so it is never delivered to that webhook later.
  *
@@ -70,8 +74,14 @@ export class WebhookFanout {
     }
   }
 
-  private targets (orgId: string, type: string): WebhookRecord[] {
-    return this.cp.webhooks.allBy('org', orgId).filter((w) => w.status === 'active' && subscribes(w.events, type))
+  private targets (record: EventRecord): WebhookRecord[] {
+    let attrs: EventAttributes | undefined
+    return this.cp.webhooks.allBy('org', record.org_id).filter((w) => {
+      if (w.status !== 'active' || !subscribes(w.events, record.type)) return false
+      if (w.filters === undefined) return true
+      attrs ??= eventAttributes(record.type, record.data ?? {}, record.environment === 'test' ? 'test' : 'live', record.domain)
+      return matchesFilters(w.filters, attrs)
+    })
   }
 
   /** Whether the webhook view now holds every change stored before this event was published (see above). */
@@ -112,9 +122,9 @@ export class WebhookFanout {
     // from the event's storage in OB_EVENTS to now (a redelivered event counts its whole wait)
     this.metrics.fanoutLag.observe(Math.max(0, Date.now() - m.info.timestampNanos / 1e6) / 1000)
     if (!(await this.viewCaughtUp(record.id))) { m.nak(VIEW_STALE_RETRY_MS); return }
-    const targets = this.targets(record.org_id, record.type)
+    const targets = this.targets(record)
     if (targets.length === 0) { this.acks.add(m); return }
-    const event = envelopeOf(record)
+    const event = webhookEnvelopeOf(record)
     // Serialised once for every webhook of the event: the exact bytes each of them is sent.
     const json = JSON.stringify(event)
     const body = Buffer.from(json)

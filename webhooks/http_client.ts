@@ -9,6 +9,8 @@ import { guardedLookup, makeResolve, SsrfBlockedError } from './ssrf.ts'
 export const USER_AGENT = 'Outbox-Webhooks/1'
 /** Response bodies are read only to free the socket for keep-alive; past this we stop reading and close. */
 const MAX_RESPONSE_BYTES = 64 * 1024
+/** How much of a response body the delivery log keeps, to show what the receiver said. */
+export const RESPONSE_EXCERPT_BYTES = 1024
 const KEEP_ALIVE_MS = 30_000
 
 /** Past MAX_RESPONSE_BYTES the response is not read further and its connection is closed. */
@@ -20,6 +22,8 @@ export interface AttemptResult {
   /** 0 when no HTTP status was received. */
   statusCode: number
   durationMs: number
+  /** The first RESPONSE_EXCERPT_BYTES of the response body (as UTF-8); null when no response came. */
+  responseBody: string | null
   /** null on success; else a short code: http_<status>, timeout, ssrf_blocked, connection_refused, tls_error, … */
   error: string | null
 }
@@ -114,8 +118,14 @@ export class WebhookHttpClient {
    */
   async post (orgId: string, url: URL, body: string | Buffer, headers: readonly string[]): Promise<AttemptResult> {
     const start = performance.now()
-    const done = (statusCode: number, error: string | null): AttemptResult =>
-      ({ statusCode, durationMs: Math.round(performance.now() - start), error })
+    let excerpt: Buffer[] | null = null
+    let excerptBytes = 0
+    const done = (statusCode: number, error: string | null): AttemptResult => ({
+      statusCode,
+      durationMs: Math.round(performance.now() - start),
+      responseBody: statusCode === 0 ? null : excerpt === null ? '' : Buffer.concat(excerpt).toString('utf8'),
+      error
+    })
     const t = this.target(url)
     if (t.refused !== null) return done(0, t.refused)
     const a = this.agentOf(orgId)
@@ -137,6 +147,12 @@ export class WebhookHttpClient {
         onConnect: (a) => { abort = a },
         onHeaders: (statusCode) => { status = statusCode; return true },
         onData: (chunk) => {
+          if (excerptBytes < RESPONSE_EXCERPT_BYTES) {
+            const part = chunk.subarray(0, RESPONSE_EXCERPT_BYTES - excerptBytes)
+            if (excerpt === null) excerpt = []
+            excerpt.push(Buffer.from(part)) // a copy: undici may reuse the chunk's memory
+            excerptBytes += part.length
+          }
           received += chunk.length
           if (received > MAX_RESPONSE_BYTES) { byStatus(); abort?.(new ResponseTooLargeError()) }
           return true

@@ -33,8 +33,10 @@ export class JobIntake {
 
   /** Takes one job message; returns at once, the attempts run in the endpoint's queue. */
   accept (m: JsMsg): void {
-    // Work for an endpoint known to be stalled goes back unread (the webhook id is the subject's last token).
-    const stalled = this.source.endpoints.stalled(m.subject.slice(m.subject.lastIndexOf('.') + 1), Date.now())
+    // Work for an endpoint known to be stalled goes back unread (the webhook id is the subject's last token), unless
+    // the webhook's URL changed since: then it goes to the new one.
+    const webhookId = m.subject.slice(m.subject.lastIndexOf('.') + 1)
+    const stalled = this.source.endpoints.stalled(webhookId, this.cp.webhooks.getBy('id', webhookId)?.url, Date.now())
     if (stalled !== undefined) { m.nak(handBackMs(stalled, Date.now())); return }
     let all: StoredWebhookJob[]
     try {

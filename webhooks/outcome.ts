@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { deliveryId, type DeliveryLog, type WebhookJob } from '../stores/webhooks/mod.ts'
+import { deliveryId, REQUEST_EXCERPT_CHARS, type DeliveryLog, type WebhookJob } from '../stores/webhooks/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import { type WebhookRecord } from '../protocol/mod.ts'
 import { retryDelayMs } from './retry.ts'
@@ -7,6 +7,13 @@ import type { AckBatch } from './ack_batch.ts'
 import type { Settle } from './settle.ts'
 import type { AttemptResult } from './http_client.ts'
 import { webhookResult, type OutboxMetrics } from '../stores/metrics/mod.ts'
+
+/** The start of a body sent, as text (a Buffer is only sliced where it is to be kept). */
+function excerptOf (body: string | Buffer): string {
+  return typeof body === 'string'
+    ? body.slice(0, REQUEST_EXCERPT_CHARS)
+    : body.subarray(0, REQUEST_EXCERPT_CHARS).toString('utf8')
+}
 
 /** A retry that could not be stored: the attempt's message comes back after this long and is tried again. */
 const RETRY_STORE_FAILED_MS = 5000
@@ -27,7 +34,10 @@ export class AttemptOutcomes {
     private readonly metrics: OutboxMetrics
   ) {}
 
-  async settle (m: Settle, job: WebhookJob, webhook: WebhookRecord, result: AttemptResult, at: Date): Promise<void> {
+  /** `body`: what was sent, when it was (not for an attempt refused before sending). */
+  async settle (
+    m: Settle, job: WebhookJob, webhook: WebhookRecord, result: AttemptResult, at: Date, body?: string | Buffer
+  ): Promise<void> {
     this.metrics.webhookAttempts[webhookResult(result.error)].observe(result.durationMs / 1000)
     this.log.record(webhook.id, {
       id: deliveryId(at.getTime()),
@@ -37,7 +47,10 @@ export class AttemptOutcomes {
       status_code: result.statusCode === 0 ? null : result.statusCode,
       duration_ms: result.durationMs,
       error: result.error,
-      at: at.toISOString()
+      at: at.toISOString(),
+      test: job.test === true,
+      request_body: body !== undefined && (result.error !== null || job.test === true) ? excerptOf(body) : null,
+      response_body: result.responseBody
     }, job.test === true ? undefined : job.event.timestamp).catch((err: unknown) =>
       this.logger.warn({ err, webhook_id: webhook.id }, 'cannot record webhook delivery attempt'))
     if (result.error === null || job.test === true || job.replay === true) { this.acks.add(m); return }

@@ -49,6 +49,8 @@ export type PostApiKeysBody = {
   domain_id: string
   permissions: Array<"send" | "read" | "manage" | "admin">
   environment?: "live" | "test"
+  /** The message stream of this key's sends that name none (HTTP `stream`, SMTP `X-Outbox-Stream`); default `transactional` */
+  default_stream?: string
 }
 
 /** Response of POST /v1/api-keys. */
@@ -62,6 +64,8 @@ export type PostApiKeysResponse = {
   key: string
   prefix: string
   created_at: string
+  /** The message stream of its sends that name none */
+  default_stream?: string
 }
 
 /** Query parameters of GET /v1/api-keys. */
@@ -87,6 +91,8 @@ export type GetApiKeysResponse = {
     revoked_at?: string
     expires_at?: string
     replaced_by?: string
+    /** The message stream of its sends that name none */
+    default_stream?: string
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -107,6 +113,8 @@ export type GetApiKeysByIdResponse = {
   revoked_at?: string
   expires_at?: string
   replaced_by?: string
+  /** The message stream of its sends that name none */
+  default_stream?: string
 }
 
 /** Request body of POST /v1/api-keys/{id}/rotate. */
@@ -526,7 +534,18 @@ export type PostWebhooksBody = {
   /** An https:// URL without credentials */
   url: string
   /** `inbound` and `inbound.received` both subscribe to inbound.received events */
-  events: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received" | "domain.health_changed">
+  events: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received" | "domain.health_changed" | "stream.paused" | "stream.resumed">
+  /** Every kind is optional; an event must match each kind given (AND), and any one value within a kind (OR). On PATCH, replaces the filters whole (`{}` removes them). */
+  filters?: {
+    /** Any of these message tags (at most 20); events without tags do not match */
+    tags?: string[]
+    /** Any of these sending domains of the organisation (at most 20); events without a sending domain (inbound.received) do not match */
+    domains?: string[]
+    /** Any of these message streams (`transactional` or broadcast stream ids); events of no message (inbound.received, domain.health_changed) do not match */
+    streams?: string[]
+    /** `live` (sent with ob_live_ keys, and every event of no message), `test` (sandbox) or `all` (the default) */
+    environment?: "live" | "test" | "all"
+  }
 }
 
 /** Response of POST /v1/webhooks. */
@@ -534,6 +553,17 @@ export type PostWebhooksResponse = {
   id: string
   url: string
   events: string[]
+  /** Every kind is optional; an event must match each kind given (AND), and any one value within a kind (OR). On PATCH, replaces the filters whole (`{}` removes them). */
+  filters: {
+    /** Any of these message tags (at most 20); events without tags do not match */
+    tags?: string[]
+    /** Any of these sending domains of the organisation (at most 20); events without a sending domain (inbound.received) do not match */
+    domains?: string[]
+    /** Any of these message streams (`transactional` or broadcast stream ids); events of no message (inbound.received, domain.health_changed) do not match */
+    streams?: string[]
+    /** `live` (sent with ob_live_ keys, and every event of no message), `test` (sandbox) or `all` (the default) */
+    environment?: "live" | "test" | "all"
+  }
   /** whsec_…; shown only in this response */
   secret: string
   status: "active" | "paused" | "failed"
@@ -554,6 +584,17 @@ export type GetWebhooksResponse = {
     id: string
     url: string
     events: string[]
+    /** Every kind is optional; an event must match each kind given (AND), and any one value within a kind (OR). On PATCH, replaces the filters whole (`{}` removes them). */
+    filters: {
+      /** Any of these message tags (at most 20); events without tags do not match */
+      tags?: string[]
+      /** Any of these sending domains of the organisation (at most 20); events without a sending domain (inbound.received) do not match */
+      domains?: string[]
+      /** Any of these message streams (`transactional` or broadcast stream ids); events of no message (inbound.received, domain.health_changed) do not match */
+      streams?: string[]
+      /** `live` (sent with ob_live_ keys, and every event of no message), `test` (sandbox) or `all` (the default) */
+      environment?: "live" | "test" | "all"
+    }
     status: "active" | "paused" | "failed"
     created_at: string
     updated_at: string
@@ -567,6 +608,17 @@ export type GetWebhooksByIdResponse = {
   id: string
   url: string
   events: string[]
+  /** Every kind is optional; an event must match each kind given (AND), and any one value within a kind (OR). On PATCH, replaces the filters whole (`{}` removes them). */
+  filters: {
+    /** Any of these message tags (at most 20); events without tags do not match */
+    tags?: string[]
+    /** Any of these sending domains of the organisation (at most 20); events without a sending domain (inbound.received) do not match */
+    domains?: string[]
+    /** Any of these message streams (`transactional` or broadcast stream ids); events of no message (inbound.received, domain.health_changed) do not match */
+    streams?: string[]
+    /** `live` (sent with ob_live_ keys, and every event of no message), `test` (sandbox) or `all` (the default) */
+    environment?: "live" | "test" | "all"
+  }
   status: "active" | "paused" | "failed"
   created_at: string
   updated_at: string
@@ -574,8 +626,21 @@ export type GetWebhooksByIdResponse = {
 
 /** Request body of PATCH /v1/webhooks/{id}. */
 export type PatchWebhooksByIdBody = {
+  /** An https:// URL without credentials */
+  url?: string
   /** `inbound` and `inbound.received` both subscribe to inbound.received events */
-  events?: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received" | "domain.health_changed">
+  events?: Array<"delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received" | "domain.health_changed" | "stream.paused" | "stream.resumed">
+  /** Every kind is optional; an event must match each kind given (AND), and any one value within a kind (OR). On PATCH, replaces the filters whole (`{}` removes them). */
+  filters?: {
+    /** Any of these message tags (at most 20); events without tags do not match */
+    tags?: string[]
+    /** Any of these sending domains of the organisation (at most 20); events without a sending domain (inbound.received) do not match */
+    domains?: string[]
+    /** Any of these message streams (`transactional` or broadcast stream ids); events of no message (inbound.received, domain.health_changed) do not match */
+    streams?: string[]
+    /** `live` (sent with ob_live_ keys, and every event of no message), `test` (sandbox) or `all` (the default) */
+    environment?: "live" | "test" | "all"
+  }
   /** `active` also revives a failed webhook */
   status?: "active" | "paused"
 }
@@ -585,6 +650,17 @@ export type PatchWebhooksByIdResponse = {
   id: string
   url: string
   events: string[]
+  /** Every kind is optional; an event must match each kind given (AND), and any one value within a kind (OR). On PATCH, replaces the filters whole (`{}` removes them). */
+  filters: {
+    /** Any of these message tags (at most 20); events without tags do not match */
+    tags?: string[]
+    /** Any of these sending domains of the organisation (at most 20); events without a sending domain (inbound.received) do not match */
+    domains?: string[]
+    /** Any of these message streams (`transactional` or broadcast stream ids); events of no message (inbound.received, domain.health_changed) do not match */
+    streams?: string[]
+    /** `live` (sent with ob_live_ keys, and every event of no message), `test` (sandbox) or `all` (the default) */
+    environment?: "live" | "test" | "all"
+  }
   status: "active" | "paused" | "failed"
   created_at: string
   updated_at: string
@@ -675,6 +751,73 @@ export type PatchTemplatesByIdResponse = {
   updated_at: string
 }
 
+/** Response of GET /v1/streams. */
+export type GetStreamsResponse = {
+  data: {
+    /** `transactional`, or the id the broadcast stream was created with */
+    id: string
+    type: "transactional" | "broadcast"
+    name: string
+    description?: string
+    /** Absent on the transactional stream */
+    created_at?: string
+    updated_at?: string
+  }[]
+  has_more: boolean
+  next_cursor: null
+}
+
+/** Request body of POST /v1/streams. */
+export type PostStreamsBody = {
+  /** A message stream of the organisation: `transactional` (the default) or a broadcast stream's id */
+  id: string
+  name: string
+  description?: string
+}
+
+/** Response of POST /v1/streams. */
+export type PostStreamsResponse = {
+  /** `transactional`, or the id the broadcast stream was created with */
+  id: string
+  type: "transactional" | "broadcast"
+  name: string
+  description?: string
+  /** Absent on the transactional stream */
+  created_at?: string
+  updated_at?: string
+}
+
+/** Response of GET /v1/streams/{stream}. */
+export type GetStreamsByStreamResponse = {
+  /** `transactional`, or the id the broadcast stream was created with */
+  id: string
+  type: "transactional" | "broadcast"
+  name: string
+  description?: string
+  /** Absent on the transactional stream */
+  created_at?: string
+  updated_at?: string
+}
+
+/** Request body of PATCH /v1/streams/{stream}. */
+export type PatchStreamsByStreamBody = {
+  name?: string
+  /** null removes the description */
+  description?: string | null
+}
+
+/** Response of PATCH /v1/streams/{stream}. */
+export type PatchStreamsByStreamResponse = {
+  /** `transactional`, or the id the broadcast stream was created with */
+  id: string
+  type: "transactional" | "broadcast"
+  name: string
+  description?: string
+  /** Absent on the transactional stream */
+  created_at?: string
+  updated_at?: string
+}
+
 /** Response of GET /v1/billing. */
 export type GetBillingResponse = {
   plan: "free" | "starter" | "pro" | "enterprise"
@@ -700,6 +843,14 @@ export type GetSuppressionsQuery = {
   cursor?: string
   /** Only this address (case-insensitive) */
   email?: string
+  /** Only entries of this reason */
+  reason?: "hard_bounce" | "complaint" | "unsubscribe" | "manual"
+  /** Only entries created at or after this ISO 8601 date-time */
+  since?: string
+  /** Only entries created before this ISO 8601 date-time */
+  until?: string
+  /** Only entries that suppress sends on this message stream: those for every stream and the stream's own */
+  stream?: string
   /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
   environment?: "live" | "test"
 }
@@ -711,6 +862,10 @@ export type GetSuppressionsResponse = {
     reason: "hard_bounce" | "complaint" | "unsubscribe" | "manual"
     message_id?: string
     created_at: string
+    /** After this instant the entry no longer suppresses (manual entries only) */
+    expires_at?: string
+    /** The broadcast stream the entry suppresses alone (an unsubscribe or complaint of its mail); absent: every stream */
+    stream?: string
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -719,6 +874,8 @@ export type GetSuppressionsResponse = {
 /** Request body of POST /v1/suppressions. */
 export type PostSuppressionsBody = {
   email: string
+  /** ISO 8601 date-time in the future after which the entry no longer suppresses */
+  expires_at?: string
 }
 
 /** Response of POST /v1/suppressions. */
@@ -727,6 +884,67 @@ export type PostSuppressionsResponse = {
   reason: "hard_bounce" | "complaint" | "unsubscribe" | "manual"
   message_id?: string
   created_at: string
+  /** After this instant the entry no longer suppresses (manual entries only) */
+  expires_at?: string
+  /** The broadcast stream the entry suppresses alone (an unsubscribe or complaint of its mail); absent: every stream */
+  stream?: string
+}
+
+/** Query parameters of GET /v1/suppressions/export. */
+export type GetSuppressionsExportQuery = {
+  /** Only entries of this reason */
+  reason?: "hard_bounce" | "complaint" | "unsubscribe" | "manual"
+  /** Only entries created at or after this ISO 8601 date-time */
+  since?: string
+  /** Only entries created before this ISO 8601 date-time */
+  until?: string
+  /** Only entries that suppress sends on this message stream: those for every stream and the stream's own */
+  stream?: string
+  /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
+  environment?: "live" | "test"
+}
+
+/** Request body of POST /v1/suppressions/import. */
+export type PostSuppressionsImportBody = {
+  addresses: {
+    email: string
+    /** Default manual */
+    reason?: "hard_bounce" | "complaint" | "unsubscribe" | "manual"
+    /** ISO 8601 date-time in the future; reason manual only */
+    expires_at?: string
+    /** A message stream of the organisation: a broadcast stream's id makes the entry that stream's own; absent, empty or `transactional`: every stream. A stream the organisation does not have refuses the line */
+    stream?: string
+  }[]
+}
+
+/** Response of POST /v1/suppressions/import. */
+export type PostSuppressionsImportResponse = {
+  /** Addresses added */
+  imported: number
+  /** Addresses already on the list (or given twice), left as they were */
+  already_suppressed: number
+  /** Lines refused */
+  refused_count: number
+  /** The first 1000 refused lines */
+  refused: {
+    /** CSV line (the header is line 1), or position in addresses (from 1) */
+    line: number
+    email: string
+    /** Why the line was refused */
+    reason: string
+  }[]
+  imported_by_reason: {
+    hard_bounce: number
+    complaint: number
+    unsubscribe: number
+    manual: number
+  }
+}
+
+/** Query parameters of DELETE /v1/suppressions/{email}. */
+export type DeleteSuppressionsByEmailQuery = {
+  /** A message stream of the organisation: `transactional` (the default) or a broadcast stream's id */
+  stream?: string
 }
 
 /** Request body of POST /v1/inbound/routes. */
@@ -811,6 +1029,8 @@ export type GetMessagesQuery = {
   environment?: "live" | "test"
   /** 1 to 64 of A-Z a-z 0-9 _ - */
   tag?: string
+  /** A message stream of the organisation: `transactional` (the default) or a broadcast stream's id */
+  stream?: string
   /** `true` keeps only stuck messages (see `stuck`), most recently due first; `false` (the default) keeps all */
   stuck?: "true" | "false"
 }
@@ -832,16 +1052,24 @@ export type GetMessagesResponse = {
     metadata: {
       [key: string]: string
     }
-    /** Distinct recipients (to, cc and bcc) */
+    /** Distinct recipients of the request (to, cc and bcc), suppressed ones included */
     recipient_count: number
-    /** Recipients delivered so far */
+    /** Recipients delivered so far (complained ones included) */
     delivered_count: number
     /** the tags given at send (empty when none) */
     tags: string[]
+    /** The message stream it was sent on (`transactional` or a broadcast stream's id) */
+    stream: string
     /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`); deferred, or in any status while one of its recipients is deferred (the `next_attempt_at` of its latest `deferred` event); sending (as deferred when a recipient was deferred before, else as queued). Absent once every recipient has an outcome. */
     next_attempt_at?: string
     /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt (most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on. */
     stuck: boolean
+    /** Open events of the message so far (every recipient's; 0 without tracking) */
+    opened_count: number
+    /** Click events of the message so far (every recipient's) */
+    clicked_count: number
+    /** When a recipient bounced: the latest bounce's SMTP code and reply (`550 5.1.1 mailbox unknown`), at most 300 characters */
+    bounce_reason?: string
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -863,20 +1091,31 @@ export type GetMessagesByIdResponse = {
   metadata: {
     [key: string]: string
   }
-  /** Distinct recipients (to, cc and bcc) */
+  /** Distinct recipients of the request (to, cc and bcc), suppressed ones included */
   recipient_count: number
-  /** Recipients delivered so far */
+  /** Recipients delivered so far (complained ones included) */
   delivered_count: number
   /** the tags given at send (empty when none) */
   tags: string[]
+  /** The message stream it was sent on (`transactional` or a broadcast stream's id) */
+  stream: string
   /** When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, else `created_at`); deferred, or in any status while one of its recipients is deferred (the `next_attempt_at` of its latest `deferred` event); sending (as deferred when a recipient was deferred before, else as queued). Absent once every recipient has an outcome. */
   next_attempt_at?: string
   /** `true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt (most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on. */
   stuck: boolean
+  /** Open events of the message so far (every recipient's; 0 without tracking) */
+  opened_count: number
+  /** Click events of the message so far (every recipient's) */
+  clicked_count: number
+  /** When a recipient bounced: the latest bounce's SMTP code and reply (`550 5.1.1 mailbox unknown`), at most 300 characters */
+  bounce_reason?: string
   recipients: {
     /** Bare address, lower-cased */
     address: string
-    status: "queued" | "scheduled" | "sending" | "delivered" | "deferred" | "bounced" | "complained" | "failed" | "canceled"
+    /** The recipient's own status; `suppressed`: skipped at the send, the address being on the suppression list */
+    status: "queued" | "scheduled" | "deferred" | "delivered" | "bounced" | "failed" | "complained" | "suppressed"
+    /** Why a `suppressed` recipient is on the list: hard_bounce, complaint, unsubscribe or manual */
+    reason?: string
     /** Delivery attempts that ended (delivered, deferred, bounced or failed) */
     attempts: number
     /** Latest event about this recipient; null before any */
@@ -925,7 +1164,7 @@ export type GetMessagesByIdContentResponse = {
   headers: {
     [key: string]: string
   }
-  /** What was attached; the attachment bytes are not kept */
+  /** What was attached; the attachment bytes are not kept, except those of small inline images (`data`) */
   attachments: {
     filename: string
     /** As sent: the one given, else the one the file name implies */
@@ -934,6 +1173,8 @@ export type GetMessagesByIdContentResponse = {
     size: number
     /** The Content-ID of an inline attachment (without angle brackets), else null */
     content_id: string | null
+    /** An inline image (a Content-ID and a PNG, JPEG, GIF or WebP type) of at most 256 KB, within 1 MB for all of the message's: its bytes in base64, so that the HTML's `cid:` image can be shown. Absent for every other attachment */
+    data?: string
   }[]
 }
 
@@ -943,11 +1184,13 @@ export type GetEventsQuery = {
   limit?: number
   cursor?: string
   message_id?: string
-  type?: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound.received" | "failed" | "domain.health_changed"
+  type?: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound.received" | "failed" | "domain.health_changed" | "stream.paused" | "stream.resumed"
   /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
   environment?: "live" | "test"
   /** 1 to 64 of A-Z a-z 0-9 _ - */
   tag?: string
+  /** A message stream of the organisation: `transactional` (the default) or a broadcast stream's id */
+  stream?: string
 }
 
 /** Response of GET /v1/events. */
@@ -978,6 +1221,8 @@ export type GetStatsQuery = {
   environment?: "live" | "test"
   /** 1 to 64 of A-Z a-z 0-9 _ - */
   tag?: string
+  /** A message stream of the organisation: `transactional` (the default) or a broadcast stream's id */
+  stream?: string
 }
 
 /** Response of GET /v1/stats. */
@@ -1010,10 +1255,66 @@ export type GetStatsResponse = {
   }[]
 }
 
+/** Response of GET /v1/reputation. */
+export type GetReputationResponse = {
+  /** `off`: rates are counted, no stream is paused */
+  guard: "on" | "off"
+  window_hours: number
+  thresholds: {
+    /** a fraction: 0.003 is 0.3 % */
+    complaint_rate: number
+    /** a fraction: 0.003 is 0.3 % */
+    bounce_rate: number
+    min_volume: number
+  }
+  streams: {
+    stream: string
+    status: "active" | "paused"
+    counts: {
+      delivered: number
+      hard_bounced: number
+      complained: number
+    }
+    rates: {
+      /** delivered + hard_bounced */
+      volume: number
+      /** a fraction: 0.003 is 0.3 % */
+      bounce_rate: number
+      /** a fraction: 0.003 is 0.3 % */
+      complaint_rate: number
+    }
+    paused?: {
+      reason: "complaint_rate" | "bounce_rate"
+      paused_at: string
+      counts: {
+        delivered: number
+        hard_bounced: number
+        complained: number
+      }
+      rates: {
+        /** delivered + hard_bounced */
+        volume: number
+        /** a fraction: 0.003 is 0.3 % */
+        bounce_rate: number
+        /** a fraction: 0.003 is 0.3 % */
+        complaint_rate: number
+      }
+    }
+  }[]
+}
+
+/** Response of POST /v1/reputation/streams/{stream}/resume. */
+export type PostReputationStreamsByStreamResumeResponse = {
+  stream: string
+  status: "active"
+  resumed_at: string
+  paused_at: string
+}
+
 /** Request body of POST /v1/webhooks/{id}/test. */
 export type PostWebhooksByIdTestBody = {
   /** `inbound` sends an `inbound.received` event */
-  type: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received" | "domain.health_changed"
+  type: "delivered" | "bounced" | "deferred" | "opened" | "clicked" | "unsubscribed" | "complained" | "inbound" | "inbound.received" | "domain.health_changed" | "stream.paused" | "stream.resumed"
 }
 
 /** Response of POST /v1/webhooks/{id}/test. */
@@ -1039,6 +1340,12 @@ export type GetWebhooksByIdDeliveriesResponse = {
     duration_ms: number
     error: string | null
     at: string
+    /** A test event (`POST /v1/webhooks/{id}/test`): not stored as an event, so it cannot be replayed */
+    test: boolean
+    /** The first 2,048 characters of the body sent, for an attempt that did not succeed and for a test event; null for a successful attempt (its body is the event, `GET /v1/events/{id}`) */
+    request_body: string | null
+    /** The first 1,024 bytes of the response body (as UTF-8); null when no response came */
+    response_body: string | null
   }[]
   has_more: boolean
   next_cursor: string | null
@@ -1109,11 +1416,15 @@ export type PostMessagesSendBody = {
   variables?: {
     [key: string]: string | number | boolean
   }
+  /** Only with template_id: render placeholders the variables do not give as blanks instead of refusing the send (422) */
+  allow_missing_variables?: boolean
   scheduled_at?: string
   track_opens?: boolean
   track_clicks?: boolean
   /** at most 10 tags, echoed in every event's data.tags */
   tags?: string[]
+  /** A message stream of the organisation: `transactional` (the default) or a broadcast stream's id */
+  stream?: string
 }
 
 /** Response of POST /v1/messages/send. */
@@ -1157,11 +1468,15 @@ export type PostMessagesBatchBody = {
     variables?: {
       [key: string]: string | number | boolean
     }
+    /** Only with template_id: render placeholders the variables do not give as blanks instead of refusing the send (422) */
+    allow_missing_variables?: boolean
     scheduled_at?: string
     track_opens?: boolean
     track_clicks?: boolean
     /** at most 10 tags, echoed in every event's data.tags */
     tags?: string[]
+    /** A message stream of the organisation: `transactional` (the default) or a broadcast stream's id */
+    stream?: string
   }[]
 }
 
@@ -1212,6 +1527,135 @@ export type PostMessagesAnalyzeResponse = {
   }[]
   /** `skipped` when the HTML is past a parsing limit (nesting, element count, time; docs/analyze.md): the rules that read it did not run and `html_not_analyzed` says why */
   content_analysis: "complete" | "skipped"
+}
+
+/** Query parameters of GET /v1/audit-log. */
+export type GetAuditLogQuery = {
+  /** Items at most; a page also stops before its JSON would pass OB_API_LIST_MAX_BYTES (1 MB by default), with has_more and next_cursor to continue */
+  limit?: number
+  cursor?: string
+  /** Only this action, e.g. `api_key.rotated` */
+  action?: string
+  /** Only changes by this key id (`key_…`, `opk_…`) */
+  actor?: string
+  /** Only changes of this id, name or address */
+  target?: string
+  /** Only entries at or after this time (ISO 8601) */
+  since?: string
+  /** Only entries at or before this time (ISO 8601) */
+  until?: string
+}
+
+/** Response of GET /v1/audit-log. */
+export type GetAuditLogResponse = {
+  data: {
+    /** `aud_…` */
+    id: string
+    /** The organisation the change concerns; null for an operator change of the whole installation */
+    org_id: string | null
+    actor: {
+      /** An API key of the organisation, or an operator key */
+      type: "api_key" | "operator"
+      /** The key id (`key_…` or `opk_…`); never the key itself */
+      id: string
+    }
+    /** The client address of the request */
+    address: string
+    at: string
+    /** What was done, `<thing>.<change>`: docs/audit-log.md lists them */
+    action: string
+    /** The id, name or address of what was changed; null when it is the organisation itself */
+    target: string | null
+    /** Field names and their new values; never a key, a secret, a private key or a full URL (a URL's host only) */
+    changes: {
+      [key: string]: unknown
+    }
+    /** Items the change touched; a bulk change is one entry */
+    count: number
+    request_id: string
+    /** When an erase (POST /v1/privacy/erase) replaced an address the entry named with its keyed hash (`erased:<hex>`); the entry is then listed where that happened, with its own `id` and `at` */
+    rewritten_at?: string
+  }[]
+  has_more: boolean
+  next_cursor: string | null
+}
+
+/** Request body of POST /v1/privacy/erase. */
+export type PostPrivacyEraseBody = {
+  /** The address to erase (any case) */
+  email: string
+  /** Keep refusing sends to the address: the suppression list keeps its keyed hash instead of the address. Default false */
+  keep_suppressed?: boolean
+}
+
+/** Response of POST /v1/privacy/erase. */
+export type PostPrivacyEraseResponse = {
+  /** The erase's id (`era_…`) */
+  id: string
+  /** ISO 8601 */
+  erased_at: string
+  /** The address's keyed hash (`erased:<hex>`), as the audit log and a kept suppression name it */
+  address_hash: string
+  removed: {
+    /** Message records (a message to several recipients is erased whole) */
+    messages: number
+    /** Entries of the recipient index (`?to=`) */
+    recipient_entries: number
+    /** Events in the read model (GET /v1/events, a message's events) */
+    events: number
+    /** Events deleted from the event stream OB_EVENTS (delivery, tracking, inbound) */
+    stored_events: number
+    /** Messages whose recorded content was deleted */
+    message_content: number
+    /** Webhook delivery log entries of the erased events */
+    delivery_log_entries: number
+    /** Webhook attempts still waiting (OB_WEBHOOK_JOBS) for the erased events or for events naming the address */
+    webhook_jobs: number
+    /** The engine's per-message delivery state of the erased messages (which recipient got which reply) */
+    delivery_states: number
+    /** Suppression entries holding the address */
+    suppressions: number
+    /** Delete markers removed from the suppression bucket under the address's keys (a SHA-256 of the address): those of the erased entries, or of a suppression lifted before */
+    suppression_markers: number
+    /** Audit log entries naming the address (e.g. suppression.added, suppression.removed), rewritten to name its keyed hash instead */
+    audit_entries: number
+  }
+  /** A keyed hash of the address stays on the suppression list */
+  kept_suppressed: boolean
+}
+
+/** Response of GET /v1/retention. */
+export type GetRetentionResponse = {
+  messages_days: number
+  events_days: number
+  content_days: number
+  maximum: {
+    messages_days: number
+    events_days: number
+    content_days: number
+  }
+}
+
+/** Request body of PATCH /v1/retention. */
+export type PatchRetentionBody = {
+  /** Days messages are kept; null: the installation's maximum */
+  messages_days?: number | null
+  /** Days events are kept; null: the installation's maximum */
+  events_days?: number | null
+  /** Days message content is kept (0: none shown); null: the installation's maximum */
+  content_days?: number | null
+}
+
+/** Response of PATCH /v1/retention. */
+export type PatchRetentionResponse = {
+  messages_days: number
+  events_days: number
+  content_days: number
+  maximum: {
+    messages_days: number
+    events_days: number
+    content_days: number
+  }
 }
 
 /** Every HTTP operation of docs/openapi.json, grouped by resource. */
@@ -1268,7 +1712,7 @@ export function operations (call: Call) {
     list: async (query?: GetWebhooksQuery, options?: RequestOptions): Promise<GetWebhooksResponse> => await call<GetWebhooksResponse>({ method: 'GET', path: '/v1/webhooks', query }, options),
     /** GET /v1/webhooks/{id}: Read one webhook (without its secret). */
     get: async (id: string, options?: RequestOptions): Promise<GetWebhooksByIdResponse> => await call<GetWebhooksByIdResponse>({ method: 'GET', path: `/v1/webhooks/${encodeURIComponent(id)}` }, options),
-    /** PATCH /v1/webhooks/{id}: Change the events of a webhook, pause it, or make it active again (also after it failed). */
+    /** PATCH /v1/webhooks/{id}: Change the URL, events or filters of a webhook, pause it, or make it active again (also after it failed). */
     update: async (id: string, body: PatchWebhooksByIdBody, options?: RequestOptions): Promise<PatchWebhooksByIdResponse> => await call<PatchWebhooksByIdResponse>({ method: 'PATCH', path: `/v1/webhooks/${encodeURIComponent(id)}`, body }, options),
     /** DELETE /v1/webhooks/{id}: Delete a webhook; nothing more is delivered to it. */
     delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/webhooks/${encodeURIComponent(id)}` }, options),
@@ -1295,6 +1739,18 @@ export function operations (call: Call) {
     /** DELETE /v1/templates/{id}: Delete a template. */
     delete: async (id: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/templates/${encodeURIComponent(id)}` }, options)
   },
+  streams: {
+    /** GET /v1/streams: List the organisation's message streams: transactional first, then the broadcast streams by id. */
+    list: async (options?: RequestOptions): Promise<GetStreamsResponse> => await call<GetStreamsResponse>({ method: 'GET', path: '/v1/streams' }, options),
+    /** POST /v1/streams: Create a broadcast stream. */
+    create: async (body: PostStreamsBody, options?: RequestOptions): Promise<PostStreamsResponse> => await call<PostStreamsResponse>({ method: 'POST', path: '/v1/streams', body }, options),
+    /** GET /v1/streams/{stream}: Read one message stream. */
+    get: async (stream: string, options?: RequestOptions): Promise<GetStreamsByStreamResponse> => await call<GetStreamsByStreamResponse>({ method: 'GET', path: `/v1/streams/${encodeURIComponent(stream)}` }, options),
+    /** PATCH /v1/streams/{stream}: Change the name or description of a broadcast stream. */
+    update: async (stream: string, body: PatchStreamsByStreamBody, options?: RequestOptions): Promise<PatchStreamsByStreamResponse> => await call<PatchStreamsByStreamResponse>({ method: 'PATCH', path: `/v1/streams/${encodeURIComponent(stream)}`, body }, options),
+    /** DELETE /v1/streams/{stream}: Delete a broadcast stream. */
+    delete: async (stream: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/streams/${encodeURIComponent(stream)}` }, options)
+  },
   billing: {
     /** GET /v1/billing: The organisation's plan and per-key rate limit. */
     get: async (options?: RequestOptions): Promise<GetBillingResponse> => await call<GetBillingResponse>({ method: 'GET', path: '/v1/billing' }, options),
@@ -1306,8 +1762,12 @@ export function operations (call: Call) {
     list: async (query?: GetSuppressionsQuery, options?: RequestOptions): Promise<GetSuppressionsResponse> => await call<GetSuppressionsResponse>({ method: 'GET', path: '/v1/suppressions', query }, options),
     /** POST /v1/suppressions: Suppress an address by hand (reason manual); sends to it are then skipped. */
     create: async (body: PostSuppressionsBody, options?: RequestOptions): Promise<PostSuppressionsResponse> => await call<PostSuppressionsResponse>({ method: 'POST', path: '/v1/suppressions', body }, options),
+    /** GET /v1/suppressions/export: Download the suppression list as CSV (email,reason,created_at,expires_at,message_id,stream), in address order. */
+    export: async (query?: GetSuppressionsExportQuery, options?: RequestOptions): Promise<string> => await call<string>({ method: 'GET', path: '/v1/suppressions/export', query, text: true }, options),
+    /** POST /v1/suppressions/import: Suppress up to 100000 addresses at once, from JSON or CSV, with a report line by line. */
+    import: async (body: PostSuppressionsImportBody, options?: RequestOptions): Promise<PostSuppressionsImportResponse> => await call<PostSuppressionsImportResponse>({ method: 'POST', path: '/v1/suppressions/import', body }, options),
     /** DELETE /v1/suppressions/{email}: Remove an address from the suppression list so it can be sent to again. */
-    delete: async (email: string, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/suppressions/${encodeURIComponent(email)}` }, options)
+    delete: async (email: string, query?: DeleteSuppressionsByEmailQuery, options?: RequestOptions): Promise<void> => await call<void>({ method: 'DELETE', path: `/v1/suppressions/${encodeURIComponent(email)}`, query }, options)
   },
   inboundRoutes: {
     /** POST /v1/inbound/routes: Route inbound mail for an address (or a whole domain) to the organisation's webhooks as inbound.received events. */
@@ -1352,6 +1812,26 @@ export function operations (call: Call) {
   stats: {
     /** GET /v1/stats: Counts of messages sent and of each event type over a time range. */
     get: async (query?: GetStatsQuery, options?: RequestOptions): Promise<GetStatsResponse> => await call<GetStatsResponse>({ method: 'GET', path: '/v1/stats', query }, options)
+  },
+  reputation: {
+    /** GET /v1/reputation: Hard-bounce and complaint rates per stream over the rolling window, the thresholds, and which streams are paused. */
+    get: async (options?: RequestOptions): Promise<GetReputationResponse> => await call<GetReputationResponse>({ method: 'GET', path: '/v1/reputation' }, options),
+    /** POST /v1/reputation/streams/{stream}/resume: Resume sending on a stream the reputation guard paused. */
+    streamsResume: async (stream: string, options?: RequestOptions): Promise<PostReputationStreamsByStreamResumeResponse> => await call<PostReputationStreamsByStreamResumeResponse>({ method: 'POST', path: `/v1/reputation/streams/${encodeURIComponent(stream)}/resume` }, options)
+  },
+  auditLog: {
+    /** GET /v1/audit-log: Who changed what in this organisation, newest first. */
+    list: async (query?: GetAuditLogQuery, options?: RequestOptions): Promise<GetAuditLogResponse> => await call<GetAuditLogResponse>({ method: 'GET', path: '/v1/audit-log', query }, options)
+  },
+  privacy: {
+    /** POST /v1/privacy/erase: Erase an address from every store Outbox keeps for the organisation, and answer what was removed. */
+    erase: async (body: PostPrivacyEraseBody, options?: RequestOptions): Promise<PostPrivacyEraseResponse> => await call<PostPrivacyEraseResponse>({ method: 'POST', path: '/v1/privacy/erase', body }, options)
+  },
+  retention: {
+    /** GET /v1/retention: How many days the organisation's messages, events and message content are kept. */
+    get: async (options?: RequestOptions): Promise<GetRetentionResponse> => await call<GetRetentionResponse>({ method: 'GET', path: '/v1/retention' }, options),
+    /** PATCH /v1/retention: Set how many days the organisation's messages, events and message content are kept. */
+    update: async (body: PatchRetentionBody, options?: RequestOptions): Promise<PatchRetentionResponse> => await call<PatchRetentionResponse>({ method: 'PATCH', path: '/v1/retention', body }, options)
   }
   }
 }

@@ -108,3 +108,26 @@ export function fill (el: Element, ...children: Child[]): void {
   el.replaceChildren()
   append(el, children)
 }
+
+/**
+ * Brings an action's outcome to the person who took it: focus moves to `el` (made focusable) and it is scrolled
+ * into view, so a result shown beside a button low on a phone's page is neither off-screen nor missed by a reader.
+ */
+export function reveal (el: HTMLElement): void {
+  if (!el.hasAttribute('tabindex')) el.setAttribute('tabindex', '-1')
+  el.focus({ preventScroll: true })
+  // taller than the screen: its beginning (heading, first lines) at the top
+  el.scrollIntoView({ block: el.getBoundingClientRect().height > window.innerHeight ? 'start' : 'center' })
+}
+
+/**
+ * Shows an action's result in `slot`, which the view places next to the form or button that caused it: a region
+ * named `label`, focused and scrolled into view. Returns the region.
+ */
+export function showResult (slot: HTMLElement, label: string, ...children: Child[]): HTMLElement {
+  const region = h('div', { class: 'result', role: 'region', 'aria-label': label, tabindex: '-1' })
+  append(region, children)
+  slot.replaceChildren(region)
+  reveal(region)
+  return region
+}

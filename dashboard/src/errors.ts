@@ -1,5 +1,5 @@
 import { OutboxApiError, OutboxConnectionError } from '../../client/src/mod.ts'
-import { h } from './dom.ts'
+import { h, reveal } from './dom.ts'
 
 /** An API error as the API words it: `error.message`, then each `error.errors[]` field and message. */
 export function errorBox (err: unknown): HTMLElement {
@@ -21,9 +21,19 @@ export function showError (slot: HTMLElement, err: unknown): void {
   slot.replaceChildren(...(err === undefined ? [] : [errorBox(err)]))
 }
 
-/** Runs an action from a button: disables it meanwhile, shows the API's error in `slot`. */
+/**
+ * Runs an action from a button: disables it meanwhile, shows the API's error in `slot` (best placed next to the
+ * button), focused and scrolled into view.
+ */
 export async function act (button: HTMLButtonElement | null, slot: HTMLElement, fn: () => Promise<void>): Promise<void> {
   if (button !== null) button.disabled = true
   showError(slot, undefined)
-  try { await fn() } catch (err) { showError(slot, err) } finally { if (button !== null) button.disabled = false }
+  try {
+    await fn()
+  } catch (err) {
+    showError(slot, err)
+    if (slot.firstElementChild instanceof HTMLElement && slot.isConnected) reveal(slot.firstElementChild)
+  } finally {
+    if (button !== null) button.disabled = false
+  }
 }

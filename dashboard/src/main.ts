@@ -17,10 +17,12 @@ import { suppressionsView } from './views/suppressions.ts'
 import { reconnectingView } from './views/reconnecting.ts'
 import { templatesView, templateView } from './views/templates.ts'
 import { egressView } from './views/egress.ts'
+import { auditLogView } from './views/audit_log.ts'
+import { streamsView } from './views/streams.ts'
 
 const VIEWS: ViewDef[] = [
   activityView, messageView, statsView, webhooksView, webhookView, keysView, templatesView, templateView, domainsView, inboundView,
-  suppressionsView, egressView, domainDmarcView
+  suppressionsView, streamsView, egressView, domainDmarcView, auditLogView
 ]
 
 const main = document.getElementById('main')!
@@ -64,7 +66,7 @@ function refusal (s: Session, view: ViewDef): string {
 }
 
 function renderChrome (s: Session): void {
-  const current = location.hash.split('/')[1] ?? ''
+  const current = (location.hash.split('/')[1] ?? '').split('?')[0]
   nav.replaceChildren(h('ul', null, VIEWS.filter((v) => v.nav !== undefined && s.can(v.permission)).map((v) => {
     const href = '#/' + v.path.source.replace(/^\^|\$$/g, '')
     return h('li', null, h('a', { href, 'aria-current': href.split('/')[1] === current ? 'page' : undefined }, v.nav!))
@@ -123,7 +125,7 @@ async function route (): Promise<void> {
     return
   }
   const s = session
-  const path = location.hash.replace(/^#\/?/, '')
+  const [path = '', search = ''] = location.hash.replace(/^#\/?/, '').split('?')
   renderChrome(s)
   if (path === '') { location.hash = landing(s); return }
   const view = VIEWS.find((v) => v.path.test(path))
@@ -143,7 +145,16 @@ async function route (): Promise<void> {
   const cleanups: Array<() => void> = []
   leave.push(() => { for (const fn of cleanups) fn() })
   try {
-    const node = await view.render({ session: s, live: live!, params, onLeave: (fn) => cleanups.push(fn), switchKey })
+    const setQuery = (q: URLSearchParams): void => {
+      const hash = `#/${path}${q.toString() !== '' ? `?${q.toString()}` : ''}`
+      if (hash === location.hash || current !== generation) return
+      // pushState fires no hashchange, so the view stays; back and forward to it do fire one, and render it anew.
+      history.pushState(null, '', hash)
+      shownHash = hash
+    }
+    const node = await view.render({
+      session: s, live: live!, params, query: new URLSearchParams(search), setQuery, onLeave: (fn) => cleanups.push(fn), switchKey
+    })
     if (current !== generation) { for (const fn of cleanups) fn(); return }
     main.replaceChildren(node)
   } catch (err) {

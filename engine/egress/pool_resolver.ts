@@ -1,12 +1,13 @@
 import { isIP } from 'node:net'
 import { DEFAULT_POOL, IMPLICIT_DEFAULT_POOL, egressPoolOf, type EgressSourceRecord } from '../../protocol/mod.ts'
-import type { DomainRecord, OrgRecord } from '../../protocol/mod.ts'
+import type { DomainRecord, OrgRecord, StreamRecord } from '../../protocol/mod.ts'
 import type { ControlPlane } from '../../stores/control_plane/mod.ts'
 import { HOST_EGRESS, HOST_SOURCE, type TaskEgress, type TaskSource } from './task_egress.ts'
 
 /**
  * The egress of a message's attempt, from the operator's configuration as it is now (the mirror of the egress
- * bucket): the pool of the sending domain (else of its organisation, else `default`) with its sources as plain data.
+ * bucket): the pool of the message's stream (else of the sending domain, else of its organisation, else `default`)
+ * with its sources as plain data.
  * Made once per pool and kept until the configuration changes, so an attempt costs a map look-up. A pool whose
  * sources were all removed sends from the host's own address rather than not at all.
  */
@@ -18,8 +19,11 @@ export class PoolResolver {
     this.stop = cp.egress.onChange(() => { this.byPool.clear() })
   }
 
-  of (org: Pick<OrgRecord, 'egress_pool'> | undefined, domain: Pick<DomainRecord, 'egress_pool'>): TaskEgress {
-    const name = egressPoolOf(org ?? {}, domain)
+  of (
+    org: Pick<OrgRecord, 'egress_pool'> | undefined, domain: Pick<DomainRecord, 'egress_pool'>,
+    stream: Pick<StreamRecord, 'egress_pool'> | undefined
+  ): TaskEgress {
+    const name = egressPoolOf(org ?? {}, domain, stream ?? {})
     let egress = this.byPool.get(name)
     if (egress === undefined) {
       egress = this.resolve(name)

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { addressDomain, type DomainRecord, type QueuedMessage } from '../../protocol/mod.ts'
+import { addressDomain, streamOf, type DomainRecord, type QueuedMessage } from '../../protocol/mod.ts'
 import type { ControlPlane } from '../../stores/control_plane/mod.ts'
 import type { OutboxMetrics } from '../../stores/metrics/mod.ts'
 import type { DeliverTask, RecipientResult } from '../actor/task.ts'
@@ -57,6 +57,15 @@ export class DeliveryAttempts {
     d.metrics.read('outbox_destinations_suspended', (set) => { set(this.backoff.suspendedCount()) })
   }
 
+  /**
+   * The attempt's pool from the control plane mirror as it is now, like the domain's and organisation's: the
+   * stream's record (absent for transactional, and for a stream deleted since the mail was queued) may name one.
+   */
+  private egressOf (a: SmtpAttempt): NonNullable<DeliverTask['egress']> {
+    const org = a.message.org_id
+    return this.pools!.of(this.d.cp.orgs.get(org), a.domain, this.d.cp.streams.get(org, streamOf(a.message)))
+  }
+
   /** Sandbox (test) recipients: nothing is sent, the address decides (sandbox.ts); `html` gives the simulated click. */
   sandbox (due: readonly string[], html: string | undefined): SandboxAttempts {
     const followUps = new Map<string, SandboxResult['followUp']>()
@@ -79,11 +88,12 @@ export class DeliveryAttempts {
     if (attempt.length === 0) return notAttempted
     const task: DeliverTask = {
       kind: 'deliver',
+      shard: a.shard,
       message: a.message,
       recipients: attempt,
       domain: signingDomain(a.domain),
       verpKey: this.verpKey(),
-      ...(this.pools !== undefined ? { egress: this.pools.of(this.d.cp.orgs.get(a.message.org_id), a.domain) } : {}),
+      ...(this.pools !== undefined ? { egress: this.egressOf(a) } : {}),
       ...(this.pools !== undefined ? this.heldProviders() : {})
     }
     let sent: RecipientResult[]

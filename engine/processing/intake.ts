@@ -6,7 +6,7 @@ import { scheduleStepOf, type ScheduleStep } from './delivery_plan.ts'
 import { STATE_RETRY_MS, nak } from './fate.ts'
 
 export interface IntakeDeps {
-  readModel: Pick<MessageStore, 'recordQueued' | 'markCanceled'>
+  readModel: Pick<MessageStore, 'recordQueued' | 'markCanceled' | 'recordSent'>
   schedule: ScheduleState
   log: Logger
 }
@@ -55,6 +55,12 @@ export class MessageIntake {
       return { go: false, fate: nak(STATE_RETRY_MS) }
     }
     const step = scheduleStepOf(verdict, Date.now())
+    if (step.go) {
+      // Sent now, not when it was accepted: the statistics count a scheduled message once it is taken up.
+      await this.d.readModel.recordSent(msg, Date.now()).catch((err: unknown) => {
+        this.d.log.warn({ err, message_id: msg.id }, 'counting a scheduled message as sent failed')
+      })
+    }
     if (!step.go && step.canceled === true) {
       // the gateway shows it canceled after the cancel; doing it again here covers a gateway that died in between
       await this.d.readModel.markCanceled(msg.org_id, msg.id).catch((err: unknown) => {

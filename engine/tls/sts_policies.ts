@@ -1,6 +1,6 @@
 import { Resolver } from 'node:dns/promises'
-import { request } from 'node:https'
 import { safeLookup } from './safe_lookup.ts'
+import { AnswerTooLargeError, failureCode, httpsCall } from './tls_https.ts'
 import { parseStsPolicy, parseStsRecord, type StsPolicy } from './sts_policy.ts'
 import type { TlsResultType } from './outbound_tls.ts'
 
@@ -105,55 +105,30 @@ export class StsPolicies {
 
   private async fetch (domain: string): Promise<StsPolicy> {
     const host = `mta-sts.${domain}`
-    const text = await new Promise<string>((resolve, reject) => {
-      const fail = (type: TlsResultType, message: string, cause?: unknown): void => {
-        reject(new PolicyFetchError('sts_fetch_failed', type, `${host}: ${message}`, cause !== undefined ? { cause } : undefined))
-      }
-      const req = request({
-        host,
-        port: this.opts.port,
-        path: '/.well-known/mta-sts.txt',
+    const fail = (type: TlsResultType, message: string, cause?: unknown): PolicyFetchError =>
+      new PolicyFetchError('sts_fetch_failed', type, `${host}: ${message}`, cause !== undefined ? { cause } : undefined)
+    let text: string
+    try {
+      const answer = await httpsCall(new URL(`https://${host}:${this.opts.port}/.well-known/mta-sts.txt`), {
         method: 'GET',
-        servername: host,
-        rejectUnauthorized: true,
-        ...(this.opts.ca !== undefined ? { ca: this.opts.ca } : {}),
+        headers: { accept: 'text/plain' },
+        timeoutMs: FETCH_TIMEOUT_MS,
+        maxBytes: MAX_POLICY_BYTES,
         lookup: safeLookup(this.resolver, this.opts.allowPrivate),
-        agent: false,
-        timeout: FETCH_TIMEOUT_MS,
-        headers: { accept: 'text/plain' }
-      }, (res) => {
-        if (res.statusCode !== 200) {
-          res.resume()
-          fail('sts-policy-fetch-error', `HTTP ${res.statusCode ?? '?'} (redirects are not followed)`)
-          return
+        ca: this.opts.ca,
+        check: (status, contentType) => {
+          if (status !== 200) throw fail('sts-policy-fetch-error', `HTTP ${status} (redirects are not followed)`)
+          if (!/^text\/plain\b/i.test(contentType)) throw fail('sts-policy-invalid', 'the policy is not served as text/plain')
         }
-        if (!/^text\/plain\b/i.test(res.headers['content-type'] ?? '')) {
-          res.resume(); fail('sts-policy-invalid', 'the policy is not served as text/plain'); return
-        }
-        const chunks: Buffer[] = []
-        let size = 0
-        res.on('data', (c: Buffer) => {
-          size += c.length
-          if (size > MAX_POLICY_BYTES) {
-            req.destroy()
-            fail('sts-policy-invalid', `the policy is larger than ${MAX_POLICY_BYTES} bytes`)
-            return
-          }
-          chunks.push(c)
-        })
-        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
-        res.on('error', (err) => fail('sts-policy-fetch-error', err.message, err))
       })
-      const deadline = setTimeout(() => { req.destroy(new Error(`no policy within ${FETCH_TIMEOUT_MS} ms`)) }, FETCH_TIMEOUT_MS)
-      req.once('close', () => clearTimeout(deadline))
-      req.on('timeout', () => { req.destroy(new Error('the policy server stopped answering')) })
-      req.on('error', (err: Error & { code?: string }) => {
-        // a certificate that does not verify is its own result type (RFC 8460 §4.3.2.1)
-        const webpki = typeof err.code === 'string' && /CERT|SIGNATURE|ISSUER|SELF_SIGNED|ALTNAME/.test(err.code)
-        fail(webpki ? 'sts-webpki-invalid' : 'sts-policy-fetch-error', err.message, err)
-      })
-      req.end()
-    })
+      text = answer.body.toString('utf8')
+    } catch (err) {
+      if (err instanceof PolicyFetchError) throw err
+      if (err instanceof AnswerTooLargeError) throw fail('sts-policy-invalid', `the policy is larger than ${MAX_POLICY_BYTES} bytes`)
+      // a certificate that does not verify is its own result type (RFC 8460 §4.3.2.1)
+      const webpki = /CERT|SIGNATURE|ISSUER|SELF_SIGNED|ALTNAME/.test(failureCode(err))
+      throw fail(webpki ? 'sts-webpki-invalid' : 'sts-policy-fetch-error', (err as Error).message, err)
+    }
     const parsed = parseStsPolicy(text)
     if ('invalid' in parsed) throw new PolicyFetchError('sts_fetch_failed', 'sts-policy-invalid', `${host}: ${parsed.invalid}`)
     return parsed

@@ -1,13 +1,14 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { Resolver } from 'node:dns/promises'
-import { request } from 'node:https'
 import { isIP } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import type { Logger } from 'pino'
 import { isBlockedAddress } from '../../protocol/mod.ts'
 import { utcDay, type TlsReportStore } from '../../stores/tls_reports/mod.ts'
 import { safeLookup } from './safe_lookup.ts'
+import { AnswerTooLargeError, httpsCall } from './tls_https.ts'
 import { buildTlsReport, parseTlsRptRecord } from './tls_report.ts'
+import { TlsReportMailer, type MailOutcome, type TlsReportMailerOptions } from './tls_report_mailer.ts'
 
 /**
  * Sends the daily TLS-RPT aggregate reports (RFC 8460 §5): for each finished UTC day of the last REPORT_DAYS with
@@ -17,12 +18,19 @@ import { buildTlsReport, parseTlsRptRecord } from './tls_report.ts'
  *
  * An `https:` rua gets a POST of the gzipped JSON as `application/tlsrpt+gzip` (verified TLS, OB_SMTP_CA_FILE
  * trusted, its host resolved and checked as policy hosts are, POST_TIMEOUT_MS); a 2xx answer is delivery.
- * `mailto:` rua are not sent to yet: they are logged and skipped.
+ * A `mailto:` rua gets the report as DKIM-signed mail from the installation's report sender (tls_report_mailer.ts);
+ * without one (OB_REPORT_FROM unset) it is not sent, and counted so.
+ *
+ * Each rua's outcome is counted (`count`). A report is tried again next run when nothing was sent and a rua failed
+ * in a way that may pass later (a non-2xx answer, a 4xx reply, no server answering); otherwise the domain's report
+ * of the day is marked sent.
  */
 export const REPORT_DAYS = 7
 export const LOCK_MS = 10 * 60_000 // 10 min: longer than one run of look-ups and POSTs with their timeouts
 export const POST_TIMEOUT_MS = 30_000
 export const MAX_REPORT_ANSWER_BYTES = 64 * 1024
+
+export type TlsReportOutcome = 'sent' | 'failed' | 'refused' | 'not_configured'
 
 export interface TlsReporterOptions {
   store: TlsReportStore
@@ -33,17 +41,28 @@ export interface TlsReporterOptions {
   organization: string
   contact: string
   log: Logger
+  /** The report sender's address and DKIM key, the MX port and the relay; unset: `mailto:` rua are not sent to. */
+  mail?: Omit<TlsReportMailerOptions, 'resolver' | 'allowPrivate' | 'ca'>
+  /** Told the outcome of each rua. */
+  count?: (transport: 'https' | 'mailto', outcome: TlsReportOutcome) => void
   now?: () => number
 }
 
 export interface TlsReportRun { locked: boolean, sent: Array<{ day: string, domain: string, to: string }> }
 
+type Outcome = MailOutcome | { result: 'not_configured' }
+const SENT: Outcome = { result: 'sent' }
+
 export class TlsReporter {
   private readonly resolver = new Resolver({ timeout: 5000, tries: 2 })
+  private readonly mailer?: TlsReportMailer
   private timer?: NodeJS.Timeout
 
   constructor (private readonly opts: TlsReporterOptions) {
     if (opts.dnsServers.length > 0) this.resolver.setServers([...opts.dnsServers])
+    if (opts.mail !== undefined) {
+      this.mailer = new TlsReportMailer({ ...opts.mail, resolver: this.resolver, allowPrivate: opts.allowPrivate, ca: opts.ca })
+    }
   }
 
   start (everyMs: number): void {
@@ -70,6 +89,7 @@ export class TlsReporter {
         }
       }
     } finally {
+      this.mailer?.close()
       await this.opts.store.unlock(holder).catch(() => {})
     }
     return out
@@ -85,61 +105,67 @@ export class TlsReporter {
       if (code !== 'ENOTFOUND' && code !== 'ENODATA') return [] // the resolver failed: asked again next run
     }
     const sent: TlsReportRun['sent'] = []
+    let retry = false
     if (counts !== undefined && rua.length > 0) {
-      const report = buildTlsReport(day, domain, counts, { organization: this.opts.organization, contact: this.opts.contact })
-      const body = gzipSync(JSON.stringify(report))
+      const uniqueId = randomUUID()
+      const report = buildTlsReport(day, domain, counts, { organization: this.opts.organization, contact: this.opts.contact }, uniqueId)
+      const gzip = gzipSync(JSON.stringify(report))
       for (const to of rua) {
-        if (!to.toLowerCase().startsWith('https://')) {
-          this.opts.log.info({ domain, day, rua: to }, 'TLS report to a mailto: address not sent (only https: is)')
-          continue
-        }
-        try {
-          await this.post(to, body, domain)
-          sent.push({ day, domain, to })
-        } catch (err) {
-          this.opts.log.warn({ err, domain, day, rua: to }, 'TLS report not delivered')
+        const https = to.toLowerCase().startsWith('https://')
+        const outcome: Outcome = https
+          ? await this.post(to, gzip, domain).then(() => SENT, (err: unknown) => ({ result: 'failed', reason: String(err) }))
+          : await this.mail(to, {
+            domain,
+            submitter: this.opts.organization,
+            reportId: report['report-id'],
+            uniqueId,
+            begin: Date.parse(report['date-range']['start-datetime']),
+            end: Date.parse(report['date-range']['end-datetime']),
+            gzip
+          })
+        this.opts.count?.(https ? 'https' : 'mailto', outcome.result)
+        if (outcome.result === 'sent') sent.push({ day, domain, to })
+        else if (outcome.result === 'failed') retry = true
+        if (outcome.result === 'failed' || outcome.result === 'refused') {
+          this.opts.log.warn({ domain, day, rua: to, reason: outcome.reason }, outcome.result === 'failed'
+            ? 'TLS report not delivered; tried again next run'
+            : 'TLS report not delivered; not tried again')
         }
       }
-      // every https: rua failed: tried again next run
-      if (sent.length === 0 && rua.some((u) => u.toLowerCase().startsWith('https://'))) return sent
     }
-    // sent, or nowhere to send it (no record, mailto only): done with the day's counters of the domain
+    // a rua that may take it later, and none took it: tried again next run
+    if (sent.length === 0 && retry) return sent
+    // sent, or nowhere to send it (no record, refused, no report sender): done with the day's counters of the domain
     await this.opts.store.markSent(day, domain)
     return sent
+  }
+
+  private async mail (to: string, report: Parameters<TlsReportMailer['send']>[1]): Promise<Outcome> {
+    if (this.mailer !== undefined) return await this.mailer.send(to, report)
+    this.opts.log.info({ domain: report.domain, rua: to }, 'TLS report to a mailto: address not sent: no report sender (OB_REPORT_FROM)')
+    return { result: 'not_configured' }
   }
 
   private async post (to: string, body: Buffer, domain: string): Promise<void> {
     const url = new URL(to)
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
     if (isIP(host) !== 0 && !this.opts.allowPrivate && isBlockedAddress(host)) throw new Error(`${host} is not a public address`)
-    await new Promise<void>((resolve, reject) => {
-      const req = request(url, {
-        method: 'POST',
-        rejectUnauthorized: true,
-        ...(this.opts.ca !== undefined ? { ca: this.opts.ca } : {}),
-        lookup: safeLookup(this.resolver, this.opts.allowPrivate),
-        agent: false,
-        timeout: POST_TIMEOUT_MS,
-        headers: {
-          'content-type': 'application/tlsrpt+gzip',
-          'content-length': String(body.length),
-          'tls-report-domain': domain,
-          'tls-report-submitter': this.opts.organization
-        }
-      }, (res) => {
-        let size = 0
-        res.on('data', (c: Buffer) => { size += c.length; if (size > MAX_REPORT_ANSWER_BYTES) req.destroy() })
-        res.on('end', () => {
-          const status = res.statusCode ?? 0
-          if (status >= 200 && status < 300) resolve()
-          else reject(new Error(`${to} answered HTTP ${status}`))
-        })
-      })
-      const deadline = setTimeout(() => { req.destroy(new Error(`no answer within ${POST_TIMEOUT_MS} ms`)) }, POST_TIMEOUT_MS)
-      req.once('close', () => clearTimeout(deadline))
-      req.on('timeout', () => { req.destroy(new Error(`${to} stopped answering`)) })
-      req.on('error', reject)
-      req.end(body)
+    await httpsCall(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/tlsrpt+gzip',
+        'tls-report-domain': domain,
+        'tls-report-submitter': this.opts.organization
+      },
+      body,
+      timeoutMs: POST_TIMEOUT_MS,
+      maxBytes: MAX_REPORT_ANSWER_BYTES,
+      lookup: safeLookup(this.resolver, this.opts.allowPrivate),
+      ca: this.opts.ca,
+      check: (status) => { if (status < 200 || status >= 300) throw new Error(`${to} answered HTTP ${status}`) }
+    }).catch((err: unknown) => {
+      // the status decided: an answer too long to read to its end after a 2xx is still a delivery
+      if (!(err instanceof AnswerTooLargeError)) throw err
     })
   }
 }

@@ -14,6 +14,7 @@ export function keyView (k: ApiKeyRecord): Record<string, unknown> {
   if (k.revoked_at !== undefined) v.revoked_at = k.revoked_at
   if (k.expires_at !== undefined) v.expires_at = k.expires_at
   if (k.replaced_by !== undefined) v.replaced_by = k.replaced_by
+  if (k.default_stream !== undefined) v.default_stream = k.default_stream
   return v
 }
 
@@ -79,6 +80,8 @@ export async function rotateKey (cp: ControlPlane, old: ApiKeyRecord, graceMinut
   const fresh = buildApiKey({
     orgId: old.org_id, domainId: old.domain_id, name: old.name, permissions: old.permissions, environment: old.environment
   })
+  // the new key sends on the same default stream as the one it replaces
+  if (old.default_stream !== undefined) fresh.record.default_stream = old.default_stream
   const expiresAt = new Date(nowMs + graceMinutes * 60_000).toISOString()
   await cp.apiKeys.put(fresh.record.id, fresh.record)
   const updated = await cp.apiKeys.modify(old.id, (cur) => {

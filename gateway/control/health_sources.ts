@@ -15,7 +15,11 @@ import { LookupFailedError, type HealthDns } from './health_lookups.ts'
 /** An egress source as the check needs it: its address and the name it says in EHLO. */
 export interface HealthSource { address: string, ehlo: string }
 
-/** The sources the domain's mail leaves from (its pool's), or why the check cannot name them. */
+/**
+ * The sources the domain's mail leaves from, or why the check cannot name them: those of the pool of each stream of
+ * its organisation (transactional's is the domain's or organisation's; a broadcast stream may have its own), each
+ * source once.
+ */
 export function domainSources (cp: ControlPlane, config: Config, domain: DomainRecord): { sources: HealthSource[] } | { unknown: string } {
   if (config.smtp.relay !== undefined) {
     return { unknown: 'Mail leaves through the relay (OB_SMTP_RELAY): its addresses are the relay operator\'s to check.' }
@@ -23,14 +27,19 @@ export function domainSources (cp: ControlPlane, config: Config, domain: DomainR
   if (!config.smtp.egressShaping) {
     return { unknown: 'Mail leaves from the host\'s own address (OB_EGRESS_SHAPING=off), which Outbox does not know.' }
   }
-  const name = egressPoolOf(cp.orgs.get(domain.org_id) ?? {}, domain)
-  const pool = cp.egress.pool(name) ?? cp.egress.pool(DEFAULT_POOL)
-  const sources = (pool?.sources ?? []).map((m) => cp.egress.source(m.source)).filter((s) => s !== undefined)
-  if (sources.length === 0) {
-    const pooled = pool?.name ?? name
-    return { unknown: `The pool ${pooled} has no sources: mail leaves from the host's own address, which Outbox does not know.` }
+  const org = cp.orgs.get(domain.org_id) ?? {}
+  const names = new Set([egressPoolOf(org, domain), ...cp.streams.list(domain.org_id).map((st) => egressPoolOf(org, domain, st))])
+  const byName = new Map<string, HealthSource>()
+  for (const name of names) {
+    const pool = cp.egress.pool(name) ?? cp.egress.pool(DEFAULT_POOL)
+    const sources = (pool?.sources ?? []).map((m) => cp.egress.source(m.source)).filter((s) => s !== undefined)
+    if (sources.length === 0) {
+      const pooled = pool?.name ?? name
+      return { unknown: `The pool ${pooled} has no sources: mail leaves from the host's own address, which Outbox does not know.` }
+    }
+    for (const s of sources) byName.set(s.name, { address: s.address, ehlo: s.ehlo })
   }
-  return { sources: sources.map((s) => ({ address: s.address, ehlo: s.ehlo })) }
+  return { sources: [...byName.values()] }
 }
 
 function failed (err: unknown): string {

@@ -131,7 +131,9 @@ export class DomainHealthService {
       }
       const id = eventId('domain.health_changed', domain.id, health.checked_at)
       // published before the snapshot is saved: should the publish fail, the next round finds the same change
-      await publishEvent(this.o.js, eventRecord(id, 'domain.health_changed', domain.org_id, data, undefined, health.checked_at))
+      await publishEvent(this.o.js, eventRecord(
+        id, 'domain.health_changed', domain.org_id, data, undefined, health.checked_at, 'live', domain.name
+      ))
     }
     await this.store.saveSnapshot(domain.id, nextSnapshot(previous, health.items))
     return worsened.length > 0

@@ -88,12 +88,16 @@ export async function deleteOrganization (cp: ControlPlane, id: string): Promise
     webhooks: await deleteAll(cp.webhooks.list(prefix), async (w) => { await cp.webhooks.delete(`${id}.${w.id}`) }),
     inbound_routes: await deleteAll(cp.routes.list(prefix), async (r) => { await removeRoute(cp, r) }),
     templates: await deleteAll(cp.templates.list(prefix), async (t) => { await cp.templates.delete(`${id}.${t.id}`) }),
-    suppressions: await deleteAll(cp.suppressions.list(prefix), async (s) => { await cp.suppressions.delete(suppressionKey(id, s.email)) }),
+    suppressions: await deleteAll(cp.suppressionLists.all(id), async (s) => {
+      await cp.suppressions.delete(suppressionKey(id, s.email, s.stream))
+    }),
     domains: await deleteAll(cp.domains.list(prefix), async (d) => {
       await cp.domains.delete(`${id}.${d.id}`)
       await releaseDomainName(cp, d)
     })
   }
+  // broadcast streams are the organisation's names for its mail, nothing to count for the operator
+  for (const st of cp.streams.list(id)) await cp.streams.remove(id, st.id)
   await cp.organizations.remove(id)
   return { organization_id: id, deleted }
 }

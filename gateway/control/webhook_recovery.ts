@@ -1,4 +1,6 @@
-import { ApiError, randomToken, type WebhookRecord } from '../../protocol/mod.ts'
+import {
+  ApiError, eventAttributes, matchesFilters, randomToken, withEnvironment, type EventAttributes, type WebhookRecord
+} from '../../protocol/mod.ts'
 import { DeliveryLog, RecoveryClaims, type WebhookEnvelope, type WebhookJob } from '../../stores/webhooks/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import { newWebhookSecret } from './webhooks.ts'
@@ -48,6 +50,25 @@ async function ownedEventJson (deps: GatewayDeps, orgId: string, eventId: string
   throw new ApiError('not_found', `No event with id ${eventId} in the last 30 days.`)
 }
 
+/** A stored event as a webhook receives it, with what its filters read. */
+interface StoredForWebhook { event: WebhookEnvelope, json: string, attrs: EventAttributes }
+
+/**
+ * Stored envelopes (the read model keeps them without `environment`) as webhook envelopes: the environment and the
+ * sending domain are those of the event's message, read for all of them in one round trip; an event of no message
+ * kept in the read model is live (see eventAttributes for the domain of the others).
+ */
+async function forWebhook (deps: GatewayDeps, orgId: string, jsons: readonly string[]): Promise<StoredForWebhook[]> {
+  const stored = jsons.map((json) => JSON.parse(json) as WebhookEnvelope)
+  const messageIds = stored.map((e) => e.type !== 'inbound.received' && typeof e.data.message_id === 'string' ? e.data.message_id : '')
+  const routing = await deps.messages.messageRouting(orgId, messageIds)
+  return stored.map((e, i) => {
+    const environment = routing[i]?.environment ?? 'live'
+    const event = withEnvironment(e, environment)
+    return { event, json: JSON.stringify(event), attrs: eventAttributes(e.type, e.data, environment, routing[i]?.domain) }
+  })
+}
+
 /**
  * Sends one event to the webhook again: same envelope and id, a fresh signature, one attempt (whatever the
  * webhook's status), recorded in its delivery log like any attempt.
@@ -59,12 +80,18 @@ export async function replayEvent (deps: GatewayDeps, w: WebhookRecord, eventId:
   } catch (err) {
     throw unavailable(err)
   }
-  const event = JSON.parse(json) as WebhookEnvelope
+  let event: StoredForWebhook
+  try {
+    [event] = await forWebhook(deps, w.org_id, [json]) as [StoredForWebhook]
+  } catch (err) {
+    throw unavailable(err)
+  }
   const job: WebhookJob = {
-    event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now, replay: true, run: `rp${randomToken(10)}`
+    event: event.event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now, replay: true,
+    run: `rp${randomToken(10)}`
   }
   try {
-    await deps.webhookJobs.enqueueJobs([job], [json])
+    await deps.webhookJobs.enqueueJobs([job], [event.json])
   } catch (err) {
     throw unavailable(err)
   }
@@ -76,8 +103,8 @@ export function subscribedTypes (events: readonly string[]): string[] {
 }
 
 /**
- * Queues again every event of the webhook's organisation, of a type it subscribes to, from `sinceMs` (no
- * earlier than 30 days ago nor than the webhook's creation), that the webhook never answered with a 2xx.
+ * Queues again every event of the webhook's organisation, of a type it subscribes to and passing its filters, from
+ * `sinceMs` (no earlier than 30 days ago nor than the webhook's creation), that the webhook never answered with a 2xx.
  * Each is a normal delivery with the retry schedule. Events queued by a recover within the last hour are
  * skipped, so a retried recover never sends one twice. Returns how many were queued.
  */
@@ -104,16 +131,18 @@ export async function recoverEvents (deps: GatewayDeps, w: WebhookRecord, sinceM
     }
     if (claimed.length === 0) continue
     try {
-      const stored = await store.eventJson(w.org_id, claimed)
+      // An event that expired between the listing and now is no longer kept: nothing to send.
+      const stored = (await store.eventJson(w.org_id, claimed)).filter((json): json is string => json !== undefined)
       const jobs: WebhookJob[] = []
       const bodies: string[] = []
-      for (const json of stored) {
-        // An event that expired between the listing and now is no longer kept: nothing to send.
-        if (json === undefined) continue
-        const event = JSON.parse(json) as WebhookEnvelope
-        jobs.push({ event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now, run })
-        bodies.push(json)
+      const filteredOut: string[] = []
+      for (const s of await forWebhook(deps, w.org_id, stored)) {
+        // The webhook's filters as they are now, like its event types.
+        if (!matchesFilters(w.filters, s.attrs)) { filteredOut.push(s.event.id); continue }
+        jobs.push({ event: s.event, org_id: w.org_id, webhook_id: w.id, attempt: 1, due_at: now, created_at: now, run })
+        bodies.push(s.json)
       }
+      if (filteredOut.length > 0) await claims.release(w.id, filteredOut)
       await deps.webhookJobs.enqueueJobs(jobs, bodies)
       queued += jobs.length
     } catch (err) {

@@ -1,9 +1,37 @@
-import { ApiError, newId, randomToken, type WebhookRecord } from '../../protocol/mod.ts'
+import { ApiError, newId, normalizedFilters, randomToken, type WebhookFilters, type WebhookRecord } from '../../protocol/mod.ts'
+import type { ControlPlane } from '../../stores/control_plane/mod.ts'
 import { webhookUrlProblem } from './webhook_url.ts'
 
-/** The secret is part of the creation answer only; every later read leaves it out. */
+/** The secret is part of the creation answer only; every later read leaves it out. `filters` is `{}` when none is set. */
 export function webhookView (w: WebhookRecord): Record<string, unknown> {
-  return { id: w.id, url: w.url, events: w.events, status: w.status, created_at: w.created_at, updated_at: w.updated_at }
+  return {
+    id: w.id, url: w.url, events: w.events, filters: w.filters ?? {}, status: w.status, created_at: w.created_at, updated_at: w.updated_at
+  }
+}
+
+/**
+ * The filters as stored (webhook_filters.ts), after checking that every domain named is one of the organisation's
+ * own (any status), and every stream one of its streams: 400 naming each other name, whether no organisation has it
+ * or another one does, so the answer tells nothing about other organisations. The organisation's domains are read
+ * once, from the control plane's view.
+ */
+export function checkedWebhookFilters (cp: ControlPlane, orgId: string, filters: WebhookFilters | undefined): WebhookFilters | undefined {
+  const normalized = normalizedFilters(filters)
+  // streams are checked like domains: a stream the organisation does not have is a 400 naming it
+  const streamProblems = (normalized?.streams ?? []).flatMap((id, i) => cp.streams.exists(orgId, id)
+    ? []
+    : [{ field: `filters.streams[${i}]`, message: `${id} is not a message stream of this organisation` }])
+  if (normalized?.domains === undefined) {
+    if (streamProblems.length > 0) throw ApiError.validation(streamProblems)
+    return normalized
+  }
+  const own = new Set(cp.domains.list(`${orgId}.`).map((d) => d.name.toLowerCase()))
+  const problems = normalized.domains.flatMap((name, i) => own.has(name)
+    ? []
+    : [{ field: `filters.domains[${i}]`, message: `${name} is not a domain of this organisation` }])
+  problems.push(...streamProblems)
+  if (problems.length > 0) throw ApiError.validation(problems)
+  return normalized
 }
 
 /** Signing secrets: `whsec_` + 32 base62 characters (about 190 bits). */
@@ -17,7 +45,7 @@ export function assertWebhookUrl (url: string, allowPrivate: boolean): void {
   if (problem !== undefined) throw ApiError.validation([{ field: 'url', message: problem }])
 }
 
-export function buildWebhook (orgId: string, url: string, events: string[]): WebhookRecord {
+export function buildWebhook (orgId: string, url: string, events: string[], filters?: WebhookFilters): WebhookRecord {
   const now = new Date().toISOString()
   return {
     id: newId('wh'),
@@ -27,6 +55,7 @@ export function buildWebhook (orgId: string, url: string, events: string[]): Web
     secret: newWebhookSecret(),
     status: 'active',
     created_at: now,
-    updated_at: now
+    updated_at: now,
+    ...(filters !== undefined ? { filters } : {})
   }
 }

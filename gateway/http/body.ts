@@ -16,8 +16,9 @@ export const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024
 export const DISCARD_TIMEOUT_MS = 5_000 // 5 s
 
 export class BodyTooLargeError extends ApiError {
-  constructor () {
-    super('payload_too_large')
+  constructor (limit = MAX_BODY_BYTES) {
+    const mb = Math.round(limit / 1024 / 1024)
+    super('payload_too_large', limit === MAX_BODY_BYTES ? undefined : `The request body is larger than ${mb} MB.`)
   }
 }
 
@@ -97,7 +98,7 @@ export class RequestBody {
   private refuse (): void {
     this.keeping = false
     this.chunks = []
-    this.settle.reject(new BodyTooLargeError())
+    this.settle.reject(new BodyTooLargeError(this.limit))
   }
 
   private finish (state: 'arrived' | 'abandoned'): void {

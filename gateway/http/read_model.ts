@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError, MESSAGE_STATUSES, Tag } from '../../protocol/mod.ts'
+import { ApiError, MESSAGE_STATUSES, RECIPIENT_STATUSES, StreamId, Tag } from '../../protocol/mod.ts'
 import type { MessageStore } from '../../stores/read_model/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 
@@ -46,9 +46,12 @@ export const MessageSummarySchema = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   scheduled_at: Type.Optional(Type.String({ format: 'date-time' })),
   metadata: Type.Record(Type.String(), Type.String()),
-  recipient_count: Type.Integer({ minimum: 0, description: 'Distinct recipients (to, cc and bcc)' }),
-  delivered_count: Type.Integer({ minimum: 0, description: 'Recipients delivered so far' }),
+  recipient_count: Type.Integer({
+    minimum: 0, description: 'Distinct recipients of the request (to, cc and bcc), suppressed ones included'
+  }),
+  delivered_count: Type.Integer({ minimum: 0, description: 'Recipients delivered so far (complained ones included)' }),
   tags: Type.Array(Type.String(), { description: 'the tags given at send (empty when none)' }),
+  stream: Type.String({ description: 'The message stream it was sent on (`transactional` or a broadcast stream\'s id)' }),
   next_attempt_at: Type.Optional(Type.String({
     format: 'date-time',
     description: 'When the next delivery attempt is due, for a message waiting for one: queued or scheduled (its `scheduled_at`, ' +
@@ -59,12 +62,22 @@ export const MessageSummarySchema = Type.Object({
   stuck: Type.Boolean({
     description: '`true` when `next_attempt_at` passed more than the grace ago (OB_STUCK_AFTER_MS, default 5 minutes) without an attempt ' +
       '(most often no engine is delivering the message). Worked out when read; `false` again once an attempt moves the message on.'
-  })
+  }),
+  opened_count: Type.Integer({ minimum: 0, description: 'Open events of the message so far (every recipient\'s; 0 without tracking)' }),
+  clicked_count: Type.Integer({ minimum: 0, description: 'Click events of the message so far (every recipient\'s)' }),
+  bounce_reason: Type.Optional(Type.String({
+    description: 'When a recipient bounced: the latest bounce\'s SMTP code and reply (`550 5.1.1 mailbox unknown`), at most 300 characters'
+  }))
 })
 
 export const RecipientStateSchema = Type.Object({
   address: Type.String({ description: 'Bare address, lower-cased' }),
-  status: MessageStatusSchema,
+  status: Type.Union(RECIPIENT_STATUSES.map((s) => Type.Literal(s)), {
+    description: 'The recipient\'s own status; `suppressed`: skipped at the send, the address being on the suppression list'
+  }),
+  reason: Type.Optional(Type.String({
+    description: 'Why a `suppressed` recipient is on the list: hard_bounce, complaint, unsubscribe or manual'
+  })),
   attempts: Type.Integer({ minimum: 0, description: 'Delivery attempts that ended (delivered, deferred, bounced or failed)' }),
   last_event_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: 'Latest event about this recipient; null before any'
@@ -78,6 +91,15 @@ export const TagQuery = { tag: Type.Optional(Tag) }
 export function tagParam (query: URLSearchParams): { tag?: string } {
   const tag = query.get('tag')
   return tag === null ? {} : { tag }
+}
+
+/** `?stream=`: one message stream's id (`transactional` or a broadcast stream's); a bad value is a 400 naming `stream`. */
+export const StreamQuery = { stream: Type.Optional(StreamId) }
+
+/** The `stream` query parameter when given (the route has already checked it against StreamQuery). */
+export function streamParam (query: URLSearchParams): { stream?: string } {
+  const stream = query.get('stream')
+  return stream === null ? {} : { stream }
 }
 
 export const ErrorDoc = (description: string) => ({ description })

@@ -28,6 +28,24 @@ function schemaAt (root: TSchema, schemaPath: string): Record<string, unknown> |
   return node !== null && typeof node === 'object' ? node as Record<string, unknown> : undefined
 }
 
+/** The values an enum (`enum`, or a union of constants) allows, when the failing keyword is one. */
+function allowedOf (node: Record<string, unknown> | undefined, keyword: string): unknown[] | undefined {
+  if (keyword === 'enum' && Array.isArray(node?.enum)) return node.enum as unknown[]
+  if (keyword === 'const' && node !== undefined && 'const' in node) return [node.const]
+  if (keyword === 'anyOf' && Array.isArray(node?.anyOf)) {
+    const branches = node.anyOf as Array<Record<string, unknown>>
+    if (branches.every((b) => b.const !== undefined)) return branches.map((b) => b.const)
+  }
+  return undefined
+}
+
+/** A field's error; an enum's names the values it allows, in the text and in `allowed`. */
+function errorOf (root: TSchema, e: { keyword: string, schemaPath: string, message: string }): Omit<FieldError, 'field'> {
+  const allowed = allowedOf(schemaAt(root, e.schemaPath), e.keyword)
+  if (allowed === undefined) return { message: messageOf(root, e) }
+  return { message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`, allowed }
+}
+
 function messageOf (root: TSchema, e: { keyword: string, schemaPath: string, message: string }): string {
   const node = schemaAt(root, e.schemaPath)
   // Only for the keywords whose generic text is unreadable; a length or type error keeps its own message.
@@ -35,10 +53,6 @@ function messageOf (root: TSchema, e: { keyword: string, schemaPath: string, mes
   if (typeof node?.errorMessage === 'string' && unreadable) return node.errorMessage
   // The compiled pattern carries the length guard of `lengthBeforePattern`; users see the one the schema publishes.
   if (e.keyword === 'pattern' && typeof node?.pattern === 'string') return `must match pattern "${node.pattern}"`
-  if (e.keyword === 'anyOf' && Array.isArray(node?.anyOf)) {
-    const branches = node.anyOf as Array<Record<string, unknown>>
-    if (branches.every((b) => b.const !== undefined)) return `must be one of ${branches.map((b) => JSON.stringify(b.const)).join(', ')}`
-  }
   return e.message
 }
 
@@ -74,7 +88,7 @@ export function compileValidator (schema: TSchema): Validator {
   return {
     check (value) {
       if (compiled.Check(value)) return null
-      const seen = new Map<string, string>()
+      const seen = new Map<string, Omit<FieldError, 'field'>>()
       const errors = [...compiled.Errors(value)]
       for (const e of errors) {
         const params = e.params as { requiredProperties?: string[], additionalProperties?: string[] }
@@ -84,7 +98,7 @@ export function compileValidator (schema: TSchema): Validator {
           const why = params.requiredProperties !== undefined ? 'is required' : record ? 'is not an allowed name' : 'is not a known field'
           for (const n of names) {
             const f = fieldOf(e.instancePath, n)
-            if (!seen.has(f)) seen.set(f, why)
+            if (!seen.has(f)) seen.set(f, { message: why })
           }
           continue
         }
@@ -98,9 +112,9 @@ export function compileValidator (schema: TSchema): Validator {
           if (e.keyword === 'anyOf' && deeper) continue
         }
         const f = fieldOf(e.instancePath)
-        if (!seen.has(f)) seen.set(f, messageOf(schema, e))
+        if (!seen.has(f)) seen.set(f, errorOf(schema, e))
       }
-      return [...seen].map(([field, message]) => ({ field, message }))
+      return [...seen].map(([field, error]) => ({ field, ...error }))
     }
   }
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import type { Permission } from '../../protocol/mod.ts'
+import { ApiError, STREAM_ID_PATTERN, type Permission } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
@@ -8,16 +8,22 @@ import { MAX_GRACE_MINUTES, assertMayGrant, assertMayIssue, keyView, orgKeys, ow
 import {
   ApiKeyView, CreatedApiKey, Environment, FORBIDDEN_OTHER_ORG, Permission as PermissionSchema, RotatedApiKey, errorResponses
 } from '../schemas/control.ts'
-import { actorOf } from '../security_log.ts'
 
 const CreateKeyBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   domain_id: Type.String({ minLength: 1, maxLength: 64, description: 'A domain of the caller\'s organisation' }),
   permissions: Type.Array(PermissionSchema, { minItems: 1, maxItems: 4 }),
-  environment: Type.Optional(Environment)
+  environment: Type.Optional(Environment),
+  default_stream: Type.Optional(Type.String({
+    pattern: STREAM_ID_PATTERN,
+    errorMessage: 'must be a stream id: 1 to 40 lower-case letters, digits and dashes',
+    description: 'The message stream of this key\'s sends that name none (HTTP `stream`, SMTP `X-Outbox-Stream`); default `transactional`'
+  }))
 }, { additionalProperties: false })
 
-interface CreateKey { name: string, domain_id: string, permissions: Permission[], environment?: 'live' | 'test' }
+interface CreateKey {
+  name: string, domain_id: string, permissions: Permission[], environment?: 'live' | 'test', default_stream?: string
+}
 
 const RotateBody = Type.Object({
   grace_period_minutes: Type.Integer({
@@ -31,6 +37,11 @@ export const apiKeyRoutes = [
   route<CreateKey>({
     method: 'post',
     path: '/v1/api-keys',
+    audit: {
+      action: 'api_key.created',
+      fields: ['name', 'domain_id', 'permissions', 'default_stream'],
+      detail: ({ reply }) => ({ environment: reply.environment })
+    },
     permission: 'manage',
     summary: 'Create an API key; the value is returned only in this response',
     tag: TAG,
@@ -41,7 +52,8 @@ export const apiKeyRoutes = [
         validation_error: 'Invalid or missing fields',
         forbidden: 'The key lacks manage, grants a permission it does not hold, is a sandbox (ob_test_) key asking for a live key, ' +
           'or the domain belongs to another organisation',
-        not_found: 'No domain with that domain_id'
+        not_found: 'No domain with that domain_id',
+        stream_not_found: 'No message stream default_stream in the organisation'
       })
     },
     handler: async (ctx) => {
@@ -49,12 +61,16 @@ export const apiKeyRoutes = [
       assertMayGrant(auth.key, body.permissions, 'create')
       assertMayIssue(auth.key, body.environment ?? 'live', 'create')
       const domain = ownedRecord(deps.cp.domains, auth.org.id, body.domain_id, 'domain')
+      const stream = body.default_stream
+      if (stream !== undefined && !deps.cp.streams.exists(auth.org.id, stream)) {
+        throw new ApiError('stream_not_found', `The organisation has no message stream ${stream}.`, { field: 'default_stream' })
+      }
       const k = buildApiKey({
         orgId: auth.org.id, domainId: domain.id, name: body.name, permissions: body.permissions, environment: body.environment ?? 'live'
       })
+      if (stream !== undefined) k.record.default_stream = stream
       await deps.cp.apiKeys.put(k.record.id, k.record)
       const r = k.record
-      deps.security.change('api_key.created', actorOf(ctx), { api_key_id: r.id, permissions: r.permissions, environment: r.environment })
       return {
         status: 201,
         body: {
@@ -65,7 +81,8 @@ export const apiKeyRoutes = [
           environment: r.environment,
           key: k.value,
           prefix: r.prefix,
-          created_at: r.created_at
+          created_at: r.created_at,
+          ...(r.default_stream !== undefined ? { default_stream: r.default_stream } : {})
         }
       }
     }
@@ -101,6 +118,7 @@ export const apiKeyRoutes = [
   route({
     method: 'del',
     path: '/v1/api-keys/:id',
+    audit: { action: 'api_key.revoked' },
     idPrefix: 'key',
     permission: 'manage',
     summary: 'Revoke an API key; it is refused (401) from then on',
@@ -116,13 +134,17 @@ export const apiKeyRoutes = [
       const key = ownedKey(deps.cp, auth.org.id, params.id!)
       assertMayGrant(auth.key, key.permissions, 'revoke')
       await revokeKey(deps.cp, key)
-      deps.security.change('api_key.revoked', actorOf(ctx), { api_key_id: key.id })
       return { status: 204 }
     }
   }),
   route<{ grace_period_minutes: number }>({
     method: 'post',
     path: '/v1/api-keys/:id/rotate',
+    audit: {
+      action: 'api_key.rotated',
+      fields: ['grace_period_minutes'],
+      detail: ({ reply }) => ({ new_api_key_id: reply.id, old_key_expires_at: reply.old_key_expires_at })
+    },
     idPrefix: 'key',
     permission: 'manage',
     summary: 'Rotate an API key: issue a new value; the old one works for the grace period',
@@ -144,9 +166,6 @@ export const apiKeyRoutes = [
       assertMayGrant(auth.key, old.permissions, 'rotate')
       assertMayIssue(auth.key, old.environment, 'rotate into')
       const r = await rotateKey(deps.cp, old, body.grace_period_minutes)
-      deps.security.change('api_key.rotated', actorOf(ctx), {
-        api_key_id: old.id, new_api_key_id: r.created.id, expires_at: r.oldExpiresAt
-      })
       return { status: 201, body: { id: r.created.id, key: r.value, replaces: old.id, old_key_expires_at: r.oldExpiresAt } }
     }
   })

@@ -33,6 +33,7 @@ export const billingRoutes = [
   route<{ plan: PlanName }>({
     method: 'patch',
     path: '/v1/billing',
+    audit: { action: 'organization.plan_set', fields: ['plan'] },
     permission: 'admin',
     summary: 'Lower the plan; raising it is the operator\'s (PUT /v1/operator/organizations/{id}/plan)',
     description: 'The same plan changes nothing. A plan above the current one, or one whose per-key limit is above the ' +

@@ -24,12 +24,18 @@ const PatchDomainBody = Type.Object({
 }, { additionalProperties: false, minProperties: 1 })
 
 const TAG = 'Domains'
+
+/** The DKIM selectors of a domain's answer: public names, never a key. */
+function selectors (keys: ReadonlyArray<{ selector: string }>): string[] {
+  return keys.map((k) => k.selector)
+}
 const NOT_FOUND = 'No domain with this id'
 
 export const domainRoutes = [
   route<{ name: string }>({
     method: 'post',
     path: '/v1/domains',
+    audit: { action: 'domain.created', fields: ['name'] },
     permission: 'manage',
     summary: 'Claim a sending domain; publish the returned DNS records, then verify it (the first claim to verify owns the name)',
     tag: TAG,
@@ -83,6 +89,7 @@ export const domainRoutes = [
   route<DomainHostsInput>({
     method: 'patch',
     path: '/v1/domains/:id',
+    audit: { action: 'domain.hosts_set', fields: ['return_path_host', 'tracking_host'] },
     idPrefix: 'dom',
     permission: 'manage',
     summary: 'Choose the domain\'s own return-path and tracking hosts (subdomains of it); each is used once a verification finds ' +
@@ -109,6 +116,7 @@ export const domainRoutes = [
   route({
     method: 'del',
     path: '/v1/domains/:id',
+    audit: { action: 'domain.deleted' },
     idPrefix: 'dom',
     permission: 'manage',
     summary: 'Delete a domain and free its name',
@@ -125,6 +133,10 @@ export const domainRoutes = [
   route({
     method: 'post',
     path: '/v1/domains/:id/verify',
+    audit: {
+      action: 'domain.verification_checked',
+      detail: ({ reply }) => ({ status: reply.status, dkim_signing: selectors(reply.dkim.signing) })
+    },
     idPrefix: 'dom',
     permission: 'manage',
     summary: 'Check the domain\'s DNS records (or, with OB_DOMAIN_VERIFICATION=off, mark it verified)',
@@ -151,6 +163,7 @@ export const domainRoutes = [
   route({
     method: 'post',
     path: '/v1/domains/:id/dkim/rotate',
+    audit: { action: 'domain.dkim_rotated', detail: ({ reply }) => ({ dkim_pending: selectors(reply.dkim.pending) }) },
     idPrefix: 'dom',
     permission: 'manage',
     summary: 'Add a new DKIM key pair (RSA-2048 and ed25519, each under a new selector); it signs from the verification that finds ' +

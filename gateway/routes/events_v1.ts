@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { ApiError, EVENT_TYPES, ID_PATTERN } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
-import { readModel, fromStore, EventEnvelopeSchema, ErrorDoc, TagQuery, tagParam } from '../http/read_model.ts'
+import { readModel, fromStore, EventEnvelopeSchema, ErrorDoc, StreamQuery, TagQuery, streamParam, tagParam } from '../http/read_model.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 
 const EventsQuery = Type.Object({
@@ -10,7 +10,8 @@ const EventsQuery = Type.Object({
   message_id: Type.Optional(Type.String({ pattern: ID_PATTERN })),
   type: Type.Optional(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)))),
   ...EnvironmentQuery,
-  ...TagQuery
+  ...TagQuery,
+  ...StreamQuery
 })
 
 export const eventRoutes = [
@@ -21,7 +22,7 @@ export const eventRoutes = [
     summary: 'List events, newest first',
     description: 'Events as webhook envelopes. `environment` is `live` (default) or `test` (events of sandbox messages); ' +
       '`message_id` keeps the events of one message; `type` keeps one event type; `tag` keeps events about messages sent with that tag ' +
-      '(in the chosen environment). Events are kept 30 days.',
+      '(in the chosen environment); `stream` keeps events about messages of that message stream (`data.stream`). Events are kept 30 days.',
     tag: 'Events',
     query: EventsQuery,
     responses: {
@@ -38,7 +39,8 @@ export const eventRoutes = [
         ...(messageId !== null ? { message_id: messageId } : {}),
         ...(type !== null ? { type } : {}),
         environment: environmentFilter(query),
-        ...tagParam(query)
+        ...tagParam(query),
+        ...streamParam(query)
       }))
       return { status: 200, body }
     }
@@ -51,7 +53,9 @@ export const eventRoutes = [
     permission: 'read',
     summary: 'Live feed of the organisation\'s events (WebSocket)',
     description: 'Connect with a WebSocket upgrade. First message: `{"type":"auth","key":"ob_…"}` (a key with `read`), ' +
-      'then optionally `{"type":"filter","types":["delivered",…],"environment":"test"}` (either field or both). ' +
+      'then optionally `{"type":"filter","types":["delivered",…],"environment":"test","stream":"news"}` (any of the fields; ' +
+      '`"stream"` keeps events whose `data.stream` is that message stream of the organisation, `null` lifts it; ' +
+      'a stream the organisation does not have is an error message naming `stream`). ' +
       'The server sends `{"type":"ready"}`, then each event as a webhook envelope. ' +
       'The feed carries one environment\'s events: `live` unless `?environment=test` or a filter with `"environment":"test"` ' +
       'asks for sandbox (`ob_test_`) traffic; ' +

@@ -4,7 +4,6 @@ import { ownedRecord } from '../http/access.ts'
 import { PageQuery, pageById, pageSchema } from '../http/pagination.ts'
 import { ROUTE_MATCH_PATTERN, addRoute, removeRoute, routeView } from '../control/inbound_routes.ts'
 import { FORBIDDEN_OTHER_ORG, RouteAction, RouteView, errorResponses } from '../schemas/control.ts'
-import { actorOf } from '../security_log.ts'
 
 const CreateRouteBody = Type.Object({
   match: Type.String({
@@ -26,6 +25,7 @@ export const inboundRouteRoutes = [
   route<CreateRoute>({
     method: 'post',
     path: '/v1/inbound/routes',
+    audit: { action: 'inbound_route.created', fields: ['match', 'action'] },
     permission: 'manage',
     summary: 'Route inbound mail for an address (or a whole domain) to the organisation\'s webhooks as inbound.received events',
     tag: TAG,
@@ -42,7 +42,6 @@ export const inboundRouteRoutes = [
     handler: async (ctx) => {
       const { deps, auth, body } = ctx
       const r = await addRoute(deps.cp, auth.key, body.match, body.action.include_attachments)
-      deps.security.change('inbound_route.created', actorOf(ctx), { route_id: r.id, match: r.match })
       return { status: 201, body: routeView(r) }
     }
   }),
@@ -79,6 +78,7 @@ export const inboundRouteRoutes = [
   route({
     method: 'del',
     path: '/v1/inbound/routes/:id',
+    audit: { action: 'inbound_route.deleted' },
     idPrefix: 'rt',
     permission: 'manage',
     summary: 'Delete an inbound route; mail to its address is then refused',
@@ -88,7 +88,6 @@ export const inboundRouteRoutes = [
       const { deps, auth, params } = ctx
       const r = ownedRecord(deps.cp.routes, auth.org.id, params.id!, 'inbound route')
       await removeRoute(deps.cp, r)
-      deps.security.change('inbound_route.deleted', actorOf(ctx), { route_id: r.id, match: r.match })
       return { status: 204 }
     }
   })

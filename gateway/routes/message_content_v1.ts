@@ -1,4 +1,5 @@
 import { ApiError, SentContentSchema, idTime, messageContentMaxAgeMs } from '../../protocol/mod.ts'
+import { retentionView } from '../control/retention.ts'
 import { route } from '../http/route.ts'
 import { readModel, fromStore, ErrorDoc } from '../http/read_model.ts'
 
@@ -41,7 +42,8 @@ export const messageContentRoutes = [
     summary: 'The message as it was rendered for sending: subject, HTML, text, headers, attachment names',
     description: 'The content the recipients were sent: a template send rendered with its variables, the HTML before the per-recipient ' +
       'open pixel and click-tracking links were added; for SMTP submission, the text and HTML parts of the submitted message. ' +
-      'Attachments are described (file name, type, size, Content-ID), never returned. Sandbox messages have theirs too. ' +
+      'Attachments are described (file name, type, size, Content-ID), never returned, except inline images of at most 256 KB (up to 1 MB ' +
+      'per message), whose bytes come as `data` so that the HTML\'s `cid:` images can be shown. Sandbox messages have theirs too. ' +
       'The content is recorded when the engine takes the message up, normally within a second of the 202, and kept ' +
       'OB_MESSAGE_CONTENT_RETENTION_DAYS days (30 by default, as long as the message; 0 records none). A message without content ' +
       'answers 404 `not_found` whose `error.details.reason` says why: `not_yet_recorded` (ask again shortly), `expired` (older than ' +
@@ -58,10 +60,14 @@ export const messageContentRoutes = [
     handler: async ({ deps, auth, params }) => {
       const id = params.id!
       await fromStore(readModel(deps).requireMessage(auth.org.id, id))
-      const retentionDays = deps.config.messageContent.retentionDays
+      // the organisation's own setting when shorter (docs/privacy.md#retention): older content is no longer shown
+      const org = deps.cp.orgs.get(auth.org.id) ?? auth.org
+      const retentionDays = retentionView(org, deps.config.messageContent.retentionDays).content_days
       // nothing is recorded at 0, and what an earlier setting recorded is not shown
       const content = retentionDays === 0 ? null : await fromContentStore(deps.messageContent.get(id))
-      if (content === null) throw contentMissing(id, retentionDays, Date.now())
+      const now = Date.now()
+      const old = now - (idTime(id) ?? now) >= messageContentMaxAgeMs(retentionDays)
+      if (content === null || old) throw contentMissing(id, retentionDays, now)
       return { status: 200, body: content }
     }
   })

@@ -4,7 +4,8 @@ import { MESSAGE_EVENTS_INLINE } from '../../stores/read_model/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
 import {
-  readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, RecipientStateSchema, ErrorDoc, TagQuery, tagParam
+  readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, RecipientStateSchema, ErrorDoc, TagQuery, tagParam,
+  StreamQuery, streamParam
 } from '../http/read_model.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 import { RecipientPrefixQuery, recipientPrefixFilter } from '../http/recipient_prefix_filter.ts'
@@ -15,6 +16,7 @@ const MessagesQuery = Type.Object({
   ...RecipientPrefixQuery,
   ...EnvironmentQuery,
   ...TagQuery,
+  ...StreamQuery,
   stuck: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], {
     description: '`true` keeps only stuck messages (see `stuck`), most recently due first; `false` (the default) keeps all'
   }))
@@ -35,6 +37,7 @@ export const messageReadRoutes = [
     description: '`environment` is `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is listed only with `test`. ' +
       '`status` keeps messages in that status; `to` keeps messages with a recipient (to, cc or bcc) whose address starts with it, ' +
       'case-insensitively, listed in address order and newest first per address; `tag` keeps messages sent with that tag; ' +
+      '`stream` keeps messages sent on that message stream; ' +
       '`stuck=true` keeps stuck messages (waiting for an attempt, with `next_attempt_at` more than the grace, OB_STUCK_AFTER_MS, ' +
       'in the past), listed by `next_attempt_at`, most recent first. ' +
       'Filters combine: a message is listed only when it matches every one given. Messages are kept 30 days.',
@@ -53,6 +56,7 @@ export const messageReadRoutes = [
         ...recipientPrefixFilter(query),
         environment: environmentFilter(query),
         ...tagParam(query),
+        ...streamParam(query),
         ...(query.get('stuck') === 'true' ? { stuck: true } : {})
       }))
       return { status: 200, body }
@@ -64,10 +68,11 @@ export const messageReadRoutes = [
     idPrefix: 'msg',
     permission: 'read',
     summary: 'One message with its status, its recipients and events',
-    description: '`recipients`: each distinct recipient (to, cc and bcc) with its own status, attempts and last event time. ' +
-      'The message `status` is `delivered` when every recipient was delivered, else the most advanced status of the recipients that ' +
-      'were not, in the order bounced, complained, failed, deferred, then `sending` when some were delivered and the rest have ' +
-      'no outcome yet. ' +
+    description: '`recipients`: each distinct recipient of the request (to, cc and bcc, then those skipped as suppressed, status ' +
+      '`suppressed` with the list\'s `reason`) with its own status, attempts and last event time. ' +
+      'The message `status` follows from its recipients: `deferred` while one is deferred; else, while some have no outcome yet, ' +
+      '`sending` when another has one, else `queued` (or `scheduled`); else the first of bounced, complained, failed, delivered that ' +
+      'a recipient has (suppressed ones never set it). `delivered_count` counts complained recipients as delivered. ' +
       '`next_attempt_at` and `stuck`: as in GET /v1/messages. ' +
       `\`events\` are webhook envelopes, oldest first (the most recent ${MESSAGE_EVENTS_INLINE}; ` +
       'GET /v1/events?message_id= pages through all).',

@@ -33,6 +33,7 @@ const COMMON_ERRORS = {
   },
   409: { description: 'conflict: a request with the same Idempotency-Key is still in flight', schema: ErrorBody },
   413: { description: 'payload_too_large: the body is over 10 MB', schema: ErrorBody },
+  423: { description: 'stream_paused: the reputation guard paused sending on the stream (docs/reputation.md)', schema: ErrorBody },
   422: {
     description: 'recipient_suppressed (every recipient suppressed), idempotency_key_reused (same key, different body), ' +
       'unprocessable (template_id unknown)',

@@ -6,6 +6,7 @@ import { domainHealthRoutes } from './domain_health_v1.ts'
 import { domainDmarcRoutes } from './domain_dmarc_v1.ts'
 import { webhookRoutes } from './webhooks_v1.ts'
 import { templateRoutes } from './templates_v1.ts'
+import { streamRoutes } from './streams_v1.ts'
 import { billingRoutes } from './billing_v1.ts'
 import { suppressionRoutes } from './suppressions_v1.ts'
 import { inboundRouteRoutes } from './inbound_routes_v1.ts'
@@ -15,6 +16,7 @@ import { messageReadRoutes } from './messages_read_v1.ts'
 import { messageContentRoutes } from './message_content_v1.ts'
 import { eventRoutes } from './events_v1.ts'
 import { statsRoutes } from './stats_v1.ts'
+import { reputationRoutes } from './reputation_v1.ts'
 import { webhookDeliveryRoutes } from './webhook_deliveries_v1.ts'
 import { webhookRecoveryRoutes } from './webhook_recovery_v1.ts'
 import { messageSendRoutes } from './messages_v1.ts'
@@ -26,6 +28,8 @@ import { operatorEgressLimitRoutes } from './operator_egress_limits_v1.ts'
 import { operatorLaneRoutes } from './operator_lanes_v1.ts'
 import { operatorOrganizationRoutes } from './operator_orgs_v1.ts'
 import { operatorQueueRoutes } from './operator_queues_v1.ts'
+import { auditLogRoutes } from './audit_log_v1.ts'
+import { privacyRoutes } from './privacy_v1.ts'
 
 /** Every endpoint the gateway serves; the OpenAPI document is generated from this same list. */
 export const ROUTES: readonly RouteDef[] = [
@@ -36,6 +40,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...domainDmarcRoutes,
   ...webhookRoutes,
   ...templateRoutes,
+  ...streamRoutes,
   ...billingRoutes,
   ...suppressionRoutes,
   ...inboundRouteRoutes,
@@ -45,6 +50,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...messageContentRoutes,
   ...eventRoutes,
   ...statsRoutes,
+  ...reputationRoutes,
   ...webhookDeliveryRoutes,
   ...webhookRecoveryRoutes,
   ...messageSendRoutes,
@@ -55,5 +61,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...operatorEgressLimitRoutes,
   ...operatorLaneRoutes,
   ...operatorOrganizationRoutes,
-  ...operatorQueueRoutes
+  ...operatorQueueRoutes,
+  ...auditLogRoutes,
+  ...privacyRoutes
 ]

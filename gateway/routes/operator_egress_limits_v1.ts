@@ -26,6 +26,7 @@ export const operatorEgressLimitRoutes = [
   operatorRoute<{ limits: Record<string, LimitOverride> }>({
     method: 'put',
     path: '/v1/operator/egress/limits',
+    audit: { action: 'egress.limits_set', fields: ['limits'] },
     permission: 'operator',
     summary: 'Replace the limit overrides (idempotent; `{}` removes them all)',
     tag: TAG,
@@ -38,7 +39,6 @@ export const operatorEgressLimitRoutes = [
     },
     handler: async (ctx) => {
       const settings = await ctx.deps.cp.egress.putLimits(ctx.body.limits)
-      ctx.deps.security.egressChanged('limits.set', ctx, {})
       return { status: 200, body: { limits: settings.limits ?? {} } }
     }
   }),
@@ -59,6 +59,7 @@ export const operatorEgressLimitRoutes = [
   operatorRoute<{ limits: Record<string, LimitOverride> }>({
     method: 'put',
     path: '/v1/operator/egress/sources/:name/limits',
+    audit: { action: 'egress.source_limits_set', fields: ['limits'] },
     paramPatterns: NAME,
     permission: 'operator',
     summary: 'Replace one source\'s own limit overrides (idempotent; `{}` removes them)',
@@ -75,7 +76,6 @@ export const operatorEgressLimitRoutes = [
     },
     handler: async (ctx) => {
       const source = await ctx.deps.cp.egress.putSourceLimits(ctx.params.name!, ctx.body.limits)
-      ctx.deps.security.egressChanged('limits.set', ctx, { name: source.name })
       return { status: 200, body: { source: source.name, limits: source.limits ?? {} } }
     }
   })

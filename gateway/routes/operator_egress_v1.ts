@@ -1,18 +1,19 @@
 import { Type } from 'typebox'
 import {
-  ApiError, EGRESS_NAME_PATTERN, IMPLICIT_DEFAULT_POOL, egressPoolOf, type EgressPoolRecord, type SourceInput
+  ApiError, EGRESS_NAME_PATTERN, IMPLICIT_DEFAULT_POOL, STREAM_ID_PATTERN, egressPoolOf, type EgressPoolRecord, type SourceInput
 } from '../../protocol/mod.ts'
 import { operatorRoute } from '../http/route.ts'
 import { operatorErrorResponses } from '../schemas/control.ts'
 import {
   CreatePoolBody, CreateSourceBody, DomainAssignmentView, OrgAssignmentView, PatchSourceBody, PoolAssignmentBody, PoolView,
-  PutPoolBody, RemovedSource, SourceView
+  PutPoolBody, RemovedSource, SourceView, StreamAssignmentView
 } from '../schemas/egress.ts'
 
 /**
  * The operator's egress API: sources (local addresses and their EHLO names), pools of them, and which pool an
- * organisation or one of its domains sends from (limit overrides: operator_egress_limits_v1.ts). Only operator keys reach it. Every
- * write goes through `cp.egress` (stores/control_plane/egress_config.ts), which the CLI calls too.
+ * organisation, one of its domains or one of its broadcast streams sends from (limit overrides:
+ * operator_egress_limits_v1.ts). Only operator keys reach it. Every write goes through `cp.egress`
+ * (stores/control_plane/egress_config.ts), which the CLI calls too.
  */
 
 const TAG = 'Operator'
@@ -40,6 +41,7 @@ export const operatorEgressRoutes = [
   operatorRoute<SourceInput & { name: string }>({
     method: 'post',
     path: '/v1/operator/egress/sources',
+    audit: { action: 'egress.source_created', fields: ['address', 'ehlo', 'warmup'], target: ({ body }) => body.name },
     permission: 'operator',
     summary: 'Add a source: an address this host owns and the host name its reverse DNS gives',
     description: 'A `warmup` object starts a warm-up at `started_at` (default now), by `steps` or the built-in curve.',
@@ -54,7 +56,6 @@ export const operatorEgressRoutes = [
     },
     handler: async (ctx) => {
       const source = await ctx.deps.cp.egress.addSource(ctx.body)
-      ctx.deps.security.egressChanged('source.created', ctx, { name: source.name })
       return { status: 201, body: source }
     }
   }),
@@ -75,6 +76,7 @@ export const operatorEgressRoutes = [
   operatorRoute<SourceInput>({
     method: 'patch',
     path: '/v1/operator/egress/sources/:name',
+    audit: { action: 'egress.source_updated', fields: ['address', 'ehlo', 'warmup'] },
     paramPatterns: NAME,
     permission: 'operator',
     summary: 'Change a source\'s address, EHLO name or warm-up (`warmup: null` ends it)',
@@ -86,13 +88,13 @@ export const operatorEgressRoutes = [
     },
     handler: async (ctx) => {
       const source = await ctx.deps.cp.egress.changeSource(ctx.params.name!, ctx.body)
-      ctx.deps.security.egressChanged('source.updated', ctx, { name: source.name })
       return { status: 200, body: source }
     }
   }),
   operatorRoute({
     method: 'del',
     path: '/v1/operator/egress/sources/:name',
+    audit: { action: 'egress.source_deleted' },
     paramPatterns: NAME,
     permission: 'operator',
     summary: 'Delete a source, taking it out of every pool first',
@@ -105,7 +107,6 @@ export const operatorEgressRoutes = [
     },
     handler: async (ctx) => {
       const removed = await ctx.deps.cp.egress.removeSource(ctx.params.name!)
-      ctx.deps.security.egressChanged('source.deleted', ctx, { name: removed.name })
       return { status: 200, body: removed }
     }
   }),
@@ -123,6 +124,7 @@ export const operatorEgressRoutes = [
   operatorRoute<{ name: string, sources: Array<{ source: string, weight?: number }> }>({
     method: 'post',
     path: '/v1/operator/egress/pools',
+    audit: { action: 'egress.pool_set', fields: ['sources'], target: ({ body }) => body.name },
     permission: 'operator',
     summary: 'Create a pool of sources with weights (1 to 100, default 100)',
     tag: TAG,
@@ -141,7 +143,6 @@ export const operatorEgressRoutes = [
         throw new ApiError('conflict', `A pool named ${body.name} exists already; PUT /v1/operator/egress/pools/${body.name} replaces it.`)
       }
       const pool = await deps.cp.egress.putPool(body.name, body.sources)
-      deps.security.egressChanged('pool.set', ctx, { name: pool.name })
       return { status: 201, body: poolView(pool) }
     }
   }),
@@ -162,6 +163,7 @@ export const operatorEgressRoutes = [
   operatorRoute<{ sources: Array<{ source: string, weight?: number }> }>({
     method: 'put',
     path: '/v1/operator/egress/pools/:name',
+    audit: { action: 'egress.pool_set', fields: ['sources'] },
     paramPatterns: NAME,
     permission: 'operator',
     summary: 'Create or replace a pool\'s sources (idempotent); applies to mail from its next attempt',
@@ -176,13 +178,13 @@ export const operatorEgressRoutes = [
     },
     handler: async (ctx) => {
       const pool = await ctx.deps.cp.egress.putPool(ctx.params.name!, ctx.body.sources)
-      ctx.deps.security.egressChanged('pool.set', ctx, { name: pool.name })
       return { status: 200, body: poolView(pool) }
     }
   }),
   operatorRoute({
     method: 'del',
     path: '/v1/operator/egress/pools/:name',
+    audit: { action: 'egress.pool_deleted' },
     paramPatterns: NAME,
     permission: 'operator',
     summary: 'Delete a pool nobody is assigned to; deleting default forgets its sources (the host\'s own address again)',
@@ -191,18 +193,18 @@ export const operatorEgressRoutes = [
       204: { description: 'Deleted' },
       ...operatorErrorResponses({
         not_found: NO_POOL,
-        egress_pool_in_use: 'Organisations or domains are assigned to it (`details` names up to 20 of each, with the counts)'
+        egress_pool_in_use: 'Organisations, domains or streams are assigned to it (`details` names up to 20 of each, with the counts)'
       })
     },
     handler: async (ctx) => {
       await ctx.deps.cp.egress.removePool(ctx.params.name!)
-      ctx.deps.security.egressChanged('pool.deleted', ctx, { name: ctx.params.name! })
       return { status: 204 }
     }
   }),
   operatorRoute<{ pool: string | null }>({
     method: 'put',
     path: '/v1/operator/organizations/:id/egress-pool',
+    audit: { action: 'organization.egress_pool_set', fields: ['pool'] },
     idPrefix: 'org',
     permission: 'operator',
     summary: 'Assign the pool an organisation\'s mail leaves from (null: default)',
@@ -217,13 +219,13 @@ export const operatorEgressRoutes = [
     handler: async (ctx) => {
       const { deps, params, body } = ctx
       const org = await deps.cp.egress.assignOrg(params.id!, body.pool)
-      deps.security.egressChanged('organization.pool_assigned', ctx, { org_id: org.id, pool: org.egress_pool ?? null })
       return { status: 200, body: { organization_id: org.id, egress_pool: org.egress_pool ?? 'default' } }
     }
   }),
   operatorRoute<{ pool: string | null }>({
     method: 'put',
     path: '/v1/operator/organizations/:id/domains/:domain_id/egress-pool',
+    audit: { action: 'domain.egress_pool_set', fields: ['pool'] },
     idPrefix: 'org',
     paramPatterns: { domain_id: '^dom_[0-9a-z]{26}$' },
     permission: 'operator',
@@ -241,8 +243,6 @@ export const operatorEgressRoutes = [
     handler: async (ctx) => {
       const { deps, params, body } = ctx
       const domain = await deps.cp.egress.assignDomain(params.id!, params.domain_id!, body.pool)
-      const target = { org_id: domain.org_id, domain_id: domain.id, pool: domain.egress_pool ?? null }
-      deps.security.egressChanged('domain.pool_assigned', ctx, target)
       const org = deps.cp.orgs.get(params.id!)!
       return {
         status: 200,
@@ -253,6 +253,32 @@ export const operatorEgressRoutes = [
           effective_pool: egressPoolOf(org, domain)
         }
       }
+    }
+  }),
+  operatorRoute<{ pool: string | null }>({
+    method: 'put',
+    path: '/v1/operator/organizations/:id/streams/:stream/egress-pool',
+    audit: { action: 'stream.egress_pool_set', fields: ['pool'], target: ({ params }) => params.stream },
+    idPrefix: 'org',
+    paramPatterns: { stream: STREAM_ID_PATTERN },
+    permission: 'operator',
+    summary: 'Assign a broadcast stream its own pool over its domains\' and organisation\'s (null: theirs apply)',
+    description: 'Mail on the stream leaves from this pool from its next attempt, mail queued before included; the stream\'s ' +
+      'deletion removes the assignment. The organisation\'s own keys cannot set it.',
+    tag: TAG,
+    body: PoolAssignmentBody,
+    responses: {
+      200: { description: 'The assignment', schema: StreamAssignmentView },
+      ...operatorErrorResponses({
+        validation_error: 'pool not a name or null',
+        not_found: 'No such organisation, or the stream is not one of its broadcast streams',
+        unprocessable: 'No such pool, or the stream is transactional (assign the organisation or domain instead)'
+      })
+    },
+    handler: async (ctx) => {
+      const { deps, params, body } = ctx
+      const stream = await deps.cp.egress.assignStream(params.id!, params.stream!, body.pool)
+      return { status: 200, body: { organization_id: stream.org_id, stream: stream.id, egress_pool: stream.egress_pool ?? null } }
     }
   })
 ]

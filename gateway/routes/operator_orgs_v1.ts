@@ -57,6 +57,7 @@ export const operatorOrganizationRoutes = [
   operatorRoute<{ plan: PlanName, rate_limit_per_minute?: number }>({
     method: 'put',
     path: '/v1/operator/organizations/:id/plan',
+    audit: { action: 'organization.plan_set', fields: ['plan', 'rate_limit_per_minute'] },
     idPrefix: 'org',
     permission: 'operator',
     summary: 'Set the organisation\'s plan (and an enterprise plan\'s own per-key limit); it applies from the next request',
@@ -74,13 +75,13 @@ export const operatorOrganizationRoutes = [
     handler: async (ctx) => {
       const { deps, params, body } = ctx
       const org = await deps.cp.organizations.setPlan(params.id!, body)
-      deps.security.organizationChanged('plan_set', ctx, { org_id: org.id, plan: org.plan })
       return { status: 200, body: orgDetail(deps.cp, deps.config, org) }
     }
   }),
   operatorRoute({
     method: 'post',
     path: '/v1/operator/organizations/:id/suspend',
+    audit: { action: 'organization.suspended' },
     idPrefix: 'org',
     permission: 'operator',
     summary: 'Suspend an organisation: every key of it is refused until it is resumed; mail already queued is delivered',
@@ -92,13 +93,13 @@ export const operatorOrganizationRoutes = [
     },
     handler: async (ctx) => {
       const org = await ctx.deps.cp.organizations.suspend(ctx.params.id!)
-      ctx.deps.security.organizationChanged('suspended', ctx, { org_id: org.id })
       return { status: 200, body: orgDetail(ctx.deps.cp, ctx.deps.config, org) }
     }
   }),
   operatorRoute({
     method: 'post',
     path: '/v1/operator/organizations/:id/resume',
+    audit: { action: 'organization.resumed' },
     idPrefix: 'org',
     permission: 'operator',
     summary: 'Resume a suspended organisation: its keys work again from the next request',
@@ -108,13 +109,16 @@ export const operatorOrganizationRoutes = [
     },
     handler: async (ctx) => {
       const org = await ctx.deps.cp.organizations.resume(ctx.params.id!)
-      ctx.deps.security.organizationChanged('resumed', ctx, { org_id: org.id })
       return { status: 200, body: orgDetail(ctx.deps.cp, ctx.deps.config, org) }
     }
   }),
   operatorRoute({
     method: 'post',
     path: '/v1/operator/organizations/:id/reset-admin-key',
+    audit: {
+      action: 'organization.admin_key_reset',
+      detail: ({ reply }) => ({ api_key_id: reply.api_key_id, revoked_api_key_ids: reply.revoked })
+    },
     idPrefix: 'org',
     permission: 'operator',
     summary: 'Give the organisation a new admin key, shown only here, and revoke every key that held admin',
@@ -125,15 +129,13 @@ export const operatorOrganizationRoutes = [
     },
     handler: async (ctx) => {
       const reset = await resetAdminKey(ctx.deps.cp, ctx.params.id!)
-      ctx.deps.security.organizationChanged('admin_key_reset', ctx, {
-        org_id: reset.organization_id, api_key_id: reset.api_key_id, revoked_api_key_ids: reset.revoked
-      })
       return { status: 201, body: reset }
     }
   }),
   operatorRoute({
     method: 'del',
     path: '/v1/operator/organizations/:id',
+    audit: { action: 'organization.deleted' },
     idPrefix: 'org',
     permission: 'operator',
     summary: 'Delete an organisation with its keys, domains, webhooks, inbound routes, templates and suppressions',
@@ -143,7 +145,6 @@ export const operatorOrganizationRoutes = [
     responses: { 200: { description: 'What was deleted', schema: DeletedOrganization }, ...operatorErrorResponses({ not_found: NO_ORG }) },
     handler: async (ctx) => {
       const deleted = await deleteOrganization(ctx.deps.cp, ctx.params.id!)
-      ctx.deps.security.organizationChanged('deleted', ctx, { org_id: deleted.organization_id })
       return { status: 200, body: deleted }
     }
   })

@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { ApiError } from '../../protocol/mod.ts'
 import { STATS_COUNTERS, STATS_MAX_RANGE_MS, type StatsInterval } from '../../stores/read_model/mod.ts'
 import { route } from '../http/route.ts'
-import { readModel, fromStore, ErrorDoc, TagQuery, tagParam } from '../http/read_model.ts'
+import { readModel, fromStore, ErrorDoc, StreamQuery, TagQuery, streamParam, tagParam } from '../http/read_model.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 
 const DEFAULT_RANGE_MS = 7 * 24 * 3600_000 // 7 days
@@ -14,7 +14,8 @@ const StatsQuery = Type.Object({
     description: 'also return `series` per hour or UTC day'
   })),
   ...EnvironmentQuery,
-  ...TagQuery
+  ...TagQuery,
+  ...StreamQuery
 })
 
 const Counts = Type.Object(Object.fromEntries(STATS_COUNTERS.map((c) => [c, Type.Integer({ minimum: 0 })])))
@@ -41,13 +42,17 @@ export const statsRoutes = [
     permission: 'read',
     summary: 'Counts of messages sent and of each event type over a time range',
     description: 'Counters are kept per UTC hour: every hour that overlaps [from, to) is counted whole. ' +
-      '`sent` is messages accepted for delivery. `environment` is `live` (default) or `test` (sandbox traffic, counted apart). ' +
-      '`tag` counts only messages sent with that tag and their events. Default range: the last 7 days; at most 90 days.',
+      '`sent` is messages handed to delivery: a message sent at once in the hour it was accepted, a scheduled one in the hour ' +
+      'the engine took it up (not while it waits, never when canceled). ' +
+      '`environment` is `live` (default) or `test` (sandbox traffic, counted apart). ' +
+      '`tag` counts only messages sent with that tag and their events; `stream` (not with `tag`) only those of one message stream. ' +
+      'Default range: the last 7 days; at most 90 days.',
     tag: 'Statistics',
     query: StatsQuery,
     responses: {
       200: { description: 'Counts over the range', schema: StatsResponse },
-      400: ErrorDoc('`from`/`to` not ISO 8601, `from` not before `to`, a range over 90 days, a bad `interval` or `tag`')
+      400: ErrorDoc('`from`/`to` not ISO 8601, `from` not before `to`, a range over 90 days, a bad `interval`, `tag` or `stream`, ' +
+        'or both `tag` and `stream`')
     },
     handler: async ({ deps, auth, query }) => {
       const toMs = parseDate(query, 'to') ?? Date.now()
@@ -57,8 +62,13 @@ export const statsRoutes = [
         throw ApiError.validation([{ field: 'from', message: 'the range from..to may not exceed 90 days' }])
       }
       const interval = (query.get('interval') ?? undefined) as StatsInterval | undefined
+      const { tag } = tagParam(query)
+      const { stream } = streamParam(query)
+      if (tag !== undefined && stream !== undefined) {
+        throw ApiError.validation([{ field: 'stream', message: 'cannot be combined with tag' }])
+      }
       const result = await fromStore(
-        readModel(deps).stats(auth.org.id, fromMs, toMs, interval, environmentFilter(query), tagParam(query).tag)
+        readModel(deps).stats(auth.org.id, fromMs, toMs, interval, environmentFilter(query), tag, stream)
       )
       return {
         status: 200,

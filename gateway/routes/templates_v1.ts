@@ -36,6 +36,7 @@ export const templateRoutes = [
   route<{ name: string, subject: string, html: string, text?: string }>({
     method: 'post',
     path: '/v1/templates',
+    audit: { action: 'template.created', fields: ['name'], detail: ({ body }) => ({ fields: Object.keys(body) }) },
     permission: 'manage',
     summary: 'Create a template with {{var}} placeholders',
     tag: TAG,
@@ -83,6 +84,7 @@ export const templateRoutes = [
   route<TemplateFields>({
     method: 'patch',
     path: '/v1/templates/:id',
+    audit: { action: 'template.updated', fields: ['name'], detail: ({ body }) => ({ fields: Object.keys(body) }) },
     idPrefix: 'tpl',
     permission: 'manage',
     summary: 'Change some fields of a template',
@@ -103,6 +105,7 @@ export const templateRoutes = [
   route({
     method: 'del',
     path: '/v1/templates/:id',
+    audit: { action: 'template.deleted' },
     idPrefix: 'tpl',
     permission: 'manage',
     summary: 'Delete a template',

@@ -92,7 +92,14 @@ function unsubscribedPage (email: string): string {
 const tokenParam = 'Signed token from the message; a forged, altered or (open and click) expired one is 404 `not_found`. ' +
   'Metered per client address (`OB_TRACKING_RATE_LIMIT`, 429 `rate_limited` with `Retry-After` over it). Answered only on the ' +
   'host of OB_PUBLIC_URL (or an address) and on the verified tracking host of the link\'s organisation; any other `Host` is 421 ' +
-  '`misdirected_request`.'
+  '`misdirected_request`. Query parameters other than the token are ignored: mail clients, link scanners and campaign tools ' +
+  'append their own (`utm_source`, `fbclid`), and the link must keep working.'
+
+/** What the body of an unsubscribe POST holds: the page's button, or RFC 8058's one-click field (not checked: see the handler). */
+const OneClickForm = Type.Object({
+  'List-Unsubscribe': Type.Optional(Type.Literal('One-Click', { description: 'RFC 8058 one-click, as mailbox providers send it' })),
+  confirm: Type.Optional(Type.Literal('page', { description: 'The confirmation page\'s button' }))
+})
 
 export const trackingRoutes = [
   route({
@@ -124,6 +131,7 @@ export const trackingRoutes = [
     path: '/t/o/:token',
     permission: null,
     unmetered: true,
+    ignoreUnknownQuery: true,
     summary: 'Open-tracking pixel',
     description: `Answers a 1×1 transparent GIF and records an \`opened\` event. ${tokenParam}`,
     tag: 'Tracking',
@@ -145,6 +153,7 @@ export const trackingRoutes = [
     path: '/t/c/:token',
     permission: null,
     unmetered: true,
+    ignoreUnknownQuery: true,
     summary: 'Click-tracking redirect',
     description: `Redirects (302) to the original URL and records a \`clicked\` event. ${tokenParam}`,
     tag: 'Tracking',
@@ -165,6 +174,7 @@ export const trackingRoutes = [
     path: '/t/u/:token',
     permission: null,
     unmetered: true,
+    ignoreUnknownQuery: true,
     summary: 'Unsubscribe link: a confirmation page',
     description: 'Answers a page asking to confirm, with a button that POSTs to the same URL; opening the link (as mail scanners ' +
       `do) unsubscribes nobody and records nothing. ${tokenParam}`,
@@ -185,11 +195,16 @@ export const trackingRoutes = [
     path: '/t/u/:token',
     permission: null,
     unmetered: true,
+    ignoreUnknownQuery: true,
     summary: 'Unsubscribe: the confirmation page\'s button, or the RFC 8058 one-click POST',
     description: 'Suppresses the recipient for the sending organisation. The confirmation page\'s button (form field `confirm=page`) ' +
       'records `unsubscribed` with method `link` and answers a page saying so; any other POST, as mailbox providers send ' +
       `\`List-Unsubscribe=One-Click\` (form-encoded or multipart), records method \`one-click\` and answers an empty 200. ${tokenParam}`,
     tag: 'Tracking',
+    bodyDoc: {
+      'application/x-www-form-urlencoded': OneClickForm,
+      'multipart/form-data': OneClickForm
+    },
     responses: {
       200: { description: 'Unsubscribed: a text/html page for the page\'s button, else an empty body' },
       404: { description: 'not_found' },

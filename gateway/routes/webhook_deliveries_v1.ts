@@ -19,7 +19,15 @@ const Attempt = Type.Object({
   status_code: Type.Union([Type.Integer(), Type.Null()]),
   duration_ms: Type.Integer(),
   error: Type.Union([Type.String(), Type.Null()]),
-  at: Type.String()
+  at: Type.String(),
+  test: Type.Boolean({ description: 'A test event (`POST /v1/webhooks/{id}/test`): not stored as an event, so it cannot be replayed' }),
+  request_body: Type.Union([Type.String(), Type.Null()], {
+    description: 'The first 2,048 characters of the body sent, for an attempt that did not succeed and for a test event; ' +
+      'null for a successful attempt (its body is the event, `GET /v1/events/{id}`)'
+  }),
+  response_body: Type.Union([Type.String(), Type.Null()], {
+    description: 'The first 1,024 bytes of the response body (as UTF-8); null when no response came'
+  })
 })
 
 const ErrorDoc = (description: string): { description: string } => ({ description })
@@ -46,7 +54,7 @@ export const webhookDeliveryRoutes = [
       const webhook = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
       const type = body.type === 'inbound' ? 'inbound.received' : body.type
       try {
-        const eventId = await deps.webhookJobs.enqueueTest(webhook, type)
+        const eventId = await deps.webhookJobs.enqueueTest(webhook, type, Date.now(), auth.key.environment)
         return { status: 202, body: { event_id: eventId } }
       } catch (err) {
         throw new ApiError('service_unavailable', 'The test event could not be queued; try again.', { cause: err })
@@ -59,7 +67,8 @@ export const webhookDeliveryRoutes = [
     idPrefix: 'wh',
     permission: 'manage',
     summary: 'Delivery attempts of this webhook, newest first',
-    description: 'The last 1000 attempts, kept 30 days after the most recent one.',
+    description: 'The last 1000 attempts, kept 30 days after the most recent one. Each keeps the start of what the receiver ' +
+      'answered and, when it did not succeed (or was a test event), the start of what was sent.',
     tag: 'Webhooks',
     query: PageQuery,
     responses: {

@@ -4,7 +4,6 @@ import { route } from '../http/route.ts'
 import { ownedRecord } from '../http/access.ts'
 import { idempotent } from '../idempotency/mod.ts'
 import { FORBIDDEN_OTHER_ORG, errorResponses } from '../schemas/control.ts'
-import { actorOf } from '../security_log.ts'
 import { MAX_GRACE_PERIOD_MINUTES, recoverEvents, replayEvent, rotateWebhookSecret } from '../control/webhook_recovery.ts'
 
 const TAG = 'Webhooks'
@@ -40,6 +39,11 @@ export const webhookRecoveryRoutes = [
   route<{ grace_period_minutes: number }>({
     method: 'post',
     path: '/v1/webhooks/:id/rotate-secret',
+    audit: {
+      action: 'webhook.secret_rotated',
+      fields: ['grace_period_minutes'],
+      detail: ({ reply }) => ({ previous_secret_expires_at: reply.previous_secret_expires_at })
+    },
     idPrefix: 'wh',
     permission: 'manage',
     summary: 'Replace the signing secret; the previous one keeps signing during a grace period',
@@ -63,7 +67,6 @@ export const webhookRecoveryRoutes = [
       const w = ownedRecord(deps.cp.webhooks, auth.org.id, params.id!, 'webhook')
       return await idempotent(ctx, `/v1/webhooks/${w.id}/rotate-secret`, async () => {
         const { webhook, expiresAt } = await rotateWebhookSecret(deps, w, body.grace_period_minutes)
-        deps.security.change('webhook.secret_rotated', actorOf(ctx), { webhook_id: w.id, expires_at: expiresAt })
         return { status: 200, body: { secret: webhook.secret, previous_secret_expires_at: expiresAt } }
       })
     }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ERRORS, type ErrorCode } from '../../protocol/mod.ts'
+import { ERRORS, WebhookFilters, type ErrorCode } from '../../protocol/mod.ts'
 import type { ResponseDoc } from '../http/route.ts'
 
 /** Response records of the control-plane endpoints (what users see, never what is stored). */
@@ -63,7 +63,8 @@ export const ApiKeyView = Type.Object({
   created_at: Timestamp,
   revoked_at: Type.Optional(Timestamp),
   expires_at: Type.Optional(Timestamp),
-  replaced_by: Type.Optional(Type.String())
+  replaced_by: Type.Optional(Type.String()),
+  default_stream: Type.Optional(Type.String({ description: 'The message stream of its sends that name none' }))
 })
 
 export const CreatedApiKey = Type.Object({
@@ -74,7 +75,8 @@ export const CreatedApiKey = Type.Object({
   environment: Environment,
   key: Type.String({ description: 'The full key value; shown only in this response' }),
   prefix: Type.String(),
-  created_at: Timestamp
+  created_at: Timestamp,
+  default_stream: Type.Optional(Type.String({ description: 'The message stream of its sends that name none' }))
 })
 
 export const RotatedApiKey = Type.Object({
@@ -166,6 +168,7 @@ export const WebhookView = Type.Object({
   id: Type.String(),
   url: Type.String(),
   events: Type.Array(Type.String()),
+  filters: WebhookFilters,
   status: WebhookStatus,
   created_at: Timestamp,
   updated_at: Timestamp
@@ -175,6 +178,7 @@ export const CreatedWebhook = Type.Object({
   id: Type.String(),
   url: Type.String(),
   events: Type.Array(Type.String()),
+  filters: WebhookFilters,
   secret: Type.String({ description: 'whsec_…; shown only in this response' }),
   status: WebhookStatus,
   created_at: Timestamp,
@@ -207,7 +211,13 @@ export const SuppressionView = Type.Object({
   email: Type.String(),
   reason: Type.Enum(['hard_bounce', 'complaint', 'unsubscribe', 'manual']),
   message_id: Type.Optional(Type.String()),
-  created_at: Timestamp
+  created_at: Timestamp,
+  expires_at: Type.Optional(Type.String({
+    format: 'date-time', description: 'After this instant the entry no longer suppresses (manual entries only)'
+  })),
+  stream: Type.Optional(Type.String({
+    description: 'The broadcast stream the entry suppresses alone (an unsubscribe or complaint of its mail); absent: every stream'
+  }))
 })
 
 export const BillingView = Type.Object({

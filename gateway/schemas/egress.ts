@@ -118,6 +118,14 @@ export const DomainAssignmentView = Type.Object({
   effective_pool: Type.String({ description: 'The pool its mail leaves from: its own, else its organisation\'s, else default' })
 })
 
+export const StreamAssignmentView = Type.Object({
+  organization_id: Type.String(),
+  stream: Type.String({ description: 'The broadcast stream\'s id' }),
+  egress_pool: Type.Union([Type.String(), Type.Null()], {
+    description: 'The stream\'s own pool, or null: its domain\'s (else its organisation\'s) applies'
+  })
+})
+
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()])
 
 export const LaneView = Type.Object({

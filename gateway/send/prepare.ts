@@ -1,6 +1,7 @@
 import {
-  ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, QUEUED_FORMAT_VERSION, addressDomain, bareAddress, isReservedHeader, newId,
-  spoofedDisplayAddress, type FieldError, type QueuedMessage, type SendRequest, uniqueTags, queuedHosts
+  ApiError, MAX_RECIPIENTS, MAX_SCHEDULE_AHEAD_MS, QUEUED_FORMAT_VERSION, addressDomain, bareAddress, isReservedHeader, missingVariables,
+  newId, spoofedDisplayAddress, streamPausedError, TRANSACTIONAL_STREAM, type FieldError, type QueuedMessage, type SendRequest, uniqueTags,
+  queuedHosts
 } from '../../protocol/mod.ts'
 import { type ControlPlane } from '../../stores/control_plane/mod.ts'
 import type { AuthContext } from '../auth.ts'
@@ -91,6 +92,9 @@ export function prepareMessage (
     }
     if (req.subject === undefined) problems.field(prefix + 'subject', 'is required unless template_id is given')
     if (req.variables !== undefined) problems.field(prefix + 'variables', 'is only allowed together with template_id')
+    if (req.allow_missing_variables !== undefined) {
+      problems.field(prefix + 'allow_missing_variables', 'is only allowed together with template_id')
+    }
   }
   const contentIds = new Set<string>()
   for (const [i, a] of (req.attachments ?? []).entries()) {
@@ -126,6 +130,20 @@ export function prepareMessage (
     return undefined
   }
   const orgId = auth.org.id
+  const stream = req.stream ?? auth.key.default_stream ?? TRANSACTIONAL_STREAM
+  if (!cp.streams.exists(orgId, stream)) {
+    problems.refuse(new ApiError('stream_not_found', `The organisation has no message stream ${stream}; create it with POST /v1/streams.`, {
+      field: prefix + 'stream', details: { stream }
+    }))
+    return undefined
+  }
+  // A paused stream refuses live sends (docs/reputation.md): a look-up in the mirrored control plane, no round trip.
+  // Sandbox messages reach nobody and never count, so a pause does not refuse them.
+  const pause = auth.key.environment === 'live' ? cp.pauses.paused(orgId, stream) : undefined
+  if (pause !== undefined) {
+    problems.refuse(streamPausedError(pause))
+    return undefined
+  }
   let subject = req.subject
   let html = req.html
   let text = req.text
@@ -142,17 +160,30 @@ export function prepareMessage (
     subject ??= template.subject
     html = template.html
     text = template.text
+    // A blank where a name should be reaches the recipient and cannot be taken back: refused unless asked for.
+    const missing = req.allow_missing_variables === true ? [] : missingVariables({ subject, html, text }, req.variables)
+    if (missing.length > 0) {
+      problems.refuse(new ApiError('unprocessable', `The template uses variables this send does not give: ${missing.join(', ')}. ` +
+        'Give them in "variables", or send with "allow_missing_variables": true to render them blank.', {
+        field: prefix + 'variables', details: { missing }
+      }))
+      return undefined
+    }
   }
 
   const suppressed: string[] = []
+  const suppressedReasons: string[] = []
   // The sandbox simulates events, not list state: the organisation's list neither blocks nor drops its recipients.
   const checkList = auth.key.environment === 'live'
   const keep = (addrs: string[]): string[] => {
     const out: string[] = []
     for (const a of addrs) {
       const bare = bareAddress(a)
-      if (checkList && cp.isSuppressed(orgId, bare)) suppressed.push(bare)
-      else out.push(a)
+      const reason = checkList ? cp.suppressionReason(orgId, bare, stream) : undefined
+      if (reason !== undefined) {
+        suppressed.push(bare)
+        suppressedReasons.push(reason)
+      } else out.push(a)
     }
     return out
   }
@@ -180,8 +211,10 @@ export function prepareMessage (
     track_opens: req.track_opens ?? true,
     track_clicks: req.track_clicks ?? true,
     suppressed,
+    ...(suppressed.length > 0 ? { suppressed_reasons: suppressedReasons } : {}),
     created_at: createdAt,
-    ...queuedHosts(domain)
+    ...queuedHosts(domain),
+    stream
   }
   if (req.reply_to !== undefined) msg.reply_to = req.reply_to
   if (html !== undefined) msg.html = html

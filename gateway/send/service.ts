@@ -1,4 +1,6 @@
-import { ApiError, outboundSubject, shardOf, type QueuedMessage, type SendRequest, type BatchRequest } from '../../protocol/mod.ts'
+import {
+  ApiError, outboundSubject, shardOf, streamOf, streamPausedError, type QueuedMessage, type SendRequest, type BatchRequest
+} from '../../protocol/mod.ts'
 import { JsPublisher, PayloadTooLargeError, PublishRejectedError, PublishTimeoutError, isJetStreamFull } from '../../stores/clients/mod.ts'
 import type { GatewayDeps } from '../deps.ts'
 import type { Reply, RequestContext } from '../http/route.ts'
@@ -139,9 +141,12 @@ export class SendService {
 
   /**
    * Publishes one message prepared elsewhere (SMTP submission) and records it: resolves once JetStream has it.
-   * Throws the API errors of the HTTP send: `payload_too_large`, `queue_full`, `service_unavailable`.
+   * Throws the API errors of the HTTP send: `stream_paused`, `payload_too_large`, `queue_full`, `service_unavailable`.
    */
   async enqueue (p: PreparedMessage): Promise<void> {
+    // the HTTP send checks this in prepareMessage; a submitted message is built elsewhere, so it is checked here
+    const pause = p.msg.environment === 'live' ? this.deps.cp.pauses.paused(p.msg.org_id, streamOf(p.msg)) : undefined
+    if (pause !== undefined) throw streamPausedError(pause)
     await this.publish(p.msg, this.encode(p.msg))
     this.record(p)
   }

@@ -1,7 +1,7 @@
 import mailsplit from '@zone-eu/mailsplit'
 import libmime from 'libmime'
 import addressparser from 'nodemailer/lib/addressparser/index.js'
-import { MAX_METADATA_PAIRS, MAX_TAGS, bareAddress, isTag, spoofedDisplayAddress } from '../../protocol/mod.ts'
+import { MAX_METADATA_PAIRS, MAX_TAGS, bareAddress, isStreamId, isTag, spoofedDisplayAddress } from '../../protocol/mod.ts'
 import { SmtpReply } from '../../stores/smtp_server/mod.ts'
 
 /** A message whose content is refused as it stands: 554 5.6.0 (RFC 3463: media error), before the 250. */
@@ -18,14 +18,15 @@ const HEADER_END = Buffer.from('\r\n\r\n')
  */
 export const MAX_HEADER_SECTION_OCTETS = 256 * 1024
 const MAX_PARSED_HEADER: Record<string, number> = {
-  from: 2048, to: 64 * 1024, cc: 64 * 1024, subject: 8192, 'x-outbox-metadata': 32 * 1024, 'x-outbox-tags': 2048
+  from: 2048, to: 64 * 1024, cc: 64 * 1024, subject: 8192, 'x-outbox-metadata': 32 * 1024, 'x-outbox-tags': 2048,
+  'x-outbox-stream': 256
 }
 /**
  * Headers read and removed here, the ones the engine writes for each recipient (an application's copy would double
  * them), and Bcc: the blind copies are envelope recipients, and a Bcc header would show them to every recipient
  * (RFC 5322 3.6.3; Resent-Bcc likewise, 3.6.6).
  */
-const REMOVED = ['x-outbox-metadata', 'x-outbox-tags', 'list-unsubscribe', 'list-unsubscribe-post', 'bcc', 'resent-bcc']
+const REMOVED = ['x-outbox-metadata', 'x-outbox-tags', 'x-outbox-stream', 'list-unsubscribe', 'list-unsubscribe-post', 'bcc', 'resent-bcc']
 
 /** What the submitted headers say, for the checks, the events and the read model. */
 export interface SubmittedMessage {
@@ -42,6 +43,8 @@ export interface SubmittedMessage {
   messageId?: string
   metadata: Record<string, string>
   tags: string[]
+  /** The message stream X-Outbox-Stream names; absent: the key's default stream. */
+  stream?: string
 }
 
 /**
@@ -158,6 +161,10 @@ export function readSubmitted (data: Buffer, ids: { messageId: string, date: Dat
   }
   const metadata = parseMetadata(headerValue(h, 'x-outbox-metadata'))
   const tags = parseTags(headerValue(h, 'x-outbox-tags'))
+  const streamHeader = headerValue(h, 'x-outbox-stream')?.trim()
+  if (streamHeader !== undefined && !isStreamId(streamHeader)) {
+    throw contentRefused('X-Outbox-Stream must be a stream id: 1 to 40 lower-case letters, digits and dashes')
+  }
   const given = headerValue(h, 'message-id')
   let changed = false
   for (const name of REMOVED) {
@@ -176,6 +183,7 @@ export function readSubmitted (data: Buffer, ids: { messageId: string, date: Dat
     cc: new Set(addresses(headerValues(h, 'cc'))),
     ...(given !== undefined && given !== '' ? { messageId: given } : {}),
     metadata,
-    tags
+    tags,
+    ...(streamHeader !== undefined ? { stream: streamHeader } : {})
   }
 }

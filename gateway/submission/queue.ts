@@ -88,7 +88,8 @@ export class SubmissionQueue {
       suppressed,
       created_at: createdAt,
       submitted: { raw: mail.mime.toString('latin1') },
-      ...queuedHosts(auth.domain)
+      ...queuedHosts(auth.domain),
+      ...(mail.stream !== undefined ? { stream: mail.stream } : {})
     }
     // The engine delivers only what its schema accepts: refuse here, before the 250, anything it would not.
     if (!isQueuedMessage(msg)) throw new SmtpReply(554, `Message refused: ${queuedMessageProblem(msg)}`, { enhanced: '5.6.0' })
@@ -96,6 +97,8 @@ export class SubmissionQueue {
       await this.send.enqueue({ msg, status: 'queued' })
     } catch (err) {
       const e = ApiError.from(err)
+      // permanent, as the HTTP 423: retrying cannot help until an admin resumes the stream (docs/reputation.md)
+      if (e.code === 'stream_paused') throw new SmtpReply(550, e.message, { enhanced: '5.7.1', cause: err })
       if (e.code === 'payload_too_large') {
         throw new SmtpReply(552, 'Message too large for the message store', { enhanced: '5.3.4', cause: err })
       }

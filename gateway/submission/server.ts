@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream'
 import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server'
 import {
-  ADDRESS_PATTERN, ApiError, MAX_RECIPIENTS, REDIS_KEYS, addressDomain, bareAddress, clientIdentity, isSuspended, newId
+  ADDRESS_PATTERN, ApiError, MAX_RECIPIENTS, REDIS_KEYS, addressDomain, bareAddress, clientIdentity, isSuspended, newId,
+  TRANSACTIONAL_STREAM, isBroadcast
 } from '../../protocol/mod.ts'
 import { authenticate, hasPermission, type AuthContext } from '../auth.ts'
 import type { GatewayDeps } from '../deps.ts'
@@ -104,7 +105,10 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
       if (refusal instanceof ApiError && refusal.code === 'rate_limited') {
         throw new SmtpReply(454, `Too many failed authentications; try again in ${refusal.retryAfter ?? 60} s`, { enhanced: '4.7.0' })
       }
-      throw new SmtpReply(535, 'Authentication credentials invalid: the password must be an API key', { enhanced: '5.7.8' })
+      // The same reason the HTTP API's 401 gives (unknown, malformed, revoked, past its rotation grace).
+      throw new SmtpReply(535, `Authentication credentials invalid: ${ApiError.from(err).message} The password must be an API key.`, {
+        enhanced: '5.7.8'
+      })
     }
     if (!hasPermission(ctx.key, 'send')) throw new SmtpReply(535, 'This API key lacks the "send" permission', { enhanced: '5.7.8' })
     return ctx
@@ -122,7 +126,10 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     if (sender === '' || addressDomain(sender) !== domain.name.toLowerCase()) {
       throw new SmtpReply(553, `The sender must be an address on ${domain.name}, the domain of this API key`, { enhanced: '5.7.1' })
     }
-    if (domain.status !== 'verified') throw new SmtpReply(553, `The domain ${domain.name} is not verified yet`, { enhanced: '5.7.1' })
+    if (domain.status !== 'verified') {
+      throw new SmtpReply(553, `The domain ${domain.name} is not verified yet; publish its DNS records and call ` +
+        `POST /v1/domains/${domain.id}/verify`, { enhanced: '5.7.1' })
+    }
     // The per-key bucket of the HTTP API: each message takes one request's worth.
     const limit = planLimit(auth.org, config.plans.enterpriseRateLimit)
     let d
@@ -149,7 +156,8 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
     if (!ADDRESS.test(rcpt)) {
       throw new SmtpReply(553, 'Recipient address not accepted: it must be addr@domain in ASCII', { enhanced: '5.1.3' })
     }
-    // The sandbox simulates events, not list state: its keys are not held to the suppression list.
+    // The sandbox simulates events, not list state: its keys are not held to the suppression list. The stream is
+    // not known before DATA (X-Outbox-Stream): entries for every stream are refused here, a stream's own in onData.
     if (auth.key.environment === 'live' && cp.isSuppressed(auth.org.id, bareAddress(rcpt))) {
       throw new SmtpReply(550, 'Recipient is on this organisation\'s suppression list', { enhanced: '5.1.1' })
     }
@@ -168,8 +176,19 @@ export function createSubmissionServer (deps: SubmissionDeps, tls: SubmissionTls
       throw new SmtpReply(553, `The From header must be an address on ${auth.domain.name}, the domain of this API key`,
         { enhanced: '5.7.1' })
     }
-    const envelope = [...new Set(session.envelope.rcptTo.map((r) => bareAddress(r.address)))]
-    const r = await queue.queue(auth, envelope, mail, [], id)
+    const streamId = mail.stream ?? auth.key.default_stream ?? TRANSACTIONAL_STREAM
+    if (!cp.streams.exists(auth.org.id, streamId)) {
+      throw new SmtpReply(554, `This organisation has no message stream ${streamId}`, { enhanced: '5.6.0' })
+    }
+    const all = [...new Set(session.envelope.rcptTo.map((r) => bareAddress(r.address)))]
+    const live = auth.key.environment === 'live'
+    const suppressed = live && isBroadcast(streamId) ? all.filter((a) => cp.isSuppressed(auth.org.id, a, streamId)) : []
+    const envelope = suppressed.length === 0 ? all : all.filter((a) => !suppressed.includes(a))
+    if (envelope.length === 0) {
+      throw new SmtpReply(550, `Every recipient is on this organisation's suppression list for the stream ${streamId}`,
+        { enhanced: '5.1.1' })
+    }
+    const r = await queue.queue(auth, envelope, { ...mail, stream: streamId }, suppressed, id)
     deps.metrics.smtpSubmissions.inc()
     return r.duplicate ? `2.0.0 queued as ${r.id} (this Message-ID was already queued; not sent again)` : `2.0.0 queued as ${r.id}`
   }

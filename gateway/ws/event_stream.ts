@@ -86,6 +86,8 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
       const st = ws.getUserData()
       if (st.environment !== env) continue
       if (st.types !== undefined && !st.types.has(e.type)) continue
+      // as `GET /v1/events?stream=` keeps them: by the stream the event names
+      if (st.stream !== undefined && e.data?.stream !== st.stream) continue
       if (!keyStillValid(st, now)) { ws.end(CLOSE_CODES.unauthorized, 'the API key is no longer valid'); continue }
       const org = deps.cp.orgs.get(st.orgId!)
       if (org === undefined || isSuspended(org)) { endForOrg(ws, org); continue }
@@ -204,7 +206,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
     message: (ws, raw) => {
       const st = ws.getUserData()
       if (st.refusing === true) return
-      let msg: { type?: unknown, key?: unknown, types?: unknown, environment?: unknown }
+      let msg: { type?: unknown, key?: unknown, types?: unknown, environment?: unknown, stream?: unknown }
       try {
         msg = JSON.parse(Buffer.from(raw).toString('utf8')) as typeof msg
         if (typeof msg !== 'object' || msg === null) throw new TypeError('not an object')
@@ -218,7 +220,7 @@ export function registerEventStream (app: uWS.TemplatedApp, deps: GatewayDeps): 
         else ws.end(CLOSE_CODES.unauthorized, 'the first message must be {"type":"auth","key":"ob_…"}')
         return
       }
-      if (msg.type === 'filter') send(ws, applyFilter(st, msg.types, msg.environment))
+      if (msg.type === 'filter') send(ws, applyFilter(st, msg, (id) => deps.cp.streams.exists(st.orgId!, id)))
       else send(ws, { type: 'error', code: 'validation_error', field: 'type', message: 'expected "filter"' })
     },
     close: (ws) => {

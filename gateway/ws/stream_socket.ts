@@ -33,6 +33,8 @@ export interface SocketState {
   keyId?: string
   /** Event types to forward; undefined: all. */
   types?: Set<string>
+  /** A message stream's id: only events whose `data.stream` is it are forwarded; undefined: every event. */
+  stream?: string
   /** Live or sandbox events: the socket forwards one environment's (`live` unless asked). */
   environment: Environment
   timer?: NodeJS.Timeout

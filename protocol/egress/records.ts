@@ -98,11 +98,14 @@ export const IMPLICIT_DEFAULT_POOL: Readonly<EgressPoolRecord> = Object.freeze({
 })
 
 /**
- * The pool mail of `domain` leaves from: the domain's own assignment, else its organisation's, else `default`.
- * Resolved at each delivery attempt, so a change applies to mail already queued.
+ * The pool mail of `domain` on `stream` leaves from: the stream's own assignment, else the domain's, else its
+ * organisation's, else `default`. The transactional stream (never stored) and a stream deleted since the mail was
+ * queued have none: pass `{}`. Resolved at each delivery attempt, so a change applies to mail already queued.
  */
-export function egressPoolOf (org: Pick<OrgRecord, 'egress_pool'>, domain: Pick<DomainRecord, 'egress_pool'>): string {
-  return domain.egress_pool ?? org.egress_pool ?? DEFAULT_POOL
+export function egressPoolOf (
+  org: Pick<OrgRecord, 'egress_pool'>, domain: Pick<DomainRecord, 'egress_pool'>, stream: { egress_pool?: string } = {}
+): string {
+  return stream.egress_pool ?? domain.egress_pool ?? org.egress_pool ?? DEFAULT_POOL
 }
 
 /** `default`, a provider Outbox knows (protocol/egress/providers.ts: a typo such as `gmail` is refused), or a site. */

@@ -1,6 +1,6 @@
 import type { RouteDef } from '../../gateway/http/route.ts'
 import { toJsonSchema, openApiPath, httpMethod, type JsonSchema } from './json_schema.ts'
-import { standardErrorStatuses } from './document.ts'
+import { errorCodes } from './error_codes.ts'
 import { MAX_JSON_DEPTH } from '../../gateway/http/json_depth.ts'
 
 /** A schema's type in a few words: `string`, `"a" | "b"`, `array of object`. */
@@ -68,13 +68,19 @@ function endpoint (def: RouteDef): string[] {
       : `\`${def.permission}\` (or \`admin\`); a key of a suspended organisation gets 403 \`organization_suspended\``
   out.push(`Permission: ${permission}`, '')
   if (def.query !== undefined) out.push('Query parameters:', '', ...fieldTable(toJsonSchema(def.query)))
+  if (def.ignoreUnknownQuery === true) out.push('Query parameters it does not name are ignored.', '')
   if (def.body !== undefined) out.push('Request body (`application/json`):', '', ...fieldTable(toJsonSchema(def.body)))
+  if (def.body === undefined && def.bodyDoc === undefined && def.method !== 'get' && def.method !== 'del') {
+    out.push('Request body: none (a body is 400 `validation_error`).', '')
+  }
   out.push('Responses:', '')
   for (const [status, r] of Object.entries(def.responses)) {
     out.push(`- **${status}**: ${r.description}`)
   }
-  const standard = standardErrorStatuses(def).filter((s) => def.responses[s] === undefined)
+  const codes = errorCodes(def)
+  const standard = [...codes.keys()].filter((s) => def.responses[s] === undefined)
   if (standard.length > 0) out.push(`- Errors: ${standard.join(', ')} in the [error format](errors.md)`)
+  out.push(`- Error codes: ${[...codes.values()].flat().map((c) => `\`${c}\``).join(', ')}`)
   out.push('')
   for (const [status, r] of Object.entries(def.responses)) {
     if (r.schema === undefined || Number(status) >= 400) continue
@@ -99,6 +105,19 @@ export function renderApiMarkdown (routes: readonly RouteDef[]): string {
       `${MAX_JSON_DEPTH} levels deep). Every response carries \`X-Request-Id\`; authenticated`,
     'ones carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 also `Retry-After`. Errors use one',
     'format, described in [errors.md](errors.md). The same table produces the OpenAPI 3.1 document [openapi.json](openapi.json).',
+    '',
+    'The API is strict about what it takes:',
+    '',
+    '- A query parameter an endpoint does not list is 400 `validation_error`, with the parameter in `error.field` and',
+    '  `error.details.parameter` and the ones it takes in `error.details.allowed` (a typo such as `?limt=5` is not ignored).',
+    '  The tracking links (`/t/o`, `/t/c`, `/t/u`) are the exception: they ignore what mail clients and campaign tools append.',
+    '- A body field an endpoint does not list is 400 `validation_error` naming it; a POST that takes no body refuses one.',
+    '- A value outside an enum is 400 `validation_error` whose message names the allowed values; the entry of `error.errors`',
+    '  for that field lists them in `allowed`.',
+    '- A method a path does not support is 405 `method_not_allowed` with an `Allow` header listing exactly the methods it',
+    '  supports (`OPTIONS` is not one: it is answered so too).',
+    '- Each operation of the OpenAPI document lists the error codes it can answer, per status; its success bodies list',
+    '  every field they carry (`additionalProperties: false`).',
     '',
     '| method | path | permission | summary |',
     '|---|---|---|---|',

@@ -1,18 +1,32 @@
 import type { RouteDef } from '../../gateway/http/route.ts'
 import { ERRORS } from '../../protocol/mod.ts'
-import { toJsonSchema, openApiPath, pathParams, httpMethod, operationId, type JsonSchema } from './json_schema.ts'
+import { toJsonSchema, openApiPath, pathParams, httpMethod, operationId, closeObjects, type JsonSchema } from './json_schema.ts'
+import { errorCodes, isErrorResponse } from './error_codes.ts'
+import { TAG_DESCRIPTIONS } from './tags.ts'
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' }
+
+/** The Error schema, with `error.code` narrowed to the codes one operation can answer with this status. */
+function errorResponseSchema (codes: readonly string[]): JsonSchema {
+  return {
+    allOf: [
+      ERROR_REF,
+      { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } } } }
+    ]
+  }
+}
 
 /** The error body every failure uses; its codes come from the one error table. */
 export function errorSchema (): JsonSchema {
   return {
     type: 'object',
     required: ['error'],
+    additionalProperties: false,
     properties: {
       error: {
         type: 'object',
         required: ['code', 'message', 'request_id'],
+        additionalProperties: false,
         properties: {
           code: { type: 'string', enum: Object.keys(ERRORS), description: 'Machine-readable code; see docs/errors.md' },
           message: { type: 'string', description: 'Human-readable explanation' },
@@ -22,7 +36,14 @@ export function errorSchema (): JsonSchema {
             type: 'array',
             description: 'Validation errors only: one entry per invalid field',
             items: {
-              type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } }
+              type: 'object',
+              required: ['field', 'message'],
+              additionalProperties: false,
+              properties: {
+                field: { type: 'string' },
+                message: { type: 'string' },
+                allowed: { type: 'array', description: 'A value outside an enum: the values the field allows' }
+              }
             }
           },
           retry_after: { type: 'integer', minimum: 1, description: 'Rate limiting only: seconds until one request is allowed' },
@@ -33,8 +54,8 @@ export function errorSchema (): JsonSchema {
   }
 }
 
-function codesFor (status: number): string {
-  return Object.entries(ERRORS).filter(([, e]) => e.status === status).map(([code]) => `\`${code}\``).join(', ')
+function codesText (codes: readonly string[]): string {
+  return codes.map((code) => `\`${code}\``).join(', ')
 }
 
 const STANDARD_DESCRIPTIONS: Record<number, string> = {
@@ -48,17 +69,6 @@ const STANDARD_DESCRIPTIONS: Record<number, string> = {
   429: 'Rate limit exceeded; wait `Retry-After` seconds',
   500: 'Failure on the service side',
   503: 'Shutting down, NATS/Redis unavailable, or Redis full; retry later'
-}
-
-/** Which standard error statuses a route can answer with, besides the ones it declares itself. */
-export function standardErrorStatuses (def: RouteDef): number[] {
-  const out = new Set<number>([500, 503])
-  if (def.body !== undefined || def.query !== undefined) out.add(400)
-  if (def.body !== undefined) out.add(413)
-  if (pathParams(def.path).length > 0) out.add(404)
-  if (def.permission !== null) { out.add(401); out.add(403); out.add(429) }
-  for (const s of Object.keys(def.responses).map(Number)) if (s >= 400) out.add(s)
-  return [...out].sort((a, b) => a - b)
 }
 
 function responseHeaders (def: RouteDef, status: number): Record<string, unknown> {
@@ -118,20 +128,37 @@ function operation (def: RouteDef): Record<string, unknown> {
   }
   if (parameters.length > 0) op.parameters = parameters
   if (def.body !== undefined) op.requestBody = { required: true, content: { 'application/json': { schema: toJsonSchema(def.body) } } }
+  if (def.bodyDoc !== undefined) {
+    op.requestBody = {
+      required: true,
+      content: Object.fromEntries(Object.entries(def.bodyDoc).map(([type, schema]) => [type, { schema: toJsonSchema(schema) }]))
+    }
+  }
   const responses: Record<string, unknown> = {}
-  const statuses = new Set([...Object.keys(def.responses).map(Number), ...standardErrorStatuses(def)])
+  const codes = errorCodes(def)
+  const statuses = new Set([...Object.keys(def.responses).map(Number), ...codes.keys()])
   for (const status of [...statuses].sort((a, b) => a - b)) {
     const declared = def.responses[status]
     const r: Record<string, unknown> = {}
     if (declared !== undefined) {
       r.description = declared.description
     } else {
-      const codes = codesFor(status)
-      r.description = STANDARD_DESCRIPTIONS[status]! + (codes === '' ? '' : ` (${codes})`)
+      r.description = `${STANDARD_DESCRIPTIONS[status]!} (${codesText(codes.get(status)!)})`
     }
     r.headers = responseHeaders(def, status)
-    if (declared?.schema !== undefined) r.content = { 'application/json': { schema: toJsonSchema(declared.schema) } }
-    else if (status >= 400) r.content = { 'application/json': { schema: ERROR_REF } }
+    if (status >= 400 && isErrorResponse(declared)) {
+      r.content = { 'application/json': { schema: errorResponseSchema(codes.get(status)!) } }
+    } else if (status >= 400 && declared?.schema !== undefined) {
+      // an answer of its own (readiness with its checks), or the error format when the pipeline refused first
+      const own = closeObjects(toJsonSchema(declared.schema))
+      const errors = codes.get(status)
+      r.content = { 'application/json': { schema: errors === undefined ? own : { anyOf: [own, errorResponseSchema(errors)] } } }
+    } else if (declared?.schema !== undefined) {
+      const type = declared.contentType ?? 'application/json'
+      // JSON answers are built by view functions that write exactly the declared fields: an undeclared one is a lie
+      const schema = type === 'application/json' ? closeObjects(toJsonSchema(declared.schema)) : toJsonSchema(declared.schema)
+      r.content = { [type]: { schema } }
+    }
     responses[String(status)] = r
   }
   op.responses = responses
@@ -156,7 +183,7 @@ export function buildOpenApi (routes: readonly RouteDef[], version: string): Rec
         'Generated from the route table by `npm run openapi`.'
     },
     servers: [{ url: 'http://127.0.0.1:8080', description: 'Default OB_HTTP_HOST:OB_HTTP_PORT' }],
-    tags: tags.map((name) => ({ name })),
+    tags: tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? '' })),
     paths,
     components: {
       securitySchemes: {
@@ -169,7 +196,9 @@ export function buildOpenApi (routes: readonly RouteDef[], version: string): Rec
       },
       schemas: { Error: errorSchema() },
       headers: {
-        'X-Request-Id': { description: 'Request identifier; a valid incoming X-Request-Id is echoed', schema: { type: 'string' } },
+        'X-Request-Id': {
+          description: 'Request identifier; a valid incoming X-Request-Id is echoed', required: true, schema: { type: 'string' }
+        },
         'RateLimit-Limit': {
           description: 'Requests per minute allowed for this key (the plan value; 600 for an operator key)', schema: { type: 'integer' }
         },

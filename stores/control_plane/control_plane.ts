@@ -5,7 +5,8 @@ import { DEFAULT_NATS_STORE_MB } from '../../config/mod.ts'
 import { ensureStoreShare } from '../clients/mod.ts'
 import {
   KV_BUCKETS, kvBucketOptions, kvShareBytes, type ApiKeyRecord, type DomainRecord, type OperatorKeyRecord, type OrgRecord,
-  type RouteRecord, type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex
+  type RouteRecord, type StreamRecord, type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex, erasedAddressKey,
+  isBroadcast, installationSecret, EVENTS_MAX_AGE_MS
 } from '../../protocol/mod.ts'
 import { KvMirror } from './kv_mirror.ts'
 import { VerpKeyRing, type VerpKeyRecord } from './verp_keys.ts'
@@ -13,6 +14,9 @@ import { OperatorKeys } from './operator_keys.ts'
 import { EgressConfig, type EgressEntry } from './egress_config.ts'
 import { Organizations } from './organizations.ts'
 import { QueueControls } from './queue_holds.ts'
+import { StreamPauses } from './stream_pauses.ts'
+import { SuppressionList, suppressionKey } from './suppression_list.ts'
+import { MessageStreams } from './message_streams.ts'
 import type { QueueControlRecord } from '../../protocol/mod.ts'
 
 /**
@@ -22,6 +26,7 @@ import type { QueueControlRecord } from '../../protocol/mod.ts'
  */
 /** How many presented key values' digests a process remembers. */
 const PRESENTED_KEY_HASHES = 10_000
+const DAY_MS = 24 * 3600_000
 
 export class ControlPlane {
   private readonly presentedKeyHashes = new Map<string, string>()
@@ -42,15 +47,30 @@ export class ControlPlane {
     readonly settings: KV,
     private readonly verpKeyMirror: KvMirror<VerpKeyRecord>,
     private readonly operatorKeyMirror: KvMirror<OperatorKeyRecord>,
-    private readonly egressMirror: KvMirror<EgressEntry>
+    private readonly egressMirror: KvMirror<EgressEntry>,
+    erasedKey: Buffer,
+    private readonly streamMirror: KvMirror<StreamRecord>
   ) {
     this.verpKeys = new VerpKeyRing(verpKeyMirror)
     this.operatorKeys = new OperatorKeys(operatorKeyMirror)
     this.organizations = new Organizations(orgs)
-    this.egress = new EgressConfig(egressMirror, orgs, domains, this.organizations)
+    this.streams = new MessageStreams(streamMirror)
+    this.egress = new EgressConfig(egressMirror, orgs, domains, this.organizations, this.streams)
     // the holds and orders live in the same bucket under `queue.` keys, which the egress reader never lists
     this.queues = new QueueControls(egressMirror as unknown as KvMirror<QueueControlRecord>)
+    this.suppressionLists = new SuppressionList(suppressions, erasedKey)
+    // paused streams live in the same bucket under `pause.` keys, which neither the egress reader nor the queue controls list
+    this.pauses = new StreamPauses(egressMirror as unknown as KvMirror<unknown>)
   }
+
+  /** Streams paused by the reputation guard (`cp.pauses.paused(org, stream)`), and the one writer of them. */
+  readonly pauses: StreamPauses
+
+  /** Each organisation's broadcast message streams, and the one writer of them (transactional is never stored). */
+  readonly streams: MessageStreams
+
+  /** Each organisation's suppressions in address order, expiry applied (`suppressions` is their mirror). */
+  readonly suppressionLists: SuppressionList
 
   /** The one writer of organisation records: creation, plan, suspension, removal (`orgs` is their mirror, to read). */
   readonly organizations: Organizations
@@ -65,7 +85,11 @@ export class ControlPlane {
   readonly queues: QueueControls
 
   /** `storeBytes`: OB_NATS_STORE_MB in bytes, of which each bucket gets its share (protocol/store_budget.ts). */
-  static async open (nc: NatsConnection, opts: { replicas: number, storeBytes?: number }): Promise<ControlPlane> {
+  /**
+   * `secret`: OB_SECRET when set (else the installation's random one, kept in the settings bucket), from which the key
+   * of erased addresses' hashes is derived once.
+   */
+  static async open (nc: NatsConnection, opts: { replicas: number, storeBytes?: number, secret?: string }): Promise<ControlPlane> {
     const kvm = new Kvm(nc)
     const jsm = await jetstreamManager(nc)
     const storeBytes = opts.storeBytes ?? DEFAULT_NATS_STORE_MB * 1024 * 1024
@@ -75,11 +99,12 @@ export class ControlPlane {
       return kv
     }
     const [
-      orgs, domains, domainNames, apiKeys, webhooks, templates, routes, suppressions, settings, verpKeys, operatorKeys, egress
+      orgs, domains, domainNames, apiKeys, webhooks, templates, routes, suppressions, settings, verpKeys, operatorKeys, egress, streams
     ] = await Promise.all([
       bucket(KV_BUCKETS.orgs), bucket(KV_BUCKETS.domains), bucket(KV_BUCKETS.domainNames), bucket(KV_BUCKETS.apiKeys),
       bucket(KV_BUCKETS.webhooks), bucket(KV_BUCKETS.templates), bucket(KV_BUCKETS.routes), bucket(KV_BUCKETS.suppressions),
-      bucket(KV_BUCKETS.settings), bucket(KV_BUCKETS.verpKeys), bucket(KV_BUCKETS.operatorKeys), bucket(KV_BUCKETS.egress)
+      bucket(KV_BUCKETS.settings), bucket(KV_BUCKETS.verpKeys), bucket(KV_BUCKETS.operatorKeys), bucket(KV_BUCKETS.egress),
+      bucket(KV_BUCKETS.streams)
     ])
     const mirrors = await Promise.all([
       KvMirror.open<OrgRecord>(orgs),
@@ -91,12 +116,14 @@ export class ControlPlane {
       KvMirror.open<RouteRecord>(routes, { id: (r) => r.id }),
       KvMirror.open<SuppressionRecord>(suppressions)
     ])
-    const [verpKeyMirror, operatorKeyMirror, egressMirror] = await Promise.all([
+    const [verpKeyMirror, operatorKeyMirror, egressMirror, streamMirror] = await Promise.all([
       KvMirror.open<VerpKeyRecord>(verpKeys),
       KvMirror.open<OperatorKeyRecord>(operatorKeys, { hash: (k) => k.hash }),
-      KvMirror.open<EgressEntry>(egress)
+      KvMirror.open<EgressEntry>(egress),
+      KvMirror.open<StreamRecord>(streams)
     ])
-    const cp = new ControlPlane(...mirrors, settings, verpKeyMirror, operatorKeyMirror, egressMirror)
+    const erasedKey = erasedAddressKey(await installationSecret(settings, opts.secret))
+    const cp = new ControlPlane(...mirrors, settings, verpKeyMirror, operatorKeyMirror, egressMirror, erasedKey, streamMirror)
     await cp.verpKeys.ensure()
     return cp
   }
@@ -130,20 +157,41 @@ export class ControlPlane {
     return domain?.status === 'verified' ? domain : undefined
   }
 
-  isSuppressed (orgId: string, email: string): boolean {
-    return this.suppressions.get(suppressionKey(orgId, email)) !== undefined
+  /**
+   * How long the read model keeps the organisation's messages and events, in ms: its own setting (docs/privacy.md),
+   * never over the installation's 30 days. A lookup in the mirror, cheap enough for every write.
+   */
+  readModelRetention (orgId: string): { messagesMs: number, eventsMs: number } {
+    const r = this.orgs.get(orgId)?.retention
+    const days = (d: number | undefined): number => Math.min(d ?? Infinity, EVENTS_MAX_AGE_MS / DAY_MS) * DAY_MS
+    return { messagesMs: days(r?.messages_days), eventsMs: days(r?.events_days) }
+  }
+
+  /**
+   * True while the organisation's list holds the address and the entry has not expired: an entry for every stream,
+   * or, given `stream`, one for that stream only.
+   */
+  isSuppressed (orgId: string, email: string, stream?: string): boolean {
+    return this.suppressionLists.isSuppressed(orgId, email, Date.now(), stream)
+  }
+
+  /**
+   * Why the organisation's list refuses the address on `stream` (hard_bounce, complaint, unsubscribe, manual): the entry
+   * for every stream, else the stream's own; undefined when neither suppresses it.
+   */
+  suppressionReason (orgId: string, email: string, stream?: string): SuppressionRecord['reason'] | undefined {
+    const now = Date.now()
+    return this.suppressionLists.active(orgId, email, now)?.reason ??
+      (isBroadcast(stream) ? this.suppressionLists.active(orgId, email, now, stream)?.reason : undefined)
   }
 
   close (): void {
     const mirrors = [
       this.orgs, this.domains, this.domainNames, this.apiKeys, this.webhooks, this.templates, this.routes, this.suppressions,
-      this.verpKeyMirror, this.operatorKeyMirror, this.egressMirror
+      this.verpKeyMirror, this.operatorKeyMirror, this.egressMirror, this.streamMirror
     ]
     for (const m of mirrors) m.stop()
   }
 }
 
-/** Suppression entries are keyed by a hash so any address fits KV's key alphabet. */
-export function suppressionKey (orgId: string, email: string): string {
-  return `${orgId}.${sha256Hex(email.trim().toLowerCase()).slice(0, 40)}`
-}
+export { suppressionKey }

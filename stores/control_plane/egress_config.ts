@@ -1,9 +1,10 @@
 import {
   ApiError, DEFAULT_POOL, DEFAULT_POOL_WEIGHT, EGRESS_KEYS, IMPLICIT_DEFAULT_POOL, isEgressName, isProviderKey, limitsErrors,
   poolMembersErrors, sourceInputErrors, type DomainRecord, type EgressPoolRecord, type EgressSettingsRecord, type EgressSourceRecord,
-  type FieldError, type LimitOverride, type OrgRecord, type PoolMember, type SourceInput
+  type FieldError, type LimitOverride, type OrgRecord, type PoolMember, type SourceInput, type StreamRecord, TRANSACTIONAL_STREAM
 } from '../../protocol/mod.ts'
 import { KvConflictError, type KvMirror } from './kv_mirror.ts'
+import type { MessageStreams } from './message_streams.ts'
 import type { Organizations } from './organizations.ts'
 
 /** What the `ob_egress` bucket holds; the key says which (protocol/egress/records.ts EGRESS_KEYS). */
@@ -13,7 +14,7 @@ const isSource = (v: EgressEntry | undefined): v is EgressSourceRecord => v !== 
 const isPool = (v: EgressEntry | undefined): v is EgressPoolRecord => v !== undefined && 'sources' in v
 const isSettings = (v: EgressEntry | undefined): v is EgressSettingsRecord => v !== undefined && !isSource(v) && !isPool(v)
 
-/** How many organisations and domains a 409 `egress_pool_in_use` names; the counts say how many there are. */
+/** How many organisations, domains and streams a 409 `egress_pool_in_use` names; the counts say how many there are. */
 const IN_USE_LISTED = 20
 
 function invalid (errors: FieldError[]): void {
@@ -22,7 +23,7 @@ function invalid (errors: FieldError[]): void {
 
 /**
  * The operator's egress configuration: sources, pools and limit overrides in `ob_egress`, and the pool assignments
- * on organisation and domain records. Reads come from the mirror (no round trip: the engine reads them per delivery
+ * on organisation, domain and broadcast stream records. Reads come from the mirror (no round trip: the engine reads them per delivery
  * attempt); every write of this configuration goes through this class, from the operator API and the CLI alike.
  *
  * Deleting a source takes it out of the pools that list it first, then deletes it: mail of those pools is routed
@@ -37,7 +38,9 @@ export class EgressConfig {
     private readonly orgs: KvMirror<OrgRecord>,
     private readonly domains: KvMirror<DomainRecord>,
     /** The one writer of organisation records, which stores the organisation's pool for this class. */
-    private readonly organizations: Organizations
+    private readonly organizations: Organizations,
+    /** The one writer of stream records, which stores a broadcast stream's pool for this class. */
+    private readonly streams: MessageStreams
   ) {}
 
   /** Every source, by name. */
@@ -152,7 +155,7 @@ export class EgressConfig {
   }
 
   /**
-   * Deletes a pool no organisation or domain is assigned to (409 `egress_pool_in_use` naming them otherwise).
+   * Deletes a pool no organisation, domain or stream is assigned to (409 `egress_pool_in_use` naming them otherwise).
    * `default` cannot go away: deleting it forgets its sources, so it is the host's own address again.
    */
   async removePool (name: string): Promise<void> {
@@ -163,12 +166,15 @@ export class EgressConfig {
     if (this.pool(name) === undefined) throw new ApiError('not_found', `No pool named ${name}.`)
     const orgs = this.orgs.list().filter((o) => o.egress_pool === name).map((o) => o.id)
     const domains = this.domains.list().filter((d) => d.egress_pool === name).map((d) => ({ id: d.id, organization_id: d.org_id }))
-    if (orgs.length + domains.length > 0) {
+    const streams = this.streams.withEgressPool(name).map((st) => ({ id: st.id, organization_id: st.org_id }))
+    if (orgs.length + domains.length + streams.length > 0) {
       throw new ApiError('egress_pool_in_use',
-        `The pool ${name} is assigned to ${orgs.length} organisation(s) and ${domains.length} domain(s); assign them another pool first.`, {
+        `The pool ${name} is assigned to ${orgs.length} organisation(s), ${domains.length} domain(s) and ${streams.length} stream(s); ` +
+        'assign them another pool first.', {
           details: {
             organizations: orgs.slice(0, IN_USE_LISTED), organization_count: orgs.length,
-            domains: domains.slice(0, IN_USE_LISTED), domain_count: domains.length
+            domains: domains.slice(0, IN_USE_LISTED), domain_count: domains.length,
+            streams: streams.slice(0, IN_USE_LISTED), stream_count: streams.length
           }
         })
     }
@@ -233,6 +239,21 @@ export class EgressConfig {
       return pool === null ? rest : { ...rest, egress_pool: pool }
     })
     if (next === undefined) throw new ApiError('not_found', `The organisation ${orgId} has no domain with id ${domainId}.`)
+    return next
+  }
+
+  /**
+   * A broadcast stream's own pool, over its domains' and organisation's; `null` removes it. The transactional stream
+   * is never stored and has none (422): its mail leaves from the domain's or organisation's pool.
+   */
+  async assignStream (orgId: string, streamId: string, pool: string | null): Promise<StreamRecord> {
+    if (this.orgs.get(orgId) === undefined) throw new ApiError('not_found', `No organisation with id ${orgId}.`)
+    if (streamId === TRANSACTIONAL_STREAM) {
+      throw new ApiError('unprocessable', 'The transactional stream has no pool of its own: assign one to the organisation or domain.')
+    }
+    this.assertAssignable(pool)
+    const next = await this.streams.setEgressPool(orgId, streamId, pool ?? undefined)
+    if (next === undefined) throw new ApiError('not_found', `The organisation ${orgId} has no stream with id ${streamId}.`)
     return next
   }
 

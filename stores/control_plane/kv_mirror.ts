@@ -25,6 +25,8 @@ const WRITE_CATCH_UP_MS = 2000
  * events they would take half a core; spaced, at most 200 a second, for at most 5 ms more wait per caller.
  */
 const SYNC_READ_SPACING_MS = 5
+/** Watch entries applied between two turns of the event loop (about 50 µs each: a few ms at most). */
+const WATCH_SLICE = 64
 
 /**
  * A NATS KV bucket kept in memory by a watch, so reads cost no round trip. Writes go to KV and return once
@@ -37,7 +39,7 @@ export class KvMirror<T> {
   /** group name → group value → keys of the entries in that group, kept by the watch like the entries. */
   private readonly groups = new Map<string, Map<string, Set<string>>>()
   private readonly waiters: Array<{ revision: number, resolve: (caughtUp: boolean) => void }> = []
-  private readonly changeListeners = new Set<(key: string, value: T | undefined) => void>()
+  private readonly changeListeners = new Set<(key: string, value: T | undefined, old: T | undefined) => void>()
   private seen = 0
   private watcher?: QueuedIterator<KvWatchEntry>
   /** The last read of the bucket's last revision, when it started, and the read callers now wait for. */
@@ -74,10 +76,17 @@ export class KvMirror<T> {
     if (status.values === 0) markLoaded()
     this.watcher = await this.kv.watch()
     void (async () => {
+      let sinceTurn = 0
       for await (const e of this.watcher!) {
         this.apply(e)
         this.advance(e.revision)
         if (e.delta === 0) markLoaded()
+        // A burst of changes (a bulk import) arrives as one run of microtasks, which no I/O can interrupt: other
+        // requests get a turn of the event loop every WATCH_SLICE entries.
+        if (++sinceTurn === WATCH_SLICE) {
+          sinceTurn = 0
+          await new Promise((resolve) => setImmediate(resolve))
+        }
       }
     })()
     await loaded
@@ -120,15 +129,16 @@ export class KvMirror<T> {
     }
     if (this.changeListeners.size > 0) {
       const now = this.entries.get(e.key)?.value
-      for (const fn of this.changeListeners) fn(e.key, now)
+      for (const fn of this.changeListeners) fn(e.key, now, old?.value)
     }
   }
 
   /**
-   * Calls `fn` with every change the watch applies from now on (the new value, or undefined once deleted), right
-   * after the mirror holds it: for reacting to a change at once instead of at the next read. Returns the unsubscribe.
+   * Calls `fn` with every change the watch applies from now on (the new value, or undefined once deleted, and the
+   * value it replaced), right after the mirror holds it: for reacting to a change at once instead of at the next
+   * read, or for keeping an index of the entries in step. Returns the unsubscribe.
    */
-  onChange (fn: (key: string, value: T | undefined) => void): () => void {
+  onChange (fn: (key: string, value: T | undefined, old: T | undefined) => void): () => void {
     this.changeListeners.add(fn)
     return () => { this.changeListeners.delete(fn) }
   }
@@ -226,6 +236,11 @@ export class KvMirror<T> {
     return out.map((x) => x[1])
   }
 
+  /** Every key and value, in no particular order (for building an index once at start). */
+  * all (): Generator<[string, T]> {
+    for (const [k, e] of this.entries) yield [k, e.value]
+  }
+
   get size (): number {
     return this.entries.size
   }
@@ -273,6 +288,36 @@ export class KvMirror<T> {
       }
     }
     return undefined
+  }
+
+  /**
+   * Creates the key without waiting for this mirror to see it: for writing many keys with several in flight, then
+   * `waitFor` the highest revision once. Resolves with the new revision, or undefined when the key already held a
+   * value (left as it was).
+   */
+  async createUnseen (key: string, value: T): Promise<number | undefined> {
+    try {
+      return await this.kv.create(key, enc.encode(JSON.stringify(value)))
+    } catch (err) {
+      if (isWrongLastSequence(err)) return undefined
+      throw err
+    }
+  }
+
+  /** Resolves true once this mirror holds `revision` (false after WRITE_CATCH_UP_MS): after `createUnseen`. */
+  async waitFor (revision: number): Promise<boolean> {
+    return await this.caughtUp(revision)
+  }
+
+  /** Deletes the key if it still holds the revision given; false when it changed since (and is left alone). */
+  async deleteIfUnchanged (key: string, revision: number): Promise<boolean> {
+    try {
+      await this.kv.delete(key, { previousSeq: revision })
+      return true
+    } catch (err) {
+      if (isWrongLastSequence(err)) return false
+      throw err
+    }
   }
 
   async delete (key: string): Promise<void> {

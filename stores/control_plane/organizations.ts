@@ -2,6 +2,9 @@ import { ApiError, PLANS, PLAN_RATE_LIMITS, newId, type OrgRecord, type PlanName
 import type { KvMirror } from './kv_mirror.ts'
 
 /** What the operator sets of a plan: the plan, and for `enterprise` the per-key limit (absent: OB_ENTERPRISE_RATE_LIMIT). */
+/** An organisation's retention, as its record holds it. */
+export type Retention = NonNullable<OrgRecord['retention']>
+
 export interface PlanInput { plan: PlanName, rate_limit_per_minute?: number }
 
 /** Requests a minute per key of the organisation's plan; `enterpriseDefault` is OB_ENTERPRISE_RATE_LIMIT. */
@@ -62,6 +65,24 @@ export class Organizations {
       const next: OrgRecord = { ...rest, plan: input.plan }
       if (input.rate_limit_per_minute !== undefined) next.rate_limit_per_minute = input.rate_limit_per_minute
       return next.plan === cur.plan && next.rate_limit_per_minute === cur.rate_limit_per_minute ? undefined : next
+    }))
+  }
+
+  /**
+   * Sets the days the organisation keeps its messages, events and content (checked against the installation's maxima by
+   * the caller); a field left out is kept as it was, a `null` one goes back to the maximum.
+   */
+  async setRetention (id: string, change: { [K in keyof Retention]?: number | null }): Promise<OrgRecord> {
+    return this.found(id, await this.mirror.modify(id, (cur) => {
+      const next: Retention = { ...cur.retention }
+      for (const k of ['messages_days', 'events_days', 'content_days'] as const) {
+        const v = change[k]
+        if (v === null) delete next[k]
+        else if (v !== undefined) next[k] = v
+      }
+      const { retention: _old, ...rest } = cur
+      const updated: OrgRecord = Object.keys(next).length === 0 ? rest : { ...rest, retention: next }
+      return JSON.stringify(updated) === JSON.stringify(cur) ? undefined : updated
     }))
   }
 

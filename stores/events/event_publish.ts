@@ -1,5 +1,5 @@
 import type { JsPublish } from '../clients/mod.ts'
-import { type ControlPlane, suppressionKey, KvConflictError } from '../control_plane/mod.ts'
+import { type ControlPlane, KvConflictError } from '../control_plane/mod.ts'
 import { eventSubject, type EventRecord, type SuppressionRecord } from '../../protocol/mod.ts'
 
 const enc = new TextEncoder()
@@ -14,23 +14,18 @@ export async function publishEvent (js: JsPublish, e: EventRecord): Promise<void
 }
 
 /**
- * Adds an address to the organisation's suppression list. An existing entry is kept as it is (its first reason
- * and date are what users want to see), so repeated bounces or clicks cost one look-up; the write is a create, so
- * of two writers at once the first one's entry stays too. Resolves true when this call added the entry (the caller
+ * Adds an address to the organisation's suppression list. An active entry is kept as it is (its first reason
+ * and date are what users want to see), so repeated bounces or clicks cost one look-up; an expired one is replaced.
+ * Of two writers at once the first one's entry stays. Resolves true when this call added the entry (the caller
  * counts it in `outbox_suppressions_added_total`).
  */
 export async function suppressAddress (
-  cp: ControlPlane, orgId: string, email: string, reason: SuppressionRecord['reason'], messageId?: string
+  cp: ControlPlane, orgId: string, email: string, reason: SuppressionRecord['reason'], messageId?: string, stream?: string
 ): Promise<boolean> {
-  const key = suppressionKey(orgId, email)
-  if (cp.suppressions.get(key) !== undefined) return false
-  return await cp.suppressions.create(key, {
-    org_id: orgId,
-    email: email.trim().toLowerCase(),
-    reason,
-    ...(messageId !== undefined ? { message_id: messageId } : {}),
-    created_at: new Date().toISOString()
-  }).then(() => true, (err: unknown) => {
+  // `stream` (a broadcast stream, for unsubscribes and complaints of its mail) limits the entry to that stream
+  if (cp.isSuppressed(orgId, email, stream)) return false
+  const details = { ...(messageId !== undefined ? { messageId } : {}), ...(stream !== undefined ? { stream } : {}) }
+  return await cp.suppressionLists.add(orgId, email, reason, details).then((r) => r.created, (err: unknown) => {
     if (err instanceof KvConflictError) return false
     throw err
   })

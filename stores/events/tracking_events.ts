@@ -2,7 +2,7 @@ import { jetstream, type JetStreamClient } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { ControlPlane } from '../control_plane/mod.ts'
 import {
-  eventId, eventRecord, tagsField, installationSecret, isTrackableUrl, verifyToken, type TokenClaims, idTime
+  eventId, eventRecord, isBroadcast, streamField, tagsField, installationSecret, isTrackableUrl, verifyToken, type TokenClaims, idTime
 } from '../../protocol/mod.ts'
 import { publishEvent, suppressAddress } from './event_publish.ts'
 
@@ -23,9 +23,12 @@ export const MAX_PENDING_TRACKING_EVENTS = 2048
 /** Lifetime of open and click tokens unless configured (OB_TRACKING_TOKEN_TTL_S). */
 export const DEFAULT_TRACKING_TOKEN_TTL_MS = 365 * 24 * 3600 * 1000 // 1 year
 
-/** The tags of an organisation's message (MessageStore.messageTags): tracking tokens carry only its id. */
-export type MessageTags = (orgId: string, messageId: string) => Promise<string[]>
-const noTags: MessageTags = async () => await Promise.resolve([])
+/**
+ * The tags, sending domain and stream of an organisation's message (MessageStore.messageTags): tracking tokens carry only
+ * its id.
+ */
+export type MessageTags = (orgId: string, messageId: string) => Promise<{ tags: readonly string[], domain?: string, stream?: string }>
+const noTags: MessageTags = async () => await Promise.resolve({ tags: [] })
 
 export interface TrackingRequest {
   ip: string
@@ -90,17 +93,18 @@ export class TrackingRecorder {
   async opened (c: TokenClaims, req: TrackingRequest, onError: (err: unknown) => void = () => {}): Promise<void> {
     const now = req.now ?? Date.now()
     const id = eventId('opened', c.o, c.m, c.r, req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
-    await this.background(this.tagsOf(c.o, c.m).then(async (tags) => {
+    await this.background(this.tagsOf(c.o, c.m).then(async ({ tags, domain, stream }) => {
       await publishEvent(this.js, eventRecord(id, 'opened', c.o, {
-        message_id: c.m, to: c.r, opened_at: new Date(now).toISOString(), user_agent: req.userAgent, ip_address: req.ip, ...tagsField(tags)
-      }, c.m))
+        message_id: c.m, to: c.r, opened_at: new Date(now).toISOString(), user_agent: req.userAgent, ip_address: req.ip, ...tagsField(tags),
+        ...streamField(stream)
+      }, c.m, undefined, 'live', domain))
     }), onError)
   }
 
   async clicked (c: TokenClaims, req: TrackingRequest, onError: (err: unknown) => void = () => {}): Promise<void> {
     const now = req.now ?? Date.now()
     const id = eventId('clicked', c.o, c.m, c.r, c.u ?? '', req.ip, req.userAgent, Math.floor(now / TRACKING_DEDUPE_SLOT_MS))
-    await this.background(this.tagsOf(c.o, c.m).then(async (tags) => {
+    await this.background(this.tagsOf(c.o, c.m).then(async ({ tags, domain, stream }) => {
       await publishEvent(this.js, eventRecord(id, 'clicked', c.o, {
         message_id: c.m,
         to: c.r,
@@ -108,8 +112,9 @@ export class TrackingRecorder {
         url: c.u ?? '',
         user_agent: req.userAgent,
         ip_address: req.ip,
-        ...tagsField(tags)
-      }, c.m))
+        ...tagsField(tags),
+        ...streamField(stream)
+      }, c.m, undefined, 'live', domain))
     }), onError)
   }
 
@@ -119,11 +124,21 @@ export class TrackingRecorder {
    * Resolves true when the address was added to the suppression list (it was not on it yet).
    */
   async unsubscribed (c: TokenClaims, method: 'link' | 'one-click', now = Date.now()): Promise<boolean> {
-    const added = await suppressAddress(this.cp, c.o, c.r, 'unsubscribe', c.m)
-    const tags = await this.tagsOf(c.o, c.m)
+    let looked: Awaited<ReturnType<MessageTags>>
+    try {
+      looked = await this.tagsOf(c.o, c.m)
+    } catch (err) {
+      // the recipient's wish holds even when the message cannot be read: every stream, then the request fails
+      await suppressAddress(this.cp, c.o, c.r, 'unsubscribe', c.m)
+      throw err
+    }
+    const { tags, domain, stream } = looked
+    // leaving broadcast mail stops that stream only; leaving transactional mail (or a message no longer kept, whose
+    // stream is unknown) stops every stream
+    const added = await suppressAddress(this.cp, c.o, c.r, 'unsubscribe', c.m, isBroadcast(stream) ? stream : undefined)
     await publishEvent(this.js, eventRecord(eventId('unsubscribed', c.o, c.m, c.r), 'unsubscribed', c.o, {
-      message_id: c.m, to: c.r, unsubscribed_at: new Date(now).toISOString(), method, ...tagsField(tags)
-    }, c.m))
+      message_id: c.m, to: c.r, unsubscribed_at: new Date(now).toISOString(), method, ...tagsField(tags), ...streamField(stream)
+    }, c.m, undefined, 'live', domain))
     return added
   }
 }

@@ -52,6 +52,22 @@ export class MessageContentStore {
     await pub.publish(messageContentSubject(content.id), parts[0] ?? Buffer.alloc(0), { headers: h })
   }
 
+  /**
+   * Deletes the recorded content of each message (every part), for an erase: resolves with how many messages had
+   * content recorded. A purge by subject removes the stream messages outright, leaving nothing on the subject.
+   */
+  async erase (ids: readonly string[]): Promise<number> {
+    let erased = 0
+    for (const id of ids) {
+      const [first, rest] = await Promise.all([
+        this.jsm.streams.purge(STREAM_MESSAGE_CONTENT, { filter: messageContentSubject(id) }),
+        this.jsm.streams.purge(STREAM_MESSAGE_CONTENT, { filter: `${messageContentSubject(id)}.>` })
+      ])
+      if (first.purged + rest.purged > 0) erased++
+    }
+    return erased
+  }
+
   /** Whether content of message `id` is recorded. */
   async has (id: string): Promise<boolean> {
     return await this.jsm.direct.getMessage(STREAM_MESSAGE_CONTENT, { last_by_subj: messageContentSubject(id) }) !== null

@@ -41,6 +41,16 @@ export const DMARC_REPORT_RESULTS = [
 ] as const
 export type DmarcReportResult = typeof DMARC_REPORT_RESULTS[number]
 
+/** How a TLS report went to one `rua` of a domain (engine/tls/tls_reporter.ts): POSTed to `https:`, mailed to `mailto:`. */
+export const TLS_REPORT_TRANSPORTS = ['https', 'mailto'] as const
+export type TlsReportTransport = typeof TLS_REPORT_TRANSPORTS[number]
+/**
+ * What became of it: `sent` (2xx, or 250 to the mail), `failed` (tried again next run), `refused` (ended: a 5xx reply
+ * to the mail, an address or domain that takes no mail), `not_configured` (a mailto: rua without OB_REPORT_FROM).
+ */
+export const TLS_REPORT_RESULTS = ['sent', 'failed', 'refused', 'not_configured'] as const
+export type TlsReportResult = typeof TLS_REPORT_RESULTS[number]
+
 /** Which inbound quota refused mail at SMTP time (inbound/quotas.ts): a route's or a sending address's. */
 export const INBOUND_QUOTAS = ['route_messages', 'route_bytes', 'sender_messages', 'sender_bytes'] as const
 export type InboundQuota = typeof INBOUND_QUOTAS[number]

@@ -2,8 +2,9 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { CounterFamily, HistogramFamily, type CounterChild, type HistogramChild } from './fast_series.ts'
 import {
   BOUNCE_CATEGORY_LABELS, BOUNCE_TYPES, DMARC_REPORT_RESULTS, DELIVERY_OUTCOMES, DESTINATION_CLASSES, ENVIRONMENTS, INBOUND_QUOTAS,
-  RATE_SCOPES, REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, WEBHOOK_JOB_DROP_REASONS, WEBHOOK_RESULTS,
-  type BounceCategoryLabel, type BounceType, type DmarcReportResult, type DeliveryOutcome, type DestinationClass, type Environment,
+  RATE_SCOPES, REPORT_DROP_REASONS, SMTP_RESULTS, SUPPRESSION_REASONS, TLS_REPORT_RESULTS, TLS_REPORT_TRANSPORTS,
+  WEBHOOK_JOB_DROP_REASONS, WEBHOOK_RESULTS, type TlsReportResult, type TlsReportTransport, type BounceCategoryLabel, type BounceType,
+  type DmarcReportResult, type DeliveryOutcome, type DestinationClass, type Environment,
   type RateScope, type InboundQuota, type ReportDropReason, type SmtpResult, type SuppressionReason, type WebhookJobDropReason,
   type WebhookResult
 } from './label_sets.ts'
@@ -59,6 +60,12 @@ export class OutboxMetrics {
     this.registry
   ).child()
 
+  readonly auditUnrecorded = new CounterFamily(
+    'outbox_audit_unrecorded_total',
+    'Changes made and answered whose audit log entry JetStream did not store; each is on the log as audit.unrecorded.',
+    this.registry
+  ).child()
+
   // engine
   readonly deliveryOutcomes: Children<Environment, Children<DeliveryOutcome, CounterChild>>
   readonly bounces: Children<Environment, Children<BounceType, Children<BounceCategoryLabel, CounterChild>>>
@@ -82,6 +89,7 @@ export class OutboxMetrics {
 
   readonly egressLaneChanges: Children<'slow' | 'pause' | 'out', CounterChild>
   readonly egressLaneRecoveries: Children<'doubled' | 'full', CounterChild>
+  readonly tlsReports: Children<TlsReportTransport, Children<TlsReportResult, CounterChild>>
 
   readonly webhookAttempts: Children<WebhookResult, HistogramChild>
   readonly webhookRepeatsSkipped = new CounterFamily(
@@ -147,6 +155,11 @@ export class OutboxMetrics {
       'Recovery steps of egress lanes a reply slowed: rate doubled, or back at full rate (each counted by one engine).', this.registry
     )
     this.egressLaneRecoveries = childrenOf(['doubled', 'full'] as const, (step) => recoveries.child({ step }))
+    const tlsReports = new CounterFamily(
+      'outbox_tls_reports_total', 'TLS reports (RFC 8460) to a domain\'s rua, by transport and what became of them.', this.registry
+    )
+    this.tlsReports = childrenOf(TLS_REPORT_TRANSPORTS, (transport) =>
+      childrenOf(TLS_REPORT_RESULTS, (result) => tlsReports.child({ transport, result })))
     const webhooks = new HistogramFamily(
       'outbox_webhook_attempt_duration_seconds',
       'Webhook delivery attempts by result, with their duration.',
@@ -196,6 +209,11 @@ export class OutboxMetrics {
     this.readGauge(
       'outbox_projector_backoff_seconds', 'How long the projector waits before it tries the read model again (0 while applying succeeds).'
     )
+    const orgStream = ['organization', 'stream']
+    this.readGauge('outbox_reputation_volume', 'Live sends of a stream in its reputation window: delivered plus hard-bounced.', orgStream)
+    this.readGauge('outbox_reputation_bounce_rate', 'A stream\'s hard-bounce rate in its reputation window (a fraction).', orgStream)
+    this.readGauge('outbox_reputation_complaint_rate', 'A stream\'s complaint rate in its reputation window (a fraction).', orgStream)
+    this.readGauge('outbox_stream_paused', '1 for each stream the reputation guard keeps paused.', orgStream)
     this.readGauge('outbox_redis_connected', 'Whether the connection to Redis is ready (1) or not (0).')
     this.readGauge('outbox_redis_noeviction', 'Whether Redis runs with maxmemory-policy noeviction (1) or another policy (0).')
     this.readGauge('outbox_role', 'The parts this process runs (1 per role).', ['role'])

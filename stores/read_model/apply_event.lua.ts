@@ -13,8 +13,9 @@ export const APPLY_EVENT_LUA = String.raw`-- Applies one event to the read model
 -- 8 status the event leads to ('' for none), 9 its rank, 10 message id, 11 live status index key prefix,
 -- 12 sandbox status index key prefix, 13 recipient address ('' for none), 14 '1' when the event ends an attempt,
 -- 15 number of tags, 16 live due index key, 17 sandbox due index key, 18 a deferral's next attempt in ms ('' for none),
--- 19 organisation id
+-- 19 organisation id, 20 the message's retention ms (ARGV[5] is the events'), 21 a bounce's reason ('' for none)
 local ttl, ts, id = ARGV[5], ARGV[2], ARGV[3]
+local mttl = ARGV[20] or ttl
 -- The event key doubles as the dedupe record: a replayed event id changes nothing.
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ttl) then return 0 end
 -- Who owns the id, for as long as the event is kept: a replay of another organisation's event id is then 403 in one
@@ -47,10 +48,13 @@ end
 if msg == nil then return 1 end
 local mid, prefix = ARGV[10], sandbox and ARGV[12] or ARGV[11]
 redis.call('ZADD', KEYS[10], ts, id)
-redis.call('PEXPIRE', KEYS[10], ttl)
+redis.call('PEXPIRE', KEYS[10], mttl)
+-- What a list row shows without reading the events: opens and clicks so far, and the latest bounce's reason.
+if ARGV[4] == 'opened' or ARGV[4] == 'clicked' then redis.call('HINCRBY', msg, 'n:' .. ARGV[4], 1) end
+if ARGV[21] and ARGV[21] ~= '' then redis.call('HSET', msg, 'bounce', ARGV[21]) end
 if redis.call('PTTL', msg) < 0 then
   -- Not recorded yet: the partial hash must still expire if the message never is.
-  redis.call('PEXPIRE', msg, ttl)
+  redis.call('PEXPIRE', msg, mttl)
 end
 local rcpt = ARGV[13]
 if rcpt ~= '' then
@@ -60,7 +64,7 @@ if rcpt ~= '' then
   local st, rank, attempts, last = 'queued', -1, 0, 0
   local held = redis.call('HGET', msg, field)
   if held then
-    local a, b, c, d = string.match(held, '^(%S+) (%S+) (%S+) (%S+)$')
+    local a, b, c, d = string.match(held, '^(%S+) (%S+) (%S+) (%S+)')
     st, rank, attempts, last = a, tonumber(b), tonumber(c), tonumber(d)
   end
   if ARGV[14] == '1' then attempts = attempts + 1 end
@@ -86,7 +90,7 @@ local function track_due (status)
     local next = redis.call('HGET', msg, 'next')
     if next then
       redis.call('ZADD', key, next, mid)
-      redis.call('PEXPIRE', key, ttl)
+      redis.call('PEXPIRE', key, mttl)
     end
   elseif status ~= 'queued' and status ~= 'scheduled' and status ~= 'sending' then
     redis.call('ZREM', key, mid)
@@ -110,7 +114,7 @@ local created = redis.call('HGET', msg, 'created')
 if created then
   if old then redis.call('ZREM', prefix .. old, mid) end
   redis.call('ZADD', prefix .. status, created, mid)
-  redis.call('PEXPIRE', prefix .. status, ttl)
+  redis.call('PEXPIRE', prefix .. status, mttl)
 end
 return 1
 `

@@ -6,7 +6,7 @@ import { hasTag } from './tag_index.ts'
 export type Keep<T> = ((item: T) => boolean) | undefined
 
 /** What the filters read of a listed message and of a listed event. */
-interface ListedMessage { status: MessageStatus, tags: string[], stuck: boolean }
+interface ListedMessage { status: MessageStatus, tags: string[], stuck: boolean, stream: string }
 interface ListedEvent { type: string, data: Record<string, unknown> }
 
 /** `maxBytes`: the most the page's JSON body may take (OB_API_LIST_MAX_BYTES). */
@@ -18,6 +18,8 @@ export interface MessageQuery {
   to?: string
   tag?: string
   stuck?: boolean
+  /** A message stream's id. */
+  stream?: string
   environment?: Environment
 }
 export interface EventQuery {
@@ -27,6 +29,7 @@ export interface EventQuery {
   message_id?: string
   type?: string
   tag?: string
+  stream?: string
   environment?: Environment
 }
 
@@ -37,13 +40,16 @@ function both<T> (a: Keep<T>, b: Keep<T>): Keep<T> {
   return (item) => a(item) && b(item)
 }
 
-/** Status, tag and stuck checked on each message: what a `to` listing (read from the recipient index) keeps. */
-export function messageFilter (q: { status?: MessageStatus, tag?: string, stuck?: boolean }): Keep<ListedMessage> {
-  const { status, tag } = q
+type MessageFilters = { status?: MessageStatus, tag?: string, stuck?: boolean, stream?: string }
+
+/** Status, tag, stream and stuck checked on each message: what a `to` listing (read from the recipient index) keeps. */
+export function messageFilter (q: MessageFilters): Keep<ListedMessage> {
+  const { status, tag, stream } = q
   const byStatus: Keep<ListedMessage> = status === undefined ? undefined : (m) => m.status === status
   const byTag: Keep<ListedMessage> = tag === undefined ? undefined : (m) => hasTag(m.tags, tag)
   const byStuck: Keep<ListedMessage> = q.stuck === true ? (m) => m.stuck : undefined
-  return both(both(byStatus, byTag), byStuck)
+  const byStream: Keep<ListedMessage> = stream === undefined ? undefined : (m) => m.stream === stream
+  return both(both(both(byStatus, byTag), byStuck), byStream)
 }
 
 /**
@@ -53,28 +59,30 @@ export function messageFilter (q: { status?: MessageStatus, tag?: string, stuck?
  * checked again, since an entry may lag its message by one write.
  */
 export function messageIndex (
-  orgId: string, env: Environment, q: { status?: MessageStatus, tag?: string, stuck?: boolean }
+  orgId: string, env: Environment, q: MessageFilters
 ): { key: string, keep: Keep<ListedMessage> } {
-  const { status, tag } = q
+  const { status, tag, stream } = q
   if (q.stuck === true) return { key: K.messagesDue(orgId, env), keep: messageFilter(q) }
-  if (tag !== undefined) {
-    return { key: K.messagesTagged(orgId, env, tag), keep: status === undefined ? undefined : (m) => m.status === status }
-  }
+  if (tag !== undefined) return { key: K.messagesTagged(orgId, env, tag), keep: messageFilter({ status, stream }) }
+  if (stream !== undefined) return { key: K.messagesInStream(orgId, env, stream), keep: messageFilter({ status }) }
   if (status !== undefined) return { key: K.messagesByStatus(orgId, env, status), keep: undefined }
   return { key: K.messages(orgId, env), keep: undefined }
 }
 
 /**
- * The same for events: message (whatever its environment), else tag, else type, else all of one environment.
+ * The same for events: message (whatever its environment), else tag, else stream, else type, else all of one
+ * environment.
  */
 export function eventIndex (
-  orgId: string, env: Environment, q: { message_id?: string, type?: string, tag?: string }
+  orgId: string, env: Environment, q: { message_id?: string, type?: string, tag?: string, stream?: string }
 ): { key: string, keep: Keep<ListedEvent> } {
-  const { type, tag } = q
+  const { type, tag, stream } = q
   const byType: Keep<ListedEvent> = type === undefined ? undefined : (e) => e.type === type
   const byTag: Keep<ListedEvent> = tag === undefined ? undefined : (e) => hasTag(e.data.tags, tag)
-  if (q.message_id !== undefined) return { key: K.messageEvents(orgId, q.message_id), keep: both(byType, byTag) }
-  if (tag !== undefined) return { key: K.eventsTagged(orgId, env, tag), keep: byType }
+  const byStream: Keep<ListedEvent> = stream === undefined ? undefined : (e) => e.data.stream === stream
+  if (q.message_id !== undefined) return { key: K.messageEvents(orgId, q.message_id), keep: both(both(byType, byTag), byStream) }
+  if (tag !== undefined) return { key: K.eventsTagged(orgId, env, tag), keep: both(byType, byStream) }
+  if (stream !== undefined) return { key: K.eventsInStream(orgId, env, stream), keep: byType }
   if (type !== undefined) return { key: K.eventsByType(orgId, env, type), keep: undefined }
   return { key: K.events(orgId, env), keep: undefined }
 }

@@ -1,6 +1,9 @@
 import { hourBucket } from './message_store_keys.ts'
 
-/** The counters GET /v1/stats reports: `sent` is messages queued, the rest are events of that type. */
+/**
+ * The counters GET /v1/stats reports: `sent` is messages handed to delivery (at acceptance, or for a scheduled message
+ * when the engine takes it up), the rest are events of that type.
+ */
 export const STATS_COUNTERS = ['sent', 'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained'] as const
 export type StatsCounts = Record<(typeof STATS_COUNTERS)[number], number>
 export type StatsInterval = 'hour' | 'day'

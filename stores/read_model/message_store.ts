@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import {
-  ApiError, bareAddress, type QueuedMessage, type EventRecord, STATUS_RANK, renderedSubject
+  addressDomain, ApiError, bareAddress, streamOf, type QueuedMessage, type EventRecord, STATUS_RANK, renderedSubject
 } from '../../protocol/mod.ts'
 import { ScriptBatch } from '../clients/mod.ts'
 import { READ_MODEL_KEYS as K, READ_MODEL_RETENTION_MS, STATS_RETENTION_MS, hourBucket, type Environment } from './message_store_keys.ts'
@@ -9,8 +9,9 @@ import { RECORD_QUEUED_LUA } from './record_queued.lua.ts'
 import { RECORD_QUEUED_FINISH_LUA } from './record_queued_finish.lua.ts'
 import { APPLY_EVENT_LUA } from './apply_event.lua.ts'
 import { SCHEDULE_CHANGE_LUA } from './schedule_change.lua.ts'
+import { RECORD_SENT_LUA } from './record_sent.lua.ts'
 import { addressIndexMember, pageAddressIndex } from './address_index.ts'
-import { recipientStates, recipientAddresses } from './recipient_states.ts'
+import { recipientStates, recipientAddresses, suppressedRecipients, type SuppressedRecipient } from './recipient_states.ts'
 import { pageIndex, type IndexPage } from './index_page.ts'
 import { statsOver, type StatsResult, type StatsInterval } from './message_stats.ts'
 import { messageTagKeys } from './tag_index.ts'
@@ -31,11 +32,16 @@ export {
   MESSAGE_EVENTS_INLINE, type EventEnvelope, type MessageDetail, type MessageRecipients, type MessageSummary
 } from './message_rows.ts'
 
+/** How long an organisation keeps its messages and events in the read model, in ms. */
+export type RetentionOf = (orgId: string) => { messagesMs: number, eventsMs: number }
+const installationRetention: RetentionOf = () => ({ messagesMs: READ_MODEL_RETENTION_MS, eventsMs: READ_MODEL_RETENTION_MS })
+
 const RECORD_LUA = RECIPIENT_STATUS_LUA + RECORD_QUEUED_LUA
 const APPLY_LUA = RECIPIENT_STATUS_LUA + APPLY_EVENT_LUA
 
 type StoreRedis = Redis & {
   ob_schedule_change: (numKeys: number, ...args: Array<string | number>) => Promise<number>
+  ob_record_sent: (numKeys: number, ...args: Array<string | number>) => Promise<number>
 }
 
 /**
@@ -48,14 +54,22 @@ export class MessageStore {
   private readonly queued: ScriptBatch<number>
   private readonly applied: ScriptBatch<number>
 
-  /** `stuckAfterMs`: how long past its due time a waiting message goes without an attempt before it reads `stuck`. */
-  constructor (readonly redis: Redis, private readonly stuckAfterMs = DEFAULT_STUCK_AFTER_MS) {
+  /**
+   * `stuckAfterMs`: how long past its due time a waiting message goes without an attempt before it reads `stuck`.
+   * `retentionOf`: how long each organisation keeps its messages and events (its own setting, within the installation's
+   * 30 days); every key is written with the expiry it gives, so Redis itself drops the data (docs/privacy.md#retention).
+   */
+  constructor (
+    readonly redis: Redis, private readonly stuckAfterMs = DEFAULT_STUCK_AFTER_MS,
+    private readonly retentionOf: RetentionOf = installationRetention
+  ) {
     const r = redis as StoreRedis
     this.queued = new ScriptBatch(redis, 'ob_record_queued_batch', RECORD_LUA, { finish: RECORD_QUEUED_FINISH_LUA })
     this.applied = new ScriptBatch(redis, 'ob_apply_event_batch', APPLY_LUA, { isolate: true })
     if (typeof (r as Partial<StoreRedis>).ob_schedule_change !== 'function') {
       redis.defineCommand('ob_schedule_change', { lua: SCHEDULE_CHANGE_LUA })
     }
+    if (typeof (r as Partial<StoreRedis>).ob_record_sent !== 'function') redis.defineCommand('ob_record_sent', { lua: RECORD_SENT_LUA })
     this.r = r
   }
 
@@ -67,6 +81,7 @@ export class MessageStore {
   async recordQueued (msg: QueuedMessage, status: 'queued' | 'scheduled'): Promise<void> {
     const created = Date.parse(msg.created_at)
     const createdMs = Number.isFinite(created) ? created : Date.now()
+    const suppressed = suppressedRecipients(msg)
     const summary = JSON.stringify({
       id: msg.id,
       org_id: msg.org_id,
@@ -79,20 +94,36 @@ export class MessageStore {
       created_at: msg.created_at,
       ...(msg.scheduled_at !== undefined ? { scheduled_at: msg.scheduled_at } : {}),
       metadata: msg.metadata,
-      tags: msg.tags ?? []
+      tags: msg.tags ?? [],
+      stream: streamOf(msg),
+      // read back by getMessage only; list rows leave it out (parseSummary)
+      ...(suppressed.length > 0 ? { suppressed } : {})
     })
     const org = msg.org_id
     const env: Environment = msg.environment === 'test' ? 'test' : 'live'
     const hour = hourBucket(createdMs)
-    const tagged = messageTagKeys(org, env, msg.tags, hour)
+    const tagged = messageTagKeys(org, env, msg.tags, hour, streamOf(msg))
     const keys = [K.message(org, msg.id), K.messageOwner(msg.id), K.messages(org, env), K.stats(org, env, hour),
       K.messagesByAddress(org, env), K.messagesDue(org, env), ...tagged.indexes, ...tagged.stats]
-    const recipients = recipientAddresses(msg)
+    const recipients = [...recipientAddresses(msg), ...suppressed.map((s) => s.address)]
     const now = Date.now()
     const scheduled = msg.scheduled_at === undefined ? NaN : Date.parse(msg.scheduled_at)
-    await this.queued.call(keys, [summary, status, STATUS_RANK[status], createdMs, READ_MODEL_RETENTION_MS,
-      now - READ_MODEL_RETENTION_MS, K.messagesByStatusPrefix(org, env), STATS_RETENTION_MS, msg.id, org, env, recipients.length,
-      Number.isFinite(scheduled) ? scheduled : createdMs, ...recipients.map((a) => addressIndexMember(a, createdMs, msg.id))])
+    const ttl = this.retentionOf(org).messagesMs
+    await this.queued.call(keys, [summary, status, STATUS_RANK[status], createdMs, ttl,
+      now - ttl, K.messagesByStatusPrefix(org, env), STATS_RETENTION_MS, msg.id, org, env, recipients.length,
+      Number.isFinite(scheduled) ? scheduled : createdMs, suppressed.length, msg.scheduled_at === undefined ? '1' : '0',
+      ...recipients.map((a) => addressIndexMember(a, createdMs, msg.id))])
+  }
+
+  /**
+   * Engine, when it takes a scheduled message up to send it: counts it in `sent` for the hour `atMs` (a message
+   * sent at once was counted when it was recorded). Counts each message once, whatever the redeliveries.
+   */
+  async recordSent (msg: QueuedMessage, atMs: number): Promise<boolean> {
+    const env: Environment = msg.environment === 'test' ? 'test' : 'live'
+    const hour = hourBucket(atMs)
+    const keys = [K.message(msg.org_id, msg.id), K.stats(msg.org_id, env, hour), ...messageTagKeys(msg.org_id, env, msg.tags, hour).stats]
+    return await this.r.ob_record_sent(keys.length, ...keys, STATS_RETENTION_MS, hour) === 1
   }
 
   /**
@@ -102,7 +133,11 @@ export class MessageStore {
    * still on its own: an event Redis refuses fails alone, with Redis's error.
    */
   async applyEvent (e: EventRecord): Promise<boolean> {
-    const { keys, args } = applyCall(e)
+    const retention = this.retentionOf(e.org_id)
+    // older than the organisation keeps events (a replay of the stream, which keeps them 30 days): not brought back
+    const at = Date.parse(e.timestamp)
+    if (Number.isFinite(at) && at < Date.now() - retention.eventsMs) return false
+    const { keys, args } = applyCall(e, retention)
     return await this.applied.call(keys, args) === 1
   }
 
@@ -131,7 +166,8 @@ export class MessageStore {
     }
     const summary = parseSummary(fields, Date.now(), this.stuckAfterMs)
     const [recipients, events] = await Promise.all([
-      recipientStates(this.redis, K.message(orgId, id), summary),
+      recipientStates(this.redis, K.message(orgId, id), summary,
+        (JSON.parse(fields[0]) as { suppressed?: SuppressedRecipient[] }).suppressed),
       this.loadEvents(orgId, eventIds)
     ])
     return { ...summary, recipients, events: events.filter((e) => e !== undefined) }
@@ -153,18 +189,52 @@ export class MessageStore {
     if (orgId === null) return undefined
     const summary = await this.redis.hget(K.message(orgId, id), 'summary')
     if (summary === null) return undefined
-    const s = JSON.parse(summary) as Pick<MessageSummary, 'to' | 'cc' | 'bcc' | 'environment'> & { tags?: string[] }
-    return { orgId, environment: s.environment, recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress), tags: s.tags ?? [] }
+    const s = JSON.parse(summary) as Pick<MessageSummary, 'to' | 'cc' | 'bcc' | 'environment' | 'from'> &
+      { tags?: string[], stream?: string }
+    return {
+      stream: streamOf(s),
+      orgId,
+      environment: s.environment,
+      recipients: [...s.to, ...s.cc, ...s.bcc].map(bareAddress),
+      tags: s.tags ?? [],
+      domain: addressDomain(s.from)
+    }
   }
 
   /**
-   * The tags of the organisation's message, for events made without the message at hand (tracking links):
-   * empty when it has none or is not (or no longer) in the read model.
+   * The tags, sending domain and stream of the organisation's message, for events made without the message at hand
+   * (tracking links): no tags, no domain and no stream when it is not (or no longer) in the read model.
    */
-  async messageTags (orgId: string, id: string): Promise<string[]> {
+  async messageTags (orgId: string, id: string): Promise<{ tags: string[], domain?: string, stream?: string }> {
     const summary = await this.redis.hget(K.message(orgId, id), 'summary')
-    if (summary === null) return []
-    return (JSON.parse(summary) as { tags?: string[] }).tags ?? []
+    if (summary === null) return { tags: [] }
+    const s = JSON.parse(summary) as { tags?: string[], from?: string, stream?: string }
+    return { tags: s.tags ?? [], ...(typeof s.from === 'string' ? { domain: addressDomain(s.from) } : {}), stream: streamOf(s) }
+  }
+
+  /**
+   * The environment and sending domain of each message (undefined where it is no longer kept), read in one round
+   * trip: what a stored event envelope does not say, for replaying and recovering it to webhooks. An empty id
+   * (an event of no message) is not looked up.
+   */
+  async messageRouting (
+    orgId: string, ids: readonly string[]
+  ): Promise<Array<{ environment: 'live' | 'test', domain?: string } | undefined>> {
+    const asked = ids.filter((id) => id !== '')
+    if (asked.length === 0) return ids.map(() => undefined)
+    const p = this.redis.pipeline()
+    for (const id of asked) p.hmget(K.message(orgId, id), 'env', 'summary')
+    const rows = await p.exec() ?? []
+    let next = 0
+    return ids.map((id) => {
+      if (id === '') return undefined
+      const [err, v] = rows[next++]!
+      if (err !== null) throw err
+      const [env, summary] = v as [string | null, string | null]
+      if (env === null && summary === null) return undefined
+      const from = summary === null ? undefined : (JSON.parse(summary) as { from?: string }).from
+      return { environment: env === 'test' ? 'test' : 'live', ...(typeof from === 'string' ? { domain: addressDomain(from) } : {}) }
+    })
   }
 
   /**
@@ -226,14 +296,17 @@ export class MessageStore {
 
   /**
    * Counts per event type (and `sent`, messages queued) over whole UTC hours overlapping [fromMs, toMs), of one
-   * environment; with `tag`, of its messages only.
+   * environment; with `tag`, of its messages only; with `stream` (and no tag), of the stream's messages only.
    */
   async stats (
-    orgId: string, fromMs: number, toMs: number, interval?: StatsInterval, environment: Environment = 'live', tag?: string
+    orgId: string, fromMs: number, toMs: number, interval?: StatsInterval, environment: Environment = 'live', tag?: string,
+    stream?: string
   ): Promise<StatsResult> {
-    const hashKey = tag === undefined
-      ? (hour: string) => K.stats(orgId, environment, hour)
-      : (hour: string) => K.statsTagged(orgId, environment, tag, hour)
+    const hashKey = tag !== undefined
+      ? (hour: string) => K.statsTagged(orgId, environment, tag, hour)
+      : stream !== undefined
+        ? (hour: string) => K.statsInStream(orgId, environment, stream, hour)
+        : (hour: string) => K.stats(orgId, environment, hour)
     return await statsOver((hour) => this.redis.hgetall(hashKey(hour)), fromMs, toMs, interval)
   }
 

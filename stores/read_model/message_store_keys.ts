@@ -55,7 +55,14 @@ export const READ_MODEL_KEYS = {
   /** Hash of counters (event type or `sent` → count) for one UTC hour, `yyyymmddhh`. */
   stats: (orgId: string, env: Environment, hour: string) => `${scope(orgId, env)}:stats:${hour}`,
   /** The same counters for the messages with one tag. */
-  statsTagged: (orgId: string, env: Environment, tag: string, hour: string) => `${scope(orgId, env)}:stats:tag:${tag}:${hour}`
+  statsTagged: (orgId: string, env: Environment, tag: string, hour: string) => `${scope(orgId, env)}:stats:tag:${tag}:${hour}`,
+  /**
+   * The same three for one message stream (ids are `[a-z0-9-]{1,40}`), kept like a tag's: recorded from the stream the
+   * queued message and its events carry (messages and events from before streams are in none).
+   */
+  messagesInStream: (orgId: string, env: Environment, stream: string) => `${scope(orgId, env)}:msgs:stream:${stream}`,
+  eventsInStream: (orgId: string, env: Environment, stream: string) => `${scope(orgId, env)}:evs:stream:${stream}`,
+  statsInStream: (orgId: string, env: Environment, stream: string, hour: string) => `${scope(orgId, env)}:stats:stream:${stream}:${hour}`
 } as const
 
 /** Messages and events are kept as long as the event stream keeps events (30 days), so a replay always dedupes. */

@@ -3,4 +3,5 @@
  * applies OB_EVENTS to it (run by engine processes).
  */
 export * from './message_store.ts'
+export { messagesToAddress, messagesInDelivery, eraseFromReadModel, type EventToErase, type ReadModelErased } from './erase.ts'
 export { startProjector, PROJECTOR_RETRY_FIRST_MS, PROJECTOR_RETRY_MAX_MS, type Projector } from './projector.ts'

@@ -6,10 +6,11 @@ import type { Config } from '../../config/mod.ts'
 import {
   CONSUMER_PROJECTOR, STREAM_EVENTS, EVENT_TYPES, jetStreamSettings, jetStreamTable, tablePart, type EventRecord
 } from '../../protocol/mod.ts'
-import { MessageStore } from './message_store.ts'
+import { MessageStore, type RetentionOf } from './message_store.ts'
 import { ensureJetStream } from '../clients/mod.ts'
 import type { OutboxMetrics } from '../metrics/mod.ts'
 import { ApplyBackoff } from './apply_backoff.ts'
+import type { ReputationGuard } from '../reputation/mod.ts'
 
 /** Events applied concurrently; Redis auto-pipelining turns them into few round trips. */
 const CONCURRENCY = 256
@@ -45,10 +46,11 @@ function parseEvent (m: JsMsg): EventRecord | undefined {
  * a per-message ack costs no round trip, while AckPolicy.All would force applying strictly in order.
  */
 export async function startProjector (
-  config: Config, shared: { nc: NatsConnection, redis: Redis, log: Logger, metrics: OutboxMetrics }
+  config: Config, shared: { nc: NatsConnection, redis: Redis, log: Logger, metrics: OutboxMetrics },
+  reputation?: ReputationGuard, retentionOf?: RetentionOf
 ): Promise<Projector> {
   const log = shared.log.child({ part: 'projector' })
-  const store = new MessageStore(shared.redis)
+  const store = new MessageStore(shared.redis, undefined, retentionOf)
   await ensureJetStream(shared.nc, tablePart(jetStreamTable(jetStreamSettings(config)), 'projector'))
   const consumer = await jetstream(shared.nc).consumers.get(STREAM_EVENTS, CONSUMER_PROJECTOR)
   const messages = await consumer.consume({ max_messages: CONCURRENCY })
@@ -62,7 +64,9 @@ export async function startProjector (
   async function apply (m: JsMsg, e: EventRecord): Promise<void> {
     const round = backoff.current
     try {
-      await store.applyEvent(e)
+      const first = await store.applyEvent(e)
+      // counted once, on the first apply: the reputation window must not count a redelivered event again
+      if (first && reputation !== undefined) await reputation.observe(e)
       m.ack()
       if (backoff.backingOff) {
         const failingForMs = Date.now() - backoff.failingSince

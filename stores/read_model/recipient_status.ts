@@ -1,28 +1,36 @@
-import { UNDELIVERED_STATUS_ORDER } from '../../protocol/mod.ts'
+import { COUNTED_RECIPIENT_STATUSES, FINAL_STATUS_ORDER } from '../../protocol/mod.ts'
 
 /**
- * Lua shared by the read-model scripts (prepended to each): the message status worked out from its recipients.
- * The message hash counts its recipients per status (`c:<status>`) and holds how many it has (`rn`, written
- * when the message is recorded), so the status costs one read per status, whatever the number of recipients.
- * The order comes from UNDELIVERED_STATUS_ORDER, so the scripts and the documentation cannot disagree.
+ * Lua shared by the read-model scripts (prepended to each): the message status worked out from its recipients, by
+ * the rule of protocol/message_status.ts `messageStatusOf` (a test runs both over the same table of cases). The
+ * message hash counts its recipients per status (`c:<status>`) and holds how many it has (`rn`, written when the
+ * message is recorded, suppressed ones included), so the status costs one read per status, whatever the number of
+ * recipients. The status lists come from the TypeScript tables, so the order cannot drift apart.
  */
 export const RECIPIENT_STATUS_LUA = `
-local UNDELIVERED = { ${undeliveredLuaList()} }
+local FINAL = { ${luaList(FINAL_STATUS_ORDER)} }
+local COUNTED = { ${luaList(COUNTED_RECIPIENT_STATUSES)} }
 -- nil while the message is not recorded yet (its recipient count is unknown)
 local function status_from_recipients (msg)
   local n = tonumber(redis.call('HGET', msg, 'rn') or '0')
   if n == 0 then return nil end
-  local delivered = tonumber(redis.call('HGET', msg, 'c:delivered') or '0')
-  if delivered >= n then return 'delivered' end
-  for _, s in ipairs(UNDELIVERED) do
-    if tonumber(redis.call('HGET', msg, 'c:' .. s) or '0') > 0 then return s end
+  local c = {}
+  for _, s in ipairs(COUNTED) do c[s] = tonumber(redis.call('HGET', msg, 'c:' .. s) or '0') end
+  if c['deferred'] > 0 then return 'deferred' end
+  local finals = 0
+  for _, s in ipairs(FINAL) do finals = finals + c[s] end
+  local base = redis.call('HGET', msg, 'base') or 'queued'
+  if finals + c['suppressed'] < n then
+    if finals > 0 then return 'sending' end
+    return base
   end
-  if delivered > 0 then return 'sending' end
-  return redis.call('HGET', msg, 'base') or 'queued'
+  for _, s in ipairs(FINAL) do
+    if c[s] > 0 then return s end
+  end
+  return base
 end
 `
 
-/** UNDELIVERED_STATUS_ORDER less the statuses worked out otherwise (sending, scheduled, queued), as Lua strings. */
-function undeliveredLuaList (): string {
-  return UNDELIVERED_STATUS_ORDER.filter((s) => s !== 'sending' && s !== 'scheduled' && s !== 'queued').map((s) => `'${s}'`).join(', ')
+function luaList (statuses: readonly string[]): string {
+  return statuses.map((s) => `'${s}'`).join(', ')
 }

@@ -13,35 +13,40 @@ export const RECORD_QUEUED_LUA = String.raw`-- Records a queued message in the r
 -- tag indexes and KEYS[7+n..6+2n] tag stats hour hashes
 -- ARGV: 1 summary JSON, 2 status, 3 status rank, 4 created ms, 5 retention ms, 6 cutoff ms (older entries are
 -- trimmed from indexes), 7 status index key prefix, 8 stats retention ms, 9 message id, 10 organisation id,
--- 11 environment, 12 recipient count, 13 when its first attempt is due (ms: scheduled, else created time),
--- 14.. recipient address index members
+-- 11 environment, 12 recipient count (suppressed ones included), 13 when its first attempt is due (ms: scheduled,
+-- else created time), 14 how many recipients were skipped as suppressed, 15 '1' when it counts as sent now (sent at
+-- once), '0' for a scheduled message (counted when the engine takes it up, record_sent.lua), 16.. recipient address
+-- index members
 local msg = KEYS[1]
 local held = redis.call('HMGET', msg, 'summary', 'status')
 -- Recording the same message twice (a retried call) must not count it twice.
 if held[1] then return 0 end
 local created, ttl, id = ARGV[4], ARGV[5], ARGV[9]
 local status = ARGV[2]
+-- Recipients skipped as suppressed have their outcome from the start: counted, never attempted.
+if tonumber(ARGV[14]) > 0 then redis.call('HSET', msg, 'c:suppressed', ARGV[14]) end
 if held[2] then
   -- Events reached the read model before the message was recorded: the status follows their recipients.
-  redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'env', ARGV[11], 'rn', ARGV[12], 'base', ARGV[2])
+  redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'env', ARGV[11], 'rn', ARGV[12], 'base', ARGV[2],
+    'sent', ARGV[15])
   status = status_from_recipients(msg)
   redis.call('HSET', msg, 'status', status)
 else
   redis.call('HSET', msg, 'summary', ARGV[1], 'created', created, 'env', ARGV[11], 'rn', ARGV[12], 'base', ARGV[2],
-    'status', status, 'rank', ARGV[3])
+    'status', status, 'rank', ARGV[3], 'sent', ARGV[15])
 end
 redis.call('PEXPIRE', msg, ttl)
 redis.call('SET', KEYS[2], ARGV[10], 'PX', ttl)
 if not BATCH.z then BATCH.z, BATCH.zkeys, BATCH.c, BATCH.ckeys, BATCH.a, BATCH.akeys = {}, {}, {}, {}, {}, {} end
 -- recipient address index members (all at score 0), written for the whole batch by the finish
-if #ARGV >= 14 then
+if #ARGV >= 16 then
   local members = BATCH.a[KEYS[5]]
   if not members then
     members = { ttl = ttl }
     BATCH.a[KEYS[5]] = members
     BATCH.akeys[#BATCH.akeys + 1] = KEYS[5]
   end
-  for i = 14, #ARGV do
+  for i = 16, #ARGV do
     members[#members + 1] = 0
     members[#members + 1] = ARGV[i]
   end
@@ -78,7 +83,10 @@ local function count (key)
   end
   c.n = c.n + 1
 end
-count(KEYS[4])
-for i = 7 + tags, #KEYS do count(KEYS[i]) end
+-- 'sent' counts mail handed to delivery: a scheduled message not yet taken up is not sent (and one canceled never is).
+if ARGV[15] == '1' then
+  count(KEYS[4])
+  for i = 7 + tags, #KEYS do count(KEYS[i]) end
+end
 return 1
 `

@@ -1,4 +1,4 @@
-import { MAX_TAGS, isTag, uniqueTags } from '../../protocol/mod.ts'
+import { MAX_TAGS, isStreamId, isTag, uniqueTags } from '../../protocol/mod.ts'
 import { READ_MODEL_KEYS as K, type Environment } from './message_store_keys.ts'
 
 /**
@@ -7,12 +7,32 @@ import { READ_MODEL_KEYS as K, type Environment } from './message_store_keys.ts'
  * sorted sets and 10 more hourly counter hashes, kept exactly as long as the untagged ones.
  */
 
-/** The message's tag indexes (appended after its other indexes) and its tag stats hashes for one hour. */
+/**
+ * The message's tag indexes (appended after its other indexes) and its tag stats hashes for one hour, then its
+ * stream's index and stats hash: the scripts keep a stream exactly as a tag (one more index, one more hash).
+ */
 export function messageTagKeys (
-  orgId: string, env: Environment, tags: readonly string[] | undefined, hour: string
+  orgId: string, env: Environment, tags: readonly string[] | undefined, hour: string, stream?: string
 ): { indexes: string[], stats: string[] } {
   const unique = uniqueTags(tags).filter(isTag)
-  return { indexes: unique.map((t) => K.messagesTagged(orgId, env, t)), stats: unique.map((t) => K.statsTagged(orgId, env, t, hour)) }
+  const indexes = unique.map((t) => K.messagesTagged(orgId, env, t))
+  const stats = unique.map((t) => K.statsTagged(orgId, env, t, hour))
+  if (isStreamId(stream)) {
+    indexes.push(K.messagesInStream(orgId, env, stream))
+    stats.push(K.statsInStream(orgId, env, stream, hour))
+  }
+  return { indexes, stats }
+}
+
+/** The stream an event carries in `data.stream`, when it is a stream id (key names never come from unchecked values). */
+export function eventStream (data: Record<string, unknown>): string | undefined {
+  return isStreamId(data.stream) ? data.stream : undefined
+}
+
+/** Like eventTagKeys, for the event's stream: its live then sandbox (event index, stats hash). */
+export function eventStreamKeys (orgId: string, stream: string, hour: string): string[] {
+  return [K.eventsInStream(orgId, 'live', stream), K.statsInStream(orgId, 'live', stream, hour),
+    K.eventsInStream(orgId, 'test', stream), K.statsInStream(orgId, 'test', stream, hour)]
 }
 
 /**

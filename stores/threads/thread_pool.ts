@@ -1,19 +1,31 @@
 import { Piscina } from 'piscina'
 import type { Logger } from 'pino'
 import { reportThreadFailures } from './thread_failures.ts'
+import type { InternalErrorCode } from '../../protocol/mod.ts'
 
 /** How long a pool left without a thread waits before a new pool takes its place. */
 const REPLACE_POOL_PAUSE_MS = 1_000
 /** How long closing waits for the close task before it ends the threads anyway (a thread that never loaded). */
 const CLOSE_TASK_WAIT_MS = 5_000
 
+/** Work handed to a pool after it closed (a lazy pool that never opened is not opened then). */
+export class ThreadPoolClosedError extends Error {
+  readonly code = 'thread_pool_closed' satisfies InternalErrorCode
+}
+
 export interface ThreadPoolOptions {
   /** Names the pool in the failure log (`pool` field): `shard thread 0`, `inbound analysis`, `content analysis`. */
   name: string
   /** The file each thread loads: a CommonJS entry that imports the thread's ES module (thread_entry.cts). */
   entry: URL
-  /** At least one thread is kept; more are started up to this while tasks wait. */
+  /** At least one thread is kept (once the pool is open); more are started up to this while tasks wait. */
   maxThreads: number
+  /**
+   * Opened at the first task rather than at once: for work that many installations never ask for (content
+   * analysis, inbound mail), so a process does not load a thread's modules (a second or two of CPU) and wait for
+   * them when it closes, only to have been ready for nothing.
+   */
+  lazy?: boolean
   concurrentTasksPerWorker: number
   /** Tasks that may wait for a thread; unbounded when absent. */
   maxQueue?: number
@@ -39,14 +51,20 @@ export interface ThreadPoolOptions {
  * tasks, which Atomics waits would freeze.
  */
 export class ThreadPool {
-  private pool: Piscina
+  private current: Piscina | undefined
   private readonly report: (err: Error) => void
   private closing = false
   private closed?: Promise<void>
 
   constructor (private readonly options: ThreadPoolOptions, log: Logger) {
     this.report = reportThreadFailures(log, options.name)
-    this.pool = this.open()
+    if (options.lazy !== true) this.current = this.open()
+  }
+
+  private get pool (): Piscina {
+    if (this.current === undefined && this.closing) throw new ThreadPoolClosedError(`the ${this.options.name} pool is closed`)
+    this.current ??= this.open()
+    return this.current
   }
 
   private open (): Piscina {
@@ -68,8 +86,8 @@ export class ThreadPool {
       // after a pause, and the old one's waiting tasks fail.
       if (pool.threads.length > 0) return
       setTimeout(() => {
-        if (this.closing || this.pool !== pool) return
-        this.pool = this.open()
+        if (this.closing || this.current !== pool) return
+        this.current = this.open()
         void pool.destroy()
       }, REPLACE_POOL_PAUSE_MS)
     })
@@ -78,7 +96,7 @@ export class ThreadPool {
 
   /** Tasks waiting for a thread: a caller with a bound of its own refuses work at it rather than reaching `maxQueue`. */
   get queueSize (): number {
-    return this.pool.queueSize
+    return this.current?.queueSize ?? 0
   }
 
   async run (task: unknown, transferList?: ArrayBuffer[]): Promise<unknown> {
@@ -93,7 +111,8 @@ export class ThreadPool {
 
   private async closeThreads (): Promise<void> {
     this.closing = true
-    const pool = this.pool
+    const pool = this.current
+    if (pool === undefined) return // never asked for work: no thread to end
     // A thread that never loaded would keep the task waiting for ever. (Not an abort signal: piscina runs a task
     // that has one only on a thread with no other task, after the tasks in flight.)
     let timer: NodeJS.Timeout | undefined

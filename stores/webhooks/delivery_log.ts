@@ -19,6 +19,23 @@ export interface DeliveryAttempt {
   /** null on success; else a short code such as http_500, timeout, ssrf_blocked. */
   error: string | null
   at: string
+  /** A test event (POST /v1/webhooks/{id}/test): not stored as an event, so it cannot be replayed. */
+  test: boolean
+  /**
+   * The first REQUEST_EXCERPT_CHARS of the body that was sent, for an attempt that did not succeed and for a test
+   * event; null otherwise (a successful attempt's body is its event, GET /v1/events/{id}).
+   */
+  request_body: string | null
+  /** The first 1,024 bytes of the response body; null when no response came. */
+  response_body: string | null
+}
+
+/** How much of the body sent the log keeps for an attempt that did not succeed (bounded: 1,000 entries a webhook). */
+export const REQUEST_EXCERPT_CHARS = 2048
+
+/** An entry as the API shows it: entries written before a field existed read with its empty value. */
+function shown (e: Partial<DeliveryAttempt> & Omit<DeliveryAttempt, 'test' | 'request_body' | 'response_body'>): DeliveryAttempt {
+  return { ...e, test: e.test ?? false, request_body: e.request_body ?? null, response_body: e.response_body ?? null }
 }
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz'
@@ -130,7 +147,7 @@ export class DeliveryLog {
   /** Attempts older than `before` (a delivery id), newest first; one more than asked tells whether more exist. */
   async list (webhookId: string, limit: number, before?: string): Promise<{ data: DeliveryAttempt[], hasMore: boolean }> {
     const raw = await this.redis.lrange(webhookDeliveryLogKey(webhookId), 0, DELIVERY_LOG_MAX - 1)
-    const all = raw.map((s) => JSON.parse(s) as DeliveryAttempt)
+    const all = raw.map((s) => shown(JSON.parse(s) as DeliveryAttempt))
     // Several processes push concurrently, so the list is only nearly ordered; the ids order it exactly.
     all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
     const rest = before === undefined ? all : all.filter((e) => e.id < before)
@@ -171,6 +188,30 @@ export class DeliveryLog {
       list.forEach((e, j) => { if ((flags as number[])[j] === 1) answered[e.i] = true })
     })
     return answered
+  }
+
+  /**
+   * Deletes the attempts to deliver these events from the webhooks' logs and received sets, for an erase (an entry names
+   * only the event, but the event is about the erased address). Resolves with how many log entries were deleted.
+   */
+  async eraseEvents (webhookIds: readonly string[], events: ReadonlyArray<{ id: string, ms: number }>): Promise<number> {
+    if (events.length === 0) return 0
+    const ids = new Set(events.map((e) => e.id))
+    let erased = 0
+    for (const webhookId of webhookIds) {
+      const key = webhookDeliveryLogKey(webhookId)
+      const raw = await this.redis.lrange(key, 0, -1)
+      const gone = raw.filter((s) => ids.has((JSON.parse(s) as DeliveryAttempt).event_id))
+      // LREM by value: entries pushed meanwhile are left in place
+      for (const s of new Set(gone)) erased += await this.redis.lrem(key, 0, s)
+      const p = this.redis.pipeline()
+      for (const e of events) {
+        const received = receivedKeyOf(webhookId, e.ms)
+        if (received !== undefined) p.srem(received, e.id)
+      }
+      await p.exec()
+    }
+    return erased
   }
 
   async clear (webhookId: string): Promise<void> {

@@ -3,8 +3,17 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import { webhookJobSubject, shardOf, newId, webhookJobStream, type WebhookRecord } from '../../protocol/mod.ts'
 import { ensureJetStream, type JsPublish } from '../clients/mod.ts'
 
-/** What a webhook receives: exactly the event envelope. */
-export interface WebhookEnvelope { id: string, type: string, timestamp: string, data: Record<string, unknown> }
+/**
+ * What a webhook receives: exactly the event envelope (protocol/events.ts, webhookEnvelopeOf). `environment` is absent
+ * only from jobs stored by a version before it, which are sent as stored.
+ */
+export interface WebhookEnvelope {
+  id: string
+  type: string
+  timestamp: string
+  environment?: 'live' | 'test'
+  data: Record<string, unknown>
+}
 
 /**
  * One delivery attempt waiting to be made. Each retry is a new job with `attempt + 1` and its `due_at`, so
@@ -117,11 +126,13 @@ export class WebhookJobQueue {
 
   /**
    * A test event for one webhook. It goes to that webhook only, whatever its subscriptions and status, is
-   * attempted once, and is not stored as an event of the org.
+   * attempted once, and is not stored as an event of the org. Its `environment` is that of the key that asked for it.
    */
-  async enqueueTest (webhook: WebhookRecord, type: string, now = Date.now()): Promise<string> {
+  async enqueueTest (webhook: WebhookRecord, type: string, now = Date.now(), environment: 'live' | 'test' = 'live'): Promise<string> {
     await this.streamReady()
-    const event: WebhookEnvelope = { id: newId('evt', now), type, timestamp: new Date(now).toISOString(), data: sampleEventData(type, now) }
+    const event: WebhookEnvelope = {
+      id: newId('evt', now), type, timestamp: new Date(now).toISOString(), environment, data: sampleEventData(type, now)
+    }
     await publishWebhookJob(this.js, this.opts.shards, {
       event, org_id: webhook.org_id, webhook_id: webhook.id, attempt: 1, due_at: now, created_at: now, test: true
     })
@@ -195,6 +206,15 @@ export function sampleEventData (type: string, now: number): Record<string, unkn
       }],
       test: true
     }
+    case 'stream.paused': return {
+      stream: 'transactional',
+      reason: 'complaint_rate',
+      paused_at: at,
+      counts: { delivered: 1990, hard_bounced: 10, complained: 7 },
+      rates: { volume: 2000, bounce_rate: 0.005, complaint_rate: 0.0035 },
+      test: true
+    }
+    case 'stream.resumed': return { stream: 'transactional', resumed_at: at, resumed_by: 'admin', paused_at: at, test: true }
     default: return {
       message_id: base.message_id,
       route_id: 'rt_test0000000000000000000000',

@@ -5,7 +5,7 @@ import { connect } from '@nats-io/transport-node'
 import { ControlPlane } from '../../stores/control_plane/mod.ts'
 import { ServerProcess } from '../helpers/servers.ts'
 import { freePort } from '../helpers/ports.ts'
-import { spawnCli, runCli } from '../helpers/cli.ts'
+import { spawnCli, runCli, type CliRun } from '../helpers/cli.ts'
 import { eventually } from '../helpers/waiting.ts'
 
 let nats: ServerProcess
@@ -13,9 +13,13 @@ let redis: ServerProcess
 before(async () => { [nats, redis] = await Promise.all([ServerProcess.nats(), ServerProcess.redis()]) })
 after(async () => { await Promise.all([nats.dispose(), redis.dispose()]) })
 
-async function waitHealthy (base: string, exited: () => boolean): Promise<void> {
+async function waitHealthy (base: string, exited: () => CliRun | undefined): Promise<void> {
   await eventually(async () => {
-    if (exited()) throw new Error('outbox exited before it became healthy')
+    const run = exited()
+    if (run !== undefined) {
+      throw new Error(`outbox exited (${String(run.code ?? run.signal)}) before it became healthy: ` +
+        `${run.stderr.slice(-2000)} ${run.stdout.slice(-2000)}`)
+    }
     return (await fetch(base + '/healthz').catch(() => undefined))?.status === 200
   // a process start (config, NATS, Redis, streams, buckets, threads) takes seconds; on a loaded machine, more
   }, 'outbox to become healthy', 60_000)
@@ -28,8 +32,8 @@ test('start serves /healthz and /readyz, creates orgs whose key authenticates, a
     OB_SHUTDOWN_TIMEOUT_MS: '3000'
   }
   const run = spawnCli(['start'], env)
-  let exited = false
-  void run.done.then(() => { exited = true })
+  let exited: CliRun | undefined
+  void run.done.then((r) => { exited = r })
   const base = `http://127.0.0.1:${port}`
   try {
     await waitHealthy(base, () => exited)
@@ -68,6 +72,9 @@ test('start serves /healthz and /readyz, creates orgs whose key authenticates, a
   const result = await run.done
   assert.equal(result.code, 0, result.stderr)
   assert.equal(result.signal, null)
+  // what a new user reads once it listens: where the dashboard is, and the command to run next
+  assert.match(result.stderr, new RegExp(`outbox: listening on ${base}; the dashboard is at ${base}/dashboard/`))
+  assert.match(result.stderr, /npx outbox org create --name Acme --domain acme\.example --plan starter/)
 })
 
 test('a bad setting exits 1 with one line naming the variable and no stack trace', async () => {

@@ -55,6 +55,8 @@ const VIEWS = (): Array<{ hash: string, heading: RegExp }> => [
   { hash: '#/templates', heading: /^Templates$/ },
   { hash: '#/domains', heading: /^Domains$/ },
   { hash: '#/inbound', heading: /^Inbound routes$/ },
+  { hash: '#/streams', heading: /^Message streams$/ },
+  { hash: '#/audit-log', heading: /^Audit log$/ },
   { hash: '#/nowhere', heading: /^Not found$/ }
 ]
 

@@ -170,7 +170,22 @@ test('a webhook: secret shown once, a test event of a chosen type reaches the HT
     return false
   }, 'a 200 in the delivery log', undefined, 200)
   await deliveries.locator('td', { hasText: /^200$/ }).first().waitFor()
+  // a test event is marked as one, has no Replay button (it is not stored), and shows what was sent and answered
+  const row = deliveries.locator('tr', { hasText: 'Test event' }).first()
+  assert.equal(await row.getByText('test', { exact: true }).count(), 1)
+  assert.equal(await row.getByRole('button', { name: /^Replay/ }).count(), 0)
+  await row.getByText('Bodies').click()
+  assert.equal(JSON.parse(await row.locator('pre.body-excerpt').first().innerText()).type, 'bounced')
+  assert.equal(await row.locator('pre.body-excerpt').nth(1).innerText(), 'ok')
   await screenshot(page, 'webhooks')
+  // with the bodies open, at both widths: no serious axe finding, and the page does not scroll sideways at 390 px
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 })
+    const axe = await new AxeBuilder({ page }).include('[data-testid="deliveries"]').analyze()
+    assert.deepEqual(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id), [], `${width} px`)
+    const wide = await page.evaluate(() => document.scrollingElement!.scrollWidth - window.innerWidth)
+    assert.ok(wide <= 0, `the page is ${wide} px wider than the ${width} px window`)
+  }
   await page.close()
 })
 
@@ -207,6 +222,12 @@ test('a webhook: rotate the secret after a confirmation, replay a delivered even
   }, 'the event in the delivery log', undefined, 200)
   await replay.first().click()
   await page.getByText(`Event ${evt.id} is being sent again.`).waitFor()
+  const shown = await page.evaluate(() => {
+    const el = document.activeElement as HTMLElement
+    const box = el.getBoundingClientRect()
+    return { text: el.textContent, inView: box.top >= 0 && box.bottom <= window.innerHeight }
+  })
+  assert.deepEqual(shown, { text: `Event ${evt.id} is being sent again.`, inView: true }, 'the result is focused and on screen')
   const [, again] = await receiver.waitFor(2, { path: '/dashboard-rotate' })
   const raw = again!.rawBody.toString('utf8')
   assert.equal(JSON.parse(raw).id, evt.id)
@@ -239,5 +260,32 @@ test('inbound routes and suppressions: add and remove', { skip: missing }, async
   await sup.getByRole('button', { name: 'Remove' }).click()
   await page.getByText('No suppressed addresses.').waitFor()
   assert.equal((await ob.request('GET', '/v1/suppressions', { key: org.adminKey })).body.data.length, 0)
+  await page.close()
+})
+
+test('a webhook: its URL and filters changed from its page, the secret kept', { skip: missing }, async () => {
+  const created = await ob.request('POST', '/v1/webhooks', {
+    key: org.adminKey, body: { url: receiver.url('/dashboard-before'), events: ['delivered'], filters: { tags: ['receipt'] } }
+  })
+  assert.equal(created.status, 201, created.text)
+  const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
+  await page.goto(`${ob.baseUrl}/dashboard#/webhooks/${created.body.id}`)
+  await page.getByText('tags: receipt').waitFor()
+  const after = receiver.url('/dashboard-after')
+  await page.getByLabel('HTTPS URL').fill(after)
+  await page.getByLabel('Only messages tagged (any of)').fill('receipt, invoice')
+  await page.getByLabel('Only mail from the domains (any of)').fill(org.domain)
+  await page.getByLabel('Environment').selectOption('test')
+  await page.getByRole('button', { name: 'Save changes' }).click()
+  await page.getByText('Saved. Deliveries still queued go to the new URL').waitFor()
+  await page.getByText(`tags: receipt, invoice; domains: ${org.domain}; environment: test`).waitFor()
+  const now = await ob.request('GET', `/v1/webhooks/${created.body.id}`, { key: org.adminKey })
+  assert.equal(now.body.url, after)
+  assert.deepEqual(now.body.filters, { tags: ['receipt', 'invoice'], domains: [org.domain], environment: 'test' })
+  // A domain the organisation does not have is refused, and said so on the page.
+  await page.getByLabel('Only mail from the domains (any of)').fill('elsewhere.example')
+  await page.getByRole('button', { name: 'Save changes' }).click()
+  await page.getByText('elsewhere.example is not a domain of this organisation').first().waitFor()
+  await screenshot(page, 'webhook-edit')
   await page.close()
 })

@@ -67,34 +67,57 @@ async function htmlFrame (page: Page): Promise<Frame> {
   return frame
 }
 
+/** A 1×1 PNG, as an inline image's bytes. */
+const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+
+async function serious (page: Page): Promise<string[]> {
+  // the frame shows the sender's HTML, which axe cannot enter (no scripts run there); the page around it is checked
+  const result = await new AxeBuilder({ page }).exclude('iframe.preview').analyze()
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`)
+}
+
 for (const width of [390, 1280]) {
-  test(`at ${width} px the message page shows the HTML in a sandboxed frame, the text, the attachments; ` +
-    'no page scroll sideways, no serious axe finding', { skip: missing }, async () => {
+  test(`at ${width} px the message page shows the HTML in a sandboxed frame with its inline (cid:) image, remote images ` +
+    'hidden until asked for, the text, the attachments; no page scroll sideways, no serious axe finding', { skip: missing }, async () => {
+    const origin = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`
     const id = await sent({
       subject: 'Your order 1042 has shipped and is on its way to the address you gave us',
-      html: '<table width="900"><tr><td><h1>Shipped</h1><p>Your parcel is on its way.</p></td></tr></table>',
+      html: '<table width="900"><tr><td><img src="cid:logo@shop" alt="Shop logo" width="120" height="40"><h1>Shipped</h1>' +
+        `<p>Your parcel is on its way.</p><img src="${origin}/banner-${width}.png" alt="Banner" width="300" height="60"></td></tr></table>`,
       text: `Your parcel is on its way. ${'A-very-long-tracking-reference-without-spaces-'.repeat(6)}`,
-      attachments: [{ filename: 'invoice-1042-with-a-rather-long-file-name.pdf', content: Buffer.from('%PDF-1.4').toString('base64') }]
+      attachments: [
+        { filename: 'invoice-1042-with-a-rather-long-file-name.pdf', content: Buffer.from('%PDF-1.4').toString('base64') },
+        { filename: 'logo.png', content: PIXEL_PNG, content_type: 'image/png', content_id: 'logo@shop' }
+      ]
     })
     const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
     await page.setViewportSize({ width, height: 800 })
     await openMessage(page, id)
     const frameEl = page.getByTestId('content-html')
     assert.equal(await frameEl.getAttribute('sandbox'), '')
-    assert.match((await frameEl.getAttribute('srcdoc'))!, /^<!DOCTYPE html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'; font-src data:">/)
+    assert.match((await frameEl.getAttribute('srcdoc'))!, /^<!DOCTYPE html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:">/)
     const frame = await htmlFrame(page)
     assert.equal(await frame.locator('h1').textContent(), 'Shipped')
+    const logo = frame.locator('img[alt="Shop logo"]')
+    assert.match((await logo.getAttribute('src'))!, /^data:image\/png;base64,/, 'the cid: image is shown from the stored content')
+    await eventually(() => logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'the inline image loads')
+    const notice = page.getByTestId('remote-images')
+    assert.match((await notice.textContent())!, /^Remote images hidden/)
+    assert.deepEqual(hits.filter((h) => h.startsWith('/banner')), [], 'the remote image is not fetched before it is asked for')
+    assert.deepEqual(await serious(page), [])
     if (width === 1280) await screenshot(page, 'message-content')
+    await page.getByRole('button', { name: 'Show remote images' }).click()
+    await notice.getByText('Remote images shown.').waitFor()
+    await eventually(() => hits.includes(`/banner-${width}.png`), 'the remote image is fetched once asked for')
+    assert.match((await frameEl.getAttribute('srcdoc'))!, /content="default-src 'none'; img-src data: http: https:; style-src 'unsafe-inline'; font-src data:">/)
+    hits.length = 0
     assert.match((await page.getByTestId('content-text').textContent())!, /^Your parcel is on its way\./)
     assert.match((await page.getByTestId('content-attachments').textContent())!, /invoice-1042-with-a-rather-long-file-name\.pdf.*application\/pdf.*8 B/)
     const o = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }))
     assert.ok(o.scrollWidth <= o.innerWidth, `page is ${o.scrollWidth} px wide in a ${o.innerWidth} px window`)
     const box = (await frameEl.boundingBox())!
     assert.ok(box.x >= 0 && box.x + box.width <= width, `frame at ${box.x}..${box.x + box.width} within ${width}`)
-    // the frame shows the sender's HTML, which axe cannot enter (no scripts run there); the page around it is checked
-    const result = await new AxeBuilder({ page }).exclude('iframe.preview').analyze()
-    const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`)
-    assert.deepEqual(serious, [])
+    assert.deepEqual(await serious(page), [])
     await page.close()
   })
 }

@@ -179,7 +179,7 @@ test('an organisation admin key keeps the organisation views and cannot open Egr
   const page = await signedInPage(browser, ob.baseUrl, org.adminKey)
   await page.getByRole('heading', { name: 'Activity' }).waitFor()
   assert.deepEqual(await page.locator('#nav a').allTextContents(),
-    ['Activity', 'Statistics', 'Webhooks', 'API keys', 'Templates', 'Domains', 'Inbound', 'Suppressions'])
+    ['Activity', 'Statistics', 'Webhooks', 'API keys', 'Templates', 'Domains', 'Inbound', 'Suppressions', 'Streams', 'Audit log'])
   await page.goto(`${ob.baseUrl}/dashboard#/egress`)
   await page.getByText('This page needs an operator key').waitFor()
   assert.equal(await page.getByTestId('lanes').count(), 0)

@@ -64,10 +64,13 @@ test('a read-only key sees no management views or actions', { skip: missing }, a
   const page = await signedInPage(browser, ob.baseUrl, await ob.key(org, ['read']))
   await page.getByRole('heading', { name: 'Activity' }).waitFor()
   const navLinks = await page.locator('#nav a').allTextContents()
-  assert.deepEqual(navLinks, ['Activity', 'Statistics', 'Suppressions'])
+  assert.deepEqual(navLinks, ['Activity', 'Statistics', 'Suppressions', 'Streams'])
   await page.goto(`${ob.baseUrl}/dashboard#/suppressions`)
   await page.getByRole('heading', { name: 'Suppressions' }).waitFor()
   assert.equal(await page.getByRole('button', { name: 'Suppress' }).count(), 0)
+  await page.goto(`${ob.baseUrl}/dashboard#/streams`)
+  await page.getByTestId('streams').locator('tbody tr').first().waitFor()
+  assert.equal(await page.locator('main form, main button').count(), 0, 'streams: listed, no forms or buttons')
   for (const view of ['keys', 'webhooks', 'domains', 'inbound']) {
     await page.goto(`${ob.baseUrl}/dashboard#/${view}`)
     await page.getByText('lacks the manage permission').waitFor()
@@ -79,7 +82,8 @@ test('a read-only key sees no management views or actions', { skip: missing }, a
 test('a manage-only key signs in to the management views; a send-only key gets the API 403 message', { skip: missing }, async () => {
   const manager = await signedInPage(browser, ob.baseUrl, await ob.key(org, ['manage']))
   await manager.getByRole('heading', { name: 'API keys' }).waitFor()
-  assert.deepEqual(await manager.locator('#nav a').allTextContents(), ['Webhooks', 'API keys', 'Templates', 'Domains', 'Inbound'])
+  assert.deepEqual(await manager.locator('#nav a').allTextContents(),
+    ['Webhooks', 'API keys', 'Templates', 'Domains', 'Inbound', 'Audit log'])
   await manager.close()
 
   const sendOnly = await ob.key(org, ['send'])

@@ -95,7 +95,20 @@ test('a stuck message shows a Stuck badge in Activity and says on its page ' +
     await notice.waitFor()
     if (width === 1280) await screenshot(page, 'stuck')
     assert.match(await notice.textContent() ?? '', /^Stuck The next delivery attempt was due at .+ and has not happened/)
-    assert.equal(await notice.locator('time').getAttribute('datetime'), due)
+    assert.equal(await notice.locator('time').first().getAttribute('datetime'), due)
+    // What to check: the last attempt's reply as the receiver gave it, the destination, the engine and its queue.
+    const deferral = ((await message(id)).events as Array<{ type: string, data: { smtp_response: string } }>)
+      .filter((e) => e.type === 'deferred').at(-1)!
+    assert.equal(await notice.getByTestId('last-reply').textContent(), deferral.data.smtp_response)
+    assert.match(deferral.data.smtp_response, /^4\d\d/)
+    const checks = await notice.locator('ul.checks li').allTextContents()
+    assert.equal(checks.length, 3)
+    assert.match(checks[0]!, /^The last attempt: at .+ the receiving server answered 4\d\d/)
+    assert.match(checks[1]!, /^The destination: dest\.example\. .+docs\/delivery\.md, “Destinations that keep answering 4xx”/)
+    assert.match(checks[2]!, /^The engine and its queue: .+readiness check.+outbox_jetstream_consumer_pending.+docs\/reading\.md, “Stuck messages”/)
+    const readyz = await page.request.get(new URL((await notice.getByTestId('readyz').getAttribute('href'))!, page.url()).href)
+    assert.deepEqual(Object.keys((await readyz.json() as { checks: object }).checks).sort(), ['nats', 'queue', 'redis'],
+      'the readiness check it links to names NATS, Redis and the queue')
     assert.deepEqual(await axeProblems(page), [], `message page at ${width} px`)
     const o = await page.evaluate(() => ({ scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: window.innerWidth }))
     assert.ok(o.scrollWidth <= o.innerWidth, `no horizontal scroll at ${width} px`)

@@ -23,7 +23,11 @@ export interface ReceivedRequest {
  * What to do with the n-th request (0-based): a status, an optional delay, never answer, or answer once `until`
  * resolves (a receiver the test holds, then lets go).
  */
-export interface Answer { status?: number, delayMs?: number, hang?: boolean, until?: Promise<unknown>, headers?: Record<string, string> }
+export interface Answer {
+  status?: number, delayMs?: number, hang?: boolean, until?: Promise<unknown>, headers?: Record<string, string>
+  /** The response body ('ok' when omitted). */
+  body?: string
+}
 export type Script = (req: ReceivedRequest, n: number) => Answer
 
 export interface TestCa { dir: string, caFile: string, key: Buffer, cert: Buffer }
@@ -91,7 +95,7 @@ export class HttpsReceiver {
       for (const w of this.waiters.splice(0)) w()
       const a = this.script(r, n)
       if (a.hang === true) { this.hanging.add(res); return }
-      const answer = (): void => { res.writeHead(a.status ?? 200, a.headers ?? {}); res.end('ok') }
+      const answer = (): void => { res.writeHead(a.status ?? 200, a.headers ?? {}); res.end(a.body ?? 'ok') }
       if (a.until !== undefined) {
         this.hanging.add(res)
         void a.until.then(() => { if (this.hanging.delete(res) && !res.destroyed) answer() })

@@ -50,10 +50,11 @@ export interface SentMessage {
 export class ReportScenario {
   private constructor (readonly ob: TestOutbox, readonly sink: SmtpSink, readonly dns: DnsServer, readonly smtp: Transporter) {}
 
-  static async start (): Promise<ReportScenario> {
+  /** `env`: more settings for the Outbox. */
+  static async start (env: Record<string, string> = {}): Promise<ReportScenario> {
     const dns = await DnsServer.start({})
     const sink = await SmtpSink.start()
-    const ob = await TestOutbox.start({ env: { OB_DNS_SERVERS: dns.address, OB_SMTP_RELAY: sink.url } })
+    const ob = await TestOutbox.start({ env: { OB_DNS_SERVERS: dns.address, OB_SMTP_RELAY: sink.url, ...env } })
     return new ReportScenario(ob, sink, dns, inboundClient(ob))
   }
 

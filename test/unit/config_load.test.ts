@@ -124,3 +124,20 @@ test('OB_MESSAGE_CONTENT_RETENTION_DAYS: whole days from 0 (nothing recorded) to
     assert.equal(refused(bad), `invalid configuration: OB_MESSAGE_CONTENT_RETENTION_DAYS must be integer (got "${bad}")`)
   }
 })
+
+test('reputation thresholds: percentages become fractions, out-of-range values are refused', () => {
+  assert.deepEqual(loadConfig({}).reputation, {
+    enabled: true, thresholds: { complaintRate: 0.003, bounceRate: 0.05, minVolume: 1000, windowHours: 24 }
+  })
+  const c = loadConfig({ OB_REPUTATION_GUARD: 'off', OB_REPUTATION_MAX_COMPLAINT_PCT: '0.1', OB_REPUTATION_MAX_BOUNCE_PCT: '2.5' })
+  assert.equal(c.reputation.enabled, false)
+  assert.equal(c.reputation.thresholds.complaintRate, 0.001)
+  assert.equal(c.reputation.thresholds.bounceRate, 0.025)
+  const bad = { OB_REPUTATION_MAX_COMPLAINT_PCT: '0', OB_REPUTATION_MIN_VOLUME: '0', OB_REPUTATION_WINDOW_HOURS: '169' }
+  assert.throws(() => loadConfig(bad),
+    (err: ConfigError) => {
+      assert.deepEqual([...err.variables].sort(),
+        ['OB_REPUTATION_MAX_COMPLAINT_PCT', 'OB_REPUTATION_MIN_VOLUME', 'OB_REPUTATION_WINDOW_HOURS'])
+      return true
+    })
+})

@@ -91,11 +91,12 @@ const config = loadConfig({ OB_MX_HOST: 'mx.outbox.test' })
 const HOST_SPF = 'v=spf1 ip4:127.0.0.1 ~all'
 /** A control plane with no organisation records and no egress sources: mail leaves from the host's own address. */
 const cp = {
-  orgs: { get: () => undefined }, egress: { pool: () => undefined, source: () => undefined, sources: () => [] }
+  orgs: { get: () => undefined }, streams: { list: () => [] }, egress: { pool: () => undefined, source: () => undefined, sources: () => [] }
 } as unknown as ControlPlane
 /** One whose `default` pool has one source, 192.0.2.10 saying EHLO mta.outbox.test. */
 const cpWithSource = {
   orgs: { get: () => undefined },
+  streams: { list: () => [] },
   egress: {
     pool: (name: string) => ({ name, sources: [{ source: 's1', weight: 100 }] }),
     source: () => ({ name: 's1', address: '192.0.2.10', ehlo: 'mta.outbox.test' }),

@@ -5,8 +5,8 @@ import { DiscardPolicy } from '@nats-io/jetstream'
 import {
   EVENTS_MAX_AGE_MS, STORE_SHARES_PER_MILLE, KV_SHARD_LEASES, OBJ_INBOUND_RAW, inboundRawStoreOptions, kvBucketOptions,
   objectStoreShareBytes, storeShareBytes, streamTable, CONSUMER_INBOUND, CONSUMER_PROJECTOR, CONSUMER_WEBHOOK_FANOUT, JETSTREAM_BUCKETS,
-  NS_PER_MS, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject,
-  messageContentSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer,
+  NS_PER_MS, STREAM_AUDIT, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS, eventSubject,
+  messageContentSubject, auditSubject, inboundSubject, jetStreamTable, outboundConsumer, outboundSubject, tablePart, webhookJobConsumer,
   webhookJobSubject, type JetStreamPart, type JetStreamTable
 } from '../../protocol/mod.ts'
 import { loadConfig, MAX_MESSAGE_CONTENT_RETENTION_DAYS } from '../../config/mod.ts'
@@ -44,7 +44,7 @@ test('subjectWithin follows NATS wildcard rules', () => {
 test('the table has every stream and every consumer, each once', () => {
   const streams = table.streams.map((s) => s.config.name)
   assert.deepEqual([...streams].sort(),
-    [STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS].sort())
+    [STREAM_AUDIT, STREAM_EVENTS, STREAM_INBOUND, STREAM_MESSAGE_CONTENT, STREAM_OUTBOUND, STREAM_WEBHOOK_JOBS].sort())
   const consumers = table.consumers.map((c) => `${c.stream}/${c.config.durable_name}`)
   const shards = Array.from({ length: SHARDS }, (_v, i) => i)
   assert.deepEqual([...consumers].sort(), [
@@ -76,6 +76,7 @@ test('what is published lands in the stream whose consumers read it', () => {
   assert.ok(within(inboundSubject(2), STREAM_INBOUND))
   assert.ok(within(messageContentSubject('msg_1'), STREAM_MESSAGE_CONTENT))
   assert.ok(within(messageContentSubject('msg_1', 3), STREAM_MESSAGE_CONTENT))
+  assert.ok(within(auditSubject('org_1'), STREAM_AUDIT))
   const filterOf = (name: string): string => table.consumers.find((c) => c.config.durable_name === name)!.config.filter_subject!
   assert.ok(subjectWithin(outboundSubject(2), filterOf(outboundConsumer(2))))
   assert.ok(!subjectWithin(outboundSubject(1), filterOf(outboundConsumer(2))))
@@ -85,6 +86,9 @@ test('what is published lands in the stream whose consumers read it', () => {
 test('settings follow the configuration they depend on', () => {
   for (const s of table.streams) assert.equal(s.config.num_replicas, 3)
   assert.equal(streamOf(STREAM_MESSAGE_CONTENT)!.config.max_age, 7 * DAY_MS * NS_PER_MS)
+  assert.equal(streamOf(STREAM_AUDIT)!.config.max_age, 365 * DAY_MS * NS_PER_MS, 'the audit log by default')
+  const audit = streamTable({ replicas: 1, messageContentRetentionDays: 1, storeBytes: STORE_BYTES, auditRetentionDays: 90 })
+  assert.equal(audit.find((s) => s.config.name === STREAM_AUDIT)!.config.max_age, 90 * DAY_MS * NS_PER_MS)
   assert.equal(table.consumers.find((c) => c.config.durable_name === outboundConsumer(0))!.config.ack_wait, 45_000 * NS_PER_MS)
   // Webhook consumers wait the request timeout plus 30 s of slack.
   for (const name of [CONSUMER_WEBHOOK_FANOUT, webhookJobConsumer(0)]) {
@@ -165,7 +169,7 @@ test('every stream and bucket has a share of the store, the shares sum below the
   // nats-server refuses every write once the store is full: the entries' limits must keep it from filling
   assert.ok(total < STORE_BYTES * 0.96, `${total} of ${STORE_BYTES}`)
   for (const s of table.streams) assert.equal(s.config.max_bytes, storeShareBytes(STORE_BYTES, s.config.name), s.config.name)
-  const history = [STREAM_EVENTS, STREAM_MESSAGE_CONTENT]
+  const history = [STREAM_EVENTS, STREAM_MESSAGE_CONTENT, STREAM_AUDIT]
   for (const s of table.streams) {
     assert.equal(s.config.discard, history.includes(s.config.name) ? DiscardPolicy.Old : DiscardPolicy.New,
       `${s.config.name} discard policy`)

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { renderTemplate, templateVariables } from '../../protocol/mod.ts'
+import { missingVariables, renderTemplate, templateVariables } from '../../protocol/mod.ts'
 
 test('placeholders are filled in subject, html and text', () => {
   const out = renderTemplate({ subject: 'Hi {{name}}', html: '<p>Hello {{ name }}, code {{code}}</p>', text: 'Hello {{name}}' },
@@ -46,4 +46,14 @@ test('text that only looks like a placeholder stays as it is', () => {
 
 test('templateVariables lists each name once', () => {
   assert.deepEqual(templateVariables({ subject: '{{a}} {{b}}', html: '{{ a }} {{c.d}}', text: '{{e}}' }), ['a', 'b', 'c.d', 'e'])
+})
+
+test('missingVariables names each placeholder without a printable value once, in order', () => {
+  const content = { subject: 'Hi {{name}}', html: '<p>{{ order }} {{name}} {{user.first}}</p>', text: '{{zero}} {{no}} {{blank}}' }
+  assert.deepEqual(missingVariables(content, { name: 'Ann', order: 1, 'user.first': 'A', zero: 0, no: false, blank: '' }), [])
+  assert.deepEqual(missingVariables(content, { name: 'Ann' }), ['order', 'user.first', 'zero', 'no', 'blank'])
+  const odd = { name: null, order: {}, user: { first: 'A' } } as never
+  assert.deepEqual(missingVariables(content, odd), ['name', 'order', 'zero', 'no', 'blank'])
+  assert.deepEqual(missingVariables({ subject: 'plain' }), [])
+  assert.deepEqual(missingVariables({ subject: '{{toString}}' }, {}), ['toString'], 'inherited properties are not values')
 })

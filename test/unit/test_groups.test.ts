@@ -113,7 +113,7 @@ test('a failure in either group fails the run, and the other group still reports
   }
 })
 
-test('under c8, as npm test runs it, the coverage covers the code each group ran', async () => {
+test('under c8, as npm run test:coverage runs it, the coverage covers the code each group ran', async () => {
   const dir = fixture()
   try {
     const c8 = join(root, 'node_modules', '.bin', 'c8')

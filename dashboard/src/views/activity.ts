@@ -1,5 +1,5 @@
 import { OutboxApiError, type GetMessagesQuery, type GetMessagesResponse } from '../../../client/src/mod.ts'
-import { h, statusBadge, stuckBadge, table, timeEl } from '../dom.ts'
+import { h, statusBadge, stuckBadge, table, timeEl, type Child } from '../dom.ts'
 import { showError } from '../errors.ts'
 import type { LiveEvent } from '../live.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
@@ -9,13 +9,22 @@ const STATUSES = ['queued', 'scheduled', 'sending', 'delivered', 'deferred', 'bo
 type Message = GetMessagesResponse['data'][number]
 const PAGE = 25
 
-function messageRow (m: Message): HTMLElement[] {
+const times = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`
+
+function messageRow (m: Message): Child[] {
   return [
     timeEl(m.created_at),
     h('span', null, m.to.join(', ')),
     h('a', { href: `#/messages/${encodeURIComponent(m.id)}` }, m.subject === '' ? '(no subject)' : m.subject),
-    h('span', { class: 'row-actions' }, statusBadge(m.status), m.stuck && stuckBadge()),
+    [
+      h('span', { class: 'row-actions' }, statusBadge(m.status), m.stuck && stuckBadge()),
+      // the receiver's words, so a bounce can be understood without opening the message
+      m.bounce_reason !== undefined && h('span', { class: 'reason', 'data-testid': 'bounce-reason' }, m.bounce_reason)
+    ],
     h('span', { class: 'delivered-count' }, `${m.delivered_count} of ${m.recipient_count} delivered`),
+    h('span', { class: 'engagement' }, m.opened_count === 0 && m.clicked_count === 0
+      ? 'not opened'
+      : `${times(m.opened_count, 'open')}, ${times(m.clicked_count, 'click')}`),
     h('code', { class: 'id' }, m.id)
   ]
 }
@@ -39,12 +48,32 @@ async function render (ctx: ViewContext): Promise<Node> {
   // Sent to the API as typed: the API matches a prefix of the recipient's address.
   const to = h('input', { id: 'f-to', name: 'to', type: 'search', placeholder: 'ann@example.net', autocomplete: 'off' })
   const feed = h('ol', { class: 'feed', 'data-testid': 'live-feed', 'aria-live': 'polite' })
-  const env = environmentSwitch('f-environment', (e) => { ctx.live.setEnvironment(e); feed.replaceChildren(); void load(false) })
-  ctx.live.setEnvironment(env.value())
+  const env = environmentSwitch('f-environment', (e) => {
+    ctx.live.setEnvironment(e)
+    feed.replaceChildren()
+    keepInAddress()
+    void load(false)
+  })
   const stuck = h('input', { id: 'f-stuck', name: 'stuck', type: 'checkbox' }) as HTMLInputElement
   const tag = h('input', {
     id: 'f-tag', name: 'tag', type: 'search', placeholder: 'welcome', pattern: '[A-Za-z0-9_\\-]{1,64}', autocomplete: 'off'
   })
+  // The filters come from the address (a reload or a shared address keeps them) and go back to it when applied.
+  status.value = STATUSES.includes(ctx.query.get('status') as typeof STATUSES[number]) ? ctx.query.get('status')! : ''
+  to.value = ctx.query.get('to') ?? ''
+  tag.value = ctx.query.get('tag') ?? ''
+  stuck.checked = ctx.query.get('stuck') === 'true'
+  env.select.value = ctx.query.get('environment') === 'test' ? 'test' : 'live'
+  ctx.live.setEnvironment(env.value())
+  function keepInAddress (): void {
+    const q = new URLSearchParams()
+    if (status.value !== '') q.set('status', status.value)
+    if (to.value.trim() !== '') q.set('to', to.value.trim())
+    if (tag.value.trim() !== '') q.set('tag', tag.value.trim())
+    if (stuck.checked) q.set('stuck', 'true')
+    if (env.value() === 'test') q.set('environment', 'test')
+    ctx.setQuery(q)
+  }
   let cursor: string | null = null
   let rows: Message[] = []
   /** Increases with every request, so an answer that arrives after a newer one started is dropped. */
@@ -79,7 +108,7 @@ async function render (ctx: ViewContext): Promise<Node> {
       rows = append ? rows.concat(page.data) : page.data
       cursor = page.next_cursor ?? null
       more.hidden = !page.has_more
-      list.replaceChildren(table('Messages, newest first', ['Created', 'To', 'Subject', 'Status', 'Recipients', 'Id'],
+      list.replaceChildren(table('Messages, newest first', ['Created', 'To', 'Subject', 'Status', 'Recipients', 'Opens', 'Id'],
         rows.map(messageRow), 'No messages match.'))
     } catch (err) { if (mine === latest) failed(err) }
   }
@@ -104,7 +133,7 @@ async function render (ctx: ViewContext): Promise<Node> {
   await load(false)
   return h('section', null,
     h('h1', null, 'Activity'),
-    h('form', { class: 'filters', role: 'search', onsubmit: (e: Event) => { e.preventDefault(); void load(false) } },
+    h('form', { class: 'filters', role: 'search', onsubmit: (e: Event) => { e.preventDefault(); keepInAddress(); void load(false) } },
       h('label', { for: 'f-status' }, 'Status'), status,
       h('label', { for: 'f-to' }, 'Recipient'), to,
       h('label', { for: 'f-tag' }, 'Tag'), tag,

@@ -1,5 +1,5 @@
 import type { GetApiKeysResponse } from '../../../client/src/mod.ts'
-import { fill, h, secretBox, statusBadge, table, timeEl } from '../dom.ts'
+import { h, secretBox, showResult, statusBadge, table, timeEl } from '../dom.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 
@@ -15,8 +15,10 @@ function state (k: Key): HTMLElement {
 async function render (ctx: ViewContext): Promise<Node> {
   // Read at each call: rotating the signed-in key switches the session (and its client) to the new value.
   const api = (): ViewContext['session']['client'] => ctx.session.client
+  // Each result and error is shown where its action was taken: a rotation's above the list, a new key's in its form;
+  // one new value at a time.
   const slot = h('div')
-  const shown = h('div', { 'aria-live': 'polite' })
+  const created = h('div')
   const list = h('div', { 'data-testid': 'keys' })
 
   function actions (k: Key): HTMLElement | string {
@@ -36,10 +38,11 @@ async function render (ctx: ViewContext): Promise<Node> {
       void act(rotate, slot, async () => {
         const r = await api().apiKeys.rotate(k.id, { grace_period_minutes: minutes })
         if (self) await ctx.switchKey(r.key)
-        fill(shown, secretBox(`New value of ${k.name}:`, r.key, 'new-key-value'),
+        await load()
+        created.replaceChildren()
+        showResult(slot, `New value of ${k.name}`, secretBox(`New value of ${k.name}:`, r.key, 'new-key-value'),
           h('p', { class: 'help' }, 'The old value works until ', timeEl(r.old_key_expires_at), '.'),
           self && h('p', { class: 'help', 'data-testid': 'switched' }, 'This dashboard now uses the new value.'))
-        await load()
       })
     }
     const revoke = h('button', { type: 'button', class: 'small danger', 'data-key-id': k.id }, 'Revoke')
@@ -76,13 +79,14 @@ async function render (ctx: ViewContext): Promise<Node> {
       e.preventDefault()
       const permissions = perms.map((l) => l.querySelector('input')!).filter((i) => i.checked)
         .map((i) => i.value) as Array<typeof PERMISSIONS[number]>
-      void act(submit, slot, async () => {
+      void act(submit, created, async () => {
         const k = await api().apiKeys.create({
           name: name.value, domain_id: domain.value, permissions, environment: env.value as 'live' | 'test'
         })
-        shown.replaceChildren(secretBox(`Key "${k.name}":`, k.key, 'new-key-value'))
         name.value = ''
         await load()
+        slot.replaceChildren()
+        showResult(created, `New key ${k.name}`, secretBox(`Key "${k.name}":`, k.key, 'new-key-value'))
       })
     }
   }, h('h2', null, 'Create an API key'),
@@ -90,9 +94,9 @@ async function render (ctx: ViewContext): Promise<Node> {
   h('label', { for: 'key-domain' }, 'Domain it sends from'), domain,
   h('label', { for: 'key-env' }, 'Environment'), env,
   h('fieldset', null, h('legend', null, 'Permissions'), perms),
-  submit)
+  submit, created)
   await load()
-  return h('section', null, h('h1', null, 'API keys'), slot, shown, list, form)
+  return h('section', null, h('h1', null, 'API keys'), slot, list, form)
 }
 
 export const keysView: ViewDef = { path: /^keys$/, title: 'API keys', nav: 'API keys', permission: 'manage', render }

@@ -1,4 +1,5 @@
-import { fill, h, statusBadge, stuckBadge, table, timeEl } from '../dom.ts'
+import { fill, h, statusBadge, table, timeEl } from '../dom.ts'
+import { stuckNotice } from '../stuck_notice.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
 import { contentSection } from './message_content.ts'
@@ -49,18 +50,29 @@ function scheduleActions (ctx: ViewContext, id: string, scheduledAt: string, rel
   return h('div', { 'data-testid': 'schedule-actions' }, h('span', { class: 'row-actions' }, when, reschedule, cancel), slot)
 }
 
-interface Recipient { address: string, status: string, attempts: number, last_event_at: string | null }
+interface Recipient { address: string, status: string, attempts: number, last_event_at: string | null, reason?: string }
 
+/** Every recipient of the request with its own state; a suppressed one says why it was skipped. */
 function recipientTable (recipients: Recipient[]): HTMLElement {
   return table('Recipients', ['Address', 'Status', 'Attempts', 'Last event'], recipients.map((r) => [
-    r.address, statusBadge(r.status), String(r.attempts), r.last_event_at === null ? '—' : timeEl(r.last_event_at)
+    r.address,
+    h('span', null, statusBadge(r.status), r.reason !== undefined && [' ', h('span', { class: 'meta', 'data-testid': 'suppression-reason' }, r.reason.replace(/_/g, ' '))]),
+    String(r.attempts),
+    r.last_event_at === null ? '—' : timeEl(r.last_event_at)
   ]), 'No recipients.')
 }
 
-/** Why a stuck message is flagged: when its attempt was due, and that none has happened since. */
-function stuckNotice (due: string): HTMLElement {
-  return h('p', { class: 'notice warning', 'data-testid': 'stuck' }, stuckBadge(), ' The next delivery attempt was due at ', timeEl(due),
-    ' and has not happened yet.')
+/**
+ * The counts the activity list shows ("1 of 2 delivered", complained recipients counted as delivered, as the API's
+ * `delivered_count`), then how many recipients are in each other state.
+ */
+function recipientCounts (m: MessageDetail, recipients: Recipient[]): HTMLElement {
+  const others = new Map<string, number>()
+  for (const r of recipients) {
+    if (r.status !== 'delivered' && r.status !== 'complained') others.set(r.status, (others.get(r.status) ?? 0) + 1)
+  }
+  const parts = [`${String(m.delivered_count)} of ${String(m.recipient_count)} delivered`, ...[...others].map(([s, n]) => `${n} ${s}`)]
+  return h('p', { 'data-testid': 'recipient-counts' }, parts.join(' · '))
 }
 
 const SHOWN = [
@@ -84,7 +96,7 @@ async function render (ctx: ViewContext): Promise<Node> {
       .concat(Object.keys(m).filter((k) => !SHOWN.includes(k) && k !== 'events' && k !== 'headers' && k !== 'recipients'))
     const headers = m.headers as Record<string, string> | undefined
     fill(body,
-      m.stuck === true && typeof m.next_attempt_at === 'string' && stuckNotice(m.next_attempt_at),
+      m.stuck === true && typeof m.next_attempt_at === 'string' && stuckNotice({ ...m, next_attempt_at: m.next_attempt_at }),
       h('dl', { class: 'fields' }, fields.map((k) => [h('dt', null, k), h('dd', null,
         k === 'status'
           ? statusBadge(String(m[k]))
@@ -96,6 +108,7 @@ async function render (ctx: ViewContext): Promise<Node> {
         h('pre', { class: 'raw' }, Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\n'))
       ],
       h('h2', null, 'Recipients'),
+      recipientCounts(m, m.recipients ?? []),
       h('div', { 'data-testid': 'recipients' }, recipientTable(m.recipients ?? [])),
       h('h2', null, 'Events'),
       timeline(m.events))

@@ -8,13 +8,73 @@ type Content = GetMessagesByIdContentResponse
 /**
  * The policy the shown HTML runs under, on top of the frame's `sandbox=""` (no scripts, no same-origin, no forms,
  * no popups): nothing is fetched from anywhere, so opening a message never tells its links' or images' servers
- * that it was viewed; only inline images (`data:`) and inline styles apply.
+ * that it was viewed; only inline images (`data:`, the message's `cid:` images among them) and inline styles apply.
  */
-export const CONTENT_CSP = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'; font-src data:"
+export const CONTENT_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:"
+/** The same once the reader asked for remote images: images may then come from anywhere, nothing else may. */
+export const CONTENT_CSP_REMOTE_IMAGES = "default-src 'none'; img-src data: http: https:; style-src 'unsafe-inline'; font-src data:"
 
 /** The frame's document: the policy first, so it is in force before any of the message's markup is read. */
-export function contentSrcdoc (html: string): string {
-  return `<!DOCTYPE html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${CONTENT_CSP}">${html}`
+export function contentSrcdoc (html: string, policy = CONTENT_CSP): string {
+  return `<!DOCTYPE html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${policy}">${html}`
+}
+
+const IMAGE_TYPE = /^image\/(png|jpeg|gif|webp)$/
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+/** A `cid:` reference in an attribute or a CSS `url()`, up to its closing quote, bracket or space. */
+const CID_REF = /cid:([^"'\s)>]+)/gi
+
+/**
+ * The HTML with its `cid:` references to inline images replaced by `data:` URIs of the images the content keeps
+ * (an image too large to keep, or never attached, stays a `cid:` reference and shows as missing).
+ */
+export function inlineImages (html: string, attachments: Content['attachments']): string {
+  const byId = new Map<string, string>()
+  for (const a of attachments) {
+    // only a plain image type and base64 go into the URI: nothing from the message can close the attribute it lands in
+    const type = a.content_type.split(';')[0]!.trim().toLowerCase()
+    if (a.content_id === null || a.data === undefined || !IMAGE_TYPE.test(type) || !BASE64.test(a.data)) continue
+    byId.set(a.content_id.toLowerCase(), `data:${type};base64,${a.data}`)
+  }
+  if (byId.size === 0) return html
+  return html.replace(CID_REF, (ref: string, id: string) => {
+    let key = id
+    try { key = decodeURIComponent(id) } catch { /* a stray % stays as written */ }
+    return byId.get(key.toLowerCase()) ?? ref
+  })
+}
+
+/** An image or background the HTML would fetch from another server: `src=`, `background=` or CSS `url()` over http(s). */
+const REMOTE_IMAGE = /(?:\ssrc|\sbackground|\ssrcset)\s*=\s*["']?\s*(?:https?:)?\/\/|url\(\s*["']?\s*(?:https?:)?\/\//i
+
+export function hasRemoteImages (html: string): boolean {
+  return REMOTE_IMAGE.test(html)
+}
+
+/**
+ * The HTML part in its sandboxed frame. Remote images are hidden (the frame's policy fetches nothing); when the HTML
+ * has some, a notice says so, and its button shows them by giving the frame its document again under a policy that
+ * lets images (and only images) load.
+ */
+function htmlFrame (c: Content & { html: string }): HTMLElement {
+  const html = inlineImages(c.html, c.attachments)
+  const frame = h('iframe', {
+    sandbox: '',
+    class: 'preview message-html',
+    title: 'HTML part of the message',
+    srcdoc: contentSrcdoc(html),
+    'data-testid': 'content-html'
+  })
+  if (!hasRemoteImages(html)) return frame
+  const button = h('button', { type: 'button', class: 'small secondary', 'data-testid': 'show-remote-images' }, 'Show remote images')
+  const notice = h('p', { class: 'notice', 'data-testid': 'remote-images' },
+    'Remote images hidden: showing them tells their servers that the message was opened, and from where. ', button)
+  button.onclick = () => {
+    frame.srcdoc = contentSrcdoc(html, CONTENT_CSP_REMOTE_IMAGES)
+    notice.replaceChildren('Remote images shown.')
+  }
+  return h('div', null, notice, frame)
 }
 
 function size (bytes: number): string {
@@ -34,15 +94,7 @@ function show (c: Content): HTMLElement[] {
         h('dd', null, h('pre', { class: 'raw wrap' }, headers.map(([k, v]) => `${k}: ${v}`).join('\n')))
       ]),
     h('h3', null, 'HTML'),
-    c.html === null
-      ? h('p', { class: 'empty' }, 'No HTML part.')
-      : h('iframe', {
-        sandbox: '',
-        class: 'preview message-html',
-        title: 'HTML part of the message',
-        srcdoc: contentSrcdoc(c.html),
-        'data-testid': 'content-html'
-      }),
+    c.html === null ? h('p', { class: 'empty' }, 'No HTML part.') : htmlFrame({ ...c, html: c.html }),
     h('h3', null, 'Text'),
     c.text === null ? h('p', { class: 'empty' }, 'No text part.') : h('pre', { class: 'raw wrap', 'data-testid': 'content-text' }, c.text),
     h('h3', null, 'Attachments'),

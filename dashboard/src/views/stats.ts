@@ -7,8 +7,31 @@ import { environmentSwitch } from '../environment.ts'
 
 const RANGES = { 24: 'Last 24 hours', 72: 'Last 3 days', 168: 'Last 7 days' } as const
 
+const pct = (fraction: number): string => `${Math.round(fraction * 10_000) / 100} %`
+
+/** One warning per stream the reputation guard paused: which rate reached what, since when, how to resume (docs/reputation.md). */
+async function pausedNotices (ctx: ViewContext, into: HTMLElement): Promise<void> {
+  try {
+    const rep = await ctx.session.client.reputation.get()
+    into.replaceChildren(...rep.streams.flatMap((s) => {
+      if (s.paused === undefined) return []
+      const what = s.paused.reason === 'complaint_rate'
+        ? `its complaint rate reached ${pct(s.paused.rates.complaint_rate)} (threshold ${pct(rep.thresholds.complaint_rate)})`
+        : `its hard-bounce rate reached ${pct(s.paused.rates.bounce_rate)} (threshold ${pct(rep.thresholds.bounce_rate)})`
+      return [h('p', { class: 'warning', role: 'status', 'data-testid': 'stream-paused' },
+        `Sending on stream ${s.stream} is paused since ${new Date(s.paused.paused_at).toLocaleString()}: ${what} over ` +
+        `${s.paused.rates.volume} sends. An admin resumes it with POST /v1/reputation/streams/${s.stream}/resume.`)]
+    }))
+  } catch {
+    // the notice is an addition to the view: without it the statistics still show
+    into.replaceChildren()
+  }
+}
+
 async function render (ctx: ViewContext): Promise<Node> {
   const slot = h('div')
+  const paused = h('div', { 'data-testid': 'stream-notices' })
+  void pausedNotices(ctx, paused)
   const area = h('div')
   const range = h('select', { id: 'stats-range' }, Object.entries(RANGES).map(([hours, label]) => h('option', { value: hours }, label)))
   const env = environmentSwitch('stats-environment', () => { void load() })
@@ -27,22 +50,18 @@ async function render (ctx: ViewContext): Promise<Node> {
       })
       showError(slot, undefined)
       const series = stats.series ?? []
-      const labels = series.map((p) => {
-        const d = new Date(p.start)
-        return hours <= 24
-          ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
-          : d.toLocaleString(undefined, { weekday: 'short', hour: '2-digit' })
-      })
-      const pick = (k: 'delivered' | 'bounced' | 'opened'): number[] => series.map((p) => p.counts[k] ?? 0)
+      const starts = series.map((p) => Date.parse(p.start))
+      const pick = (k: 'sent' | 'delivered' | 'bounced' | 'opened'): number[] => series.map((p) => p.counts[k] ?? 0)
       const rangeName = RANGES[hours as keyof typeof RANGES].toLowerCase()
-      area.replaceChildren(barChart(`Delivered, bounced and opened per hour, ${rangeName}`, labels, [
+      area.replaceChildren(barChart(`Sent, delivered, bounced and opened per hour, ${rangeName}`, starts, [
+        { name: 'sent', color: 'var(--muted)', values: pick('sent') },
         { name: 'delivered', color: 'var(--ok)', values: pick('delivered') },
         { name: 'bounced', color: 'var(--bad)', values: pick('bounced') },
         { name: 'opened', color: 'var(--accent)', values: pick('opened') }
       ]))
       totals.replaceChildren(...Object.entries(stats.counts).flatMap(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]))
       const perHour = series.map((p) => rates(p.counts))
-      rateArea.replaceChildren(barChart(`Bounce, complaint, open and click rates per hour in percent, ${rangeName}`, labels, [
+      rateArea.replaceChildren(barChart(`Bounce, complaint, open and click rates per hour in percent, ${rangeName}`, starts, [
         { name: 'bounce %', color: 'var(--bad)', values: perHour.map((r) => r.bounce ?? 0) },
         { name: 'complaint %', color: 'var(--warn)', values: perHour.map((r) => r.complaint ?? 0) },
         { name: 'open %', color: 'var(--accent)', values: perHour.map((r) => r.open ?? 0) },
@@ -58,8 +77,11 @@ async function render (ctx: ViewContext): Promise<Node> {
   await load()
   return h('section', null,
     h('h1', null, 'Statistics'),
+    paused,
     h('div', { class: 'filters' }, h('label', { for: 'stats-range' }, 'Range'), range, env.label, env.select),
     slot, area,
+    h('p', { class: 'help' }, 'Sent: messages handed to delivery, a scheduled message in the hour it goes out (not while it waits). ' +
+      'Times in your time zone.'),
     h('h2', null, 'Totals over the range'), totals,
     h('h2', null, 'Rates'),
     h('p', { class: 'help' }, 'Bounces over delivered plus bounced messages; complaints, opens and clicks over delivered messages. ' +

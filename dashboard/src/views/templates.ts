@@ -1,8 +1,9 @@
 import type { GetTemplatesResponse } from '../../../client/src/mod.ts'
-import { renderTemplate, templateVariables } from '../../../protocol/templates.ts'
+import { missingVariables, renderTemplate, templateVariables } from '../../../protocol/templates.ts'
 import { h, table, timeEl } from '../dom.ts'
 import { act } from '../errors.ts'
 import type { ViewContext, ViewDef } from '../view.ts'
+import { contentSrcdoc } from './message_content.ts'
 
 type Template = GetTemplatesResponse['data'][number]
 interface Fields { name: string, subject: string, html: string, text: string }
@@ -27,6 +28,7 @@ function editor (initial: Fields, submitLabel: string, save: (f: Fields) => Prom
   const previewSubject = h('p', { 'data-testid': 'preview-subject' })
   const frame = h('iframe', { sandbox: '', title: 'HTML preview', class: 'preview', 'data-testid': 'preview-html' })
   const previewText = h('pre', { class: 'raw', 'data-testid': 'preview-text' })
+  const previewMissing = h('p', { class: 'help', 'data-testid': 'preview-missing', role: 'status' })
 
   function refresh (): void {
     const tpl = { subject: subject.value, html: html.value, ...(text.value !== '' ? { text: text.value } : {}) }
@@ -38,9 +40,16 @@ function editor (initial: Fields, submitLabel: string, save: (f: Fields) => Prom
       values.set(n, field)
       varsBox.append(h('label', { for: id }, n), field)
     }
-    const rendered = renderTemplate(tpl, Object.fromEntries([...values].map(([k, v]) => [k, v.value])))
+    const given = Object.fromEntries([...values].filter(([, v]) => v.value !== '').map(([k, v]) => [k, v.value]))
+    const rendered = renderTemplate(tpl, given)
+    const missing = missingVariables(tpl, given)
+    // The API's rule, shown where the values are typed: a send without one of these is refused.
+    previewMissing.textContent = missing.length === 0
+      ? 'Every placeholder has a value.'
+      : `A send without ${missing.join(', ')} in "variables" is refused (422), unless it sets "allow_missing_variables": true.`
     previewSubject.textContent = rendered.subject
-    frame.srcdoc = rendered.html
+    // under the content view's policy: the preview fetches nothing, as the dashboard's own policy allows images
+    frame.srcdoc = contentSrcdoc(rendered.html)
     previewText.textContent = rendered.text ?? '(no text part)'
   }
   for (const el of [subject, html, text]) el.addEventListener('input', refresh)
@@ -53,7 +62,7 @@ function editor (initial: Fields, submitLabel: string, save: (f: Fields) => Prom
       void act(submit, slot, async () => { await save({ name: name.value, subject: subject.value, html: html.value, text: text.value }) })
     }
   }, nameLabel, name, subjectLabel, subject, htmlLabel, html, textLabel, text, submit,
-  h('h2', null, 'Preview'), varsBox,
+  h('h2', null, 'Preview'), varsBox, previewMissing,
   h('h3', null, 'Subject'), previewSubject,
   h('h3', null, 'HTML'), frame,
   h('h3', null, 'Text'), previewText)

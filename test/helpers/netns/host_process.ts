@@ -41,7 +41,11 @@ export class HostProcess {
       stdio: ['ignore', 'pipe', 'pipe']
     })
     running.add(child)
-    child.once('exit', () => running.delete(child))
+    child.once('exit', () => {
+      running.delete(child)
+      // a process it started may hold the pipes open after it ended; they must not keep the test process up
+      setTimeout(() => { child.stdout?.destroy(); child.stderr?.destroy() }, 1000).unref()
+    })
     let out = ''
     const keep = (b: Buffer): void => {
       out = (out + b.toString()).slice(-4000)

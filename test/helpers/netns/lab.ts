@@ -1,3 +1,4 @@
+import { after } from 'node:test'
 import { Kvm, type KV } from '@nats-io/kv'
 import { ENGINE_CHILD, GATEWAY_CHILD } from '../children.ts'
 import { TestOutbox, type TestOrg } from '../outbox.ts'
@@ -157,6 +158,17 @@ export class Lab {
     removeDirs()
   }
 }
+
+/**
+ * Once a file's labs are gone nothing of them should keep the test process alive; if something does (a connection that keeps
+ * reconnecting to a server that was killed, say), the process would wait for the file's timeout. This names what
+ * is left on stderr, which the test report shows; the timer itself never keeps the process up.
+ */
+after(() => {
+  setTimeout(() => {
+    process.stderr.write(`60 s after its last test this file still holds: ${process.getActiveResourcesInfo().join(', ')}\n`)
+  }, 60_000).unref()
+})
 
 export async function retrying<T> (fn: () => Promise<T>, attempts = 4): Promise<T> {
   for (let i = 1; ; i++) {

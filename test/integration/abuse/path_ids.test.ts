@@ -45,6 +45,9 @@ test('every route with an id answers 404 not_found for an id of the wrong shape'
       `${good}%0D%0AX-A:1`]) {
       const method = def.method === 'del' ? 'DELETE' : def.method.toUpperCase()
       const path = def.path.replace(':id', id)
+      // `%2E%2E` is a dot segment to a URL parser, so the client sends the path without it (…/organizations/%2E%2E/audit-log
+      // is /v1/operator/audit-log, a route of its own): such a request never names an id, and says nothing here.
+      if (id === '%2E%2E' && new URL(path, 'http://h').pathname !== path) continue
       const body = def.method === 'get' || def.method === 'del' ? {} : { body: {} }
       const r = await ob.request(method, path, { key: def.permission === 'operator' ? operatorKey : org.adminKey, ...body })
       assert.equal(r.status, 404, `${method} ${path}: ${r.status} ${r.text}`)

@@ -105,3 +105,17 @@ test('nats streams and consumers show counts, limits and consumer state, read-on
   const before = streams.length
   assert.equal((await cli('nats', 'streams')).length, before, 'nothing created')
 })
+
+test('--help after a command prints its usage and exits 0, without touching anything', async () => {
+  for (const [args, usage] of [
+    [['org', 'create', '--help'], /^usage: outbox org create --name <name> --domain <domain>/],
+    [['org', 'list', '-h'], /^usage: outbox org list/],
+    [['egress', '--help'], /^usage: outbox egress source add/],
+    [['start', '--help'], /^outbox: self-hosted transactional email/]
+  ] as const) {
+    const r = await runCli([...args], { NATS_URL: 'nats://127.0.0.1:1' }) // nothing answers there: help needs no NATS
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`)
+    assert.match(r.stdout, usage, args.join(' '))
+    assert.equal(r.stderr, '')
+  }
+})

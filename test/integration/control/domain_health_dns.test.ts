@@ -123,6 +123,22 @@ test('SPF that does not cover a source is an error naming it; a PTR naming anoth
   assert.match(rdns.message, /elsewhere\.outbox\.test/)
 })
 
+test('the sources of a broadcast stream\'s own pool are checked too, since the domain\'s mail on it leaves from them', async () => {
+  const { org, address } = await healthyOrg()
+  const n = ++sourceCount
+  const streamAddress = `192.0.2.${10 + n}`
+  const cp = ob.proc.cp
+  await cp.egress.addSource({ name: `src${n}`, address: streamAddress, ehlo: `mta${n}.outbox.test` })
+  await cp.egress.putPool(`pool${n}`, [{ source: `src${n}` }])
+  await cp.streams.create(org.orgId, 'news', { name: 'Newsletter' })
+  await cp.egress.assignStream(org.orgId, 'news', `pool${n}`)
+  const r = await ob.request('GET', `/v1/domains/${org.domainId}/health`, { key: org.adminKey })
+  assert.equal(r.status, 200, r.text)
+  assert.ok(itemOf(r.body.items, 'reverse_dns', address) !== undefined, 'the organisation\'s pool')
+  assert.ok(itemOf(r.body.items, 'reverse_dns', streamAddress) !== undefined, 'the stream\'s pool')
+  assert.ok(itemOf(r.body.items, 'blocklist', streamAddress) !== undefined, 'the stream\'s pool')
+})
+
 test('another organisation\'s domain is refused and an unknown one is not found', async () => {
   const mine = await ob.org()
   const theirs = await ob.org()
@@ -196,11 +212,13 @@ test('the periodic check publishes domain.health_changed once when a record disa
     assert.equal(data.previous_status, 'ok')
     assert.deepEqual(data.worsened.map((w) => [w.check, w.subject, w.status, w.previous_status]), [['dkim', rsa!.name, 'error', 'ok']])
     assert.equal(event!.message_id, undefined)
+    assert.equal(event!.domain, org.domain, 'the record names the domain, for webhook domain filters')
     assert.ok(!('metadata' in data) && !('tags' in data) && !('message_id' in data))
     // the subscribed webhook receives it, as it was published
     const [request] = await receiver.waitFor(1, { path: '/health-hook', timeoutMs: 10_000 })
     const body = JSON.parse(request!.rawBody.toString()) as { id: string, type: string, data: unknown }
-    assert.deepEqual(body, { id: event!.id, type: 'domain.health_changed', timestamp: event!.timestamp, data: event!.data })
+    assert.deepEqual(body,
+      { id: event!.id, type: 'domain.health_changed', timestamp: event!.timestamp, environment: 'live', data: event!.data })
     // the rounds of the next 2 s (about five) see the same missing record: no new event
     await events.settle(5 * INTERVAL_MS)
     assert.equal(events.of('domain.health_changed').length, 1)

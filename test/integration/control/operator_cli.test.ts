@@ -44,6 +44,19 @@ test('sources, pools, an assignment and limits made with the CLI are what the AP
   assert.deepEqual(await cli('assign', '--org', org.orgId, '--domain', org.domainId, '--inherit'), {
     organization_id: org.orgId, domain_id: org.domainId, egress_pool: null, effective_pool: 'bulk'
   })
+  await ob.proc.cp.streams.create(org.orgId, 'news', { name: 'Newsletter' })
+  assert.deepEqual(await cli('assign', '--org', org.orgId, '--stream', 'news', '--pool', 'bulk'), {
+    organization_id: org.orgId, stream: 'news', egress_pool: 'bulk'
+  })
+  const streamInUse = await runCli(['egress', 'pool', 'remove', 'bulk'], env)
+  assert.equal(streamInUse.code, 1)
+  assert.match(streamInUse.stderr, /1 stream\(s\)/)
+  assert.deepEqual(await cli('assign', '--org', org.orgId, '--stream', 'news', '--inherit'), {
+    organization_id: org.orgId, stream: 'news', egress_pool: null
+  })
+  const noStream = await runCli(['egress', 'assign', '--org', org.orgId, '--stream', 'ghost', '--pool', 'bulk'], env)
+  assert.equal(noStream.code, 1)
+  assert.match(noStream.stderr, /has no stream with id ghost/)
 
   await cli('limits', 'set', 'google', 'maxConnections=5', 'tls=required')
   const shown = await cli('limits', 'set', 'google', 'tls=', 'messagesPerMinute=300')

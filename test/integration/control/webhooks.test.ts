@@ -38,7 +38,7 @@ test('creating a webhook: 201, active, secret shown once and never again', async
 test('every subscribable event type is accepted', async () => {
   const events = [
     'delivered', 'bounced', 'deferred', 'opened', 'clicked', 'unsubscribed', 'complained', 'inbound', 'inbound.received',
-    'domain.health_changed'
+    'domain.health_changed', 'stream.paused', 'stream.resumed'
   ]
   const r = await create(org.adminKey, { url: 'https://hooks.example.com/all', events })
   assert.equal(r.status, 201)
@@ -89,9 +89,9 @@ test('PATCH changes events, pauses, and makes active again (also after failure)'
   assert.equal(ob.proc.cp.webhooks.get(key)!.secret, w.secret)
 })
 
-test('PATCH validation: empty body, failed as a status, unknown events', async () => {
+test('PATCH validation: empty body, failed as a status, unknown events, a URL not https, an unknown field', async () => {
   const w = (await create(org.adminKey, { url: 'https://hooks.example.com/v', events: ['delivered'] })).body
-  for (const body of [{}, { status: 'failed' }, { events: [] }, { events: ['x'] }, { url: 'https://elsewhere.example.com' }]) {
+  for (const body of [{}, { status: 'failed' }, { events: [] }, { events: ['x'] }, { url: 'http://elsewhere.example.com' }, { secret: 'x' }]) {
     const r = await ob.request('PATCH', `/v1/webhooks/${w.id}`, { key: org.adminKey, body })
     assert.equal(r.status, 400, JSON.stringify(body))
     assert.equal(r.body.error.code, 'validation_error')

@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import { MessageStore } from '../../../stores/read_model/mod.ts'
 import type { TestOutbox, TestOrg } from '../../helpers/outbox.ts'
 import type { SmtpSink } from '../../helpers/smtp_sink.ts'
 import { type EventWatcher, publishQueued, queuedMessage, startRelayScenario, type RelayScenario } from '../../helpers/engine_env.ts'
@@ -28,4 +29,7 @@ test('a scheduled message waits until scheduled_at, then goes out once with no d
   assert.ok(later[0]!.receivedAt >= at.getTime() - 250, `not before its time: ${later[0]!.receivedAt - at.getTime()} ms`)
   assert.ok(Date.parse(String(events.of(msg.id, 'delivered')[0]!.data.delivered_at)) >= at.getTime() - 250)
   assert.deepEqual(events.of(msg.id).map((e) => e.type), ['delivered'])
+  // counted as sent by the engine when it took the message up (record_sent), once, beside the one sent at once
+  const stats = await new MessageStore(ob.proc.redis).stats(org.orgId, Date.now() - 3600_000, Date.now() + 3600_000)
+  assert.equal(stats.counts.sent, 2)
 })

@@ -59,3 +59,11 @@ test('files are read once at start and served with type, cache and security head
   assert.equal((await fetch(base + '/dashboard/..%2F..%2Fpackage.json')).status, 404)
   assert.equal((await fetch(base + '/dashboard/%E0%A4%A')).status, 404)
 })
+
+test('the root sends a browser to the dashboard', async () => {
+  const base = await serve(join(tmpdir(), 'ob-no-such-dashboard'))
+  const res = await fetch(base + '/', { redirect: 'manual' })
+  assert.equal(res.status, 302)
+  assert.equal(res.headers.get('location'), '/dashboard/')
+  assert.match(await res.text(), /dashboard/)
+})

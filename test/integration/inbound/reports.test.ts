@@ -33,6 +33,7 @@ test('a DSN with a 5.x.x status to the VERP address is a hard bounce and suppres
   assert.equal(e!.message_id, sent.id)
   assert.equal(d.message_id, sent.id)
   assert.deepEqual(d.tags, ['billing'], 'a bounce report carries the message\'s tags')
+  assert.equal(e!.domain, org.domain, 'and its record the sending domain, for webhook filters')
   assert.equal(d.to, 'gone.user@remote.test')
   assert.equal(d.bounce_type, 'hard')
   assert.equal(d.bounce_code, '550')
@@ -64,6 +65,7 @@ test('an ARF report to the VERP address is a complaint and suppresses the recipi
   const d = e!.data as any
   assert.deepEqual({ message_id: d.message_id, to: d.to, feedback_type: d.feedback_type, tags: d.tags },
     { message_id: sent.id, to: rcpt, feedback_type: 'abuse', tags: ['billing'] })
+  assert.equal(e!.domain, org.domain)
   assert.ok(!Number.isNaN(Date.parse(d.complained_at)))
   assert.equal(s.ob.proc.cp.suppressions.get(suppressionKey(org.orgId, rcpt))?.reason, 'complaint')
 })

@@ -37,7 +37,8 @@ async function content (id: string, key = readKey): Promise<HttpResult> {
   return r!
 }
 
-test('an HTML send: subject, html before tracking, text, addressing, custom headers and attachment metadata, never the bytes', async () => {
+test('an HTML send: subject, html before tracking, text, addressing, custom headers and attachment metadata, never the bytes ' +
+  'but those of a small inline image', async () => {
   const html = '<p>Hello <a href="https://example.org/x">there</a> <img src="cid:logo1"></p>'
   const id = await send({
     to: ['ann@dest.example'],
@@ -65,7 +66,8 @@ test('an HTML send: subject, html before tracking, text, addressing, custom head
     headers: { 'X-Campaign': 'spring' },
     attachments: [
       { filename: 'receipt.pdf', content_type: 'application/pdf', size: 15, content_id: null },
-      { filename: 'logo.png', content_type: 'image/png', size: 3, content_id: 'logo1' }
+      // a small inline image's bytes are kept, for showing the HTML's cid: image
+      { filename: 'logo.png', content_type: 'image/png', size: 3, content_id: 'logo1', data: Buffer.from([1, 2, 3]).toString('base64') }
     ]
   })
   // what the recipient got was rewritten per recipient; the content view shows the html before that

@@ -176,3 +176,21 @@ test('?to= matches a prefix of any recipient address, pages, and never crosses o
   const foreign = await ob.request('GET', `/v1/messages/${ids[0]}`, { key: other.adminKey })
   assert.equal(foreign.status, 403)
 })
+
+test('a recipient skipped as suppressed stays in the message record, with the reason of its suppression', async () => {
+  const added = await ob.request('POST', '/v1/suppressions', { key: org.adminKey, body: { email: 'skipped@dest.example' } })
+  assert.equal(added.status, 201, added.text)
+  await eventually(() => ob.proc.cp.isSuppressed(org.orgId, 'skipped@dest.example'), 'the gateway holds the entry')
+  const res = await ob.request('POST', '/v1/messages/send', {
+    key: org.adminKey,
+    body: { from: `app@${org.domain}`, to: ['kept@dest.example'], cc: ['Skipped <SKIPPED@dest.example>'], subject: 'Two', text: 'x' }
+  })
+  assert.equal(res.status, 202, res.text)
+  assert.deepEqual(res.body.suppressed, ['skipped@dest.example'])
+  const m = await message(org.adminKey, res.body.id, (b) => b.status === 'delivered')
+  assert.equal(m.recipient_count, 2)
+  assert.equal(m.delivered_count, 1)
+  assert.deepEqual(m.recipients.map((r: any) => [r.address, r.status, r.reason]), [
+    ['kept@dest.example', 'delivered', undefined], ['skipped@dest.example', 'suppressed', 'manual']
+  ])
+})

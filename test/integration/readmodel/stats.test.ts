@@ -86,3 +86,45 @@ test('bad ranges are 400 validation_error', async () => {
   const ok = await ob.request('GET', `/v1/stats?from=${iso(now - 90 * 24 * HOUR)}&to=${iso(now)}`, { key })
   assert.equal(ok.status, 200, '90 days is allowed')
 })
+
+test('a scheduled message counts as sent once, in the hour it is taken up to be sent, and a canceled one never', async () => {
+  const store = new MessageStore(ob.proc.redis)
+  const day = Math.floor((Date.now() - 10 * 24 * HOUR) / HOUR) * HOUR // a range of its own, away from the messages above
+  const range = `from=${iso(day)}&to=${iso(day + 6 * HOUR)}&interval=hour`
+  const sentPerHour = async (): Promise<number[]> => {
+    const r = await ob.request('GET', `/v1/stats?${range}`, { key })
+    assert.equal(r.status, 200, r.text)
+    assert.equal(r.body.counts.sent, (r.body.series as Array<{ counts: { sent: number } }>).reduce((a, s) => a + s.counts.sent, 0))
+    return (r.body.series as Array<{ counts: { sent: number } }>).map((s) => s.counts.sent)
+  }
+  const later = new Date(day + 3 * HOUR).toISOString()
+  const now = await queue(ob, org, { created_at: new Date(day + 60_000).toISOString() })
+  const scheduled = await queue(ob, org, { created_at: new Date(day + 60_000).toISOString(), scheduled_at: later }, 'scheduled')
+  await queue(ob, org, { created_at: new Date(day + 60_000).toISOString(), scheduled_at: later }, 'scheduled') // canceled, never taken
+  assert.deepEqual(await sentPerHour(), [1, 0, 0, 0, 0, 0], 'accepted: only the message sent at once is sent')
+  // the engine records the message again on every delivery, and takes it up at its time
+  await store.recordQueued(scheduled, 'queued')
+  assert.equal(await store.recordSent(scheduled, day + 3 * HOUR + 5_000), true)
+  assert.equal(await store.recordSent(scheduled, day + 4 * HOUR), false, 'a redelivery counts nothing')
+  assert.equal(await store.recordSent(now, day + 4 * HOUR), false, 'a message sent at once was counted at acceptance')
+  assert.deepEqual(await sentPerHour(), [1, 0, 0, 1, 0, 0])
+})
+
+test('a message row counts its opens and clicks, each event once, and carries the latest bounce\'s reason', async () => {
+  const store = new MessageStore(ob.proc.redis)
+  const at = (min: number): Date => new Date(Date.now() - 20 * 24 * HOUR + min * 60_000) // out of the ranges above
+  const read = await queue(ob, org, { created_at: at(0).toISOString(), subject: 'Row counts', to: ['a@example.net', 'b@example.net'] })
+  const quietMsg = await queue(ob, org, { created_at: at(0).toISOString(), subject: 'No events' })
+  const opened = event(org, read.id, 'opened', at(2))
+  const bounced = event(org, read.id, 'bounced', at(5), { bounce_code: '550', bounce_message: '5.1.1 mailbox unknown' })
+  for (const e of [event(org, read.id, 'delivered', at(1)), opened, opened, event(org, read.id, 'opened', at(3)),
+    event(org, read.id, 'clicked', at(4)), bounced]) {
+    await store.applyEvent(e)
+  }
+  const r = await ob.request('GET', '/v1/messages?limit=100', { key })
+  assert.equal(r.status, 200, r.text)
+  const row = (r.body.data as Array<Record<string, unknown>>).find((m) => m.id === read.id)!
+  assert.deepEqual([row.opened_count, row.clicked_count, row.bounce_reason], [2, 1, '550 5.1.1 mailbox unknown'])
+  const quiet = (r.body.data as Array<Record<string, unknown>>).find((m) => m.id === quietMsg.id)!
+  assert.deepEqual([quiet.opened_count, quiet.clicked_count, 'bounce_reason' in quiet], [0, 0, false])
+})

@@ -72,7 +72,7 @@ async function stuckIds (environment = 'live'): Promise<string[]> {
 test('a deferred message whose retry is overdue is stuck until an engine delivers it', { timeout: 90_000 }, async () => {
   const fine = await send('someone@dest.example')
   const id = await send('tempfail-stuck@dest.example')
-  // One recipient bounced, the other greylisted: the message reads `bounced`, yet one recipient still waits for a retry.
+  // One recipient bounced, the other greylisted: the message reads `deferred` while one recipient still waits for a retry.
   const mixed = await send(['permfail-two@dest.example', 'tempfail-two@dest.example'])
   const delivered = await messageOnce(fine, 'first delivered', (m) => m.status === 'delivered')
   assert.equal(delivered.stuck, false)
@@ -83,7 +83,7 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   assert.equal(deferred.next_attempt_at, new Date(Date.parse(event.data.next_attempt_at)).toISOString(), 'the deferral\'s next attempt')
   const partly = await messageOnce(mixed, 'bounced and deferred',
     (m) => m.recipients.map((r: any) => r.status).sort().join() === 'bounced,deferred')
-  assert.equal(partly.status, 'bounced')
+  assert.equal(partly.status, 'deferred', 'not bounced while a recipient is still retried')
   const retry = partly.events.find((e: any) => e.type === 'deferred')
   assert.equal(partly.next_attempt_at, new Date(Date.parse(retry.data.next_attempt_at)).toISOString(),
     'the deferred recipient\'s next attempt')
@@ -98,9 +98,9 @@ test('a deferred message whose retry is overdue is stuck until an engine deliver
   assert.deepEqual((await stuckIds()).sort(), [id, mixed].sort(), 'the stuck filter lists both, and not the delivered one')
   assert.deepEqual(await stuckIds('test'), [], 'nothing stuck in the sandbox')
   for (const [filter, expected] of [['&to=tempfail-stuck', [id]], ['&to=tempfail-two', [mixed]], ['&to=someone@', []],
-    ['&status=deferred', [id]], ['&status=bounced', [mixed]], ['&status=delivered', []]] as const) {
+    ['&status=deferred', [id, mixed].sort()], ['&status=bounced', []], ['&status=delivered', []]] as const) {
     const r = await gateway.request('GET', `/v1/messages?stuck=true${filter}`, { key })
-    assert.deepEqual((r.body as { data: Array<{ id: string }> }).data.map((m) => m.id), expected, filter)
+    assert.deepEqual((r.body as { data: Array<{ id: string }> }).data.map((m) => m.id).sort(), expected, filter)
   }
   const listed = await gateway.request('GET', '/v1/messages', { key })
   const rows = (listed.body as { data: Array<{ id: string, stuck: boolean, next_attempt_at?: string }> }).data

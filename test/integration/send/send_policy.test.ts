@@ -62,6 +62,33 @@ test('an unknown template, or one of another organisation, is 422 unprocessable'
   }
 })
 
+test('a template send missing a variable is 422 naming it; allow_missing_variables renders it blank', async () => {
+  const t = await template(ob, org) // uses {{name}} in subject, html and text
+  const base = { from: `hello@${org.domain}`, to: 'u@example.net', template_id: t.id }
+  for (const variables of [undefined, {}, { other: 'x' }]) {
+    const r = await ob.request('POST', '/v1/messages/send', { key, body: { ...base, ...(variables !== undefined ? { variables } : {}) } })
+    assert.equal(r.status, 422, r.text)
+    assert.equal(r.body.error.code, 'unprocessable')
+    assert.equal(r.body.error.field, 'variables')
+    assert.deepEqual(r.body.error.details, { missing: ['name'] })
+    assert.match(r.body.error.message, /name/)
+  }
+  const batch = await ob.request('POST', '/v1/messages/batch', {
+    key, body: { messages: [{ ...base, variables: { name: 'Ann' } }, base] }
+  })
+  assert.equal(batch.status, 422, batch.text)
+  assert.equal(batch.body.error.field, 'messages[1].variables')
+  const empty = await ob.request('POST', '/v1/messages/send', { key, body: { ...base, variables: { name: '' } } })
+  assert.equal(empty.status, 202, 'an empty string is a value the sender gave')
+  const blank = await ob.request('POST', '/v1/messages/send', { key, body: { ...base, allow_missing_variables: true } })
+  assert.equal(blank.status, 202, blank.text)
+  const [queued] = await outboundWithIds(ob, [blank.body.id])
+  assert.equal(queued!.msg.template_id, t.id)
+  const plain = await ob.request('POST', '/v1/messages/send', { key, body: body(org, { allow_missing_variables: true }) })
+  assert.equal(plain.status, 400, 'allow_missing_variables without template_id')
+  assert.equal(plain.body.error.field, 'allow_missing_variables', plain.text)
+})
+
 test('suppressed recipients are dropped case-insensitively and listed; all suppressed is 422', async () => {
   await suppress(ob, org, 'Gone@Example.net')
   await suppress(ob, org, 'left@example.net')

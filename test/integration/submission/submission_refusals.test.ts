@@ -42,6 +42,22 @@ test('a wrong key, or one without send, is refused 535 5.7.8', async () => {
   assert.match(noSend.response!, /^535 5\.7\.8 .*"send" permission/)
 })
 
+test('AUTH says why a key is refused, as the HTTP API does: unknown, or revoked', async () => {
+  const unknown = await refusal(submissionClient(s.port, 'ob_live_notakeynotakeynotakey')
+    .sendMail({ from: `a@${s.org.domain}`, to: 'x@dest.example', text: 'x' }))
+  assert.match(unknown.response!, /^535 5\.7\.8 .*not valid/)
+  const created = await s.ob.request('POST', '/v1/api-keys', {
+    key: s.org.adminKey, body: { name: 'soon revoked', domain_id: s.org.domainId, permissions: ['send'] }
+  })
+  assert.equal(created.status, 201)
+  const { id, key } = created.body as { id: string, key: string }
+  assert.equal((await s.ob.request('DELETE', `/v1/api-keys/${id}`, { key: s.org.adminKey })).status, 204)
+  await eventually(() => s.ob.proc.cp.apiKeys.get(id)?.revoked_at !== undefined, 'the revocation mirrored')
+  const revoked = await refusal(submissionClient(s.port, key).sendMail({ from: `a@${s.org.domain}`, to: 'x@dest.example', text: 'x' }))
+  assert.match(revoked.response!, /^535 5\.7\.8 .*revoked/)
+  assert.doesNotMatch(revoked.response!, /not valid/)
+})
+
 test('MAIL FROM or the From header outside the key\'s domain is refused 553 5.7.1', async () => {
   const key = await s.ob.key(s.org, ['send'])
   const client = submissionClient(s.port, key)
@@ -171,4 +187,5 @@ test('a key whose domain is not verified is refused 553 5.7.1 at MAIL FROM', asy
   const r = await refusal(client.sendMail({ from: `a@${org.domain}`, to: 'x@dest.example', text: 'x' }))
   client.close()
   assert.match(r.response!, /^553 5\.7\.1 .*not verified/)
+  assert.ok(r.response!.includes(`POST /v1/domains/${org.domainId}/verify`), r.response)
 })

@@ -170,5 +170,9 @@ test('opens, clicks and unsubscribes of a tagged message carry its tags, looked 
   const mine = (type: string): EventRecord | undefined => events.events.find((e) => e.type === type && e.message_id === m)
   await eventually(() => mine('opened') !== undefined && mine('clicked') !== undefined && mine('unsubscribed') !== undefined,
     'the three events')
-  for (const type of ['opened', 'clicked', 'unsubscribed']) assert.deepEqual(mine(type)?.data.tags, ['newsletter', 'week-48'], type)
+  for (const type of ['opened', 'clicked', 'unsubscribed']) {
+    assert.deepEqual(mine(type)?.data.tags, ['newsletter', 'week-48'], type)
+    // and its sending domain, for webhook filters (on the record, not in the envelope)
+    assert.equal(mine(type)?.domain, org.domain, type)
+  }
 })

@@ -64,7 +64,7 @@ async function recordAnswered (events: readonly EventRecord[]): Promise<void> {
   await Promise.all(events.map(async (e) => {
     await log.record(webhook.id, {
       id: deliveryId(), event_id: e.id, event_type: e.type, attempt: 1, status_code: 200, duration_ms: 5, error: null,
-      at: new Date().toISOString()
+      at: new Date().toISOString(), test: false, request_body: null, response_body: 'ok'
     }, e.timestamp)
   }))
 }

@@ -36,6 +36,10 @@ test('non-2xx answers are retried with the same event id until a 2xx', async () 
   assert.equal(page.status, 200)
   assert.deepEqual(page.body.data.map((d: any) => [d.attempt, d.status_code, d.error]),
     [[3, 204, null], [2, 500, 'http_500'], [1, 500, 'http_500']])
+  // what was sent is kept for the attempts that failed (the event itself for the one that succeeded), what came back for each
+  const sentId = (d: any): string | null => d.request_body === null ? null : JSON.parse(d.request_body).id
+  assert.deepEqual(page.body.data.map((d: any) => [d.test, sentId(d), d.response_body]),
+    [[false, null, ''], [false, evt.id, 'ok'], [false, evt.id, 'ok']])
 })
 
 test('after the last retry the webhook is failed, gets nothing more, and is revived by status active', async () => {

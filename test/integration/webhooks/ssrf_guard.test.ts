@@ -66,3 +66,18 @@ test('with OB_WEBHOOK_ALLOW_PRIVATE=true a name is resolved by the configured DN
     await open.close()
   }
 })
+
+test('PATCH url refuses what creation refuses (400 naming url) and leaves the webhook as it was', async () => {
+  const created = await ob.request('POST', '/v1/webhooks', { key, body: { url: 'https://hooks.example.com/outbox', events: ['delivered'] } })
+  assert.equal(created.status, 201, created.text)
+  const refused = [...Object.entries(targets(rx.port)).filter(([name]) => name !== 'nameToLoopback').map(([, url]) => url),
+    'http://hooks.example.com/plain', 'https://user:pw@hooks.example.com/creds', `https://hooks.example.com/${'a'.repeat(2048)}`]
+  for (const url of refused) {
+    const r = await ob.request('PATCH', `/v1/webhooks/${created.body.id}`, { key, body: { url } })
+    assert.equal(r.status, 400, url)
+    assert.equal(r.body.error.code, 'validation_error')
+    assert.equal(r.body.error.field, 'url', url)
+  }
+  const now = await ob.request('GET', `/v1/webhooks/${created.body.id}`, { key })
+  assert.equal(now.body.url, 'https://hooks.example.com/outbox')
+})

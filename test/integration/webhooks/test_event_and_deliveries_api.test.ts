@@ -39,14 +39,20 @@ test('POST /test sends a signed test event of the chosen type, even to a paused 
   assert.equal(inbound.status, 202)
   const reqs = await rx.waitFor(2, { path: '/test-event' })
   assert.equal(JSON.parse(reqs[1]!.rawBody.toString()).type, 'inbound.received')
+  assert.equal(body.environment, 'live', 'the environment of the key that asked')
+  const sandboxKey = await ob.key(org, ['manage'], 'test')
+  assert.equal((await ob.request('POST', `/v1/webhooks/${wh.id}/test`, { key: sandboxKey, body: { type: 'delivered' } })).status, 202)
+  const third = (await rx.waitFor(3, { path: '/test-event' }))[2]!
+  assert.equal(JSON.parse(third.rawBody.toString()).environment, 'test')
 })
 
 test('a failing test event is attempted once and does not fail the webhook', async () => {
-  rx.script = (r) => ({ status: r.path === '/test-fail' ? 500 : 200 })
+  const long = 'é'.repeat(2000) // 4,000 bytes: the log keeps the first 1,024
+  rx.script = (r) => (r.path === '/test-fail' ? { status: 500, body: long } : { status: 200 })
   const wh = await putWebhook(ob, org, { url: rx.url('/test-fail'), events: ['delivered'] })
   const r = await ob.request('POST', `/v1/webhooks/${wh.id}/test`, { key, body: { type: 'delivered' } })
   assert.equal(r.status, 202)
-  await rx.waitFor(1, { path: '/test-fail' })
+  const [sent] = await rx.waitFor(1, { path: '/test-fail' })
   await eventually(async () => (await ob.request('GET', `/v1/webhooks/${wh.id}/deliveries`, { key })).body.data.length === 1,
     'attempt logged')
   await nothingHappensFor(1500) // a retry (1 s) would be here by now
@@ -56,6 +62,11 @@ test('a failing test event is attempted once and does not fail the webhook', asy
   assert.equal(log.body.data[0].event_id, r.body.event_id)
   assert.equal(log.body.data[0].status_code, 500)
   assert.equal(log.body.data[0].error, 'http_500')
+  // marked as a test event (nothing to replay), with the start of what was sent and what came back
+  assert.equal(log.body.data[0].test, true)
+  assert.equal(log.body.data[0].request_body, sent!.rawBody.toString('utf8').slice(0, 2048))
+  assert.equal(Buffer.byteLength(log.body.data[0].response_body), 1024)
+  assert.ok(long.startsWith(log.body.data[0].response_body))
 })
 
 test('GET /deliveries pages newest first with a cursor', async () => {

@@ -5,7 +5,8 @@ import { eventId, eventRecord } from '../../../protocol/events.ts'
 import type { QueuedMessage } from '../../../protocol/mod.ts'
 
 // Stored JSON as earlier versions published it: ids are how OB_EVENTS and receivers drop a re-published event,
-// so neither an id nor the stored bytes may change.
+// so neither an id nor the envelope's bytes (id, type, timestamp, data) may change. The record's routing fields after
+// `data` (`environment` for sandbox events, `domain`, the sending domain, for webhook filters) are never sent.
 const MSG = { id: 'msg_01', org_id: 'org_1', from: 'Sender <s@example.com>', metadata: { order: '42' } } as unknown as QueuedMessage
 const AT = '2026-11-25T02:00:00.000Z'
 
@@ -14,13 +15,14 @@ test('a delivery event carries the message fields around its own, with an id per
   assert.equal(JSON.stringify(events.make('delivered', 'a@example.com', AT, { delivered_at: AT, smtp_response: '250 OK' })),
     '{"id":"evt_6vsxrtrvcq7ypz4jhqnhvdenkb","type":"delivered","timestamp":"2026-11-25T02:00:00.000Z","org_id":"org_1",' +
     '"message_id":"msg_01","data":{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com",' +
-    '"subject":"Your order","delivered_at":"2026-11-25T02:00:00.000Z","smtp_response":"250 OK","metadata":{"order":"42"}}}')
+    '"subject":"Your order","delivered_at":"2026-11-25T02:00:00.000Z","smtp_response":"250 OK","metadata":{"order":"42"}},' +
+    '"domain":"example.com"}')
   const deferred = { deferred_at: AT, smtp_response: '451 try later', attempt: 2, next_attempt_at: '2026-11-25T02:05:00.000Z' }
   assert.equal(JSON.stringify(events.make('deferred', 'a@example.com', AT, deferred, 2)),
     '{"id":"evt_hjex7sx3s2c7mrc2b1wrpb4g1h","type":"deferred","timestamp":"2026-11-25T02:00:00.000Z","org_id":"org_1",' +
     '"message_id":"msg_01","data":{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com",' +
     '"subject":"Your order","deferred_at":"2026-11-25T02:00:00.000Z","smtp_response":"451 try later","attempt":2,' +
-    '"next_attempt_at":"2026-11-25T02:05:00.000Z","metadata":{"order":"42"}}}')
+    '"next_attempt_at":"2026-11-25T02:05:00.000Z","metadata":{"order":"42"}},"domain":"example.com"}')
   const delivered = { delivered_at: AT, smtp_response: '250 OK' }
   assert.equal(events.make('delivered', 'a@example.com', AT, delivered).id, eventId('msg_01', 'a@example.com', 'delivered', 0))
   assert.notEqual(events.make('delivered', 'b@example.com', AT, delivered).id, events.make('delivered', 'a@example.com', AT, delivered).id)
@@ -42,6 +44,17 @@ test('a tagged message\'s events carry its tags after the metadata; an untagged 
   const untagged = new EventFactory({ ...MSG, tags: [] } as unknown as QueuedMessage, 'Hi')
     .make('failed', 'a@example.com', AT, { failed_at: AT, failure_category: 'unbuildable', reason: 'x' })
   assert.equal(Object.hasOwn(untagged.data, 'tags'), false)
+})
+
+test('a message queued on a stream has it last in its events; one queued before streams has no stream field', () => {
+  const e = new EventFactory({ ...MSG, tags: ['a'], stream: 'news' } as unknown as QueuedMessage, 'Hi')
+    .make('failed', 'a@example.com', AT, { failed_at: AT, failure_category: 'unbuildable', reason: 'x' })
+  assert.equal(JSON.stringify(e.data), '{"message_id":"msg_01","from":"Sender <s@example.com>","to":"a@example.com","subject":"Hi",' +
+    '"failed_at":"2026-11-25T02:00:00.000Z","failure_category":"unbuildable","reason":"x","metadata":{"order":"42"},' +
+    '"tags":["a"],"stream":"news"}')
+  const old = new EventFactory(MSG, 'Hi')
+    .make('failed', 'a@example.com', AT, { failed_at: AT, failure_category: 'unbuildable', reason: 'x' })
+  assert.equal(Object.hasOwn(old.data, 'stream'), false)
 })
 
 test('an event of a message has its id, its time (now unless given) and its message id before the data', () => {

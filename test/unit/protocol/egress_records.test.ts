@@ -15,6 +15,17 @@ test('the pool of a domain: its own, else its organisation\'s, else default', ()
   assert.equal(egressPoolOf({}, { egress_pool: 'vip' }), 'vip')
 })
 
+test('the pool of mail on a stream: the stream\'s own, else its domain\'s, else its organisation\'s, else default', () => {
+  assert.equal(egressPoolOf({}, {}, {}), DEFAULT_POOL)
+  assert.equal(egressPoolOf({}, {}, { egress_pool: 'news' }), 'news')
+  assert.equal(egressPoolOf({ egress_pool: 'bulk' }, {}, { egress_pool: 'news' }), 'news')
+  assert.equal(egressPoolOf({ egress_pool: 'bulk' }, { egress_pool: 'vip' }, { egress_pool: 'news' }), 'news')
+  assert.equal(egressPoolOf({ egress_pool: 'bulk' }, { egress_pool: 'vip' }, { egress_pool: 'default' }), 'default')
+  // transactional (never stored) and a stream deleted since its mail was queued have no record: the domain's applies
+  assert.equal(egressPoolOf({ egress_pool: 'bulk' }, { egress_pool: 'vip' }, {}), 'vip')
+  assert.equal(egressPoolOf({ egress_pool: 'bulk' }, {}, {}), 'bulk')
+})
+
 test('names are lower-case letters, digits and inner hyphens, 1 to 32, so they are safe as KV keys', () => {
   for (const ok of ['a', 'default', 'mta-1', '0', 'a'.repeat(32)]) assert.ok(isEgressName(ok), ok)
   for (const bad of ['', '-a', 'A', 'a.b', 'a_b', 'a b', 'a'.repeat(33), '../x', 'a>', 'a*', 'é']) assert.ok(!isEgressName(bad), bad)
