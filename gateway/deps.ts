@@ -13,6 +13,7 @@ import type { ClientAddresses } from './http/client_address.ts'
 import type { SecurityLog } from './security_log.ts'
 import type { AuditLog } from '../stores/audit/mod.ts'
 import type { AnalyzePool } from './analyze_pool.ts'
+import type { ImportCheckPool } from './import_check_pool.ts'
 import type { SendService } from './send/service.ts'
 import type { ScheduleState } from '../stores/schedule/mod.ts'
 import type { IdempotencyStore } from './idempotency/mod.ts'
@@ -39,6 +40,8 @@ export interface GatewayDeps {
   readonly audit: AuditLog
   /** Content analysis off the event loop (POST /v1/messages/analyze). */
   readonly analyzer: AnalyzePool
+  /** Suppression import bodies read and checked off the event loop (POST /v1/suppressions/import). */
+  readonly importChecker: ImportCheckPool
   /** The send path (POST /v1/messages/send and /batch). */
   readonly send: SendService
   /** Idempotency-Key records of every endpoint that takes one, and of repeated Message-IDs in SMTP submission. */

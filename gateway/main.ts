@@ -17,6 +17,7 @@ import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { ClientAddresses } from './http/client_address.ts'
 import { SecurityLog } from './security_log.ts'
 import { AnalyzePool } from './analyze_pool.ts'
+import { ImportCheckPool } from './import_check_pool.ts'
 import type { GatewayDeps } from './deps.ts'
 import { MessageContentStore } from '../stores/message_content/mod.ts'
 import { AuditLog } from '../stores/audit/mod.ts'
@@ -67,6 +68,7 @@ export async function startGateway (
     security: new SecurityLog(shared.log),
     audit: new AuditLog(await jetstreamManager(shared.nc), new JsPublisher(shared.nc, config.nats.publishTimeoutMs)),
     analyzer: new AnalyzePool(base.log),
+    importChecker: new ImportCheckPool(base.log),
     tracking: await TrackingRecorder.open(
       shared.nc, shared.cp, config.secret, config.tracking.tokenTtlMs, async (org, id) => await base.messages.messageTags(org, id)
     ),
@@ -90,7 +92,7 @@ export async function startGateway (
       else resolve(s)
     })
   }).catch(async (err: unknown) => {
-    await deps.analyzer.close()
+    await Promise.all([deps.analyzer.close(), deps.importChecker.close()])
     deps.send.close()
     throw err
   })
@@ -102,7 +104,7 @@ export async function startGateway (
   if (config.submission.enabled) {
     submission = await startSubmission(deps).catch(async (err: unknown) => {
       uWS.us_listen_socket_close(socket)
-      await deps.analyzer.close()
+      await Promise.all([deps.analyzer.close(), deps.importChecker.close()])
       deps.send.close()
       throw err
     })
@@ -135,7 +137,7 @@ export async function startGateway (
       ;(server.app as unknown as { close?: () => void }).close?.()
       await submissionClosed
       await healthStopped
-      await deps.analyzer.close()
+      await Promise.all([deps.analyzer.close(), deps.importChecker.close()])
       deps.send.close()
     }
   }

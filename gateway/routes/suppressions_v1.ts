@@ -5,8 +5,9 @@ import { PageQuery, pageSchema } from '../http/pagination.ts'
 import {
   EMAIL_PATTERN, expiryOf, isEmail, normalizeEmail, pageSuppressions, suppress, suppressionFilter, suppressionView, unsuppress
 } from '../control/suppressions.ts'
+import { IMPORT_CHECK_MAX_QUEUE } from '../import_check_pool.ts'
 import {
-  IMPORT_MAX_ADDRESSES, IMPORT_MAX_BODY_BYTES, IMPORT_REFUSED_LISTED, importLines, importSuppressions
+  IMPORT_MAX_ADDRESSES, IMPORT_MAX_BODY_BYTES, IMPORT_REFUSED_LISTED, writeImport
 } from '../control/suppression_import.ts'
 import { EXPORT_HEADER, exportSuppressions } from '../control/suppression_export.ts'
 import { SuppressionView, errorResponses } from '../schemas/control.ts'
@@ -131,11 +132,14 @@ export const suppressionRoutes = [
       ...errorResponses({
         validation_error: 'Not JSON with addresses, or a CSV without an email header, or another Content-Type',
         forbidden: 'The key lacks manage',
-        payload_too_large: `More than ${IMPORT_MAX_ADDRESSES} addresses, or a body over ${IMPORT_MAX_BODY_BYTES / 1024 / 1024} MB`
+        payload_too_large: `More than ${IMPORT_MAX_ADDRESSES} addresses, or a body over ${IMPORT_MAX_BODY_BYTES / 1024 / 1024} MB`,
+        service_unavailable: `${IMPORT_CHECK_MAX_QUEUE} imports are already waiting to be checked; retry after Retry-After (5 s)`
       })
     },
     handler: async ({ deps, auth, headers, rawBody, audit }) => {
-      const summary = await importSuppressions(deps.cp, auth.org.id, importLines(rawBody, headers.contentType))
+      // read and checked on a thread of its own, written from here a window at a time (gateway/import_check_pool.ts)
+      const streams = deps.cp.streams.list(auth.org.id).map((st) => st.id)
+      const summary = await writeImport(deps.cp, auth.org.id, await deps.importChecker.check(rawBody, headers.contentType, streams))
       // One entry for the whole import: how many were added, by reason, and how many lines were refused.
       audit.count = summary.imported
       audit.changes.imported_by_reason = summary.imported_by_reason

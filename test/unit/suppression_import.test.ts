@@ -2,8 +2,9 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ApiError } from '../../protocol/mod.ts'
 import {
-  IMPORT_MAX_ADDRESSES, IMPORT_REFUSED_LISTED, checkLines, csvLines, importLines, jsonLines
+  IMPORT_MAX_ADDRESSES, IMPORT_REFUSED_LISTED, checkImport, checkLines, csvLines, decodeEntries, encodeEntries, importLines, jsonLines
 } from '../../gateway/control/suppression_import.ts'
+import runImportCheck from '../../gateway/import_check_worker.ts'
 import { cpuMs, grewAboutLinearly } from '../helpers/work.ts'
 
 const NOW = Date.parse('2026-11-28T12:00:00Z')
@@ -159,4 +160,39 @@ test('parsing and checking an import grows linearly with its size (CSV and JSON)
   const { summary } = await checkLines(csvLines(long), NOW)
   assert.equal(summary.refused[0]!.reason, 'line longer than 1024 characters')
   assert.equal(summary.refused[0]!.email.length, 254)
+})
+
+test('checked entries cross from the checking thread as one string and come back as they were', async () => {
+  const csv = 'email,reason,expires_at,stream\n' +
+    'a@example.com,,,\n' +
+    'b@example.com,manual,2027-01-01T00:00:00Z,\n' +
+    'c@example.com,unsubscribe,,news\n' +
+    'd@example.com,complaint,,transactional\n' +
+    'e@example.com,unsubscribe,,promo\n'
+  const checked = await checkImport(Buffer.from(csv), 'text/csv', ['transactional', 'news'], NOW)
+  const { entries, summary } = await checkLines(csvLines(csv), NOW, (id) => id === 'transactional' || id === 'news')
+  assert.deepEqual(await decodeEntries(checked.entries), entries)
+  assert.deepEqual(checked.summary, summary)
+  assert.deepEqual(summary.refused, [
+    { line: 6, email: 'e@example.com', reason: 'stream promo is not a message stream of this organisation' }
+  ])
+  assert.deepEqual(await decodeEntries(encodeEntries([])), [])
+})
+
+test('the thread answers a body that is not an import with the refusal the route sends, not a thrown error', async () => {
+  const task = { contentType: JSON_TYPE, streams: ['transactional'], now: NOW }
+  assert.deepEqual(await runImportCheck({ ...task, raw: Buffer.from('{"addresses": 1}') }), {
+    refusal: {
+      code: 'validation_error',
+      message: 'addresses: must be an array of {email, reason?, expires_at?, stream?}',
+      field: 'addresses',
+      errors: [{ field: 'addresses', message: 'must be an array of {email, reason?, expires_at?, stream?}' }]
+    }
+  })
+  const addresses = Array.from({ length: IMPORT_MAX_ADDRESSES + 1 }, () => ({ email: 'a@example.com' }))
+  const many = Buffer.from(JSON.stringify({ addresses }))
+  const tooMany = await runImportCheck({ ...task, raw: many })
+  assert.equal(tooMany !== undefined && 'refusal' in tooMany ? tooMany.refusal.code : undefined, 'payload_too_large')
+  const fine = await runImportCheck({ ...task, raw: Buffer.from('{"addresses": [{"email": "a@example.com"}]}') })
+  assert.equal(fine !== undefined && 'entries' in fine ? fine.entries : undefined, 'a@example.com\tmanual\t\t\n')
 })
