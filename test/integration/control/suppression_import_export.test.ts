@@ -166,8 +166,11 @@ test('the export streams every entry in address order, and what it writes import
 
 test('expires_at: the entry suppresses until then, is absent at once after, and the sweep removes it', async () => {
   const sendKey = await ob.key(org, ['send'])
+  // Scheduled a day ahead: delivered now, the message to this unroutable address would bounce, and the engine's
+  // `hard_bounce` entry would take the key the sweep is to empty.
   const send = async (to: string) => await ob.request('POST', '/v1/messages/send', {
-    key: sendKey, body: { from: `App <hello@${org.domain}>`, to, subject: 'Hi', text: 'Hi' }
+    key: sendKey,
+    body: { from: `App <hello@${org.domain}>`, to, subject: 'Hi', text: 'Hi', scheduled_at: new Date(Date.now() + 86_400_000).toJSON() }
   })
   const past = await ob.request('POST', '/v1/suppressions', {
     key: org.adminKey, body: { email: 'p@exp.example', expires_at: '2020-01-01T00:00:00Z' }
