@@ -1,10 +1,12 @@
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream'
+import { PublishRejectedError } from './js_publisher.ts'
 
 /**
  * JetStream API failures told apart by the server's error code (`err_code`), never by their text, which
  * changes between server and client versions.
  */
 function apiCode (err: unknown): number | undefined {
+  if (err instanceof PublishRejectedError) return err.apiCode
   return err instanceof JetStreamApiError ? err.code : undefined
 }
 

@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { DEFAULT_NATS_STORE_MB } from '../../config/mod.ts'
-import { ensureStoreShare } from '../clients/mod.ts'
+import { JsPublisher, ensureStoreShare } from '../clients/mod.ts'
 import {
   KV_BUCKETS, kvBucketOptions, kvShareBytes, type ApiKeyRecord, type DomainRecord, type OperatorKeyRecord, type OrgRecord,
   type RouteRecord, type StreamRecord, type SuppressionRecord, type TemplateRecord, type WebhookRecord, sha256Hex, erasedAddressKey,
@@ -49,7 +49,9 @@ export class ControlPlane {
     private readonly operatorKeyMirror: KvMirror<OperatorKeyRecord>,
     private readonly egressMirror: KvMirror<EgressEntry>,
     erasedKey: Buffer,
-    private readonly streamMirror: KvMirror<StreamRecord>
+    private readonly streamMirror: KvMirror<StreamRecord>,
+    /** The suppression list's bulk writes (an import); closed with the control plane. */
+    private readonly suppressionWriter: JsPublisher
   ) {
     this.verpKeys = new VerpKeyRing(verpKeyMirror)
     this.operatorKeys = new OperatorKeys(operatorKeyMirror)
@@ -106,6 +108,7 @@ export class ControlPlane {
       bucket(KV_BUCKETS.settings), bucket(KV_BUCKETS.verpKeys), bucket(KV_BUCKETS.operatorKeys), bucket(KV_BUCKETS.egress),
       bucket(KV_BUCKETS.streams)
     ])
+    const suppressionWriter = new JsPublisher(nc)
     const mirrors = await Promise.all([
       KvMirror.open<OrgRecord>(orgs),
       KvMirror.open<DomainRecord>(domains, { id: (d) => d.id }),
@@ -114,7 +117,7 @@ export class ControlPlane {
       KvMirror.open<WebhookRecord>(webhooks, { id: (w) => w.id }, { org: (w) => w.org_id }),
       KvMirror.open<TemplateRecord>(templates, { id: (t) => t.id }),
       KvMirror.open<RouteRecord>(routes, { id: (r) => r.id }),
-      KvMirror.open<SuppressionRecord>(suppressions)
+      KvMirror.open<SuppressionRecord>(suppressions, {}, {}, suppressionWriter)
     ])
     const [verpKeyMirror, operatorKeyMirror, egressMirror, streamMirror] = await Promise.all([
       KvMirror.open<VerpKeyRecord>(verpKeys),
@@ -123,7 +126,9 @@ export class ControlPlane {
       KvMirror.open<StreamRecord>(streams)
     ])
     const erasedKey = erasedAddressKey(await installationSecret(settings, opts.secret))
-    const cp = new ControlPlane(...mirrors, settings, verpKeyMirror, operatorKeyMirror, egressMirror, erasedKey, streamMirror)
+    const cp = new ControlPlane(
+      ...mirrors, settings, verpKeyMirror, operatorKeyMirror, egressMirror, erasedKey, streamMirror, suppressionWriter
+    )
     await cp.verpKeys.ensure()
     return cp
   }
@@ -191,6 +196,7 @@ export class ControlPlane {
       this.verpKeyMirror, this.operatorKeyMirror, this.egressMirror, this.streamMirror
     ]
     for (const m of mirrors) m.stop()
+    this.suppressionWriter.close()
   }
 }
 
