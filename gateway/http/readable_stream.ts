@@ -3,11 +3,11 @@ import type { GatewayDeps } from '../deps.ts'
 import { fromStore } from './read_model.ts'
 
 /**
- * 422 `stream_not_found` naming `field`: a well-formed stream id that is not one of the organisation's streams. The
+ * 422 `stream_not_found` naming `stream`: a well-formed stream id that is not one of the organisation's streams. The
  * message is the same whether or not another organisation has a stream of that id.
  */
-export function streamNotFound (id: string, field = 'stream'): ApiError {
-  return new ApiError('stream_not_found', notOrgStreamMessage(id), { field, details: { stream: id } })
+export function streamNotFound (id: string): ApiError {
+  return new ApiError('stream_not_found', notOrgStreamMessage(id), { field: 'stream', details: { stream: id } })
 }
 
 /**
