@@ -163,7 +163,7 @@ test('a recover queues only the missed events that pass the filters, each with i
   assert.deepEqual([envelope(again!).id, envelope(again!).environment], [sandboxEvent.id, 'test'])
 })
 
-test('invalid filters are 400 naming the field; another organisation\'s webhook is 403, an unknown one 404', async () => {
+test('invalid filters are 400 naming the field, an unknown stream 422; a foreign webhook is 403, an unknown one 404', async () => {
   const other = await ob.org()
   const post = async (filters: unknown): Promise<{ status: number, body: any }> =>
     await ob.request('POST', '/v1/webhooks', { key: org.adminKey, body: { url: rx.url('/bad'), events: ['delivered'], filters } })
