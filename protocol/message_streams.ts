@@ -21,6 +21,14 @@ export type StreamType = (typeof STREAM_TYPES)[number]
 /** What a value that is not a stream id is told, wherever one is read. */
 export const STREAM_ID_MESSAGE = 'must be a stream id: 1 to 40 lower-case letters, digits and dashes'
 
+/**
+ * What a well-formed stream id the organisation does not have is told, wherever one is named: the same words whether
+ * or not another organisation has a stream of that id, so the answer tells nothing about other organisations.
+ */
+export function notOrgStreamMessage (id: string): string {
+  return `${id} is not a message stream of this organisation`
+}
+
 export const StreamId = Type.String({
   pattern: STREAM_ID_PATTERN,
   description: 'A message stream of the organisation: `transactional` (the default) or a broadcast stream\'s id',

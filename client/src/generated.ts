@@ -849,7 +849,7 @@ export type GetSuppressionsQuery = {
   since?: string
   /** Only entries created before this ISO 8601 date-time */
   until?: string
-  /** Only entries that suppress sends on this message stream: those for every stream and the stream's own */
+  /** Only entries that suppress sends on this message stream: those for every stream and the stream's own. A stream the organisation has, or a deleted one of which messages, events or suppressions are still stored; any other is 422 `stream_not_found` naming `stream` */
   stream?: string
   /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
   environment?: "live" | "test"
@@ -898,7 +898,7 @@ export type GetSuppressionsExportQuery = {
   since?: string
   /** Only entries created before this ISO 8601 date-time */
   until?: string
-  /** Only entries that suppress sends on this message stream: those for every stream and the stream's own */
+  /** Only entries that suppress sends on this message stream: those for every stream and the stream's own. A stream the organisation has, or a deleted one of which messages, events or suppressions are still stored; any other is 422 `stream_not_found` naming `stream` */
   stream?: string
   /** `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is shown only with `test` */
   environment?: "live" | "test"
@@ -912,7 +912,7 @@ export type PostSuppressionsImportBody = {
     reason?: "hard_bounce" | "complaint" | "unsubscribe" | "manual"
     /** ISO 8601 date-time in the future; reason manual only */
     expires_at?: string
-    /** A message stream of the organisation: a broadcast stream's id makes the entry that stream's own; absent, empty or `transactional`: every stream. A stream the organisation does not have refuses the line */
+    /** A message stream of the organisation: a broadcast stream's id makes the entry that stream's own; absent, empty or `transactional`: every stream. A stream the organisation does not have refuses the line, and so does a broadcast stream with reason `hard_bounce` (a hard bounce suppresses every stream) */
     stream?: string
   }[]
 }

@@ -1,4 +1,6 @@
-import { ApiError, STREAM_ID_MESSAGE, SUPPRESSION_REASONS, TRANSACTIONAL_STREAM, isBroadcast, isStreamId } from '../../protocol/mod.ts'
+import {
+  ApiError, STREAM_ID_MESSAGE, SUPPRESSION_REASONS, TRANSACTIONAL_STREAM, isBroadcast, isStreamId, notOrgStreamMessage
+} from '../../protocol/mod.ts'
 import { entryKey, type ControlPlane, type SuppressionListReason } from '../../stores/control_plane/mod.ts'
 import { parseJson } from '../http/body.ts'
 import { expiryOf, isEmail, normalizeEmail } from './suppressions.ts'
@@ -148,9 +150,12 @@ export function jsonLines (raw: Buffer, contentType: string): ImportLine[] {
 function streamOfLine (stream: unknown, streamExists: StreamExists): { stream?: string } | string {
   if (stream === undefined || stream === '') return {}
   if (!isStreamId(stream)) return `stream ${STREAM_ID_MESSAGE}`
-  if (!streamExists(stream)) return `stream ${stream} is not a message stream of this organisation`
+  if (!streamExists(stream)) return `stream ${notOrgStreamMessage(stream)}`
   return isBroadcast(stream) ? { stream } : {}
 }
+
+/** Why a line of reason `hard_bounce` naming a broadcast stream is refused. */
+export const HARD_BOUNCE_ON_STREAM = 'a hard_bounce applies to every stream; leave stream empty'
 
 /** Why the line cannot be imported, or the entry it adds. */
 function checkLine (l: ImportLine, now: number, streamExists: StreamExists): ImportEntry | string {
@@ -165,6 +170,9 @@ function checkLine (l: ImportLine, now: number, streamExists: StreamExists): Imp
   }
   const stream = streamOfLine(l.stream, streamExists)
   if (typeof stream === 'string') return stream
+  // the engine's hard bounces suppress every stream (an address that does not exist is gone for all mail); an
+  // import makes no entry the engine would never make
+  if (reason === 'hard_bounce' && stream.stream !== undefined) return HARD_BOUNCE_ON_STREAM
   const entry: ImportEntry = { email: normalizeEmail(l.email), reason, ...stream }
   if (l.expires_at !== undefined) {
     if (reason !== 'manual') return 'expires_at is only for reason manual'

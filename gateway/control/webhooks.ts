@@ -1,4 +1,6 @@
-import { ApiError, newId, normalizedFilters, randomToken, type WebhookFilters, type WebhookRecord } from '../../protocol/mod.ts'
+import {
+  ApiError, newId, normalizedFilters, notOrgStreamMessage, randomToken, type WebhookFilters, type WebhookRecord
+} from '../../protocol/mod.ts'
 import type { ControlPlane } from '../../stores/control_plane/mod.ts'
 import { webhookUrlProblem } from './webhook_url.ts'
 
@@ -11,26 +13,26 @@ export function webhookView (w: WebhookRecord): Record<string, unknown> {
 
 /**
  * The filters as stored (webhook_filters.ts), after checking that every domain named is one of the organisation's
- * own (any status), and every stream one of its streams: 400 naming each other name, whether no organisation has it
- * or another one does, so the answer tells nothing about other organisations. The organisation's domains are read
- * once, from the control plane's view.
+ * own (any status), and every stream one of its streams: a 400 naming each other domain, else a 422
+ * `stream_not_found` naming each other stream (the answer of every read filtering by a stream), whether no
+ * organisation has it or another one does, so the answer tells nothing about other organisations. A webhook is about
+ * events to come, so a deleted stream is refused like any other. The organisation's domains are read once, from the
+ * control plane's view.
  */
 export function checkedWebhookFilters (cp: ControlPlane, orgId: string, filters: WebhookFilters | undefined): WebhookFilters | undefined {
   const normalized = normalizedFilters(filters)
-  // streams are checked like domains: a stream the organisation does not have is a 400 naming it
+  if (normalized?.domains !== undefined) {
+    const own = new Set(cp.domains.list(`${orgId}.`).map((d) => d.name.toLowerCase()))
+    const problems = normalized.domains.flatMap((name, i) => own.has(name)
+      ? []
+      : [{ field: `filters.domains[${i}]`, message: `${name} is not a domain of this organisation` }])
+    if (problems.length > 0) throw ApiError.validation(problems)
+  }
   const streamProblems = (normalized?.streams ?? []).flatMap((id, i) => cp.streams.exists(orgId, id)
     ? []
-    : [{ field: `filters.streams[${i}]`, message: `${id} is not a message stream of this organisation` }])
-  if (normalized?.domains === undefined) {
-    if (streamProblems.length > 0) throw ApiError.validation(streamProblems)
-    return normalized
-  }
-  const own = new Set(cp.domains.list(`${orgId}.`).map((d) => d.name.toLowerCase()))
-  const problems = normalized.domains.flatMap((name, i) => own.has(name)
-    ? []
-    : [{ field: `filters.domains[${i}]`, message: `${name} is not a domain of this organisation` }])
-  problems.push(...streamProblems)
-  if (problems.length > 0) throw ApiError.validation(problems)
+    : [{ field: `filters.streams[${i}]`, message: notOrgStreamMessage(id) }])
+  const first = streamProblems[0]
+  if (first !== undefined) throw new ApiError('stream_not_found', first.message, { field: first.field, errors: streamProblems })
   return normalized
 }
 

@@ -96,6 +96,10 @@ export function tagParam (query: URLSearchParams): { tag?: string } {
 /** `?stream=`: one message stream's id (`transactional` or a broadcast stream's); a bad value is a 400 naming `stream`. */
 export const StreamQuery = { stream: Type.Optional(StreamId) }
 
+/** The 422 of a read given a `stream` that is none of the organisation's (readable_stream.ts). */
+export const STREAM_NOT_FOUND_DOC = '`stream_not_found` naming `stream`: a stream id the organisation neither has nor had with ' +
+  'messages, events or suppressions still stored (the same answer whether or not another organisation has a stream of that id)'
+
 /** The `stream` query parameter when given (the route has already checked it against StreamQuery). */
 export function streamParam (query: URLSearchParams): { stream?: string } {
   const stream = query.get('stream')

@@ -2,7 +2,10 @@ import { Type } from 'typebox'
 import { ApiError, EVENT_TYPES, ID_PATTERN } from '../../protocol/mod.ts'
 import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
-import { readModel, fromStore, EventEnvelopeSchema, ErrorDoc, StreamQuery, TagQuery, streamParam, tagParam } from '../http/read_model.ts'
+import {
+  readModel, fromStore, EventEnvelopeSchema, ErrorDoc, StreamQuery, STREAM_NOT_FOUND_DOC, TagQuery, streamParam, tagParam
+} from '../http/read_model.ts'
+import { assertReadableStream } from '../http/readable_stream.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 
 const EventsQuery = Type.Object({
@@ -22,16 +25,20 @@ export const eventRoutes = [
     summary: 'List events, newest first',
     description: 'Events as webhook envelopes. `environment` is `live` (default) or `test` (events of sandbox messages); ' +
       '`message_id` keeps the events of one message; `type` keeps one event type; `tag` keeps events about messages sent with that tag ' +
-      '(in the chosen environment); `stream` keeps events about messages of that message stream (`data.stream`). Events are kept 30 days.',
+      '(in the chosen environment); `stream` keeps events about messages of that message stream (`data.stream`): one the ' +
+      'organisation has, or a deleted one of which messages, events or suppressions are still stored; any other is 422 ' +
+      '`stream_not_found` naming `stream`. Events are kept 30 days.',
     tag: 'Events',
     query: EventsQuery,
     responses: {
       200: { description: 'A page of events', schema: pageSchema(EventEnvelopeSchema) },
       400: ErrorDoc('A query parameter is invalid (`validation_error` naming it)'),
-      403: ErrorDoc('`message_id` is a message of another organisation')
+      403: ErrorDoc('`message_id` is a message of another organisation'),
+      422: ErrorDoc(STREAM_NOT_FOUND_DOC)
     },
     handler: async ({ deps, auth, query }) => {
       const page = pageParams(query, deps.config.api.listMaxBytes)
+      await assertReadableStream(deps, auth.org.id, streamParam(query).stream)
       const messageId = query.get('message_id')
       const type = query.get('type')
       const body = await fromStore(readModel(deps).listEvents(auth.org.id, {

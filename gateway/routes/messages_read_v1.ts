@@ -5,9 +5,10 @@ import { route } from '../http/route.ts'
 import { PageQuery, pageParams, pageSchema } from '../http/pagination.ts'
 import {
   readModel, fromStore, MessageSummarySchema, MessageStatusSchema, EventEnvelopeSchema, RecipientStateSchema, ErrorDoc, TagQuery, tagParam,
-  StreamQuery, streamParam
+  StreamQuery, STREAM_NOT_FOUND_DOC, streamParam
 } from '../http/read_model.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
+import { assertReadableStream } from '../http/readable_stream.ts'
 import { RecipientPrefixQuery, recipientPrefixFilter } from '../http/recipient_prefix_filter.ts'
 
 const MessagesQuery = Type.Object({
@@ -37,7 +38,8 @@ export const messageReadRoutes = [
     description: '`environment` is `live` (default) or `test`: sandbox traffic (sent with an `ob_test_` key) is listed only with `test`. ' +
       '`status` keeps messages in that status; `to` keeps messages with a recipient (to, cc or bcc) whose address starts with it, ' +
       'case-insensitively, listed in address order and newest first per address; `tag` keeps messages sent with that tag; ' +
-      '`stream` keeps messages sent on that message stream; ' +
+      '`stream` keeps messages sent on that message stream: one the organisation has, or a deleted one of which messages, ' +
+      'events or suppressions are still stored; any other is 422 `stream_not_found` naming `stream`; ' +
       '`stuck=true` keeps stuck messages (waiting for an attempt, with `next_attempt_at` more than the grace, OB_STUCK_AFTER_MS, ' +
       'in the past), listed by `next_attempt_at`, most recent first. ' +
       'Filters combine: a message is listed only when it matches every one given. Messages are kept 30 days.',
@@ -45,10 +47,12 @@ export const messageReadRoutes = [
     query: MessagesQuery,
     responses: {
       200: { description: 'A page of messages', schema: pageSchema(MessageSummarySchema) },
-      400: ErrorDoc('A query parameter is invalid (`validation_error` naming it)')
+      400: ErrorDoc('A query parameter is invalid (`validation_error` naming it)'),
+      422: ErrorDoc(STREAM_NOT_FOUND_DOC)
     },
     handler: async ({ deps, auth, query }) => {
       const page = pageParams(query, deps.config.api.listMaxBytes)
+      await assertReadableStream(deps, auth.org.id, streamParam(query).stream)
       const status = query.get('status') as MessageStatus | null
       const body = await fromStore(readModel(deps).listMessages(auth.org.id, {
         ...page,

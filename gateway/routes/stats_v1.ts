@@ -2,7 +2,8 @@ import { Type } from 'typebox'
 import { ApiError } from '../../protocol/mod.ts'
 import { STATS_COUNTERS, STATS_MAX_RANGE_MS, type StatsInterval } from '../../stores/read_model/mod.ts'
 import { route } from '../http/route.ts'
-import { readModel, fromStore, ErrorDoc, StreamQuery, TagQuery, streamParam, tagParam } from '../http/read_model.ts'
+import { readModel, fromStore, ErrorDoc, StreamQuery, STREAM_NOT_FOUND_DOC, TagQuery, streamParam, tagParam } from '../http/read_model.ts'
+import { assertReadableStream } from '../http/readable_stream.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
 
 const DEFAULT_RANGE_MS = 7 * 24 * 3600_000 // 7 days
@@ -45,14 +46,17 @@ export const statsRoutes = [
       '`sent` is messages handed to delivery: a message sent at once in the hour it was accepted, a scheduled one in the hour ' +
       'the engine took it up (not while it waits, never when canceled). ' +
       '`environment` is `live` (default) or `test` (sandbox traffic, counted apart). ' +
-      '`tag` counts only messages sent with that tag and their events; `stream` (not with `tag`) only those of one message stream. ' +
+      '`tag` counts only messages sent with that tag and their events; `stream` (not with `tag`) only those of one message stream: ' +
+      'one the organisation has, or a deleted one of which messages, events or suppressions are still stored; any other is 422 ' +
+      '`stream_not_found` naming `stream`. ' +
       'Default range: the last 7 days; at most 90 days.',
     tag: 'Statistics',
     query: StatsQuery,
     responses: {
       200: { description: 'Counts over the range', schema: StatsResponse },
       400: ErrorDoc('`from`/`to` not ISO 8601, `from` not before `to`, a range over 90 days, a bad `interval`, `tag` or `stream`, ' +
-        'or both `tag` and `stream`')
+        'or both `tag` and `stream`'),
+      422: ErrorDoc(STREAM_NOT_FOUND_DOC)
     },
     handler: async ({ deps, auth, query }) => {
       const toMs = parseDate(query, 'to') ?? Date.now()
@@ -67,6 +71,7 @@ export const statsRoutes = [
       if (tag !== undefined && stream !== undefined) {
         throw ApiError.validation([{ field: 'stream', message: 'cannot be combined with tag' }])
       }
+      await assertReadableStream(deps, auth.org.id, stream)
       const result = await fromStore(
         readModel(deps).stats(auth.org.id, fromMs, toMs, interval, environmentFilter(query), tag, stream)
       )

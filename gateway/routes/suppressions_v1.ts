@@ -12,6 +12,7 @@ import {
 import { EXPORT_HEADER, exportSuppressions } from '../control/suppression_export.ts'
 import { SuppressionView, errorResponses } from '../schemas/control.ts'
 import { EnvironmentQuery, environmentFilter } from '../http/environment_filter.ts'
+import { assertReadableStream } from '../http/readable_stream.ts'
 
 const REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual'] as const
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: EMAIL_PATTERN })
@@ -21,7 +22,9 @@ const FilterQuery = {
   until: Type.Optional(Type.String({ maxLength: 40, description: 'Only entries created before this ISO 8601 date-time' })),
   stream: Type.Optional(Type.String({
     pattern: STREAM_ID_PATTERN,
-    description: 'Only entries that suppress sends on this message stream: those for every stream and the stream\'s own'
+    description: 'Only entries that suppress sends on this message stream: those for every stream and the stream\'s own. ' +
+      'A stream the organisation has, or a deleted one of which messages, events or suppressions are still stored; any other ' +
+      'is 422 `stream_not_found` naming `stream`'
   })),
   ...EnvironmentQuery
 }
@@ -43,7 +46,8 @@ const ImportItem = Type.Object({
   expires_at: Type.Optional(Type.String({ description: 'ISO 8601 date-time in the future; reason manual only' })),
   stream: Type.Optional(Type.String({
     description: 'A message stream of the organisation: a broadcast stream\'s id makes the entry that stream\'s own; ' +
-      'absent, empty or `transactional`: every stream. A stream the organisation does not have refuses the line'
+      'absent, empty or `transactional`: every stream. A stream the organisation does not have refuses the line, and so does ' +
+      'a broadcast stream with reason `hard_bounce` (a hard bounce suppresses every stream)'
   }))
 }, { additionalProperties: false })
 const ImportBody = Type.Object({ addresses: Type.Array(ImportItem, { maxItems: IMPORT_MAX_ADDRESSES }) }, { additionalProperties: false })
@@ -66,6 +70,8 @@ const ImportReport = Type.Object({
 })
 
 const TAG = 'Suppressions'
+const UNKNOWN_STREAM = '`stream` is none of the organisation\'s streams, nor a deleted one of which messages, events or ' +
+  'suppressions are still stored (the same answer whether or not another organisation has a stream of that id)'
 
 export const suppressionRoutes = [
   route({
@@ -79,11 +85,14 @@ export const suppressionRoutes = [
     query: ListQuery,
     responses: {
       200: { description: 'A page of suppressions', schema: pageSchema(SuppressionView) },
-      ...errorResponses({ validation_error: 'Bad limit, cursor or filter', forbidden: 'The key lacks read' })
+      ...errorResponses({
+        validation_error: 'Bad limit, cursor or filter', forbidden: 'The key lacks read', stream_not_found: UNKNOWN_STREAM
+      })
     },
-    handler: ({ deps, auth, query }) => {
+    handler: async ({ deps, auth, query }) => {
+      const { stream } = suppressionFilter(query)
+      await assertReadableStream(deps, auth.org.id, stream)
       if (environmentFilter(query) === 'test') {
-        suppressionFilter(query)
         return { status: 200, body: { data: [], has_more: false, next_cursor: null } }
       }
       const page = pageSuppressions(deps.cp, auth.org.id, query, deps.config.api.listMaxBytes)
@@ -102,10 +111,11 @@ export const suppressionRoutes = [
     query: ExportQuery,
     responses: {
       200: { description: 'The CSV file', contentType: 'text/csv', schema: Type.String() },
-      ...errorResponses({ validation_error: 'Bad filter', forbidden: 'The key lacks read' })
+      ...errorResponses({ validation_error: 'Bad filter', forbidden: 'The key lacks read', stream_not_found: UNKNOWN_STREAM })
     },
-    handler: ({ deps, auth, query }) => {
+    handler: async ({ deps, auth, query }) => {
       const filter = suppressionFilter(query)
+      await assertReadableStream(deps, auth.org.id, filter.stream)
       const headers = { 'Content-Disposition': 'attachment; filename="suppressions.csv"' }
       const contentType = 'text/csv; charset=utf-8'
       if (environmentFilter(query) === 'test') return { status: 200, headers, raw: { contentType, data: EXPORT_HEADER } }
@@ -120,7 +130,8 @@ export const suppressionRoutes = [
     description: 'JSON `{"addresses": [{"email", "reason"?, "expires_at"?, "stream"?}]}` or `text/csv` with a header naming ' +
       '`email` and optionally `reason`, `expires_at` and `stream`. `reason` defaults to `manual`; `expires_at` is for `manual` only; ' +
       '`stream` (a broadcast stream of the organisation) makes the entry that stream\'s own, empty or absent is every stream. ' +
-      'Each bad line (a stream the organisation does not have among them) is refused and reported, the others are imported; ' +
+      'Each bad line (a stream the organisation does not have among them, or a `hard_bounce` naming a broadcast stream: a hard ' +
+      'bounce suppresses every stream) is refused and reported, the others are imported; ' +
       'an address already suppressed (on that stream) keeps its entry. The body may be up to ' +
       `${IMPORT_MAX_BODY_BYTES / 1024 / 1024} MB.`,
     tag: TAG,

@@ -33,6 +33,8 @@ interface PatchWebhook { url?: string, events?: string[], filters?: WebhookFilte
 
 const FILTER_ERRORS = 'a domain that is not one of the organisation\'s, more than 20 tags or domains, a tag that is not 1 to 64 ' +
   'of A-Z a-z 0-9 _ -, an unknown environment or filter'
+const STREAM_NOT_FOUND = 'A stream in `filters.streams` that is not one of the organisation\'s (deleted ones included), named in ' +
+  '`field` (`filters.streams[i]`), each in `errors`; the same answer whether or not another organisation has a stream of that id'
 
 const TAG = 'Webhooks'
 const NOT_FOUND = 'No webhook with this id'
@@ -51,7 +53,8 @@ export const webhookRoutes = [
       ...errorResponses({
         validation_error: 'Not an https URL, credentials in the URL, URL over 2048 characters or on a private address, ' +
           'empty or unknown event types; ' + FILTER_ERRORS,
-        forbidden: 'The key lacks manage'
+        forbidden: 'The key lacks manage',
+        stream_not_found: STREAM_NOT_FOUND
       })
     },
     handler: async (ctx) => {
@@ -107,7 +110,8 @@ export const webhookRoutes = [
       ...errorResponses({
         validation_error: 'Empty body, unknown event types or status, a URL refused as at creation; ' + FILTER_ERRORS,
         forbidden: FORBIDDEN_OTHER_ORG,
-        not_found: NOT_FOUND
+        not_found: NOT_FOUND,
+        stream_not_found: STREAM_NOT_FOUND
       })
     },
     handler: async (ctx) => {

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, STREAM_ID_MESSAGE, isStreamId } from '../../protocol/mod.ts'
+import { EVENT_TYPES, STREAM_ID_MESSAGE, isStreamId, notOrgStreamMessage } from '../../protocol/mod.ts'
 import type { SocketState } from './stream_socket.ts'
 import { ENVIRONMENT_MESSAGE, isEnvironment } from './upgrade_refusals.ts'
 
@@ -10,9 +10,10 @@ export interface FilterFields { types?: unknown, environment?: unknown, stream?:
 /**
  * A `filter` message on the live feed: `types`, `environment` and `stream` each replace what the socket had when
  * given (`"stream": null` forwards every stream's events again); one of them must be. `streamExists` says whether
- * the socket's organisation has the stream: a stream it does not have is an error like a malformed id, whether or
- * not another organisation has one of that id. Answers the message to send back: the filter now in force, or an
- * error (the socket stays, its filter unchanged).
+ * the socket's organisation has the stream: a stream it does not have is the `stream_not_found` of the HTTP reads
+ * (a malformed id their `validation_error`), whether or not another organisation has one of that id. The feed is
+ * about events to come, so a deleted stream is refused like any other the organisation does not have. Answers the
+ * message to send back: the filter now in force, or an error (the socket stays, its filter unchanged).
  */
 export function applyFilter (st: SocketState, f: FilterFields, streamExists: (id: string) => boolean): Record<string, unknown> {
   const { types, environment, stream } = f
@@ -29,7 +30,7 @@ export function applyFilter (st: SocketState, f: FilterFields, streamExists: (id
   if (stream !== undefined && stream !== null) {
     if (!isStreamId(stream)) return { type: 'error', code: 'validation_error', field: 'stream', message: STREAM_ID_MESSAGE }
     if (!streamExists(stream)) {
-      return { type: 'error', code: 'validation_error', field: 'stream', message: `${stream} is not a message stream of this organisation` }
+      return { type: 'error', code: 'stream_not_found', field: 'stream', message: notOrgStreamMessage(stream) }
     }
   }
   if (Array.isArray(types)) st.types = new Set(types.map((t: string) => t === 'inbound' ? 'inbound.received' : t))

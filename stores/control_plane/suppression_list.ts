@@ -35,16 +35,36 @@ export class SuppressionList {
   private readonly index: SuppressionIndex
   /** Per organisation, how many entries hold an erased address's keyed hash: only those organisations pay for a hash. */
   private readonly hashed = new Map<string, number>()
+  /**
+   * Per `<org_id> <stream>`, how many entries of that broadcast stream alone the list holds: whether an organisation
+   * still has entries of a stream it deleted is one look-up (a reader filtering by that stream accepts it).
+   */
+  private readonly ofStream = new Map<string, number>()
 
   /** `erasedKey`: the key of erased addresses' hashes (protocol/privacy.ts), derived from the installation secret. */
   constructor (readonly mirror: KvMirror<SuppressionRecord>, private readonly erasedKey?: Buffer) {
     this.index = SuppressionIndex.of(mirror.all())
-    for (const [, r] of mirror.all()) this.countHashed(r, 1)
+    for (const [, r] of mirror.all()) this.countEntry(r, 1)
     // registered in the same turn as the index was built from the mirror: no change falls between them
     mirror.onChange((key, value, old) => {
-      if (old !== undefined) { this.index.remove(key, old); this.countHashed(old, -1) }
-      if (value !== undefined) { this.index.put(key, value); this.countHashed(value, 1) }
+      if (old !== undefined) { this.index.remove(key, old); this.countEntry(old, -1) }
+      if (value !== undefined) { this.index.put(key, value); this.countEntry(value, 1) }
     })
+  }
+
+  private countEntry (r: SuppressionRecord, by: 1 | -1): void {
+    this.countHashed(r, by)
+    if (r.stream !== undefined) {
+      const k = `${r.org_id} ${r.stream}`
+      const n = (this.ofStream.get(k) ?? 0) + by
+      if (n <= 0) this.ofStream.delete(k)
+      else this.ofStream.set(k, n)
+    }
+  }
+
+  /** Whether the organisation's list holds an entry of that broadcast stream alone (expired ones until swept). */
+  hasStreamEntries (orgId: string, stream: string): boolean {
+    return this.ofStream.has(`${orgId} ${stream}`)
   }
 
   private countHashed (r: SuppressionRecord, by: 1 | -1): void {

@@ -311,6 +311,16 @@ export class MessageStore {
   }
 
   /**
+   * Whether the read model still holds messages or events of the organisation's message stream, live or sandbox: one
+   * EXISTS over the stream's four indexes, which expire with the last message or event in them (the retention).
+   */
+  async hasStreamHistory (orgId: string, stream: string): Promise<boolean> {
+    const keys = (['live', 'test'] as const)
+      .flatMap((env) => [K.messagesInStream(orgId, env, stream), K.eventsInStream(orgId, env, stream)])
+    return await this.redis.exists(...keys) > 0
+  }
+
+  /**
    * Ids and times (ms) of the org's events (live and sandbox) of these types at or after `fromMs`, oldest first, in
    * batches of at most `batch`, read a page at a time (event_pages.ts).
    */

@@ -2,7 +2,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ApiError } from '../../protocol/mod.ts'
 import {
-  IMPORT_MAX_ADDRESSES, IMPORT_REFUSED_LISTED, checkImport, checkLines, csvLines, decodeEntries, encodeEntries, importLines, jsonLines
+  HARD_BOUNCE_ON_STREAM, IMPORT_MAX_ADDRESSES, IMPORT_REFUSED_LISTED, checkImport, checkLines, csvLines, decodeEntries, encodeEntries,
+  importLines, jsonLines
 } from '../../gateway/control/suppression_import.ts'
 import runImportCheck from '../../gateway/import_check_worker.ts'
 import { cpuMs, grewAboutLinearly } from '../helpers/work.ts'
@@ -121,6 +122,34 @@ test('stream: an entry of a broadcast stream the organisation has, every stream 
   assert.deepEqual(fromJson.summary.refused, [
     { line: 2, email: 'f@example.com', reason: 'stream promo is not a message stream of this organisation' }
   ])
+})
+
+test('a hard_bounce is for every stream: one naming a broadcast stream is refused; the other reasons may name one', async () => {
+  const has = (id: string): boolean => id === 'transactional' || id === 'news'
+  const csv = 'email,reason,stream\n' +
+    'a@example.com,hard_bounce,news\n' +
+    'b@example.com,hard_bounce,\n' +
+    'c@example.com,hard_bounce,transactional\n' +
+    'd@example.com,manual,news\n' +
+    'e@example.com,unsubscribe,news\n' +
+    'f@example.com,complaint,news\n' +
+    'g@example.com,hard_bounce,promo\n'
+  const { entries, summary } = await checkLines(csvLines(csv), NOW, has)
+  assert.deepEqual(entries, [
+    { email: 'b@example.com', reason: 'hard_bounce' },
+    { email: 'c@example.com', reason: 'hard_bounce' },
+    { email: 'd@example.com', reason: 'manual', stream: 'news' },
+    { email: 'e@example.com', reason: 'unsubscribe', stream: 'news' },
+    { email: 'f@example.com', reason: 'complaint', stream: 'news' }
+  ])
+  assert.deepEqual(summary.refused, [
+    { line: 2, email: 'a@example.com', reason: HARD_BOUNCE_ON_STREAM },
+    { line: 8, email: 'g@example.com', reason: 'stream promo is not a message stream of this organisation' }
+  ])
+  assert.equal(HARD_BOUNCE_ON_STREAM, 'a hard_bounce applies to every stream; leave stream empty')
+  const json = { addresses: [{ email: 'h@example.com', reason: 'hard_bounce', stream: 'news' }] }
+  const fromJson = await checkLines(jsonLines(Buffer.from(JSON.stringify(json)), JSON_TYPE), NOW, has)
+  assert.deepEqual([fromJson.entries, fromJson.summary.refused], [[], [{ line: 1, email: 'h@example.com', reason: HARD_BOUNCE_ON_STREAM }]])
 })
 
 test('the report lists at most IMPORT_REFUSED_LISTED refused lines and counts them all', async () => {

@@ -189,7 +189,8 @@ test('messages, events and stats filter by stream; a webhook filtered by stream 
   const unknown = await s.ob.request('POST', '/v1/webhooks', {
     key: org.adminKey, body: { url: rx.url('/x'), events: ['delivered'], filters: { streams: ['nope'] } }
   })
-  assert.equal(unknown.status, 400, unknown.text)
+  assert.equal(unknown.status, 422, unknown.text)
+  assert.deepEqual([unknown.body.error.code, unknown.body.error.field], ['stream_not_found', 'filters.streams[0]'])
 
   const news = await sent(rcpt(), 'news')
   const tx = await sent(rcpt())

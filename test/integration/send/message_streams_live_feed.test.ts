@@ -97,9 +97,13 @@ test('a filter with a stream forwards only that stream\'s events; a bad or forei
   const bad = await news.filter({ stream: 'Not-A-Stream' })
   assert.deepEqual(bad, { type: 'error', code: 'validation_error', field: 'stream', message: http.body.error.errors[0].message })
   for (const id of ['promo', 'nothing']) {
+    const read = await ob.request('GET', `/v1/events?stream=${id}`, { key: org.adminKey })
+    assert.equal(read.status, 422, read.text)
     assert.deepEqual(await news.filter({ stream: id }), {
-      type: 'error', code: 'validation_error', field: 'stream', message: `${id} is not a message stream of this organisation`
+      type: 'error', code: 'stream_not_found', field: 'stream', message: `${id} is not a message stream of this organisation`
     }, `${id}: another organisation's, and none's`)
+    assert.deepEqual([read.body.error.code, read.body.error.field, read.body.error.message], ['stream_not_found', 'stream',
+      `${id} is not a message stream of this organisation`], 'the HTTP read answers the same code, field and message')
   }
   const chosen = await news.filter({ stream: 'news' })
   assert.equal(chosen.stream, 'news')

@@ -163,7 +163,7 @@ test('a recover queues only the missed events that pass the filters, each with i
   assert.deepEqual([envelope(again!).id, envelope(again!).environment], [sandboxEvent.id, 'test'])
 })
 
-test('invalid filters are 400 naming the field; another organisation\'s webhook is 403, an unknown one 404', async () => {
+test('invalid filters are 400 naming the field, an unknown stream 422; a foreign webhook is 403, an unknown one 404', async () => {
   const other = await ob.org()
   const post = async (filters: unknown): Promise<{ status: number, body: any }> =>
     await ob.request('POST', '/v1/webhooks', { key: org.adminKey, body: { url: rx.url('/bad'), events: ['delivered'], filters } })
@@ -179,11 +179,16 @@ test('invalid filters are 400 naming the field; another organisation\'s webhook 
   const tooMany = await post({ tags: Array.from({ length: MAX_WEBHOOK_FILTER_TAGS + 1 }, (_, i) => `t${i}`) })
   assert.equal(tooMany.status, 400)
   assert.match(JSON.stringify(tooMany.body.error), /filters\/tags|filters\.tags/)
-  for (const filters of [{ tags: ['no spaces'] }, { environment: 'prod' }, { streams: ['broadcast'] }, { tags: [] }]) {
+  for (const filters of [{ tags: ['no spaces'] }, { environment: 'prod' }, { streams: ['Not A Stream'] }, { tags: [] }]) {
     const r = await post(filters)
     assert.equal(r.status, 400, JSON.stringify(filters))
     assert.equal(r.body.error.code, 'validation_error')
   }
+  // a well-formed stream id the organisation does not have: the 422 of every read filtering by a stream
+  const noStream = await post({ streams: ['transactional', 'broadcast'] })
+  assert.equal(noStream.status, 422, JSON.stringify(noStream.body))
+  assert.deepEqual([noStream.body.error.code, noStream.body.error.field, noStream.body.error.message],
+    ['stream_not_found', 'filters.streams[1]', 'broadcast is not a message stream of this organisation'])
   const listed = (await ob.request('GET', '/v1/webhooks', { key: org.adminKey })).body.data as Array<{ url: string }>
   assert.equal(listed.some((w) => w.url.endsWith('/bad')), false, 'nothing was created')
   const theirs = await ob.request('POST', '/v1/webhooks', { key: other.adminKey, body: { url: rx.url('/theirs'), events: ['delivered'] } })

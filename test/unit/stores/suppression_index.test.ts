@@ -111,6 +111,28 @@ test('an entry of one broadcast stream suppresses that stream only, sits after t
   assert.deepEqual(list.page(org, { limit: 10, filter: { stream: 'promo' } }).items.map((r) => r.reason), ['hard_bounce'])
 })
 
+test('whether an organisation holds entries of one stream follows the watch, per organisation and stream', () => {
+  const m = mirrorOf(2, 3)
+  const list = m.list()
+  const [org, other] = [orgId(0), orgId(1)]
+  const entry = (email: string): SuppressionRecord =>
+    ({ org_id: org, email, reason: 'unsubscribe', created_at: '2026-06-01T00:00:00.000Z', stream: 'news' })
+  assert.equal(list.hasStreamEntries(org, 'news'), false, 'entries of every stream count for none')
+  m.apply(suppressionKey(org, 'a@x.example', 'news'), entry('a@x.example'))
+  m.apply(suppressionKey(org, 'b@x.example', 'news'), entry('b@x.example'))
+  assert.equal(list.hasStreamEntries(org, 'news'), true)
+  assert.equal(list.hasStreamEntries(other, 'news'), false, 'another organisation holds none')
+  assert.equal(list.hasStreamEntries(org, 'promo'), false)
+  m.apply(suppressionKey(org, 'a@x.example', 'news'), { ...entry('a@x.example'), reason: 'complaint' })
+  m.apply(suppressionKey(org, 'b@x.example', 'news'), undefined)
+  assert.equal(list.hasStreamEntries(org, 'news'), true, 'one is left after a replace and a delete')
+  m.apply(suppressionKey(org, 'a@x.example', 'news'), undefined)
+  assert.equal(list.hasStreamEntries(org, 'news'), false)
+  // an entry loaded with the bucket counts like one the watch brings
+  m.apply(suppressionKey(org, 'c@x.example', 'news'), entry('c@x.example'))
+  assert.equal(m.list().hasStreamEntries(org, 'news'), true)
+})
+
 test('pages follow the watch: added, replaced and deleted entries, filters, expiry, and other organisations kept apart', () => {
   const m = mirrorOf(3, 30)
   const list = m.list()
