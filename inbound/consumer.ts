@@ -2,7 +2,7 @@ import type { JetStreamClient, JsMsg, ConsumerMessages } from '@nats-io/jetstrea
 import type { Logger } from 'pino'
 import { STREAM_INBOUND, CONSUMER_INBOUND } from '../protocol/mod.ts'
 import type { InboundProcessor } from './processor.ts'
-import { decodeJob, type InboundJob } from './job.ts'
+import { decodeJob, type InboundJob } from '../protocol/mod.ts'
 import { AnalysisUnavailable } from './analysis_pool.ts'
 
 /**

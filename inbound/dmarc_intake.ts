@@ -7,7 +7,7 @@ import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { SmtpReply } from '../stores/smtp_server/mod.ts'
 import type { AnalysisPool } from './analysis_pool.ts'
 import { DMARC_LIMITS } from './dmarc_mail.ts'
-import type { InboundJob } from './job.ts'
+import type { InboundJob } from '../protocol/mod.ts'
 
 /**
  * Reports being read at once by this process; one more is answered 451 (the reporter retries). Each holds at most

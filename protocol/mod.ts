@@ -20,6 +20,7 @@ export * from './domain_health.ts'
 export { BOUNCE_CATEGORIES, bounceCategory, enhancedStatus, suppresses } from './bounce_categories.ts'
 export * from './tracking_tokens.ts'
 export * from './privacy.ts'
+export * from './inbound_job.ts'
 export {
   STATUS_RANK, RECIPIENT_STATUSES, FINAL_STATUS_ORDER, recipientStatusAfter, COUNTED_RECIPIENT_STATUSES, messageStatusOf, deliveredCount,
   type RecipientStatus, type RecipientCounts, type CountedRecipientStatus
