@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { eventId, eventRecord, type RouteRecord, type VerpAddress, type InternalErrorCode } from '../protocol/mod.ts'
+import { eventId, eventRecord, type RouteRecord, type VerpAddress, type InternalErrorCode, type InboundJob } from '../protocol/mod.ts'
 import { publishEvent } from '../stores/events/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import type { AnalysisPool } from './analysis_pool.ts'
@@ -11,7 +11,6 @@ import { readRaw, type InboundStores } from './streams.ts'
 import { readSmall, deleteSmall, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
 import { keepForReaders } from '../stores/inbound_raw/mod.ts'
 import { inboundPayload, unprocessedPayload } from './event_payload.ts'
-import type { InboundJob } from '../protocol/mod.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 export interface ProcessorDeps {

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto'
 import { headers as natsHeaders } from '@nats-io/transport-node'
-import { OBJ_INBOUND_RAW, inboundSubject, shardOf, HDR_MSG_ID } from '../protocol/mod.ts'
+import { OBJ_INBOUND_RAW, inboundSubject, shardOf, HDR_MSG_ID, encodeJob, type InboundJob } from '../protocol/mod.ts'
 import type { InboundStores } from './streams.ts'
-import { encodeJob, type InboundJob } from '../protocol/mod.ts'
 
 /**
  * The fast path for nearly all mail: a message of at most one object-store chunk is written as the object store
