@@ -1,7 +1,6 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
-import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { jetstreamManager } from '@nats-io/jetstream'
 import { Objm } from '@nats-io/obj'
 import type { Transporter } from 'nodemailer'
 import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
@@ -9,8 +8,7 @@ import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { inboundClient, addRoute } from '../../helpers/inbound.ts'
 import { eventually } from '../../helpers/waiting.ts'
-import { OBJ_INBOUND_RAW, encodeJob, inboundSubject, newId, type InboundJob } from '../../../protocol/mod.ts'
-import { rawToken } from '../../../inbound/raw_store.ts'
+import { OBJ_INBOUND_RAW } from '../../../protocol/mod.ts'
 
 // One Outbox receiving mail on its inbound SMTP port. Erin writes to organisations' routes; messages over the
 // event's size (OB_INBOUND_EVENT_MAX_BYTES, 64 KB) are kept whole in ob_inbound_raw for the organisations whose
@@ -136,54 +134,5 @@ test('a message two organisations received stays readable by the second after th
   } finally {
     b.events.close()
     c.events.close()
-  }
-})
-
-test('an erase waits for received mail naming the address still waiting to be processed: 409, then erased once processed', async () => {
-  const { org, events } = await receiver()
-  const other = await ob.org()
-  const frank = 'frank.waiting@far.example'
-  try {
-    // A job whose one-chunk message is not readable yet, as when the chunk lands a moment after its job: it is
-    // tried again and waits in OB_INBOUND until the chunk is there (its time of reception, ahead of now, keeps
-    // it from being taken as processed and dropped meanwhile).
-    const id = newId('msg')
-    const data = Buffer.from(`From: Frank <${frank}>\r\nTo: hello@${org.domain}\r\nSubject: waiting\r\n\r\nstill here\r\n`)
-    const token = rawToken(id)
-    const sha256 = createHash('sha256').update(data).digest('base64url')
-    const job: InboundJob = {
-      id,
-      received_at: new Date(Date.now() + 3600_000).toISOString(),
-      mail_from: frank,
-      rcpt_to: [`hello@${org.domain}`],
-      remote_ip: '127.0.0.1',
-      helo: 'far.example',
-      size: data.length,
-      raw: { token, sha256 }
-    }
-    const js = jetstream(ob.proc.nc)
-    await js.publish(inboundSubject(0), encodeJob(job), { msgID: id })
-
-    const refused = await erase(org, 'FRANK.waiting@far.example')
-    assert.equal(refused.status, 409, refused.text)
-    assert.equal(refused.body.error.code, 'conflict')
-    assert.deepEqual(refused.body.error.details.inbound_message_ids, [id])
-    assert.equal(refused.retryAfter, '5')
-    assert.equal(refused.body.error.retry_after, 5)
-
-    const elsewhere = await erase(other, frank)
-    assert.equal(elsewhere.status, 200, `mail received at another organisation's domain is not its concern: ${elsewhere.text}`)
-
-    // the chunk lands; the next attempt processes the message into an event naming Frank
-    await js.publish(`$O.${OBJ_INBOUND_RAW}.C.${token}`, data)
-    await events.waitFor('inbound.received', 1, 180_000)
-    const erased = await eventually(async () => {
-      const r = await erase(org, frank)
-      return r.status === 200 ? r : undefined
-    }, 'the erase once the message is processed', 180_000, 1000)
-    assert.ok(erased.body.removed.stored_events >= 1, erased.text)
-    assert.equal(erased.body.removed.inbound_raw, 0, 'the message fit its event and was not kept')
-  } finally {
-    events.close()
   }
 })
