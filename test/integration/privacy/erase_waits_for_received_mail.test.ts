@@ -2,17 +2,18 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { jetstream } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { TestOutbox } from '../../helpers/outbox.ts'
 import { DnsServer } from '../../helpers/dns_server.ts'
 import { EventReader } from '../../helpers/events.ts'
 import { addRoute } from '../../helpers/inbound.ts'
 import { eventually } from '../../helpers/waiting.ts'
-import { OBJ_INBOUND_RAW, encodeJob, inboundSubject, newId, type InboundJob } from '../../../protocol/mod.ts'
+import { OBJ_INBOUND_RAW, STREAM_INBOUND, encodeJob, inboundSubject, newId, type InboundJob } from '../../../protocol/mod.ts'
 import { rawToken } from '../../../inbound/raw_store.ts'
 
 // One Outbox with its inbound processing. A received message naming Frank waits in OB_INBOUND: its job is there,
 // its one-chunk message not yet (as when the chunk lands a moment after its job), so it is tried again and again.
+// Then a backlog of such jobs, too long for the erase to search.
 let dns: DnsServer
 let ob: TestOutbox
 
@@ -78,4 +79,41 @@ test('an erase waits for received mail naming the address still waiting to be pr
   } finally {
     events.close()
   }
+})
+
+test('behind a backlog of more than 1,000 received messages the erase reads none of them and waits: 409 with their number', async () => {
+  const org = await ob.org()
+  const js = jetstream(ob.proc.nc)
+  // jobs of other mail whose chunks never land: they wait (and come back) until they are purged below
+  for (let batch = 0; batch < 11; batch++) {
+    await Promise.all(Array.from({ length: 100 }, async () => {
+      const id = newId('msg')
+      const job: InboundJob = {
+        id,
+        received_at: new Date(Date.now() + 3600_000).toISOString(),
+        mail_from: 'someone@far.example',
+        rcpt_to: ['someone@elsewhere.example'],
+        remote_ip: '127.0.0.1',
+        helo: 'far.example',
+        size: 10,
+        raw: { token: rawToken(id), sha256: '' }
+      }
+      await js.publish(inboundSubject(0), encodeJob(job), { msgID: id })
+    }))
+  }
+  const jsm = await jetstreamManager(ob.proc.nc)
+  try {
+    const refused = await erase(org.adminKey, 'grace@far.example')
+    assert.equal(refused.status, 409, refused.text)
+    assert.ok(refused.body.error.details.inbound_waiting > 1000, refused.text)
+    assert.equal(refused.body.error.details.inbound_message_ids, undefined)
+    assert.equal(refused.retryAfter, '5')
+  } finally {
+    await jsm.streams.purge(STREAM_INBOUND)
+  }
+  const erased = await eventually(async () => {
+    const r = await erase(org.adminKey, 'grace@far.example')
+    return r.status === 200 ? r : undefined
+  }, 'the erase once the backlog is gone', 60_000, 1000)
+  assert.equal(erased.body.removed.messages, 0)
 })
