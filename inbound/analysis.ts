@@ -1,9 +1,8 @@
 import { simpleParser, type ParsedMail, type AddressObject } from 'mailparser'
-import { analyzeContent, scanHtml } from '../protocol/mod.ts'
+import { analyzeContent, scanHtml, type InboundJob } from '../protocol/mod.ts'
 import { checkAuthentication, type Authentication, type DnsResolve } from './authenticate.ts'
 import { readReport, type Report } from './reports.ts'
 import { readDmarcMail, type DmarcRead } from './dmarc_mail.ts'
-import type { InboundJob } from './job.ts'
 
 /**
  * Everything the CPU-heavy part of processing finds out about one message: parse (mailparser), report

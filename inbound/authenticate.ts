@@ -1,7 +1,6 @@
 import { Resolver } from 'node:dns/promises'
 import { authenticate } from 'mailauth'
-import type { AuthResult, InboundReceivedData } from '../protocol/mod.ts'
-import type { InboundJob } from './job.ts'
+import type { AuthResult, InboundJob, InboundReceivedData } from '../protocol/mod.ts'
 
 export type { AuthResult }
 export type Authentication = NonNullable<InboundReceivedData['authentication']>

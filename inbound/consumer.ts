@@ -1,8 +1,7 @@
 import type { JetStreamClient, JsMsg, ConsumerMessages } from '@nats-io/jetstream'
 import type { Logger } from 'pino'
-import { STREAM_INBOUND, CONSUMER_INBOUND } from '../protocol/mod.ts'
+import { STREAM_INBOUND, CONSUMER_INBOUND, decodeJob, type InboundJob } from '../protocol/mod.ts'
 import type { InboundProcessor } from './processor.ts'
-import { decodeJob, type InboundJob } from './job.ts'
 import { AnalysisUnavailable } from './analysis_pool.ts'
 
 /**

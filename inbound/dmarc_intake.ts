@@ -1,13 +1,12 @@
 import type { Logger } from 'pino'
 import type { DomainRecord } from '../protocol/mod.ts'
-import { dmarcReportAddress } from '../protocol/mod.ts'
+import { dmarcReportAddress, type InboundJob } from '../protocol/mod.ts'
 import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import { DMARC_REPORTS_PER_DOMAIN_DAY, type DmarcSummaries } from '../stores/dmarc/mod.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 import { SmtpReply } from '../stores/smtp_server/mod.ts'
 import type { AnalysisPool } from './analysis_pool.ts'
 import { DMARC_LIMITS } from './dmarc_mail.ts'
-import type { InboundJob } from './job.ts'
 
 /**
  * Reports being read at once by this process; one more is answered 451 (the reporter retries). Each holds at most

@@ -1,6 +1,5 @@
-import type { InboundReceivedData, RouteRecord } from '../protocol/mod.ts'
+import type { InboundJob, InboundReceivedData, RouteRecord } from '../protocol/mod.ts'
 import type { MessageAnalysis } from './analysis.ts'
-import type { InboundJob } from './job.ts'
 
 /**
  * An upper bound of the UTF-8 size of `JSON.stringify(value)` for plain JSON data, found without serialising: no

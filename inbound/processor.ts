@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { eventId, eventRecord, type RouteRecord, type VerpAddress, type InternalErrorCode } from '../protocol/mod.ts'
+import { eventId, eventRecord, type RouteRecord, type VerpAddress, type InternalErrorCode, type InboundJob } from '../protocol/mod.ts'
 import { publishEvent } from '../stores/events/mod.ts'
 import { type ControlPlane } from '../stores/control_plane/mod.ts'
 import type { AnalysisPool } from './analysis_pool.ts'
@@ -8,9 +8,9 @@ import { checkRouted, checkVerp, type MessageLookup, type ReportDrops, type Repo
 import { isUnsubscribeRequest, unsubscribeByMail } from './mail_unsubscribe.ts'
 import { resolveRecipient } from './recipients.ts'
 import { readRaw, type InboundStores } from './streams.ts'
-import { readSmall, deleteSmall, keepRaw, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
+import { readSmall, deleteSmall, RAW_SETTLE_MS, type JustStored } from './raw_store.ts'
+import { keepForReaders } from '../stores/inbound_raw/mod.ts'
 import { inboundPayload, unprocessedPayload } from './event_payload.ts'
-import type { InboundJob } from './job.ts'
 import type { OutboxMetrics } from '../stores/metrics/mod.ts'
 
 export interface ProcessorDeps {
@@ -106,7 +106,7 @@ export class InboundProcessor {
     })
     // An event that left something out points at the whole message: it is kept (until the bucket's TTL) for the
     // organisations whose events do, before any event names it.
-    if (readers.size > 0) await keepRaw(stores, job.id, [...readers], inline)
+    if (readers.size > 0) await keepForReaders(stores.raw, job.id, [...readers], inline)
     for (const e of received) await publishEvent(stores.pub, e)
     if (readers.size === 0) await remove()
   }
@@ -152,7 +152,7 @@ export class InboundProcessor {
     if (routes.size > 0) {
       // kept where the raw read finds it: a message stored whole stays; one inline or among small ones is put there
       const orgIds = [...new Set([...routes.values()].map((h) => h.route.org_id))]
-      if (raw !== undefined) await keepRaw(stores, job.id, orgIds, inline ?? (job.raw !== undefined ? raw : undefined))
+      if (raw !== undefined) await keepForReaders(stores.raw, job.id, orgIds, inline ?? (job.raw !== undefined ? raw : undefined))
       const why = raw !== undefined ? reason : `${reason}; the stored message could not be read either`
       for (const { route, to } of routes.values()) {
         const data = unprocessedPayload(job, route, to, why, raw !== undefined)

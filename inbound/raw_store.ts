@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto'
 import { headers as natsHeaders } from '@nats-io/transport-node'
-import { OBJ_INBOUND_RAW, INBOUND_RAW_READERS, inboundSubject, shardOf, HDR_MSG_ID } from '../protocol/mod.ts'
+import { OBJ_INBOUND_RAW, inboundSubject, shardOf, HDR_MSG_ID, encodeJob, type InboundJob } from '../protocol/mod.ts'
 import type { InboundStores } from './streams.ts'
-import { encodeJob, type InboundJob } from './job.ts'
 
 /**
  * The fast path for nearly all mail: a message of at most one object-store chunk is written as the object store
@@ -94,17 +93,6 @@ export async function readSmall (stores: InboundStores, raw: NonNullable<Inbound
   const data = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength)
   if (createHash('sha256').update(data).digest('base64url') !== raw.sha256) throw new Error('stored message does not match its digest')
   return data
-}
-
-/**
- * Keeps a processed message for `orgs` to read through the API: one whose events left part of it out. A message that
- * travelled inside its job (`inline`) is written to the bucket; one already there only gets its readers recorded.
- * Either way it expires with the bucket's TTL, counted from when it was stored.
- */
-export async function keepRaw (stores: InboundStores, id: string, orgs: string[], inline: Uint8Array | undefined): Promise<void> {
-  const metadata = { [INBOUND_RAW_READERS]: orgs.join(',') }
-  if (inline !== undefined) await stores.raw.putBlob({ name: id, metadata }, inline)
-  else await stores.raw.update(id, { metadata })
 }
 
 /** Removes the chunk and the metadata of a one-chunk message with one purge. */

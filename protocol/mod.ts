@@ -1,5 +1,5 @@
 /**
- * The contract every process agrees on: the queued message, events, bounce categories, subjects, the stream and
+ * The contract every process agrees on: the queued message, the inbound job, events, bounce categories, subjects, the stream and
  * consumer table, the error table, ids, return-path (VERP) encoding, tracking tokens, template rendering, content
  * rules and which addresses are never a public destination.
  * Data and pure functions only; nothing here opens a connection (a unit test walks the imports).
@@ -20,6 +20,7 @@ export * from './domain_health.ts'
 export { BOUNCE_CATEGORIES, bounceCategory, enhancedStatus, suppresses } from './bounce_categories.ts'
 export * from './tracking_tokens.ts'
 export * from './privacy.ts'
+export * from './inbound_job.ts'
 export {
   STATUS_RANK, RECIPIENT_STATUSES, FINAL_STATUS_ORDER, recipientStatusAfter, COUNTED_RECIPIENT_STATUSES, messageStatusOf, deliveredCount,
   type RecipientStatus, type RecipientCounts, type CountedRecipientStatus

@@ -1619,6 +1619,10 @@ export type PostPrivacyEraseResponse = {
     suppression_markers: number
     /** Audit log entries naming the address (e.g. suppression.added, suppression.removed), rewritten to name its keyed hash instead */
     audit_entries: number
+    /** Received messages kept whole (the `raw.url` of an erased inbound.received event) that the organisation can no longer read: it was taken off their readers */
+    inbound_raw: number
+    /** Of those, the messages deleted from the store, no other organisation reading them */
+    inbound_raw_deleted: number
   }
   /** A keyed hash of the address stays on the suppression list */
   kept_suppressed: boolean

@@ -42,9 +42,10 @@ export const privacyRoutes = [
     summary: 'Erase an address from every store Outbox keeps for the organisation, and answer what was removed',
     description: 'Messages to the address (whole, with their events and content), events naming it (tracking included), ' +
       'webhook attempts still waiting for those events and the delivery log entries of them, its suppression entry (and ' +
-      'the delete marker under its key); audit entries naming it keep its keyed hash instead. With `keep_suppressed` the ' +
-      'suppression list keeps a keyed hash of the address, so sends to it are still refused. Other organisations\' data is ' +
-      'never touched. See docs/privacy.md.',
+      'the delete marker under its key), and the organisation\'s access to received messages kept whole for erased ' +
+      '`inbound.received` events (deleted once no other organisation reads them); audit entries naming it keep its keyed ' +
+      'hash instead. With `keep_suppressed` the suppression list keeps a keyed hash of the address, so sends to it are ' +
+      'still refused. Other organisations\' data is never touched. See docs/privacy.md.',
     tag: TAG,
     body: EraseBody,
     responses: {
@@ -52,7 +53,9 @@ export const privacyRoutes = [
       ...errorResponses({
         validation_error: 'email missing or not an address',
         forbidden: 'The key lacks manage',
-        conflict: 'Mail to the address is still queued, scheduled or being delivered (`details.message_ids`); nothing was erased'
+        conflict: 'Mail to the address is still queued, scheduled or being delivered (`details.message_ids`), or received mail ' +
+          'naming it is still waiting to be processed (`details.inbound_message_ids`, or `details.inbound_waiting` for a backlog ' +
+          'too long to search; `Retry-After`); nothing was erased'
       })
     },
     handler: async ({ deps, auth, body, audit }) => {

@@ -59,10 +59,13 @@ async function scan (
 /**
  * Deletes the organisation's stored events that name the address (bare, lower-cased) or belong to one of the messages,
  * and those of any further message an event naming the address belongs to (a second pass, only then). Resolves with
- * the events deleted.
+ * the events deleted. `beforeDelete` is given the events found before any is deleted: what other stores keep on an
+ * event's account (a received message its `raw` points at) goes first, so that a failure leaves the events for the
+ * erase's next run to find again.
  */
 export async function eraseStoredEvents (
-  nc: NatsConnection, orgId: string, address: string, messageIds: readonly string[]
+  nc: NatsConnection, orgId: string, address: string, messageIds: readonly string[],
+  beforeDelete?: (found: readonly ErasedEvent[]) => Promise<void>
 ): Promise<ErasedEvent[]> {
   const ids = new Set(messageIds)
   let found = await scan(nc, orgId, address, ids)
@@ -71,6 +74,7 @@ export async function eraseStoredEvents (
     for (const m of more) ids.add(m)
     found = await scan(nc, orgId, address, ids)
   }
+  await beforeDelete?.(found.map((f) => f.event))
   const jsm = await jetstreamManager(nc)
   const erased: ErasedEvent[] = []
   for (const f of found) if (await deleteIfStored(jsm, STREAM_EVENTS, f.seq)) erased.push(f.event)

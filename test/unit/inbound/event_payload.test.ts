@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { inboundPayload, unprocessedPayload } from '../../../inbound/event_payload.ts'
 import type { MessageAnalysis } from '../../../inbound/analysis.ts'
-import type { InboundJob } from '../../../inbound/job.ts'
+import type { InboundJob } from '../../../protocol/mod.ts'
 import type { RouteRecord } from '../../../protocol/mod.ts'
 
 const MAX = 64 * 1024

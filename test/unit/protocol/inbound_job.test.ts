@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { encodeJob, decodeJob, type InboundJob } from '../../../inbound/job.ts'
+import { encodeJob, decodeJob, type InboundJob } from '../../../protocol/mod.ts'
 import { fitsInline } from '../../../inbound/raw_store.ts'
 import { jsonSizeBound } from '../../../inbound/event_payload.ts'
 
