@@ -77,8 +77,14 @@ export class ReputationGuard {
     }
   }
 
-  private async check (org: string, stream: string, counts: ReputationCounts): Promise<void> {
-    const reason = pauseReason(counts, this.config.reputation.thresholds)
+  private async check (org: string, stream: string, tripped: ReputationCounts): Promise<void> {
+    const t = this.config.reputation.thresholds
+    if (pauseReason(tripped, t) === undefined || this.deps.cp.pauses.paused(org, stream) !== undefined) return
+    // `tripped` may predate a resume whose end this process already sees: a resume empties the window, then ends the
+    // pause, and the answer of a count made before both can arrive after the change. Paused on it, the stream would
+    // pause again on the counts the resume emptied; a read made now comes after the resume, so it decides.
+    const counts = await this.window.read(org, stream)
+    const reason = pauseReason(counts, t)
     if (reason === undefined || this.deps.cp.pauses.paused(org, stream) !== undefined) return
     const record: StreamPauseRecord = {
       kind: 'stream_pause',
