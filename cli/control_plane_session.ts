@@ -1,16 +1,20 @@
+import { jetstreamManager } from '@nats-io/jetstream'
 import { loadConfig } from '../config/mod.ts'
 import { ApiError, streamSettings } from '../protocol/mod.ts'
 import { ControlPlane } from '../stores/control_plane/mod.ts'
-import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
+import { AuditLog } from '../stores/audit/mod.ts'
+import { JsPublisher, connectNats, ensureStreams } from '../stores/clients/mod.ts'
 import { CliError } from './binaries.ts'
+import { CliAuditTrail } from './audit_trail.ts'
 
 /**
  * Runs `work` against the control plane of the configured NATS (creating streams and buckets that do not exist yet),
  * then closes it. An ApiError of the control plane's writers becomes one line: exit 2 for input the shared checks
- * refuse (each bad field named), 1 for the rest (not found, in use, no NATS).
+ * refuse (each bad field named), 1 for the rest (not found, in use, no NATS). A command that changes configuration
+ * records its entry in the audit log with `audit`, after the change (docs/audit-log.md).
  */
 export async function withControlPlane<T> (
-  env: Readonly<Record<string, string | undefined>>, usage: string, work: (cp: ControlPlane) => Promise<T>
+  env: Readonly<Record<string, string | undefined>>, usage: string, work: (cp: ControlPlane, audit: CliAuditTrail) => Promise<T>
 ): Promise<T> {
   const config = loadConfig(env)
   const nc = await connectNats(config.nats.servers, 'outbox-cli').catch(() => {
@@ -22,7 +26,8 @@ export async function withControlPlane<T> (
     cp = await ControlPlane.open(nc, {
       replicas: config.nats.replicas, storeBytes: config.nats.storeBytes, ...(config.secret !== undefined ? { secret: config.secret } : {})
     })
-    return await work(cp)
+    const audit = new CliAuditTrail(async () => new AuditLog(await jetstreamManager(nc), new JsPublisher(nc, config.nats.publishTimeoutMs)))
+    return await work(cp, audit)
   } catch (err) {
     if (err instanceof ApiError && err.code === 'validation_error') {
       const fields = (err.errors ?? []).map((e) => `${e.field} ${e.message}`).join('; ')

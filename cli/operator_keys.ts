@@ -7,7 +7,8 @@ export const OPERATOR_KEY_USAGE = 'usage: outbox operator key create [--name <na
 
 /**
  * `outbox operator key …`: keys of the operator role, which reach only the operator API (`/v1/operator/…`). `create`
- * prints the value once; only its SHA-256 is stored. `revoke` stops it at once, in every gateway.
+ * prints the value once; only its SHA-256 is stored. `revoke` stops it at once, in every gateway. Both are recorded
+ * in the installation's audit log (`operator_key.created`, `operator_key.revoked`), by id and name, never the value.
  */
 export async function runOperatorKey (
   args: string[], env: Readonly<Record<string, string | undefined>>
@@ -22,8 +23,9 @@ export async function runOperatorKey (
       throw usage((err as Error).message)
     }
     if (name === '' || name.length > 200) throw usage('--name must be 1 to 200 characters')
-    return await withControlPlane(env, OPERATOR_KEY_USAGE, async (cp) => {
+    return await withControlPlane(env, OPERATOR_KEY_USAGE, async (cp, audit) => {
       const { record, value } = await cp.operatorKeys.create(name)
+      await audit.cliOnly('operator key create', { org_id: null, target: record.id, changes: { name } })
       return { id: record.id, key: value }
     })
   }
@@ -32,9 +34,10 @@ export async function runOperatorKey (
   }
   if (action === 'revoke' && rest.length === 1) {
     const id = rest[0]!
-    return await withControlPlane(env, OPERATOR_KEY_USAGE, async (cp) => {
+    return await withControlPlane(env, OPERATOR_KEY_USAGE, async (cp, audit) => {
       const revoked = await cp.operatorKeys.revoke(id)
       if (revoked === undefined) throw new CliError(`outbox: no operator key ${id}`)
+      await audit.cliOnly('operator key revoke', { org_id: null, target: id })
       return operatorKeyView(revoked)
     })
   }

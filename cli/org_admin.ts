@@ -5,6 +5,7 @@ import type { ControlPlane } from '../stores/control_plane/mod.ts'
 import { countsByOrg, deleteOrganization, orgDetail, orgView, requireOrg, resetAdminKey } from '../gateway/control/org_admin.ts'
 import { CliError } from './binaries.ts'
 import { withControlPlane } from './control_plane_session.ts'
+import type { CliAuditTrail } from './audit_trail.ts'
 
 export const ORG_ADMIN_USAGE = `usage: outbox org list [--status active|suspended] | org show <org_id>
        outbox org plan <org_id> free|starter|pro|enterprise [--rate-limit <per_minute>]
@@ -33,13 +34,13 @@ function parse (args: string[], options: NonNullable<ParseArgsConfig['options']>
 
 /**
  * `outbox org list | show | plan | suspend | resume | reset-admin-key | delete`: the operator's organisation
- * commands, through the same writers as the operator API (`/v1/operator/organizations…`), so both answer alike. Each
- * prints one JSON line. `org create` is cli/org_create.ts.
+ * commands, through the same writers as the operator API (`/v1/operator/organizations…`), so both answer alike, and
+ * each change records the audit entry of its route. Each prints one JSON line. `org create` is cli/org_create.ts.
  */
 export async function runOrgAdmin (args: string[], env: Env): Promise<unknown> {
   const [action, ...rest] = args
-  const run = async <T>(work: (cp: ControlPlane) => Promise<T> | T): Promise<T> =>
-    await withControlPlane(env, ORG_ADMIN_USAGE, async (cp) => await work(cp))
+  const run = async <T>(work: (cp: ControlPlane, audit: CliAuditTrail) => Promise<T> | T): Promise<T> =>
+    await withControlPlane(env, ORG_ADMIN_USAGE, async (cp, audit) => await work(cp, audit))
   // read after the arguments are checked, so a usage error is told first
   let loaded: Config | undefined
   const config = (): Config => (loaded ??= loadConfig(env))
@@ -67,24 +68,38 @@ export async function runOrgAdmin (args: string[], env: Env): Promise<unknown> {
       // the range and the plan it goes with are checked by the one writer, as for the API (exit 2 naming the field)
       const rate = raw === undefined ? undefined : /^\d+$/.test(String(raw)) ? Number(raw) : Number.NaN
       const input = { plan: plan as PlanName, ...(rate !== undefined ? { rate_limit_per_minute: rate } : {}) }
-      return await run(async (cp) => orgDetail(cp, config(), await cp.organizations.setPlan(id, input)))
+      return await run(async (cp, audit) => {
+        const org = await cp.organizations.setPlan(id, input)
+        await audit.asRoute('org plan', { params: { id }, body: input })
+        return orgDetail(cp, config(), org)
+      })
     }
     case 'suspend':
     case 'resume': {
       const id = parse(rest, {}, 1).positionals[0]!
-      return await run(async (cp) => {
+      return await run(async (cp, audit) => {
         const org = action === 'suspend' ? await cp.organizations.suspend(id) : await cp.organizations.resume(id)
+        await audit.asRoute(action === 'suspend' ? 'org suspend' : 'org resume', { params: { id } })
         return orgDetail(cp, config(), org)
       })
     }
     case 'reset-admin-key': {
       const id = parse(rest, {}, 1).positionals[0]!
-      return await run(async (cp) => await resetAdminKey(cp, id))
+      return await run(async (cp, audit) => {
+        const reset = await resetAdminKey(cp, id)
+        await audit.asRoute('org reset-admin-key', { params: { id }, reply: reset })
+        return reset
+      })
     }
     case 'delete': {
       const { values, positionals } = parse(rest, { yes: { type: 'boolean' } }, 1)
       if (values.yes !== true) throw usage('deleting an organisation cannot be undone: add --yes')
-      return await run(async (cp) => await deleteOrganization(cp, positionals[0]!))
+      const id = positionals[0]!
+      return await run(async (cp, audit) => {
+        const deleted = await deleteOrganization(cp, id)
+        await audit.asRoute('org delete', { params: { id }, reply: deleted })
+        return deleted
+      })
     }
   }
   throw usage(action === undefined

@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util'
 import { loadConfig, type Plan } from '../config/mod.ts'
-import { ApiError, PLANS, streamSettings } from '../protocol/mod.ts'
-import { ControlPlane } from '../stores/control_plane/mod.ts'
-import { connectNats, ensureStreams } from '../stores/clients/mod.ts'
+import { ApiError, PLANS } from '../protocol/mod.ts'
 import { createOrganization, type CreatedOrganization } from '../gateway/control/orgs.ts'
 import { CliError } from './binaries.ts'
+import { withControlPlane } from './control_plane_session.ts'
 
 export const ORG_CREATE_USAGE = 'usage: outbox org create --name <name> --domain <domain> [--plan free|starter|pro|enterprise]'
 const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/
@@ -37,28 +36,28 @@ export function parseOrgCreateArgs (args: string[]): OrgCreateArgs {
   return { name, domain, plan: plan as Plan }
 }
 
-/** `outbox org create`: an organisation with a verified domain and an admin key, against the configured NATS. */
+/**
+ * `outbox org create`: an organisation with a verified domain and an admin key, against the configured NATS. Recorded
+ * as `organization.created` in the new organisation's own audit log, so its admin reads how it began.
+ */
 export async function runOrgCreate (args: string[], env: Readonly<Record<string, string | undefined>>): Promise<CreatedOrganization> {
   const input = parseOrgCreateArgs(args)
   const config = loadConfig(env)
-  const servers = config.nats.servers.join(',')
-  const nc = await connectNats(config.nats.servers, 'outbox-cli').catch(() => {
-    throw new CliError(`outbox: no NATS server answers at ${servers}; start Outbox first (npm start) or set NATS_URL`)
-  })
-  let cp: ControlPlane | undefined
-  try {
-    await ensureStreams(nc, streamSettings(config))
-    cp = await ControlPlane.open(nc, {
-      replicas: config.nats.replicas, storeBytes: config.nats.storeBytes, ...(config.secret !== undefined ? { secret: config.secret } : {})
-    })
-    return await createOrganization(cp, config, input)
-  } catch (err) {
-    if (err instanceof ApiError && err.code === 'conflict') {
-      throw new CliError(`outbox: the domain ${input.domain} is already registered to an organisation`)
+  return await withControlPlane(env, ORG_CREATE_USAGE, async (cp, audit) => {
+    let created: CreatedOrganization
+    try {
+      created = await createOrganization(cp, config, input)
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'conflict') {
+        throw new CliError(`outbox: the domain ${input.domain} is already registered to an organisation`)
+      }
+      throw err
     }
-    throw err
-  } finally {
-    cp?.close()
-    await nc.drain().catch(() => {})
-  }
+    await audit.cliOnly('org create', {
+      org_id: created.organization_id,
+      target: null,
+      changes: { name: input.name, plan: input.plan, domain: input.domain, domain_id: created.domain_id }
+    })
+    return created
+  })
 }

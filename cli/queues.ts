@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config/mod.ts'
 import { QUEUE_SELECTOR_KINDS, normalizeSelector, type QueueActor, type QueueSelector, type QueueSelectorKind } from '../protocol/mod.ts'
@@ -7,6 +6,7 @@ import { connectNats, newRedis } from '../stores/clients/mod.ts'
 import { QueueIndex, wakeWaiting } from '../stores/queues/mod.ts'
 import { CliError } from './binaries.ts'
 import { withControlPlane } from './control_plane_session.ts'
+import { localUserName } from './audit_trail.ts'
 
 export const QUEUE_USAGE = `usage: outbox queue list [--by domain|provider|organization] [--limit <n>] [--cursor <c>]
        outbox queue holds
@@ -48,15 +48,9 @@ function selectorOf (v: Parsed['values']): QueueSelector {
   return selector
 }
 
-/** The CLI has no operator key: the records name the local user who ran it. */
+/** The CLI has no operator key: the records name the local user who ran it, as its audit entries do. */
 function cliActor (): QueueActor {
-  let user: string
-  try {
-    user = userInfo().username
-  } catch {
-    user = 'unknown' // a system without a user database entry for the process's user
-  }
-  return { key_id: null, name: `cli:${user}` }
+  return { key_id: null, name: `cli:${localUserName()}` }
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { AuditLog, AuditRecord } from '../stores/audit/mod.ts'
-import type { AuditNote, Method, OperatorRequestContext, Reply, RequestContext, RouteDef } from './http/route.ts'
+import type { OperatorRequestContext, Reply, RequestContext, RouteDef } from './http/route.ts'
+import { auditEntryOf } from './audit_entry.ts'
 import type { SecurityLog } from './security_log.ts'
 import { securityLineOf } from './audit_security.ts'
 
@@ -35,14 +36,7 @@ export const AUDIT_EXEMPT: Readonly<Record<string, string>> = {
   'POST /v1/operator/queues/bounce': 'waiting mail, not configuration; on the security log'
 }
 
-/** `POST /v1/domains`: the key of a route in AUDIT_EXEMPT. */
-export function routeLabel (def: { method: Method, path: string }): string {
-  return `${def.method === 'del' ? 'DELETE' : def.method.toUpperCase()} ${def.path}`
-}
-
-export function emptyNote (): AuditNote {
-  return { changes: {} }
-}
+export { emptyNote, routeLabel } from './audit_entry.ts'
 
 type AnyContext = RequestContext & OperatorRequestContext
 
@@ -53,32 +47,13 @@ export function auditRecordOf (def: RouteDef, ctx: AnyContext, reply: Reply): Au
   if (decl === undefined || note.skip === true) return undefined
   if (reply.status < 200 || reply.status > 299) return undefined
   if (decl.statuses !== undefined && !decl.statuses.includes(reply.status)) return undefined
-  const view = { params: ctx.params, body: ctx.body, reply: reply.body }
   const operator = def.permission === 'operator'
-  const orgOfPath = operator && def.path.startsWith('/v1/operator/organizations/:id') ? ctx.params.id : undefined
-  const changes: Record<string, unknown> = {}
-  const body = ctx.body as Record<string, unknown> | undefined
-  for (const f of decl.fields ?? []) if (body !== undefined && body !== null && body[f] !== undefined) changes[f] = body[f]
-  Object.assign(changes, decl.detail?.(view) ?? {}, note.changes)
-  return {
-    org_id: operator ? (note.orgId ?? orgOfPath ?? null) : ctx.auth.org.id,
+  return auditEntryOf(def, decl, { params: ctx.params, body: ctx.body, reply: reply.body }, note, {
     actor: operator ? { type: 'operator', id: ctx.operator.key.id } : { type: 'api_key', id: ctx.auth.key.id },
     address: ctx.ip,
-    action: note.action ?? decl.action,
-    target: note.target ?? decl.target?.(view) ?? defaultTarget(ctx.params, reply.body, orgOfPath !== undefined),
-    changes,
-    count: note.count ?? 1,
-    request_id: ctx.requestId
-  }
-}
-
-/** The path's own id (`:domain_id`, `:id`, `:name`, `:email`), else the id of what the answer created. */
-function defaultTarget (params: Readonly<Record<string, string>>, answer: unknown, idIsOrg: boolean): string | null {
-  const fromPath = params.domain_id ?? (idIsOrg ? undefined : params.id) ?? params.name ?? params.email
-  if (fromPath !== undefined) return fromPath
-  if (idIsOrg) return null
-  const id = (answer as { id?: unknown } | undefined)?.id
-  return typeof id === 'string' ? id : null
+    requestId: ctx.requestId,
+    ...(operator ? {} : { orgId: ctx.auth.org.id })
+  })
 }
 
 /** Where an entry goes, and where a failure to write it shows. */

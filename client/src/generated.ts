@@ -1536,7 +1536,7 @@ export type GetAuditLogQuery = {
   cursor?: string
   /** Only this action, e.g. `api_key.rotated` */
   action?: string
-  /** Only changes by this key id (`key_…`, `opk_…`) */
+  /** Only changes by this key id (`key_…`, `opk_…`), or through the command line (`cli:<user>`) */
   actor?: string
   /** Only changes of this id, name or address */
   target?: string
@@ -1556,10 +1556,12 @@ export type GetAuditLogResponse = {
     actor: {
       /** An API key of the organisation, or an operator key */
       type: "api_key" | "operator"
-      /** The key id (`key_…` or `opk_…`); never the key itself */
+      /** The key id (`key_…` or `opk_…`); never the key itself. Through the command line `cli:<local user name>` */
       id: string
+      /** Set when the operator made the change through the command line (`outbox …`) */
+      via?: "cli"
     }
-    /** The client address of the request */
+    /** The client address of the request; the host name for a change made through the command line */
     address: string
     at: string
     /** What was done, `<thing>.<change>`: docs/audit-log.md lists them */

@@ -9,9 +9,12 @@ export const AuditEntryView = Type.Object({
   }),
   actor: Type.Object({
     type: Type.Enum(['api_key', 'operator'], { description: 'An API key of the organisation, or an operator key' }),
-    id: Type.String({ description: 'The key id (`key_…` or `opk_…`); never the key itself' })
+    id: Type.String({
+      description: 'The key id (`key_…` or `opk_…`); never the key itself. Through the command line `cli:<local user name>`'
+    }),
+    via: Type.Optional(Type.Enum(['cli'], { description: 'Set when the operator made the change through the command line (`outbox …`)' }))
   }),
-  address: Type.String({ description: 'The client address of the request' }),
+  address: Type.String({ description: 'The client address of the request; the host name for a change made through the command line' }),
   at: Type.String({ format: 'date-time' }),
   action: Type.String({ description: 'What was done, `<thing>.<change>`: docs/audit-log.md lists them' }),
   target: Type.Union([Type.String(), Type.Null()], {
@@ -32,7 +35,9 @@ export const AuditEntryView = Type.Object({
 export const AuditQuery = Type.Object({
   ...PageQuery.properties,
   action: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only this action, e.g. `api_key.rotated`' })),
-  actor: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only changes by this key id (`key_…`, `opk_…`)' })),
+  actor: Type.Optional(Type.String({
+    minLength: 1, maxLength: 64, description: 'Only changes by this key id (`key_…`, `opk_…`), or through the command line (`cli:<user>`)'
+  })),
   target: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'Only changes of this id, name or address' })),
   since: Type.Optional(Type.String({ format: 'date-time', description: 'Only entries at or after this time (ISO 8601)' })),
   until: Type.Optional(Type.String({ format: 'date-time', description: 'Only entries at or before this time (ISO 8601)' }))

@@ -2,8 +2,11 @@ import type { JetStreamManager, StoredMsg } from '@nats-io/jetstream'
 import { STREAM_AUDIT, auditSubject, newId } from '../../protocol/mod.ts'
 import { deleteIfStored, type JsPublish } from '../clients/mod.ts'
 
-/** Who made a change: an organisation's API key, or an operator key of the installation. */
-export interface AuditActor { type: 'api_key' | 'operator', id: string }
+/**
+ * Who made a change: an organisation's API key, or the operator: by an operator key (`opk_…`), or through the
+ * command line (`via: 'cli'`, `id` then `cli:<local user name>`: the command line holds no key).
+ */
+export interface AuditActor { type: 'api_key' | 'operator', id: string, via?: 'cli' }
 
 /** One recorded change, as GET /v1/audit-log shows it. */
 export interface AuditEntry {
@@ -12,7 +15,7 @@ export interface AuditEntry {
   /** The organisation the change concerns; null for an operator change of the installation (egress sources, pools, limits). */
   org_id: string | null
   actor: AuditActor
-  /** The client address of the request. */
+  /** The client address of the request; for a change made through the command line, the host name it ran on. */
   address: string
   at: string
   action: string
