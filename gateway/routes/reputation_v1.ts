@@ -33,7 +33,8 @@ const Resumed = Type.Object({
   paused_at: Type.String({ format: 'date-time' })
 })
 const STREAM = { stream: STREAM_NAME_PATTERN }
-const RESUME_DESCRIPTION = 'Sends on the stream are taken again at once, on every gateway. The stream\'s window is emptied, so it pauses ' +
+const RESUME_DESCRIPTION = 'Sends on the stream are taken again at once by the gateway that answers, and by every other within 5 s. ' +
+  'The stream\'s window is emptied, so it pauses ' +
   'again only once it has reached the minimum volume anew. The organisation\'s webhooks get a `stream.resumed` event.'
 
 export const reputationRoutes = [
