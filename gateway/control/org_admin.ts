@@ -44,11 +44,16 @@ export function orgView (org: OrgRecord, config: Config, counts?: OrgCounts): Re
   return v
 }
 
-/** One organisation with its counts and its domains. */
+/**
+ * One organisation with its counts, its domains and its broadcast streams, each with the egress pool assigned to it
+ * (null: none of its own, so its mail leaves from the next in stream → domain → organisation → default).
+ */
 export function orgDetail (cp: ControlPlane, config: Config, org: OrgRecord): Record<string, unknown> {
   const counts = countsByOrg(cp).get(org.id) ?? { api_keys: 0, domains: 0, webhooks: 0 }
-  const domains = cp.domains.list(`${org.id}.`).map((d) => ({ id: d.id, name: d.name, status: claimStatus(cp, d) }))
-  return { ...orgView(org, config, counts), domains }
+  const domains = cp.domains.list(`${org.id}.`)
+    .map((d) => ({ id: d.id, name: d.name, status: claimStatus(cp, d), egress_pool: d.egress_pool ?? null }))
+  const streams = cp.streams.list(org.id).map((st) => ({ id: st.id, egress_pool: st.egress_pool ?? null }))
+  return { ...orgView(org, config, counts), domains, streams }
 }
 
 export function requireOrg (cp: ControlPlane, id: string): OrgRecord {

@@ -49,7 +49,7 @@ export const operatorOrganizationRoutes = [
     path: '/v1/operator/organizations/:id',
     idPrefix: 'org',
     permission: 'operator',
-    summary: 'Read one organisation, with its domains',
+    summary: 'Read one organisation, with its domains and broadcast streams and the egress pool of each',
     tag: TAG,
     responses: { 200: { description: 'The organisation', schema: OrganizationDetail }, ...operatorErrorResponses({ not_found: NO_ORG }) },
     handler: ({ deps, params }) => ({ status: 200, body: orgDetail(deps.cp, deps.config, requireOrg(deps.cp, params.id!)) })

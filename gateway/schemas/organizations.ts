@@ -35,7 +35,16 @@ export const OrganizationView = Type.Object({
 
 export const OrganizationDetail = Type.Object({
   ...OrganizationView.properties,
-  domains: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), status: Type.Enum(['pending', 'verified', 'lapsed']) }))
+  domains: Type.Array(Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    status: Type.Enum(['pending', 'verified', 'lapsed']),
+    egress_pool: Type.Union([Type.String(), Type.Null()], { description: 'The domain\'s own egress pool; null: the organisation\'s' })
+  })),
+  streams: Type.Array(Type.Object({
+    id: Type.String(),
+    egress_pool: Type.Union([Type.String(), Type.Null()], { description: 'The stream\'s own egress pool; null: its domain\'s' })
+  }), { description: 'The organisation\'s broadcast message streams (transactional is every organisation\'s and takes no pool)' })
 })
 
 export const DeletedOrganization = Type.Object({

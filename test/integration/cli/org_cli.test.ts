@@ -33,7 +33,7 @@ test('org list and show: plan, status and counts, as the operator API shows them
   assert.deepEqual({ plan: row.plan, status: row.status, counts: row.counts },
     { plan: 'free', status: 'active', counts: { api_keys: 1, domains: 1, webhooks: 0 } })
   const shown = await cli('org', 'show', org.orgId)
-  assert.deepEqual(shown.domains, [{ id: org.domainId, name: org.domain, status: 'verified' }])
+  assert.deepEqual(shown.domains, [{ id: org.domainId, name: org.domain, status: 'verified', egress_pool: null }])
   assert.deepEqual(await cli('org', 'list', '--status', 'suspended'), [])
 })
 

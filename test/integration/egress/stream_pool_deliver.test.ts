@@ -92,10 +92,17 @@ test('mail on a stream with its own pool leaves from it; transactional mail leav
   assertOk(await op('PUT', `/organizations/${org.orgId}/domains/${org.domainId}/egress-pool`, { pool: 'dom-pool' }))
   assert.equal(await sentFrom('news'), '127.0.0.3', 'the stream\'s pool over the domain\'s')
   assert.equal(await sentFrom(), '127.0.0.4', 'transactional: the domain\'s pool')
+  // the operator's view of the organisation shows each assignment where it is made
+  const shown = await op('GET', `/organizations/${org.orgId}`)
+  assertOk(shown)
+  assert.equal(shown.body.egress_pool, 'org-pool')
+  assert.deepEqual(shown.body.domains.map((d: any) => [d.id, d.egress_pool]), [[org.domainId, 'dom-pool']])
+  assert.deepEqual(shown.body.streams, [{ id: 'news', egress_pool: 'news-pool' }])
   // removing the stream's assignment: its mail follows the domain's again
   const removed = await op('PUT', streamPool(org, 'news'), { pool: null })
   assert.deepEqual(removed.body, { organization_id: org.orgId, stream: 'news', egress_pool: null })
   assert.equal(await sentFrom('news'), '127.0.0.4', 'no pool of its own: the domain\'s')
+  assert.deepEqual((await op('GET', `/organizations/${org.orgId}`)).body.streams, [{ id: 'news', egress_pool: null }])
   assertOk(await op('PUT', `/organizations/${org.orgId}/domains/${org.domainId}/egress-pool`, { pool: null }))
 })
 
