@@ -32,7 +32,7 @@ export type Stage =
   | 'Redis client'
   | 'Node sockets and streams'
   | 'Node timers and microtasks'
-  | 'V8 runtime (program)'
+  | 'native code, no JavaScript on the stack (program)'
   | 'other'
 
 /** Every stage, in the order the budget lists them (the delivery path first, then the machinery under it). */
@@ -43,7 +43,7 @@ export const STAGES: readonly Stage[] = [
   'outcome record', 'event publish', 'projector (read model from events)', 'webhook fan-out', 'webhook sign and POST',
   'webhook delivery log', 'PubAck matching (every JetStream publish)', 'batched Redis writes, flushed by timer',
   'Outbox other (control plane, metrics, leases, sweeps)', 'garbage collection', 'NATS client (reading, parsing)',
-  'Redis client', 'Node sockets and streams', 'Node timers and microtasks', 'V8 runtime (program)', 'other'
+  'Redis client', 'Node sockets and streams', 'Node timers and microtasks', 'native code, no JavaScript on the stack (program)', 'other'
 ]
 
 /**
@@ -53,7 +53,7 @@ export const STAGES: readonly Stage[] = [
 interface Row { stage: Stage, file: RegExp, fn?: RegExp, below?: RegExp }
 
 /**
- * DKIM's `sign()` calls, RSA-2048 and ed25519 alike: both run from one line of one function, so the profile
+ * DKIM's `sign()` calls, RSA-2048 and ed25519 alike: both run in one function (V8 keeps no caller line), so the profile
  * cannot tell them apart; the budget splits this stage by the two algorithms' costs measured beside the run.
  */
 export const DKIM_SIGN: Stage = 'DKIM: sign() of both keys'
@@ -122,10 +122,13 @@ const LIBRARIES: ReadonlyArray<{ stage: Stage, url: RegExp }> = [
   { stage: 'Node timers and microtasks', url: /node:(internal\/)?(timers|process\/task_queues|async_hooks)/ }
 ]
 
-/** V8's pseudo-frames, by function name, when nothing above decided. */
+/**
+ * V8's pseudo-frames, by function name, when nothing above decided. `(program)` is native code running with no
+ * JavaScript frame on the stack: uWebSockets.js parsing HTTP and writing responses, libuv polling and reading sockets.
+ */
 const V8_NAMES: Readonly<Record<string, Stage>> = {
   '(garbage collector)': 'garbage collection',
-  '(program)': 'V8 runtime (program)'
+  '(program)': 'native code, no JavaScript on the stack (program)'
 }
 
 /** The path of an Outbox module under dist/ (`engine/actor/dkim.js`), or undefined for any other code. */

@@ -48,7 +48,7 @@ test('DKIM: sign() apart from the canonicalisation around it', () => {
 
 test('without an Outbox frame a sample goes by its library, then by V8\'s pseudo-frame', () => {
   assert.equal(stageOf([node('', '(garbage collector)'), node('', '(root)')]), 'garbage collection')
-  assert.equal(stageOf([node('', '(program)')]), 'V8 runtime (program)')
+  assert.equal(stageOf([node('', '(program)')]), 'native code, no JavaScript on the stack (program)')
   assert.equal(stageOf([node('', 'parse'), lib('@nats-io/nats-core/lib/parser.js', 'parse')]), 'NATS client (reading, parsing)')
   assert.equal(stageOf([lib('ioredis/built/DataHandler.js')]), 'Redis client')
   // a library's own dist/ folder is not Outbox's code
@@ -97,7 +97,7 @@ test('without a window the whole profile counts, its last sample until endTime',
   assert.equal(a.idleUs, 10)
   assert.equal(a.busyUs, 130)
   assert.equal(a.stages.get('garbage collection'), 110)
-  assert.equal(a.stages.get('V8 runtime (program)'), 10)
+  assert.equal(a.stages.get('native code, no JavaScript on the stack (program)'), 10)
   const fn = topFunctions(a, 5).find((f) => f.functionName === 'evalsha')
   assert.equal(fn?.where, 'ioredis/built/Redis.js:1')
   assert.equal(fn?.stage, 'read-model write (gateway and engine)')
