@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, sign } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { bodyMaker, SENDERS } from './e2e.ts'
 import { bookFailures } from './e2e_accounting.ts'
 import { runPhase, type Phase } from './e2e_phase.ts'
@@ -20,7 +20,8 @@ import type { BenchOptions, BenchResult } from './types.ts'
  * stage's CPU per message. The two DKIM signatures run in one function; their time is split by the cost of each
  * algorithm measured in this process right after the run.
  *
- * `--messages=N` sets the loaded phase's length (default 10,000; 2,000 in quick mode).
+ * `--messages=N` sets the loaded phase's length (default 10,000; 2,000 in quick mode); `--profile=DIR` keeps the
+ * profiles there (for Chrome DevTools or any `.cpuprofile` viewer) instead of a temporary directory removed at the end.
  */
 const FULL = { messages: 10_000, warmup: 2000, dkimRounds: 300 }
 const QUICK = { messages: 2000, warmup: 300, dkimRounds: 60 }
@@ -66,7 +67,8 @@ function readProfiles (
     if (profile.startTime < life.fromUs - CLOCK_SLACK_US || profile.endTime > life.toUs + CLOCK_SLACK_US) clockOk = false
     const own = attribute(profile, window)
     attribute(profile, window, all)
-    files.push({ name, thread: Number(/\.(\d+)\.\d+\.cpuprofile$/.exec(name)?.[1] ?? -1), busyUs: own.busyUs, idleUs: own.idleUs })
+    const thread = Number(/\.(\d+)\.\d+\.cpuprofile$/.exec(name)?.[1] ?? -1)
+    files.push({ name, thread, busyUs: own.busyUs, wallUs: own.wallUs, idleUs: own.idleUs })
   }
   return { all, files, clockOk }
 }
@@ -76,7 +78,9 @@ export async function runCpuBudgetBench (opts: BenchOptions): Promise<BenchResul
   const asked = Number(opts.args.messages)
   const plan = { ...base, messages: Number.isInteger(asked) && asked > 0 ? asked : base.messages }
   const started = Date.now()
-  const profileDir = mkdtempSync(join(tmpdir(), 'outbox-cpu-budget-'))
+  const kept = opts.args.profile !== undefined ? resolve(opts.args.profile) : undefined
+  if (kept !== undefined) mkdirSync(kept, { recursive: true })
+  const profileDir = kept ?? mkdtempSync(join(tmpdir(), 'outbox-cpu-budget-'))
   try {
     opts.progress(0, 'starting NATS, Redis, sink, receiver and outbox start --cpu-prof')
     const bornUs = nowUs()
@@ -122,6 +126,6 @@ export async function runCpuBudgetBench (opts: BenchOptions): Promise<BenchResul
       failures
     })
   } finally {
-    rmSync(profileDir, { recursive: true, force: true })
+    if (kept === undefined) rmSync(profileDir, { recursive: true, force: true })
   }
 }

@@ -4,7 +4,7 @@ import type { Phase } from './e2e_phase.ts'
 import type { BenchResult, Table } from './types.ts'
 
 /** One thread's profile: the file, the thread number in its name (0: the main thread), its busy and idle time in the window. */
-export interface ProfileFile { name: string, thread: number, busyUs: number, idleUs: number }
+export interface ProfileFile { name: string, thread: number, busyUs: number, wallUs: number, idleUs: number }
 
 export interface BudgetInput {
   quick: boolean
@@ -72,9 +72,10 @@ export function budgetReport (i: BudgetInput): BenchResult {
       ['phase (first send → every message at the sink with its webhook)', `${i.windowS.toFixed(1)} s`],
       ['delivered per second', phase.deliveredPerS],
       ['Outbox CPU per delivered message (/proc, every thread)', `${ms(outboxPerMsg)} ms`],
-      ['… of which in the profiles (non-idle samples of the JavaScript threads)', `${ms(per(busy))} ms (${pct(busy, phase.cpuUs.outbox)})`],
-      ['… not in the profiles (V8 background threads: GC, compiler; libuv pool: gzip; negative: samples of descheduled threads)',
-        `${ms(per(notInProfiles))} ms`],
+      ['… of which in the profiles (non-idle samples of the JavaScript threads, each at most 1.5 sampling intervals)',
+        `${ms(per(busy))} ms (${pct(busy, phase.cpuUs.outbox)})`],
+      ['… not in the profiles (V8 background threads: GC, compiler; libuv pool: gzip)', `${ms(per(notInProfiles))} ms`],
+      ['non-idle profile time without the cap (on the CPU or waiting for a core)', `${ms(per(a.wallUs))} ms`],
       ['nats-server CPU per delivered message', `${ms(per(phase.cpuUs.nats))} ms`],
       ['redis-server CPU per delivered message', `${ms(per(phase.cpuUs.redis))} ms`],
       ['SMTP sink / webhook receiver / load generator CPU per message',
@@ -91,9 +92,10 @@ export function budgetReport (i: BudgetInput): BenchResult {
   }
   const threads: Table = {
     title: 'Profiles (one per thread), inside the phase',
-    columns: ['file', 'thread', 'busy s', 'idle s'],
+    columns: ['file', 'thread', 'on CPU s (capped samples)', 'busy s (uncapped: on CPU or waiting for a core)', 'idle s'],
     rows: i.files.map((f) => [
-      f.name, f.thread === 0 ? 'main' : `worker ${f.thread}`, (f.busyUs / 1e6).toFixed(2), (f.idleUs / 1e6).toFixed(2)
+      f.name, f.thread === 0 ? 'main' : `worker ${f.thread}`,
+      (f.busyUs / 1e6).toFixed(2), (f.wallUs / 1e6).toFixed(2), (f.idleUs / 1e6).toFixed(2)
     ])
   }
   const largest = [...rows].sort((x, y) => y.us - x.us).slice(0, 3).map((r) => `${r.stage} ${pct(r.us, busy)}`).join(', ')
@@ -108,8 +110,9 @@ export function budgetReport (i: BudgetInput): BenchResult {
     notes: [
       'Each thread of `outbox start` (the main thread and every worker thread) was profiled with `node --cpu-prof`; samples ' +
       'between the loaded phase\'s start and end (process.hrtime) count, `(idle)` samples are dropped, each sample weighs the ' +
-      'time until the next. A sample belongs to the stage of the first Outbox frame from its leaf (bench/cpu_stages.ts, one ' +
-      'row per stage); a stack without one goes by its library or V8 pseudo-frame.',
+      'time until the next, at most 1.5 sampling intervals (V8 samples on the wall clock; a gap is a thread off the CPU). ' +
+      'A sample belongs to the stage of the first Outbox frame from its leaf (bench/cpu_stages.ts, one row per stage); a ' +
+      'stack without one goes by its library or V8 pseudo-frame.',
       i.clockOk
         ? 'Clock check passed: every profile started and ended inside Outbox\'s life as process.hrtime saw it, so the phase ' +
           'window cuts the profiles.'

@@ -8,6 +8,11 @@ import { outboxPath, stageOf, type Frame, type Stage } from './cpu_stages.ts'
  * `process.hrtime()` (CLOCK_MONOTONIC on Linux), so a window taken with process.hrtime in another process cuts
  * them. Sample i stands for the time until sample i + 1 (the last one: until `endTime`), as Chrome's DevTools
  * reads it. `(idle)` samples are the thread waiting in its event loop: counted apart, never as CPU.
+ *
+ * V8 samples on the wall clock: a thread that the kernel takes off the CPU mid-function (the machine is busy)
+ * gets no sample until it runs again, and the sample before the gap stands for the whole gap. On 2 shared cores
+ * that tripled the non-idle time against /proc. So each sample counts at most CAP_INTERVALS sampling intervals
+ * (the profile's median delta): time on the CPU; the uncapped sum is kept as `wallUs`.
  */
 export interface CpuProfile {
   nodes: Array<{ id: number, callFrame: Frame & { lineNumber?: number }, children?: number[] }>
@@ -22,19 +27,24 @@ export interface Window { fromUs: number, toUs: number }
 
 export interface FunctionTime { functionName: string, where: string, stage: Stage, selfUs: number }
 
+/** The most a sample counts, in sampling intervals: one interval plus the jitter of the sampling thread. */
+export const CAP_INTERVALS = 1.5
+
 export interface Attribution {
-  /** Non-idle time inside the window per stage, µs. */
+  /** Non-idle time inside the window per stage, µs, each sample capped (see above). */
   stages: Map<Stage, number>
   /** Self time per function (name, file and line), with the stage of the stacks it was the leaf of most. */
   functions: Map<string, FunctionTime>
   busyUs: number
+  /** Non-idle time without the cap: on the CPU or waiting for it. */
+  wallUs: number
   idleUs: number
   /** Samples kept (inside the window, idle or not). */
   samples: number
 }
 
 export function emptyAttribution (): Attribution {
-  return { stages: new Map(), functions: new Map(), busyUs: 0, idleUs: 0, samples: 0 }
+  return { stages: new Map(), functions: new Map(), busyUs: 0, wallUs: 0, idleUs: 0, samples: 0 }
 }
 
 /** Where a frame is, for the function table: the path under dist/ for Outbox's code, else the url's tail. */
@@ -62,18 +72,22 @@ export function attribute (profile: CpuProfile, window: Window | undefined, into
     }
     return s
   }
+  const deltas = profile.timeDeltas.filter((d) => d > 0).sort((x, y) => x - y)
+  const capUs = CAP_INTERVALS * (deltas[Math.floor(deltas.length / 2)] ?? 1000)
   let t = profile.startTime
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i] ?? 0
     if (window !== undefined && (t < window.fromUs || t >= window.toUs)) continue
     const next = i + 1 < profile.samples.length ? t + (profile.timeDeltas[i + 1] ?? 0) : profile.endTime
     // the sample's span, cut to the window; a negative delta (samples out of order) counts nothing
-    const us = Math.max(0, Math.min(next, window?.toUs ?? next) - t)
+    const wall = Math.max(0, Math.min(next, window?.toUs ?? next) - t)
+    const us = Math.min(wall, capUs)
     const node = byId.get(profile.samples[i]!)
     if (node === undefined) continue
     into.samples++
-    if (node.callFrame.functionName === '(idle)') { into.idleUs += us; continue }
+    if (node.callFrame.functionName === '(idle)') { into.idleUs += wall; continue }
     into.busyUs += us
+    into.wallUs += wall
     const stage = stageFor(node.id)
     into.stages.set(stage, (into.stages.get(stage) ?? 0) + us)
     const where = whereOf(node.callFrame)

@@ -39,7 +39,7 @@ test('DKIM: sign() apart from the canonicalisation around it', () => {
     'DKIM: sign() of both keys')
   assert.equal(stageOf([lib('mailauth/lib/tools.js', 'parseHeaders'), dkim]), 'DKIM: header canonicalisation, body hash')
   const signing = {
-    stages: new Map([['DKIM: sign() of both keys' as const, 1000]]), functions: new Map(), busyUs: 1000, idleUs: 0, samples: 1
+    stages: new Map([['DKIM: sign() of both keys' as const, 1000]]), functions: new Map(), busyUs: 1000, wallUs: 1000, idleUs: 0, samples: 1
   }
   const rows = budgetRows(signing, { rsaUs: 900, ed25519Us: 100 })
   assert.deepEqual(rows.filter((r) => r.stage.startsWith('DKIM: ') && r.us > 0),
@@ -62,7 +62,8 @@ test('without an Outbox frame a sample goes by its library, then by V8\'s pseudo
  * root ─┬ (program)            sample at t=1010
  *       ├ (idle)               sample at t=1020
  *       ├ task_queues → message_store.recordQueued → ioredis   sample at t=1030
- *       └ (garbage collector)  samples at t=1040 and t=1100; the profile ends at t=1150
+ *       └ (garbage collector)  samples at t=1040, 1050 and 1060; the profile ends at t=1100
+ * The sampling interval (the median delta) is 10 µs, so a sample counts at most 15.
  */
 const PROFILE: CpuProfile = {
   nodes: [
@@ -75,28 +76,30 @@ const PROFILE: CpuProfile = {
     { id: 7, callFrame: node('', '(garbage collector)') }
   ],
   startTime: 1000,
-  endTime: 1150,
-  samples: [2, 3, 6, 7, 7],
-  timeDeltas: [10, 10, 10, 10, 60]
+  endTime: 1100,
+  samples: [2, 3, 6, 7, 7, 7],
+  timeDeltas: [10, 10, 10, 10, 10, 10]
 }
 
 test('the window keeps its samples, each weighing the time to the next, cut at the window\'s end; idle is apart', () => {
-  const a = attribute(PROFILE, { fromUs: 1015, toUs: 1090 })
-  assert.equal(a.samples, 3)
+  const a = attribute(PROFILE, { fromUs: 1015, toUs: 1055 })
+  assert.equal(a.samples, 4)
   assert.equal(a.idleUs, 10)
-  assert.equal(a.busyUs, 60)
-  assert.deepEqual([...a.stages], [['read-model write (gateway and engine)', 10], ['garbage collection', 50]])
+  assert.equal(a.busyUs, 25)
+  assert.deepEqual([...a.stages], [['read-model write (gateway and engine)', 10], ['garbage collection', 15]])
   assert.deepEqual(topFunctions(a, 1), [
-    { functionName: '(garbage collector)', where: '(native)', stage: 'garbage collection', selfUs: 50 }
+    { functionName: '(garbage collector)', where: '(native)', stage: 'garbage collection', selfUs: 15 }
   ])
 })
 
-test('without a window the whole profile counts, its last sample until endTime', () => {
+test('without a window the whole profile counts; a sample before a gap counts 1.5 intervals, the gap only in wallUs', () => {
   const a = attribute(PROFILE, undefined)
-  assert.equal(a.samples, 5)
+  assert.equal(a.samples, 6)
   assert.equal(a.idleUs, 10)
-  assert.equal(a.busyUs, 130)
-  assert.equal(a.stages.get('garbage collection'), 110)
+  // the last sample stands for 40 µs until endTime: the thread was off the CPU for most of it
+  assert.equal(a.wallUs, 80)
+  assert.equal(a.busyUs, 55)
+  assert.equal(a.stages.get('garbage collection'), 35)
   assert.equal(a.stages.get('native code, no JavaScript on the stack (program)'), 10)
   const fn = topFunctions(a, 5).find((f) => f.functionName === 'evalsha')
   assert.equal(fn?.where, 'ioredis/built/Redis.js:1')
