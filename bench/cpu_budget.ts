@@ -8,6 +8,7 @@ import { runPhase, type Phase } from './e2e_phase.ts'
 import { startE2eWorld } from './e2e_world.ts'
 import { attribute, emptyAttribution, type Attribution, type CpuProfile, type Window } from './cpu_profile.ts'
 import { budgetReport, type ProfileFile } from './cpu_budget_report.ts'
+import { splitThreadCpu, threadCpuUs } from './thread_cpu.ts'
 import type { BenchOptions, BenchResult } from './types.ts'
 
 /**
@@ -88,15 +89,20 @@ export async function runCpuBudgetBench (opts: BenchOptions): Promise<BenchResul
     const failures: string[] = []
     let phase: Phase | undefined
     let window: Window | undefined
+    const outboxPid = w.outbox.pid!
+    let threadsBefore = new Map<number, number>()
+    let threadsAfter = new Map<number, number>()
     try {
       const body = bodyMaker(w.domain)
       await runPhase(w, 'warm-up', { count: plan.warmup, concurrency: SENDERS }, body, (f) => opts.progress(0.05 + 0.15 * f, 'warm-up'))
+      threadsBefore = threadCpuUs(outboxPid)
       const fromUs = nowUs()
       phase = await runPhase(
         w, `${SENDERS} senders, unbounded`, { count: plan.messages, concurrency: SENDERS }, body,
         (f) => opts.progress(0.2 + 0.65 * f, `${plan.messages} sends at ${SENDERS} senders`)
       )
       window = { fromUs, toUs: nowUs() }
+      threadsAfter = threadCpuUs(outboxPid)
       failures.push(...bookFailures(phase.books))
       if (w.outbox.exitCode !== null || w.outbox.signalCode !== null) failures.push('outbox start exited during the run')
     } finally {
@@ -121,6 +127,7 @@ export async function runCpuBudgetBench (opts: BenchOptions): Promise<BenchResul
       files,
       clockOk: checked.clockOk,
       windowS: (window.toUs - window.fromUs) / 1e6,
+      threads: splitThreadCpu(outboxPid, threadsBefore, threadsAfter, Math.max(0, files.length - 1)),
       dkim,
       loadAverage: { start: phase.loadAverage.start, end: loadAverage() },
       failures

@@ -16,6 +16,8 @@ export interface BudgetInput {
   /** Whether every profile lay inside Outbox's life on the process.hrtime clock (else whole profiles were read). */
   clockOk: boolean
   windowS: number
+  /** Outbox's CPU over the phase by thread (/proc/<pid>/task): main, the profiled worker threads, all others. */
+  threads: { mainUs: number, workersUs: number[], restUs: number, threads: number }
   /** CPU µs of one sign() of each DKIM algorithm, measured in the bench process. */
   dkim: { rsaUs: number, ed25519Us: number }
   loadAverage: { start: string, end: string }
@@ -52,18 +54,27 @@ export function budgetReport (i: BudgetInput): BenchResult {
   const per = (us: number): number => delivered > 0 ? us / delivered : 0
   const outboxPerMsg = per(phase.cpuUs.outbox)
   const busy = a.busyUs
-  // a stage's CPU per message: its share of the profiled time times Outbox's /proc CPU per message
-  const perMsgOf = (us: number): number => busy > 0 ? (us / busy) * outboxPerMsg : 0
+  // The profiled threads' CPU from /proc; the rest of Outbox's CPU (background threads) is no stage's. Without a
+  // per-thread reading (the tasks were gone), the shares apply to the whole process.
+  const t = i.threads
+  const jsUs = t.mainUs + t.workersUs.reduce((s, us) => s + us, 0)
+  const split = jsUs > 0 && t.mainUs > 0
+  const profiledPerMsg = split ? per(jsUs) : outboxPerMsg
+  const backgroundPerMsg = split ? Math.max(0, outboxPerMsg - profiledPerMsg) : 0
+  // a stage's CPU per message: its share of the profiled time times the profiled threads' /proc CPU per message
+  const perMsgOf = (us: number): number => busy > 0 ? (us / busy) * profiledPerMsg : 0
   const rows = budgetRows(a, i.dkim)
   const budget: Table = {
     title: `CPU budget per delivered message, by stage (${delivered} messages, ${phase.label})`,
     columns: ['stage', 'share of profiled Outbox CPU', 'ms per delivered message', 'profiled s in the phase'],
     rows: [
       ...rows.map((r) => [r.stage, pct(r.us, busy), ms(perMsgOf(r.us)), (r.us / 1e6).toFixed(2)]),
-      ['total', '100 %', ms(outboxPerMsg), (busy / 1e6).toFixed(2)]
+      ['total of the profiled threads', '100 %', ms(profiledPerMsg), (busy / 1e6).toFixed(2)],
+      ['Outbox\'s other threads, not in the profiles (V8 background GC and compilers, libuv\'s pool: gzip)', '–',
+        ms(backgroundPerMsg), '–'],
+      ['Outbox, every thread (/proc)', '–', ms(outboxPerMsg), '–']
     ]
   }
-  const notInProfiles = phase.cpuUs.outbox - busy
   const phaseTable: Table = {
     title: 'The loaded phase',
     columns: ['what', 'value'],
@@ -72,10 +83,13 @@ export function budgetReport (i: BudgetInput): BenchResult {
       ['phase (first send → every message at the sink with its webhook)', `${i.windowS.toFixed(1)} s`],
       ['delivered per second', phase.deliveredPerS],
       ['Outbox CPU per delivered message (/proc, every thread)', `${ms(outboxPerMsg)} ms`],
-      ['… of which in the profiles (non-idle samples of the JavaScript threads, each at most 1.5 sampling intervals)',
-        `${ms(per(busy))} ms (${pct(busy, phase.cpuUs.outbox)})`],
-      ['… not in the profiles (V8 background threads: GC, compiler; libuv pool: gzip)', `${ms(per(notInProfiles))} ms`],
-      ['non-idle profile time without the cap (on the CPU or waiting for a core)', `${ms(per(a.wallUs))} ms`],
+      ['… of which the profiled threads (/proc/<pid>/task: main ' +
+        `${(t.mainUs / 1e6).toFixed(1)} s, workers ${t.workersUs.map((us) => (us / 1e6).toFixed(1)).join(' + ')} s)`,
+      split ? `${ms(profiledPerMsg)} ms (${pct(jsUs, phase.cpuUs.outbox)})` : 'not read'],
+      [`… and its ${Math.max(0, t.threads - 1 - t.workersUs.length)} other threads (V8 background GC and compilers, libuv's pool)`,
+        split ? `${ms(backgroundPerMsg)} ms` : 'not read'],
+      ['non-idle profile time per message: samples capped at 1.5 intervals / uncapped (on the CPU or waiting for a core)',
+        `${ms(per(busy))} / ${ms(per(a.wallUs))} ms`],
       ['nats-server CPU per delivered message', `${ms(per(phase.cpuUs.nats))} ms`],
       ['redis-server CPU per delivered message', `${ms(per(phase.cpuUs.redis))} ms`],
       ['SMTP sink / webhook receiver / load generator CPU per message',
@@ -118,7 +132,8 @@ export function budgetReport (i: BudgetInput): BenchResult {
           'window cuts the profiles.'
         : 'Clock check FAILED: a profile lay outside Outbox\'s life on process.hrtime; whole profiles (start-up and shutdown ' +
           'included) were read.',
-      'Shares are what to compare between runs: ms per message is the share times the /proc figure, which moves with the machine\'s load.',
+      'Shares are what to compare between runs: ms per message is the share times the profiled threads\' CPU per message ' +
+        'from /proc/<pid>/task, which moves with the machine\'s load.',
       'Both DKIM signatures run in one function: their sign() time is split by the costs in the phase table.'
     ],
     failures: i.failures,
