@@ -5,8 +5,8 @@
  * decides. Frames of shared plumbing (SHARED_CODE: protocol functions, the JetStream publisher, the batchers) are
  * passed over so that their caller decides (a publish from the gateway's send is the queued message's publish,
  * one from the event publisher an event's); they decide only when no caller of theirs is on the stack (a PubAck
- * arriving, a batch flushed by its timer). A stack with no Outbox frame goes by the first library frame LIBRARIES
- * names, then by the leaf's V8 name.
+ * arriving, a batch flushed by its timer). A stack with no Outbox frame goes by the first package frame PACKAGES
+ * names, then by the first frame of Node's own code NODE_CODE names, then by the leaf's V8 name.
  */
 export type Stage =
   | 'gateway: parse, auth, validate, accept'
@@ -28,7 +28,7 @@ export type Stage =
   | 'batched Redis writes, flushed by timer'
   | 'Outbox other (control plane, metrics, leases, sweeps)'
   | 'garbage collection'
-  | 'NATS client (reading, parsing)'
+  | 'NATS client (parsing, socket reads and writes)'
   | 'Redis client'
   | 'Node sockets and streams'
   | 'Node timers and microtasks'
@@ -42,7 +42,7 @@ export const STAGES: readonly Stage[] = [
   'DKIM: header canonicalisation, body hash', 'DKIM: sign() of both keys', 'SMTP client',
   'outcome record', 'event publish', 'projector (read model from events)', 'webhook fan-out', 'webhook sign and POST',
   'webhook delivery log', 'PubAck matching (every JetStream publish)', 'batched Redis writes, flushed by timer',
-  'Outbox other (control plane, metrics, leases, sweeps)', 'garbage collection', 'NATS client (reading, parsing)',
+  'Outbox other (control plane, metrics, leases, sweeps)', 'garbage collection', 'NATS client (parsing, socket reads and writes)',
   'Redis client', 'Node sockets and streams', 'Node timers and microtasks', 'native code, no JavaScript on the stack (program)', 'other'
 ]
 
@@ -108,18 +108,28 @@ const SHARED_CODE: readonly Row[] = [
   { stage: 'Outbox other (control plane, metrics, leases, sweeps)', file: /^(protocol|stores\/clients)\/.*\.js$/ }
 ]
 
-/** Libraries and Node's own code, for stacks without an Outbox frame: the first frame (from the leaf) named here decides. */
-const LIBRARIES: ReadonlyArray<{ stage: Stage, url: RegExp }> = [
-  { stage: 'NATS client (reading, parsing)', url: /@nats-io\// },
+/**
+ * Libraries, for stacks without an Outbox frame: the first frame (from the leaf) of a package named here decides,
+ * so a socket write the NATS client makes is the NATS client's, one nodemailer makes the SMTP client's.
+ */
+const PACKAGES: ReadonlyArray<{ stage: Stage, url: RegExp }> = [
+  { stage: 'NATS client (parsing, socket reads and writes)', url: /@nats-io\// },
   { stage: 'Redis client', url: /node_modules\/(ioredis|redis-parser|@ioredis|denque|cluster-key-slot)\// },
   { stage: 'SMTP client', url: /node_modules\/nodemailer\// },
   // the only HTTP client Outbox runs under this load is the webhook POST
   { stage: 'webhook sign and POST', url: /node_modules\/undici\/|node:internal\/deps\/undici/ },
   // task and result messages between the main thread and the shard threads
-  { stage: 'engine: pull and hand-off to a shard thread', url: /node_modules\/piscina\/|node:internal\/(worker|per_context\/messageport)/ },
-  { stage: 'gateway: parse, auth, validate, accept', url: /uWebSockets|uws_/ },
-  { stage: 'Node sockets and streams', url: /node:(internal\/)?(net|stream|streams\/|_tls|tls|dns|internal\/tls|internal\/stream_base)/ },
-  { stage: 'Node timers and microtasks', url: /node:(internal\/)?(timers|process\/task_queues|async_hooks)/ }
+  { stage: 'engine: pull and hand-off to a shard thread', url: /node_modules\/piscina\// },
+  { stage: 'gateway: parse, auth, validate, accept', url: /uWebSockets|uws_/ }
+]
+
+/** Node's own code, when no package is on the stack either: the first frame (from the leaf) named here decides. */
+const NODE_CODE: ReadonlyArray<{ stage: Stage, url: RegExp }> = [
+  // the content record's gzip, whose stream events run with no caller on the stack (the only zlib on the path)
+  { stage: 'message content record', url: /^node:zlib$/ },
+  { stage: 'engine: pull and hand-off to a shard thread', url: /^node:internal\/(worker|per_context\/messageport)/ },
+  { stage: 'Node sockets and streams', url: /^node:(internal\/)?(net|stream|streams\/|_tls|tls|dns|internal\/tls|internal\/stream_base)/ },
+  { stage: 'Node timers and microtasks', url: /^node:(internal\/)?(timers|process\/task_queues|async_hooks)/ }
 ]
 
 /**
@@ -161,9 +171,11 @@ export function stageOf (stack: readonly Frame[]): Stage {
     shared ??= rowOf(SHARED_CODE, path, f.functionName, below)?.stage ?? 'Outbox other (control plane, metrics, leases, sweeps)'
   }
   if (outboxSeen) return shared!
-  for (const f of stack) {
-    const lib = LIBRARIES.find((l) => l.url.test(f.url))
-    if (lib !== undefined) return lib.stage
+  for (const rules of [PACKAGES, NODE_CODE]) {
+    for (const f of stack) {
+      const rule = rules.find((r) => r.url.test(f.url))
+      if (rule !== undefined) return rule.stage
+    }
   }
   return V8_NAMES[stack[0]?.functionName ?? ''] ?? 'other'
 }

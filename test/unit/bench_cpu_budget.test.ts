@@ -49,11 +49,17 @@ test('DKIM: sign() apart from the canonicalisation around it', () => {
 test('without an Outbox frame a sample goes by its library, then by V8\'s pseudo-frame', () => {
   assert.equal(stageOf([node('', '(garbage collector)'), node('', '(root)')]), 'garbage collection')
   assert.equal(stageOf([node('', '(program)')]), 'native code, no JavaScript on the stack (program)')
-  assert.equal(stageOf([node('', 'parse'), lib('@nats-io/nats-core/lib/parser.js', 'parse')]), 'NATS client (reading, parsing)')
+  const nats = 'NATS client (parsing, socket reads and writes)'
+  assert.equal(stageOf([node('', 'parse'), lib('@nats-io/nats-core/lib/parser.js', 'parse')]), nats)
   assert.equal(stageOf([lib('ioredis/built/DataHandler.js')]), 'Redis client')
   // a library's own dist/ folder is not Outbox's code
   assert.equal(stageOf([lib('piscina/dist/worker.js', 'onMessage')]), 'engine: pull and hand-off to a shard thread')
   assert.equal(stageOf([node('node:net', 'onStreamRead')]), 'Node sockets and streams')
+  // a socket write goes to the client that made it
+  const write = [node('', 'writev'), node('node:internal/stream_base_commons', 'writevGeneric'), node('node:net', 'Socket._writev')]
+  assert.equal(stageOf([...write, lib('@nats-io/transport-node/lib/node_transport.js', 'send')]), nats)
+  assert.equal(stageOf([...write, lib('nodemailer/dist/esm/smtp-connection/index.js', 'send')]), 'SMTP client')
+  assert.equal(stageOf([node('node:zlib', 'processChunk'), node('node:internal/streams/transform', 'final')]), 'message content record')
   assert.equal(stageOf([node('node:internal/process/task_queues', 'processTicksAndRejections')]), 'Node timers and microtasks')
   assert.equal(stageOf([node('', 'JSON.parse')]), 'other')
 })
