@@ -101,7 +101,7 @@ export function budgetReport (i: BudgetInput): BenchResult {
   }
   const top: Table = {
     title: 'Top 15 functions by self time, with their stage',
-    columns: ['#', 'function', 'where', 'stage', 'share of profiled Outbox CPU', 'ms per delivered message'],
+    columns: ['#', 'function', 'where', 'stage (most of its time)', 'share of profiled Outbox CPU', 'ms per delivered message'],
     rows: topFunctions(a, 15).map((f, k) => [k + 1, f.functionName, f.where, f.stage, pct(f.selfUs, busy), ms(perMsgOf(f.selfUs))])
   }
   const threads: Table = {
