@@ -17,12 +17,14 @@ import type { BenchOptions, BenchResult } from './types.ts'
  * a V8 profile when the process exits. After a warm-up, one loaded phase (64 senders, unbounded, the e2e bench's
  * message) runs to the end: every accepted message at the sink with its webhook. Its start and end are taken with
  * process.hrtime, the profiles' own clock, and only samples inside that window count. Each stage's share of the
- * profiled (non-idle) time, times Outbox's CPU per delivered message from /proc over the same phase, is the
- * stage's CPU per message. The two DKIM signatures run in one function; their time is split by the cost of each
- * algorithm measured in this process right after the run.
+ * profiled (non-idle) time, times the profiled threads' CPU per delivered message from /proc/<pid>/task over the
+ * same phase, is the stage's CPU per message; Outbox's other threads (V8's background threads, libuv's pool) are
+ * reported beside the stages. The two DKIM signatures run in one function; their time is split by the cost of
+ * each algorithm measured in this process right after the run.
  *
  * `--messages=N` sets the loaded phase's length (default 10,000; 2,000 in quick mode); `--profile=DIR` keeps the
- * profiles there (for Chrome DevTools or any `.cpuprofile` viewer) instead of a temporary directory removed at the end.
+ * profiles there (for Chrome DevTools or any `.cpuprofile` viewer; profiles of an earlier run there are removed
+ * first) instead of a temporary directory removed at the end.
  */
 const FULL = { messages: 10_000, warmup: 2000, dkimRounds: 300 }
 const QUICK = { messages: 2000, warmup: 300, dkimRounds: 60 }
@@ -80,7 +82,11 @@ export async function runCpuBudgetBench (opts: BenchOptions): Promise<BenchResul
   const plan = { ...base, messages: Number.isInteger(asked) && asked > 0 ? asked : base.messages }
   const started = Date.now()
   const kept = opts.args.profile !== undefined ? resolve(opts.args.profile) : undefined
-  if (kept !== undefined) mkdirSync(kept, { recursive: true })
+  if (kept !== undefined) {
+    mkdirSync(kept, { recursive: true })
+    // every profile in the directory is read as this run's
+    for (const f of readdirSync(kept).filter((n) => n.endsWith('.cpuprofile'))) rmSync(join(kept, f))
+  }
   const profileDir = kept ?? mkdtempSync(join(tmpdir(), 'outbox-cpu-budget-'))
   try {
     opts.progress(0, 'starting NATS, Redis, sink, receiver and outbox start --cpu-prof')
