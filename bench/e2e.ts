@@ -29,7 +29,7 @@ export const E2E_HTML = '<html><body><h1>Your order #10234 has shipped</h1>' +
   '<p>Questions? <a href="https://shop.example.com/help">Visit our help centre</a>.</p></body></html>'
 
 /** The send body, with the send time in an X-Bench-Sent header; built from fixed parts, as cheaply as a client can. */
-function bodyMaker (domain: string): (i: number, sentAt: number) => string {
+export function bodyMaker (domain: string): (i: number, sentAt: number) => string {
   const head = `{"from":"Acme <orders@${domain}>","to":"customer`
   const mid = '@dest.example","subject":"Your order #10234 has shipped","html":' + JSON.stringify(E2E_HTML) +
     ',"text":"Your order #10234 has shipped.","track_opens":true,"track_clicks":true,"headers":{"X-Bench-Sent":"'

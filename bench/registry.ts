@@ -10,6 +10,7 @@ import { runE2eBench } from './e2e.ts'
 import { runEgressBench } from './egress.ts'
 import { runSuppressionImportBench } from './suppression_import.ts'
 import { runPeersBench } from './peers.ts'
+import { runCpuBudgetBench } from './cpu_budget.ts'
 
 /**
  * Every benchmark `npm run bench` knows, in the order a full run takes them.
@@ -42,6 +43,12 @@ export const BENCHMARKS: Record<string, { title: string, run: BenchFn, byNameInQ
   peers: {
     title: 'Outbox next to Postfix + OpenDKIM: delivered/s, CPU per message and kill -9, same machine, same sink',
     run: runPeersBench,
+    byNameInQuick: true
+  },
+  // By name only: it profiles every thread of Outbox through 10,000 deliveries and reads the profiles afterwards.
+  cpu_budget: {
+    title: 'CPU budget per stage of the delivery path, from CPU profiles of a loaded run',
+    run: runCpuBudgetBench,
     byNameInQuick: true
   }
 }
