@@ -1,5 +1,5 @@
 import { promisify } from 'node:util'
-import { gunzip, gzip } from 'node:zlib'
+import { gunzip, gzip, gzipSync } from 'node:zlib'
 import { headers as natsHeaders } from '@nats-io/transport-node'
 import type { JetStreamManager } from '@nats-io/jetstream'
 import { STREAM_MESSAGE_CONTENT, messageContentSubject, type SentAttachment, type SentContent } from '../../protocol/mod.ts'
@@ -20,6 +20,13 @@ export type MessageContent = SentContent
  */
 export const CONTENT_PART_BYTES = 128 * 1024
 const HDR_PARTS = 'Ob-Content-Parts'
+/**
+ * Records up to this size (nearly every message's) are compressed in place. For a record of a few KB the
+ * asynchronous call costs about four times the CPU of the compression itself (a zlib stream per call and a hand-off
+ * to libuv's pool: 169 against 44 µs for 8 KB on this project's 2-core machine), while compressing 64 KB in place
+ * holds the event loop for about a quarter of a millisecond. Larger ones go to the pool, off the event loop.
+ */
+const COMPRESS_IN_PLACE_BYTES = 64 * 1024
 /** More parts than the largest message (10 MB, stored uncompressed at worst) can have: a header past it is not ours. */
 const MAX_PARTS = 128
 
@@ -41,7 +48,8 @@ export class MessageContentStore {
    */
   async put (content: MessageContent): Promise<void> {
     if (this.pub === undefined) throw new Error('this message content store is read-only')
-    const packed = await gzipAsync(Buffer.from(JSON.stringify(content)))
+    const record = Buffer.from(JSON.stringify(content))
+    const packed = record.length <= COMPRESS_IN_PLACE_BYTES ? gzipSync(record) : await gzipAsync(record)
     const parts: Buffer[] = []
     for (let at = 0; at < packed.length; at += CONTENT_PART_BYTES) parts.push(packed.subarray(at, at + CONTENT_PART_BYTES))
     const pub = this.pub
