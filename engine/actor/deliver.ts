@@ -202,13 +202,14 @@ export class Deliverer {
         // one envelope recipient per transaction: resolving means it was accepted
         return this.measured(attempts, dest, sentAt, classifyAccepted(info))
       } catch (err) {
-        // it failed after the shard moved (reset as stalled, or any other failure): its retry is the new owner's to make
-        if (sentAt > 0 && !this.fenced.mayStart(task.shard)) return MOVED
-        // every connection of the lane is open elsewhere in the cluster: not an attempt, the recipient waits
+        // every connection of the lane is open elsewhere in the cluster: not an attempt, the lane's rate given back
+        // (whether or not the shard has moved since), the recipient waits
         if (err instanceof EgressBusyError) {
           if (lane !== undefined) await this.egress!.notSent(lane)
-          return { kind: 'throttled', retryAfterMs: BUSY_RETRY_MS }
+          return this.fenced.mayStart(task.shard) ? { kind: 'throttled', retryAfterMs: BUSY_RETRY_MS } : MOVED
         }
+        // it failed after the shard moved (reset as stalled, or any other failure): its retry is the new owner's to make
+        if (sentAt > 0 && !this.fenced.mayStart(task.shard)) return MOVED
         // (a `testing` host's second, unverified, try failing is an ordinary failure)
         const tls = dest.tlsVerify === true && plan?.fallback.has(dest) !== true ? tlsFailureType(err as Error) : undefined
         if (tls !== undefined) {

@@ -105,6 +105,7 @@ export class TlsReporter {
       if (code !== 'ENOTFOUND' && code !== 'ENODATA') return [] // the resolver failed: asked again next run
     }
     const sent: TlsReportRun['sent'] = []
+    const failures: Array<{ to: string, result: 'failed' | 'refused', reason?: string }> = []
     let retry = false
     if (counts !== undefined && rua.length > 0) {
       const uniqueId = randomUUID()
@@ -127,14 +128,18 @@ export class TlsReporter {
         if (outcome.result === 'sent') sent.push({ day, domain, to })
         else if (outcome.result === 'failed') retry = true
         if (outcome.result === 'failed' || outcome.result === 'refused') {
-          this.opts.log.warn({ domain, day, rua: to, reason: outcome.reason }, outcome.result === 'failed'
-            ? 'TLS report not delivered; tried again next run'
-            : 'TLS report not delivered; not tried again')
+          failures.push({ to, result: outcome.result, reason: outcome.reason })
         }
       }
     }
-    // a rua that may take it later, and none took it: tried again next run
-    if (sent.length === 0 && retry) return sent
+    // a rua that may take it later, and none took it: tried again next run (once one took it, the day is done)
+    const again = sent.length === 0 && retry
+    for (const f of failures) {
+      this.opts.log.warn({ domain, day, rua: f.to, reason: f.reason }, f.result === 'failed' && again
+        ? 'TLS report not delivered; tried again next run'
+        : 'TLS report not delivered; not tried again')
+    }
+    if (again) return sent
     // sent, or nowhere to send it (no record, refused, no report sender): done with the day's counters of the domain
     await this.opts.store.markSent(day, domain)
     return sent

@@ -103,6 +103,8 @@ export async function deleteOrganization (cp: ControlPlane, id: string): Promise
   }
   // broadcast streams are the organisation's names for its mail, nothing to count for the operator
   for (const st of cp.streams.list(id)) await cp.streams.remove(id, st.id)
+  // and so are its streams' pauses, which would otherwise stay counted in `outbox_stream_paused`
+  for (const p of cp.pauses.list(id)) await cp.pauses.resume(id, p.stream)
   await cp.organizations.remove(id)
   return { organization_id: id, deleted }
 }

@@ -47,21 +47,23 @@ export async function reputationView (deps: Deps, org: string): Promise<Record<s
 }
 
 /**
- * Resumes a paused stream: empties its window first (else the next outcome would trip it again on the same counts),
- * then ends the pause, which every gateway sees through the control plane, and tells the organisation
- * (`stream.resumed`). 404 when the stream is not paused.
+ * Resumes a paused stream: tells the organisation first (`stream.resumed`), then empties its window (else the next
+ * outcome would trip it again on the same counts), then ends the pause, which every gateway sees through the control
+ * plane. The event goes first so that a publish refused by a full or cut JetStream leaves the stream paused and the
+ * request to be retried, rather than a running stream whose resume no event records; its id comes from the pause,
+ * so a retry's event is the same one. 404 when the stream is not paused.
  */
 export async function resumeStream (
   deps: Deps, org: string, stream: string, by: 'admin' | 'operator'
 ): Promise<{ stream: string, status: 'active', resumed_at: string, paused_at: string }> {
   const current = deps.cp.pauses.paused(org, stream)
   if (current === undefined) throw new ApiError('not_found', `Stream ${stream} is not paused.`)
+  const resumedAt = new Date().toISOString()
+  const data = { stream, resumed_at: resumedAt, resumed_by: by, paused_at: current.paused_at }
+  await publishEvent(jetstream(deps.nc), eventRecord(eventId('stream.resumed', org, stream, current.paused_at), 'stream.resumed', org, data,
+    undefined, resumedAt))
   await windowOf(deps).reset(org, stream)
   const ended = await deps.cp.pauses.resume(org, stream)
   if (ended === undefined) throw new ApiError('not_found', `Stream ${stream} is not paused.`)
-  const resumedAt = new Date().toISOString()
-  const data = { stream, resumed_at: resumedAt, resumed_by: by, paused_at: ended.paused_at }
-  await publishEvent(jetstream(deps.nc), eventRecord(eventId('stream.resumed', org, stream, ended.paused_at), 'stream.resumed', org, data,
-    undefined, resumedAt))
   return { stream, status: 'active', resumed_at: resumedAt, paused_at: ended.paused_at }
 }

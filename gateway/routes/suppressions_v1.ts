@@ -206,10 +206,13 @@ export const suppressionRoutes = [
       204: { description: 'Removed' },
       ...errorResponses({ forbidden: 'The key lacks manage', not_found: 'The address is not suppressed (or is not an address)' })
     },
-    handler: async ({ deps, auth, params, query }) => {
+    handler: async ({ deps, auth, params, query, audit }) => {
       const email = params.email!.trim()
       if (!isEmail(email)) throw new ApiError('not_found', `${email} is not on the suppression list.`)
-      await unsuppress(deps.cp, auth.org.id, email, query.get('stream') ?? undefined)
+      const stream = query.get('stream') ?? undefined
+      await unsuppress(deps.cp, auth.org.id, email, stream)
+      // one broadcast stream's entry, told apart from the entry for every stream
+      if (stream !== undefined) audit.changes.stream = stream
       return { status: 204 }
     }
   })

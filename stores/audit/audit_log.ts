@@ -143,7 +143,7 @@ export class AuditLog {
       const entry: AuditEntry = { ...JSON.parse(text.replace(named, replacement)) as AuditEntry, rewritten_at: now.toISOString() }
       // stored again first, so a failure between the two steps leaves the entry twice, never lost
       await this.pub.publish(subject, Buffer.from(JSON.stringify(entry)), { msgID: `${entry.id}:rewritten:${m.seq}` })
-      if (await deleteIfStored(this.jsm, STREAM_AUDIT, m.seq)) rewritten++
+      if (await deleteIfStored(this.jsm, STREAM_AUDIT, m.seq, { overwrite: true })) rewritten++
     }
     return rewritten
   }

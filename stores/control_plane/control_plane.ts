@@ -123,7 +123,7 @@ export class ControlPlane {
       KvMirror.open<VerpKeyRecord>(verpKeys),
       KvMirror.open<OperatorKeyRecord>(operatorKeys, { hash: (k) => k.hash }),
       KvMirror.open<EgressEntry>(egress),
-      KvMirror.open<StreamRecord>(streams)
+      KvMirror.open<StreamRecord>(streams, {}, { org: (st) => st.org_id })
     ])
     const erasedKey = erasedAddressKey(await installationSecret(settings, opts.secret))
     const cp = new ControlPlane(

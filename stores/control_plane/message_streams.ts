@@ -22,9 +22,9 @@ export class MessageStreams {
     return isStreamId(id) ? this.mirror.get(`${orgId}.${id}`) : undefined
   }
 
-  /** The organisation's broadcast streams in id order. */
+  /** The organisation's broadcast streams in id order (its own group of the mirror: no other organisation's is read). */
   list (orgId: string): StreamRecord[] {
-    return this.mirror.list(`${orgId}.`).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    return this.mirror.allBy('org', orgId).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   }
 
   async create (orgId: string, id: string, fields: { name: string, description?: string }, now = new Date()): Promise<StreamRecord> {

@@ -77,6 +77,6 @@ export async function eraseStoredEvents (
   await beforeDelete?.(found.map((f) => f.event))
   const jsm = await jetstreamManager(nc)
   const erased: ErasedEvent[] = []
-  for (const f of found) if (await deleteIfStored(jsm, STREAM_EVENTS, f.seq)) erased.push(f.event)
+  for (const f of found) if (await deleteIfStored(jsm, STREAM_EVENTS, f.seq, { overwrite: true })) erased.push(f.event)
   return erased
 }

@@ -3,7 +3,7 @@ import { STATUS_RANK, type MessageStatus } from '../../protocol/mod.ts'
 import { READ_MODEL_KEYS as K, type Environment } from './message_store_keys.ts'
 import { addressIndexMember } from './address_index.ts'
 import { recipientAddresses, type SuppressedRecipient } from './recipient_states.ts'
-import { eventTags } from './tag_index.ts'
+import { eventStream, eventTags, messageTagKeys } from './tag_index.ts'
 
 /**
  * Erasing an address from the read model (POST /v1/privacy/erase): the organisation's messages to it, with every index
@@ -52,7 +52,7 @@ export async function messagesInDelivery (redis: Redis, orgId: string, messageId
 
 interface HeldMessage {
   id: string
-  summary?: { to: string[], cc: string[], bcc: string[], tags?: string[], suppressed?: SuppressedRecipient[] }
+  summary?: { to: string[], cc: string[], bcc: string[], tags?: string[], stream?: string, suppressed?: SuppressedRecipient[] }
   created?: number
 }
 
@@ -93,11 +93,11 @@ export async function eraseFromReadModel (
   const p = redis.pipeline()
   for (const m of held) {
     p.del(K.messageEvents(orgId, m.id), K.messageOwner(m.id))
-    const tags = m.summary?.tags ?? []
     for (const env of ENVS) {
       p.zrem(K.messages(orgId, env), m.id).zrem(K.messagesDue(orgId, env), m.id)
       for (const st of STATUSES) p.zrem(K.messagesByStatus(orgId, env, st), m.id)
-      for (const t of tags) p.zrem(K.messagesTagged(orgId, env, t), m.id)
+      // its tags' and its stream's indexes, as recording it wrote them (no stats hour: counts are not erased)
+      for (const key of messageTagKeys(orgId, env, m.summary?.tags, '', m.summary?.stream).indexes) p.zrem(key, m.id)
     }
   }
   for (const e of eventList) {
@@ -106,6 +106,8 @@ export async function eraseFromReadModel (
       p.zrem(K.events(orgId, env), e.id)
       if (e.type !== '') p.zrem(K.eventsByType(orgId, env, e.type), e.id)
       for (const t of eventTags(e.data)) p.zrem(K.eventsTagged(orgId, env, t), e.id)
+      const stream = eventStream(e.data)
+      if (stream !== undefined) p.zrem(K.eventsInStream(orgId, env, stream), e.id)
     }
   }
   const results = await p.exec() ?? []

@@ -122,7 +122,8 @@ export class MessageStore {
   async recordSent (msg: QueuedMessage, atMs: number): Promise<boolean> {
     const env: Environment = msg.environment === 'test' ? 'test' : 'live'
     const hour = hourBucket(atMs)
-    const keys = [K.message(msg.org_id, msg.id), K.stats(msg.org_id, env, hour), ...messageTagKeys(msg.org_id, env, msg.tags, hour).stats]
+    const tagged = messageTagKeys(msg.org_id, env, msg.tags, hour, streamOf(msg))
+    const keys = [K.message(msg.org_id, msg.id), K.stats(msg.org_id, env, hour), ...tagged.stats]
     return await this.r.ob_record_sent(keys.length, ...keys, STATS_RETENTION_MS, hour) === 1
   }
 

@@ -68,7 +68,7 @@ export async function eraseWebhookJobs (
       if (rest.length > 0) {
         await publishWebhookJobBatch(js, shards, rest, [], rest.map((j) => `${webhookJobMsgId(j)}@erase${m.seq}`))
       }
-      if (await deleteIfStored(jsm, STREAM_WEBHOOK_JOBS, m.seq)) removed += gone.length
+      if (await deleteIfStored(jsm, STREAM_WEBHOOK_JOBS, m.seq, { overwrite: true })) removed += gone.length
     }
   }
   return removed

@@ -233,6 +233,11 @@ test('delete: keys refused at once, the domain name free again, the organisation
   await ob.request('POST', '/v1/webhooks', { key: org.adminKey, body: { url: 'https://hooks.example.com/y', events: ['bounced'] } })
   await ob.request('POST', '/v1/templates', { key: org.adminKey, body: { name: 't', subject: 's', html: '<p>x</p>' } })
   await ob.request('POST', '/v1/suppressions', { key: org.adminKey, body: { email: 'no@dest.example' } })
+  // a stream the reputation guard paused
+  assert.ok(await ob.proc.cp.pauses.pause({
+    kind: 'stream_pause', org_id: org.orgId, stream: 'transactional', reason: 'bounce_rate', paused_at: new Date().toISOString(),
+    counts: { delivered: 2, hard_bounced: 2, complained: 0 }, rates: { volume: 4, bounce_rate: 0.5, complaint_rate: 0 }
+  }))
   const res = await call('DELETE', `/${org.orgId}`)
   assert.equal(res.status, 200, res.text)
   assert.deepEqual(res.body, {
@@ -244,6 +249,7 @@ test('delete: keys refused at once, the domain name free again, the organisation
   assertError(await call('GET', `/${org.orgId}`), 404, 'not_found')
   assertError(await call('DELETE', `/${org.orgId}`), 404, 'not_found')
   assert.equal(ob.proc.cp.webhooks.list(`${org.orgId}.`).length, 0)
+  assert.deepEqual(ob.proc.cp.pauses.list(org.orgId), [], 'its pauses go with it')
   const again = await createOrganization(ob.proc.cp, ob.proc.config, { name: 'next', domain: org.domain, plan: 'free' })
   assert.notEqual(again.organization_id, org.orgId)
 })

@@ -77,6 +77,8 @@ test('the export has a stream column, and importing it restores an entry of one 
   // into the same organisation after the entry was deleted
   const removed = await ob.request('DELETE', '/v1/suppressions/reader%40streams.example?stream=news', { key: org.adminKey })
   assert.equal(removed.status, 204, removed.text)
+  const entry = await ob.request('GET', '/v1/audit-log?action=suppression.removed', { key: org.adminKey })
+  assert.deepEqual(entry.body.data.map((e: any) => [e.target, e.changes]), [['reader@streams.example', { stream: 'news' }]])
   assert.equal((await send(org, 'reader@streams.example', 'news')).status, 202)
   const again = await ob.request('POST', '/v1/suppressions/import', { key: org.adminKey, ...csv(exported.text) })
   assert.deepEqual([again.body.imported, again.body.already_suppressed], [1, 1], again.text)

@@ -211,6 +211,9 @@ test('an erase removes the address from every store of the organisation, and onl
   const hits = await findEverywhere([CAROL, ERIN, plainKey(CAROL), plainKey(ERIN)])
   const ofA = hits.filter((h) => ofOrg(h, a, [toCarol, toErin]))
   assert.deepEqual(ofA.map((h) => h.where), [], 'organisation A keeps nothing naming the addresses')
+  // nor an index entry of the erased messages: every index, by tag, status or stream, dropped them
+  const left = (await findEverywhere([toCarol, toErin])).filter((h) => h.where.startsWith('redis '))
+  assert.deepEqual(left.map((h) => h.where), [], 'no Redis key holds an erased message\'s id')
   const ofB = (prefix: string): boolean => hits.some((h) => ofOrg(h, b, [bToCarol]) && h.where.startsWith(prefix))
   assert.ok(ofB('redis '), 'B\'s read model still names Carol')
   assert.ok(ofB('OB_EVENTS '), 'B\'s events still name Carol')

@@ -91,8 +91,8 @@ test('a scheduled message counts as sent once, in the hour it is taken up to be 
   const store = new MessageStore(ob.proc.redis)
   const day = Math.floor((Date.now() - 10 * 24 * HOUR) / HOUR) * HOUR // a range of its own, away from the messages above
   const range = `from=${iso(day)}&to=${iso(day + 6 * HOUR)}&interval=hour`
-  const sentPerHour = async (): Promise<number[]> => {
-    const r = await ob.request('GET', `/v1/stats?${range}`, { key })
+  const sentPerHour = async (filter = ''): Promise<number[]> => {
+    const r = await ob.request('GET', `/v1/stats?${range}${filter}`, { key })
     assert.equal(r.status, 200, r.text)
     assert.equal(r.body.counts.sent, (r.body.series as Array<{ counts: { sent: number } }>).reduce((a, s) => a + s.counts.sent, 0))
     return (r.body.series as Array<{ counts: { sent: number } }>).map((s) => s.counts.sent)
@@ -108,6 +108,7 @@ test('a scheduled message counts as sent once, in the hour it is taken up to be 
   assert.equal(await store.recordSent(scheduled, day + 4 * HOUR), false, 'a redelivery counts nothing')
   assert.equal(await store.recordSent(now, day + 4 * HOUR), false, 'a message sent at once was counted at acceptance')
   assert.deepEqual(await sentPerHour(), [1, 0, 0, 1, 0, 0])
+  assert.deepEqual(await sentPerHour('&stream=transactional'), [1, 0, 0, 1, 0, 0], 'and in its stream\'s counts')
 })
 
 test('a message row counts its opens and clicks, each event once, and carries the latest bounce\'s reason', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { pino } from 'pino'
 import { ServerProcess } from '../../helpers/servers.ts'
-import { eventually } from '../../helpers/waiting.ts'
+import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import type { KV } from '@nats-io/kv'
 import { LeaseTable, ShardFences, openLeaseBucket, type LeaseBucket, type LeaseRecord } from '../../../engine/leases/mod.ts'
 
@@ -144,7 +144,7 @@ test('a closing engine renews its leases until its work in hand is done: nobody 
   const a = await Participant.join('a', 'g7', async () => await inHand)
   const closing = a.table.close(Date.now() + 60_000)
   const b = await Participant.join('b', 'g7')
-  await new Promise((resolve) => setTimeout(resolve, 2 * LEASE_MS)) // two lease terms: unrenewed leases would have expired
+  await nothingHappensFor(2 * LEASE_MS) // two lease terms: unrenewed leases would have expired
   assert.deepEqual(await owners(a.kv, 'g7'), ['a', 'a', 'a', 'a'], 'still a\'s')
   assert.deepEqual(b.table.units(), [])
   assert.ok([0, 1, 2, 3].every((u) => a.sendFences.open(u)), 'a\'s mail in hand may still be sent')
