@@ -1,6 +1,6 @@
 import { foldLines } from 'nodemailer/lib/mime-funcs'
 import { signToken, encodeVerp, defaultReturnPathHost, isReservedHeader, type VerpKey } from '../../protocol/mod.ts'
-import { dkimBodyHash, dkimSignatures, type DkimKey } from './dkim.ts'
+import { dkimBodyHash, DkimHeaderSigner, type DkimKey } from './dkim.ts'
 import { buildLayout, encodeHtml, HTML_SLOT, type HtmlEncoding } from './mime.ts'
 import { applyTracking, cachedTrackingPlan, type TrackingPlan } from './tracking.ts'
 import type { TaskMessage } from './task.ts'
@@ -39,7 +39,8 @@ const CRLF = Buffer.from('\r\n')
  * signature is computed once when the body is shared.
  */
 export class ComposedMessage {
-  private readonly head: string
+  private readonly head: Buffer
+  private readonly signer: DkimHeaderSigner
   private readonly body: Array<Buffer | typeof HTML_SLOT>
   private readonly htmlEncoding?: HtmlEncoding
   private sharedBodyHash?: string
@@ -69,7 +70,8 @@ export class ComposedMessage {
         ...(a.content_id !== undefined ? { contentId: a.content_id } : {})
       }))
     }, tracked)
-    this.head = layout.head
+    this.head = Buffer.from(layout.head, 'latin1')
+    this.signer = new DkimHeaderSigner(ctx.dkim, this.head)
     this.body = layout.body.map((p) => p === HTML_SLOT ? p : Buffer.from(p, 'latin1'))
     if (layout.htmlEncoding !== undefined) this.htmlEncoding = layout.htmlEncoding
   }
@@ -80,8 +82,8 @@ export class ComposedMessage {
     const returnPath = encodeVerp(msg.id, rcpt, msg.return_path_host ?? defaultReturnPathHost(ctx.domain), ctx.verpKey)
     const unsubscribe = `${ctx.publicUrl}/t/u/${signToken(ctx.secret, { k: 'u', ...claims })}`
     // RFC 2369: the https link answers the one-click POST; the mailto reaches our inbound server
-    const listUnsubscribe = foldLines(`List-Unsubscribe: <${unsubscribe}>, <mailto:${returnPath}?subject=unsubscribe>`, 76)
-    const head = Buffer.from(`${this.head}${listUnsubscribe}\r\n`, 'latin1')
+    const listUnsubscribeField = foldLines(`List-Unsubscribe: <${unsubscribe}>, <mailto:${returnPath}?subject=unsubscribe>`, 76)
+    const listUnsubscribe = Buffer.from(`${listUnsubscribeField}\r\n`, 'latin1')
     let body: Buffer[]
     let bodyHash: string
     if (this.htmlEncoding === undefined) {
@@ -92,8 +94,9 @@ export class ComposedMessage {
       body = this.body.map((p) => p === HTML_SLOT ? html : p)
       bodyHash = dkimBodyHash(body)
     }
-    const signatures = Buffer.from(dkimSignatures(ctx.dkim, head, bodyHash), 'latin1')
-    return { envelope: { from: returnPath, to: [rcpt] }, raw: Buffer.concat([signatures, head, CRLF, ...body]), messageId: this.messageId }
+    const signatures = Buffer.from(this.signer.sign(listUnsubscribe, bodyHash), 'latin1')
+    const raw = Buffer.concat([signatures, this.head, listUnsubscribe, CRLF, ...body])
+    return { envelope: { from: returnPath, to: [rcpt] }, raw, messageId: this.messageId }
   }
 
   private trackedHtml (claims: { o: string, m: string, r: string }): string {

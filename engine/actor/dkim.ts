@@ -34,28 +34,61 @@ export function dkimBodyHash (pieces: Iterable<Buffer>): string {
   return hash.digest('base64')
 }
 
+/** The signed fields of a header block, bottom-up as RFC 6376 §5.4.2 picks them, and their relaxed form. */
+interface SignedFields { keys: string, canonical: Buffer }
+
+function signedFields (head: Buffer): SignedFields {
+  const { keys, headers } = tools.getSigningHeaderLines(tools.parseHeaders(head).parsed, DKIM_SIGNED_HEADERS)
+  return { keys, canonical: Buffer.concat(headers.map((h) => tools.formatRelaxedLine(h.line, '\r\n'))) }
+}
+
+const NO_FIELDS: SignedFields = { keys: '', canonical: Buffer.alloc(0) }
+
+/**
+ * Signs the copies of one header block that differ only in the lines appended at its end: each recipient's copy
+ * of a message is the shared head plus its own `List-Unsubscribe` line. The shared lines are parsed and put in
+ * relaxed form once, for every copy and every key; per copy only the appended lines and the `DKIM-Signature`
+ * field itself are. The signed bytes are exactly what canonicalising the whole block would give: the fields are
+ * picked from the bottom up, so the appended ones come first.
+ */
+export class DkimHeaderSigner {
+  private readonly shared: SignedFields
+
+  constructor (private readonly keys: readonly DkimKey[], sharedHead: Buffer) {
+    this.shared = signedFields(sharedHead)
+  }
+
+  /** The `DKIM-Signature` lines (each ending CRLF) for the shared head followed by `tail`, and the body's hash. */
+  sign (tail: Buffer | undefined, bodyHash: string): string {
+    const own = tail === undefined || tail.length === 0 ? NO_FIELDS : signedFields(tail)
+    const keys = own.keys === '' ? this.shared.keys : this.shared.keys === '' ? own.keys : `${own.keys}: ${this.shared.keys}`
+    // one time for the signed copy and the written copy of the header
+    const signTime = new Date()
+    let out = ''
+    for (const k of this.keys) {
+      const ed25519 = k.key.asymmetricKeyType === 'ed25519'
+      // mailauth's relaxed canonicalisation with no fields given is the DKIM-Signature field alone, without b=
+      const { canonicalizedHeader: signatureField, dkimHeaderOpts } = header.generateCanonicalizedHeader('DKIM', { keys, headers: [] }, {
+        signingDomain: k.domain,
+        selector: k.selector,
+        algorithm: ed25519 ? 'ed25519-sha256' : 'rsa-sha256',
+        canonicalization: 'relaxed/relaxed',
+        bodyHash,
+        signTime
+      })
+      const canonicalized = Buffer.concat([own.canonical, this.shared.canonical, signatureField])
+      // RFC 8463 §3: Ed25519 signs the SHA-256 of the canonical header, RSA hashes it itself
+      const signature = ed25519
+        ? sign(null, createHash('sha256').update(canonicalized).digest(), k.key)
+        : sign('sha256', canonicalized, k.key)
+      dkimHeaderOpts.b = signature.toString('base64')
+      out += tools.formatSignatureHeaderLine('DKIM', dkimHeaderOpts, true) + '\r\n'
+    }
+    return out
+  }
+}
+
 /** The `DKIM-Signature` header lines (each ending CRLF) for the header block `head` and the body's hash. */
 export function dkimSignatures (keys: readonly DkimKey[], head: Buffer, bodyHash: string): string {
-  const lines = tools.getSigningHeaderLines(tools.parseHeaders(head).parsed, DKIM_SIGNED_HEADERS)
-  // one time for the signed copy and the written copy of the header
-  const signTime = new Date()
-  let out = ''
-  for (const k of keys) {
-    const ed25519 = k.key.asymmetricKeyType === 'ed25519'
-    const { canonicalizedHeader, dkimHeaderOpts } = header.generateCanonicalizedHeader('DKIM', lines, {
-      signingDomain: k.domain,
-      selector: k.selector,
-      algorithm: ed25519 ? 'ed25519-sha256' : 'rsa-sha256',
-      canonicalization: 'relaxed/relaxed',
-      bodyHash,
-      signTime
-    })
-    // RFC 8463 §3: Ed25519 signs the SHA-256 of the canonical header, RSA hashes it itself
-    const signature = ed25519
-      ? sign(null, createHash('sha256').update(canonicalizedHeader).digest(), k.key)
-      : sign('sha256', canonicalizedHeader, k.key)
-    dkimHeaderOpts.b = signature.toString('base64')
-    out += tools.formatSignatureHeaderLine('DKIM', dkimHeaderOpts, true) + '\r\n'
-  }
-  return out
+  return new DkimHeaderSigner(keys, head).sign(undefined, bodyHash)
 }

@@ -9,6 +9,7 @@ declare module 'mailauth/lib/tools.js' {
     parseHeaders: (buf: Buffer) => { parsed: ParsedHeader[], original: Buffer }
     getSigningHeaderLines: (parsed: ParsedHeader[], fieldNames: string) => SigningHeaderLines
     formatSignatureHeaderLine: (type: 'DKIM', values: Record<string, unknown>, folded: boolean) => string
+    formatRelaxedLine: (line: Buffer, suffix?: string) => Buffer
   }
   export default tools
 }
