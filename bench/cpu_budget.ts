@@ -91,7 +91,8 @@ export async function runCpuBudgetBench (opts: BenchOptions): Promise<BenchResul
   try {
     opts.progress(0, 'starting NATS, Redis, sink, receiver and outbox start --cpu-prof')
     const bornUs = nowUs()
-    const w = await startE2eWorld({ profileDir })
+    const nodeFlags = opts.args['node-flags']?.split(' ').filter((f) => f !== '')
+    const w = await startE2eWorld({ profileDir, ...(nodeFlags !== undefined ? { nodeFlags } : {}) })
     const failures: string[] = []
     let phase: Phase | undefined
     let window: Window | undefined
