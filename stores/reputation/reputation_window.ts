@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import type { ReputationCounts } from '../../protocol/mod.ts'
-import { hourBucket } from '../read_model/message_store_keys.ts'
+import { hourBucket } from '../read_model/mod.ts'
 
 /**
  * The reputation windows in Redis, named in this file only (the one writer; docs/reputation.md). Per organisation:
