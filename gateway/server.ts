@@ -285,17 +285,22 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
       }
       reply = errorReply(apiErr, ctx.requestId)
     }
-    server.inFlight--
     deps.metrics.request(c.label, reply.status, performance.now() - start)
-    if (aborted.v) return
-    // While draining, every answer also closes its connection, so keep-alive clients move on instead of
-    // sending their next request into a socket that is about to go away.
-    if (reply.stream !== undefined && (body === undefined || body.arrived)) {
-      await writeStream(res, aborted, reply, ctx.requestId, ctx.responseHeaders, deps.log)
-      return
+    // A request stays in flight until its answer is written: a shutdown waits for a streamed answer (an export)
+    // to end, instead of closing its connection half-way.
+    try {
+      if (aborted.v) return
+      // While draining, every answer also closes its connection, so keep-alive clients move on instead of
+      // sending their next request into a socket that is about to go away.
+      if (reply.stream !== undefined && (body === undefined || body.arrived)) {
+        await writeStream(res, aborted, reply, ctx.requestId, ctx.responseHeaders, deps.log)
+        return
+      }
+      if (body === undefined || body.arrived) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, server.draining, false, deps.log)
+      else await replyDuringUpload(res, aborted, body, reply, ctx.requestId, ctx.responseHeaders, server.draining, deps.log)
+    } finally {
+      server.inFlight--
     }
-    if (body === undefined || body.arrived) writeReply(res, reply, ctx.requestId, ctx.responseHeaders, server.draining, false, deps.log)
-    else await replyDuringUpload(res, aborted, body, reply, ctx.requestId, ctx.responseHeaders, server.draining, deps.log)
   }
 
   for (const c of compiled) {

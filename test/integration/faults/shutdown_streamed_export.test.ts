@@ -1,0 +1,87 @@
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { request, type IncomingMessage } from 'node:http'
+import type { ChildProcess } from 'node:child_process'
+import { ServerProcess } from '../../helpers/servers.ts'
+import { TestOutbox, type TestOrg } from '../../helpers/outbox.ts'
+import { spawnCli } from '../../helpers/cli.ts'
+import { freePort } from '../../helpers/ports.ts'
+import { eventually } from '../../helpers/waiting.ts'
+
+const ENTRIES = 100_000
+
+let nats: ServerProcess
+let redis: ServerProcess
+let admin: TestOutbox
+let org: TestOrg
+let port: number
+const children: ChildProcess[] = []
+
+before(async () => {
+  nats = await ServerProcess.nats()
+  redis = await ServerProcess.redis()
+  port = await freePort()
+  admin = await TestOutbox.start({ nats, redis, env: { OB_ROLE: 'gateway' } })
+  org = await admin.org()
+})
+after(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+  await admin.close()
+  await nats.dispose()
+  await redis.dispose()
+})
+
+async function call (method: string, path: string, body?: string): Promise<{ status: number, text: string }> {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${org.adminKey}`, ...(body !== undefined ? { 'content-type': 'text/csv' } : {}) },
+    ...(body !== undefined ? { body } : {})
+  })
+  return { status: r.status, text: await r.text() }
+}
+
+test('a shutdown waits for a streamed export to end: the client reading it slowly gets every row', { timeout: 120_000 }, async () => {
+  const run = spawnCli(['start'], {
+    NATS_URL: nats.url, REDIS_URL: redis.url, OB_ROLE: 'gateway', OB_HTTP_PORT: String(port), OB_SMTP_INBOUND_PORT: '0',
+    OB_SMTP_SUBMISSION_PORT: '0', OB_DOMAIN_VERIFICATION: 'off', OB_SHUTDOWN_TIMEOUT_MS: '20000'
+  })
+  children.push(run.child)
+  await eventually(async () => (await call('GET', '/v1/suppressions?limit=1').catch(() => undefined))?.status === 200,
+    'outbox start to answer', 20_000, 100)
+  // about 16 MB of CSV, more than the kernel's socket buffers on loopback hold
+  const domain = 'a-domain-long-enough-for-an-export-larger-than-socket-buffers.example'
+  const rows = Array.from({ length: ENTRIES }, (_v, i) => `slow-reader-${String(i).padStart(6, '0')}-${'x'.repeat(40)}@${domain}`)
+  const imported = await call('POST', '/v1/suppressions/import', `email\n${rows.join('\n')}\n`)
+  assert.equal(imported.status, 200, imported.text)
+  assert.equal(JSON.parse(imported.text).imported, ENTRIES)
+  const listed = async (): Promise<boolean> => (await call('GET', '/v1/suppressions?limit=1')).text.includes('slow-reader-')
+  await eventually(listed, 'the import to be listed', 20_000)
+
+  // The client takes the first bytes, then stops reading: the rest waits in the gateway, held back by the socket.
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    const headers = { authorization: `Bearer ${org.adminKey}` }
+    const req = request({ host: '127.0.0.1', port, path: '/v1/suppressions/export', agent: false, headers }, resolve)
+    req.on('error', reject)
+    req.end()
+  })
+  assert.equal(res.statusCode, 200)
+  const chunks: Buffer[] = []
+  const ended = new Promise<string>((resolve, reject) => {
+    res.on('data', (c: Buffer) => chunks.push(c))
+    res.on('end', () => resolve('end'))
+    res.on('aborted', () => resolve('aborted'))
+    res.on('error', reject)
+  })
+  await new Promise((resolve) => res.once('data', resolve))
+  res.pause()
+  run.child.kill('SIGTERM')
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  assert.equal(run.child.exitCode, null, 'the process waits for the answer still being written')
+  res.resume()
+  assert.equal(await ended, 'end')
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l !== '')
+  assert.equal(lines.length, ENTRIES + 1)
+  assert.match(lines.at(-1)!, /^slow-reader-099999-/)
+  const exit = await run.done
+  assert.equal(exit.code, 0, exit.stderr)
+})
