@@ -40,6 +40,18 @@ export class StreamPauses {
     }
   }
 
+  /**
+   * Takes back the pause `record` as it was made, and only that one: the reputation guard's, when its `stream.paused`
+   * could not be published, so no stream is left paused without the organisation being told.
+   */
+  async withdraw (record: StreamPauseRecord): Promise<void> {
+    const key = STREAM_PAUSE_KEYS.pause(record.org_id, record.stream)
+    const cur = this.mirror.get(key)
+    const revision = this.mirror.revision(key)
+    if (!isPause(cur) || cur.paused_at !== record.paused_at || revision === undefined) return
+    await this.mirror.deleteIfUnchanged(key, revision)
+  }
+
   /** Ends a pause; resolves the pause it ended, or undefined when the stream was not paused. */
   async resume (org: string, stream: string): Promise<StreamPauseRecord | undefined> {
     const key = STREAM_PAUSE_KEYS.pause(org, stream)

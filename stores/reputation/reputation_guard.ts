@@ -97,9 +97,17 @@ export class ReputationGuard {
     }
     // create-only: of several engines that see the window trip at once, one pauses and tells the organisation
     if (!await this.deps.cp.pauses.pause(record)) return
-    this.deps.log.warn({ org, stream, reason, counts }, 'sending on a stream paused: its rate passed the reputation threshold')
     const data = { stream, reason, paused_at: record.paused_at, counts, rates: record.rates }
-    await publishEvent(this.deps.js, eventRecord(eventId('stream.paused', org, stream, record.paused_at), 'stream.paused', org, data,
-      undefined, record.paused_at))
+    try {
+      await publishEvent(this.deps.js, eventRecord(eventId('stream.paused', org, stream, record.paused_at), 'stream.paused', org, data,
+        undefined, record.paused_at))
+    } catch (err) {
+      // Every pause is told. One whose event JetStream refused (full, or cut off) is taken back: the stream sends on
+      // and the next outcome counted on it pauses it again, with its event.
+      await this.deps.cp.pauses.withdraw(record)
+      this.deps.log.warn({ err, org, stream, reason }, 'a stream pause was taken back: its stream.paused event could not be published')
+      return
+    }
+    this.deps.log.warn({ org, stream, reason, counts }, 'sending on a stream paused: its rate passed the reputation threshold')
   }
 }
