@@ -53,7 +53,7 @@ test('a shutdown waits for a streamed export to end: the client reading it slowl
   const rows = Array.from({ length: ENTRIES }, (_v, i) => `slow-reader-${String(i).padStart(6, '0')}-${'x'.repeat(40)}@${domain}`)
   const imported = await call('POST', '/v1/suppressions/import', `email\n${rows.join('\n')}\n`)
   assert.equal(imported.status, 200, imported.text)
-  assert.equal(JSON.parse(imported.text).imported, ENTRIES)
+  assert.equal(JSON.parse(imported.text).imported, ENTRIES, imported.text.slice(0, 500))
   const listed = async (): Promise<boolean> => (await call('GET', '/v1/suppressions?limit=1')).text.includes('slow-reader-')
   await eventually(listed, 'the import to be listed', 20_000)
 
@@ -78,8 +78,9 @@ test('a shutdown waits for a streamed export to end: the client reading it slowl
   await new Promise((resolve) => setTimeout(resolve, 1500))
   assert.equal(run.child.exitCode, null, 'the process waits for the answer still being written')
   res.resume()
-  assert.equal(await ended, 'end')
+  const ending = await ended
   const lines = Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l !== '')
+  assert.equal(ending, 'end', `the answer ended with ${ending} after ${lines.length} lines`)
   assert.equal(lines.length, ENTRIES + 1)
   assert.match(lines.at(-1)!, /^slow-reader-099999-/)
   const exit = await run.done
