@@ -22,6 +22,8 @@ export interface SinkMessage {
   receivedAt: number
   /** The address the client connected from (`127.0.0.2`, `::1`; an IPv4-mapped address as its IPv4 address). */
   remoteAddress: string
+  /** The client's port: which of its connections the message came on. */
+  remotePort: number
   /** The name the client said in EHLO (or HELO); '' when it said none. */
   ehlo: string
 }
@@ -190,6 +192,7 @@ export class SmtpSink {
                 secure: session.secure,
                 receivedAt,
                 remoteAddress: session.remoteAddress,
+                remotePort: session.remotePort,
                 ehlo: typeof session.hostNameAppearsAs === 'string' ? session.hostNameAppearsAs : ''
               })
             }

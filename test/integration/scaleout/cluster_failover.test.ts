@@ -106,8 +106,14 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
     for (let i = 0; i < msgs.length; i += 20) await Promise.all(msgs.slice(i, i + 20).map(publishWithRetry))
   })()
 
-  await sink.until(() => sink.accepted >= COUNT / 5, 30_000)
   const victim = engines[0]!
+  // every connection the victim opens to the sink, so that a message can be told apart by the engine that sent it
+  const victimPorts = new Set<number>()
+  const notePorts = (): void => { for (const p of tcpClientPorts(victim.process.pid!, sink.port)) victimPorts.add(p) }
+  const noting = setInterval(notePorts, 20)
+  await sink.until(() => sink.accepted >= COUNT / 5, 30_000)
+  clearInterval(noting)
+  notePorts()
   const victimSessions = tcpClientPorts(victim.process.pid!, sink.port)
   await Promise.all([cluster.nodes[2]!.stop('SIGKILL'), stopChild(victim, 'SIGKILL')])
   const killedAt = Date.now()
@@ -126,10 +132,18 @@ test('losing a NATS node and an engine under load loses no message; the dead eng
   t.diagnostic(`all ${COUNT} delivered ${Date.now() - killedAt} ms after the kills; ` +
     `sink accepted ${sink.messages.length} (duplicates ${sink.messages.length - arrived.size})`)
 
-  const counts = new Map<string, number>()
-  for (const m of sink.messages) counts.set(m.messageId, (counts.get(m.messageId) ?? 0) + 1)
-  for (const [id, n] of counts) {
-    if (n > 1) assert.ok(acceptedByThen.has(id), `${id} was sent twice although the sink had not accepted it by the kill`)
+  // The only duplicates are messages the killed engine had in an SMTP transaction: one of the copies came on one of
+  // its connections. (Whether the sink had recorded that copy by the time the victim's sessions closed there depends
+  // on how soon the sink read what the kernel still held; it is reported, not asserted.)
+  const copies = new Map<string, number[]>()
+  for (const m of sink.messages) copies.set(m.messageId, [...(copies.get(m.messageId) ?? []), m.remotePort])
+  const repeated = [...copies].filter(([, ports]) => ports.length > 1)
+  t.diagnostic('duplicates recorded by the time the killed engine\'s sessions closed: ' +
+    `${repeated.filter(([id]) => acceptedByThen.has(id)).length} of ${repeated.length}`)
+  for (const [id, ports] of repeated) {
+    const own = [...victimPorts].join(', ')
+    assert.ok(ports.some((p) => victimPorts.has(p)),
+      `${id} was sent ${ports.length} times, none of them by the killed engine (ports ${ports.join(', ')}; its ports ${own})`)
   }
 
   const survivors = pids.slice(1)
