@@ -9,13 +9,16 @@ interface Requester<R> { request: (method: string, path: string, opts: { key?: s
 
 /**
  * GET /v1/messages/{id} right after a send: a 404 may precede the message becoming readable, so it is asked
- * again until it is not 404 or `withinMs` (the documented second) has passed. Returns the last answer.
+ * again until it is not 404 or `withinMs` (the documented second) has passed. Returns the last answer. A 503 (the
+ * message store did not answer within its command timeout, as on a machine short of CPU) is asked again as well,
+ * as a client honouring its `Retry-After` would, within the same bound.
  */
 export async function readMessage<R extends { status: number }> (
   ob: Requester<R>, id: string, key: string, withinMs = READ_AFTER_WRITE_MS
 ): Promise<R> {
   let last: R | undefined
   // past the bound the caller asserts on the last answer
-  await heldWithin(async () => (last = await ob.request('GET', `/v1/messages/${id}`, { key })).status !== 404, withinMs, POLL_MS)
+  const settled = async (): Promise<boolean> => ![404, 503].includes((last = await ob.request('GET', `/v1/messages/${id}`, { key })).status)
+  await heldWithin(settled, withinMs, POLL_MS)
   return last!
 }
