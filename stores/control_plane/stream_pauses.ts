@@ -49,7 +49,9 @@ export class StreamPauses {
     const cur = this.mirror.get(key)
     const revision = this.mirror.revision(key)
     if (!isPause(cur) || cur.paused_at !== record.paused_at || revision === undefined) return
-    await this.mirror.deleteIfUnchanged(key, revision)
+    // returns once this process's mirror shows the stream running, as a resume does: the next outcome it counts can
+    // pause the stream again, instead of finding the withdrawn pause still there
+    if (await this.mirror.deleteIfUnchanged(key, revision)) await this.mirror.sync(2000)
   }
 
   /** Ends a pause; resolves the pause it ended, or undefined when the stream was not paused. */
