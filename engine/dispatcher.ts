@@ -1,6 +1,6 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream'
 import type { Logger } from 'pino'
-import type { ConnectionEpoch } from './connection_epoch.ts'
+import { CLOCK_SKEW_MS, type ConnectionEpoch } from './connection_epoch.ts'
 import type { Fate, MessageProcessor } from './process_message.ts'
 import { WAKE_HEADER } from '../protocol/mod.ts'
 
@@ -24,11 +24,17 @@ interface InHand {
  * hand still arrive (the event loop was blocked past ack_wait), it is not processed a second time: it shares
  * the fate of the copy in progress.
  *
- * `epoch` tells a first delivery that may repeat an earlier one (engine/connection_epoch.ts); without it the delivery
- * count alone decides.
+ * `epoch` tells a first delivery that may repeat an earlier one (engine/connection_epoch.ts); so do the shard's own
+ * marks (`mayRepeat`).
  *
  * `fence()` says whether this process still holds the shard's lease (engine/leases/); it is checked before
  * every pull and for every pulled message, so a process that lost the lease stops taking work at once.
+ *
+ * `repeatsFrom`: when the shard was taken from a process whose lease ran out, the time by which that process's SMTP
+ * transactions have ended (engine/actor/fenced_sends.ts). Until then a message that may have been handed out before
+ * waits in hand before its delivery state is read: JetStream can hand it over sooner than ack_wait after the old
+ * owner's last progress signal (a consumer leader lost with a NATS node forgets those signals), while the old owner is
+ * still in its transaction and has not recorded the reply.
  */
 export class ShardDispatcher {
   private batch?: ConsumerMessages
@@ -37,6 +43,11 @@ export class ShardDispatcher {
   private stopping = false
   private loop?: Promise<void>
   private handedBack = 0
+  /** The highest stream sequence this dispatcher has been handed, and when it took the shard. */
+  private highestSeq = 0
+  private readonly takenAt = Date.now()
+  /** Wakes the messages held until `repeatsFrom` when the shard drains. */
+  private readonly holds = new Set<() => void>()
 
   constructor (
     readonly shard: number,
@@ -46,7 +57,8 @@ export class ShardDispatcher {
     private readonly ackWaitMs: number,
     private readonly log: Logger,
     private readonly fence: () => boolean = () => true,
-    private readonly epoch?: ConnectionEpoch
+    private readonly epoch?: ConnectionEpoch,
+    private readonly repeatsFrom = 0
   ) {}
 
   start (): void {
@@ -111,10 +123,10 @@ export class ShardDispatcher {
       // A retry applies on the copy's first delivery only; a bounce on each (it only brings forward what its order does).
       const header = m.headers?.get(WAKE_HEADER) ?? ''
       const wake = header !== '' && (m.info.deliveryCount === 1 || header.startsWith('bounce;')) ? header : undefined
-      // A first delivery that may repeat one a killed NATS server forgot counts as a redelivery: its state is read.
-      const repeat = header !== '' ||
-        (this.epoch?.mayBeRepeat(m.info.deliveryCount, m.info.timestampNanos / 1e6) ?? m.info.deliveryCount > 1)
-      fate = await this.processor.process(this.shard, m.data, repeat ? Math.max(2, m.info.deliveryCount) : 1, m.seq, wake)
+      // A first delivery that may repeat one a lost NATS server forgot counts as a redelivery: its state is read.
+      const repeat = this.mayRepeat(m) || header !== ''
+      if (repeat && !await this.afterPreviousOwner()) fate = { kind: 'nak', delayMs: 0 }
+      else fate = await this.processor.process(this.shard, m.data, repeat ? Math.max(2, m.info.deliveryCount) : 1, m.seq, wake)
     } catch (err) {
       this.log.error({ err, shard: this.shard, seq: m.seq }, 'message processing failed; handed back')
       fate = { kind: 'nak', delayMs: HANDBACK_RETRY_MS }
@@ -128,11 +140,46 @@ export class ShardDispatcher {
     }
   }
 
+  /**
+   * Whether the message may have been handed out before, so its delivery state is read before it is sent.
+   *
+   * Beyond a delivery count over 1 and the connection's epoch: a consumer hands out first deliveries in stream order,
+   * so a first delivery at or below a sequence this shard was already handed is the consumer going back. That is what
+   * a consumer whose leader was on a lost NATS node does when the node that takes over had not yet learned what the
+   * old leader handed out (nats-server 2.9 replicates that state moments after the fact), while this process's own
+   * connection, to another node, never dropped. And a message published before this process took the shard may
+   * have been sent by the shard's previous owner and handed out again the same way.
+   */
+  private mayRepeat (m: JsMsg): boolean {
+    const wentBack = m.seq <= this.highestSeq
+    if (!wentBack) this.highestSeq = m.seq
+    const publishedMs = m.info.timestampNanos / 1e6
+    return wentBack || m.info.deliveryCount > 1 || publishedMs <= this.takenAt + CLOCK_SKEW_MS ||
+      (this.epoch?.mayBeRepeat(m.info.deliveryCount, publishedMs) ?? false)
+  }
+
+  /** Waits until `repeatsFrom`; false when the shard drains meanwhile, so the message is handed back unsent. */
+  private async afterPreviousOwner (): Promise<boolean> {
+    const ms = this.repeatsFrom - Date.now()
+    if (ms <= 0) return true
+    let timer: NodeJS.Timeout | undefined
+    let wake = (): void => {}
+    await new Promise<void>((resolve) => {
+      wake = resolve
+      this.holds.add(wake)
+      timer = setTimeout(resolve, ms)
+    })
+    clearTimeout(timer)
+    this.holds.delete(wake)
+    return !this.stopping && this.fence()
+  }
+
   /** Stops pulling, waits for messages in hand until `deadline`, then hands the rest back to JetStream. */
   async drain (deadline: number): Promise<void> {
     this.stopping = true
     this.batch?.stop()
     this.slotFreed?.()
+    for (const wake of this.holds) wake()
     await this.loop
     let timer: NodeJS.Timeout | undefined
     const all = Promise.all([...this.inHand.values()].map(async (e) => await e.done))

@@ -19,7 +19,7 @@ import { openContentStore } from '../stores/content/mod.ts'
 import { MessageContentStore } from '../stores/message_content/mod.ts'
 import { ContentRecorder } from './content_recorder.ts'
 import { ShardActors } from './shards.ts'
-import { STALLED_AFTER_MS } from './actor/fenced_sends.ts'
+import { STALLED_AFTER_MS, flightsEndedWithinMs } from './actor/fenced_sends.ts'
 import { WorkQueueSweeper } from './work_queue_sweep.ts'
 import { EgressState } from '../stores/egress/mod.ts'
 import { LaneGauges } from './egress/lane_gauges.ts'
@@ -69,6 +69,8 @@ export async function startEngine (
       'its credentials may be sent without TLS, to anyone in the path')
   }
   const fences = new ShardFences(shards.length)
+  // below the ack_wait after which the shard's new owner may have the message
+  const stalledAfterMs = Math.min(STALLED_AFTER_MS, Math.floor(config.engine.ackWaitMs / 2))
   const actors = new ShardActors({
     redis: config.redis.target,
     ...(config.smtp.relay !== undefined ? { relay: config.smtp.relay } : {}),
@@ -86,8 +88,7 @@ export async function startEngine (
     publicUrl: config.http.publicUrl,
     secret: new Uint8Array(secret),
     fences: fences.buffer,
-    // below the ack_wait after which the shard's new owner may have the message
-    stalledAfterMs: Math.min(STALLED_AFTER_MS, Math.floor(config.engine.ackWaitMs / 2))
+    stalledAfterMs
   }, threads, Math.ceil(shards.length / threads), config.engine.shardCapacity, shared.metrics, log, shardThreadEntry)
   const js = jetstream(shared.nc)
   // Delivery events are published through one reply subscription, not a request per event (see JsPublisher).
@@ -132,9 +133,11 @@ export async function startEngine (
     drainMs: config.engine.ackWaitMs,
     fences,
     log,
-    start (shard, fence) {
+    start (shard, fence, expiredOwner) {
+      // taken from a process whose lease ran out: the messages it may have had in flight wait until its sends ended
+      const repeatsFrom = expiredOwner !== undefined ? Date.now() + flightsEndedWithinMs(stalledAfterMs) : 0
       const d = new ShardDispatcher(
-        shard, consumers[shard]!, processor, config.engine.shardCapacity, config.engine.ackWaitMs, log, fence, epoch
+        shard, consumers[shard]!, processor, config.engine.shardCapacity, config.engine.ackWaitMs, log, fence, epoch, repeatsFrom
       )
       dispatchers.set(shard, d)
       d.start()

@@ -6,6 +6,15 @@ const FENCE_WATCH_MS = 200
 /** A transaction in flight this long when its shard's fence is closed is taken for stalled, by default. */
 export const STALLED_AFTER_MS = 5_000
 
+/**
+ * How long after a process's fence closed every transaction it had in flight has ended, if the process runs: finished,
+ * or reset as stalled (looked at every `FENCE_WATCH_MS`), with a moment for a reply to be recorded in the delivery
+ * state. A process that takes over a shard whose lease ran out holds its repeats that long (engine/dispatcher.ts).
+ */
+export function flightsEndedWithinMs (stalledAfterMs: number): number {
+  return stalledAfterMs + 2 * FENCE_WATCH_MS + 1_000
+}
+
 /** A transaction in flight: the shard whose mail it carries, the pool it goes through and when it was handed over. */
 interface Flight { shard: number, pool: PooledDestination, since: number }
 

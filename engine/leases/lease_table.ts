@@ -19,8 +19,12 @@ export interface LeaseTableOptions {
   readonly leaseMs: number
   readonly renewMs: number
   readonly log: Logger
-  /** A unit is now ours: begin work on it, calling `fence()` before every pull. */
-  readonly start: (unit: number, fence: () => boolean) => void
+  /**
+   * A unit is now ours: begin work on it, calling `fence()` before every pull. `expiredOwner`: the process whose lease
+   * had run out when this one took it (undefined for a unit that was free: never held, released or long dead), which
+   * may still be finishing work it started.
+   */
+  readonly start: (unit: number, fence: () => boolean, expiredOwner?: string) => void
   /** Stop pulling for a unit and resolve once the work in hand finished or `deadline` passed. */
   readonly stop: (unit: number, deadline: number) => Promise<void>
   /** How long a released or lost unit may take to finish its work in hand. */
@@ -199,7 +203,7 @@ export class LeaseTable {
         this.fence(unit, basis)
         wanted--
         this.opts.log.info({ unit, group: this.opts.group, previous: rec?.owner ?? null }, 'lease acquired')
-        this.opts.start(unit, () => this.holds(unit))
+        this.opts.start(unit, () => this.holds(unit), rec?.owner)
       } catch (err) {
         // Wrong last sequence: another process won this one.
         if (!isWrongLastSequence(err)) throw err
