@@ -83,13 +83,13 @@ end
 -- A message with a deferred recipient waits in the due index for its next attempt, whatever its status (one recipient
 -- bounced and another greylisted reads 'bounced'); a 'sending' one (the rest of its recipients not attempted yet) stays
 -- at its due time; one whose every recipient has an outcome leaves it. due.ts reads by the same rule.
-local function track_due (status)
-  if not redis.call('HGET', msg, 'created') then return end
+-- row: the message's fields, read below after every count and the next attempt above were written.
+local function track_due (status, row)
+  if not row.created then return end
   local key = sandbox and ARGV[17] or ARGV[16]
-  if status == 'deferred' or tonumber(redis.call('HGET', msg, 'c:deferred') or '0') > 0 then
-    local next = redis.call('HGET', msg, 'next')
-    if next then
-      redis.call('ZADD', key, next, mid)
+  if status == 'deferred' or tonumber(row.deferred or '0') > 0 then
+    if row.next then
+      redis.call('ZADD', key, row.next, mid)
       redis.call('PEXPIRE', key, mttl)
     end
   elseif status ~= 'queued' and status ~= 'scheduled' and status ~= 'sending' then
@@ -97,23 +97,24 @@ local function track_due (status)
   end
 end
 if ARGV[8] == '' then return 1 end
-local old = redis.call('HGET', msg, 'status')
+local f = redis.call('HMGET', msg, 'status', 'created', 'next', 'c:deferred', 'rank')
+local old = f[1] or nil
+local row = { created = f[2] or nil, next = f[3] or nil, deferred = f[4] or nil }
 local status = status_from_recipients(msg)
 if status == nil then
   -- Recipients unknown (not recorded yet, or recorded before recipients were counted): status by precedence;
   -- recording works it out again from the recipients.
-  local rank = tonumber(redis.call('HGET', msg, 'rank') or '-1')
+  local rank = tonumber(f[5] or '-1')
   if tonumber(ARGV[9]) <= rank then return 1 end
   status = ARGV[8]
   redis.call('HSET', msg, 'rank', ARGV[9])
 end
-track_due(status)
+track_due(status, row)
 if old == status then return 1 end
 redis.call('HSET', msg, 'status', status)
-local created = redis.call('HGET', msg, 'created')
-if created then
+if row.created then
   if old then redis.call('ZREM', prefix .. old, mid) end
-  redis.call('ZADD', prefix .. status, created, mid)
+  redis.call('ZADD', prefix .. status, row.created, mid)
   redis.call('PEXPIRE', prefix .. status, mttl)
 end
 return 1
