@@ -8,8 +8,9 @@ import { ShardFences } from '../../../engine/leases/fences.ts'
 
 /**
  * A shard thread's transactions held to the shard's lease (engine/actor/fenced_sends.ts), against a real SMTP server:
- * none starts on a closed fence; one that stays in flight with its fence closed is taken for stalled and reset rather
- * than left to finish whenever its link or its server answers; one that finishes in time is left alone. The
+ * none starts on a closed fence; one that stays in flight with its fence closed, on a pool that answers nothing, is
+ * taken for stalled and reset rather than left to finish whenever its link or its server answers; one that finishes
+ * in time, or waits on a pool that goes on answering, is left alone. The
  * multi-host scenario (netns/engine_host_faults) shows the whole of it.
  */
 const SLOW_MS = 8_000
@@ -73,6 +74,32 @@ test('a transaction that finishes soon after its fence closed is left to finish,
     sends.close()
     transports.close()
     await quick.close()
+  }
+})
+
+test('a pool that goes on answering is not reset when its shard\'s fence closes, however long a message waited in it for ' +
+  'a connection', async () => {
+  // one connection, each transaction answered after 500 ms: the sixth waits 2.5 s, past the 1 s taken for stalled
+  const paced = await SmtpSink.start({ slowMs: 500 })
+  const fences = new ShardFences(1)
+  fences.openUntil(0, Date.now() + 60_000)
+  const transports = new TransportCache(1)
+  const sends = new FencedSends(fences.buffer, transports, STALLED_MS)
+  try {
+    const dest: Destination = { host: 'paced.test', connectTo: paced.host, port: paced.port, secure: false }
+    const to = Array.from({ length: 6 }, (_, i) => `slow-paced${i}@dest.test`)
+    const sending = Promise.allSettled(to.map(async (rcpt) => await sends.send(transports.get(dest), mail(rcpt), 0)))
+    await eventually(() => paced.connections > 0, 'the connection')
+    // as on a healthy engine whose lease renewals wait on NATS for a while
+    fences.close(0)
+    const outcomes = await sending
+    assert.deepEqual(outcomes.map((o) => o.status), to.map(() => 'fulfilled'), 'every transaction finished')
+    for (const rcpt of to) assert.equal(paced.to(rcpt).length, 1, `${rcpt} received once`)
+    assert.equal(paced.connections, 1, 'on the one connection: it was not reset')
+  } finally {
+    sends.close()
+    transports.close()
+    await paced.close()
   }
 })
 
