@@ -9,8 +9,9 @@
 #   main-late  every OB_TEST_LATE_EVERY-th file of the main group in sorted order (5: about a fifth; 0: none), one
 #              at a time after the multi-host run in the background slot, which is otherwise done long before the main
 #              run: the two runs then end at about the same time, with never more than three files running at once.
-# The main run reports as it goes; the other runs' reports follow it as one block each. Exits non-zero when
-# either run fails. `scripts/test.sh --coverage` runs this under c8: every group inherits NODE_V8_COVERAGE, so the
+# The main run reports as it goes; the other runs' reports follow it as one block each. When a test failed, the
+# last lines repeat each failure's name, place and error, so that the end of a long log says what failed. Exits
+# non-zero when either run fails. `scripts/test.sh --coverage` runs this under c8: every group inherits NODE_V8_COVERAGE, so the
 # coverage summary covers them all. `bash scripts/test_groups.sh --list` prints each file with its group and runs nothing;
 # `bash scripts/test_groups.sh dist/test/a.test.js …` runs only the files given, grouped the same way.
 set -euo pipefail
@@ -56,16 +57,39 @@ if [ -n "$list" ]; then
   exit 0
 fi
 
+main_log="$(mktemp -t outbox-main.XXXXXX)"
 long_log="$(mktemp -t outbox-long-wait.XXXXXX)"
 multi_log="$(mktemp -t outbox-multi-host.XXXXXX)"
 late_log="$(mktemp -t outbox-main-late.XXXXXX)"
 long_rc_file="$(mktemp -t outbox-long-rc.XXXXXX)"
+main_rc_file="$(mktemp -t outbox-main-rc.XXXXXX)"
+main_pid_file="$(mktemp -t outbox-main-pid.XXXXXX)"
 long_pid='' main_pid=''
+logs=("$main_log" "$long_log" "$multi_log" "$late_log" "$long_rc_file" "$main_rc_file" "$main_pid_file")
 stop () {
-  for p in $main_pid $long_pid; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in $(cat "$main_pid_file" 2>/dev/null) $main_pid $long_pid; do kill -TERM "$p" 2>/dev/null || true; done
 }
-trap 'stop; rm -f "$long_log" "$multi_log" "$late_log" "$long_rc_file"; exit 130' INT TERM
-trap 'rm -f "$long_log" "$multi_log" "$late_log" "$long_rc_file"' EXIT
+trap 'stop; rm -f "${logs[@]}"; exit 130' INT TERM
+trap 'rm -f "${logs[@]}"' EXIT
+
+# Each failed test of a TAP report: its `not ok` line, where it is, and its error (up to 12 lines of it). A parent
+# whose subtests failed is named without its error, which only counts them.
+failures () {
+  awk '
+    function flush () { if (name != "") { print name; if (where != "") print "    at " where; for (i = 1; i <= n && i <= 12; i++) print "    " err[i]; if (n > 12) print "    …" } name = ""; where = ""; n = 0; inerr = 0; parent = 0 }
+    /^ *not ok [0-9]+ - / { flush(); name = $0; sub(/^ */, "", name); ind = match($0, /[^ ]/) + 2; next }
+    name != "" && /^ *\.\.\.$/ { flush(); next }
+    name != "" {
+      line = substr($0, ind)
+      if (inerr && match($0, /[^ ]/) > ind) { err[++n] = substr($0, ind + 2); next }
+      inerr = 0
+      if (line ~ /^location: /) { where = substr(line, 11); gsub(/^\x27|\x27$/, "", where) }
+      else if (line ~ /^failureType: .subtestsFailed./) { parent = 1 }
+      else if (line ~ /^error: / && !parent) { v = substr(line, 8); if (v ~ /^\|/) inerr = 1; else { gsub(/^\x27|\x27$/, "", v); err[++n] = v } }
+    }
+    END { flush() }
+  ' "$@"
+}
 
 echo "outbox: ${#main[@]} test files two at a time; beside them ${#long[@]} long-wait files ${long_concurrency} at a time," \
   "then ${#multi[@]} multi-host files one at a time, then ${#late[@]} more main files one at a time (their reports follow)"
@@ -82,9 +106,15 @@ if [ $(( ${#long[@]} + ${#multi[@]} + ${#late[@]} )) -gt 0 ]; then
 fi
 main_rc=0 long_rc=0 late_rc=0
 if [ ${#main[@]} -gt 0 ]; then
-  "${node_test[@]}" --test-concurrency=2 "${main[@]}" &
+  # reported as it runs and kept for the summary of failures at the end
+  {
+    "${node_test[@]}" --test-concurrency=2 "${main[@]}" &
+    echo $! >"$main_pid_file"
+    rc=0; wait $! || rc=$?; echo "$rc" >"$main_rc_file"
+  } | tee "$main_log" &
   main_pid=$!
-  wait "$main_pid" || main_rc=$?
+  wait "$main_pid" || true
+  read -r main_rc <"$main_rc_file" || main_rc=1
 fi
 multi_rc=0
 if [ -n "$long_pid" ]; then
@@ -108,6 +138,15 @@ if [ -n "$long_pid" ]; then
     cat "$late_log"
     echo "──── end of main-late group ────"
   fi
+fi
+if [ "$main_rc" -ne 0 ] || [ "$long_rc" -ne 0 ] || [ "$multi_rc" -ne 0 ] || [ "$late_rc" -ne 0 ]; then
+  echo
+  echo "──── failures ────"
+  for g in main:"$main_log" long-wait:"$long_log" multi-host:"$multi_log" main-late:"$late_log"; do
+    found="$(failures "${g#*:}")"
+    if [ -n "$found" ]; then echo "${g%%:*} group:"; echo "$found"; fi
+  done
+  echo "──── end of failures ────"
 fi
 echo "outbox: main group exit ${main_rc}, long-wait group exit ${long_rc}, multi-host group exit ${multi_rc}, main-late group exit ${late_rc}"
 [ "$main_rc" -eq 0 ] && [ "$long_rc" -eq 0 ] && [ "$multi_rc" -eq 0 ] && [ "$late_rc" -eq 0 ]

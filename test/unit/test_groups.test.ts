@@ -93,6 +93,7 @@ test('the two groups run side by side; both report, main first, and the run pass
   try {
     const { code, out } = await run(dir, [])
     assert.equal(code, 0, out)
+    assert.doesNotMatch(out, /──── failures/)
     const longAt = out.indexOf('──── long-wait group: 1 files')
     assert.ok(longAt > out.indexOf('ok 2 - c_new'), out)
     assert.ok(out.indexOf('ok 1 - b_long') > longAt, out)
@@ -109,6 +110,13 @@ test('a failure in either group fails the run, and the other group still reports
       assert.match(out, new RegExp(`not ok \\d+ - ${failing}`))
       assert.match(out, line)
       assert.match(out, /ok \d+ - c_new/)
+      // the end of the log repeats the failure: its group, its name, where it is and its error
+      const summary = out.slice(out.indexOf('──── failures ────'))
+      const group = failing === 'a_main' ? 'main' : 'long-wait'
+      const entry = `^${group} group:\nnot ok \\d+ - ${failing}\n` +
+        ` {4}at .*${failing}\\.test\\.js:\\d+:\\d+\n {4}${failing} failed as asked\n`
+      assert.match(summary, new RegExp(entry, 'm'), out)
+      assert.ok(summary.indexOf('──── end of failures ────') < summary.indexOf('outbox: main group exit'), out)
     } finally { rmSync(dir, { recursive: true, force: true }) }
   }
 })
