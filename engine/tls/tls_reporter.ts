@@ -14,7 +14,9 @@ import { TlsReportMailer, type MailOutcome, type TlsReportMailerOptions } from '
  * Sends the daily TLS-RPT aggregate reports (RFC 8460 §5): for each finished UTC day of the last REPORT_DAYS with
  * counters, each policy domain's report goes to the `rua` of its `_smtp._tls` TXT record once. One engine of the
  * cluster does it at a time, under a Redis lock (TlsReportStore.lock); a domain's report is marked sent after its
- * delivery, so a sender killed half-way leaves the rest for the next run. `now` is the clock (a test's override).
+ * delivery, so a sender killed half-way leaves the rest for the next run. The lock is renewed before each domain: a
+ * run with many slow rua outlasts LOCK_MS, and one whose lock ran out and was taken by another engine stops, leaving
+ * the rest to that engine, instead of sending the same reports beside it. `now` is the clock (a test's override).
  *
  * An `https:` rua gets a POST of the gzipped JSON as `application/tlsrpt+gzip` (verified TLS, OB_SMTP_CA_FILE
  * trusted, its host resolved and checked as policy hosts are, POST_TIMEOUT_MS); a 2xx answer is delivery.
@@ -26,7 +28,7 @@ import { TlsReportMailer, type MailOutcome, type TlsReportMailerOptions } from '
  * of the day is marked sent.
  */
 export const REPORT_DAYS = 7
-export const LOCK_MS = 10 * 60_000 // 10 min: longer than one run of look-ups and POSTs with their timeouts
+export const LOCK_MS = 10 * 60_000 // 10 min from the start of each domain's report: far longer than one report's look-ups and POSTs
 export const POST_TIMEOUT_MS = 30_000
 export const MAX_REPORT_ANSWER_BYTES = 64 * 1024
 
@@ -48,7 +50,8 @@ export interface TlsReporterOptions {
   now?: () => number
 }
 
-export interface TlsReportRun { locked: boolean, sent: Array<{ day: string, domain: string, to: string }> }
+/** `locked`: this run had the lock; `lost`: it stopped early because another engine had taken the lock since. */
+export interface TlsReportRun { locked: boolean, lost: boolean, sent: Array<{ day: string, domain: string, to: string }> }
 
 type Outcome = MailOutcome | { result: 'not_configured' }
 const SENT: Outcome = { result: 'sent' }
@@ -77,22 +80,29 @@ export class TlsReporter {
   /** One run: the reports of finished days not sent yet, if this engine gets the lock. `now` overrides the clock. */
   async run (now = (this.opts.now ?? Date.now)()): Promise<TlsReportRun> {
     const holder = randomBytes(9).toString('base64url')
-    const out: TlsReportRun = { locked: false, sent: [] }
+    const out: TlsReportRun = { locked: false, lost: false, sent: [] }
     if (!(await this.opts.store.lock(holder, LOCK_MS))) return out
     out.locked = true
     try {
-      for (let back = REPORT_DAYS; back >= 1; back--) {
-        const day = utcDay(now - back * 86_400_000)
-        for (const domain of await this.opts.store.domains(day)) {
-          if (await this.opts.store.isSent(day, domain)) continue
-          out.sent.push(...await this.report(day, domain))
-        }
-      }
+      for (let back = REPORT_DAYS; back >= 1 && !out.lost; back--) await this.reportDay(utcDay(now - back * 86_400_000), holder, out)
     } finally {
       this.mailer?.close()
       await this.opts.store.unlock(holder).catch(() => {})
     }
     return out
+  }
+
+  /** The reports of one day's domains, into `out`; stops, setting `out.lost`, when the lock is no longer `holder`'s. */
+  private async reportDay (day: string, holder: string, out: TlsReportRun): Promise<void> {
+    for (const domain of await this.opts.store.domains(day)) {
+      if (await this.opts.store.isSent(day, domain)) continue
+      if (!(await this.opts.store.renew(holder, LOCK_MS))) {
+        out.lost = true
+        this.opts.log.warn({ day, domain }, 'TLS report run stopped: its lock ran out and another engine holds it now')
+        return
+      }
+      out.sent.push(...await this.report(day, domain))
+    }
   }
 
   private async report (day: string, domain: string): Promise<TlsReportRun['sent']> {

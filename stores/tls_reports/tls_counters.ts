@@ -14,8 +14,11 @@ export const KEEP_S = 8 * 86_400 // a day's counters outlive the day by a week: 
 export const FLUSH_MS = 1000
 /** Distinct failure details kept per domain and day; past it they are counted under one `validation-failure`. */
 export const MAX_DETAILS = 100
-const LOCK_KEY = 'ob:tlsrpt:lock'
+export const LOCK_KEY = 'ob:tlsrpt:lock'
 const UNLOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+// the holder's lock, or one that ran out and nobody took since, is the holder's for ARGV[2] ms from now
+const RENEW = "local h = redis.call('GET', KEYS[1]) " +
+  "if h == ARGV[1] or not h then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0"
 
 export interface TlsPolicyRef { type: 'sts', strings: string[], mx: string[] }
 
@@ -123,6 +126,11 @@ export class TlsReportStore {
   /** Takes the sender's lock for `ttlMs` unless another holds it; true when `holder` has it. */
   async lock (holder: string, ttlMs: number): Promise<boolean> {
     return (await this.redis.set(LOCK_KEY, holder, 'PX', ttlMs, 'NX')) === 'OK'
+  }
+
+  /** Gives `holder` the lock for `ttlMs` from now, if it still has it or nobody took it since; false when another has it. */
+  async renew (holder: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.eval(RENEW, 1, LOCK_KEY, holder, ttlMs)) === 1
   }
 
   /** Gives the lock back, only if `holder` still has it. */
