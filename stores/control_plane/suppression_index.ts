@@ -120,6 +120,25 @@ export class SuppressionIndex {
     return { items, more: false }
   }
 
+  /**
+   * The organisation's entries for one address, expired ones included: the one for every stream and each broadcast
+   * stream's. They sit together in entry-key order (entryKey), so this costs a binary search and the entries found.
+   */
+  ofAddress (orgId: string, email: string): SuppressionRecord[] {
+    const list = this.byOrg.get(orgId)
+    if (list === undefined) return []
+    const k = addressKey(email)
+    const out: SuppressionRecord[] = []
+    const whole = list.get(k)
+    if (whole !== undefined) out.push(whole)
+    const streams = `${k} `
+    for (const [key, r] of list.from(k)) {
+      if (!key.startsWith(streams)) break
+      out.push(r)
+    }
+    return out
+  }
+
   /** Every entry of the organisation, expired ones included (for deleting the organisation). */
   all (orgId: string): SuppressionRecord[] {
     const out: SuppressionRecord[] = []

@@ -104,7 +104,7 @@ export class SuppressionList {
     jsm: JetStreamManager, orgId: string, email: string, keepHashed: boolean
   ): Promise<{ removed: number, markersRemoved: number, hashed: boolean }> {
     const address = email.trim().toLowerCase()
-    const existing = this.index.all(orgId).filter((r) => r.email === address)
+    const existing = this.entriesOf(orgId, address)
     let hashed = false
     if (keepHashed) {
       const everyStream = existing.find((r) => !isBroadcast(r.stream))
@@ -122,6 +122,11 @@ export class SuppressionList {
     let markersRemoved = 0
     for (const key of keys) if (await forgetDeletedKey(jsm, this.mirror.kv, key) === 'removed') markersRemoved++
     return { removed: existing.length, markersRemoved, hashed }
+  }
+
+  /** Every entry of the organisation holding the address, expired ones too: for every stream first, then per stream. */
+  entriesOf (orgId: string, email: string): SuppressionRecord[] {
+    return this.index.ofAddress(orgId, email)
   }
 
   /** The organisation's entry for the address while it suppresses (not past its expiry). */
