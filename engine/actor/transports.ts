@@ -256,13 +256,7 @@ export class TransportCache {
    * opens a new one. For work whose right to send ended while its transaction was in flight.
    */
   reset (transport: PooledDestination): void {
-    for (const [key, p] of this.pools) {
-      if (p.transport === transport) {
-        clearTimeout(p.idleTimer)
-        this.pools.delete(key)
-        this.onClose?.(key)
-      }
-    }
+    for (const [key, p] of this.pools) if (p.transport === transport) this.forget(key)
     transport.reset()
   }
 
@@ -277,8 +271,13 @@ export class TransportCache {
   }
 
   private closePool (key: string, transport: PooledDestination): void {
-    clearTimeout(this.pools.get(key)?.idleTimer)
+    this.forget(key)
     transport.close()
+  }
+
+  /** Drops the pool under `key` and its idle timer, and tells `onClose`; its connections are the caller's to end. */
+  private forget (key: string): void {
+    clearTimeout(this.pools.get(key)?.idleTimer)
     this.pools.delete(key)
     this.onClose?.(key)
   }
