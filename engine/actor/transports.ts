@@ -1,9 +1,9 @@
-import { connect, isIP, type Socket } from 'node:net'
+import { isIP, type Socket } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
 import { Readable } from 'node:stream'
 import { domainToASCII } from 'node:url'
 import SMTPPool from 'nodemailer/lib/smtp-pool'
-import type { GetSocket } from '../egress/lane_sockets.ts'
+import { openPoolSocket, type GetSocket } from '../egress/pool_socket.ts'
 
 /** What a pool sends: the envelope and the finished, signed bytes of one recipient's copy. */
 export interface RawMail { envelope: { from: string, to: string[] }, raw: Buffer, messageId: string }
@@ -288,29 +288,14 @@ export class TransportCache {
   }
 }
 
-const CONNECT_TIMEOUT_MS = 30_000
-
-/**
- * Opens a pool's socket as nodemailer would, bound to the destination's local address; nodemailer then speaks
- * SMTP on it, and upgrades it to TLS itself for an implicit-TLS (`secure`) destination.
- */
+/** A pool's socket to the destination, bound to its local address (openPoolSocket). */
 function plainSocket (d: Destination): GetSocket {
   return (options, callback) => {
-    const socket = connect({
+    openPoolSocket({
       host: options.host ?? d.connectTo,
       port: Number(options.port ?? d.port),
       ...(d.localAddress !== undefined ? { localAddress: d.localAddress } : {})
-    })
-    const timer = setTimeout(() => {
-      socket.destroy(Object.assign(new Error(`connection to ${d.connectTo} timed out`), { code: 'ETIMEDOUT' }))
-    }, CONNECT_TIMEOUT_MS)
-    const failed = (err: NodeJS.ErrnoException): void => {
-      clearTimeout(timer)
-      // as nodemailer reports a socket that fails to connect: the kind of failure, and the system's code beside it
-      callback(err.code === 'ETIMEDOUT' ? err : Object.assign(err, { code: 'ESOCKET', originalCode: err.code, command: 'CONN' }))
-    }
-    socket.once('error', failed)
-    socket.once('connect', () => { clearTimeout(timer); socket.removeListener('error', failed); callback(null, { connection: socket }) })
+    }, d.connectTo, callback)
   }
 }
 

@@ -1,6 +1,6 @@
-import { connect, type Socket } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import type { EgressGates } from './egress_types.ts'
+import { openPoolSocket, type GetSocket, type GetSocketCallback, type GetSocketOptions } from './pool_socket.ts'
 
 /** A connection a lane cannot open now: every connection the lane may have is open somewhere in the cluster. */
 export class EgressBusyError extends Error {
@@ -16,12 +16,6 @@ export class EgressBusyError extends Error {
  * engine's connections free their slots by then. Renewed every third of it, so two renewals may fail in a row.
  */
 export const HOLD_TTL_MS = 60_000
-const CONNECT_TIMEOUT_MS = 30_000
-
-/** What nodemailer's `getSocket` hook is given and answers (its proxy extension point). */
-type GetSocketOptions = { host?: string, port?: number | string }
-type GetSocketCallback = (err: Error | null, socketOptions?: { connection: Socket } | false) => void
-export type GetSocket = (options: GetSocketOptions, callback: GetSocketCallback) => void
 
 /**
  * The sockets of egress lanes, opened for nodemailer's pools through their `getSocket` hook. Each socket holds one
@@ -54,16 +48,10 @@ export class LaneSockets {
       if (!this.held.delete(holder)) return
       void this.gates.releaseConnection(lane, holder)
     }
-    const socket = connect({
+    const socket = openPoolSocket({
       host: options.host ?? '', port: Number(options.port ?? 25), family, ...(localAddress !== undefined ? { localAddress } : {})
-    })
+    }, options.host ?? '?', callback, release)
     socket.once('close', release)
-    const timer = setTimeout(() => {
-      socket.destroy(Object.assign(new Error(`connection to ${options.host ?? '?'} timed out`), { code: 'ETIMEDOUT' }))
-    }, CONNECT_TIMEOUT_MS)
-    socket.once('connect', () => { clearTimeout(timer); socket.removeListener('error', failed); callback(null, { connection: socket }) })
-    const failed = (err: Error): void => { clearTimeout(timer); release(); callback(err) }
-    socket.once('error', failed)
   }
 
   private async renew (): Promise<void> {

@@ -4,6 +4,9 @@ import type { Redis } from 'ioredis'
 import { useOwnRedis } from '../../helpers/own_redis.ts'
 import { eventually, nothingHappensFor } from '../../helpers/waiting.ts'
 import { EgressState } from '../../../stores/egress/mod.ts'
+import { LaneSockets } from '../../../engine/egress/lane_sockets.ts'
+import { classifyError } from '../../../engine/actor/classify.ts'
+import { freePort } from '../../helpers/ports.ts'
 import { engineClients, sleep } from './engine_clients.ts'
 
 /** Connection slots are held cluster-wide: many processes at once never hold more than the lane's cap. */
@@ -84,4 +87,21 @@ test('one renewal pipeline extends holders of many lanes; an infinite cap counts
   for (const h of held) assert.equal(await state.acquireConnection(h.lane, 'other', 1, 300), false, `${h.lane} still held`)
   for (let i = 0; i < 50; i++) assert.equal(await state.acquireConnection('ip-c|yahoo', `u${i}`, Infinity, 5000), true)
   assert.equal(await own.redis.zcard('ob:eg:conn:{ip-c|yahoo}'), 50)
+})
+
+test('a lane socket that cannot connect fails as nodemailer\'s own do, and gives its slot back', async () => {
+  const state = new EgressState(clients[0]!)
+  const sockets = new LaneSockets(state)
+  try {
+    const port = await freePort() // nothing listens there
+    const err = await new Promise<Error & { code?: string, originalCode?: string }>((resolve, reject) => {
+      sockets.hook('refused|lane', 1, undefined, 4)({ host: '127.0.0.1', port }, (e) => {
+        if (e === null) reject(new Error('connected')); else resolve(e)
+      })
+    })
+    assert.equal(err.code, 'ESOCKET')
+    assert.equal(err.originalCode, 'ECONNREFUSED')
+    assert.deepEqual(classifyError(err), { kind: 'deferred', response: `ESOCKET: connect ECONNREFUSED 127.0.0.1:${port}` })
+    await eventually(async () => await state.acquireConnection('refused|lane', 'next', 1, 10_000), 'the slot was given back')
+  } finally { sockets.close() }
 })
