@@ -45,8 +45,8 @@ export function auditRecordOf (def: RouteDef, ctx: AnyContext, reply: Reply): Au
   const decl = def.audit
   const note = ctx.audit
   if (decl === undefined || note.skip === true) return undefined
-  if (reply.status < 200 || reply.status > 299) return undefined
-  if (decl.statuses !== undefined && !decl.statuses.includes(reply.status)) return undefined
+  if ((reply.status < 200 || reply.status > 299) && note.partial !== true) return undefined
+  if (decl.statuses !== undefined && !decl.statuses.includes(reply.status) && note.partial !== true) return undefined
   const operator = def.permission === 'operator'
   return auditEntryOf(def, decl, { params: ctx.params, body: ctx.body, reply: reply.body }, note, {
     actor: operator ? { type: 'operator', id: ctx.operator.key.id } : { type: 'api_key', id: ctx.auth.key.id },

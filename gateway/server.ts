@@ -284,6 +284,10 @@ export function createHttpServer (deps: GatewayDeps, routes: readonly RouteDef[]
         deps.log.error({ err, requestId: ctx.requestId, route: c.label }, 'request failed')
       }
       reply = errorReply(apiErr, ctx.requestId)
+      if (c.def.audit !== undefined && ctx.audit.partial === true) {
+        ctx.audit.changes.error = apiErr.code
+        await recordChange(auditSink, c.def, ctx, reply)
+      }
     }
     deps.metrics.request(c.label, reply.status, performance.now() - start)
     // A request stays in flight until its answer is written: a shutdown waits for a streamed answer (an export)

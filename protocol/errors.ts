@@ -1,3 +1,5 @@
+import { isJetStreamFull } from './jetstream_errors.ts'
+
 /**
  * The one table of error codes, all spelled in snake_case, in two parts that `docs/errors.md` lists row for row (a
  * unit test keeps them equal). `ERRORS`: what the API answers, each code with its HTTP status. `INTERNAL_ERRORS`:
@@ -130,11 +132,14 @@ export class ApiError extends Error {
 
   /**
    * Wraps anything thrown into an ApiError; unknown failures become `internal_error` without leaking their text.
-   * Redis refusing a write at `maxmemory` (error reply code `OOM`) is `store_full`, whichever store call met it.
+   * Redis refusing a write at `maxmemory` (error reply code `OOM`), or JetStream refusing one for lack of room (the
+   * configuration's buckets are in its store), is `store_full`, whichever store call met it.
    */
   static from (err: unknown): ApiError {
     if (err instanceof ApiError) return err
-    if (isStoreFull(err)) return new ApiError('store_full', undefined, { cause: err, retryAfter: STORE_FULL_RETRY_AFTER_S })
+    if (isStoreFull(err) || isJetStreamFull(err)) {
+      return new ApiError('store_full', undefined, { cause: err, retryAfter: STORE_FULL_RETRY_AFTER_S })
+    }
     return new ApiError('internal_error', undefined, { cause: err })
   }
 }

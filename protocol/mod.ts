@@ -5,6 +5,7 @@
  * Data and pure functions only; nothing here opens a connection (a unit test walks the imports).
  */
 export * from './errors.ts'
+export { JETSTREAM_ROOM_CODES, isJetStreamFull } from './jetstream_errors.ts'
 export * from './ids.ts'
 export * from './subjects.ts'
 export * from './records.ts'

@@ -264,21 +264,24 @@ export async function checkImport (raw: Buffer, contentType: string, streams: re
 
 /**
  * Writes the entries of a checked import (SuppressionList.addMany: a window of pipelined writes). Resolves with
- * the one summary of the import.
+ * the one summary of the import and, when a write failed part-way (a full store), its error: the summary then counts
+ * what was written before it, and the entries not reached count nowhere.
  */
-export async function writeImport (cp: ControlPlane, orgId: string, checked: CheckedImport): Promise<ImportSummary> {
+export async function writeImport (
+  cp: ControlPlane, orgId: string, checked: CheckedImport
+): Promise<{ summary: ImportSummary, error?: unknown }> {
   const { summary } = checked
   const entries = await decodeEntries(checked.entries)
-  const added = await cp.suppressionLists.addMany(orgId, entries)
+  const { added, error } = await cp.suppressionLists.addMany(orgId, entries)
   for (let i = 0; i < entries.length; i++) {
     if (added[i] === true) {
       summary.imported++
       summary.imported_by_reason[entries[i]!.reason]++
-    } else {
+    } else if (error === undefined) {
       summary.already_suppressed++
     }
   }
-  return summary
+  return error === undefined ? { summary } : { summary, error }
 }
 
 /** The lines of an import body by its Content-Type: `text/csv`, or JSON. */

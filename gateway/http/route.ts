@@ -39,6 +39,11 @@ export interface AuditNote {
   count?: number
   /** The handler found nothing to change (a repeated delete): nothing is recorded. */
   skip?: boolean
+  /**
+   * The handler made part of its change and then failed (an import stopped by a full store): the entry is recorded
+   * with the error answer, whose code the pipeline puts in `changes.error`.
+   */
+  partial?: boolean
 }
 
 /**

@@ -150,7 +150,8 @@ export const suppressionRoutes = [
     handler: async ({ deps, auth, headers, rawBody, audit }) => {
       // read and checked on a thread of its own, written from here a window at a time (gateway/import_check_pool.ts)
       const streams = deps.cp.streams.list(auth.org.id).map((st) => st.id)
-      const summary = await writeImport(deps.cp, auth.org.id, await deps.importChecker.check(rawBody, headers.contentType, streams))
+      const checked = await deps.importChecker.check(rawBody, headers.contentType, streams)
+      const { summary, error } = await writeImport(deps.cp, auth.org.id, checked)
       // One entry for the whole import: how many were added, by reason, and how many lines were refused.
       audit.count = summary.imported
       audit.changes.imported_by_reason = summary.imported_by_reason
@@ -160,6 +161,8 @@ export const suppressionRoutes = [
       for (const reason of REASONS) {
         if (summary.imported_by_reason[reason] > 0) deps.metrics.suppressionsAdded[reason].inc(summary.imported_by_reason[reason])
       }
+      // stopped part-way (a full store): answered with the error, and what it wrote is still audited
+      if (error !== undefined) { audit.partial = true; throw error }
       return { status: 200, body: summary }
     }
   }),

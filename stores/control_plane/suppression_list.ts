@@ -192,16 +192,18 @@ export class SuppressionList {
    * the connection, no round trip waited for between them), then waits once for this mirror to hold them all.
    * The window is small so that other requests' callbacks never queue behind more than a few dozen of the
    * import's. Entries already active are left as they are. An entry with a broadcast `stream` is that stream's own,
-   * beside the address's entry for every stream. Resolves with whether each entry was added.
+   * beside the address's entry for every stream. Resolves with whether each entry was added and, when a write
+   * failed (a full store), its error: the writes stop there, and the entries added before it stay.
    */
   async addMany (
     orgId: string, entries: ReadonlyArray<{ email: string, reason: SuppressionReason, expiresAt?: string, stream?: string }>
-  ): Promise<boolean[]> {
+  ): Promise<{ added: boolean[], error?: unknown }> {
     const added = new Array<boolean>(entries.length).fill(false)
     let next = 0
     let last = 0
+    let error: unknown
     const writer = async (): Promise<void> => {
-      while (next < entries.length) {
+      while (next < entries.length && error === undefined) {
         const i = next++
         const e = entries[i]!
         const key = suppressionKey(orgId, e.email, e.stream)
@@ -220,9 +222,10 @@ export class SuppressionList {
         }
       }
     }
-    await Promise.all(Array.from({ length: WRITES_IN_FLIGHT }, writer))
+    // The first write that fails stops the others taking more; those in flight end, and what was written stays.
+    await Promise.all(Array.from({ length: WRITES_IN_FLIGHT }, async () => { await writer().catch((err: unknown) => { error ??= err }) }))
     await this.mirror.waitFor(last)
-    return added
+    return error === undefined ? { added } : { added, error }
   }
 
   /** Removes the organisation's entry for the address (of one stream, given one); false when it held none active. */
