@@ -216,6 +216,13 @@ test('activity updates live, filters by status, and a message shows its event ti
     await eventuallyAxesFit(page, width)
     assert.deepEqual(await axeProblems(page), [], `Statistics at ${width} px`)
     assert.ok(await fits(page), `Statistics: no horizontal scroll at ${width} px`)
+    // each total stays on one line with its name: a line breaks between figures, never inside one
+    const split = await page.locator('dl.totals dt').evaluateAll((dts) => dts.filter((dt) => {
+      const name = dt.getBoundingClientRect()
+      const value = dt.nextElementSibling!.getBoundingClientRect()
+      return Math.abs(value.top - name.top) > 2 || value.left < name.right
+    }).map((dt) => dt.textContent))
+    assert.deepEqual(split, [], `Statistics: figures apart from their names at ${width} px`)
     if (width === 390) await screenshot(page, 'stats-390')
   }
   await page.setViewportSize({ width: 390, height: 900 })

@@ -59,7 +59,7 @@ async function render (ctx: ViewContext): Promise<Node> {
         { name: 'bounced', color: 'var(--bad)', values: pick('bounced') },
         { name: 'opened', color: 'var(--accent)', values: pick('opened') }
       ]))
-      totals.replaceChildren(...Object.entries(stats.counts).flatMap(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]))
+      totals.replaceChildren(...Object.entries(stats.counts).map(([k, v]) => figure(k, String(v))))
       const perHour = series.map((p) => rates(p.counts))
       rateArea.replaceChildren(barChart(`Bounce, complaint, open and click rates per hour in percent, ${rangeName}`, starts, [
         { name: 'bounce %', color: 'var(--bad)', values: perHour.map((r) => r.bounce ?? 0) },
@@ -68,9 +68,7 @@ async function render (ctx: ViewContext): Promise<Node> {
         { name: 'click %', color: 'var(--ok)', values: perHour.map((r) => r.click ?? 0) }
       ]))
       const overall = rates(stats.counts)
-      rateTotals.replaceChildren(...RATE_NAMES.flatMap((k) => [
-        h('dt', null, `${k} rate`), h('dd', null, overall[k] === undefined ? '—' : `${overall[k]} %`)
-      ]))
+      rateTotals.replaceChildren(...RATE_NAMES.map((k) => figure(`${k} rate`, overall[k] === undefined ? '—' : `${overall[k]} %`)))
     } catch (err) { showError(slot, err) }
   }
   range.onchange = () => { void load() }
@@ -91,3 +89,8 @@ async function render (ctx: ViewContext): Promise<Node> {
 }
 
 export const statsView: ViewDef = { path: /^stats$/, title: 'Statistics', nav: 'Statistics', permission: 'read', render }
+
+/** One name and its figure, grouped so that a line break falls between figures, never inside one. */
+function figure (name: string, value: string): HTMLElement {
+  return h('div', null, h('dt', null, name), h('dd', null, value))
+}
