@@ -136,10 +136,10 @@ async function writeStream (
       res.cork(() => { taken = res.write(next.value) })
       if (!taken) {
         await new Promise<void>((resolve) => {
-          // Woken through setImmediate, not in uWS's callback: uWS calls onWritable (and onAborted) from its own
-          // poll callback without draining the microtask queue, so a promise resolved there went on only at the
-          // process's next unrelated event (on an idle gateway, never: a client that paused reading then got
-          // nothing more). setImmediate runs on Node's loop, which drains the queue after it.
+          // Woken through setImmediate, not in uWS's callback: uWS calls onWritable from its own poll callback
+          // without draining the microtask queue, so a promise resolved there went on only at the process's next
+          // unrelated event (on an idle gateway, never: a client that paused reading then got nothing more).
+          // setImmediate runs on Node's loop, which drains the queue after it. The wake on abort goes the same way.
           const wake = (): void => { setImmediate(resolve) }
           aborted.wake = wake
           res.onWritable(() => { wake(); return true })
