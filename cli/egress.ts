@@ -7,13 +7,7 @@ import type { CliAuditTrail } from './audit_trail.ts'
 import { loadConfig } from '../config/mod.ts'
 import { newRedis } from '../stores/clients/mod.ts'
 import { EgressState, laneViews } from '../stores/egress/mod.ts'
-
-export const EGRESS_USAGE = `usage: outbox egress source add <name> --address <ip> --ehlo <host> [--warmup]
-       outbox egress source list | source remove <name>
-       outbox egress pool set <name> <source>[:<weight>]... | pool list | pool remove <name>
-       outbox egress assign --org <org_id> [--domain <domain_id> | --stream <stream_id>] (--pool <name>|default | --inherit)
-       outbox egress limits set <provider>|default [--source <name>] <key>=<value>... | limits show [--source <name>]
-       outbox egress lanes`
+import { EGRESS_USAGE } from './usage.ts'
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -2,8 +2,7 @@ import { jetstreamManager, type ConsumerInfo, type JetStreamManager, type Stream
 import { loadConfig } from '../config/mod.ts'
 import { connectNats, isStreamNotFound } from '../stores/clients/mod.ts'
 import { CliError } from './binaries.ts'
-
-export const NATS_USAGE = 'usage: outbox nats streams | nats consumers [<stream>]'
+import { NATS_USAGE } from './usage.ts'
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -2,8 +2,7 @@ import { parseArgs } from 'node:util'
 import { operatorKeyView, type OperatorKeyView } from '../stores/control_plane/mod.ts'
 import { CliError } from './binaries.ts'
 import { withControlPlane } from './control_plane_session.ts'
-
-export const OPERATOR_KEY_USAGE = 'usage: outbox operator key create [--name <name>] | list | revoke <key_id>'
+import { OPERATOR_KEY_USAGE } from './usage.ts'
 
 /**
  * `outbox operator key …`: keys of the operator role, which reach only the operator API (`/v1/operator/…`). `create`

@@ -6,11 +6,7 @@ import { countsByOrg, deleteOrganization, orgDetail, orgView, requireOrg, resetA
 import { CliError } from './binaries.ts'
 import { withControlPlane } from './control_plane_session.ts'
 import type { CliAuditTrail } from './audit_trail.ts'
-
-export const ORG_ADMIN_USAGE = `usage: outbox org list [--status active|suspended] | org show <org_id>
-       outbox org plan <org_id> free|starter|pro|enterprise [--rate-limit <per_minute>]
-       outbox org suspend <org_id> | org resume <org_id> | org reset-admin-key <org_id>
-       outbox org delete <org_id> --yes`
+import { ORG_ADMIN_USAGE } from './usage.ts'
 
 type Env = Readonly<Record<string, string | undefined>>
 

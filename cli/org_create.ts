@@ -4,8 +4,8 @@ import { ApiError, PLANS } from '../protocol/mod.ts'
 import { createOrganization, type CreatedOrganization } from '../gateway/control/orgs.ts'
 import { CliError } from './binaries.ts'
 import { withControlPlane } from './control_plane_session.ts'
+import { ORG_CREATE_USAGE } from './usage.ts'
 
-export const ORG_CREATE_USAGE = 'usage: outbox org create --name <name> --domain <domain> [--plan free|starter|pro|enterprise]'
 const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/
 
 export interface OrgCreateArgs { name: string, domain: string, plan: Plan }

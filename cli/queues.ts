@@ -7,12 +7,7 @@ import { QueueIndex, wakeWaiting } from '../stores/queues/mod.ts'
 import { CliError } from './binaries.ts'
 import { withControlPlane } from './control_plane_session.ts'
 import { localUserName } from './audit_trail.ts'
-
-export const QUEUE_USAGE = `usage: outbox queue list [--by domain|provider|organization] [--limit <n>] [--cursor <c>]
-       outbox queue holds
-       outbox queue hold|release (--domain <d> | --provider <p> | --org <org_id>) [--reason <text>]
-       outbox queue retry (--domain <d> | --provider <p> | --org <org_id>) [--reason <text>]
-       outbox queue bounce (--domain <d> | --provider <p> | --org <org_id>) [--only-held] [--reason <text>]`
+import { QUEUE_USAGE } from './usage.ts'
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -1,8 +1,7 @@
 import { VerpKeyError, type VerpKeyRecord } from '../stores/control_plane/mod.ts'
 import { CliError } from './binaries.ts'
 import { withControlPlane } from './control_plane_session.ts'
-
-export const VERP_KEYS_USAGE = 'usage: outbox verp-keys list | rotate | retire <key_id>'
+import { VERP_KEYS_USAGE } from './usage.ts'
 
 export type VerpKeyView = Omit<VerpKeyRecord, 'secret'>
 
