@@ -26,6 +26,8 @@ const TICK_HOURS = [1, 2, 3, 6, 12, 24, 48, 72, 168]
 /** Room a label needs, in CSS pixels at the axis's 11 px font: a time ("14:00"), a day ("Sun, Nov 29"). */
 export const TIME_LABEL_PX = 48
 export const DAY_LABEL_PX = 84
+/** Between a time label and a dated midnight label, centred on their ticks: half of each. */
+export const MIXED_LABEL_PX = (TIME_LABEL_PX + DAY_LABEL_PX) / 2
 
 /** Local midnight-based numbering: day n of the epoch in the browser's time zone, and the local hour of `ms`. */
 function local (ms: number): { day: number, hour: number } {
@@ -46,7 +48,10 @@ export interface TimeTick {
  * keep their room, on round local hours (00:00, 06:00, …) or, from 24 hours up, on local midnights.
  */
 export function timeTicks (starts: number[], slotPx: number): TimeTick[] {
-  const hours = TICK_HOURS.find((n) => n * slotPx >= (n < 24 ? TIME_LABEL_PX : DAY_LABEL_PX)) ?? TICK_HOURS.at(-1)!
+  // A midnight's time label also says its date, so it needs the room of both beside its neighbours; without it the
+  // drawing drops the dated labels that touch a time, and a chart could show "12:00" three times and no date.
+  const timeRoom = starts.some(isMidnight) ? MIXED_LABEL_PX : TIME_LABEL_PX
+  const hours = TICK_HOURS.find((n) => n * slotPx >= (n < 24 ? timeRoom : DAY_LABEL_PX)) ?? TICK_HOURS.at(-1)!
   const ticks: TimeTick[] = []
   starts.forEach((ms, index) => {
     const { day, hour } = local(ms)

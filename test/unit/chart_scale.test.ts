@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { DAY_LABEL_PX, TIME_LABEL_PX, niceStep, timeTicks, valueTicks } from '../../dashboard/src/chart_scale.ts'
+import { DAY_LABEL_PX, MIXED_LABEL_PX, niceStep, timeTicks, valueTicks } from '../../dashboard/src/chart_scale.ts'
 
 test('value ticks run from 0 to a round top in steps of 1, 2 or 5 × 10^n', () => {
   assert.deepEqual(valueTicks(0), [0, 1])
@@ -28,13 +28,35 @@ test('time ticks keep the room of their labels at every width, on round local ho
       const ticks = timeTicks(starts, slot)
       assert.ok(ticks.length >= 2, `${hours} h at ${width} px: ${ticks.length} ticks`)
       for (let i = 1; i < ticks.length; i++) {
-        const room = ticks[i]!.kind === 'day' ? DAY_LABEL_PX : TIME_LABEL_PX
+        // every range of a day or more holds a midnight, whose time label says its date too
+        const room = ticks[i]!.kind === 'day' ? DAY_LABEL_PX : MIXED_LABEL_PX
         assert.ok((ticks[i]!.index - ticks[i - 1]!.index) * slot >= room, `${hours} h at ${width} px`)
       }
       for (const t of ticks) {
         const d = new Date(starts[t.index]!)
         if (t.kind === 'day') assert.equal(d.getHours(), 0)
         else assert.equal(d.getHours() % ((ticks[1]!.index - ticks[0]!.index) % 24 || 24), 0)
+      }
+    }
+  }
+})
+
+test('a chart of time labels has a dated midnight among them, whatever hour its range starts at', () => {
+  const HOUR = 3_600_000
+  const midnight = Date.UTC(2026, 10, 20) + new Date(Date.UTC(2026, 10, 20)).getTimezoneOffset() * 60_000
+  for (let offset = 0; offset < 24; offset++) {
+    for (const hours of [24, 72, 168]) {
+      const starts = Array.from({ length: hours }, (_, i) => midnight + (offset + i) * HOUR)
+      // the drawing widths of the dashboard's phone and desktop layouts
+      for (const width of [300, 330, 350, 760, 1200]) {
+        const ticks = timeTicks(starts, width / hours)
+        if (ticks[0]!.kind === 'day') continue
+        const dated = ticks.filter((t) => new Date(starts[t.index]!).getHours() === 0)
+        assert.ok(dated.length >= 1, `${hours} h from hour ${offset} at ${width} px: no midnight among the ticks`)
+        for (let i = 1; i < ticks.length; i++) {
+          const apart = (ticks[i]!.index - ticks[i - 1]!.index) * (width / hours)
+          assert.ok(apart >= MIXED_LABEL_PX, `${hours} h from hour ${offset} at ${width} px: labels ${apart} px apart`)
+        }
       }
     }
   }
